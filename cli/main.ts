@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { KubeConfig } from '@kubernetes/client-node'
+import { EXPIRY_DAYS } from '../contract/api-keys.js'
+import { CONTRACT_SLUGS } from '../contract/catalog.js'
+import { apiStatus } from '../contract/kube.js'
+import { ApiKeyAdmin } from './api-key-admin.js'
+
+const USAGE = `usage: dutil keys <command> [options]
+
+  keys create --name NAME [--utilities a,b] [--rate-limit N] [--expires-in-days 30|90|365] [--json]
+  keys list [--json]
+  keys revoke KEY_ID
+
+Uses KUBECONFIG, or .dev/kubeconfig when KUBECONFIG is unset; namespace from DUTIL_NAMESPACE (default dutil).`
+
+class UsageError extends Error {}
+
+function kubeConfig(): KubeConfig {
+  const kc = new KubeConfig()
+  if (process.env.KUBECONFIG) kc.loadFromDefault()
+  else if (existsSync(join(process.cwd(), '.dev', 'kubeconfig'))) kc.loadFromFile(join(process.cwd(), '.dev', 'kubeconfig'))
+  else throw new UsageError('no kubeconfig: set KUBECONFIG or run `make dev` in this directory first')
+  return kc
+}
+
+function parseUtilities(raw: string | undefined): string[] {
+  if (!raw) return []
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  const unknown = list.filter((s) => !(CONTRACT_SLUGS as readonly string[]).includes(s))
+  if (unknown.length) throw new UsageError(`unknown utilities: ${unknown.join(', ')} (known: ${CONTRACT_SLUGS.join(', ')})`)
+  return [...new Set(list)]
+}
+
+function parsePositiveInt(raw: string | undefined, what: string): number | undefined {
+  if (raw === undefined) return undefined
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`${what} must be a positive whole number`)
+  return Number(raw)
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [group, command, ...rest] = argv
+  if (group !== 'keys' || !command) throw new UsageError(USAGE)
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      utilities: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'expires-in-days': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  })
+  const admin = new ApiKeyAdmin(kubeConfig(), process.env.DUTIL_NAMESPACE || 'dutil')
+  switch (command) {
+    case 'create': {
+      if (!values.name) throw new UsageError('keys create needs --name (where the key runs, e.g. --name laptop)')
+      const expires = parsePositiveInt(values['expires-in-days'], '--expires-in-days')
+      if (expires !== undefined && !(EXPIRY_DAYS as readonly number[]).includes(expires)) throw new UsageError('--expires-in-days must be 30, 90 or 365 (omit it for a key that never expires)')
+      const created = await admin.create({ name: values.name, utilities: parseUtilities(values.utilities), rateLimitPerMinute: parsePositiveInt(values['rate-limit'], '--rate-limit'), expiresInDays: expires })
+      if (values.json) console.log(JSON.stringify(created))
+      else console.log(`API key ${created.id} created. It is shown only this once:\n\n  key:            ${created.key}\n  signing secret: ${created.signingSecret}\n`)
+      return
+    }
+    case 'list': {
+      const keys = await admin.list()
+      if (values.json) return void console.log(JSON.stringify(keys.map((k) => ({ id: k.spec.keyId, ...k.spec, hash: undefined }))))
+      console.log(['ID', 'NAME', 'PREFIX', 'UTILITIES', 'RATE/MIN', 'EXPIRES', 'REVOKED'].join('\t'))
+      for (const k of keys) console.log([k.spec.keyId, k.spec.name, k.spec.prefix, k.spec.utilities.join(','), k.spec.rateLimitPerMinute, k.spec.expiresAt ?? 'never', k.spec.revokedAt ?? '-'].join('\t'))
+      return
+    }
+    case 'revoke': {
+      const id = positionals[0]
+      if (!id) throw new UsageError('keys revoke needs a key id (key_...)')
+      try {
+        await admin.revoke(id)
+      } catch (err) {
+        if (apiStatus(err) === 404) throw new UsageError(`no API key ${id}`)
+        throw err
+      }
+      console.log(`API key ${id} revoked.`)
+      return
+    }
+    default:
+      throw new UsageError(USAGE)
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof UsageError) console.error(err.message)
+  else console.error(`dutil: ${err instanceof Error ? err.message : String(err)}`)
+  process.exit(err instanceof UsageError ? 2 : 1)
+})

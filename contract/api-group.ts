@@ -1,0 +1,19 @@
+/** Kubernetes API coordinates of dutil's custom resources, shared by every program. */
+export const API_GROUP = 'dutil.io'
+export const API_VERSION = 'v1alpha1'
+export const API_GROUP_VERSION = `${API_GROUP}/${API_VERSION}`
+
+export const UTILITY_JOB = { kind: 'UtilityJob', plural: 'utilityjobs', singular: 'utilityjob', shortNames: ['uj'] } as const
+export const API_KEY = { kind: 'ApiKey', plural: 'apikeys', singular: 'apikey', shortNames: ['dak'] } as const
+
+/** Labels and annotations dutil puts on its objects. */
+export const LABELS = {
+  apiKey: 'dutil.io/api-key',
+  utility: 'dutil.io/utility',
+  jobId: 'dutil.io/job-id',
+  idempotency: 'dutil.io/idempotency',
+  keyHash: 'dutil.io/key-hash',
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const
+
+export const MANAGED_BY = 'dutil'

@@ -1,0 +1,29 @@
+import type { UtilityDefinition } from './utility.js'
+import { splitPdf } from '../runners/split-pdf/utility.js'
+
+/**
+ * The one list of utilities. The gateway validates and lists from it, the operator builds Jobs
+ * from it, runners read their limits from it. Adding a utility: a folder under runners/ and one
+ * line here.
+ */
+const UTILITIES: readonly UtilityDefinition[] = [splitPdf]
+
+export const catalog: ReadonlyMap<string, UtilityDefinition> = buildCatalog(UTILITIES)
+
+export function buildCatalog(list: readonly UtilityDefinition[]): ReadonlyMap<string, UtilityDefinition> {
+  const map = new Map<string, UtilityDefinition>()
+  for (const u of list) {
+    if (map.has(u.slug)) throw new Error(`duplicate utility slug in catalog: ${u.slug}`)
+    map.set(u.slug, u)
+  }
+  return map
+}
+
+/** The utility for a slug, or undefined when unknown or disabled. */
+export function enabledUtility(slug: string): UtilityDefinition | undefined {
+  const u = catalog.get(slug)
+  return u?.enabled ? u : undefined
+}
+
+/** Every slug the v1 contract names; API keys may be scoped to any of them. */
+export const CONTRACT_SLUGS = ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'] as const

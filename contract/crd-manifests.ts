@@ -1,0 +1,102 @@
+import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from './api-group.js'
+import { ApiKeySpecSchema, UtilityJobSpecSchema, UtilityJobStatusSchema } from './crd-schemas.js'
+
+/**
+ * The structural-schema form of a TypeBox schema: unions of literals become enums (CRDs have
+ * no `const` and allow no types inside anyOf) and `additionalProperties: false` beside
+ * `properties` is left to pruning, which Kubernetes requires.
+ */
+export function structural(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(structural)
+  if (schema === null || typeof schema !== 'object') return schema
+  const node = { ...(schema as Record<string, unknown>) }
+  const anyOf = node.anyOf as Array<Record<string, unknown>> | undefined
+  if (anyOf && anyOf.length > 0 && anyOf.every((b) => 'const' in b)) {
+    delete node.anyOf
+    node.type = typeof anyOf[0].const
+    node.enum = anyOf.map((b) => b.const)
+  }
+  if (node.properties && node.additionalProperties === false) delete node.additionalProperties
+  for (const [k, v] of Object.entries(node)) node[k] = structural(v)
+  return node
+}
+
+const plain = structural
+
+function crd(names: { kind: string; plural: string; singular: string; shortNames: readonly string[] }, schema: object, printerColumns: object[], withStatus: boolean) {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${names.plural}.${API_GROUP}`, labels: { 'app.kubernetes.io/part-of': 'dutil' } },
+    spec: {
+      group: API_GROUP,
+      scope: 'Namespaced',
+      names: { kind: names.kind, plural: names.plural, singular: names.singular, shortNames: [...names.shortNames], categories: ['dutil'] },
+      versions: [
+        {
+          name: API_VERSION,
+          served: true,
+          storage: true,
+          ...(withStatus ? { subresources: { status: {} } } : {}),
+          additionalPrinterColumns: printerColumns,
+          schema: { openAPIV3Schema: schema },
+        },
+      ],
+    },
+  }
+}
+
+/** The CustomResourceDefinitions, generated from the TypeBox schemas (see crds/). */
+export function crdManifests() {
+  const utilityJob = crd(
+    UTILITY_JOB,
+    {
+      type: 'object',
+      description: 'One run of a document utility, created by the dutil gateway and run by the operator as a batch/v1 Job.',
+      required: ['spec'],
+      properties: {
+        apiVersion: { type: 'string' },
+        kind: { type: 'string' },
+        metadata: { type: 'object' },
+        spec: { ...(plain(UtilityJobSpecSchema) as object), 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable' }] },
+        status: plain(UtilityJobStatusSchema),
+      },
+    },
+    [
+      { name: 'Job ID', type: 'string', jsonPath: '.spec.jobId' },
+      { name: 'Utility', type: 'string', jsonPath: '.spec.utility' },
+      { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
+      { name: 'Status', type: 'string', jsonPath: '.status.state' },
+      { name: 'Error', type: 'string', jsonPath: '.status.error.code', priority: 0 },
+      { name: 'Duration-ms', type: 'integer', jsonPath: '.status.timings.totalMs' },
+      { name: 'Key', type: 'string', jsonPath: '.spec.apiKeyName', priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    true,
+  )
+  const apiKey = crd(
+    API_KEY,
+    {
+      type: 'object',
+      description: 'A dutil API key. Only the SHA-256 of the key is stored; the signing secret lives in a Secret.',
+      required: ['spec'],
+      properties: {
+        apiVersion: { type: 'string' },
+        kind: { type: 'string' },
+        metadata: { type: 'object' },
+        spec: plain(ApiKeySpecSchema),
+      },
+    },
+    [
+      { name: 'Key ID', type: 'string', jsonPath: '.spec.keyId' },
+      { name: 'Name', type: 'string', jsonPath: '.spec.name' },
+      { name: 'Prefix', type: 'string', jsonPath: '.spec.prefix' },
+      { name: 'Rate', type: 'integer', jsonPath: '.spec.rateLimitPerMinute' },
+      { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt' },
+      { name: 'Revoked', type: 'string', jsonPath: '.spec.revokedAt' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    false,
+  )
+  return { 'utilityjobs.yaml': utilityJob, 'apikeys.yaml': apiKey }
+}

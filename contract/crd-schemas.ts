@@ -1,0 +1,108 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node'
+import Type, { type Static } from 'typebox'
+import { FreeObject, Nullable } from './schema-helpers.js'
+
+/**
+ * Schemas of dutil's custom resources. The CRD manifests in crds/ are generated from these
+ * (contract/generate.ts) and checked for drift by a test.
+ */
+
+export const JobModeSchema = Type.Union([Type.Literal('sync'), Type.Literal('async')])
+export type JobMode = Static<typeof JobModeSchema>
+
+export const JobStateSchema = Type.Union([
+  Type.Literal('queued'),
+  Type.Literal('running'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('cancelled'),
+])
+export type JobState = Static<typeof JobStateSchema>
+export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled']
+
+export const UtilityJobSpecSchema = Type.Object({
+  jobId: Type.String({ description: 'Public id, job_ + ULID.' }),
+  utility: Type.String(),
+  mode: JobModeSchema,
+  apiKeyId: Type.String(),
+  apiKeyName: Type.String(),
+  createdAt: Type.String({ description: 'Accept time, ISO-8601 with milliseconds.' }),
+  inputKey: Type.String({ description: 'Storage key of the input document written by the gateway.' }),
+  metadata: Nullable(FreeObject()),
+  callbackUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+  idempotencyKeyHash: Type.Optional(Type.String()),
+  deadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Shorter time limit (test hook only).' })),
+})
+export type UtilityJobSpec = Static<typeof UtilityJobSpecSchema>
+
+export const StoredFileSchema = Type.Object({
+  key: Type.String(),
+  name: Type.String(),
+  size: Nullable(Type.Integer()),
+  contentType: Nullable(Type.String()),
+  pageNumber: Type.Optional(Type.Integer()),
+  path: Type.Optional(Type.String()),
+})
+
+export const TimingsSchema = Type.Object({
+  queueMs: Nullable(Type.Integer()),
+  upstreamMs: Nullable(Type.Integer()),
+  storageMs: Nullable(Type.Integer()),
+  totalMs: Nullable(Type.Integer()),
+})
+export type Timings = Static<typeof TimingsSchema>
+
+export const JobErrorSchema = Type.Object({
+  code: Type.String(),
+  message: Type.String(),
+  upstreamStatus: Type.Optional(Type.Integer()),
+})
+export type JobError = Static<typeof JobErrorSchema>
+
+export const UtilityJobStatusSchema = Type.Object({
+  state: JobStateSchema,
+  startedAt: Nullable(Type.String()),
+  finishedAt: Nullable(Type.String()),
+  timings: TimingsSchema,
+  result: Nullable(
+    Type.Object({
+      files: Type.Array(StoredFileSchema),
+      extras: FreeObject(),
+    }),
+  ),
+  error: Nullable(JobErrorSchema),
+  jobName: Type.Optional(Type.String({ description: 'The batch/v1 Job running this utility job.' })),
+  observedGeneration: Type.Optional(Type.Integer()),
+})
+export type UtilityJobStatus = Static<typeof UtilityJobStatusSchema>
+
+export const ApiKeySpecSchema = Type.Object({
+  keyId: Type.String({ description: 'Public id, key_ + ULID.' }),
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  prefix: Type.String({ description: 'First 16 characters of the key, for recognition.' }),
+  hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the key, hex. The key itself is never stored.' }),
+  utilities: Type.Array(Type.String(), { description: 'Allowed utility slugs; ["*"] means all, including later ones.' }),
+  rateLimitPerMinute: Type.Integer({ minimum: 1 }),
+  createdAt: Type.String(),
+  expiresAt: Nullable(Type.String()),
+  revokedAt: Nullable(Type.String()),
+  signingSecretName: Type.String({ description: 'Secret holding the whsec_ callback signing secret.' }),
+})
+export type ApiKeySpec = Static<typeof ApiKeySpecSchema>
+
+export type ObjectMeta = V1ObjectMeta & { name: string }
+
+export interface UtilityJobResource {
+  apiVersion: string
+  kind: 'UtilityJob'
+  metadata: ObjectMeta
+  spec: UtilityJobSpec
+  status?: UtilityJobStatus
+}
+
+export interface ApiKeyResource {
+  apiVersion: string
+  kind: 'ApiKey'
+  metadata: ObjectMeta
+  spec: ApiKeySpec
+}

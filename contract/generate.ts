@@ -1,0 +1,33 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { stringify } from 'yaml'
+import { crdManifests } from './crd-manifests.js'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const HEADER = '# Generated from contract/ by `npm run generate`. Do not edit by hand.\n'
+
+/** Every generated file and its content. */
+export function generatedFiles(): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [file, manifest] of Object.entries(crdManifests())) out[join('crds', file)] = HEADER + stringify(manifest, { lineWidth: 0 })
+  return out
+}
+
+/** Files whose content on disk differs from what the schemas generate. */
+export function drift(): string[] {
+  return Object.entries(generatedFiles())
+    .filter(([path, content]) => {
+      try {
+        return readFileSync(join(root, path), 'utf8') !== content
+      } catch {
+        return true
+      }
+    })
+    .map(([path]) => path)
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  for (const [path, content] of Object.entries(generatedFiles())) writeFileSync(join(root, path), content)
+  console.log('generated', Object.keys(generatedFiles()).join(', '))
+}

@@ -1,0 +1,108 @@
+import type { UtilityJobResource, UtilityJobStatus, JobState } from './crd-schemas.js'
+import { TERMINAL_STATES } from './crd-schemas.js'
+
+export interface FileLink {
+  url: string
+  /** Present only for presigned links. */
+  expiresAt?: string
+}
+
+export interface FileReferenceView {
+  url: string
+  key: string
+  name: string
+  size: number | null
+  contentType: string | null
+  urlExpiresAt?: string
+  pageNumber?: number
+  path?: string
+}
+
+export interface JobView {
+  id: string
+  object: 'job'
+  utility: string
+  mode: 'sync' | 'async'
+  status: JobState
+  createdAt: string
+  startedAt: string | null
+  finishedAt: string | null
+  timings: { queueMs: number | null; upstreamMs: number | null; storageMs: number | null; totalMs: number | null }
+  metadata: Record<string, unknown> | null
+  result: ({ files: FileReferenceView[] } & Record<string, unknown>) | null
+  error: { code: string; message: string; upstreamStatus?: number } | null
+  callback: { url: string; status: 'pending' | 'delivered' | 'failed'; attempts: number } | null
+  links: { self: string }
+}
+
+/**
+ * The status a job has before the operator first wrote one: async jobs are queued; sync jobs
+ * start running at once (the spec: "Sync runs start with queueMs 0").
+ */
+export function initialStatus(job: UtilityJobResource): UtilityJobStatus {
+  const sync = job.spec.mode === 'sync'
+  return {
+    state: sync ? 'running' : 'queued',
+    startedAt: sync ? job.spec.createdAt : null,
+    finishedAt: null,
+    timings: { queueMs: sync ? 0 : null, upstreamMs: null, storageMs: null, totalMs: null },
+    result: null,
+    error: null,
+  }
+}
+
+export function effectiveStatus(job: UtilityJobResource): UtilityJobStatus {
+  return job.status?.state ? job.status : initialStatus(job)
+}
+
+export function isTerminal(job: UtilityJobResource): boolean {
+  return TERMINAL_STATES.includes(effectiveStatus(job).state)
+}
+
+/**
+ * The job exactly as `GET /v1/jobs/{id}` returns it. Pure: links for stored files are made by
+ * the caller (presigning needs storage credentials) and passed in by storage key.
+ */
+export function toJobView(job: UtilityJobResource, linkFor: (key: string) => FileLink): JobView {
+  const status = effectiveStatus(job)
+  const spec = job.spec
+  return {
+    id: spec.jobId,
+    object: 'job',
+    utility: spec.utility,
+    mode: spec.mode,
+    status: status.state,
+    createdAt: spec.createdAt,
+    startedAt: status.startedAt ?? null,
+    finishedAt: status.finishedAt ?? null,
+    timings: {
+      queueMs: status.timings?.queueMs ?? null,
+      upstreamMs: status.timings?.upstreamMs ?? null,
+      storageMs: status.timings?.storageMs ?? null,
+      totalMs: status.timings?.totalMs ?? null,
+    },
+    metadata: spec.metadata ?? null,
+    result: status.state === 'succeeded' && status.result ? resultView(status.result, linkFor) : null,
+    error: status.state === 'failed' && status.error ? errorView(status.error) : null,
+    callback: spec.callbackUrl ? { url: spec.callbackUrl, status: 'pending', attempts: 0 } : null,
+    links: { self: `/v1/jobs/${spec.jobId}` },
+  }
+}
+
+function resultView(result: NonNullable<UtilityJobStatus['result']>, linkFor: (key: string) => FileLink) {
+  const files = result.files.map((f): FileReferenceView => {
+    const link = linkFor(f.key)
+    const ref: FileReferenceView = { url: link.url, key: f.key, name: f.name, size: f.size ?? null, contentType: f.contentType ?? null }
+    if (link.expiresAt) ref.urlExpiresAt = link.expiresAt
+    if (f.pageNumber !== undefined) ref.pageNumber = f.pageNumber
+    if (f.path !== undefined) ref.path = f.path
+    return ref
+  })
+  return { files, ...(result.extras ?? {}) }
+}
+
+function errorView(error: NonNullable<UtilityJobStatus['error']>) {
+  const view: { code: string; message: string; upstreamStatus?: number } = { code: error.code, message: error.message }
+  if (error.upstreamStatus !== undefined) view.upstreamStatus = error.upstreamStatus
+  return view
+}

@@ -1,0 +1,71 @@
+import { KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node'
+import type { Logger } from 'pino'
+
+/** Kubeconfig from a file when given, else in-cluster, else the default locations. */
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig()
+  if (path) kc.loadFromFile(path)
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster()
+  else kc.loadFromDefault()
+  return kc
+}
+
+/** HTTP status of a Kubernetes API error, or undefined for other errors. */
+export function apiStatus(err: unknown): number | undefined {
+  const code = (err as { code?: unknown })?.code
+  return typeof code === 'number' ? code : undefined
+}
+
+export type CacheEvent = 'add' | 'update' | 'delete'
+
+export interface WatchedCache<T extends KubernetesObject> {
+  cache: ObjectCache<T>
+  /** Resolves once the first list is in the cache. */
+  synced: Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * A list+watch cache of one resource that keeps itself alive: when the watch ends with an
+ * error it lists again after a short pause (level-triggered consumers see every object again).
+ * Objects in the cache are shared: never mutate them.
+ */
+export function watchedCache<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  list: () => Promise<KubernetesListObject<T>>,
+  log: Logger,
+  onEvent: (event: CacheEvent, obj: T) => void,
+  labelSelector?: string,
+): WatchedCache<T> {
+  const informer = makeInformer<T>(kc, path, list, labelSelector)
+  let stopped = false
+  for (const ev of ['add', 'update', 'delete'] as const) informer.on(ev, (obj) => onEvent(ev, obj))
+  informer.on('error', (err) => {
+    if (stopped) return
+    log.warn({ err: String(err), path }, 'watch ended, restarting')
+    setTimeout(() => {
+      if (!stopped) informer.start().catch((e) => log.error({ err: String(e), path }, 'watch restart failed'))
+    }, 1000).unref()
+  })
+  const synced = (async () => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await informer.start()
+        return
+      } catch (err) {
+        if (stopped) return
+        log.warn({ err: String(err), path, attempt }, 'initial list failed, retrying')
+        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)))
+      }
+    }
+  })()
+  return {
+    cache: informer,
+    synced,
+    stop: async () => {
+      stopped = true
+      await informer.stop()
+    },
+  }
+}

@@ -1,0 +1,65 @@
+import type { JobErrorCode } from './error-codes.js'
+
+/**
+ * How a runner pod talks to the operator. The pod gets only small references in its
+ * environment; the job input (up to 500 zip entries with 4 KB URLs, over 2 MB) lives in
+ * storage, because neither environment variables nor an etcd object can carry it.
+ *
+ * - input: `_jobs/<job_id>/input.json` in the bucket, written by the gateway before the job exists.
+ * - result: `_jobs/<job_id>/result.json`, written by the runner after its outputs are stored.
+ * - failure: a one-line JSON {@link RunnerFailure} in the container's termination message,
+ *   and an exit code that the Job's pod failure policy understands.
+ */
+export const ENV = {
+  jobId: 'DUTIL_JOB_ID',
+  utility: 'DUTIL_UTILITY',
+  createdAt: 'DUTIL_JOB_CREATED_AT',
+  bucket: 'DUTIL_S3_BUCKET',
+  endpoint: 'DUTIL_S3_ENDPOINT',
+  region: 'DUTIL_S3_REGION',
+  accessKey: 'DUTIL_S3_ACCESS_KEY',
+  secretKey: 'DUTIL_S3_SECRET_KEY',
+  allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
+} as const
+
+export function inputObjectKey(jobId: string): string {
+  return `_jobs/${jobId}/input.json`
+}
+
+export function resultObjectKey(jobId: string): string {
+  return `_jobs/${jobId}/result.json`
+}
+
+/** Exit codes. Classified failures fail the Job at once; anything else counts as a crash and is retried. */
+export const EXIT = {
+  ok: 0,
+  rejected: 10,
+  upstreamError: 11,
+  storageError: 12,
+} as const
+
+export const CLASSIFIED_EXIT_CODES = [EXIT.rejected, EXIT.upstreamError, EXIT.storageError]
+
+export interface RunnerFailure {
+  code: JobErrorCode
+  message: string
+  upstreamStatus?: number
+}
+
+/** A stored output file as the runner reports it; links are made by the gateway at read time. */
+export interface StoredFile {
+  key: string
+  name: string
+  size: number | null
+  contentType: string | null
+  pageNumber?: number
+  path?: string
+}
+
+export interface RunnerResult {
+  files: StoredFile[]
+  extras: Record<string, number | string>
+  startedAt: string
+  upstreamMs: number
+  storageMs: number
+}

@@ -1,0 +1,43 @@
+import * as Minio from 'minio'
+
+export interface StorageSettings {
+  /** Base URL of the S3 API, e.g. http://127.0.0.1:9000. */
+  endpoint: string
+  region: string
+  accessKey: string
+  secretKey: string
+  bucket: string
+}
+
+/** An S3 client for dutil's bucket (MinIO locally, any S3 in production). */
+export function storageClient(s: StorageSettings): Minio.Client {
+  const url = new URL(s.endpoint)
+  const useSSL = url.protocol === 'https:'
+  return new Minio.Client({
+    endPoint: url.hostname,
+    port: url.port ? Number(url.port) : useSSL ? 443 : 80,
+    useSSL,
+    region: s.region,
+    accessKey: s.accessKey,
+    secretKey: s.secretKey,
+    pathStyle: true,
+  })
+}
+
+export async function readJsonObject<T>(client: Minio.Client, bucket: string, key: string): Promise<T> {
+  const stream = await client.getObject(bucket, key)
+  const chunks: Buffer[] = []
+  for await (const c of stream) chunks.push(c as Buffer)
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T
+}
+
+export async function writeJsonObject(client: Minio.Client, bucket: string, key: string, value: unknown): Promise<void> {
+  const body = Buffer.from(JSON.stringify(value))
+  await client.putObject(bucket, key, body, body.length, { 'Content-Type': 'application/json' })
+}
+
+/** Parses `s3://bucket/key`; null when the URL is not of that form. */
+export function parseS3Url(raw: string): { bucket: string; key: string } | null {
+  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(raw)
+  return m ? { bucket: m[1], key: decodeURIComponent(m[2]) } : null
+}

@@ -1,0 +1,48 @@
+import type { TSchema } from 'typebox'
+
+/** Kubernetes resource quantities for a runner container. */
+export interface RunnerResources {
+  requests: { cpu: string; memory: string }
+  limits: { cpu: string; memory: string }
+}
+
+/** A problem with a valid-shaped input that JSON Schema cannot express (e.g. duplicate names). */
+export interface InputProblem {
+  path: string
+  message: string
+}
+
+/**
+ * One utility: everything the gateway (validation, catalog, OpenAPI), the operator (Job
+ * template, deadline) and the runners need to know. Each lives in runners/<slug>/utility.ts and
+ * is listed once in contract/catalog.ts.
+ */
+export interface UtilityDefinition {
+  slug: string
+  name: string
+  description: string
+  /** Groups utilities in the catalog: `pdf`, `archive` or `spreadsheet`. */
+  category: string
+  /** A short icon name (Material Symbols) a UI may show. */
+  icon: string
+  /** The output format a run produces (`pdf`, `zip`, `files`, `xlsx`). */
+  target: string
+  /** Hard time limit, enforced as the Job's activeDeadlineSeconds. */
+  maxDurationSeconds: number
+  inputSchema: TSchema
+  exampleInput: Record<string, unknown>
+  enabled: boolean
+  /** Checks beyond the schema, run after the schema passed. Paths are relative to `input`. */
+  checkInput?: (input: unknown) => InputProblem[]
+  runner: {
+    /** Image repository name, without registry and tag. */
+    image: string
+    /** Program inside the image, run with node. */
+    entry: string
+    /** V8 heap cap, kept below the memory limit so overruns fail as classified errors. */
+    maxHeapMb: number
+    resources: RunnerResources
+    /** Crash retries before the job fails as upstream_error. */
+    backoffLimit: number
+  }
+}

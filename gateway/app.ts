@@ -1,0 +1,59 @@
+import Koa, { type Context, type Next } from 'koa'
+import type { Logger } from 'pino'
+import { authenticate } from './auth.js'
+import { errorMiddleware } from './error-middleware.js'
+import type { KeyRegistry } from './key-registry.js'
+import { rateLimit, type RateLimiter } from './rate-limit.js'
+import { requestId } from './request-id.js'
+import type { RouteDeps } from './routes/context.js'
+import { jobRoutes } from './routes/jobs.js'
+import { runUtilityRoutes } from './routes/run-utility.js'
+import { utilityRoutes } from './routes/utilities.js'
+
+export interface AppDeps extends RouteDeps {
+  keys: KeyRegistry
+  limiter: RateLimiter
+  log: Logger
+  isReady: () => Promise<string | null>
+}
+
+function observeRequests(deps: AppDeps) {
+  return async (ctx: Context, next: Next) => {
+    const start = process.hrtime.bigint()
+    try {
+      await next()
+    } finally {
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched'
+      deps.metrics.httpRequests.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, Number(process.hrtime.bigint() - start) / 1e9)
+    }
+  }
+}
+
+/** The gateway's HTTP surface: operational endpoints, then /v1 behind auth and rate limiting. */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa()
+  app.proxy = true
+  app.use(errorMiddleware(deps.log))
+  app.use(requestId)
+  app.use(observeRequests(deps))
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/healthz') return void (ctx.body = { status: 'ok' })
+    if (ctx.path === '/readyz') {
+      const problem = await deps.isReady()
+      ctx.status = problem ? 503 : 200
+      return void (ctx.body = { status: problem ? 'unavailable' : 'ok', ...(problem ? { reason: problem } : {}) })
+    }
+    if (ctx.path === '/metrics') {
+      ctx.type = deps.metrics.registry.contentType
+      return void (ctx.body = await deps.metrics.registry.metrics())
+    }
+    await next()
+  })
+  const v1 = [runUtilityRoutes(deps), jobRoutes(deps), utilityRoutes()]
+  const auth = authenticate(deps.keys)
+  const limit = rateLimit(deps.limiter)
+  // Every /v1 route needs the bearer key and counts against its rate limit.
+  app.use((ctx, next) => (ctx.path.startsWith('/v1/') ? auth(ctx, () => limit(ctx, next)) : next()))
+  for (const r of v1) app.use(r.routes()).use(r.allowedMethods())
+  return app
+}

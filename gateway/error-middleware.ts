@@ -1,0 +1,30 @@
+import type { Context, Next } from 'koa'
+import type { Logger } from 'pino'
+import { ApiError } from './api-error.js'
+
+export function errorEnvelope(code: string, message: string, extra: Record<string, unknown> = {}) {
+  return { error: { code, message, ...extra } }
+}
+
+/** Maps every error to the spec's envelope; unexpected ones are logged with the request id. */
+export function errorMiddleware(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next()
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}.`)
+      }
+    } catch (err) {
+      const requestId = ctx.state.requestId as string
+      if (err instanceof ApiError) {
+        ctx.status = err.status
+        for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v)
+        ctx.body = errorEnvelope(err.code, err.message, err.details ? { details: err.details } : {})
+        return
+      }
+      log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unexpected error')
+      ctx.status = 500
+      ctx.body = errorEnvelope('internal', 'An unexpected error occurred.', { requestId })
+    }
+  }
+}

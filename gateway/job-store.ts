@@ -1,0 +1,95 @@
+import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
+import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { isTerminal } from '../contract/job-view.js'
+import { apiStatus } from '../contract/kube.js'
+
+type Waiter = (job: UtilityJobResource) => void
+
+/**
+ * UtilityJobs as the gateway sees them: a watched cache (with a direct read when the watch
+ * has not delivered a fresh object yet) and waiters woken by watch events, so long-polls and
+ * sync runs answer the moment a job finishes instead of polling.
+ */
+export class JobStore {
+  private readonly waiters = new Map<string, Set<Waiter>>()
+
+  constructor(
+    private readonly cache: ObjectCache<UtilityJobResource>,
+    private readonly custom: CustomObjectsApi,
+    readonly namespace: string,
+  ) {}
+
+  private coords() {
+    return { group: API_GROUP, version: API_VERSION, namespace: this.namespace, plural: UTILITY_JOB.plural }
+  }
+
+  /** Call on every watch event. */
+  observe(job: UtilityJobResource): void {
+    const set = this.waiters.get(job.metadata.name)
+    if (set && isTerminal(job)) for (const w of set) w(job)
+  }
+
+  list(): readonly UtilityJobResource[] {
+    return this.cache.list(this.namespace)
+  }
+
+  async get(name: string): Promise<UtilityJobResource | undefined> {
+    const cached = this.cache.get(name, this.namespace)
+    if (cached) return cached
+    try {
+      return (await this.custom.getNamespacedCustomObject({ ...this.coords(), name })) as UtilityJobResource
+    } catch (err) {
+      if (apiStatus(err) === 404) return undefined
+      throw err
+    }
+  }
+
+  async create(job: UtilityJobResource): Promise<UtilityJobResource> {
+    return (await this.custom.createNamespacedCustomObject({ ...this.coords(), body: job })) as UtilityJobResource
+  }
+
+  async listByLabel(selector: string): Promise<UtilityJobResource[]> {
+    const res = (await this.custom.listNamespacedCustomObject({ ...this.coords(), labelSelector: selector })) as { items: UtilityJobResource[] }
+    return res.items
+  }
+
+  /** The job once terminal, or as it is when `timeoutMs` runs out (or the signal aborts). */
+  async waitForTerminal(job: UtilityJobResource, timeoutMs: number, signal?: AbortSignal): Promise<UtilityJobResource> {
+    const name = job.metadata.name
+    const latest = () => this.cache.get(name, this.namespace) ?? job
+    if (isTerminal(latest()) || timeoutMs <= 0) return newer(latest(), job)
+    return new Promise((resolve) => {
+      let set = this.waiters.get(name)
+      if (!set) this.waiters.set(name, (set = new Set()))
+      const finish = (j?: UtilityJobResource) => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        set!.delete(waiter)
+        if (set!.size === 0) this.waiters.delete(name)
+        resolve(newer(j ?? latest(), job))
+      }
+      const waiter: Waiter = (j) => finish(j)
+      const onAbort = () => finish()
+      const timer = setTimeout(() => finish(), timeoutMs)
+      signal?.addEventListener('abort', onAbort)
+      set.add(waiter)
+      // The job may have finished between the first look and registering the waiter.
+      if (isTerminal(latest())) finish()
+    })
+  }
+
+  /** Wakes every waiter with the job as it is now (used at shutdown). */
+  releaseAll(): void {
+    for (const [name, set] of this.waiters) {
+      const j = this.cache.get(name, this.namespace)
+      if (j) for (const w of set) w(j)
+    }
+  }
+}
+
+function newer(a: UtilityJobResource, b: UtilityJobResource): UtilityJobResource {
+  const ra = Number(a.metadata.resourceVersion ?? 0)
+  const rb = Number(b.metadata.resourceVersion ?? 0)
+  return rb > ra ? b : a
+}

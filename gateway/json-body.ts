@@ -1,0 +1,27 @@
+import type { Context } from 'koa'
+import { invalid } from './api-error.js'
+
+/** Largest request body: 500 zip-files entries with 4 KB URLs plus names and metadata. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024
+
+/** Reads a JSON body. An empty body is `{}`; malformed JSON and other media types are 400s. */
+export async function readJsonBody(ctx: Context): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of ctx.req) {
+    size += (chunk as Buffer).length
+    if (size > MAX_BODY_BYTES) throw invalid(`The request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB.`)
+    chunks.push(chunk as Buffer)
+  }
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (text.trim() === '') return {}
+  const type = ctx.get('Content-Type')
+  if (type && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    throw invalid('Send the body as JSON with Content-Type: application/json.', [{ path: 'Content-Type', message: 'must be application/json' }])
+  }
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw invalid('The request body is not valid JSON.', [{ path: '(root)', message: 'is not valid JSON' }])
+  }
+}

@@ -1,0 +1,95 @@
+import { CustomObjectsApi } from '@kubernetes/client-node'
+import { Redis } from 'ioredis'
+import pino from 'pino'
+import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
+import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
+import { loadKubeConfig, watchedCache } from '../contract/kube.js'
+import { storageClient } from '../contract/storage-client.js'
+import { createApp } from './app.js'
+import { loadGatewayConfig } from './config.js'
+import { FileLinks } from './file-links.js'
+import { Idempotency } from './idempotency.js'
+import { JobStore } from './job-store.js'
+import { KeyRegistry } from './key-registry.js'
+import { gatewayMetrics } from './metrics.js'
+import { RateLimiter } from './rate-limit.js'
+
+const log = pino({ base: { component: 'gateway' } })
+const config = loadGatewayConfig()
+const kc = loadKubeConfig(config.kubeconfig)
+const custom = kc.makeApiClient(CustomObjectsApi)
+const ns = config.namespace
+const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection problem'))
+const storage = storageClient(config.storage)
+const presigner = storageClient({ ...config.storage, endpoint: config.storage.publicEndpoint })
+
+let store: JobStore | undefined
+let keys: KeyRegistry | undefined
+const jobCache = watchedCache<UtilityJobResource>(
+  kc,
+  `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`,
+  () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural }),
+  log,
+  (_ev, job) => store?.observe(job),
+)
+const keyCache = watchedCache<ApiKeyResource>(
+  kc,
+  `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${API_KEY.plural}`,
+  () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: API_KEY.plural }),
+  log,
+  (ev, key) => keys?.observe(ev, key),
+)
+store = new JobStore(jobCache.cache, custom, ns)
+keys = new KeyRegistry(keyCache.cache, custom, ns)
+for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
+
+const shutdown = new AbortController()
+const metrics = gatewayMetrics()
+let synced = false
+const app = createApp({
+  store,
+  keys,
+  links: new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds),
+  idempotency: new Idempotency(redis, store, config.retentionDays * 86_400_000, log),
+  limiter: new RateLimiter(redis, log),
+  storage,
+  bucket: config.storage.bucket,
+  log,
+  metrics,
+  syncWaitMs: config.syncWaitMs,
+  testHooks: config.testHooks,
+  shutdown: shutdown.signal,
+  isReady: async () => {
+    if (!synced) return 'caches not synced'
+    if (redis.status !== 'ready') return 'redis unreachable'
+    try {
+      await storage.bucketExists(config.storage.bucket)
+    } catch {
+      return 'storage unreachable'
+    }
+    return null
+  },
+})
+
+await Promise.all([jobCache.synced, keyCache.synced])
+synced = true
+const server = app.listen(config.port, config.host)
+server.requestTimeout = 0
+server.headersTimeout = 60_000
+log.info({ url: `http://${config.host}:${config.port}`, namespace: ns, testHooks: config.testHooks }, 'gateway listening')
+
+const stop = (signal: string) => {
+  log.info({ signal }, 'gateway stopping')
+  server.close(async () => {
+    await Promise.allSettled([jobCache.stop(), keyCache.stop()])
+    redis.disconnect()
+    process.exit(0)
+  })
+  // In-flight sync waits answer 202 + Location at once; long-polls answer with the job as it is.
+  shutdown.abort()
+  server.closeIdleConnections()
+  setTimeout(() => process.exit(0), 10_000).unref()
+}
+process.on('SIGTERM', () => stop('SIGTERM'))
+process.on('SIGINT', () => stop('SIGINT'))

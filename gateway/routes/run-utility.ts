@@ -1,0 +1,123 @@
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { API_GROUP_VERSION, LABELS, MANAGED_BY } from '../../contract/api-group.js'
+import { keyAllows } from '../../contract/api-keys.js'
+import { enabledUtility } from '../../contract/catalog.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { newId, objectNameOf } from '../../contract/ids.js'
+import { runRequestSchema } from '../../contract/request-schemas.js'
+import { inputObjectKey } from '../../contract/runner-protocol.js'
+import { writeJsonObject } from '../../contract/storage-client.js'
+import { isoMs } from '../../contract/time.js'
+import type { UtilityDefinition } from '../../contract/utility.js'
+import { ApiError, invalid } from '../api-error.js'
+import type { AuthenticatedKey } from '../auth.js'
+import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
+import { readJsonBody } from '../json-body.js'
+import { validateRunRequest } from '../validation.js'
+import type { RouteDeps } from './context.js'
+import { respondWithJob } from './respond.js'
+
+interface RunBody {
+  input: Record<string, unknown>
+  metadata?: Record<string, unknown>
+  callbackUrl?: string
+}
+
+/** Header sent by tests to shorten a job's time limit; honoured only with test hooks on. */
+export const TEST_DEADLINE_HEADER = 'Dutil-Test-Deadline-Seconds'
+
+function utilityFor(ctx: Context): UtilityDefinition {
+  const slug = ctx.params.slug as string
+  const utility = enabledUtility(slug)
+  if (!utility) throw new ApiError('not_found', `There is no utility named ${JSON.stringify(slug.slice(0, 100))}.`)
+  const key = ctx.state.key as AuthenticatedKey
+  if (!keyAllows(key.utilities, utility.slug)) throw new ApiError('forbidden', `This API key may not call ${utility.slug}.`)
+  return utility
+}
+
+function readPrefer(ctx: Context): boolean {
+  const prefer = ctx.get('Prefer')
+  if (prefer === '') return false
+  if (prefer.trim() !== 'respond-async') {
+    throw invalid('Prefer accepts only respond-async.', [{ path: 'Prefer', message: 'must be respond-async' }])
+  }
+  return true
+}
+
+async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<void> {
+  const utility = utilityFor(ctx)
+  const key = ctx.state.key as AuthenticatedKey
+  const preferAsync = readPrefer(ctx)
+  const mode = asyncRoute || preferAsync ? 'async' : 'sync'
+  const idemKey = readIdempotencyKey(ctx.get('Idempotency-Key'))
+  const body = await readJsonBody(ctx)
+  if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
+    throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [{ path: 'callbackUrl', message: 'is not allowed on a sync run' }])
+  }
+  validateRunRequest(body, runRequestSchema(utility, mode), utility)
+  const req = body as RunBody
+  const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
+
+  const now = Date.now()
+  const jobId = newId('job', now)
+  const name = objectNameOf(jobId)
+  const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
+  if (hash) {
+    const claim = await deps.idempotency.claim(hash, name)
+    if (claim.kind === 'existing') {
+      if (claim.job.spec.utility !== utility.slug) {
+        throw new ApiError('conflict', `This Idempotency-Key was already used for ${claim.job.spec.utility}.`)
+      }
+      ctx.set('Idempotent-Replayed', 'true')
+      const replayed = mode === 'sync' ? await deps.store.waitForTerminal(claim.job, deps.syncWaitMs, deps.shutdown) : claim.job
+      return respondWithJob(ctx, deps, replayed, mode === 'sync')
+    }
+  }
+
+  const uj: UtilityJobResource = {
+    apiVersion: API_GROUP_VERSION,
+    kind: 'UtilityJob',
+    metadata: {
+      name,
+      labels: {
+        [LABELS.managedBy]: MANAGED_BY,
+        [LABELS.apiKey]: key.objectName,
+        [LABELS.utility]: utility.slug,
+        ...(hash ? { [LABELS.idempotency]: hash } : {}),
+      },
+    },
+    spec: {
+      jobId,
+      utility: utility.slug,
+      mode,
+      apiKeyId: key.id,
+      apiKeyName: key.name,
+      createdAt: isoMs(now),
+      inputKey: inputObjectKey(jobId),
+      metadata: req.metadata ?? null,
+      ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+      ...(hash ? { idempotencyKeyHash: hash } : {}),
+      ...(Number.isInteger(testDeadline) && testDeadline > 0 ? { deadlineSeconds: testDeadline } : {}),
+    },
+  }
+  let created: UtilityJobResource
+  try {
+    await writeJsonObject(deps.storage, deps.bucket, uj.spec.inputKey, req.input)
+    created = await deps.store.create(uj)
+  } catch (err) {
+    if (hash) await deps.idempotency.release(hash, name)
+    throw err
+  }
+  deps.metrics.jobsCreated.inc({ utility: utility.slug, mode })
+  deps.log.info({ requestId: ctx.state.requestId, jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
+  const answered = mode === 'sync' ? await deps.store.waitForTerminal(created, deps.syncWaitMs, deps.shutdown) : created
+  await respondWithJob(ctx, deps, answered, mode === 'sync')
+}
+
+export function runUtilityRoutes(deps: RouteDeps): Router {
+  const router = new Router()
+  router.post('/v1/utilities/:slug', (ctx) => run(ctx, deps, false))
+  router.post('/v1/utilities/:slug/jobs', (ctx) => run(ctx, deps, true))
+  return router
+}

@@ -1,0 +1,89 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
+import type { TSchema } from 'typebox'
+import { METADATA_LIMITS } from '../contract/request-schemas.js'
+import type { UtilityDefinition } from '../contract/utility.js'
+import { invalid, type ErrorDetail } from './api-error.js'
+
+const ajv = new Ajv2020({ allErrors: true, strict: false })
+const compiled = new WeakMap<object, ValidateFunction>()
+
+function compile(schema: TSchema): ValidateFunction {
+  let fn = compiled.get(schema)
+  if (!fn) {
+    fn = ajv.compile(schema)
+    compiled.set(schema, fn)
+  }
+  return fn
+}
+
+/** `/input/files/2/fileName` → `input.files.2.fileName`; the whole body is `(root)`. */
+export function dottedPath(pointer: string, child?: string): string {
+  const parts = pointer.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
+  if (child !== undefined) parts.push(child)
+  return parts.length ? parts.join('.') : '(root)'
+}
+
+/** A human sentence for one schema violation. */
+export function describeError(e: ErrorObject): ErrorDetail {
+  const p = e.params as Record<string, unknown>
+  switch (e.keyword) {
+    case 'required':
+      return { path: dottedPath(e.instancePath, String(p.missingProperty)), message: 'is required' }
+    case 'additionalProperties':
+      return { path: dottedPath(e.instancePath, String(p.additionalProperty)), message: 'is not an allowed field' }
+    case 'maxLength':
+      return { path: dottedPath(e.instancePath), message: `must be at most ${p.limit} characters` }
+    case 'minLength':
+      return { path: dottedPath(e.instancePath), message: `must be at least ${p.limit} characters` }
+    case 'maxProperties':
+      return { path: dottedPath(e.instancePath), message: `must have at most ${p.limit} keys` }
+    case 'maxItems':
+      return { path: dottedPath(e.instancePath), message: `must have at most ${p.limit} items` }
+    case 'minItems':
+      return { path: dottedPath(e.instancePath), message: `must have at least ${p.limit} items` }
+    case 'propertyNames':
+      return { path: dottedPath(e.instancePath, String(p.propertyName)), message: `key names must be at most ${METADATA_LIMITS.maxKeyLength} characters` }
+    case 'pattern': {
+      const described = (e.parentSchema as { description?: string } | undefined)?.description
+      return { path: dottedPath(e.instancePath), message: described ? `must be ${described.charAt(0).toLowerCase()}${described.slice(1).replace(/\.$/, '')}` : 'has the wrong format' }
+    }
+    case 'type':
+      return { path: dottedPath(e.instancePath), message: `must be ${p.type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(String(p.type)) ? 'n' : ''} ${p.type}`}` }
+    case 'const':
+    case 'enum':
+    case 'anyOf':
+      return { path: dottedPath(e.instancePath), message: 'is not one of the allowed values' }
+    default:
+      return { path: dottedPath(e.instancePath), message: e.message ?? 'is invalid' }
+  }
+}
+
+/** De-duplicated details, the anyOf noise of literal unions folded into one line per path. */
+function details(errors: ErrorObject[]): ErrorDetail[] {
+  const seen = new Map<string, ErrorDetail>()
+  for (const e of errors) {
+    if (e.keyword === 'const' && errors.some((o) => o.keyword === 'anyOf' && o.instancePath === e.instancePath)) continue
+    const d = describeError(e)
+    const k = `${d.path}\u0000${d.message}`
+    if (!seen.has(k)) seen.set(k, d)
+  }
+  return [...seen.values()]
+}
+
+/** Validates a run request body; throws 400 `invalid_request` with details on any problem. */
+export function validateRunRequest(body: unknown, schema: TSchema, utility: UtilityDefinition): void {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalid('The request body must be a JSON object.', [{ path: '(root)', message: 'must be an object' }])
+  }
+  const fn = compile(schema)
+  if (!fn(body)) throw invalid('The request is not valid.', details(fn.errors ?? []))
+  const problems: ErrorDetail[] = []
+  const metadata = (body as { metadata?: unknown }).metadata
+  if (metadata !== undefined && Buffer.byteLength(JSON.stringify(metadata)) > METADATA_LIMITS.maxBytes) {
+    problems.push({ path: 'metadata', message: `must be at most ${METADATA_LIMITS.maxBytes} bytes when serialised` })
+  }
+  for (const p of utility.checkInput?.((body as { input: unknown }).input) ?? []) {
+    problems.push({ path: p.path ? `input.${p.path}` : 'input', message: p.message })
+  }
+  if (problems.length) throw invalid('The request is not valid.', problems)
+}

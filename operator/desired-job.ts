@@ -1,0 +1,92 @@
+import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
+import { API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { CLASSIFIED_EXIT_CODES, ENV } from '../contract/runner-protocol.js'
+import type { UtilityDefinition } from '../contract/utility.js'
+
+export const RUNNER_CONTAINER = 'runner'
+
+export interface RunnerSettings {
+  imageRegistry: string
+  imageTag: string
+  storage: { endpoint: string; region: string; bucket: string; secretName: string }
+  allowLoopbackUrls: boolean
+  /** Finished Jobs are removed after this long; the UtilityJob keeps the outcome. */
+  jobTtlSeconds: number
+}
+
+/** Name of the batch/v1 Job for a UtilityJob: the same name, so a retry can never make a second one. */
+export function jobNameFor(uj: UtilityJobResource): string {
+  return uj.metadata.name
+}
+
+export function deadlineSeconds(uj: UtilityJobResource, utility: UtilityDefinition): number {
+  const override = uj.spec.deadlineSeconds
+  return override && override < utility.maxDurationSeconds ? override : utility.maxDurationSeconds
+}
+
+/** The Job that runs one UtilityJob. Pure: same inputs, same Job. */
+export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings): V1Job {
+  const labels = {
+    [LABELS.managedBy]: MANAGED_BY,
+    [LABELS.jobId]: uj.metadata.name,
+    [LABELS.utility]: utility.slug,
+  }
+  const env: V1EnvVar[] = [
+    { name: ENV.jobId, value: uj.spec.jobId },
+    { name: ENV.utility, value: utility.slug },
+    { name: ENV.createdAt, value: uj.spec.createdAt },
+    { name: ENV.endpoint, value: settings.storage.endpoint },
+    { name: ENV.region, value: settings.storage.region },
+    { name: ENV.bucket, value: settings.storage.bucket },
+    { name: ENV.accessKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'accessKey' } } },
+    { name: ENV.secretKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'secretKey' } } },
+    { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
+  ]
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: jobNameFor(uj),
+      namespace: uj.metadata.namespace,
+      labels,
+      ownerReferences: [
+        { apiVersion: API_GROUP_VERSION, kind: UTILITY_JOB.kind, name: uj.metadata.name, uid: uj.metadata.uid!, controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    spec: {
+      activeDeadlineSeconds: deadlineSeconds(uj, utility),
+      backoffLimit: utility.runner.backoffLimit,
+      ttlSecondsAfterFinished: settings.jobTtlSeconds,
+      podFailurePolicy: {
+        rules: [
+          // A classified failure (rejected input, storage error) will not get better on retry.
+          { action: 'FailJob', onExitCodes: { containerName: RUNNER_CONTAINER, operator: 'In', values: [...CLASSIFIED_EXIT_CODES] } },
+          // Evictions and node loss are not the runner's fault: retry without counting.
+          { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
+        ],
+      },
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          terminationGracePeriodSeconds: 10,
+          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: RUNNER_CONTAINER,
+              image: `${settings.imageRegistry}/${utility.runner.image}:${settings.imageTag}`,
+              command: ['node', `--max-old-space-size=${utility.runner.maxHeapMb}`, `/app/${utility.runner.entry}`],
+              env,
+              resources: utility.runner.resources,
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      },
+    },
+  }
+}

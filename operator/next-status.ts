@@ -1,0 +1,71 @@
+import type { JobError, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
+import { effectiveStatus } from '../contract/job-view.js'
+import type { RunnerResult } from '../contract/runner-protocol.js'
+import { isoMs, parseTime } from '../contract/time.js'
+
+/**
+ * When the operator sees the runner start within this long of the pod's own start time, it
+ * records its own (millisecond) clock; Kubernetes stores container start times in whole seconds.
+ */
+const FRESH_START_MS = 2_000
+
+/** startedAt for a run that was just seen to start. Never before the job was accepted. */
+export function startedAtFor(uj: UtilityJobResource, podStartedAt: number, now: number): number {
+  const created = parseTime(uj.spec.createdAt)!
+  const seen = now - podStartedAt <= FRESH_START_MS ? now : podStartedAt
+  return Math.max(created, seen)
+}
+
+export function runningStatus(uj: UtilityJobResource, podStartedAt: number, now: number): UtilityJobStatus {
+  const current = effectiveStatus(uj)
+  const created = parseTime(uj.spec.createdAt)!
+  const started = uj.spec.mode === 'sync' ? created : startedAtFor(uj, podStartedAt, now)
+  return {
+    ...current,
+    state: 'running',
+    startedAt: isoMs(started),
+    timings: { ...current.timings, queueMs: started - created },
+  }
+}
+
+function startOf(uj: UtilityJobResource, podStartedAt: number | null, finished: number): number {
+  const current = effectiveStatus(uj)
+  const recorded = parseTime(current.startedAt)
+  if (recorded !== null) return recorded
+  const created = parseTime(uj.spec.createdAt)!
+  if (uj.spec.mode === 'sync') return created
+  return Math.min(finished, Math.max(created, podStartedAt ?? finished))
+}
+
+export function succeededStatus(uj: UtilityJobResource, result: RunnerResult, podStartedAt: number | null, now: number): UtilityJobStatus {
+  const created = parseTime(uj.spec.createdAt)!
+  const finished = Math.max(now, created)
+  const started = startOf(uj, podStartedAt, finished)
+  return {
+    state: 'succeeded',
+    startedAt: isoMs(started),
+    finishedAt: isoMs(finished),
+    timings: { queueMs: started - created, upstreamMs: result.upstreamMs, storageMs: result.storageMs, totalMs: finished - created },
+    result: { files: result.files, extras: result.extras },
+    error: null,
+  }
+}
+
+export function failedStatus(uj: UtilityJobResource, error: JobError, podStartedAt: number | null, now: number): UtilityJobStatus {
+  const created = parseTime(uj.spec.createdAt)!
+  const finished = Math.max(now, created)
+  const started = podStartedAt === null && effectiveStatus(uj).startedAt === null ? null : startOf(uj, podStartedAt, finished)
+  return {
+    state: 'failed',
+    startedAt: started === null ? null : isoMs(started),
+    finishedAt: isoMs(finished),
+    timings: {
+      queueMs: started === null ? null : started - created,
+      upstreamMs: started === null ? null : finished - started,
+      storageMs: null,
+      totalMs: finished - created,
+    },
+    result: null,
+    error,
+  }
+}

@@ -1,0 +1,31 @@
+import Type from 'typebox'
+import type { UtilityDefinition } from '../../contract/utility.js'
+import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+
+export const SPLIT_PDF_LIMITS = {
+  maxBytes: 150 * 1024 * 1024,
+  maxPages: 500,
+} as const
+
+export const splitPdf: UtilityDefinition = {
+  slug: 'split-pdf',
+  name: 'Split PDF',
+  description: 'Splits a PDF into one single-page PDF per page (at most 150 MB and 500 pages, no password protection).',
+  category: 'pdf',
+  icon: 'call_split',
+  target: 'pdf',
+  maxDurationSeconds: 900,
+  inputSchema: Type.Object(
+    { url: StorageOrHttpUrl },
+    { additionalProperties: false, description: 'The PDF to split.' },
+  ),
+  exampleInput: { url: 'https://example.com/report.pdf' },
+  enabled: true,
+  runner: {
+    image: 'dutil-runner-split-pdf',
+    entry: 'dist/runners/split-pdf/main.js',
+    maxHeapMb: 1536,
+    resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
+    backoffLimit: 2,
+  },
+}

@@ -1,0 +1,42 @@
+import { join } from 'node:path'
+import type { TestProject } from 'vitest/node'
+import { REPO_ROOT, startPlatform, TEST_PORTS, type Platform } from '../platform/platform.js'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    gatewayUrl: string
+    kubeconfigPath: string
+    platformDir: string
+    storage: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string }
+    redisUrl: string
+    programEnv: Record<string, string>
+  }
+}
+
+let platform: Platform | undefined
+
+/** Starts the real platform once per test run, on the test ports, from empty state. */
+export async function setup(project: TestProject): Promise<void> {
+  const started = Date.now()
+  platform = await startPlatform({
+    dir: join(REPO_ROOT, '.test'),
+    ports: TEST_PORTS,
+    fresh: true,
+    // Test fixtures are served from loopback; the strict policy has its own unit tests.
+    allowLoopbackUrls: true,
+    testHooks: true,
+    syncWaitSeconds: 90,
+    progress: (m) => process.stdout.write(`[platform] ${m}\n`),
+  })
+  process.stdout.write(`[platform] up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
+  project.provide('gatewayUrl', platform.gatewayUrl)
+  project.provide('kubeconfigPath', platform.kubeconfigPath)
+  project.provide('platformDir', platform.dir)
+  project.provide('storage', platform.storage)
+  project.provide('redisUrl', platform.redisUrl)
+  project.provide('programEnv', platform.programEnv as Record<string, string>)
+}
+
+export async function teardown(): Promise<void> {
+  await platform?.stop()
+}

@@ -1,0 +1,55 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+/**
+ * A loopback HTTP server for input files. `/files/<name>` serves a registered file;
+ * `/slow/<name>?ms=N` waits N ms first; `/stall` accepts and never answers;
+ * `/status/<code>` answers with that status.
+ */
+export class FileServer {
+  private readonly files = new Map<string, { body: Buffer; type: string }>()
+  private readonly server = http.createServer((req, res) => this.handle(req, res))
+  private readonly stalled = new Set<http.ServerResponse>()
+  url = ''
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r))
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+    return this
+  }
+
+  add(name: string, body: Buffer | Uint8Array, type = 'application/pdf'): string {
+    this.files.set(name, { body: Buffer.from(body), type })
+    return `${this.url}/files/${name}`
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const url = new URL(req.url ?? '/', this.url)
+    const [, kind, name] = url.pathname.split('/')
+    if (kind === 'stall') {
+      this.stalled.add(res)
+      return
+    }
+    if (kind === 'status') {
+      res.statusCode = Number(name)
+      return void res.end('no')
+    }
+    const file = this.files.get(name ?? '')
+    if (!file) {
+      res.statusCode = 404
+      return void res.end('not found')
+    }
+    const send = () => {
+      res.setHeader('content-type', file.type)
+      res.end(file.body)
+    }
+    if (kind === 'slow') setTimeout(send, Number(url.searchParams.get('ms') ?? 1000))
+    else send()
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.stalled) r.destroy()
+    this.server.closeAllConnections()
+    await new Promise((r) => this.server.close(r))
+  }
+}

@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process'
+import { openSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { inject } from 'vitest'
+import { REPO_ROOT } from '../../platform/platform.js'
+
+function pidFile(name: string): string {
+  return join(inject('platformDir'), 'pids', `${name}.pid`)
+}
+
+/** Kills a platform component's whole process group at once, as a crash would. */
+export function killComponent(name: string): void {
+  const pid = Number(readFileSync(pidFile(name), 'utf8'))
+  process.kill(-pid, 'SIGKILL')
+}
+
+/** Starts the operator again with the platform's settings; the platform's teardown stops it. */
+export function startOperator(): void {
+  const log = openSync(join(inject('platformDir'), 'logs', 'operator.log'), 'a')
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'operator', 'main.js')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...inject('programEnv') },
+    detached: true,
+    stdio: ['ignore', log, log],
+  })
+  child.unref()
+  writeFileSync(pidFile('operator'), String(child.pid))
+}

@@ -1,0 +1,98 @@
+import { PDFDocument } from 'pdf-lib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, download } from './helpers/api.js'
+import { FileServer } from './helpers/file-server.js'
+import { createKey } from './helpers/keys.js'
+import { makeEncryptedPdf, makePdf } from './helpers/pdfs.js'
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/
+
+let files: FileServer
+let key: string
+
+beforeAll(async () => {
+  files = await new FileServer().start()
+  key = (await createKey()).key
+})
+afterAll(() => files.stop())
+
+describe('split-pdf through the whole platform', () => {
+  it('given a 3-page PDF, a sync run answers 200 with one downloadable single-page PDF per page', async () => {
+    const url = files.add('three.pdf', await makePdf(3))
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url }, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } } })
+    expect(res.status).toBe(200)
+    const job = res.body
+    expect(job).toMatchObject({ object: 'job', utility: 'split-pdf', mode: 'sync', status: 'succeeded', error: null, callback: null, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } })
+    expect(job.id).toMatch(JOB_ID)
+    expect(job.links).toEqual({ self: `/v1/jobs/${job.id}` })
+    for (const t of [job.createdAt, job.startedAt, job.finishedAt]) expect(t).toMatch(ISO_MS)
+    expect(job.timings.queueMs).toBe(0)
+    expect(job.timings.totalMs).toBeGreaterThan(0)
+    expect(job.timings.upstreamMs).toBeGreaterThanOrEqual(0)
+    expect(job.timings.storageMs).toBeGreaterThanOrEqual(0)
+    expect(job.result.pageCount).toBe(3)
+    expect(job.result.files).toHaveLength(3)
+    const day = job.createdAt.slice(0, 10)
+    for (const [i, f] of job.result.files.entries()) {
+      expect(f.pageNumber).toBe(i + 1)
+      expect(f.key).toBe(`split-pdf/${day}/${job.id}/${f.name}`)
+      expect(f.contentType).toBe('application/pdf')
+      expect(f.urlExpiresAt).toMatch(ISO_MS)
+      expect(f.path).toBeUndefined()
+      const got = await download(f.url)
+      expect(got.status).toBe(200)
+      expect(got.bytes.length).toBe(f.size)
+      const page = await PDFDocument.load(got.bytes)
+      expect(page.getPageCount()).toBe(1)
+    }
+  })
+
+  it('given an async run, answers 202 with Location at once, and ?wait=30 returns the finished job', async () => {
+    const url = files.add('five.pdf', await makePdf(5))
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })
+    expect(res.status).toBe(202)
+    expect(res.body).toMatchObject({ status: 'queued', mode: 'async', startedAt: null, finishedAt: null, result: null, error: null, metadata: null })
+    expect(res.body.timings).toEqual({ queueMs: null, upstreamMs: null, storageMs: null, totalMs: null })
+    expect(res.headers.get('location')).toBe(`/v1/jobs/${res.body.id}`)
+
+    const done = await api('GET', `${res.headers.get('location')}?wait=30`, { key })
+    expect(done.status).toBe(200)
+    expect(done.body.status).toBe('succeeded')
+    expect(done.body.result.pageCount).toBe(5)
+    expect(done.body.timings.queueMs).toBeGreaterThanOrEqual(0)
+    expect(Date.parse(done.body.startedAt)).toBeGreaterThanOrEqual(Date.parse(done.body.createdAt))
+    expect(Date.parse(done.body.finishedAt)).toBeGreaterThanOrEqual(Date.parse(done.body.startedAt))
+  })
+
+  it('renews presigned links on every read', async () => {
+    const url = files.add('one.pdf', await makePdf(1))
+    const first = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    await new Promise((r) => setTimeout(r, 1100))
+    const again = await api('GET', `/v1/jobs/${first.body.id}`, { key })
+    expect(again.body.result.files[0].url).not.toBe(first.body.result.files[0].url)
+    expect(Date.parse(again.body.result.files[0].urlExpiresAt)).toBeGreaterThan(Date.parse(first.body.result.files[0].urlExpiresAt))
+  })
+
+  it('given a file that is not a PDF, the sync run answers 422 with the failed job', async () => {
+    const url = files.add('not.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ object: 'job', status: 'failed', result: null, error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' } })
+    expect(res.body.finishedAt).toMatch(ISO_MS)
+  })
+
+  it('given a password-protected PDF, the run fails as upstream_rejected saying so', async () => {
+    const url = files.add('locked.pdf', await makeEncryptedPdf(2))
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    expect(res.status).toBe(422)
+    expect(res.body.error.code).toBe('upstream_rejected')
+    expect(res.body.error.message).toContain('password-protected')
+  })
+
+  it('given an input URL that answers 404, the run fails with upstreamStatus 404', async () => {
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `${files.url}/files/missing.pdf` } } })
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
+  })
+})

@@ -1,0 +1,50 @@
+// Command-line flags (or environment variables) of the node agent, checked once at start.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+export interface AgentOptions {
+  /** Kubeconfig with rights to nodes, leases, pods, pods/status, secrets, configmaps, tokens. */
+  kubeconfig: string;
+  /** Node to register and serve. Default `dutil-dev-node`. */
+  nodeName: string;
+  /** Parent of the per-pod scratch directories `<workDir>/<pod uid>/`. Default `<cwd>/.dev/node-agent/<nodeName>`. */
+  workDir: string;
+  /** Host directory mounted as every container image's `/app`. Default: the current directory (repo root). */
+  imageRoot: string;
+}
+
+export const USAGE = `usage: tsx test/node-agent/main.ts --kubeconfig <path> [--node-name <name>] [--work-dir <dir>] [--image-root <dir>]
+  env fallbacks: KUBECONFIG, DUTIL_NODE_NAME, DUTIL_NODE_WORK_DIR, DUTIL_NODE_IMAGE_ROOT`;
+
+export class UsageError extends Error {}
+
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string): AgentOptions {
+  let values: Record<string, string | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        kubeconfig: { type: 'string' },
+        'node-name': { type: 'string' },
+        'work-dir': { type: 'string' },
+        'image-root': { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const kubeconfig = values.kubeconfig ?? env.KUBECONFIG;
+  if (!kubeconfig) throw new UsageError('--kubeconfig is required');
+  const nodeName = values['node-name'] ?? env.DUTIL_NODE_NAME ?? 'dutil-dev-node';
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName)) throw new UsageError(`invalid --node-name ${JSON.stringify(nodeName)}`);
+  const workDir = values['work-dir'] ?? env.DUTIL_NODE_WORK_DIR ?? path.join(cwd, '.dev', 'node-agent', nodeName);
+  const imageRoot = values['image-root'] ?? env.DUTIL_NODE_IMAGE_ROOT ?? cwd;
+  return {
+    kubeconfig: path.resolve(cwd, kubeconfig),
+    nodeName,
+    workDir: path.resolve(cwd, workDir),
+    imageRoot: path.resolve(cwd, imageRoot),
+  };
+}

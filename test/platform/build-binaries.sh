@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Builds the platform's Go binaries (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, MinIO, Helm) from the Go module proxy into a cache outside git.
+# Each binary is rebuilt only when its pinned version changes, so a warm run takes a second.
+#
+#   test/platform/build-binaries.sh [name ...]     (default: all)
+#
+# Output: $DUTIL_CACHE/bin/<name> (DUTIL_CACHE defaults to ~/.cache/dutil).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+. "$here/versions.env"
+
+cache=${DUTIL_CACHE:-$HOME/.cache/dutil}
+bin="$cache/bin"
+mkdir -p "$bin"
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+# Two cores: one package at a time keeps peak memory of the Kubernetes link steps bounded.
+export GOMAXPROCS=${GOMAXPROCS:-2}
+
+stamp_ok() { [ -x "$bin/$1" ] && [ "$(cat "$bin/.$1.version" 2>/dev/null)" = "$2" ]; }
+stamp() { echo "$2" >"$bin/.$1.version"; }
+log() { printf '[build-binaries] %s\n' "$*" >&2; }
+# Runs a build step with its output in a log file, shown only when the step fails.
+quiet() {
+  local name=$1; shift
+  if ! "$@" >"$bin/.$name.build.log" 2>&1; then
+    tail -n 40 "$bin/.$name.build.log" >&2
+    log "building $name failed (full log: $bin/.$name.build.log)"
+    exit 1
+  fi
+}
+
+k8s_ldflags() {
+  local v=$K8S_VERSION minor
+  minor=${v#v1.}; minor=${minor%%.*}
+  local p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    printf -- '-X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean ' \
+      "$p" "$v" "$p" "$p" "$minor" "$p"
+  done
+  printf -- '-s -w'
+}
+
+build_k8s() {
+  local name=$1
+  stamp_ok "$name" "$K8S_VERSION" && return 0
+  log "building $name $K8S_VERSION (cold: several minutes)"
+  quiet "$name" bash -c 'cd "$1" && go build -trimpath -ldflags "$2" -o "$3" "k8s.io/kubernetes/cmd/$4"' _ "$here/tools/kubernetes" "$(k8s_ldflags)" "$bin/$name.tmp" "$name"
+  mv "$bin/$name.tmp" "$bin/$name"
+  stamp "$name" "$K8S_VERSION"
+}
+
+build_etcd() {
+  stamp_ok etcd "$ETCD_VERSION" && return 0
+  log "building etcd $ETCD_VERSION"
+  quiet etcd bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" go.etcd.io/etcd/server/v3' _ "$here/tools/etcd" "$bin/etcd.tmp"
+  mv "$bin/etcd.tmp" "$bin/etcd"
+  stamp etcd "$ETCD_VERSION"
+}
+
+go_install() { # name module@version
+  local name=$1 mod=$2
+  stamp_ok "$name" "$mod" && return 0
+  log "building $name from $mod"
+  quiet "$name" env GOBIN="$bin/.gobin" go install -trimpath -ldflags "-s -w" "$mod"
+  mv "$bin/.gobin/$name" "$bin/$name"
+  stamp "$name" "$mod"
+}
+
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm)
+for name in "${want[@]}"; do
+  case $name in
+    etcd) build_etcd ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) build_k8s "$name" ;;
+    minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
+    helm) go_install helm "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" ;;
+    *) log "unknown binary $name"; exit 2 ;;
+  esac
+done

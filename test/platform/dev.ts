@@ -1,0 +1,46 @@
+import { join } from 'node:path'
+import { DEV_PORTS, REPO_ROOT, reportUnexpectedExit, startPlatform } from './platform.js'
+import { Supervisor } from './supervisor.js'
+
+/**
+ * `make dev`: the whole platform in the foreground, state kept in .dev/ between runs.
+ * Ctrl-C (SIGINT) or SIGTERM stops every process it started.
+ */
+const say = (m: string) => process.stdout.write(`[dev] ${m}\n`)
+const started = Date.now()
+const dir = join(REPO_ROOT, '.dev')
+// Signals are handled from the first moment: Ctrl-C during start-up stops what has started.
+const supervisor = new Supervisor(reportUnexpectedExit(dir))
+let stopping = false
+const stop = async (signal: string) => {
+  if (stopping) return
+  stopping = true
+  say(`${signal}: stopping every process`)
+  await supervisor.stopAll()
+  say('stopped')
+  process.exit(0)
+}
+process.on('SIGINT', () => void stop('SIGINT'))
+process.on('SIGTERM', () => void stop('SIGTERM'))
+process.on('SIGHUP', () => void stop('SIGHUP'))
+process.on('exit', () => supervisor.killAllNow())
+
+const platform = await startPlatform({
+  supervisor,
+  dir,
+  ports: DEV_PORTS,
+  fresh: false,
+  allowLoopbackUrls: true,
+  testHooks: false,
+  progress: say,
+})
+say(`allowLoopbackUrls=true: input URLs on 127.0.0.1 may be fetched (dev only; off by default everywhere else)`)
+say(`platform up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .dev/logs/`)
+process.stdout.write(`
+  dutil gateway:  ${platform.gatewayUrl}
+  kubeconfig:     .dev/kubeconfig   (kubectl: ~/.cache/dutil/bin/kubectl --kubeconfig .dev/kubeconfig get utilityjobs)
+  create a key:   npx dutil keys create --name laptop --json
+
+  Press Ctrl-C to stop.
+`)
+

@@ -1,0 +1,356 @@
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import https from 'node:https'
+import http from 'node:http'
+import { homedir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
+import { apiStatus } from '../../contract/kube.js'
+import { storageClient } from '../../contract/storage-client.js'
+import { Supervisor } from './supervisor.js'
+import { tcpOpen, until } from './wait-for.js'
+
+/** The repository root (this file also runs compiled, from dist/). */
+export const REPO_ROOT = (() => {
+  let d = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(d, 'package.json'))) d = dirname(d)
+  return d
+})()
+export const BIN_DIR = join(process.env.DUTIL_CACHE ?? join(homedir(), '.cache', 'dutil'), 'bin')
+export const NAMESPACE = 'dutil'
+export const BUCKET = 'dutil'
+
+export interface PlatformPorts {
+  etcd: number
+  etcdPeer: number
+  apiserver: number
+  controllerManager: number
+  scheduler: number
+  redis: number
+  minio: number
+  minioConsole: number
+  gateway: number
+  operator: number
+}
+
+export const DEV_PORTS: PlatformPorts = {
+  etcd: 2379,
+  etcdPeer: 2380,
+  apiserver: 6443,
+  controllerManager: 10257,
+  scheduler: 10259,
+  redis: 6379,
+  minio: 9000,
+  minioConsole: 9001,
+  gateway: 8080,
+  operator: 8081,
+}
+
+/** The test platform sits on other ports, so `make test` runs beside `make dev`. */
+export const TEST_PORTS: PlatformPorts = {
+  etcd: 23790,
+  etcdPeer: 23800,
+  apiserver: 16443,
+  controllerManager: 20257,
+  scheduler: 20259,
+  redis: 16379,
+  minio: 19000,
+  minioConsole: 19001,
+  gateway: 18080,
+  operator: 18081,
+}
+
+export interface PlatformOptions {
+  /** State directory: PKI, etcd data, MinIO data, logs, kubeconfig. */
+  dir: string
+  ports: PlatformPorts
+  /** Start from empty state (tests) instead of keeping the last run's (dev). */
+  fresh: boolean
+  /** Echo component logs to this stream, prefixed by name. */
+  echo?: NodeJS.WritableStream
+  /** The dev allowance: input URLs on loopback may be fetched. */
+  allowLoopbackUrls: boolean
+  /** Accept test-only request headers at the gateway. */
+  testHooks: boolean
+  syncWaitSeconds?: number
+  progress?: (message: string) => void
+  /** Supervisor to start processes under; pass one to be able to stop them while starting. */
+  supervisor?: Supervisor
+}
+
+export interface Platform {
+  dir: string
+  kubeconfigPath: string
+  gatewayUrl: string
+  storage: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string }
+  redisUrl: string
+  supervisor: Supervisor
+  /** Env of the gateway and operator, to restart one of them in a test. */
+  programEnv: NodeJS.ProcessEnv
+  startOperator(): void
+  startGateway(): void
+  stop(): Promise<void>
+}
+
+export function reportUnexpectedExit(dir: string) {
+  return (name: string, code: number | null) =>
+    process.stderr.write(`[platform] ${name} exited unexpectedly (code ${code}); see ${join(dir, 'logs', `${name}.log`)}\n`)
+}
+
+function bin(name: string): string {
+  const p = join(BIN_DIR, name)
+  if (!existsSync(p)) throw new Error(`${p} is missing: run test/platform/build-binaries.sh (make binaries) first`)
+  return p
+}
+
+function kubeconfigYaml(dir: string, port: number): string {
+  const pki = join(dir, 'pki')
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: dutil-local
+  cluster:
+    server: https://127.0.0.1:${port}
+    certificate-authority: ${join(pki, 'ca.crt')}
+users:
+- name: dutil-admin
+  user:
+    client-certificate: ${join(pki, 'admin.crt')}
+    client-key: ${join(pki, 'admin.key')}
+contexts:
+- name: dutil-local
+  context:
+    cluster: dutil-local
+    user: dutil-admin
+    namespace: ${NAMESPACE}
+current-context: dutil-local
+`
+}
+
+function getStatus(url: string, tls?: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const mod = url.startsWith('https:') ? https : http
+    const req = mod.get(url, { ...(tls ?? {}), timeout: 2000 }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('error', reject)
+    req.on('timeout', () => req.destroy(new Error('timeout')))
+  })
+}
+
+function storageCredentials(dir: string): { accessKey: string; secretKey: string } {
+  const file = join(dir, 'minio-credentials.json')
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'))
+  const creds = { accessKey: 'dutil-local', secretKey: randomBytes(18).toString('hex') }
+  writeFileSync(file, JSON.stringify(creds), { mode: 0o600 })
+  return creds
+}
+
+/** Applies crds/ with kubectl (server-side), as an installer would, and waits until they serve. */
+async function applyCrds(kubeconfigPath: string): Promise<void> {
+  const kubectl = (...args: string[]) => execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  await until('CRDs applied', async () => kubectl('apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'crds')) && true, 30_000, 500)
+  kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', join(REPO_ROOT, 'crds'))
+}
+
+async function ensureNamespaceAndSecret(kc: KubeConfig, creds: { accessKey: string; secretKey: string }): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api)
+  try {
+    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } })
+  } catch (err) {
+    if (apiStatus(err) !== 409) throw err
+  }
+  const body = { metadata: { name: 'dutil-storage', namespace: NAMESPACE }, stringData: creds }
+  try {
+    await core.createNamespacedSecret({ namespace: NAMESPACE, body })
+  } catch (err) {
+    if (apiStatus(err) !== 409) throw err
+    await core.replaceNamespacedSecret({ name: 'dutil-storage', namespace: NAMESPACE, body })
+  }
+  // Pods need the namespace's default ServiceAccount (made by the serviceaccount controller).
+  await until('default service account', async () => (await core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE })) !== undefined)
+}
+
+/**
+ * Starts the whole local platform: etcd, kube-apiserver, kube-controller-manager and
+ * kube-scheduler (real binaries built from the Go module proxy), Redis, MinIO, the dev node
+ * agent standing in for kubelet, then dutil's operator and gateway.
+ */
+export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
+  const say = opts.progress ?? (() => {})
+  const dir = resolve(opts.dir)
+  const p = opts.ports
+  if (opts.fresh) rmSync(dir, { recursive: true, force: true })
+  mkdirSync(join(dir, 'logs'), { recursive: true })
+  const supervisor = opts.supervisor ?? new Supervisor(reportUnexpectedExit(dir))
+  const log = (name: string) => join(dir, 'logs', `${name}.log`)
+  mkdirSync(join(dir, 'pids'), { recursive: true })
+  const start = (name: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const child = supervisor.start({ name, command, args, env, cwd: REPO_ROOT, logFile: log(name), echo: opts.echo })
+    // Tests find a component's process here (to kill one and check what survives).
+    if (child.pid) writeFileSync(join(dir, 'pids', `${name}.pid`), String(child.pid))
+    return child
+  }
+
+  try {
+    execFileSync(join(REPO_ROOT, 'test', 'platform', 'certs.sh'), [join(dir, 'pki')], { stdio: 'inherit' })
+    const pki = (f: string) => join(dir, 'pki', f)
+    const kubeconfigPath = join(dir, 'kubeconfig')
+    writeFileSync(kubeconfigPath, kubeconfigYaml(dir, p.apiserver), { mode: 0o600 })
+    const creds = storageCredentials(dir)
+
+    say('starting etcd, Redis and MinIO')
+    start('etcd', bin('etcd'), [
+      '--name=dutil',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${p.etcd}`,
+      `--advertise-client-urls=http://127.0.0.1:${p.etcd}`,
+      `--listen-peer-urls=http://127.0.0.1:${p.etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${p.etcdPeer}`,
+      `--initial-cluster=dutil=http://127.0.0.1:${p.etcdPeer}`,
+      '--log-level=warn',
+      '--quota-backend-bytes=4294967296',
+    ])
+    mkdirSync(join(dir, 'redis'), { recursive: true })
+    start('redis', 'redis-server', ['--port', String(p.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', join(dir, 'redis')])
+    start('minio', bin('minio'), ['server', join(dir, 'minio'), '--address', `127.0.0.1:${p.minio}`, '--console-address', `127.0.0.1:${p.minioConsole}`, '--quiet'], {
+      MINIO_ROOT_USER: creds.accessKey,
+      MINIO_ROOT_PASSWORD: creds.secretKey,
+      MINIO_BROWSER: 'off',
+      MINIO_UPDATE: 'off',
+    })
+    await until('etcd', async () => (await getStatus(`http://127.0.0.1:${p.etcd}/health`)) === 200)
+
+    say('starting kube-apiserver')
+    start('kube-apiserver', bin('kube-apiserver'), [
+      `--etcd-servers=http://127.0.0.1:${p.etcd}`,
+      '--etcd-prefix=/registry',
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${p.apiserver}`,
+      `--cert-dir=${join(dir, 'pki')}`,
+      `--tls-cert-file=${pki('apiserver.crt')}`,
+      `--tls-private-key-file=${pki('apiserver.key')}`,
+      `--client-ca-file=${pki('ca.crt')}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki('sa.pub')}`,
+      `--service-account-signing-key-file=${pki('sa.key')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=Node,RBAC',
+      '--allow-privileged=true',
+      // A loopback advertise address is refused by the endpoint reconciler; no Service needs it.
+      '--endpoint-reconciler-type=none',
+      '--profiling=false',
+      '--event-ttl=1h',
+      '--v=1',
+    ])
+    const tls = { ca: readFileSync(pki('ca.crt')), cert: readFileSync(pki('admin.crt')), key: readFileSync(pki('admin.key')) }
+    await until('kube-apiserver ready', async () => (await getStatus(`https://127.0.0.1:${p.apiserver}/readyz`, tls)) === 200, 120_000, 300)
+
+    say('starting kube-controller-manager and kube-scheduler')
+    start('kube-controller-manager', bin('kube-controller-manager'), [
+      `--kubeconfig=${kubeconfigPath}`,
+      `--authentication-kubeconfig=${kubeconfigPath}`,
+      `--authorization-kubeconfig=${kubeconfigPath}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${p.controllerManager}`,
+      `--cert-dir=${join(dir, 'pki', 'kcm')}`,
+      '--controllers=job-controller,garbage-collector-controller,pod-garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller',
+      `--service-account-private-key-file=${pki('sa.key')}`,
+      `--root-ca-file=${pki('ca.crt')}`,
+      '--use-service-account-credentials=false',
+      '--concurrent-job-syncs=10',
+      '--v=1',
+    ])
+    start('kube-scheduler', bin('kube-scheduler'), [
+      `--kubeconfig=${kubeconfigPath}`,
+      `--authentication-kubeconfig=${kubeconfigPath}`,
+      `--authorization-kubeconfig=${kubeconfigPath}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${p.scheduler}`,
+      `--cert-dir=${join(dir, 'pki', 'scheduler')}`,
+      '--v=1',
+    ])
+
+    const kc = new KubeConfig()
+    kc.loadFromFile(kubeconfigPath)
+    say('installing CRDs, namespace and storage bucket')
+    await applyCrds(kubeconfigPath)
+    await ensureNamespaceAndSecret(kc, creds)
+    await until('redis', () => tcpOpen(p.redis))
+    const storage = { endpoint: `http://127.0.0.1:${p.minio}`, region: 'us-east-1', bucket: BUCKET, ...creds }
+    const s3 = storageClient(storage)
+    await until('minio', async () => {
+      if (!(await s3.bucketExists(BUCKET))) await s3.makeBucket(BUCKET, storage.region)
+      return true
+    })
+
+    say('starting the node agent')
+    start('node-agent', process.execPath, [
+      join(REPO_ROOT, 'dist', 'test', 'node-agent', 'main.js'),
+      `--kubeconfig=${kubeconfigPath}`,
+      '--node-name=dutil-local-node',
+      `--work-dir=${join(dir, 'node')}`,
+      `--image-root=${REPO_ROOT}`,
+    ])
+
+    const redisUrl = `redis://127.0.0.1:${p.redis}`
+    const programEnv: NodeJS.ProcessEnv = {
+      KUBECONFIG: kubeconfigPath,
+      DUTIL_NAMESPACE: NAMESPACE,
+      DUTIL_S3_ENDPOINT: storage.endpoint,
+      DUTIL_S3_REGION: storage.region,
+      DUTIL_S3_BUCKET: BUCKET,
+      DUTIL_S3_ACCESS_KEY: creds.accessKey,
+      DUTIL_S3_SECRET_KEY: creds.secretKey,
+      DUTIL_STORAGE_SECRET: 'dutil-storage',
+      DUTIL_ALLOW_LOOPBACK_URLS: String(opts.allowLoopbackUrls),
+      DUTIL_IMAGE_REGISTRY: 'dutil.local',
+      DUTIL_IMAGE_TAG: 'dev',
+      DUTIL_REDIS_URL: redisUrl,
+      DUTIL_PORT: String(p.gateway),
+      DUTIL_OPERATOR_PORT: String(p.operator),
+      DUTIL_TEST_HOOKS: String(opts.testHooks),
+      ...(opts.syncWaitSeconds ? { DUTIL_SYNC_WAIT_SECONDS: String(opts.syncWaitSeconds) } : {}),
+    }
+    const startOperator = () => void start('operator', process.execPath, [join(REPO_ROOT, 'dist', 'operator', 'main.js')], programEnv)
+    const startGateway = () => void start('gateway', process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], programEnv)
+    say('starting the operator and the gateway')
+    startOperator()
+    startGateway()
+    await until('operator ready', async () => (await getStatus(`http://127.0.0.1:${p.operator}/readyz`)) === 200, 60_000)
+    await until('gateway ready', async () => (await getStatus(`http://127.0.0.1:${p.gateway}/readyz`)) === 200, 60_000)
+
+    return {
+      dir,
+      kubeconfigPath,
+      gatewayUrl: `http://127.0.0.1:${p.gateway}`,
+      storage,
+      redisUrl,
+      supervisor,
+      programEnv,
+      startOperator,
+      startGateway,
+      stop: async () => {
+        await supervisor.stopAll()
+        // Components a test restarted itself are not the supervisor's: stop them by pid file.
+        for (const f of readdirSync(join(dir, 'pids'))) {
+          const pid = Number(readFileSync(join(dir, 'pids', f), 'utf8'))
+          try {
+            process.kill(-pid, 'SIGKILL')
+          } catch {
+            // Already stopped.
+          }
+        }
+      },
+    }
+  } catch (err) {
+    await supervisor.stopAll(3000)
+    throw err
+  }
+}

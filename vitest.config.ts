@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    // Integration files share one platform; run them one after another.
+    fileParallelism: false,
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['contract/**/*.test.ts', 'gateway/**/*.test.ts', 'operator/**/*.test.ts', 'runners/**/*.test.ts', 'cli/**/*.test.ts', 'test/node-agent/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/integration/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+        },
+      },
+    ],
+  },
+})
