@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api } from './helpers/api.js'
-import { FileServer } from './helpers/file-server.js'
+import { FileServer } from '../support/file-server.js'
 import { createKey, keyAdmin } from './helpers/keys.js'
-import { makePdf } from './helpers/pdfs.js'
+import { makePdf } from '../support/pdfs.js'
 
 let files: FileServer
 beforeAll(async () => {

@@ -7,9 +7,9 @@ import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { api } from './helpers/api.js'
-import { FileServer } from './helpers/file-server.js'
+import { FileServer } from '../support/file-server.js'
 import { createKey, keyAdmin, kubeConfig } from './helpers/keys.js'
-import { makePdf } from './helpers/pdfs.js'
+import { makePdf } from '../support/pdfs.js'
 import { killComponent, startOperator } from './helpers/processes.js'
 
 let files: FileServer

@@ -1,9 +1,9 @@
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, download } from './helpers/api.js'
-import { FileServer } from './helpers/file-server.js'
+import { FileServer } from '../support/file-server.js'
 import { createKey } from './helpers/keys.js'
-import { makeEncryptedPdf, makePdf } from './helpers/pdfs.js'
+import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/
