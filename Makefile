@@ -9,8 +9,9 @@ dev: deps binaries build
 	node dist/test/platform/dev.js
 
 test: deps binaries build
-	npx vitest run --project unit
-	npx vitest run --project integration
+	@rm -f .test-results.json; rc=0; \
+	npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results.json || rc=$$?; \
+	node test/print-summary.mjs .test-results.json; exit $$rc
 
 test-unit: deps build
 	npx vitest run --project unit

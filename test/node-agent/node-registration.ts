@@ -11,7 +11,7 @@ import {
   type V1Node,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import { isConflict, isNotFound } from './kube-errors.js';
+import { errorMessage, isConflict, isNotFound } from './kube-errors.js';
 import type { Logger } from './logger.js';
 import { NODE_IP } from './node-constants.js';
 import { rfc3339 } from './pod-status.js';
@@ -188,15 +188,15 @@ export class NodeRegistration {
     } catch (err) {
       if (isNotFound(err)) {
         this.log.warn({ node: this.nodeName }, 'node disappeared, registering again');
-        await this.register().catch((e: unknown) => this.log.error({ err: e }, 'node registration failed'));
+        await this.register().catch((e: unknown) => this.log.error({ err: errorMessage(e) }, 'node registration failed'));
       } else {
-        this.log.warn({ err }, 'node heartbeat failed');
+        this.log.warn({ err: errorMessage(err) }, 'node heartbeat failed');
       }
     }
     try {
       await this.renewLease();
     } catch (err) {
-      this.log.warn({ err }, 'node lease renewal failed');
+      this.log.warn({ err: errorMessage(err) }, 'node lease renewal failed');
     } finally {
       this.beating = false;
     }

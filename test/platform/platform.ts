@@ -48,8 +48,11 @@ export const DEV_PORTS: PlatformPorts = {
   operator: 8081,
 }
 
-/** The test platform sits on other ports, so `make test` runs beside `make dev`. */
-export const TEST_PORTS: PlatformPorts = {
+/**
+ * The test platform sits on other ports, so `make test` runs beside `make dev`;
+ * DUTIL_TEST_PORT_OFFSET moves it again (two test runs on one machine).
+ */
+export const TEST_PORTS: PlatformPorts = offsetPorts({
   etcd: 23790,
   etcdPeer: 23800,
   apiserver: 16443,
@@ -60,6 +63,10 @@ export const TEST_PORTS: PlatformPorts = {
   minioConsole: 19001,
   gateway: 18080,
   operator: 18081,
+}, Number(process.env.DUTIL_TEST_PORT_OFFSET ?? 0))
+
+function offsetPorts(ports: PlatformPorts, offset: number): PlatformPorts {
+  return Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, v + offset])) as unknown as PlatformPorts
 }
 
 export interface PlatformOptions {
@@ -259,7 +266,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--bind-address=127.0.0.1',
       `--secure-port=${p.controllerManager}`,
       `--cert-dir=${join(dir, 'pki', 'kcm')}`,
-      '--controllers=job-controller,garbage-collector-controller,pod-garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller',
+      '--controllers=job-controller,garbage-collector-controller,pod-garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller',
       `--service-account-private-key-file=${pki('sa.key')}`,
       `--root-ca-file=${pki('ca.crt')}`,
       '--use-service-account-credentials=false',
