@@ -1,12 +1,16 @@
 import type { UtilityDefinition } from './utility.js'
+import { htmlPdf } from '../runners/html-pdf/utility.js'
 import { splitPdf } from '../runners/split-pdf/utility.js'
+import { unzipFiles } from '../runners/unzip-files/utility.js'
+import { xlsToXlsx } from '../runners/xls-to-xlsx/utility.js'
+import { zipFiles } from '../runners/zip-files/utility.js'
 
 /**
  * The one list of utilities. The gateway validates and lists from it, the operator builds Jobs
  * from it, runners read their limits from it. Adding a utility: a folder under runners/ and one
  * line here.
  */
-const UTILITIES: readonly UtilityDefinition[] = [splitPdf]
+const UTILITIES: readonly UtilityDefinition[] = [htmlPdf, splitPdf, zipFiles, unzipFiles, xlsToXlsx]
 
 export const catalog: ReadonlyMap<string, UtilityDefinition> = buildCatalog(UTILITIES)
 

@@ -63,6 +63,8 @@ function details(errors: ErrorObject[]): ErrorDetail[] {
   const seen = new Map<string, ErrorDetail>()
   for (const e of errors) {
     if (e.keyword === 'const' && errors.some((o) => o.keyword === 'anyOf' && o.instancePath === e.instancePath)) continue
+    // A key name's own violation is reported once, by its propertyNames error.
+    if (e.keyword !== 'propertyNames' && (e as ErrorObject & { propertyName?: string }).propertyName !== undefined) continue
     const d = describeError(e)
     const k = `${d.path}\u0000${d.message}`
     if (!seen.has(k)) seen.set(k, d)

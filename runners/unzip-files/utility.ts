@@ -1,0 +1,23 @@
+import Type from 'typebox'
+import type { UtilityDefinition } from '../../contract/utility.js'
+import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+
+export const unzipFiles: UtilityDefinition = {
+  slug: 'unzip-files',
+  name: 'Unzip files',
+  description: 'Extracts every entry of a .zip (public URL or s3:// URL) and returns one link per file.',
+  category: 'archive',
+  icon: 'unarchive',
+  target: 'files',
+  maxDurationSeconds: 900,
+  inputSchema: Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false }),
+  exampleInput: { url: 'https://example.com/bundle.zip' },
+  enabled: false,
+  runner: {
+    image: 'dutil-runner-unzip-files',
+    entry: 'dist/runners/unzip-files/main.js',
+    maxHeapMb: 256,
+    resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+    backoffLimit: 2,
+  },
+}

@@ -1,0 +1,23 @@
+import Type from 'typebox'
+import type { UtilityDefinition } from '../../contract/utility.js'
+import { HttpUrl } from '../../contract/url-schemas.js'
+
+export const xlsToXlsx: UtilityDefinition = {
+  slug: 'xls-to-xlsx',
+  name: 'XLS to XLSX',
+  description: 'Converts a legacy .xls workbook to .xlsx, every sheet kept, values only.',
+  category: 'spreadsheet',
+  icon: 'table_view',
+  target: 'xlsx',
+  maxDurationSeconds: 300,
+  inputSchema: Type.Object({ url: HttpUrl }, { additionalProperties: false }),
+  exampleInput: { url: 'https://example.com/report.xls' },
+  enabled: false,
+  runner: {
+    image: 'dutil-runner-xls-to-xlsx',
+    entry: 'dist/runners/xls-to-xlsx/main.js',
+    maxHeapMb: 384,
+    resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+    backoffLimit: 1,
+  },
+}
