@@ -1,5 +1,5 @@
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from './api-group.js'
-import { ApiKeySpecSchema, UtilityJobSpecSchema, UtilityJobStatusSchema } from './crd-schemas.js'
+import { ApiKeySpecSchema, ApiKeyStatusSchema, UtilityJobSpecSchema, UtilityJobStatusSchema } from './crd-schemas.js'
 
 /**
  * The structural-schema form of a TypeBox schema: unions of literals become enums (CRDs have
@@ -58,7 +58,16 @@ export function crdManifests() {
         apiVersion: { type: 'string' },
         kind: { type: 'string' },
         metadata: { type: 'object' },
-        spec: { ...(plain(UtilityJobSpecSchema) as object), 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable' }] },
+        spec: {
+          ...(plain(UtilityJobSpecSchema) as object),
+          'x-kubernetes-validations': [
+            {
+              rule: 'self.jobId == oldSelf.jobId && self.utility == oldSelf.utility && self.mode == oldSelf.mode && self.apiKeyId == oldSelf.apiKeyId && self.createdAt == oldSelf.createdAt && self.inputKey == oldSelf.inputKey',
+              message: 'spec is immutable except cancelRequested',
+            },
+            { rule: '!has(oldSelf.cancelRequested) || !oldSelf.cancelRequested || (has(self.cancelRequested) && self.cancelRequested)', message: 'cancelRequested cannot be taken back' },
+          ],
+        },
         status: plain(UtilityJobStatusSchema),
       },
     },
@@ -85,6 +94,7 @@ export function crdManifests() {
         kind: { type: 'string' },
         metadata: { type: 'object' },
         spec: plain(ApiKeySpecSchema),
+        status: plain(ApiKeyStatusSchema),
       },
     },
     [
@@ -94,9 +104,10 @@ export function crdManifests() {
       { name: 'Rate', type: 'integer', jsonPath: '.spec.rateLimitPerMinute' },
       { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt' },
       { name: 'Revoked', type: 'string', jsonPath: '.spec.revokedAt' },
+      { name: 'Last Used', type: 'date', jsonPath: '.status.lastUsedAt' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
-    false,
+    true,
   )
   return { 'utilityjobs.yaml': utilityJob, 'apikeys.yaml': apiKey }
 }

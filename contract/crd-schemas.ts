@@ -18,6 +18,7 @@ export const JobStateSchema = Type.Union([
   Type.Literal('cancelled'),
 ])
 export type JobState = Static<typeof JobStateSchema>
+export const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
 export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled']
 
 export const UtilityJobSpecSchema = Type.Object({
@@ -32,6 +33,7 @@ export const UtilityJobSpecSchema = Type.Object({
   callbackUrl: Type.Optional(Type.String({ maxLength: 2048 })),
   idempotencyKeyHash: Type.Optional(Type.String()),
   deadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Shorter time limit (test hook only).' })),
+  cancelRequested: Type.Optional(Type.Boolean({ description: 'Set by the gateway on POST /cancel; the operator cancels the job if it is still queued.' })),
 })
 export type UtilityJobSpec = Static<typeof UtilityJobSpecSchema>
 
@@ -90,6 +92,11 @@ export const ApiKeySpecSchema = Type.Object({
 })
 export type ApiKeySpec = Static<typeof ApiKeySpecSchema>
 
+export const ApiKeyStatusSchema = Type.Object({
+  lastUsedAt: Nullable(Type.String({ description: 'Last authenticated request, updated at most once a minute.' })),
+})
+export type ApiKeyStatus = Static<typeof ApiKeyStatusSchema>
+
 export type ObjectMeta = V1ObjectMeta & { name: string }
 
 export interface UtilityJobResource {
@@ -105,4 +112,5 @@ export interface ApiKeyResource {
   kind: 'ApiKey'
   metadata: ObjectMeta
   spec: ApiKeySpec
+  status?: ApiKeyStatus
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import { authenticate } from './auth.js'
 import { errorMiddleware } from './error-middleware.js'
 import type { KeyRegistry } from './key-registry.js'
+import type { KeyUsage } from './key-usage.js'
 import { rateLimit, type RateLimiter } from './rate-limit.js'
 import { requestId } from './request-id.js'
 import type { RouteDeps } from './routes/context.js'
@@ -12,6 +13,7 @@ import { utilityRoutes } from './routes/utilities.js'
 
 export interface AppDeps extends RouteDeps {
   keys: KeyRegistry
+  keyUsage?: KeyUsage
   limiter: RateLimiter
   log: Logger
   isReady: () => Promise<string | null>
@@ -50,7 +52,7 @@ export function createApp(deps: AppDeps): Koa {
     await next()
   })
   const v1 = [runUtilityRoutes(deps), jobRoutes(deps), utilityRoutes()]
-  const auth = authenticate(deps.keys)
+  const auth = authenticate(deps.keys, deps.keyUsage)
   const limit = rateLimit(deps.limiter)
   // Every /v1 route needs the bearer key and counts against its rate limit.
   app.use((ctx, next) => (ctx.path.startsWith('/v1/') ? auth(ctx, () => limit(ctx, next)) : next()))

@@ -4,6 +4,7 @@ import type { ApiKeyResource } from '../contract/crd-schemas.js'
 import { parseTime } from '../contract/time.js'
 import { ApiError } from './api-error.js'
 import type { KeyRegistry } from './key-registry.js'
+import type { KeyUsage } from './key-usage.js'
 
 export interface AuthenticatedKey {
   id: string
@@ -24,7 +25,7 @@ export function checkKeyUsable(key: ApiKeyResource, now: number): AuthenticatedK
 }
 
 /** Bearer authentication against ApiKey resources; sets ctx.state.key. */
-export function authenticate(registry: KeyRegistry) {
+export function authenticate(registry: KeyRegistry, usage?: KeyUsage) {
   return async (ctx: Context, next: Next) => {
     const header = ctx.get('Authorization')
     const m = /^Bearer (\S+)$/.exec(header)
@@ -32,6 +33,7 @@ export function authenticate(registry: KeyRegistry) {
     const key = KEY_PATTERN.test(m[1]) ? await registry.find(hashApiKey(m[1])) : undefined
     if (!key) throw new ApiError('unauthorized', 'The API key is not valid.', undefined, challenge('invalid_token'))
     ctx.state.key = checkKeyUsable(key, Date.now())
+    usage?.touch(key.spec.keyId, key.metadata.name)
     await next()
   }
 }

@@ -41,26 +41,49 @@ export class Idempotency {
     return job
   }
 
-  async claim(hash: string, jobName: string): Promise<Claim> {
+  /** The job an earlier request with this key made, if any. */
+  async find(hash: string): Promise<UtilityJobResource | undefined> {
     const durable = await this.durable(hash)
-    if (durable) return { kind: 'existing', job: durable }
-    let winner: string | null
+    if (durable) return durable
     try {
-      const set = await this.redis.set(`idem:${hash}`, jobName, 'PX', this.retentionMs, 'NX')
-      winner = set === 'OK' ? jobName : await this.redis.get(`idem:${hash}`)
-    } catch (err) {
-      // Without Redis the durable check above is all there is; concurrent first requests may race.
-      this.log.warn({ err: (err as Error).message }, 'idempotency store unavailable, using the durable record only')
-      return { kind: 'claimed' }
+      const name = await this.redis.get(`idem:${hash}`)
+      return name ? await this.waitForJob(name, hash, 50) : undefined
+    } catch {
+      return undefined
     }
-    if (winner === jobName || winner === null) return { kind: 'claimed' }
-    // Another request holds the key: its job appears within moments of its claim.
-    for (let i = 0; i < 50; i++) {
-      const job = (await this.store.get(winner)) ?? (await this.durable(hash))
-      if (job) return { kind: 'existing', job }
+  }
+
+  private async waitForJob(name: string, hash: string, tries: number): Promise<UtilityJobResource | undefined> {
+    for (let i = 0; i < tries; i++) {
+      const job = (await this.store.get(name)) ?? (await this.durable(hash))
+      if (job) return job
       await new Promise((r) => setTimeout(r, 100))
     }
-    throw new Error(`idempotency claim ${winner} has no job`)
+    return undefined
+  }
+
+  /** Claims the key for a new job named `jobName`, or hands back the job that holds it. */
+  async claim(hash: string, jobName: string): Promise<Claim> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const durable = await this.durable(hash)
+      if (durable) return { kind: 'existing', job: durable }
+      let winner: string | null
+      try {
+        const set = await this.redis.set(`idem:${hash}`, jobName, 'PX', this.retentionMs, 'NX')
+        winner = set === 'OK' ? jobName : await this.redis.get(`idem:${hash}`)
+      } catch (err) {
+        // Without Redis the durable check above is all there is; concurrent first requests may race.
+        this.log.warn({ err: (err as Error).message }, 'idempotency store unavailable, using the durable record only')
+        return { kind: 'claimed' }
+      }
+      if (winner === jobName || winner === null) return { kind: 'claimed' }
+      // Another request holds the key: its job appears within moments of its claim.
+      const job = await this.waitForJob(winner, hash, 50)
+      if (job) return { kind: 'existing', job }
+      // A claim whose job never came (its request failed before creating it): clear it, try again.
+      await this.release(hash, winner)
+    }
+    throw new Error('idempotency claim could not be settled')
   }
 
   /** Gives a claim back when creating the job failed, so a retry can run. */

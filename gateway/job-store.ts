@@ -1,10 +1,11 @@
-import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
+import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type ObjectCache } from '@kubernetes/client-node'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
 import { apiStatus } from '../contract/kube.js'
 
 type Waiter = (job: UtilityJobResource) => void
+export type JobPredicate = (job: UtilityJobResource) => boolean
 
 /**
  * UtilityJobs as the gateway sees them: a watched cache (with a direct read when the watch
@@ -27,7 +28,7 @@ export class JobStore {
   /** Call on every watch event. */
   observe(job: UtilityJobResource): void {
     const set = this.waiters.get(job.metadata.name)
-    if (set && isTerminal(job)) for (const w of set) w(job)
+    if (set) for (const w of [...set]) w(job)
   }
 
   list(): readonly UtilityJobResource[] {
@@ -55,37 +56,44 @@ export class JobStore {
   }
 
   /** The job once terminal, or as it is when `timeoutMs` runs out (or the signal aborts). */
-  async waitForTerminal(job: UtilityJobResource, timeoutMs: number, signal?: AbortSignal): Promise<UtilityJobResource> {
+  waitForTerminal(job: UtilityJobResource, timeoutMs: number, signal?: AbortSignal): Promise<UtilityJobResource> {
+    return this.waitUntil(job, isTerminal, timeoutMs, signal)
+  }
+
+  /** The job once `done(job)` holds (seen through the watch), or as it is at the timeout. */
+  async waitUntil(job: UtilityJobResource, done: JobPredicate, timeoutMs: number, signal?: AbortSignal): Promise<UtilityJobResource> {
     const name = job.metadata.name
-    const latest = () => this.cache.get(name, this.namespace) ?? job
-    if (isTerminal(latest()) || timeoutMs <= 0) return newer(latest(), job)
+    const latest = () => newer(this.cache.get(name, this.namespace) ?? job, job)
+    if (done(latest()) || timeoutMs <= 0 || signal?.aborted) return latest()
     return new Promise((resolve) => {
       let set = this.waiters.get(name)
       if (!set) this.waiters.set(name, (set = new Set()))
-      const finish = (j?: UtilityJobResource) => {
+      const finish = () => {
         clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
+        signal?.removeEventListener('abort', finish)
         set!.delete(waiter)
         if (set!.size === 0) this.waiters.delete(name)
-        resolve(newer(j ?? latest(), job))
+        resolve(latest())
       }
-      const waiter: Waiter = (j) => finish(j)
-      const onAbort = () => finish()
-      const timer = setTimeout(() => finish(), timeoutMs)
-      signal?.addEventListener('abort', onAbort)
+      const waiter: Waiter = (j) => {
+        if (done(newer(j, job))) finish()
+      }
+      const timer = setTimeout(finish, timeoutMs)
+      signal?.addEventListener('abort', finish)
       set.add(waiter)
-      // The job may have finished between the first look and registering the waiter.
-      if (isTerminal(latest())) finish()
+      // The job may have changed between the first look and registering the waiter.
+      if (done(latest())) finish()
     })
   }
 
-  /** Wakes every waiter with the job as it is now (used at shutdown). */
-  releaseAll(): void {
-    for (const [name, set] of this.waiters) {
-      const j = this.cache.get(name, this.namespace)
-      if (j) for (const w of set) w(j)
-    }
+  async patchSpec(name: string, spec: Record<string, unknown>): Promise<UtilityJobResource> {
+    return (await this.custom.patchNamespacedCustomObject(
+      { ...this.coords(), name, body: { spec } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as UtilityJobResource
   }
+
+
 }
 
 function newer(a: UtilityJobResource, b: UtilityJobResource): UtilityJobResource {

@@ -11,6 +11,7 @@ import { FileLinks } from './file-links.js'
 import { Idempotency } from './idempotency.js'
 import { JobStore } from './job-store.js'
 import { KeyRegistry } from './key-registry.js'
+import { KeyUsage } from './key-usage.js'
 import { gatewayMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 
@@ -50,6 +51,7 @@ let synced = false
 const app = createApp({
   store,
   keys,
+  keyUsage: new KeyUsage(redis, custom, ns, log),
   links: new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds),
   idempotency: new Idempotency(redis, store, config.retentionDays * 86_400_000, log),
   limiter: new RateLimiter(redis, log),

@@ -69,3 +69,16 @@ export function failedStatus(uj: UtilityJobResource, error: JobError, podStarted
     error,
   }
 }
+
+export function cancelledStatus(uj: UtilityJobResource, now: number): UtilityJobStatus {
+  const created = parseTime(uj.spec.createdAt)!
+  const finished = Math.max(now, created)
+  return {
+    state: 'cancelled',
+    startedAt: null,
+    finishedAt: isoMs(finished),
+    timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: finished - created },
+    result: null,
+    error: null,
+  }
+}

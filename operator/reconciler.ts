@@ -10,8 +10,8 @@ import { resultObjectKey, type RunnerResult } from '../contract/runner-protocol.
 import { readJsonObject } from '../contract/storage-client.js'
 import { parseTime } from '../contract/time.js'
 import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
-import { failedStatus, runningStatus, succeededStatus } from './next-status.js'
-import { observeJob } from './observe-job.js'
+import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from './next-status.js'
+import { firstPodStart, observeJob } from './observe-job.js'
 
 export interface ReconcilerDeps {
   namespace: string
@@ -42,8 +42,13 @@ export class UtilityJobReconciler {
 
   async reconcile(name: string): Promise<{ requeueAfterMs?: number } | void> {
     const uj = this.d.utilityJobs.get(name, this.d.namespace)
-    if (!uj || uj.metadata.deletionTimestamp || isTerminal(uj)) return
+    if (!uj || uj.metadata.deletionTimestamp) return
     const log = this.d.log.child({ jobId: uj.spec.jobId, utility: uj.spec.utility })
+    if (isTerminal(uj)) {
+      // A cancelled job's Job may have been created a moment before the cancel was seen.
+      if (effectiveStatus(uj).state === 'cancelled' && this.d.jobs.get(jobNameFor(uj), this.d.namespace)) await this.deleteJob(jobNameFor(uj), log)
+      return
+    }
     const utility = catalog.get(uj.spec.utility)
     if (!utility) {
       await this.writeStatus(uj, failedStatus(uj, { code: 'internal', message: 'This utility is not available.' }, null, this.now()), log)
@@ -51,6 +56,14 @@ export class UtilityJobReconciler {
     }
     const deadline = deadlineSeconds(uj, utility)
     const job = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
+    const pods = this.d.pods.list(this.d.namespace).filter((p) => p.metadata?.labels?.[LABELS.jobId] === uj.metadata.name)
+    if (uj.spec.cancelRequested && effectiveStatus(uj).state === 'queued' && firstPodStart(pods) === null) {
+      // Still queued: the job never runs. Its Job (if made already) goes, with its pending pod.
+      // Deleted by name whatever the cache says: it may hold a Job created a moment ago.
+      await this.deleteJob(jobNameFor(uj), log)
+      await this.writeStatus(uj, cancelledStatus(uj, this.now()), log)
+      return
+    }
     if (!job) {
       const status = effectiveStatus(uj)
       const started = parseTime(status.startedAt)
@@ -66,7 +79,6 @@ export class UtilityJobReconciler {
       log.warn({ job: job.metadata?.name }, 'a Job with this name belongs to another object; waiting')
       return { requeueAfterMs: 5000 }
     }
-    const pods = this.d.pods.list(this.d.namespace).filter((p) => p.metadata?.labels?.[LABELS.jobId] === uj.metadata.name)
     const obs = observeJob(job, pods, deadline)
     switch (obs.kind) {
       case 'pending':
@@ -102,6 +114,15 @@ export class UtilityJobReconciler {
     } catch (err) {
       if (apiStatus(err) === 409) return // AlreadyExists: an earlier pass (or another replica) made it.
       throw err
+    }
+  }
+
+  private async deleteJob(name: string, log: Logger): Promise<void> {
+    try {
+      await this.d.batch.deleteNamespacedJob({ name, namespace: this.d.namespace, propagationPolicy: 'Background' })
+      log.info({ job: name }, 'job deleted after cancel')
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err
     }
   }
 

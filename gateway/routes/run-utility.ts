@@ -55,6 +55,10 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
     throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [{ path: 'callbackUrl', message: 'is not allowed on a sync run' }])
   }
+  const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
+  // The key alone identifies the request: a retry gets the original job whatever its body.
+  const earlier = hash ? await deps.idempotency.find(hash) : undefined
+  if (earlier) return replay(ctx, deps, earlier, utility, mode)
   validateRunRequest(body, runRequestSchema(utility, mode), utility)
   const req = body as RunBody
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
@@ -62,17 +66,9 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const now = Date.now()
   const jobId = newId('job', now)
   const name = objectNameOf(jobId)
-  const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
   if (hash) {
     const claim = await deps.idempotency.claim(hash, name)
-    if (claim.kind === 'existing') {
-      if (claim.job.spec.utility !== utility.slug) {
-        throw new ApiError('conflict', `This Idempotency-Key was already used for ${claim.job.spec.utility}.`)
-      }
-      ctx.set('Idempotent-Replayed', 'true')
-      const replayed = mode === 'sync' ? await deps.store.waitForTerminal(claim.job, deps.syncWaitMs, deps.shutdown) : claim.job
-      return respondWithJob(ctx, deps, replayed, mode === 'sync')
-    }
+    if (claim.kind === 'existing') return replay(ctx, deps, claim.job, utility, mode)
   }
 
   const uj: UtilityJobResource = {
@@ -113,6 +109,15 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   deps.log.info({ requestId: ctx.state.requestId, jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
   const answered = mode === 'sync' ? await deps.store.waitForTerminal(created, deps.syncWaitMs, deps.shutdown) : created
   await respondWithJob(ctx, deps, answered, mode === 'sync')
+}
+
+async function replay(ctx: Context, deps: RouteDeps, job: UtilityJobResource, utility: UtilityDefinition, mode: 'sync' | 'async'): Promise<void> {
+  if (job.spec.utility !== utility.slug) {
+    throw new ApiError('conflict', `This Idempotency-Key was already used for ${job.spec.utility}.`)
+  }
+  ctx.set('Idempotent-Replayed', 'true')
+  const current = mode === 'sync' ? await deps.store.waitForTerminal(job, deps.syncWaitMs, deps.shutdown) : job
+  return respondWithJob(ctx, deps, current, mode === 'sync')
 }
 
 export function runUtilityRoutes(deps: RouteDeps): Router {
