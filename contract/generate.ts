@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { stringify } from 'yaml'
 import { crdManifests } from './crd-manifests.js'
+import { openApiDocument } from './openapi.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const HEADER = '# Generated from contract/ by `npm run generate`. Do not edit by hand.\n'
@@ -11,6 +12,7 @@ const HEADER = '# Generated from contract/ by `npm run generate`. Do not edit by
 export function generatedFiles(): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [file, manifest] of Object.entries(crdManifests())) out[join('crds', file)] = HEADER + stringify(manifest, { lineWidth: 0 })
+  out[join('docs', 'openapi.yaml')] = HEADER + stringify(openApiDocument(), { lineWidth: 0, aliasDuplicateObjects: false })
   return out
 }
 

@@ -1,5 +1,7 @@
 import Koa, { type Context, type Next } from 'koa'
 import type { Logger } from 'pino'
+import { openApiDocument } from '../contract/openapi.js'
+import { ApiError } from './api-error.js'
 import { authenticate } from './auth.js'
 import { errorMiddleware } from './error-middleware.js'
 import type { KeyRegistry } from './key-registry.js'
@@ -55,7 +57,14 @@ export function createApp(deps: AppDeps): Koa {
   const auth = authenticate(deps.keys, deps.keyUsage)
   const limit = rateLimit(deps.limiter)
   // Every /v1 route needs the bearer key and counts against its rate limit.
+  const openapi = openApiDocument()
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/v1/openapi.json') return next()
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}.`)
+    ctx.body = openapi
+  })
   app.use((ctx, next) => (ctx.path.startsWith('/v1/') ? auth(ctx, () => limit(ctx, next)) : next()))
-  for (const r of v1) app.use(r.routes()).use(r.allowedMethods())
+  // A method a path does not have is an unknown route: 404 not_found (the contract has no 405).
+  for (const r of v1) app.use(r.routes())
   return app
 }

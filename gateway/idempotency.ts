@@ -6,12 +6,13 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { invalid } from './api-error.js'
 import type { JobStore } from './job-store.js'
 
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 200
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../contract/limits.js'
 
-export function readIdempotencyKey(header: string): string | undefined {
-  if (header === '') return undefined
-  if (header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw invalid('Idempotency-Key must be at most 200 characters.', [{ path: 'Idempotency-Key', message: 'must be at most 200 characters' }])
+/** The Idempotency-Key header: absent, or 1 to 200 characters (an empty one is refused, not ignored). */
+export function readIdempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined
+  if (Array.isArray(header) || header === '' || header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw invalid('Idempotency-Key must be 1 to 200 characters.', [{ path: 'Idempotency-Key', message: 'must be 1 to 200 characters' }])
   }
   return header
 }

@@ -50,16 +50,16 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const key = ctx.state.key as AuthenticatedKey
   const preferAsync = readPrefer(ctx)
   const mode = asyncRoute || preferAsync ? 'async' : 'sync'
-  const idemKey = readIdempotencyKey(ctx.get('Idempotency-Key'))
+  const idemKey = readIdempotencyKey(ctx.headers['idempotency-key'])
   const body = await readJsonBody(ctx)
   if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
     throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [{ path: 'callbackUrl', message: 'is not allowed on a sync run' }])
   }
+  validateRunRequest(body, runRequestSchema(utility, mode), utility)
   const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
-  // The key alone identifies the request: a retry gets the original job whatever its body.
+  // The key alone identifies a valid request: a retry gets the original job whatever its body.
   const earlier = hash ? await deps.idempotency.find(hash) : undefined
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
-  validateRunRequest(body, runRequestSchema(utility, mode), utility)
   const req = body as RunBody
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
 

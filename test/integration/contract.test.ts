@@ -70,11 +70,20 @@ describe('request rules', () => {
     expect(res.body.error.details[0].path).toBe('Idempotency-Key')
   })
 
-  it('answers unknown routes with 404 in the envelope', async () => {
+  it('answers unknown routes and methods with 404 in the envelope', async () => {
     const { key } = await createKey()
     const res = await api('GET', '/v1/nothing-here', { key })
     expect(res.status).toBe(404)
     expect(res.body.error.code).toBe('not_found')
+    const method = await api('DELETE', '/v1/utilities', { key })
+    expect(method.status).toBe(404)
+    expect(method.body.error.message).toBe('No route DELETE /v1/utilities.')
+  })
+
+  it('refuses empty X-Request-Id and Idempotency-Key headers', async () => {
+    const { key } = await createKey()
+    expect((await api('GET', '/v1/utilities', { key, headers: { 'X-Request-Id': '' } })).status).toBe(400)
+    expect((await run(key, { input: { url: pdf } }, { 'Idempotency-Key': '' })).status).toBe(400)
   })
 })
 
@@ -146,8 +155,9 @@ describe('idempotency', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.body.id).toBe(first.body.id)
     expect(again.body.metadata).toEqual({ n: 1 })
+    // An invalid body is refused as such (nothing is lost: the original job stays).
     const invalidBody = await run(key, { nonsense: true }, h)
-    expect(invalidBody.body.id).toBe(first.body.id)
+    expect(invalidBody.status).toBe(400)
   })
 
   it('scopes keys to the API key that sent them', async () => {

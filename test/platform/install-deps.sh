@@ -20,6 +20,16 @@ fi
 
 command -v go >/dev/null || { echo "[deps] Go is required to build the control plane (https://go.dev/dl/)"; exit 1; }
 
+# schemathesis (from PyPI) fuzzes the running gateway against its own OpenAPI document.
+cache=${DUTIL_CACHE:-$HOME/.cache/dutil}
+st_version=4.32.5
+if [ "$(cat "$cache/venv/.schemathesis" 2>/dev/null)" != "$st_version" ]; then
+  echo "[deps] installing schemathesis $st_version into $cache/venv"
+  python3 -m venv "$cache/venv"
+  "$cache/venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$st_version"
+  echo "$st_version" >"$cache/venv/.schemathesis"
+fi
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[deps] installing npm packages"
   npm ci --no-audit --no-fund --loglevel=error

@@ -197,8 +197,9 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
   mkdirSync(join(dir, 'pids'), { recursive: true })
   const start = (name: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
     const child = supervisor.start({ name, command, args, env, cwd: REPO_ROOT, logFile: log(name), echo: opts.echo })
-    // Tests find a component's process here (to kill one and check what survives).
+    // Tests find a component's process here (to kill one and check what survives), and how to start it again.
     if (child.pid) writeFileSync(join(dir, 'pids', `${name}.pid`), String(child.pid))
+    writeFileSync(join(dir, 'pids', `${name}.json`), JSON.stringify({ command, args, env }), { mode: 0o600 })
     return child
   }
 
@@ -346,7 +347,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       stop: async () => {
         await supervisor.stopAll()
         // Components a test restarted itself are not the supervisor's: stop them by pid file.
-        for (const f of readdirSync(join(dir, 'pids'))) {
+        for (const f of readdirSync(join(dir, 'pids')).filter((n) => n.endsWith('.pid'))) {
           const pid = Number(readFileSync(join(dir, 'pids', f), 'utf8'))
           try {
             process.kill(-pid, 'SIGKILL')

@@ -1,0 +1,168 @@
+import { catalog } from './catalog.js'
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_REQUEST_ID_LENGTH } from './limits.js'
+import { runRequestSchema } from './request-schemas.js'
+import { RESPONSE_SCHEMAS } from './response-schemas.js'
+
+/** Turns TypeBox `$ref: 'Name'` into component references and drops `$id`s. */
+function componentRefs(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(componentRefs)
+  if (schema === null || typeof schema !== 'object') return schema
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === '$id') continue
+    out[k] = k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : componentRefs(v)
+  }
+  return out
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const json = (schema: object) => ({ 'application/json': { schema } })
+const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema })
+
+const H = {
+  requestId: header('Echoes the caller\'s X-Request-Id or a generated one.'),
+  limit: header('Requests allowed per minute for this key.', { type: 'integer' }),
+  remaining: header('Requests left in the current window.', { type: 'integer' }),
+  reset: header('Seconds until the window resets.', { type: 'integer' }),
+  location: header('Path of the job: /v1/jobs/{id}.'),
+  retryAfter: header('Seconds to wait before trying again.', { type: 'integer' }),
+  replayed: header('Present (true) when an Idempotency-Key replay returned the original job.'),
+  wwwAuth: header('Bearer challenge.'),
+}
+
+const authed = { 'X-Request-Id': H.requestId, 'RateLimit-Limit': H.limit, 'RateLimit-Remaining': H.remaining, 'RateLimit-Reset': H.reset }
+const errorResponse = (description: string, headers: Record<string, object> = { 'X-Request-Id': H.requestId }) => ({ description, headers, content: json(ref('Error')) })
+const ERR = {
+  400: errorResponse('Invalid request (body, query or header); no job was created.'),
+  401: errorResponse('Missing, unknown, revoked or expired API key.', { 'X-Request-Id': H.requestId, 'WWW-Authenticate': H.wwwAuth }),
+  403: errorResponse('The key may not call this utility.'),
+  404: errorResponse('Not found (or not this key\'s).'),
+  409: errorResponse('Conflict.'),
+  429: errorResponse('Rate limit exceeded.', { ...authed, 'Retry-After': H.retryAfter }),
+  500: { description: 'Unexpected failure (error.requestId matches the logs), or a lost job.', headers: { 'X-Request-Id': H.requestId }, content: json({ oneOf: [ref('Error'), ref('Job')] }) },
+}
+
+const runHeaders = [
+  { name: 'Idempotency-Key', in: 'header', required: false, description: 'Retries with the same key return the original job.', schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } },
+  { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_REQUEST_ID_LENGTH, pattern: '^[\\x21-\\x7e]+$' } },
+]
+
+function runOperations() {
+  const paths: Record<string, object> = {}
+  for (const u of [...catalog.values()].filter((x) => x.enabled)) {
+    const failed = (status: number, what: string) => ({ description: `The job failed (${what}); the body is the failed job.`, headers: { 'X-Request-Id': H.requestId }, content: json(ref('Job')) })
+    paths[`/v1/utilities/${u.slug}`] = {
+      post: {
+        operationId: `run_${u.slug.replaceAll('-', '_')}`,
+        summary: `Run ${u.name} and wait for the result (up to 90 s)`,
+        description: `${u.description} Time limit ${u.maxDurationSeconds} s. With Prefer: respond-async it behaves as the async route.`,
+        tags: ['run'],
+        parameters: [...runHeaders, { name: 'Prefer', in: 'header', required: false, schema: { type: 'string', enum: ['respond-async'] } }],
+        requestBody: { required: true, content: json(runRequestSchema(u, 'sync')) },
+        responses: {
+          200: { description: 'The job succeeded.', headers: { ...authed, 'Idempotent-Replayed': H.replayed }, content: json(ref('Job')) },
+          202: { description: 'Still running after 90 s (or Prefer: respond-async); poll Location.', headers: { ...authed, Location: H.location, 'Retry-After': H.retryAfter, 'Idempotent-Replayed': H.replayed }, content: json(ref('Job')) },
+          ...ERR,
+          422: failed(422, 'upstream_rejected'),
+          502: failed(502, 'upstream_error or storage_error'),
+          504: failed(504, 'upstream_timeout'),
+        },
+      },
+    }
+    paths[`/v1/utilities/${u.slug}/jobs`] = {
+      post: {
+        operationId: `start_${u.slug.replaceAll('-', '_')}`,
+        summary: `Start ${u.name} as an async job`,
+        description: `${u.description} Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.`,
+        tags: ['run'],
+        parameters: runHeaders,
+        requestBody: { required: true, content: json(runRequestSchema(u, 'async')) },
+        responses: { 202: { description: 'Queued.', headers: { ...authed, Location: H.location, 'Idempotent-Replayed': H.replayed }, content: json(ref('Job')) }, ...ERR },
+      },
+    }
+  }
+  return paths
+}
+
+const pick = (...codes: Array<keyof typeof ERR>) => Object.fromEntries(codes.map((c) => [c, ERR[c]]))
+
+/** The OpenAPI 3.1 description, generated from the same schemas the gateway validates with. */
+export function openApiDocument(): Record<string, unknown> {
+  const slugs = [...catalog.values()].filter((u) => u.enabled).map((u) => u.slug)
+  const jobId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'job_ + ULID' }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'dutil Document Utilities Job API',
+      version: '1.0.0',
+      description: 'Run document utilities as jobs: sync, async with long-polling, or with signed callbacks. Changes within v1 are additive.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    tags: [{ name: 'run' }, { name: 'jobs' }, { name: 'catalog' }],
+    paths: {
+      ...runOperations(),
+      '/v1/jobs': {
+        get: {
+          operationId: 'list_jobs',
+          summary: 'List this key\'s jobs, newest first',
+          tags: ['jobs'],
+          parameters: [
+            { name: 'utility', in: 'query', schema: { type: 'string', enum: ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'] } },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 } },
+            { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'The previous page\'s nextCursor.' },
+          ],
+          responses: { 200: { description: 'A page of job summaries.', headers: authed, content: json(ref('JobList')) }, ...pick(400, 401, 429, 500) },
+        },
+      },
+      '/v1/jobs/{id}': {
+        get: {
+          operationId: 'get_job',
+          summary: 'Get a job (long-poll with wait)',
+          tags: ['jobs'],
+          parameters: [jobId, { name: 'wait', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 }, description: 'Seconds to wait for the job to finish.' }],
+          responses: { 200: { description: 'The job, whatever its status.', headers: authed, content: json(ref('Job')) }, ...pick(400, 401, 404, 429, 500) },
+        },
+      },
+      '/v1/jobs/{id}/cancel': {
+        post: {
+          operationId: 'cancel_job',
+          summary: 'Cancel a queued job',
+          tags: ['jobs'],
+          parameters: [jobId],
+          responses: { 200: { description: 'Cancelled.', headers: authed, content: json(ref('Job')) }, ...pick(401, 404, 409, 429, 500) },
+        },
+      },
+      '/v1/utilities': {
+        get: {
+          operationId: 'list_utilities',
+          summary: 'Utilities this key may call',
+          tags: ['catalog'],
+          responses: { 200: { description: 'The catalog.', headers: authed, content: json(ref('UtilityList')) }, ...pick(401, 429, 500) },
+        },
+      },
+      '/v1/utilities/{slug}': {
+        get: {
+          operationId: 'get_utility',
+          summary: 'One catalog entry',
+          tags: ['catalog'],
+          parameters: [{ name: 'slug', in: 'path', required: true, schema: { type: 'string' }, examples: { split: { value: slugs[0] ?? 'split-pdf' } } }],
+          responses: { 200: { description: 'The entry.', headers: authed, content: json(ref('CatalogEntry')) }, ...pick(401, 404, 429, 500) },
+        },
+      },
+      '/v1/openapi.json': {
+        get: {
+          operationId: 'openapi',
+          summary: 'This document',
+          security: [],
+          responses: { 200: { description: 'OpenAPI 3.1 description.', content: json({ type: 'object' }) } },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: du_live_ + 48 hex characters.' } },
+      schemas: Object.fromEntries(RESPONSE_SCHEMAS.map((s) => [(s as unknown as { $id: string }).$id, componentRefs(s)])),
+    },
+  }
+}

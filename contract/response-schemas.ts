@@ -1,0 +1,114 @@
+import Type from 'typebox'
+
+/** Schemas of what the API answers; they feed the OpenAPI document (and its tests). */
+
+const Timestamp = Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' })
+const Nullable = <T extends object>(s: T) => Type.Union([s as never, Type.Null()])
+const JobStatus = Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s)))
+
+export const FileReferenceSchema = Type.Object(
+  {
+    url: Type.String({ description: 'Download link, presigned; fetch the job again for a fresh one.' }),
+    key: Type.String({ description: 'Storage key <utility>/<YYYY-MM-DD>/<job_id>/<file>.' }),
+    name: Type.String(),
+    size: Nullable(Type.Integer({ minimum: 0 })),
+    contentType: Nullable(Type.String()),
+    urlExpiresAt: Type.Optional(Timestamp),
+    pageNumber: Type.Optional(Type.Integer({ minimum: 1, description: 'split-pdf only.' })),
+    path: Type.Optional(Type.String({ description: 'unzip-files only: the entry path inside the zip.' })),
+  },
+  { $id: 'FileReference' },
+)
+
+const Ms = Nullable(Type.Integer({ minimum: 0 }))
+
+export const JobSchema = Type.Object(
+  {
+    id: Type.String({ pattern: '^job_[0-9A-HJKMNP-TV-Z]{26}$' }),
+    object: Type.Literal('job'),
+    utility: Type.String(),
+    mode: Type.Union([Type.Literal('sync'), Type.Literal('async')]),
+    status: JobStatus,
+    createdAt: Timestamp,
+    startedAt: Nullable(Timestamp),
+    finishedAt: Nullable(Timestamp),
+    timings: Type.Object({ queueMs: Ms, upstreamMs: Ms, storageMs: Ms, totalMs: Ms }),
+    metadata: Nullable(Type.Object({}, { additionalProperties: true })),
+    result: Nullable(
+      Type.Object(
+        {
+          files: Type.Array(Type.Ref('FileReference')),
+          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf.' })),
+          fileCount: Type.Optional(Type.Integer({ description: 'unzip-files.' })),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    error: Nullable(Type.Object({ code: Type.String(), message: Type.String(), upstreamStatus: Type.Optional(Type.Integer()) })),
+    callback: Nullable(
+      Type.Object({
+        url: Type.String(),
+        status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+        attempts: Type.Integer({ minimum: 0 }),
+      }),
+    ),
+    links: Type.Object({ self: Type.String() }),
+  },
+  { $id: 'Job' },
+)
+
+export const JobSummarySchema = Type.Object(
+  {
+    id: Type.String(),
+    utility: Type.String(),
+    mode: Type.Union([Type.Literal('sync'), Type.Literal('async')]),
+    status: JobStatus,
+    source: Type.String({ description: '"api" for jobs started with an API key.' }),
+    createdAt: Timestamp,
+    finishedAt: Nullable(Timestamp),
+    totalMs: Ms,
+    upstreamMs: Ms,
+    errorCode: Nullable(Type.String()),
+    apiKeyName: Nullable(Type.String()),
+    userEmail: Nullable(Type.String()),
+    fileCount: Type.Integer({ minimum: 0 }),
+  },
+  { $id: 'JobSummary' },
+)
+
+export const JobListSchema = Type.Object(
+  { items: Type.Array(Type.Ref('JobSummary')), nextCursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null at the end.' })) },
+  { $id: 'JobList' },
+)
+
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'Branch on this, never on message.' }),
+      message: Type.String(),
+      details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+      requestId: Type.Optional(Type.String()),
+    }),
+  },
+  { $id: 'Error' },
+)
+
+export const CatalogEntrySchema = Type.Object(
+  {
+    slug: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    category: Type.String(),
+    icon: Type.String(),
+    target: Type.String(),
+    maxDurationSeconds: Type.Integer(),
+    inputSchema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of the utility input.' }),
+    exampleInput: Type.Object({}, { additionalProperties: true }),
+    enabled: Type.Boolean(),
+  },
+  { $id: 'CatalogEntry' },
+)
+
+export const UtilityListSchema = Type.Object({ items: Type.Array(Type.Ref('CatalogEntry')) }, { $id: 'UtilityList' })
+
+export const RESPONSE_SCHEMAS = [FileReferenceSchema, JobSchema, JobSummarySchema, JobListSchema, ErrorSchema, CatalogEntrySchema, UtilityListSchema]

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { tcpOpen, until } from '../platform/wait-for.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { api } from './helpers/api.js'
+import { createKey } from './helpers/keys.js'
+import { killComponent, startComponent } from './helpers/processes.js'
+
+let files: FileServer
+let pdf: string
+beforeAll(async () => {
+  files = await new FileServer().start()
+  pdf = files.add('d.pdf', await makePdf(1))
+})
+afterAll(() => files.stop())
+
+const port = (url: string) => Number(new URL(url).port)
+
+describe('while Redis is down', () => {
+  it('keeps serving: no rate-limit count (fail open), idempotency from the durable record, and recovers after', async () => {
+    const { key } = await createKey()
+    const h = { 'Idempotency-Key': `redis-down-${Date.now()}` }
+    const before = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdf } }, headers: h })
+    expect(before.status).toBe(202)
+    killComponent('redis')
+    await until('redis down', async () => !(await tcpOpen(port(inject('redisUrl')))))
+    try {
+      const res = await api('GET', '/v1/utilities', { key })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('ratelimit-limit')).toBe('600')
+      expect(res.headers.get('ratelimit-remaining')).toBeNull()
+      const replay = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdf } }, headers: h })
+      expect(replay.body.id).toBe(before.body.id)
+      expect(replay.headers.get('idempotent-replayed')).toBe('true')
+      const fresh = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: pdf } } })
+      expect(fresh.status).toBe(200)
+    } finally {
+      startComponent('redis')
+      await until('redis up', () => tcpOpen(port(inject('redisUrl'))))
+    }
+    await expect.poll(async () => (await api('GET', '/v1/utilities', { key })).headers.get('ratelimit-remaining'), { timeout: 10_000 }).not.toBeNull()
+  })
+})
+
+describe('an unexpected failure', () => {
+  it('answers 500 internal with a requestId that matches the gateway log, and leaks no cause', async () => {
+    const { key } = await createKey()
+    killComponent('minio')
+    let res
+    try {
+      res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdf } } })
+    } finally {
+      startComponent('minio')
+      await until('minio up', () => tcpOpen(port(inject('storage').endpoint)))
+    }
+    expect(res.status).toBe(500)
+    expect(res.body.error.code).toBe('internal')
+    expect(res.body.error.message).toBe('An unexpected error occurred.')
+    expect(res.body.error.requestId).toBe(res.headers.get('x-request-id'))
+    const log = readFileSync(join(inject('platformDir'), 'logs', 'gateway.log'), 'utf8')
+    const line = log.split('\n').find((l) => l.includes(res.body.error.requestId) && l.includes('unexpected error'))
+    expect(line).toBeDefined()
+    expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|stack|minio/i)
+    await until('storage back', async () => (await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: pdf } } })).status === 200, 30_000, 500)
+  })
+})
