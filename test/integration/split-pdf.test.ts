@@ -1,5 +1,6 @@
 import { PDFDocument } from 'pdf-lib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { storageClient } from '../../contract/storage-client.js'
 import { api, download } from './helpers/api.js'
 import { FileServer } from '../support/file-server.js'
 import { createKey } from './helpers/keys.js'
@@ -88,6 +89,18 @@ describe('split-pdf through the whole platform', () => {
     expect(res.status).toBe(422)
     expect(res.body.error.code).toBe('upstream_rejected')
     expect(res.body.error.message).toContain('password-protected')
+  })
+
+  it('given an s3:// URL into the service bucket, reads the PDF from storage; another bucket is refused', async () => {
+    const cfg = inject('storage')
+    const body = await makePdf(2)
+    await storageClient(cfg).putObject(cfg.bucket, 'uploads/two.pdf', body, body.length)
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `s3://${cfg.bucket}/uploads/two.pdf` } } })
+    expect(res.status).toBe(200)
+    expect(res.body.result.pageCount).toBe(2)
+    const other = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: 's3://someone-elses-bucket/two.pdf' } } })
+    expect(other.status).toBe(422)
+    expect(other.body.error.message).toContain(`s3://${cfg.bucket}/`)
   })
 
   it('given an input URL that answers 404, the run fails with upstreamStatus 404', async () => {
