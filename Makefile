@@ -39,6 +39,7 @@ typecheck:
 
 bench: deps binaries build
 	node dist/test/bench/split-latency.js
+	node dist/test/bench/gateway-latency.js
 
 clean:
 	rm -rf dist .test
