@@ -221,6 +221,17 @@ describe('CallbackController', () => {
     expect(api.objects.get('j1')!.status!.callback).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('signing secret') })
   })
 
+  it('records an attempt that could not be made (e.g. an unusable secret) as failed', async () => {
+    const { api, controller } = setup([
+      async () => {
+        throw new Error('the signing secret is empty')
+      },
+    ])
+    api.put(finishedJob('j1'))
+    expect(await controller.reconcile('j1')).toEqual({ requeueAfterMs: 10_000 })
+    expect(api.objects.get('j1')!.status!.callback).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('signing secret is empty') })
+  })
+
   it('lists the jobs whose callbacks are still pending', () => {
     const { api, controller } = setup([ok])
     api.put(finishedJob('a'))

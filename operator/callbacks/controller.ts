@@ -104,7 +104,12 @@ export class CallbackController {
       } catch (err) {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'building the callback body failed')
       }
-      outcome = body === undefined ? { kind: 'failed', statusCode: null, error: 'The job could not be read back for the callback.' } : await this.d.send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret })
+      outcome =
+        body === undefined
+          ? { kind: 'failed', statusCode: null, error: 'The job could not be read back for the callback.' }
+          : await this.d.send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret }).catch(
+              (err): AttemptOutcome => ({ kind: 'failed', statusCode: null, error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}` }),
+            )
     }
     const endedAt = this.now()
     this.d.metrics?.callbackAttempts.inc({ event, outcome: outcome.kind })
