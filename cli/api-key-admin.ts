@@ -1,8 +1,19 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
 import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
-import { DEFAULT_RATE_LIMIT, hashApiKey, hashLabel, keyPrefix, newApiKeyValue, newSigningSecret } from '../contract/api-keys.js'
+import {
+  DEFAULT_RATE_LIMIT,
+  hashApiKey,
+  hashLabel,
+  keyPrefix,
+  newApiKeyValue,
+  newSigningSecret,
+  SIGNING_SECRET_KEY,
+  signingSecretNameFor,
+  WORKSPACE_SIGNING_SECRET,
+} from '../contract/api-keys.js'
 import type { ApiKeyResource } from '../contract/crd-schemas.js'
 import { newId, objectNameOf, ulidOf } from '../contract/ids.js'
+import { apiStatus } from '../contract/kube.js'
 import { isoMs } from '../contract/time.js'
 
 export interface CreateKeyOptions {
@@ -18,7 +29,14 @@ export interface CreatedKey {
   signingSecret: string
 }
 
-export const SIGNING_SECRET_KEY = 'signingSecret'
+export { SIGNING_SECRET_KEY }
+
+/** A key's effective signing secret: its own, or the workspace's for a key that has none yet. */
+export interface RevealedSecret {
+  id: string
+  signingSecret: string
+  source: 'key' | 'workspace'
+}
 
 /** API key management against ApiKey resources and their signing-secret Secrets. */
 export class ApiKeyAdmin {
@@ -57,23 +75,85 @@ export class ApiKeyAdmin {
         createdAt: isoMs(now),
         expiresAt: opts.expiresInDays ? isoMs(now + opts.expiresInDays * 86_400_000) : null,
         revokedAt: null,
-        signingSecretName: `${name}-signing`,
+        signingSecretName: signingSecretNameFor(name),
       },
     }
     const created = (await this.custom.createNamespacedCustomObject({ ...this.coords(), body })) as ApiKeyResource
-    await this.core.createNamespacedSecret({
-      namespace: this.namespace,
-      body: {
-        metadata: {
-          name: body.spec.signingSecretName,
-          labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: name },
-          ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: API_KEY.kind, name, uid: created.metadata.uid!, controller: true }],
-        },
-        type: 'Opaque',
-        stringData: { [SIGNING_SECRET_KEY]: signingSecret },
-      },
-    })
+    await this.core.createNamespacedSecret({ namespace: this.namespace, body: this.keySecret(created, signingSecret) })
     return { id, key, signingSecret }
+  }
+
+  /** The Secret holding a key's own signing secret, owned by the ApiKey (deleted with it). */
+  private keySecret(apiKey: ApiKeyResource, signingSecret: string) {
+    const name = apiKey.metadata.name
+    return {
+      metadata: {
+        name: apiKey.spec.signingSecretName || signingSecretNameFor(name),
+        labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: name },
+        ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: API_KEY.kind, name, uid: apiKey.metadata.uid!, controller: true }],
+      },
+      type: 'Opaque',
+      stringData: { [SIGNING_SECRET_KEY]: signingSecret },
+    }
+  }
+
+  private async get(id: string): Promise<ApiKeyResource> {
+    if (!ulidOf(id, 'key')) throw new Error(`${id} is not an API key id (key_...)`)
+    return (await this.custom.getNamespacedCustomObject({ ...this.coords(), name: objectNameOf(id) })) as ApiKeyResource
+  }
+
+  private async readSecret(name: string): Promise<string | null> {
+    try {
+      const s = await this.core.readNamespacedSecret({ name, namespace: this.namespace })
+      const value = s.data?.[SIGNING_SECRET_KEY]
+      return value ? Buffer.from(value, 'base64').toString('utf8') : null
+    } catch (err) {
+      if (apiStatus(err) === 404) return null
+      throw err
+    }
+  }
+
+  /**
+   * Gives the key a new signing secret of its own (a key that used the workspace secret gets
+   * one). The callback controller reads the Secret at every attempt, so the next attempt of
+   * every pending callback is signed with the new secret.
+   */
+  async rotateSecret(id: string): Promise<RevealedSecret> {
+    const apiKey = await this.get(id)
+    const signingSecret = newSigningSecret()
+    const body = this.keySecret(apiKey, signingSecret)
+    try {
+      await this.core.replaceNamespacedSecret({ name: body.metadata.name, namespace: this.namespace, body })
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err
+      await this.core.createNamespacedSecret({ namespace: this.namespace, body })
+    }
+    return { id, signingSecret, source: 'key' }
+  }
+
+  /** The secret callbacks of this key are signed with now. */
+  async revealSecret(id: string): Promise<RevealedSecret> {
+    const apiKey = await this.get(id)
+    const own = await this.readSecret(apiKey.spec.signingSecretName || signingSecretNameFor(apiKey.metadata.name))
+    if (own) return { id, signingSecret: own, source: 'key' }
+    return { id, signingSecret: await this.ensureWorkspaceSecret(), source: 'workspace' }
+  }
+
+  /** The workspace signing secret, created when missing (keys without a secret of their own use it). */
+  async ensureWorkspaceSecret(): Promise<string> {
+    const existing = await this.readSecret(WORKSPACE_SIGNING_SECRET)
+    if (existing) return existing
+    const signingSecret = newSigningSecret()
+    try {
+      await this.core.createNamespacedSecret({
+        namespace: this.namespace,
+        body: { metadata: { name: WORKSPACE_SIGNING_SECRET, labels: { [LABELS.managedBy]: MANAGED_BY } }, type: 'Opaque', stringData: { [SIGNING_SECRET_KEY]: signingSecret } },
+      })
+      return signingSecret
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err
+      return (await this.readSecret(WORKSPACE_SIGNING_SECRET))!
+    }
   }
 
   /** Active keys first, then revoked ones, each newest first. */

@@ -5,13 +5,15 @@ import { KubeConfig } from '@kubernetes/client-node'
 import { EXPIRY_DAYS } from '../contract/api-keys.js'
 import { CONTRACT_SLUGS } from '../contract/catalog.js'
 import { apiStatus } from '../contract/kube.js'
-import { ApiKeyAdmin } from './api-key-admin.js'
+import { ApiKeyAdmin, type RevealedSecret } from './api-key-admin.js'
 
 const USAGE = `usage: dutil keys <command> [options]
 
   keys create --name NAME [--utilities a,b] [--rate-limit N] [--expires-in-days 30|90|365] [--json]
   keys list [--json]
   keys revoke KEY_ID
+  keys rotate-secret KEY_ID [--json]   new callback signing secret; used from the next attempt on
+  keys reveal-secret KEY_ID [--json]   the secret this key's callbacks are signed with
 
 Uses KUBECONFIG, or .dev/kubeconfig when KUBECONFIG is unset; namespace from DUTIL_NAMESPACE (default dutil).`
 
@@ -81,6 +83,23 @@ async function main(argv: string[]): Promise<void> {
         throw err
       }
       console.log(`API key ${id} revoked.`)
+      return
+    }
+    case 'rotate-secret':
+    case 'reveal-secret': {
+      const id = positionals[0]
+      if (!id) throw new UsageError(`keys ${command} needs a key id (key_...)`)
+      let revealed: RevealedSecret
+      try {
+        revealed = command === 'rotate-secret' ? await admin.rotateSecret(id) : await admin.revealSecret(id)
+      } catch (err) {
+        if (apiStatus(err) === 404) throw new UsageError(`no API key ${id}`)
+        throw err
+      }
+      if (values.json) return void console.log(JSON.stringify(revealed))
+      const note = revealed.source === 'workspace' ? '\n(this key has no secret of its own and uses the workspace secret; `keys rotate-secret` gives it one)' : ''
+      const heading = command === 'rotate-secret' ? `New signing secret of ${id} (signs every callback attempt from now on):` : `Signing secret of ${id}:`
+      console.log(`${heading}\n\n  ${revealed.signingSecret}\n${note}`)
       return
     }
     default:

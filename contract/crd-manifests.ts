@@ -79,6 +79,7 @@ export function crdManifests() {
       { name: 'Error', type: 'string', jsonPath: '.status.error.code', priority: 0 },
       { name: 'Duration-ms', type: 'integer', jsonPath: '.status.timings.totalMs' },
       { name: 'Key', type: 'string', jsonPath: '.spec.apiKeyName', priority: 1 },
+      { name: 'Callback', type: 'string', jsonPath: '.status.callback.status', priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
     true,

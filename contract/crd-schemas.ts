@@ -61,6 +61,28 @@ export const JobErrorSchema = Type.Object({
 })
 export type JobError = Static<typeof JobErrorSchema>
 
+export const CallbackStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')])
+export type CallbackStatus = Static<typeof CallbackStatusSchema>
+
+/**
+ * Delivery bookkeeping of a job's signed callback, written only by the operator's callback
+ * controller (the job reconciler never touches it). Unlike the rest of the status it cannot be
+ * rebuilt from the state of the world: how many attempts were made and when the next one is
+ * due exist nowhere else. It lives in the status so that an operator restart neither loses an
+ * attempt nor makes one early; every write carries the object's resourceVersion, so an attempt
+ * is claimed by exactly one writer before it is sent.
+ */
+export const CallbackDeliverySchema = Type.Object({
+  status: CallbackStatusSchema,
+  attempts: Type.Integer({ minimum: 0, description: 'Attempts made (or claimed) so far.' }),
+  nextAttemptAt: Nullable(Type.String({ description: 'When the next attempt is due; null once delivered or failed.' })),
+  lastAttemptAt: Nullable(Type.String()),
+  lastStatusCode: Nullable(Type.Integer({ description: 'HTTP status of the last answered attempt.' })),
+  lastError: Nullable(Type.String({ description: 'Why the last attempt failed; null after a delivery.' })),
+  finishedAt: Nullable(Type.String({ description: 'When the callback was delivered or given up.' })),
+})
+export type CallbackDelivery = Static<typeof CallbackDeliverySchema>
+
 export const UtilityJobStatusSchema = Type.Object({
   state: JobStateSchema,
   startedAt: Nullable(Type.String()),
@@ -75,6 +97,7 @@ export const UtilityJobStatusSchema = Type.Object({
   error: Nullable(JobErrorSchema),
   jobName: Type.Optional(Type.String({ description: 'The batch/v1 Job running this utility job.' })),
   observedGeneration: Type.Optional(Type.Integer()),
+  callback: Type.Optional(CallbackDeliverySchema),
 })
 export type UtilityJobStatus = Static<typeof UtilityJobStatusSchema>
 

@@ -1,4 +1,4 @@
-import type { UtilityJobResource, UtilityJobStatus, JobState } from './crd-schemas.js'
+import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus, JobState } from './crd-schemas.js'
 import { TERMINAL_STATES } from './crd-schemas.js'
 
 export interface FileLink {
@@ -84,9 +84,14 @@ export function toJobView(job: UtilityJobResource, linkFor: (key: string) => Fil
     metadata: spec.metadata ?? null,
     result: status.state === 'succeeded' && status.result ? resultView(status.result, linkFor) : null,
     error: status.state === 'failed' && status.error ? errorView(status.error) : null,
-    callback: spec.callbackUrl ? { url: spec.callbackUrl, status: 'pending', attempts: 0 } : null,
+    callback: spec.callbackUrl ? callbackView(spec.callbackUrl, status.callback) : null,
     links: { self: `/v1/jobs/${spec.jobId}` },
   }
+}
+
+/** The callback as clients see it; `pending` with 0 attempts until the callback controller writes. */
+function callbackView(url: string, delivery: CallbackDelivery | undefined): NonNullable<JobView['callback']> {
+  return { url, status: delivery?.status ?? 'pending', attempts: delivery?.attempts ?? 0 }
 }
 
 function resultView(result: NonNullable<UtilityJobStatus['result']>, linkFor: (key: string) => FileLink) {

@@ -1,3 +1,4 @@
+import { WORKSPACE_SIGNING_SECRET } from '../contract/api-keys.js'
 import type { RunnerSettings } from './desired-job.js'
 
 export interface OperatorConfig {
@@ -7,6 +8,19 @@ export interface OperatorConfig {
   concurrency: number
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
   runner: RunnerSettings
+  callbacks: CallbackSettings
+}
+
+export interface CallbackSettings {
+  /** Attempts in flight at once (each waits at most 10 s for its receiver). */
+  concurrency: number
+  /** Tests only: multiplies the back-off delays (1 = the spec's 10 s, 20 s, …). */
+  delayScale: number
+  /** Secret with the workspace's `whsec_` secret, for keys without their own. */
+  workspaceSecretName: string
+  /** Download links in a callback's job view: presigned against this address, valid this long. */
+  publicStorageEndpoint: string
+  linkTtlSeconds: number
 }
 
 function env(name: string, fallback?: string): string {
@@ -41,6 +55,13 @@ export function loadOperatorConfig(): OperatorConfig {
       },
       allowLoopbackUrls: env('DUTIL_ALLOW_LOOPBACK_URLS', 'false') === 'true',
       jobTtlSeconds: Number(env('DUTIL_JOB_TTL_SECONDS', '86400')),
+    },
+    callbacks: {
+      concurrency: Number(env('DUTIL_CALLBACK_CONCURRENCY', '16')),
+      delayScale: Number(env('DUTIL_CALLBACK_DELAY_SCALE', '1')),
+      workspaceSecretName: env('DUTIL_WORKSPACE_SIGNING_SECRET', WORKSPACE_SIGNING_SECRET),
+      publicStorageEndpoint: env('DUTIL_S3_PUBLIC_ENDPOINT', storage.endpoint),
+      linkTtlSeconds: Number(env('DUTIL_LINK_TTL_SECONDS', '3600')),
     },
   }
 }

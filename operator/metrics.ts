@@ -22,6 +22,26 @@ export function operatorMetrics() {
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60],
       registers: [registry],
     }),
+    callbackAttempts: new Counter({
+      name: 'dutil_callback_attempts_total',
+      help: 'Callback delivery attempts by event and outcome (delivered, failed, refused).',
+      labelNames: ['event', 'outcome'],
+      registers: [registry],
+    }),
+    callbackAttemptSeconds: new Histogram({
+      name: 'dutil_callback_attempt_duration_seconds',
+      help: 'Time one callback attempt took, from the destination check to the answer (or timeout).',
+      labelNames: ['outcome'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers: [registry],
+    }),
+    callbacksFinished: new Counter({
+      name: 'dutil_callbacks_finished_total',
+      help: 'Callbacks that reached a final state (delivered, or failed after the last attempt or a refused destination).',
+      labelNames: ['event', 'status'],
+      registers: [registry],
+    }),
+    callbackQueueDepth: new Gauge({ name: 'dutil_callback_queue_depth', help: 'Callbacks waiting for a free delivery worker.', registers: [registry] }),
   }
 }
 

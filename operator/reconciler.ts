@@ -127,7 +127,9 @@ export class UtilityJobReconciler {
   }
 
   private async writeStatus(uj: UtilityJobResource, status: UtilityJobStatus, log: Logger): Promise<void> {
-    const body = { ...uj, status: { ...status, jobName: jobNameFor(uj), observedGeneration: uj.metadata.generation } }
+    // status.callback belongs to the callback controller: carried over as it is, never rebuilt.
+    const callback = uj.status?.callback
+    const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName: jobNameFor(uj), observedGeneration: uj.metadata.generation } }
     await this.d.custom.replaceNamespacedCustomObjectStatus({
       group: API_GROUP,
       version: API_VERSION,

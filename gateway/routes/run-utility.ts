@@ -11,6 +11,7 @@ import { writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
 import { ApiError, invalid } from '../api-error.js'
+import { assertCallbackUrlAllowed } from '../callback-url.js'
 import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
 import { readJsonBody } from '../json-body.js'
@@ -56,6 +57,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
     throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [{ path: 'callbackUrl', message: 'is not allowed on a sync run' }])
   }
   validateRunRequest(body, runRequestSchema(utility, mode), utility)
+  assertCallbackUrlAllowed(body)
   const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
   // The key alone identifies a valid request: a retry gets the original job whatever its body.
   const earlier = hash ? await deps.idempotency.find(hash) : undefined

@@ -7,6 +7,7 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
+import { ApiKeyAdmin } from '../../cli/api-key-admin.js'
 import { apiStatus } from '../../contract/kube.js'
 import { storageClient } from '../../contract/storage-client.js'
 import { Supervisor } from './supervisor.js'
@@ -82,6 +83,8 @@ export interface PlatformOptions {
   /** Accept test-only request headers at the gateway. */
   testHooks: boolean
   syncWaitSeconds?: number
+  /** Tests only: multiplies the operator's callback back-off (DUTIL_CALLBACK_DELAY_SCALE). */
+  callbackDelayScale?: number
   progress?: (message: string) => void
   /** Supervisor to start processes under; pass one to be able to stop them while starting. */
   supervisor?: Supervisor
@@ -290,6 +293,8 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     say('installing CRDs, namespace and storage bucket')
     await applyCrds(kubeconfigPath)
     await ensureNamespaceAndSecret(kc, creds)
+    // Keys without a signing secret of their own sign callbacks with the workspace secret.
+    await new ApiKeyAdmin(kc, NAMESPACE).ensureWorkspaceSecret()
     await until('redis', () => tcpOpen(p.redis))
     const storage = { endpoint: `http://127.0.0.1:${p.minio}`, region: 'us-east-1', bucket: BUCKET, ...creds }
     const s3 = storageClient(storage)
@@ -325,6 +330,9 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       DUTIL_OPERATOR_PORT: String(p.operator),
       DUTIL_TEST_HOOKS: String(opts.testHooks),
       ...(opts.syncWaitSeconds ? { DUTIL_SYNC_WAIT_SECONDS: String(opts.syncWaitSeconds) } : {}),
+      ...(opts.callbackDelayScale ? { DUTIL_CALLBACK_DELAY_SCALE: String(opts.callbackDelayScale) } : {}),
+      // Extra trust (a test CA for callback receivers) also reaches programs restarted by a test.
+      ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
     }
     const startOperator = () => void start('operator', process.execPath, [join(REPO_ROOT, 'dist', 'operator', 'main.js')], programEnv)
     const startGateway = () => void start('gateway', process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], programEnv)

@@ -1,0 +1,164 @@
+import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
+import type { Logger } from 'pino'
+import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
+import type { CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
+import type { JobView } from '../../contract/job-view.js'
+import { apiStatus } from '../../contract/kube.js'
+import type { OperatorMetrics } from '../metrics.js'
+import type { WorkQueue } from '../work-queue.js'
+import { afterAttempt, callbackEvent, claimAttempt, currentDelivery, gaveUp, nextStep, type AttemptOutcome, type CallbackEvent } from './callback-state.js'
+import type { CallbackMessage } from './delivery.js'
+import type { CallbackSchedule } from './schedule.js'
+import type { SecretSource } from './signing-secrets.js'
+
+export interface CallbackControllerDeps {
+  namespace: string
+  utilityJobs: ObjectCache<UtilityJobResource>
+  custom: Pick<CustomObjectsApi, 'replaceNamespacedCustomObjectStatus' | 'getNamespacedCustomObject'>
+  secrets: SecretSource
+  /** The job exactly as `GET /v1/jobs/{id}` returns it, with fresh download links. */
+  view: (uj: UtilityJobResource) => Promise<JobView>
+  /** One attempt: destination check, signing, POST (operator/callbacks/delivery.ts). */
+  send: (msg: CallbackMessage) => Promise<AttemptOutcome>
+  schedule: CallbackSchedule
+  log: Logger
+  metrics?: Pick<OperatorMetrics, 'callbackAttempts' | 'callbackAttemptSeconds' | 'callbacksFinished'>
+  now?: () => number
+}
+
+type Requeue = { requeueAfterMs?: number } | void
+
+/** How many times an attempt's outcome is written again after a write conflict. */
+const OUTCOME_WRITE_TRIES = 5
+
+/**
+ * Delivers the signed callback of every finished async job that has a callbackUrl. Keyed by
+ * UtilityJob name and run on its own WorkQueue: a callback that is not yet due is requeued for
+ * its due time (no worker waits), and attempts run concurrently up to the queue's worker
+ * count, so one slow receiver never delays the others.
+ *
+ * Each attempt is claimed first: the counted attempt and its next due time are written with
+ * the object's resourceVersion before anything is sent, so a second writer (a restarted or a
+ * second operator) loses the conflict instead of sending twice, and an operator that stops
+ * mid-attempt finds the next attempt on schedule. The outcome is written afterwards. Only
+ * `status.callback` is ever changed; the job's own state never is.
+ */
+export class CallbackController {
+  constructor(private readonly d: CallbackControllerDeps) {}
+
+  private now(): number {
+    return this.d.now ? this.d.now() : Date.now()
+  }
+
+  /** Whether a watch event about this object should put it on the callback queue. */
+  static wants(uj: UtilityJobResource): boolean {
+    return callbackEvent(uj) !== null && currentDelivery(uj).status === 'pending'
+  }
+
+  /** Puts every job with a pending callback on `queue` (start-up and periodic resync). */
+  enqueuePending(queue: WorkQueue): void {
+    for (const uj of this.d.utilityJobs.list(this.d.namespace)) if (CallbackController.wants(uj)) queue.add(uj.metadata.name)
+  }
+
+  async reconcile(name: string): Promise<Requeue> {
+    const uj = this.d.utilityJobs.get(name, this.d.namespace)
+    if (!uj || uj.metadata.deletionTimestamp) return
+    const event = callbackEvent(uj)
+    if (!event) return
+    const current = currentDelivery(uj)
+    const step = nextStep(current, this.now(), this.d.schedule)
+    const log = this.d.log.child({ jobId: uj.spec.jobId, event })
+    switch (step.kind) {
+      case 'done':
+        return
+      case 'wait':
+        return { requeueAfterMs: step.ms }
+      case 'give-up': {
+        const final = gaveUp(current, this.now())
+        if (!(await this.write(uj, final))) return { requeueAfterMs: 1000 }
+        this.d.metrics?.callbacksFinished.inc({ event, status: 'failed' })
+        log.warn({ attempts: final.attempts }, 'callback failed: the last attempt was never recorded')
+        return
+      }
+      case 'attempt':
+        return this.attempt(uj, event, current, log)
+    }
+  }
+
+  private async attempt(uj: UtilityJobResource, event: CallbackEvent, current: CallbackDelivery, log: Logger): Promise<Requeue> {
+    // Read before claiming: a failure here is retried with the queue's back-off, costing no attempt.
+    const secret = await this.d.secrets.forKey(uj.spec.apiKeyId)
+    const claimedAt = this.now()
+    const claimed = await this.write(uj, claimAttempt(current, claimedAt, this.d.schedule))
+    if (!claimed) return { requeueAfterMs: 1000 } // someone else changed it first: look again
+    const delivery = claimed.status!.callback!
+
+    let outcome: AttemptOutcome
+    if (!secret) {
+      outcome = { kind: 'failed', statusCode: null, error: 'No signing secret exists for this API key or the workspace.' }
+    } else {
+      let body: string | undefined
+      try {
+        const data = await this.d.view(claimed)
+        body = JSON.stringify({ type: event, timestamp: claimed.status!.finishedAt ?? new Date(claimedAt).toISOString(), data })
+      } catch (err) {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'building the callback body failed')
+      }
+      outcome =
+        body === undefined
+          ? { kind: 'failed', statusCode: null, error: 'The job could not be read back for the callback.' }
+          : await this.d.send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret }).catch(
+              (err): AttemptOutcome => ({ kind: 'failed', statusCode: null, error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}` }),
+            )
+    }
+    const endedAt = this.now()
+    this.d.metrics?.callbackAttempts.inc({ event, outcome: outcome.kind })
+    this.d.metrics?.callbackAttemptSeconds.observe({ outcome: outcome.kind }, (endedAt - claimedAt) / 1000)
+
+    const next = afterAttempt(delivery, outcome, endedAt, this.d.schedule)
+    await this.writeOutcome(claimed, delivery, next)
+    const fields = { attempt: next.attempts, status: next.status, statusCode: next.lastStatusCode, error: next.lastError, secret: secret?.source }
+    if (next.status === 'delivered') log.info(fields, 'callback delivered')
+    else if (next.status === 'failed') log.warn(fields, 'callback failed')
+    else log.info({ ...fields, nextAttemptAt: next.nextAttemptAt }, 'callback attempt failed, will retry')
+    if (next.status !== 'pending') {
+      this.d.metrics?.callbacksFinished.inc({ event, status: next.status })
+      return
+    }
+    return { requeueAfterMs: Math.max(0, Date.parse(next.nextAttemptAt!) - this.now()) }
+  }
+
+  /**
+   * Writes the outcome of the attempt claimed as `claimed`. A conflict means the object changed
+   * meanwhile (labels, say): re-read it and write again as long as our claim is still the
+   * latest word on the callback.
+   */
+  private async writeOutcome(obj: UtilityJobResource, claimed: CallbackDelivery, next: CallbackDelivery): Promise<void> {
+    let latest = obj
+    for (let i = 0; i < OUTCOME_WRITE_TRIES; i++) {
+      if (await this.write(latest, next)) return
+      latest = (await this.d.custom.getNamespacedCustomObject({ ...this.coords(), name: obj.metadata.name })) as UtilityJobResource
+      const cb = latest.status?.callback
+      if (!cb || cb.attempts !== claimed.attempts || cb.status !== 'pending' || cb.lastAttemptAt !== claimed.lastAttemptAt) {
+        this.d.log.warn({ jobId: obj.spec.jobId }, 'callback changed by another writer; outcome not recorded')
+        return
+      }
+    }
+    throw new Error('the callback outcome could not be written after repeated conflicts')
+  }
+
+  /** Replaces status.callback (only) with optimistic concurrency; the written object, or null on a conflict. */
+  private async write(uj: UtilityJobResource, callback: CallbackDelivery): Promise<UtilityJobResource | null> {
+    const body: UtilityJobResource = { ...uj, status: { ...uj.status!, callback } }
+    try {
+      return (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body })) as UtilityJobResource
+    } catch (err) {
+      if (apiStatus(err) === 409) return null
+      throw err
+    }
+  }
+
+  private coords() {
+    return { group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural }
+  }
+}

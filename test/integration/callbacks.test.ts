@@ -1,0 +1,304 @@
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { CoreV1Api } from '@kubernetes/client-node'
+import { Webhook } from 'standardwebhooks'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { SIGNING_SECRET_KEY, signingSecretNameFor, WORKSPACE_SIGNING_SECRET } from '../../contract/api-keys.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { REPO_ROOT } from '../platform/platform.js'
+import { CallbackReceiver, type ReceivedCallback, type Reply } from '../support/callback-receiver.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { api, download } from './helpers/api.js'
+import { createJobDirectly, readJob, writeStatus } from './helpers/direct-jobs.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
+import { killComponent, startOperator, waitForOperatorReady } from './helpers/processes.js'
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+let receiver: CallbackReceiver
+let files: FileServer
+let pdfUrl: string
+let notPdfUrl: string
+
+beforeAll(async () => {
+  const tls = inject('callbackTls')
+  receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
+  files = await new FileServer().start()
+  pdfUrl = files.add('two.pdf', await makePdf(2))
+  notPdfUrl = files.add('not.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
+})
+afterAll(async () => {
+  await receiver.stop()
+  await files.stop()
+})
+
+let paths = 0
+/** A receiver path of its own for one test, answering with `replies` in turn. */
+function hook(...replies: Reply[]): { path: string; url: string } {
+  const path = `/hooks/${++paths}`
+  return { path, url: receiver.url(path, ...replies) }
+}
+
+async function startJob(key: string, callbackUrl: string, input = { url: pdfUrl }, metadata?: Record<string, unknown>): Promise<string> {
+  const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input, callbackUrl, ...(metadata ? { metadata } : {}) } })
+  expect(res.status).toBe(202)
+  expect(res.body.callback).toEqual({ url: callbackUrl, status: 'pending', attempts: 0 })
+  return res.body.id
+}
+
+/** The job's `callback` once it is no longer pending. */
+async function settledCallback(key: string, id: string, timeout = 60_000): Promise<{ url: string; status: string; attempts: number }> {
+  await expect.poll(async () => (await api('GET', `/v1/jobs/${id}`, { key })).body.callback?.status, { timeout, interval: 200 }).not.toBe('pending')
+  return (await api('GET', `/v1/jobs/${id}`, { key })).body.callback
+}
+
+function verify(got: ReceivedCallback, secret: string): any {
+  return new Webhook(secret).verify(got.body, got.headers)
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const cli = async (...args: string[]) =>
+  (await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'keys', ...args], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })).stdout
+
+describe('signed callbacks', () => {
+  it('given a finished async job, POSTs one job.succeeded signed with the key secret, data being the job as GET returns it', async () => {
+    const { key, signingSecret } = await createKey()
+    const { path, url } = hook(200)
+    const id = await startJob(key, url, { url: pdfUrl }, { ticket: 'T-7', nested: { a: [1, 2] } })
+
+    const [got] = await receiver.waitFor(path, 1)
+    expect(got.headers['content-type']).toBe('application/json')
+    expect(got.headers['user-agent']).toMatch(/dutil/)
+    expect(got.headers['webhook-id']).toBe(id)
+    expect(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30)
+    expect(got.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/)
+    const event = verify(got, signingSecret)
+    expect(event.type).toBe('job.succeeded')
+    expect(event.timestamp).toMatch(ISO_MS)
+
+    expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 1 })
+    const fetched = (await api('GET', `/v1/jobs/${id}`, { key })).body
+    expect(event.timestamp).toBe(fetched.finishedAt)
+    // Same view, except what changes with each read: fresh links, and the callback's own progress.
+    const stable = (job: any) => ({ ...job, callback: undefined, result: { ...job.result, files: job.result.files.map((f: any) => ({ ...f, url: undefined, urlExpiresAt: undefined })) } })
+    expect(stable(event.data)).toEqual(stable(fetched))
+    expect(event.data.metadata).toEqual({ ticket: 'T-7', nested: { a: [1, 2] } })
+    expect(event.data.callback).toEqual({ url, status: 'pending', attempts: 1 })
+    expect(event.data.result.pageCount).toBe(2)
+    for (const f of event.data.result.files) {
+      expect(f.urlExpiresAt).toMatch(ISO_MS)
+      expect((await download(f.url)).status).toBe(200)
+    }
+    await sleep(500)
+    expect(receiver.requests(path)).toHaveLength(1)
+    const metrics = await (await fetch(`http://127.0.0.1:${inject('programEnv').DUTIL_OPERATOR_PORT}/metrics`)).text()
+    expect(metrics).toMatch(/dutil_callback_attempts_total\{event="job.succeeded",outcome="delivered"\} [1-9]/)
+    expect(metrics).toMatch(/dutil_callback_attempt_duration_seconds_count\{outcome="delivered"\} [1-9]/)
+    expect(metrics).toMatch(/dutil_callbacks_finished_total\{event="job.succeeded",status="delivered"\} [1-9]/)
+  })
+
+  it('given a receiver answering 500 twice, delivers on the third attempt with the same webhook-id, each attempt signed', async () => {
+    const { key, signingSecret } = await createKey()
+    const { path, url } = hook(500, 500, 200)
+    const id = await startJob(key, url)
+    expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 3 })
+    const got = receiver.requests(path)
+    expect(got).toHaveLength(3)
+    for (const g of got) {
+      expect(g.headers['webhook-id']).toBe(id)
+      expect(verify(g, signingSecret).type).toBe('job.succeeded')
+    }
+    expect(got.map((g) => verify(g, signingSecret).data.callback.attempts)).toEqual([1, 2, 3])
+    const uj = await readJob(objectNameOf(id))
+    expect(uj.status?.state).toBe('succeeded')
+    expect(uj.status?.callback).toMatchObject({ status: 'delivered', attempts: 3, lastStatusCode: 200, lastError: null, nextAttemptAt: null, finishedAt: expect.stringMatching(ISO_MS) })
+  })
+
+  it('given a receiver answering 302, counts it as a failed attempt and never follows the redirect', async () => {
+    const { key } = await createKey()
+    const { path, url } = hook(302, 200)
+    const id = await startJob(key, url)
+    expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 2 })
+    expect(receiver.requests(path)).toHaveLength(2)
+    expect(receiver.requests(`/redirected${path}`)).toHaveLength(0)
+  })
+
+  it('given a receiver that does not answer within 10 s, retries; meanwhile other receivers get theirs at once', async () => {
+    const { key } = await createKey()
+    // Two stalled attempts keep a delivery worker busy for about 20 s.
+    const slow = hook('stall', 'stall', 200)
+    const fast = hook(200)
+    const slowId = await startJob(key, slow.url)
+    const [first] = await receiver.waitFor(slow.path, 1)
+    const fastId = await startJob(key, fast.url)
+    const [fastGot] = await receiver.waitFor(fast.path, 1, 90_000)
+    // A stalled attempt was in flight when the other callback went out, and that one did not wait for it.
+    expect(receiver.requests(slow.path).some((r) => r.at <= fastGot.at && fastGot.at < r.at + 10_000)).toBe(true)
+    const fastJob = (await api('GET', `/v1/jobs/${fastId}`, { key })).body
+    expect(fastGot.at - Date.parse(fastJob.finishedAt)).toBeLessThan(5_000)
+    expect(await settledCallback(key, fastId)).toMatchObject({ status: 'delivered', attempts: 1 })
+
+    await expect.poll(async () => (await readJob(objectNameOf(slowId))).status?.callback?.lastError, { timeout: 30_000, interval: 200 }).toMatch(/did not answer within 10 s/)
+    const [, second, third] = await receiver.waitFor(slow.path, 3, 60_000)
+    expect(second.at - first.at).toBeGreaterThanOrEqual(10_000)
+    expect(third.at - second.at).toBeGreaterThanOrEqual(10_000)
+    expect(await settledCallback(key, slowId)).toEqual({ url: slow.url, status: 'delivered', attempts: 3 })
+  })
+
+  it('given a receiver that always fails, makes 8 attempts, then marks the callback failed and leaves the job alone', async () => {
+    const { key } = await createKey()
+    const { path, url } = hook(503)
+    const id = await startJob(key, url)
+    expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
+    expect(receiver.requests(path)).toHaveLength(8)
+    const gaps = receiver.requests(path).map((g, i, all) => (i ? g.at - all[i - 1].at : 0)).slice(1)
+    // Back-off doubles (the test platform scales 10 s to 100 ms).
+    expect(gaps[6]).toBeGreaterThan(gaps[0] * 8)
+    const job = (await api('GET', `/v1/jobs/${id}`, { key })).body
+    expect(job).toMatchObject({ status: 'succeeded', error: null })
+    expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({ lastStatusCode: 503, lastError: expect.stringContaining('503') })
+  })
+
+  it('given a failed job, sends job.failed with the error', async () => {
+    const { key, signingSecret } = await createKey()
+    const { path, url } = hook(200)
+    const id = await startJob(key, url, { url: notPdfUrl })
+    const [got] = await receiver.waitFor(path, 1)
+    const event = verify(got, signingSecret)
+    expect(event.type).toBe('job.failed')
+    expect(event.data).toMatchObject({ id, status: 'failed', result: null, error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' } })
+    expect(await settledCallback(key, id)).toMatchObject({ status: 'delivered', attempts: 1 })
+  })
+
+  it('given a secret rotated while an attempt is in flight, signs the next attempt with the new secret', async () => {
+    const created = await createKey()
+    let rotated: Promise<string> | undefined
+    const { path, url } = hook(async () => {
+      rotated = cli('rotate-secret', created.id, '--json').then((out) => JSON.parse(out).signingSecret as string)
+      await rotated
+      return 500
+    }, 200)
+    const id = await startJob(created.key, url)
+    const [first, second] = await receiver.waitFor(path, 2)
+    const newSecret = await rotated!
+    expect(newSecret).toMatch(/^whsec_/)
+    expect(newSecret).not.toBe(created.signingSecret)
+    expect(verify(first, created.signingSecret).type).toBe('job.succeeded')
+    expect(() => verify(second, created.signingSecret)).toThrow()
+    expect(verify(second, newSecret).type).toBe('job.succeeded')
+    expect(await settledCallback(created.key, id)).toMatchObject({ status: 'delivered', attempts: 2 })
+    expect(JSON.parse(await cli('reveal-secret', created.id, '--json'))).toEqual({ id: created.id, signingSecret: newSecret, source: 'key' })
+  })
+
+  it('given a key without a secret of its own (made before per-key secrets), signs with the workspace secret until rotated', async () => {
+    const created = await createKey()
+    const core = kubeConfig().makeApiClient(CoreV1Api)
+    await core.deleteNamespacedSecret({ name: signingSecretNameFor(objectNameOf(created.id)), namespace: 'dutil' })
+    const ws = await core.readNamespacedSecret({ name: WORKSPACE_SIGNING_SECRET, namespace: 'dutil' })
+    const workspaceSecret = Buffer.from(ws.data![SIGNING_SECRET_KEY], 'base64').toString()
+    expect(JSON.parse(await cli('reveal-secret', created.id, '--json'))).toEqual({ id: created.id, signingSecret: workspaceSecret, source: 'workspace' })
+
+    const { path, url } = hook(200)
+    await startJob(created.key, url)
+    const [got] = await receiver.waitFor(path, 1)
+    expect(verify(got, workspaceSecret).type).toBe('job.succeeded')
+
+    const own = JSON.parse(await cli('rotate-secret', created.id, '--json')).signingSecret
+    const next = hook(200)
+    await startJob(created.key, next.url)
+    const [again] = await receiver.waitFor(next.path, 1)
+    expect(verify(again, own).type).toBe('job.succeeded')
+  })
+
+  it('refuses a callbackUrl at submission when its shape is not allowed', async () => {
+    const { key } = await createKey()
+    for (const callbackUrl of [
+      'http://localhost:1/x',
+      'https://user:pass@localhost:1/x',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://10.1.2.3/x',
+      'https://[::ffff:169.254.169.254]/x',
+      'https://[fd00::1]/x',
+      `https://localhost/${'a'.repeat(2040)}`,
+    ]) {
+      const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdfUrl }, callbackUrl } })
+      expect(res.status, callbackUrl.slice(0, 60)).toBe(400)
+      expect(res.body.error.code).toBe('invalid_request')
+      expect(res.body.error.details.map((d: any) => d.path)).toContain('callbackUrl')
+    }
+  })
+
+  it('given a destination refused at delivery time, fails the callback at once after 1 attempt; the job is unaffected', async () => {
+    // The gateway turns this URL away, so the job is made directly, as if the gateway had been
+    // bypassed: the operator checks every destination again and never connects to it.
+    const created = await createKey()
+    const uj = await createJobDirectly({ keyId: created.id, mode: 'async', callbackUrl: 'https://169.254.169.254/latest/meta-data/', inputUrl: pdfUrl })
+    const id = uj.spec.jobId
+    expect((await api('GET', `/v1/jobs/${id}?wait=60`, { key: created.key })).body.status).toBe('succeeded')
+    expect(await settledCallback(created.key, id)).toEqual({ url: 'https://169.254.169.254/latest/meta-data/', status: 'failed', attempts: 1 })
+    const status = (await readJob(uj.metadata.name)).status!
+    expect(status.state).toBe('succeeded')
+    expect(status.callback).toMatchObject({ status: 'failed', attempts: 1, lastStatusCode: null, lastError: expect.stringContaining('169.254.169.254') })
+  })
+
+  it('sends nothing for sync jobs and for cancelled jobs', async () => {
+    // No cancel route yet: the cancellation is written to the status as the route will write it.
+    const created = await createKey()
+    const sync = hook(200)
+    const cancelled = hook(200)
+    const syncJob = await createJobDirectly({ keyId: created.id, mode: 'sync', callbackUrl: sync.url, inputUrl: pdfUrl })
+    const cancelledJob = await createJobDirectly({ keyId: created.id, mode: 'async', callbackUrl: cancelled.url, inputUrl: pdfUrl })
+    await writeStatus(cancelledJob.metadata.name, (current) => ({
+      state: 'cancelled',
+      startedAt: null,
+      finishedAt: new Date().toISOString(),
+      timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: 0 },
+      result: null,
+      error: null,
+      ...(current.status?.jobName ? { jobName: current.status.jobName } : {}),
+    }))
+    expect((await api('GET', `/v1/jobs/${syncJob.spec.jobId}?wait=60`, { key: created.key })).body.status).toBe('succeeded')
+    expect((await api('GET', `/v1/jobs/${cancelledJob.spec.jobId}`, { key: created.key })).body.status).toBe('cancelled')
+    await sleep(3000)
+    expect(receiver.requests(sync.path)).toHaveLength(0)
+    expect(receiver.requests(cancelled.path)).toHaveLength(0)
+    expect((await readJob(syncJob.metadata.name)).status?.callback).toBeUndefined()
+    expect((await readJob(cancelledJob.metadata.name)).status?.callback).toBeUndefined()
+  })
+
+  it('given the operator is restarted between attempts, the next attempt comes on the real schedule (10 s), neither lost nor early', async () => {
+    const { key, signingSecret } = await createKey()
+    const { path, url } = hook(500, 200)
+    try {
+      // The real schedule: the operator without the test scale.
+      killComponent('operator')
+      startOperator({ DUTIL_CALLBACK_DELAY_SCALE: '1' })
+      await waitForOperatorReady()
+      const id = await startJob(key, url)
+      const [first] = await receiver.waitFor(path, 1)
+      await expect.poll(async () => (await readJob(objectNameOf(id))).status?.callback?.lastStatusCode, { timeout: 10_000, interval: 100 }).toBe(500)
+      expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({ status: 'pending', attempts: 1 })
+
+      killComponent('operator')
+      await sleep(1000)
+      startOperator({ DUTIL_CALLBACK_DELAY_SCALE: '1' })
+      await waitForOperatorReady()
+      expect(receiver.requests(path)).toHaveLength(1) // a restart does not repeat the attempt early
+
+      const [, second] = await receiver.waitFor(path, 2, 30_000)
+      expect(second.at - first.at).toBeGreaterThanOrEqual(10_000)
+      expect(second.at - first.at).toBeLessThan(30_000) // on time, give or take a loaded machine
+      expect(verify(second, signingSecret).data.callback.attempts).toBe(2)
+      expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 2 })
+      await sleep(500)
+      expect(receiver.requests(path)).toHaveLength(2)
+    } finally {
+      killComponent('operator')
+      startOperator()
+      await waitForOperatorReady()
+    }
+  })
+})

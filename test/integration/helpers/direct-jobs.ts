@@ -1,0 +1,50 @@
+import { CustomObjectsApi } from '@kubernetes/client-node'
+import { inject } from 'vitest'
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../../../contract/api-group.js'
+import type { UtilityJobResource, UtilityJobStatus } from '../../../contract/crd-schemas.js'
+import { newId, objectNameOf } from '../../../contract/ids.js'
+import { apiStatus } from '../../../contract/kube.js'
+import { inputObjectKey } from '../../../contract/runner-protocol.js'
+import { storageClient, writeJsonObject } from '../../../contract/storage-client.js'
+import { isoMs } from '../../../contract/time.js'
+import { kubeConfig } from './keys.js'
+
+const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural }
+
+/**
+ * Creates a split-pdf UtilityJob straight through the Kubernetes API, the way the gateway
+ * does, for cases the public API refuses on purpose (a sync job with a callbackUrl, a
+ * destination the gateway would turn away): the operator must not rely on the gateway.
+ */
+export async function createJobDirectly(opts: { keyId: string; mode: 'sync' | 'async'; callbackUrl: string; inputUrl: string }): Promise<UtilityJobResource> {
+  const now = Date.now()
+  const jobId = newId('job', now)
+  const storage = inject('storage')
+  await writeJsonObject(storageClient(storage), storage.bucket, inputObjectKey(jobId), { url: opts.inputUrl })
+  const body: UtilityJobResource = {
+    apiVersion: API_GROUP_VERSION,
+    kind: 'UtilityJob',
+    metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: objectNameOf(opts.keyId), [LABELS.utility]: 'split-pdf' } },
+    spec: { jobId, utility: 'split-pdf', mode: opts.mode, apiKeyId: opts.keyId, apiKeyName: 'direct', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null, callbackUrl: opts.callbackUrl },
+  }
+  return (await kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ ...coords, body })) as UtilityJobResource
+}
+
+export async function readJob(name: string): Promise<UtilityJobResource> {
+  return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...coords, name })) as UtilityJobResource
+}
+
+/** Writes a status as another controller would (e.g. a cancel), retrying on write conflicts. */
+export async function writeStatus(name: string, change: (current: UtilityJobResource) => UtilityJobStatus): Promise<void> {
+  const custom = kubeConfig().makeApiClient(CustomObjectsApi)
+  for (let i = 0; i < 20; i++) {
+    const current = await readJob(name)
+    try {
+      await custom.replaceNamespacedCustomObjectStatus({ ...coords, name, body: { ...current, status: change(current) } })
+      return
+    } catch (err) {
+      if (apiStatus(err) !== 409) throw err
+    }
+  }
+  throw new Error(`status of ${name} kept conflicting`)
+}
