@@ -12,8 +12,9 @@ import { CallbackReceiver, type ReceivedCallback, type Reply } from '../support/
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api, download } from './helpers/api.js'
-import { createJobDirectly, readJob, writeStatus } from './helpers/direct-jobs.js'
+import { createJobDirectly, readJob } from './helpers/direct-jobs.js'
 import { createKey, kubeConfig } from './helpers/keys.js'
+import { whileCordoned } from './helpers/node.js'
 import { killComponent, startOperator, waitForOperatorReady } from './helpers/processes.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -245,28 +246,24 @@ describe('signed callbacks', () => {
   })
 
   it('sends nothing for sync jobs and for cancelled jobs', async () => {
-    // No cancel route yet: the cancellation is written to the status as the route will write it.
     const created = await createKey()
     const sync = hook(200)
     const cancelled = hook(200)
+    // A sync job cannot carry a callbackUrl through the gateway; made directly, it still sends nothing.
     const syncJob = await createJobDirectly({ keyId: created.id, mode: 'sync', callbackUrl: sync.url, inputUrl: pdfUrl })
-    const cancelledJob = await createJobDirectly({ keyId: created.id, mode: 'async', callbackUrl: cancelled.url, inputUrl: pdfUrl })
-    await writeStatus(cancelledJob.metadata.name, (current) => ({
-      state: 'cancelled',
-      startedAt: null,
-      finishedAt: new Date().toISOString(),
-      timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: 0 },
-      result: null,
-      error: null,
-      ...(current.status?.jobName ? { jobName: current.status.jobName } : {}),
-    }))
+    const cancelledId = await whileCordoned(async () => {
+      const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: created.key, body: { input: { url: pdfUrl }, callbackUrl: cancelled.url } })
+      expect(res.status).toBe(202)
+      const cancel = await api('POST', `/v1/jobs/${res.body.id}/cancel`, { key: created.key })
+      expect(cancel.body.status).toBe('cancelled')
+      return res.body.id as string
+    })
     expect((await api('GET', `/v1/jobs/${syncJob.spec.jobId}?wait=60`, { key: created.key })).body.status).toBe('succeeded')
-    expect((await api('GET', `/v1/jobs/${cancelledJob.spec.jobId}`, { key: created.key })).body.status).toBe('cancelled')
     await sleep(3000)
     expect(receiver.requests(sync.path)).toHaveLength(0)
     expect(receiver.requests(cancelled.path)).toHaveLength(0)
     expect((await readJob(syncJob.metadata.name)).status?.callback).toBeUndefined()
-    expect((await readJob(cancelledJob.metadata.name)).status?.callback).toBeUndefined()
+    expect((await readJob(objectNameOf(cancelledId))).status?.callback).toBeUndefined()
   })
 
   it('given the operator is restarted between attempts, the next attempt comes on the real schedule (10 s), neither lost nor early', async () => {
