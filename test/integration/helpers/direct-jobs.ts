@@ -1,9 +1,8 @@
 import { CustomObjectsApi } from '@kubernetes/client-node'
 import { inject } from 'vitest'
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../../../contract/api-group.js'
-import type { UtilityJobResource, UtilityJobStatus } from '../../../contract/crd-schemas.js'
+import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../../contract/ids.js'
-import { apiStatus } from '../../../contract/kube.js'
 import { inputObjectKey } from '../../../contract/runner-protocol.js'
 import { storageClient, writeJsonObject } from '../../../contract/storage-client.js'
 import { isoMs } from '../../../contract/time.js'
@@ -32,19 +31,4 @@ export async function createJobDirectly(opts: { keyId: string; mode: 'sync' | 'a
 
 export async function readJob(name: string): Promise<UtilityJobResource> {
   return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...coords, name })) as UtilityJobResource
-}
-
-/** Writes a status as another controller would (e.g. a cancel), retrying on write conflicts. */
-export async function writeStatus(name: string, change: (current: UtilityJobResource) => UtilityJobStatus): Promise<void> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi)
-  for (let i = 0; i < 20; i++) {
-    const current = await readJob(name)
-    try {
-      await custom.replaceNamespacedCustomObjectStatus({ ...coords, name, body: { ...current, status: change(current) } })
-      return
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err
-    }
-  }
-  throw new Error(`status of ${name} kept conflicting`)
 }
