@@ -34,6 +34,13 @@ export interface ReconcilerDeps {
  * and write the status the world implies, once, through the status subresource.
  */
 export class UtilityJobReconciler {
+  /**
+   * resourceVersion of each status this process wrote. A cached object older than that is a
+   * view the watch has not caught up with: acting on it would only write the same status again
+   * and lose on the conflict, so the pass waits for the watch event instead.
+   */
+  private readonly written = new Map<string, number>()
+
   constructor(private readonly d: ReconcilerDeps) {}
 
   private now(): number {
@@ -42,7 +49,16 @@ export class UtilityJobReconciler {
 
   async reconcile(name: string): Promise<{ requeueAfterMs?: number } | void> {
     const uj = this.d.utilityJobs.get(name, this.d.namespace)
-    if (!uj || uj.metadata.deletionTimestamp) return
+    if (!uj) {
+      this.written.delete(name)
+      return
+    }
+    const written = this.written.get(name)
+    if (written !== undefined) {
+      if (Number(uj.metadata.resourceVersion) < written) return
+      this.written.delete(name) // the cache has caught up
+    }
+    if (uj.metadata.deletionTimestamp) return
     const log = this.d.log.child({ jobId: uj.spec.jobId, utility: uj.spec.utility })
     if (isTerminal(uj)) {
       // A cancelled job's Job may have been created a moment before the cancel was seen.
@@ -130,14 +146,15 @@ export class UtilityJobReconciler {
     // status.callback belongs to the callback controller: carried over as it is, never rebuilt.
     const callback = uj.status?.callback
     const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName: jobNameFor(uj), observedGeneration: uj.metadata.generation } }
-    await this.d.custom.replaceNamespacedCustomObjectStatus({
+    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({
       group: API_GROUP,
       version: API_VERSION,
       namespace: this.d.namespace,
       plural: UTILITY_JOB.plural,
       name: uj.metadata.name,
       body,
-    })
+    })) as UtilityJobResource
+    this.written.set(uj.metadata.name, Number(saved.metadata.resourceVersion))
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
     if (isTerminal({ ...uj, status })) this.d.onFinished?.(uj, status)
   }
