@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest'
+import { catalog } from '../contract/catalog.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { deadlineSeconds, desiredJob, type RunnerSettings } from './desired-job.js'
+
+const settings: RunnerSettings = {
+  imageRegistry: 'registry.example/dutil',
+  imageTag: '1.2.3',
+  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil', secretName: 'dutil-storage' },
+  allowLoopbackUrls: false,
+  jobTtlSeconds: 3600,
+}
+
+function uj(spec: Partial<UtilityJobResource['spec']> = {}): UtilityJobResource {
+  return {
+    apiVersion: 'dutil.io/v1alpha1',
+    kind: 'UtilityJob',
+    metadata: { name: 'job-01abc', namespace: 'dutil', uid: 'uid-1' },
+    spec: {
+      jobId: 'job_01ABC',
+      utility: 'split-pdf',
+      mode: 'async',
+      apiKeyId: 'key_1',
+      apiKeyName: 'k',
+      createdAt: '2026-11-22T10:00:00.000Z',
+      inputKey: '_jobs/job_01ABC/input.json',
+      metadata: null,
+      ...spec,
+    },
+  }
+}
+
+describe('desiredJob', () => {
+  const split = catalog.get('split-pdf')!
+
+  it('is named after its UtilityJob and owned by it, so a retry can never make a second one', () => {
+    const job = desiredJob(uj(), split, settings)
+    expect(job.metadata?.name).toBe('job-01abc')
+    expect(job.metadata?.ownerReferences).toEqual([{ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: 'job-01abc', uid: 'uid-1', controller: true, blockOwnerDeletion: true }])
+    expect(desiredJob(uj(), split, settings)).toEqual(job)
+  })
+
+  it('takes its time limit, retries and resources from the catalog', () => {
+    const job = desiredJob(uj(), split, settings)
+    expect(job.spec?.activeDeadlineSeconds).toBe(900)
+    expect(job.spec?.backoffLimit).toBe(split.runner.backoffLimit)
+    expect(job.spec?.template.spec?.containers[0].resources).toEqual(split.runner.resources)
+    expect(job.spec?.template.spec?.containers[0].image).toBe('registry.example/dutil/dutil-runner-split-pdf:1.2.3')
+    expect(deadlineSeconds(uj({ utility: 'xls-to-xlsx' }), catalog.get('xls-to-xlsx')!)).toBe(300)
+  })
+
+  it('honours a shorter test deadline but never a longer one', () => {
+    expect(deadlineSeconds(uj({ deadlineSeconds: 3 }), split)).toBe(3)
+    expect(deadlineSeconds(uj({ deadlineSeconds: 5000 }), split)).toBe(900)
+  })
+
+  it('fails the Job at once on classified exit codes, ignores disruptions, and gives runners no token', () => {
+    const job = desiredJob(uj(), split, settings)
+    expect(job.spec?.podFailurePolicy?.rules[0]).toEqual({ action: 'FailJob', onExitCodes: { containerName: 'runner', operator: 'In', values: [10, 11, 12] } })
+    expect(job.spec?.podFailurePolicy?.rules[1].action).toBe('Ignore')
+    const pod = job.spec?.template.spec
+    expect(pod?.restartPolicy).toBe('Never')
+    expect(pod?.automountServiceAccountToken).toBe(false)
+    expect(pod?.containers[0].securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })
+  })
+
+  it('passes storage credentials by Secret reference, never by value', () => {
+    const env = desiredJob(uj(), split, settings).spec?.template.spec?.containers[0].env ?? []
+    const secretEnv = env.filter((e) => e.valueFrom?.secretKeyRef)
+    expect(secretEnv.map((e) => e.name).sort()).toEqual(['DUTIL_S3_ACCESS_KEY', 'DUTIL_S3_SECRET_KEY'])
+    expect(secretEnv.every((e) => e.valueFrom?.secretKeyRef?.name === 'dutil-storage')).toBe(true)
+    expect(env.find((e) => e.name === 'DUTIL_JOB_ID')?.value).toBe('job_01ABC')
+    expect(env.find((e) => e.name === 'DUTIL_ALLOW_LOOPBACK_URLS')?.value).toBe('false')
+  })
+})

@@ -1,0 +1,39 @@
+import type { V1Job, V1Pod } from '@kubernetes/client-node'
+import { describe, expect, it } from 'vitest'
+import { observeJob } from './observe-job.js'
+
+const job = (conditions: Array<{ type: string; reason?: string }> = []): V1Job => ({ status: { conditions: conditions.map((c) => ({ ...c, status: 'True' })) } })
+const pod = (state: Record<string, unknown>): V1Pod => ({ status: { containerStatuses: [{ name: 'runner', ready: false, restartCount: 0, image: 'x', imageID: 'x', state } as never] } })
+const started = '2026-11-22T10:00:05Z'
+
+describe('observeJob', () => {
+  it('is pending until a runner starts, then running from the container start', () => {
+    expect(observeJob(job(), [], 900)).toEqual({ kind: 'pending' })
+    expect(observeJob(job(), [pod({ running: { startedAt: started } })], 900)).toEqual({ kind: 'running', podStartedAt: Date.parse(started) })
+  })
+
+  it('succeeds on Complete or SuccessCriteriaMet', () => {
+    expect(observeJob(job([{ type: 'SuccessCriteriaMet' }]), [], 900).kind).toBe('succeeded')
+    expect(observeJob(job([{ type: 'Complete' }]), [], 900).kind).toBe('succeeded')
+  })
+
+  it('fails as upstream_timeout at the deadline, naming the limit', () => {
+    const obs = observeJob(job([{ type: 'FailureTarget', reason: 'DeadlineExceeded' }]), [], 300)
+    expect(obs).toMatchObject({ kind: 'failed', error: { code: 'upstream_timeout', message: 'The utility did not finish within its time limit of 300 s.' } })
+  })
+
+  it('takes a classified failure from the runner termination message', () => {
+    const p = pod({ terminated: { exitCode: 10, startedAt: started, message: JSON.stringify({ code: 'upstream_rejected', message: 'The PDF has 600 pages', upstreamStatus: 404 }) } })
+    expect(observeJob(job([{ type: 'Failed', reason: 'PodFailurePolicy' }]), [p], 900)).toMatchObject({
+      kind: 'failed',
+      error: { code: 'upstream_rejected', message: 'The PDF has 600 pages', upstreamStatus: 404 },
+    })
+  })
+
+  it('never passes on a message the runner did not write as its JSON (e.g. a log tail)', () => {
+    const p = pod({ terminated: { exitCode: 10, message: 'Error: ENOENT /secret/path\n    at stack' } })
+    expect(observeJob(job([{ type: 'Failed', reason: 'PodFailurePolicy' }]), [p], 900)).toMatchObject({ kind: 'failed', error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' } })
+    const crash = pod({ terminated: { exitCode: 1, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) } })
+    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [crash], 900)).toMatchObject({ error: { code: 'upstream_error' } })
+  })
+})
