@@ -32,5 +32,7 @@ fi
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[deps] installing npm packages"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install` keeps the locked versions; `npm ci` is not used because the lock files this
+  # npm (11.x) writes list only this platform's optional packages, which `npm ci` then rejects.
+  npm install --no-audit --no-fund --loglevel=error
 fi
