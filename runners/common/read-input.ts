@@ -1,6 +1,6 @@
 import type { Client } from 'minio'
 import { parseS3Url } from '../../contract/storage-client.js'
-import { outboundGet } from './outbound-fetch.js'
+import { describeUrl, outboundGet } from './outbound-fetch.js'
 import { rejected, RunnerError } from './runner-error.js'
 
 export interface SourceOptions {
@@ -45,10 +45,15 @@ export async function downloadInput(url: string, opts: SourceOptions): Promise<B
   }
   const chunks: Buffer[] = []
   let total = 0
-  for await (const chunk of body) {
-    total += chunk.length
-    if (total > opts.maxBytes) throw rejected(`The ${opts.what} is larger than the ${limitMb} MB limit.`)
-    chunks.push(chunk)
+  try {
+    for await (const chunk of body) {
+      total += chunk.length
+      if (total > opts.maxBytes) throw rejected(`The ${opts.what} is larger than the ${limitMb} MB limit.`)
+      chunks.push(chunk)
+    }
+  } catch (err) {
+    if (err instanceof RunnerError) throw err
+    throw rejected(`Downloading ${describeUrl(url)} failed while reading it: ${(err as Error).message}`)
   }
   return Buffer.concat(chunks)
 }
