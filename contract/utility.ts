@@ -41,8 +41,15 @@ export interface UtilityDefinition {
     entry: string
     /** V8 heap cap, kept below the memory limit so overruns fail as classified errors. */
     maxHeapMb: number
+    /** Further node flags (e.g. a small young generation for a tight memory bound). */
+    nodeFlags?: string[]
     resources: RunnerResources
     /** Crash retries before the job fails as upstream_error. */
     backoffLimit: number
+    /**
+     * Size of the scratch space (an emptyDir on /tmp; the root filesystem is read-only), for
+     * runners that spool input to disk or run a browser. None when absent.
+     */
+    scratchSizeLimit?: string
   }
 }

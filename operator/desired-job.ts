@@ -5,6 +5,8 @@ import { CLASSIFIED_EXIT_CODES, ENV } from '../contract/runner-protocol.js'
 import type { UtilityDefinition } from '../contract/utility.js'
 
 export const RUNNER_CONTAINER = 'runner'
+/** Where a runner's scratch emptyDir is mounted (TMPDIR and HOME point there). */
+export const SCRATCH_PATH = '/tmp'
 
 export interface RunnerSettings {
   imageRegistry: string
@@ -43,6 +45,8 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
     { name: ENV.secretKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'secretKey' } } },
     { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
   ]
+  const scratch = utility.runner.scratchSizeLimit
+  if (scratch) env.push({ name: 'TMPDIR', value: SCRATCH_PATH }, { name: 'HOME', value: SCRATCH_PATH })
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -74,14 +78,16 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 10,
           securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          ...(scratch ? { volumes: [{ name: 'scratch', emptyDir: { sizeLimit: scratch } }] } : {}),
           containers: [
             {
               name: RUNNER_CONTAINER,
               image: `${settings.imageRegistry}/${utility.runner.image}:${settings.imageTag}`,
-              command: ['node', `--max-old-space-size=${utility.runner.maxHeapMb}`, `/app/${utility.runner.entry}`],
+              command: ['node', `--max-old-space-size=${utility.runner.maxHeapMb}`, ...(utility.runner.nodeFlags ?? []), `/app/${utility.runner.entry}`],
               env,
               resources: utility.runner.resources,
               terminationMessagePolicy: 'FallbackToLogsOnError',
+              ...(scratch ? { volumeMounts: [{ name: 'scratch', mountPath: SCRATCH_PATH }] } : {}),
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
             },
           ],

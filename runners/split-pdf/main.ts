@@ -10,7 +10,6 @@ interface SplitPdfInput {
 await runUtility<SplitPdfInput>(async ({ config, input, storage, store }) => {
   const bytes = await downloadInput(input.url, {
     storage,
-    bucket: config.storage.bucket,
     allowLoopback: config.allowLoopbackUrls,
     maxBytes: SPLIT_PDF_LIMITS.maxBytes,
     what: 'PDF',
