@@ -18,6 +18,7 @@ export interface ObjectStore {
   uploadPart(key: string, uploadId: string, part: number, body: Buffer): Promise<string>
   completeMultipart(key: string, uploadId: string, etags: { part: number; etag: string }[]): Promise<void>
   abortMultipart(key: string, uploadId: string): Promise<void>
+  deleteObject(key: string): Promise<void>
 }
 
 /** A failed S3 call: `code` is S3's error code (NoSuchKey, AccessDenied, …) when it sent one. */
@@ -152,6 +153,9 @@ export function s3ObjectStore(s: StorageSettings): ObjectStore {
     },
     async abortMultipart(key, uploadId) {
       ;(await call('DELETE', key, { uploadId })).resume()
+    },
+    async deleteObject(key) {
+      ;(await call('DELETE', key, {})).resume()
     },
   }
 }

@@ -40,13 +40,17 @@ const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1)
 export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<UtilityOutcome>): Promise<never> {
   const log = pino({ base: { component: 'runner' } })
   let config: RunnerConfig | undefined
+  let storage: ObjectStore | undefined
+  /** Outputs stored so far: removed again when the run fails, so a failed job leaves nothing. */
+  const written: string[] = []
   try {
     config = loadRunnerConfig()
     const cfg = config
     const startedAt = Date.now()
-    const storage = s3ObjectStore(cfg.storage)
+    const store_ = s3ObjectStore(cfg.storage)
+    storage = store_
     const child = log.child({ jobId: cfg.jobId, utility: cfg.utility })
-    const input = await readJson<I>(storage, inputObjectKey(cfg.jobId))
+    const input = await readJson<I>(store_, inputObjectKey(cfg.jobId))
     child.info('runner started')
     let storageMs = 0
     const storageFailed = (err: unknown, key: string) => {
@@ -57,7 +61,8 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
       const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
       const t0 = Date.now()
       try {
-        await storage.putObject(key, body, contentType)
+        written.push(key)
+        await store_.putObject(key, body, contentType)
       } catch (err) {
         throw storageFailed(err, key)
       } finally {
@@ -68,14 +73,15 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     const storeStream: RunContext<I>['storeStream'] = async (file, source, contentType, extra) => {
       const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
       try {
-        const up = await uploadStream(source, { store: storage, key, contentType })
+        written.push(key)
+        const up = await uploadStream(source, { store: store_, key, contentType })
         storageMs += up.storageMs
         return { key, name: baseName(file), size: up.size, contentType, ...extra }
       } catch (err) {
         throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err
       }
     }
-    const outcome = await handler({ config: cfg, input, storage, log: child, store, storeStream })
+    const outcome = await handler({ config: cfg, input, storage: store_, log: child, store, storeStream })
     const result: RunnerResult = {
       files: outcome.files,
       extras: outcome.extras ?? {},
@@ -84,7 +90,7 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
       storageMs,
     }
     try {
-      await writeJson(storage, resultObjectKey(cfg.jobId), result)
+      await writeJson(store_, resultObjectKey(cfg.jobId), result)
     } catch (err) {
       child.error({ err }, 'storing result manifest failed')
       throw new RunnerError('storage_error', 'Copying the output to storage failed.')
@@ -95,6 +101,7 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     const classified = err instanceof RunnerError
     const failure: RunnerFailure = classified ? err.toFailure() : { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
     log.error({ err, failure }, classified ? 'runner rejected the job' : 'runner crashed')
+    for (const key of written) await storage?.deleteObject(key).catch(() => {})
     try {
       writeFileSync(config?.terminationMessagePath ?? '/dev/termination-log', JSON.stringify(failure))
     } catch {
