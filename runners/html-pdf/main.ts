@@ -1,0 +1,180 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import puppeteer, { type Browser, type HTTPRequest, TimeoutError } from 'puppeteer-core'
+import { parseS3Url } from '../../contract/storage-client.js'
+import { checkOutboundUrl, describeUrl, outboundRequest } from '../common/outbound-fetch.js'
+import { downloadInput } from '../common/read-input.js'
+import { rejected, RunnerError } from '../common/runner-error.js'
+import { runUtility } from '../common/run-utility.js'
+import { pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
+import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
+
+interface HtmlPdfInput {
+  url: string
+  pdfOptions?: PdfOptionsInput
+}
+
+/** Budgets inside the 900 s limit, and size caps (README: Decisions the spec leaves open). */
+export const HTML_PDF_LIMITS = {
+  launchMs: 30_000,
+  navigationMs: 120_000,
+  renderMs: 300_000,
+  /** An s3:// document. */
+  maxDocumentBytes: 20 * 1024 ** 2,
+  maxResourceBytes: 50 * 1024 ** 2,
+  maxTotalBytes: 200 * 1024 ** 2,
+  maxRequests: 1000,
+}
+
+export const CHROMIUM = process.env.DUTIL_CHROMIUM_PATH || '/usr/bin/chromium'
+
+/** Where an s3:// document is served from inside the browser; nothing else answers there. */
+const STORAGE_ORIGIN = 'https://input.dutil.invalid'
+
+/**
+ * Chromium flags. Every request the page makes is intercepted and fetched by the runner through
+ * the address guard; as a backstop, anything that escapes interception (service workers,
+ * WebSockets, popups) goes to a proxy that does not exist, loopback included, and WebRTC may not
+ * use UDP outside a proxy.
+ */
+export const CHROMIUM_ARGS = [
+  '--headless=new',
+  '--no-sandbox', // containers drop the capabilities the setuid sandbox needs; the pod is the sandbox
+  '--disable-dev-shm-usage',
+  '--disable-gpu',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-extensions',
+  '--disable-default-apps',
+  '--mute-audio',
+  '--hide-scrollbars',
+  '--dns-prefetch-disable',
+  '--proxy-server=http://127.0.0.1:9',
+  '--proxy-bypass-list=<-loopback>',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--disable-features=ServiceWorker,PrivateNetworkAccessSendPreflights,MediaRouter,OptimizationHints',
+]
+
+await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) => {
+  const limits = HTML_PDF_LIMITS
+  const s3 = parseS3Url(input.url)
+  let mainUrl = input.url
+  let storedDocument: Buffer | undefined
+  if (s3) {
+    storedDocument = await downloadInput(input.url, { storage, allowLoopback: false, maxBytes: limits.maxDocumentBytes, what: 'HTML document' })
+    mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || 'document.html')}`
+  } else {
+    await checkOutboundUrl(input.url, { allowLoopback: config.allowLoopbackUrls })
+  }
+  const inputName = decodeURIComponent(new URL(mainUrl).pathname.split('/').pop() ?? '')
+
+  let refused: { url: string; reason: string } | undefined
+  const refusedFailure = (): RunnerError | null =>
+    refused ? rejected(`The page tried to load ${describeUrl(refused.url)}, which is refused (${refused.reason}).`) : null
+  const refuse = (url: string, reason: string) => {
+    refused ??= { url, reason }
+    log.warn({ url: describeUrl(url), reason }, 'refused a request of the page')
+  }
+  let requests = 0
+  let totalBytes = 0
+
+  async function handle(req: HTTPRequest): Promise<void> {
+    const url = req.url()
+    const route = routeRequest(url)
+    if (route === 'internal') return req.continue()
+    if (route === 'refuse') {
+      refuse(url, `the ${/^([a-z0-9+.-]+):/i.exec(url)?.[1] ?? 'unknown'}: scheme is not allowed`)
+      return req.abort('accessdenied')
+    }
+    if (storedDocument && url === mainUrl) {
+      return req.respond({ status: 200, contentType: 'text/html', body: storedDocument })
+    }
+    if (url.startsWith(`${STORAGE_ORIGIN}/`)) return req.respond({ status: 404, body: '' })
+    if (++requests > limits.maxRequests) {
+      refuse(url, `the page makes more than ${limits.maxRequests} requests`)
+      return req.abort('blockedbyclient')
+    }
+    if (req.method() !== 'GET' && req.method() !== 'HEAD') return req.abort('blockedbyclient')
+    let res
+    try {
+      res = await outboundRequest(url, { allowLoopback: config.allowLoopbackUrls, headers: forwardHeaders(req.headers()), timeoutMs: 30_000 })
+    } catch (err) {
+      if (err instanceof RunnerError && /not allowed|refused|URLs with|spelling/.test(err.message)) {
+        refuse(url, err.message)
+        return req.abort('accessdenied')
+      }
+      return req.abort('failed')
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    try {
+      for await (const c of res.body) {
+        size += (c as Buffer).length
+        totalBytes += (c as Buffer).length
+        if (size > limits.maxResourceBytes || totalBytes > limits.maxTotalBytes) {
+          res.body.destroy()
+          refuse(url, size > limits.maxResourceBytes ? `a resource is larger than ${limits.maxResourceBytes / 1024 ** 2} MB` : `the page loads more than ${limits.maxTotalBytes / 1024 ** 2} MB`)
+          return req.abort('blockedbyclient')
+        }
+        chunks.push(c as Buffer)
+      }
+    } catch {
+      return req.abort('failed')
+    }
+    return req.respond({ status: res.status, headers: responseHeaders(res.headers), body: Buffer.concat(chunks) })
+  }
+
+  const profile = await mkdtemp(join(tmpdir(), 'chromium-'))
+  let browser: Browser | undefined
+  try {
+    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, pipe: true, userDataDir: profile, args: CHROMIUM_ARGS, timeout: limits.launchMs, protocolTimeout: limits.renderMs + 30_000 })
+    // Popups and new windows are not intercepted by this page's handler: close them at once.
+    browser.on('targetcreated', async (target) => {
+      if (target.type() === 'page') (await target.page())?.close().catch(() => {})
+    })
+    const [page] = await browser.pages()
+    await page.setRequestInterception(true)
+    page.on('request', (req) => {
+      handle(req).catch((err) => {
+        log.warn({ err }, 'request handler failed')
+        req.abort('failed').catch(() => {})
+      })
+    })
+    page.on('console', (msg) => {
+      const local = localResourceFromConsole(msg.text())
+      if (local) refuse(local, 'local files are not allowed')
+    })
+    let response
+    try {
+      response = await page.goto(mainUrl, { waitUntil: 'load', timeout: limits.navigationMs })
+    } catch (err) {
+      if (refused) throw rejected(`The page could not be loaded: ${describeUrl(refused.url)} is refused (${refused.reason}).`)
+      if (err instanceof TimeoutError) throw rejected(`The page did not finish loading within ${limits.navigationMs / 1000} s.`)
+      throw rejected(`The page could not be loaded (${(err as Error).message.split('\n')[0].slice(0, 200)}).`)
+    }
+    const status = response?.status() ?? 0
+    if (status >= 400) throw rejected(`Loading the page failed: the server answered ${status}.`, status)
+    await page.evaluate('document.fonts.ready.then(() => true)').catch(() => {})
+    let failure = refusedFailure()
+    if (failure) throw failure
+    let pdf: Uint8Array
+    try {
+      pdf = await page.pdf({ ...printOptions(input.pdfOptions), timeout: limits.renderMs })
+    } catch (err) {
+      if (err instanceof TimeoutError) throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
+      throw err
+    }
+    failure = refusedFailure()
+    if (failure) throw failure
+    const file = await store(pdfFileName(inputName), Buffer.from(pdf), 'application/pdf')
+    return { files: [file] }
+  } finally {
+    await browser?.close().catch(() => {})
+    await rm(profile, { recursive: true, force: true }).catch(() => {})
+  }
+})
