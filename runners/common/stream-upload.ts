@@ -42,8 +42,19 @@ async function storage<T>(call: () => Promise<T>): Promise<T> {
 export async function uploadStream(source: AsyncIterable<Uint8Array>, target: UploadTarget, partSize = PART_SIZE, overlap = false): Promise<Uploaded> {
   const { store, key, contentType } = target
   // One buffer by default (memory first); with `overlap` the next part fills while one uploads.
-  const first = Buffer.allocUnsafe(partSize)
-  const buffers = overlap ? [first, Buffer.allocUnsafe(partSize)] : [first, first]
+  // Buffers start small and double up to the part size, so many small files cost little.
+  const buffers: Buffer[] = [Buffer.allocUnsafe(Math.min(partSize, 64 * 1024))]
+  buffers[1] = overlap ? Buffer.allocUnsafe(buffers[0].length) : buffers[0]
+  const room = (needed: number) => {
+    const buf = buffers[current]
+    if (buf.length >= needed || buf.length >= partSize) return
+    let size = buf.length
+    while (size < needed && size < partSize) size *= 2
+    const grown = Buffer.allocUnsafe(Math.min(size, partSize))
+    buf.copy(grown, 0, 0, filled)
+    buffers[current] = grown
+    if (!overlap) buffers[1 - current] = grown
+  }
   let current = 0
   let filled = 0
   let size = 0
@@ -90,6 +101,7 @@ export async function uploadStream(source: AsyncIterable<Uint8Array>, target: Up
       let offset = 0
       while (offset < chunk.length) {
         const n = Math.min(partSize - filled, chunk.length - offset)
+        room(filled + n)
         buffers[current].set(chunk.subarray(offset, offset + n), filled)
         filled += n
         offset += n

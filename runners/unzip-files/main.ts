@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import type { Readable } from 'node:stream'
 import yauzl from 'yauzl'
+import { mapBounded } from '../common/bounded.js'
 import { openInput } from '../common/read-input.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import { runUtility } from '../common/run-utility.js'
@@ -16,6 +17,8 @@ interface UnzipInput {
 }
 
 const NOT_A_ZIP = 'The file is not a valid zip archive.'
+/** Entries extracted and stored at once (each holds at most one 5 MB upload part). */
+const UPLOAD_CONCURRENCY = 6
 
 function openZip(path: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
@@ -85,12 +88,12 @@ await runUtility<UnzipInput>(async ({ config, input, storage, storeStream }) => 
     try {
       const entries = await readDirectory(zip)
       checkEntries(entries.map((e) => e.info), size)
-      const files: StoredFile[] = []
-      for (const { info, entry } of entries) {
-        if (isFolder(info)) continue
+      const fileEntries = entries.filter((e) => !isFolder(e.info))
+      // Several entries at once: per-object storage round trips dominate archives of many small files.
+      const files: StoredFile[] = await mapBounded(fileEntries, UPLOAD_CONCURRENCY, async ({ info, entry }) => {
         const stream = await openEntry(zip, entry)
-        files.push(await storeStream(info.path, entryData(stream, info.path), contentTypeOf(info.path), { path: info.path }))
-      }
+        return storeStream(info.path, entryData(stream, info.path), contentTypeOf(info.path), { path: info.path })
+      })
       return { files, extras: { fileCount: files.length } }
     } finally {
       zip.close()
