@@ -53,21 +53,29 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     const child = log.child({ jobId: cfg.jobId, utility: cfg.utility })
     const input = await readJson<I>(store_, inputObjectKey(cfg.jobId))
     child.info('runner started')
+    // storageMs is wall time with at least one storage call in flight (calls overlap).
     let storageMs = 0
+    let active = 0
+    let since = 0
+    const track = async <T>(call: () => Promise<T>): Promise<T> => {
+      if (active++ === 0) since = Date.now()
+      try {
+        return await call()
+      } finally {
+        if (--active === 0) storageMs += Date.now() - since
+      }
+    }
     const storageFailed = (err: unknown, key: string) => {
       child.error({ err, key }, 'storing output failed')
       return new RunnerError('storage_error', 'Copying the output to storage failed.')
     }
     const store: RunContext<I>['store'] = async (file, body, contentType, extra) => {
       const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
-      const t0 = Date.now()
       try {
         written.push(key)
-        await store_.putObject(key, body, contentType)
+        await track(() => store_.putObject(key, body, contentType))
       } catch (err) {
         throw storageFailed(err, key)
-      } finally {
-        storageMs += Date.now() - t0
       }
       return { key, name: baseName(file), size: body.length, contentType, ...extra }
     }
@@ -75,8 +83,7 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
       const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
       try {
         written.push(key)
-        const up = await uploadStream(source, { store: store_, key, contentType })
-        storageMs += up.storageMs
+        const up = await uploadStream(source, { store: store_, key, contentType, track })
         return { key, name: baseName(file), size: up.size, contentType, ...extra }
       } catch (err) {
         throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err

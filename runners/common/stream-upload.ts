@@ -8,6 +8,8 @@ export interface UploadTarget {
   store: ObjectStore
   key: string
   contentType: string
+  /** Wraps every storage call (the runner frame times storage with it). */
+  track?: <T>(call: () => Promise<T>) => Promise<T>
 }
 
 export interface Uploaded {
@@ -23,7 +25,7 @@ export class StorageWriteError extends RunnerError {
   }
 }
 
-async function storage<T>(call: () => Promise<T>): Promise<T> {
+async function guarded<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call()
   } catch (err) {
@@ -41,6 +43,7 @@ async function storage<T>(call: () => Promise<T>): Promise<T> {
  */
 export async function uploadStream(source: AsyncIterable<Uint8Array>, target: UploadTarget, partSize = PART_SIZE, overlap = false): Promise<Uploaded> {
   const { store, key, contentType } = target
+  const storage = <T>(call: () => Promise<T>) => guarded(() => (target.track ? target.track(call) : call()))
   // One buffer by default (memory first); with `overlap` the next part fills while one uploads.
   // Buffers start small and double up to the part size, so many small files cost little.
   const buffers: Buffer[] = [Buffer.allocUnsafe(Math.min(partSize, 64 * 1024))]
