@@ -131,12 +131,16 @@ await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) =>
 
   const profile = await mkdtemp(join(tmpdir(), 'chromium-'))
   let browser: Browser | undefined
+  const t0 = Date.now()
+  let tLaunched = 0
+  let tLoaded = 0
   try {
     browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, pipe: true, userDataDir: profile, args: CHROMIUM_ARGS, timeout: limits.launchMs, protocolTimeout: limits.renderMs + 30_000 })
     // Popups and new windows are not intercepted by this page's handler: close them at once.
     browser.on('targetcreated', async (target) => {
       if (target.type() === 'page') (await target.page())?.close().catch(() => {})
     })
+    tLaunched = Date.now()
     const [page] = await browser.pages()
     await page.setRequestInterception(true)
     page.on('request', (req) => {
@@ -157,6 +161,7 @@ await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) =>
       if (err instanceof TimeoutError) throw rejected(`The page did not finish loading within ${limits.navigationMs / 1000} s.`)
       throw rejected(`The page could not be loaded (${(err as Error).message.split('\n')[0].slice(0, 200)}).`)
     }
+    tLoaded = Date.now()
     const status = response?.status() ?? 0
     if (status >= 400) throw rejected(`Loading the page failed: the server answered ${status}.`, status)
     await page.evaluate('document.fonts.ready.then(() => true)').catch(() => {})
@@ -171,6 +176,7 @@ await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) =>
     }
     failure = refusedFailure()
     if (failure) throw failure
+    log.info({ launchMs: tLaunched - t0, loadMs: tLoaded - tLaunched, renderMs: Date.now() - tLoaded, requests, bytes: totalBytes }, 'page rendered')
     const file = await store(pdfFileName(inputName), Buffer.from(pdf), 'application/pdf')
     return { files: [file] }
   } finally {

@@ -40,7 +40,9 @@ export function xlsxFileName(inputName: string): string {
  * The worker's program (CommonJS, run with eval so that it needs no file of its own). It
  * freezes the shared prototypes before SheetJS loads, so a pollution gadget has nothing to
  * write to, parses with every optional feature off (values only: no formulas, styles, number
- * formats, HTML, VBA or embedded files), and writes the values back out as .xlsx.
+ * formats, HTML, VBA or embedded files), and hands back plain data: per sheet its name, range,
+ * merges and rows of [type, value] pairs. Writing the .xlsx from that data happens outside,
+ * where frozen prototypes would only slow SheetJS's writer down.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
@@ -52,14 +54,62 @@ try {
   const wb = XLSX.read(input, { type: 'buffer', dense: true, cellFormula: false, cellHTML: false, cellNF: false,
     cellStyles: false, cellText: false, cellDates: true, sheetStubs: false, bookVBA: false, bookFiles: false,
     bookDeps: false, WTF: false })
-  const values = { SheetNames: wb.SheetNames.slice(), Sheets: {} }
-  for (const name of values.SheetNames) values.Sheets[name] = wb.Sheets[name]
-  const xlsx = XLSX.write(values, { type: 'buffer', bookType: 'xlsx', compression: true })
-  parentPort.postMessage({ ok: true, xlsx, sheets: values.SheetNames.length, prototypeIntact: Object.keys(Object.prototype).length === 0 })
+  const sheets = []
+  for (const name of wb.SheetNames) {
+    const ws = wb.Sheets[name] || []
+    const rows = []
+    const n = Array.isArray(ws) ? ws.length : 0
+    for (let r = 0; r < n; r++) {
+      const row = ws[r]
+      if (!Array.isArray(row)) { rows.push(null); continue }
+      const out = []
+      for (let c = 0; c < row.length; c++) {
+        const cell = row[c]
+        out.push(cell && cell.t !== 'z' && cell.v !== undefined ? [String(cell.t), cell.v instanceof Date ? cell.v : (typeof cell.v === 'object' ? String(cell.v) : cell.v)] : null)
+      }
+      rows.push(out)
+    }
+    const merges = Array.isArray(ws['!merges']) ? ws['!merges'].map((m) => [m.s.r, m.s.c, m.e.r, m.e.c]) : []
+    sheets.push({ name: String(name), ref: typeof ws['!ref'] === 'string' ? ws['!ref'] : null, merges, rows })
+  }
+  parentPort.postMessage({ ok: true, sheets, prototypeIntact: Object.keys(Object.prototype).length === 0 })
 } catch (err) {
   parentPort.postMessage({ ok: false, message: String((err && err.message) || err).slice(0, 300) })
 }
 `
+
+type CellData = [string, string | number | boolean | Date] | null
+interface SheetData {
+  name: string
+  ref: string | null
+  merges: Array<[number, number, number, number]>
+  rows: Array<CellData[] | null>
+}
+
+const CELL_TYPES = new Set(['n', 's', 'b', 'd', 'e'])
+
+/** Builds the .xlsx from the worker's plain data: values only, every sheet in order. */
+function writeXlsx(sheets: SheetData[]): Buffer {
+  const XLSX = require('xlsx') as typeof import('xlsx')
+  const wb = XLSX.utils.book_new()
+  for (const s of sheets) {
+    const ws: Record<string, unknown> = {}
+    let maxR = -1
+    let maxC = -1
+    s.rows.forEach((row, r) => {
+      row?.forEach((cell, c) => {
+        if (!cell || !CELL_TYPES.has(cell[0])) return
+        ws[XLSX.utils.encode_cell({ r, c })] = { t: cell[0], v: cell[1] }
+        maxR = Math.max(maxR, r)
+        maxC = Math.max(maxC, c)
+      })
+    })
+    ws['!ref'] = maxR < 0 ? 'A1' : XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: maxR, c: maxC } })
+    if (s.merges.length) ws['!merges'] = s.merges.map(([sr, sc, er, ec]) => ({ s: { r: sr, c: sc }, e: { r: er, c: ec } }))
+    XLSX.utils.book_append_sheet(wb, ws as never, s.name.slice(0, 31))
+  }
+  return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', compression: true }) as Buffer
+}
 
 export interface Converted {
   xlsx: Buffer
@@ -86,17 +136,21 @@ export async function convertXls(bytes: Buffer, opts: ConvertOptions = {}): Prom
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: { bytes, xlsxPath: require.resolve('xlsx') },
-    resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+    resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
     stdout: true,
     stderr: true,
   })
   try {
     return await new Promise<Converted>((resolve, reject) => {
       const timer = setTimeout(() => reject(rejected(`The workbook took longer than ${parseMs / 1000} s to convert (time limit); it may be crafted to be slow.`)), parseMs)
-      worker.once('message', (m: { ok: true; xlsx: Uint8Array; sheets: number; prototypeIntact: boolean } | { ok: false; message: string }) => {
+      worker.once('message', (m: { ok: true; sheets: SheetData[]; prototypeIntact: boolean } | { ok: false; message: string }) => {
         clearTimeout(timer)
         if (!m.ok) return reject(rejected(/password|encrypt/i.test(m.message) ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
-        resolve({ xlsx: Buffer.from(m.xlsx), sheets: m.sheets, prototypeIntact: m.prototypeIntact })
+        try {
+          resolve({ xlsx: writeXlsx(m.sheets), sheets: m.sheets.length, prototypeIntact: m.prototypeIntact })
+        } catch (err) {
+          reject(rejected(`The workbook could not be written as .xlsx (${(err as Error).message.slice(0, 200)}).`))
+        }
       })
       worker.once('error', (err: Error & { code?: string }) => {
         clearTimeout(timer)
