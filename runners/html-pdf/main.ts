@@ -1,12 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtempSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import puppeteer, { type Browser, type HTTPRequest, TimeoutError } from 'puppeteer-core'
+import type { Browser, HTTPRequest } from 'puppeteer-core'
 import { parseS3Url } from '../../contract/storage-client.js'
 import { checkOutboundUrl, describeUrl, outboundRequest } from '../common/outbound-fetch.js'
 import { downloadInput } from '../common/read-input.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import { runUtility } from '../common/run-utility.js'
+import { startChromium } from './chromium.js'
 import { pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 
@@ -59,6 +61,12 @@ export const CHROMIUM_ARGS = [
   '--webrtc-ip-handling-policy=disable_non_proxied_udp',
   '--disable-features=ServiceWorker,PrivateNetworkAccessSendPreflights,MediaRouter,OptimizationHints',
 ]
+
+// The browser boots while puppeteer and the job's input load.
+const t0 = Date.now()
+const profile = mkdtempSync(join(tmpdir(), 'chromium-'))
+const chromium = startChromium(CHROMIUM, CHROMIUM_ARGS, profile)
+const { default: puppeteer, TimeoutError } = await import('puppeteer-core')
 
 await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) => {
   const limits = HTML_PDF_LIMITS
@@ -129,19 +137,25 @@ await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) =>
     return req.respond({ status: res.status, headers: responseHeaders(res.headers), body: Buffer.concat(chunks) })
   }
 
-  const profile = await mkdtemp(join(tmpdir(), 'chromium-'))
   let browser: Browser | undefined
-  const t0 = Date.now()
   let tLaunched = 0
   let tLoaded = 0
   try {
-    browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, pipe: true, userDataDir: profile, args: CHROMIUM_ARGS, timeout: limits.launchMs, protocolTimeout: limits.renderMs + 30_000 })
+    let launchTimer: NodeJS.Timeout | undefined
+    browser = await Promise.race([
+      puppeteer.connect({ transport: chromium.transport, protocolTimeout: limits.renderMs + 30_000 }),
+      chromium.exited.then(() => Promise.reject(new Error('Chromium exited while starting'))),
+      new Promise<never>((_, reject) => (launchTimer = setTimeout(() => reject(new Error(`Chromium did not start within ${limits.launchMs / 1000} s`)), limits.launchMs))),
+    ]).finally(() => clearTimeout(launchTimer))
+    const b = browser
+    const page = (await b.waitForTarget((t) => t.type() === 'page', { timeout: limits.launchMs }).then((t) => t.page())) ?? (await b.newPage())
     // Popups and new windows are not intercepted by this page's handler: close them at once.
-    browser.on('targetcreated', async (target) => {
-      if (target.type() === 'page') (await target.page())?.close().catch(() => {})
+    b.on('targetcreated', async (target) => {
+      if (target.type() !== 'page') return
+      const other = await target.page()
+      if (other && other !== page) other.close().catch(() => {})
     })
     tLaunched = Date.now()
-    const [page] = await browser.pages()
     await page.setRequestInterception(true)
     page.on('request', (req) => {
       handle(req).catch((err) => {
@@ -180,7 +194,10 @@ await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) =>
     const file = await store(pdfFileName(inputName), Buffer.from(pdf), 'application/pdf')
     return { files: [file] }
   } finally {
-    await browser?.close().catch(() => {})
+    // The profile is thrown away: no orderly shutdown to wait for.
+    browser?.disconnect().catch(() => {})
+    chromium.kill()
+    await chromium.exited
     await rm(profile, { recursive: true, force: true }).catch(() => {})
   }
 })
