@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: dev test test-unit test-integration deps binaries build generate typecheck bench clean
+.PHONY: dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -37,7 +37,15 @@ generate:
 typecheck:
 	npx tsc -p tsconfig.json --noEmit
 
-bench: deps binaries build
+# Each runner beside the best native tool on the same input: time and peak memory ratios.
+bench: bench-deps binaries build
+	node dist/test/bench/compare.js
+
+bench-deps:
+	@test/platform/install-deps.sh --bench
+
+# Accept-to-succeeded latency of a 10-page split-pdf through the whole platform.
+bench-latency: deps binaries build
 	node dist/test/bench/split-latency.js
 	node dist/test/bench/gateway-latency.js
 

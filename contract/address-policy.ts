@@ -1,8 +1,9 @@
 import { BlockList, isIP } from 'node:net'
 
 /**
- * Which network addresses dutil may connect to on a caller's behalf (input downloads and
- * callbacks). Public unicast only; loopback only when the dev allowance is on.
+ * Which network addresses dutil may connect to on a caller's behalf (input downloads, every
+ * subresource Chromium loads, callbacks). Public unicast only; loopback only when the dev
+ * allowance is on. IPv6 forms that embed an IPv4 address are judged by that address.
  */
 const LOOPBACK = new BlockList()
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
@@ -15,33 +16,52 @@ for (const [net, bits] of [
   ['100.64.0.0', 10], // carrier-grade NAT
   ['169.254.0.0', 16], // link-local, incl. 169.254.169.254 metadata
   ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast
   ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved and broadcast
 ] as const) REFUSED.addSubnet(net, bits, 'ipv4')
 for (const [net, bits] of [
-  ['::', 128],
+  ['::', 128], // unspecified
+  ['100::', 64], // discard-only
+  ['2001::', 32], // Teredo tunnels to (obfuscated) IPv4
+  ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique-local, incl. fd00:ec2::254 metadata
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // deprecated site-local
   ['ff00::', 8], // multicast
   ['64:ff9b::', 96], // NAT64 can reach private IPv4
+  ['64:ff9b:1::', 48], // local-use NAT64
   ['2002::', 16], // 6to4 embeds IPv4
 ] as const) REFUSED.addSubnet(net, bits, 'ipv6')
 
-/** The IPv4 address embedded in an IPv4-mapped or -compatible IPv6 address, if any. */
-export function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase()
-  const dotted = /^::(ffff:(0:)?)?(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (dotted) return dotted[3]
-  const hex = /^::(ffff:(0:)?)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (hex) {
-    const hi = parseInt(hex[3], 16)
-    const lo = parseInt(hex[4], 16)
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+/** An IPv6 address in its one canonical spelling (RFC 5952 as WHATWG URLs print it), or null. */
+export function canonicalIpv6(address: string): string | null {
+  if (isIP(address) !== 6) return null
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1)
+  } catch {
+    return null
   }
-  return null
+}
+
+/**
+ * The IPv4 address embedded in an IPv4-mapped (::ffff:a.b.c.d), IPv4-translated
+ * (::ffff:0:a.b.c.d) or IPv4-compatible (::a.b.c.d) IPv6 address, in any spelling; else null.
+ */
+export function embeddedIpv4(address: string): string | null {
+  const canonical = canonicalIpv6(address)
+  if (!canonical) return null
+  const hex = /^::(ffff:(0:)?)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical)
+  if (!hex) return null
+  const hi = parseInt(hex[3], 16)
+  const lo = parseInt(hex[4], 16)
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
 }
 
 export type AddressVerdict = 'public' | 'loopback' | 'refused'
@@ -52,6 +72,7 @@ export function classifyAddress(address: string): AddressVerdict {
   if (family === 6) {
     const v4 = embeddedIpv4(address)
     if (v4) return classifyAddress(v4)
+    address = canonicalIpv6(address)!
   }
   const type = family === 4 ? 'ipv4' : 'ipv6'
   if (LOOPBACK.check(address, type)) return 'loopback'
@@ -62,4 +83,36 @@ export function classifyAddress(address: string): AddressVerdict {
 export function addressAllowed(address: string, allowLoopback: boolean): boolean {
   const verdict = classifyAddress(address)
   return verdict === 'public' || (verdict === 'loopback' && allowLoopback)
+}
+
+/** The host exactly as written in a URL, before any normalisation; null when there is none. */
+function rawHost(raw: string): string | null {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]/?#]*\]|[^:/?#]*)/i.exec(raw)
+  return m ? m[1] : null
+}
+
+/**
+ * Why an outbound URL is refused by its shape alone (before any DNS), or null. Only http(s);
+ * no credentials; no backslashes (`\\host` paths, `http:\\host`); no control characters or
+ * spaces; and an IP-address host must be written the one ordinary way: decimal
+ * (`http://2130706433`), octal (`0177.0.0.1`), hex (`0x7f.1`), short (`127.1`),
+ * percent-encoded or full-width spellings are refused even when they name a public address.
+ */
+export function urlShapeProblem(raw: string): string | null {
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return 'URLs with spaces or control characters are refused.'
+  if (raw.includes('\\')) return 'URLs with backslashes are refused.'
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return 'The URL is not a valid URL.'
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Only http and https URLs can be fetched, not ${url.protocol}`
+  if (url.username || url.password) return 'URLs with embedded credentials are refused.'
+  const written = rawHost(raw)
+  if (written === null) return 'The URL is not a valid URL.'
+  if (isIP(url.hostname) === 4 && written !== url.hostname) {
+    return `The host ${JSON.stringify(written.slice(0, 100))} is an unusual spelling of the address ${url.hostname}; write IP addresses in dotted decimal.`
+  }
+  return null
 }

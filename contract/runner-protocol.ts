@@ -20,7 +20,23 @@ export const ENV = {
   accessKey: 'DUTIL_S3_ACCESS_KEY',
   secretKey: 'DUTIL_S3_SECRET_KEY',
   allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
+  storageGrant: 'DUTIL_STORAGE_GRANT',
 } as const
+
+/**
+ * Storage access of a runner that holds no storage credentials (a utility with
+ * `storageAccess: 'scoped'`): presigned requests, made by the operator, for exactly its own
+ * objects and nothing else, valid until shortly after the job's deadline.
+ */
+export interface StorageGrant {
+  /** GET of `_jobs/<job_id>/input.json`. */
+  input: { key: string; url: string }
+  /** PUT of `_jobs/<job_id>/result.json`. */
+  result: { key: string; url: string }
+  /** A presigned POST policy: any key under `prefix` (the job's output prefix), at most `maxBytes` each. */
+  outputs: { prefix: string; url: string; fields: Record<string, string>; maxBytes: number }
+  expiresAt: string
+}
 
 export function inputObjectKey(jobId: string): string {
   return `_jobs/${jobId}/input.json`

@@ -41,8 +41,23 @@ export interface UtilityDefinition {
     entry: string
     /** V8 heap cap, kept below the memory limit so overruns fail as classified errors. */
     maxHeapMb: number
+    /** Further node flags (e.g. a small young generation for a tight memory bound). */
+    nodeFlags?: string[]
     resources: RunnerResources
     /** Crash retries before the job fails as upstream_error. */
     backoffLimit: number
+    /**
+     * Size of the scratch space (an emptyDir on /tmp; the root filesystem is read-only), for
+     * runners that spool input to disk or run a browser. None when absent.
+     */
+    scratchSizeLimit?: string
+    /**
+     * `scoped`: the runner gets no storage credentials, only presigned access to its own input,
+     * result manifest and output prefix (see StorageGrant). For runners that parse with code we
+     * cannot fully trust. Default: the bucket credentials.
+     */
+    storageAccess?: 'bucket' | 'scoped'
+    /** Largest output file under scoped access (the POST policy's length limit). */
+    maxOutputBytes?: number
   }
 }

@@ -1,10 +1,12 @@
 import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
 import { API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { CLASSIFIED_EXIT_CODES, ENV } from '../contract/runner-protocol.js'
+import { CLASSIFIED_EXIT_CODES, ENV, type StorageGrant } from '../contract/runner-protocol.js'
 import type { UtilityDefinition } from '../contract/utility.js'
 
 export const RUNNER_CONTAINER = 'runner'
+/** Where a runner's scratch emptyDir is mounted (TMPDIR and HOME point there). */
+export const SCRATCH_PATH = '/tmp'
 
 export interface RunnerSettings {
   imageRegistry: string
@@ -25,8 +27,11 @@ export function deadlineSeconds(uj: UtilityJobResource, utility: UtilityDefiniti
   return override && override < utility.maxDurationSeconds ? override : utility.maxDurationSeconds
 }
 
-/** The Job that runs one UtilityJob. Pure: same inputs, same Job. */
-export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings): V1Job {
+/**
+ * The Job that runs one UtilityJob. Pure: same inputs, same Job. A utility with scoped storage
+ * access gets `grant` (presigned access to its own objects) instead of the storage credentials.
+ */
+export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings, grant?: StorageGrant): V1Job {
   const labels = {
     [LABELS.managedBy]: MANAGED_BY,
     [LABELS.jobId]: uj.metadata.name,
@@ -39,10 +44,19 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
     { name: ENV.endpoint, value: settings.storage.endpoint },
     { name: ENV.region, value: settings.storage.region },
     { name: ENV.bucket, value: settings.storage.bucket },
-    { name: ENV.accessKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'accessKey' } } },
-    { name: ENV.secretKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'secretKey' } } },
     { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
   ]
+  if (utility.runner.storageAccess === 'scoped') {
+    if (!grant) throw new Error(`${utility.slug} runs with scoped storage access and needs a grant`)
+    env.push({ name: ENV.storageGrant, value: JSON.stringify(grant) })
+  } else {
+    env.push(
+      { name: ENV.accessKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'accessKey' } } },
+      { name: ENV.secretKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'secretKey' } } },
+    )
+  }
+  const scratch = utility.runner.scratchSizeLimit
+  if (scratch) env.push({ name: 'TMPDIR', value: SCRATCH_PATH }, { name: 'HOME', value: SCRATCH_PATH })
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -74,14 +88,16 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 10,
           securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          ...(scratch ? { volumes: [{ name: 'scratch', emptyDir: { sizeLimit: scratch } }] } : {}),
           containers: [
             {
               name: RUNNER_CONTAINER,
               image: `${settings.imageRegistry}/${utility.runner.image}:${settings.imageTag}`,
-              command: ['node', `--max-old-space-size=${utility.runner.maxHeapMb}`, `/app/${utility.runner.entry}`],
+              command: ['node', `--max-old-space-size=${utility.runner.maxHeapMb}`, ...(utility.runner.nodeFlags ?? []), `/app/${utility.runner.entry}`],
               env,
               resources: utility.runner.resources,
               terminationMessagePolicy: 'FallbackToLogsOnError',
+              ...(scratch ? { volumeMounts: [{ name: 'scratch', mountPath: SCRATCH_PATH }] } : {}),
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
             },
           ],

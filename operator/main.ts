@@ -68,6 +68,7 @@ const reconciler = new UtilityJobReconciler({
   batch,
   custom,
   storage: storageClient(config.storage),
+  presigner: storageClient({ ...config.storage, endpoint: config.runner.storage.endpoint }),
   bucket: config.storage.bucket,
   runner: config.runner,
   log,

@@ -12,6 +12,7 @@ import { parseTime } from '../contract/time.js'
 import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
 import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
+import { storageGrantFor } from './storage-grant.js'
 
 export interface ReconcilerDeps {
   namespace: string
@@ -21,6 +22,8 @@ export interface ReconcilerDeps {
   batch: BatchV1Api
   custom: CustomObjectsApi
   storage: Client
+  /** Signs scoped runners' storage grants; points at the endpoint runners use. */
+  presigner?: Client
   bucket: string
   runner: RunnerSettings
   log: Logger
@@ -123,7 +126,11 @@ export class UtilityJobReconciler {
   }
 
   private async createJob(uj: UtilityJobResource, utility: NonNullable<ReturnType<typeof catalog.get>>, log: Logger): Promise<void> {
-    const body = desiredJob(uj, utility, this.d.runner)
+    const grant =
+      utility.runner.storageAccess === 'scoped'
+        ? await storageGrantFor(uj, utility, this.d.presigner ?? this.d.storage, this.d.bucket, new Date(this.now()))
+        : undefined
+    const body = desiredJob(uj, utility, this.d.runner, grant)
     try {
       await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
       log.info({ job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds }, 'job created')

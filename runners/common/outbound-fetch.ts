@@ -4,36 +4,51 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
 import type { Readable } from 'node:stream'
-import { addressAllowed } from '../../contract/address-policy.js'
-import { rejected } from './runner-error.js'
+import { addressAllowed, urlShapeProblem } from '../../contract/address-policy.js'
+import { rejected, RunnerError } from './runner-error.js'
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>
 
 export interface OutboundOptions {
   allowLoopback: boolean
+  /** Name resolution; tests inject one so that no real lookup (or connection) happens. */
   resolver?: Resolver
   maxRedirects?: number
+  /** Socket inactivity limit, connect to last byte (default 60 s). */
   timeoutMs?: number
+  /** Extra request headers (e.g. Chromium's Accept for a subresource). */
+  headers?: Record<string, string>
+}
+
+export interface CheckedUrl {
+  url: URL
+  /** The address that was checked; the connection goes there and nowhere else. */
+  address: string
+  family: number
 }
 
 const defaultResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
 
-/**
- * Checks a URL for an outbound fetch and picks the address to connect to. Every resolved
- * address must be allowed (one private answer refuses the host), and the connection then goes
- * to the checked address, so a second DNS answer cannot move it elsewhere.
- */
-export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Promise<{ url: URL; address: string; family: number }> {
-  let url: URL
+/** `scheme://host/path` of a URL for messages: no query (it may carry tokens), at most 300 chars. */
+export function describeUrl(raw: string | URL): string {
   try {
-    url = new URL(raw)
+    const url = typeof raw === 'string' ? new URL(raw) : raw
+    return `${url.protocol}//${url.host}${url.pathname}`.slice(0, 300)
   } catch {
-    throw rejected(`The URL ${JSON.stringify(raw.slice(0, 200))} is not a valid URL.`)
+    return JSON.stringify(String(raw).slice(0, 100))
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw rejected(`Only http and https URLs can be fetched, not ${url.protocol}`)
-  }
-  if (url.username || url.password) throw rejected('URLs with embedded credentials are refused.')
+}
+
+/**
+ * Checks a URL for an outbound fetch and picks the address to connect to. The URL's shape
+ * must pass {@link urlShapeProblem}; every resolved address must be allowed (one private answer
+ * refuses the host); the connection then goes to the checked address, so a second DNS answer
+ * cannot move it elsewhere (no rebinding window).
+ */
+export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Promise<CheckedUrl> {
+  const shape = urlShapeProblem(raw)
+  if (shape) throw rejected(shape)
+  const url = new URL(raw)
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const addresses: LookupAddress[] = isIP(host)
     ? [{ address: host, family: isIP(host) }]
@@ -49,11 +64,37 @@ export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Prom
   return { url, address: addresses[0].address, family: addresses[0].family }
 }
 
+/**
+ * The absolute URL a redirect points at. An absolute Location is checked as written (so a
+ * redirect cannot smuggle a decimal or backslash spelling past the shape rules); a relative
+ * one is resolved against the URL that answered.
+ */
+export function redirectTarget(location: string, base: URL): string {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(location)) return location
+  if (location.startsWith('//')) return `${base.protocol}${location}`
+  if (location.includes('\\')) return location // refused by the shape check, with its own message
+  return new URL(location, base).toString()
+}
+
 export interface FetchedBody {
   status: number
   headers: http.IncomingHttpHeaders
   body: Readable
   finalUrl: string
+}
+
+export interface OneHop {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: Readable
+  url: URL
+}
+
+/** One request to a checked address, no redirect handling: what Chromium's interceptor needs. */
+export async function outboundRequest(raw: string, opts: OutboundOptions): Promise<OneHop> {
+  const { url, address, family } = await checkOutboundUrl(raw, opts)
+  const res = await request(url, address, family, opts)
+  return { status: res.statusCode ?? 0, headers: res.headers, body: res, url }
 }
 
 /**
@@ -64,41 +105,53 @@ export async function outboundGet(raw: string, opts: OutboundOptions): Promise<F
   const maxRedirects = opts.maxRedirects ?? 5
   let current = raw
   for (let hop = 0; hop <= maxRedirects; hop++) {
-    const { url, address, family } = await checkOutboundUrl(current, opts)
-    const res = await request(url, address, family, opts.timeoutMs ?? 60_000)
-    const status = res.statusCode ?? 0
-    if (status >= 300 && status < 400 && res.headers.location) {
-      res.resume()
-      current = new URL(res.headers.location, url).toString()
+    let res: OneHop
+    try {
+      res = await outboundRequest(current, opts)
+    } catch (err) {
+      if (hop > 0 && err instanceof RunnerError) {
+        throw rejected(`Downloading ${describeUrl(raw)} failed: it redirects to a URL that is refused. ${err.message}`, err.upstreamStatus)
+      }
+      throw err
+    }
+    const { status, headers, body, url } = res
+    if (status >= 300 && status < 400 && headers.location) {
+      body.resume()
+      current = redirectTarget(headers.location, url)
       continue
     }
     if (status < 200 || status >= 300) {
-      res.resume()
-      throw rejected(`Downloading ${describe(url)} failed: the server answered ${status}.`, status)
+      body.resume()
+      throw rejected(`Downloading ${describeUrl(url)} failed: the server answered ${status}.`, status)
     }
-    return { status, headers: res.headers, body: res, finalUrl: url.toString() }
+    return { status, headers, body, finalUrl: url.toString() }
   }
-  throw rejected(`Downloading ${describe(new URL(raw))} failed: more than ${maxRedirects} redirects.`)
+  throw rejected(`Downloading ${describeUrl(raw)} failed: more than ${maxRedirects} redirects.`)
 }
 
-function describe(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}`.slice(0, 300)
+// Kept-alive sockets are reused only for the same host and port, and every one of them was
+// opened to an address this policy checked.
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 8 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 8 }),
 }
 
-function request(url: URL, address: string, family: number, timeoutMs: number): Promise<http.IncomingMessage> {
+function request(url: URL, address: string, family: number, opts: OutboundOptions): Promise<http.IncomingMessage> {
   const mod = url.protocol === 'https:' ? https : http
+  const timeoutMs = opts.timeoutMs ?? 60_000
   return new Promise((resolve, reject) => {
     const req = mod.get(url, {
+      agent: agents[url.protocol as 'http:' | 'https:'],
       // Connect to the address that was checked; TLS still verifies the URL's host name.
       lookup: (_host, options, cb) => {
         if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [{ address, family }])
         else cb(null, address, family)
       },
-      headers: { 'user-agent': 'dutil-runner/1' },
+      headers: { 'user-agent': 'dutil-runner/1', ...(opts.headers ?? {}) },
       timeout: timeoutMs,
     })
     req.on('response', resolve)
-    req.on('timeout', () => req.destroy(rejected(`Downloading ${describe(url)} timed out.`)))
-    req.on('error', (err) => reject(err instanceof Error && err.name === 'RunnerError' ? err : rejected(`Downloading ${describe(url)} failed: ${err.message}`)))
+    req.on('timeout', () => req.destroy(rejected(`Downloading ${describeUrl(url)} timed out (no data for ${Math.round(timeoutMs / 1000)} s).`)))
+    req.on('error', (err) => reject(err instanceof RunnerError ? err : rejected(`Downloading ${describeUrl(url)} failed: ${err.message}`)))
   })
 }

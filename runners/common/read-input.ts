@@ -1,36 +1,43 @@
-import type { Client } from 'minio'
 import { parseS3Url } from '../../contract/storage-client.js'
-import { outboundGet } from './outbound-fetch.js'
+import { ObjectStoreError, type ObjectStore } from './object-store.js'
+import { describeUrl, outboundGet } from './outbound-fetch.js'
 import { rejected, RunnerError } from './runner-error.js'
 
 export interface SourceOptions {
-  storage: Client
-  bucket: string
+  storage: ObjectStore
   allowLoopback: boolean
   maxBytes: number
   /** What the file is, for messages ("PDF", "zip archive"). */
   what: string
 }
 
+export interface InputStream {
+  /** Declared size, when the source said. */
+  size: number | undefined
+  body: AsyncIterable<Buffer>
+  /** A name for the file, from the URL's last path segment. */
+  name: string
+}
+
 /**
- * Downloads an input file (http(s) with the address policy, or s3:// from dutil's own bucket)
- * into memory, refusing it as soon as it passes `maxBytes`.
+ * Opens an input file: http(s) through the address policy, or s3:// from dutil's own bucket.
+ * Refuses it at once when its declared size passes `maxBytes`; the body itself is capped too,
+ * and read errors become upstream_rejected.
  */
-export async function downloadInput(url: string, opts: SourceOptions): Promise<Buffer> {
+export async function openInput(url: string, opts: SourceOptions): Promise<InputStream> {
   const s3 = parseS3Url(url)
   let body: AsyncIterable<Buffer>
   let declared: number | undefined
   if (s3) {
-    if (s3.bucket !== opts.bucket) {
-      throw rejected(`s3:// URLs must point into this service's bucket (s3://${opts.bucket}/...).`)
+    if (s3.bucket !== opts.storage.bucket) {
+      throw rejected(`s3:// URLs must point into this service's bucket (s3://${opts.storage.bucket}/...).`)
     }
     try {
-      const stat = await opts.storage.statObject(s3.bucket, s3.key)
-      declared = stat.size
-      body = (await opts.storage.getObject(s3.bucket, s3.key)) as AsyncIterable<Buffer>
+      const obj = await opts.storage.getObject(s3.key)
+      declared = obj.size
+      body = obj.body
     } catch (err) {
-      const code = (err as { code?: string }).code
-      if (code === 'NotFound' || code === 'NoSuchKey') throw rejected(`No object at ${url}.`, 404)
+      if (err instanceof ObjectStoreError && (err.status === 404 || err.code === 'NoSuchKey')) throw rejected(`No object at ${url}.`, 404)
       throw new RunnerError('upstream_error', 'Reading the input from storage failed.')
     }
   } else {
@@ -39,16 +46,37 @@ export async function downloadInput(url: string, opts: SourceOptions): Promise<B
     declared = Number.isFinite(len) ? len : undefined
     body = res.body as AsyncIterable<Buffer>
   }
-  const limitMb = Math.round(opts.maxBytes / 1024 / 1024)
+  const tooBig = () => rejected(`The ${opts.what} is larger than the ${limitText(opts.maxBytes)} limit.`)
   if (declared !== undefined && declared > opts.maxBytes) {
-    throw rejected(`The ${opts.what} is larger than the ${limitMb} MB limit.`)
+    ;(body as { destroy?: () => void }).destroy?.()
+    throw tooBig()
   }
-  const chunks: Buffer[] = []
+  const name = decodeURIComponent(/[^/]*$/.exec(s3 ? s3.key : new URL(url).pathname)?.[0] ?? '')
+  return { size: declared, body: capBytes(body, opts.maxBytes, tooBig, url), name }
+}
+
+async function* capBytes(body: AsyncIterable<Buffer>, max: number, tooBig: () => Error, url: string): AsyncGenerator<Buffer> {
   let total = 0
-  for await (const chunk of body) {
-    total += chunk.length
-    if (total > opts.maxBytes) throw rejected(`The ${opts.what} is larger than the ${limitMb} MB limit.`)
-    chunks.push(chunk)
+  try {
+    for await (const chunk of body) {
+      total += chunk.length
+      if (total > max) throw tooBig()
+      yield chunk
+    }
+  } catch (err) {
+    if (err instanceof RunnerError) throw err
+    throw rejected(`Downloading ${describeUrl(url)} failed while reading it: ${(err as Error).message}`)
   }
+}
+
+/** Downloads an input file into memory (see {@link openInput}). */
+export async function downloadInput(url: string, opts: SourceOptions): Promise<Buffer> {
+  const input = await openInput(url, opts)
+  const chunks: Buffer[] = []
+  for await (const chunk of input.body) chunks.push(chunk)
   return Buffer.concat(chunks)
+}
+
+export function limitText(bytes: number): string {
+  return bytes >= 1024 ** 3 && bytes % 1024 ** 3 === 0 ? `${bytes / 1024 ** 3} GB` : `${Math.round(bytes / 1024 ** 2)} MB`
 }

@@ -1,20 +1,29 @@
 import { writeFileSync } from 'node:fs'
-import type { Client } from 'minio'
 import pino, { type Logger } from 'pino'
 import { inputObjectKey, resultObjectKey, type RunnerFailure, type RunnerResult, type StoredFile } from '../../contract/runner-protocol.js'
 import { outputKey } from '../../contract/storage-keys.js'
-import { readJsonObject, storageClient, writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
+import { grantedObjectStore } from './granted-store.js'
+import { type ObjectStore, readJson, s3ObjectStore, writeJson } from './object-store.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
 import { RunnerError } from './runner-error.js'
+import { StorageWriteError, uploadStream } from './stream-upload.js'
+
+type FileExtra = Pick<StoredFile, 'pageNumber' | 'path'>
 
 export interface RunContext<I> {
   config: RunnerConfig
   input: I
-  storage: Client
+  /** dutil's bucket, for s3:// inputs. */
+  storage: ObjectStore
   log: Logger
   /** Stores one output file under the job's key prefix; time spent here counts as storageMs. */
-  store(file: string, body: Buffer, contentType: string, extra?: Pick<StoredFile, 'pageNumber' | 'path'>): Promise<StoredFile>
+  store(file: string, body: Buffer, contentType: string, extra?: FileExtra): Promise<StoredFile>
+  /**
+   * Streams one output file of unknown length to storage with bounded memory (see
+   * uploadStream); the source is read only as fast as storage accepts it.
+   */
+  storeStream(file: string, source: AsyncIterable<Uint8Array>, contentType: string, extra?: FileExtra): Promise<StoredFile>
 }
 
 export interface UtilityOutcome {
@@ -22,37 +31,65 @@ export interface UtilityOutcome {
   extras?: Record<string, number | string>
 }
 
+const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1)
+
 /**
  * The runner program's frame: read config and input, run the utility, store the result
  * manifest, and turn failures into a termination message plus an exit code the Job's pod
- * failure policy understands.
+ * failure policy understands. This is the one place that maps outcomes to exit codes.
  */
 export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<UtilityOutcome>): Promise<never> {
   const log = pino({ base: { component: 'runner' } })
   let config: RunnerConfig | undefined
+  let storage: ObjectStore | undefined
+  /** Outputs stored so far: removed again when the run fails, so a failed job leaves nothing. */
+  const written: string[] = []
   try {
     config = loadRunnerConfig()
     const cfg = config
     const startedAt = Date.now()
-    const storage = storageClient(cfg.storage)
+    const store_ = cfg.grant ? grantedObjectStore(cfg.grant, cfg.storage.bucket) : s3ObjectStore(cfg.storage)
+    storage = store_
     const child = log.child({ jobId: cfg.jobId, utility: cfg.utility })
-    const input = await readJsonObject<I>(storage, cfg.storage.bucket, inputObjectKey(cfg.jobId))
+    const input = await readJson<I>(store_, inputObjectKey(cfg.jobId))
     child.info('runner started')
+    // storageMs is wall time with at least one storage call in flight (calls overlap).
     let storageMs = 0
+    let active = 0
+    let since = 0
+    const track = async <T>(call: () => Promise<T>): Promise<T> => {
+      if (active++ === 0) since = Date.now()
+      try {
+        return await call()
+      } finally {
+        if (--active === 0) storageMs += Date.now() - since
+      }
+    }
+    const storageFailed = (err: unknown, key: string) => {
+      child.error({ err, key }, 'storing output failed')
+      return new RunnerError('storage_error', 'Copying the output to storage failed.')
+    }
     const store: RunContext<I>['store'] = async (file, body, contentType, extra) => {
       const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
-      const t0 = Date.now()
       try {
-        await storage.putObject(cfg.storage.bucket, key, body, body.length, { 'Content-Type': contentType })
+        written.push(key)
+        await track(() => store_.putObject(key, body, contentType))
       } catch (err) {
-        child.error({ err, key }, 'storing output failed')
-        throw new RunnerError('storage_error', 'Copying the output to storage failed.')
-      } finally {
-        storageMs += Date.now() - t0
+        throw storageFailed(err, key)
       }
-      return { key, name: file, size: body.length, contentType, ...extra }
+      return { key, name: baseName(file), size: body.length, contentType, ...extra }
     }
-    const outcome = await handler({ config: cfg, input, storage, log: child, store })
+    const storeStream: RunContext<I>['storeStream'] = async (file, source, contentType, extra) => {
+      const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
+      try {
+        written.push(key)
+        const up = await uploadStream(source, { store: store_, key, contentType, track })
+        return { key, name: baseName(file), size: up.size, contentType, ...extra }
+      } catch (err) {
+        throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err
+      }
+    }
+    const outcome = await handler({ config: cfg, input, storage: store_, log: child, store, storeStream })
     const result: RunnerResult = {
       files: outcome.files,
       extras: outcome.extras ?? {},
@@ -61,7 +98,7 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
       storageMs,
     }
     try {
-      await writeJsonObject(storage, cfg.storage.bucket, resultObjectKey(cfg.jobId), result)
+      await writeJson(store_, resultObjectKey(cfg.jobId), result)
     } catch (err) {
       child.error({ err }, 'storing result manifest failed')
       throw new RunnerError('storage_error', 'Copying the output to storage failed.')
@@ -72,6 +109,7 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     const classified = err instanceof RunnerError
     const failure: RunnerFailure = classified ? err.toFailure() : { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
     log.error({ err, failure }, classified ? 'runner rejected the job' : 'runner crashed')
+    for (const key of written) await storage?.deleteObject(key).catch(() => {})
     try {
       writeFileSync(config?.terminationMessagePath ?? '/dev/termination-log', JSON.stringify(failure))
     } catch {

@@ -58,8 +58,7 @@ export const htmlPdf: UtilityDefinition = {
   maxDurationSeconds: 900,
   inputSchema: Type.Object({ url: StorageOrHttpUrl, pdfOptions: Type.Optional(PdfOptionsSchema) }, { additionalProperties: false }),
   exampleInput: { url: 'https://example.com/invoice.html', pdfOptions: { format: 'A4', printBackground: true, margin: { top: '10mm', bottom: '10mm' } } },
-  // Enabled once its runner lands (issue: all five utilities).
-  enabled: false,
+  enabled: true,
   checkInput: checkPdfOptions,
   runner: {
     image: 'dutil-runner-html-pdf',
@@ -67,5 +66,7 @@ export const htmlPdf: UtilityDefinition = {
     maxHeapMb: 512,
     resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } },
     backoffLimit: 2,
+    // Chromium's profile and its shared memory (--disable-dev-shm-usage) live here.
+    scratchSizeLimit: '1Gi',
   },
 }

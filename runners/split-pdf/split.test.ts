@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { PDFDocument } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
 import { loadSplittable, pageFileName, splitPages } from './split.js'
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 async function pdfWithPages(n: number): Promise<Uint8Array> {
   const doc = await PDFDocument.create()
@@ -43,5 +46,27 @@ describe('split-pdf', () => {
   it('pads page numbers so names sort in page order', () => {
     expect(pageFileName(7, 12)).toBe('page-007.pdf')
     expect(pageFileName(1000, 1000)).toBe('page-1000.pdf')
+  })
+})
+
+describe('split-pdf against decompression bombs', () => {
+  it('refuses a PDF whose object stream inflates past the cap, without allocating it', async () => {
+    const bomb = readFileSync(join(REPO, 'test/fixtures/hostile/decompression-bomb.pdf'))
+    const before = process.memoryUsage().arrayBuffers
+    await expect(loadSplittable(bomb, 500)).rejects.toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('decompression bomb') })
+    // The 1 GiB never materialised: growth stays near the 128 MB cap.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(400 * 1024 ** 2)
+  })
+
+  it('still splits ordinary PDFs that use object streams', async () => {
+    const doc = await PDFDocument.create()
+    for (let i = 0; i < 3; i++) doc.addPage([100, 100])
+    const withObjectStreams = await doc.save({ useObjectStreams: true })
+    const loaded = await loadSplittable(withObjectStreams, 500)
+    expect(loaded.getPageCount()).toBe(3)
+  })
+
+  it('refuses truncated files', async () => {
+    await expect(loadSplittable(readFileSync(join(REPO, 'test/fixtures/hostile/truncated.pdf')), 500)).rejects.toMatchObject({ code: 'upstream_rejected' })
   })
 })

@@ -5,6 +5,12 @@ import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
 export const SPLIT_PDF_LIMITS = {
   maxBytes: 150 * 1024 * 1024,
   maxPages: 500,
+  /**
+   * The V8 heap of the worker that parses and splits: past it the split fails as
+   * upstream_rejected instead of the runner dying (and being retried). Decoded stream data is
+   * capped separately (decode-guard.ts).
+   */
+  workerHeapMb: 1024,
 } as const
 
 export const splitPdf: UtilityDefinition = {
@@ -24,7 +30,8 @@ export const splitPdf: UtilityDefinition = {
   runner: {
     image: 'dutil-runner-split-pdf',
     entry: 'dist/runners/split-pdf/main.js',
-    maxHeapMb: 1536,
+    // The main thread only downloads and uploads; pdf-lib runs in a worker with its own heap cap.
+    maxHeapMb: 256,
     resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
     backoffLimit: 2,
   },

@@ -5,19 +5,22 @@ import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
 export const unzipFiles: UtilityDefinition = {
   slug: 'unzip-files',
   name: 'Unzip files',
-  description: 'Extracts every entry of a .zip (public URL or s3:// URL) and returns one link per file.',
+  description: 'Extracts every entry of a .zip (public URL or s3:// URL) and returns one link per file (archive at most 1 GB, 1,000 entries, 2 GB unpacked; unsafe paths, symlinks and zip bombs are refused; nested archives are returned as files).',
   category: 'archive',
   icon: 'unarchive',
   target: 'files',
   maxDurationSeconds: 900,
   inputSchema: Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false }),
   exampleInput: { url: 'https://example.com/bundle.zip' },
-  enabled: false,
+  enabled: true,
   runner: {
     image: 'dutil-runner-unzip-files',
     entry: 'dist/runners/unzip-files/main.js',
     maxHeapMb: 256,
+    nodeFlags: ['--max-semi-space-size=1'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 2,
+    // The archive is spooled here (at most 1 GB).
+    scratchSizeLimit: '1200Mi',
   },
 }

@@ -5,19 +5,23 @@ import { HttpUrl } from '../../contract/url-schemas.js'
 export const xlsToXlsx: UtilityDefinition = {
   slug: 'xls-to-xlsx',
   name: 'XLS to XLSX',
-  description: 'Converts a legacy .xls workbook to .xlsx, every sheet kept, values only.',
+  description: 'Converts a legacy .xls workbook (binary BIFF, at most 50 MB) to .xlsx, every sheet kept, values only.',
   category: 'spreadsheet',
   icon: 'table_view',
   target: 'xlsx',
   maxDurationSeconds: 300,
   inputSchema: Type.Object({ url: HttpUrl }, { additionalProperties: false }),
   exampleInput: { url: 'https://example.com/report.xls' },
-  enabled: false,
+  enabled: true,
   runner: {
     image: 'dutil-runner-xls-to-xlsx',
     entry: 'dist/runners/xls-to-xlsx/main.js',
-    maxHeapMb: 384,
+    // The main thread only downloads and uploads; SheetJS runs in a worker with its own 256 MB cap.
+    maxHeapMb: 128,
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 1,
+    // SheetJS 0.18.5 carries known parser CVEs: no storage credentials, only its own objects.
+    storageAccess: 'scoped',
+    maxOutputBytes: 200 * 1024 * 1024,
   },
 }

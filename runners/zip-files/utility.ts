@@ -32,7 +32,7 @@ export function checkZipFiles(input: unknown): InputProblem[] {
 export const zipFiles: UtilityDefinition = {
   slug: 'zip-files',
   name: 'Zip files',
-  description: 'Downloads a list of public URLs and packs them into one .zip archive (at most 500 files).',
+  description: 'Downloads a list of public URLs and packs them into one .zip archive (at most 500 files, 1 GB each, 3 GB in all).',
   category: 'archive',
   icon: 'folder_zip',
   target: 'zip',
@@ -53,12 +53,14 @@ export const zipFiles: UtilityDefinition = {
     { additionalProperties: false },
   ),
   exampleInput: { files: [{ url: 'https://example.com/a.pdf', fileName: 'a.pdf' }, { url: 'https://example.com/b.png', fileName: 'images/b.png' }] },
-  enabled: false,
+  enabled: true,
   checkInput: checkZipFiles,
   runner: {
     image: 'dutil-runner-zip-files',
     entry: 'dist/runners/zip-files/main.js',
-    maxHeapMb: 256,
+    maxHeapMb: 128,
+    // A small young generation keeps the resident set flat while gigabytes stream through.
+    nodeFlags: ['--max-semi-space-size=1'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 2,
   },

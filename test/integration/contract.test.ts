@@ -160,6 +160,16 @@ describe('idempotency', () => {
     expect(invalidBody.status).toBe(400)
   })
 
+  it('answers 409 conflict when a key is reused for a different utility', async () => {
+    const { key } = await createKey()
+    const h = { 'Idempotency-Key': `cross-${Date.now()}` }
+    const first = await run(key, { input: { url: pdf } }, h)
+    expect(first.status).toBe(202)
+    const other = await run(key, { input: { url: 'https://example.com/a.zip' } }, h, '/v1/utilities/unzip-files/jobs')
+    expect(other.status).toBe(409)
+    expect(other.body.error).toMatchObject({ code: 'conflict', message: expect.stringContaining('split-pdf') })
+  })
+
   it('scopes keys to the API key that sent them', async () => {
     const a = await createKey()
     const b = await createKey()

@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { storageClient } from '../../contract/storage-client.js'
 import { api, download } from './helpers/api.js'
 import { FileServer } from '../support/file-server.js'
-import { createKey } from './helpers/keys.js'
+import { createKey, runnerPods } from './helpers/keys.js'
 import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
+import { hostile } from '../support/fixtures.js'
+import { jobOutputs } from './helpers/storage.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/
@@ -107,5 +109,29 @@ describe('split-pdf through the whole platform', () => {
     const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `${files.url}/files/missing.pdf` } } })
     expect(res.status).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
+  })
+})
+
+describe('split-pdf against the hostile corpus', () => {
+  it.each([
+    ['encrypted.pdf', 'password-protected'],
+    ['truncated.pdf', 'not a valid PDF'],
+    ['not-a-pdf.pdf', 'not a valid PDF'],
+    ['decompression-bomb.pdf', 'decompression bomb'],
+  ])('given %s, the run fails once as upstream_rejected (%s), with no retry and no output', async (fixture, why) => {
+    const url = files.add(fixture, hostile(fixture))
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'upstream_rejected' } })
+    expect(res.body.error.message).toContain(why)
+    expect(await jobOutputs(res.body)).toEqual([])
+    expect(await runnerPods(res.body.id)).toBe(1) // classified: the Job failed at once, no retry
+  })
+
+  it('given an input URL that redirects to the metadata address, the run is refused before connecting there', async () => {
+    const url = files.redirect('http://169.254.169.254/latest/meta-data/')
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('redirects to a URL that is refused') })
   })
 })

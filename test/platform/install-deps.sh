@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Installs what the platform needs and the machine lacks: Debian packages (Redis, qpdf,
 # Chromium, openssl) and the npm packages. Quick when everything is already there.
+# With --bench also the native tools `make bench` compares against (Info-ZIP zip and unzip,
+# LibreOffice Calc, GNU time); `make test` never needs them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 need=()
+if [ "${1:-}" = "--bench" ]; then
+  command -v zip >/dev/null || need+=(zip)
+  command -v unzip >/dev/null || need+=(unzip)
+  command -v soffice >/dev/null || need+=(libreoffice-calc-nogui)
+  [ -x /usr/bin/time ] || need+=(time)
+fi
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v qpdf >/dev/null || need+=(qpdf)
 command -v chromium >/dev/null || need+=(chromium)

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 /**
  * A loopback HTTP server for input files. `/files/<name>` serves a registered file;
  * `/slow/<name>?ms=N` waits N ms first; `/stall` accepts and never answers;
- * `/status/<code>` answers with that status.
+ * `/status/<code>` answers with that status; `/redirect?to=<url>` answers 302 to that URL.
  */
 export class FileServer {
   private readonly files = new Map<string, { body: Buffer; type: string }>()
@@ -18,6 +18,11 @@ export class FileServer {
     return this
   }
 
+  /** A URL of this server that redirects to `to`. */
+  redirect(to: string): string {
+    return `${this.url}/redirect?to=${encodeURIComponent(to)}`
+  }
+
   add(name: string, body: Buffer | Uint8Array, type = 'application/pdf'): string {
     this.files.set(name, { body: Buffer.from(body), type })
     return `${this.url}/files/${name}`
@@ -29,6 +34,10 @@ export class FileServer {
     if (kind === 'stall') {
       this.stalled.add(res)
       return
+    }
+    if (kind === 'redirect') {
+      res.writeHead(302, { location: url.searchParams.get('to') ?? '/' })
+      return void res.end()
     }
     if (kind === 'status') {
       res.statusCode = Number(name)

@@ -16,3 +16,12 @@ export function keyAdmin(): ApiKeyAdmin {
 export function createKey(opts: Partial<CreateKeyOptions> = {}): Promise<CreatedKey> {
   return keyAdmin().create({ name: opts.name ?? `test-${Math.random().toString(36).slice(2, 8)}`, utilities: opts.utilities ?? [], ...opts })
 }
+
+/** How many runner pods a job has had (1 means no retry). */
+export async function runnerPods(jobId: string): Promise<number> {
+  const { CoreV1Api } = await import('@kubernetes/client-node')
+  const { LABELS } = await import('../../../contract/api-group.js')
+  const { objectNameOf } = await import('../../../contract/ids.js')
+  const pods = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })
+  return pods.items.length
+}

@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
+import type { ConnectionTransport } from 'puppeteer-core'
+
+export interface StartedChromium {
+  child: ChildProcess
+  transport: ConnectionTransport
+  /** Settles when the browser process is gone. */
+  exited: Promise<void>
+  /** Kills the whole browser at once (its profile is thrown away anyway). */
+  kill(): void
+}
+
+/**
+ * Starts Chromium speaking the DevTools protocol over a pipe (fd 3 in, fd 4 out; no port
+ * anyone else could reach). The runner starts it before loading puppeteer, so the browser boots
+ * while the rest of the program loads; puppeteer then connects through this transport.
+ */
+export function startChromium(executable: string, args: string[], userDataDir: string): StartedChromium {
+  const child = spawn(executable, [...args, '--remote-debugging-pipe', `--user-data-dir=${userDataDir}`, 'about:blank'], {
+    stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group, so kill() takes the renderers along
+  })
+  const toBrowser = child.stdio[3] as Writable
+  const fromBrowser = child.stdio[4] as Readable
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.once('error', () => undefined)
+  toBrowser.on('error', () => undefined)
+  const transport: ConnectionTransport = {
+    send(message) {
+      toBrowser.write(`${message}\0`)
+    },
+    close() {
+      toBrowser.end()
+    },
+  }
+  let pending = ''
+  fromBrowser.setEncoding('utf8')
+  fromBrowser.on('data', (chunk: string) => {
+    pending += chunk
+    let end: number
+    while ((end = pending.indexOf('\0')) >= 0) {
+      const message = pending.slice(0, end)
+      pending = pending.slice(end + 1)
+      transport.onmessage?.(message)
+    }
+  })
+  fromBrowser.on('close', () => transport.onclose?.())
+  const kill = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  process.once('exit', kill)
+  return { child, transport, exited, kill }
+}

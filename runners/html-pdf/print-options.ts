@@ -1,0 +1,43 @@
+import type { PaperFormat, PDFOptions } from 'puppeteer-core'
+
+/** `pdfOptions` as the input schema accepts them (see utility.ts). */
+export interface PdfOptionsInput {
+  format?: string
+  width?: string
+  height?: string
+  orientation?: 'portrait' | 'landscape'
+  landscape?: boolean
+  scale?: number
+  preferCSSPageSize?: boolean
+  printBackground?: boolean
+  margin?: { top?: string; right?: string; bottom?: string; left?: string }
+}
+
+/**
+ * Maps the API's pdfOptions onto Chromium's print options (Page.printToPDF through puppeteer).
+ * Absent keys keep Chromium's defaults: Letter, portrait, scale 1, no backgrounds, no margins.
+ */
+export function printOptions(o: PdfOptionsInput = {}): PDFOptions {
+  const out: PDFOptions = {}
+  if (o.format) out.format = o.format as PaperFormat
+  if (o.width && o.height) {
+    out.width = o.width
+    out.height = o.height
+  }
+  const landscape = o.landscape ?? (o.orientation === undefined ? undefined : o.orientation === 'landscape')
+  if (landscape !== undefined) out.landscape = landscape
+  if (o.scale !== undefined) out.scale = o.scale
+  if (o.preferCSSPageSize !== undefined) out.preferCSSPageSize = o.preferCSSPageSize
+  if (o.printBackground !== undefined) out.printBackground = o.printBackground
+  if (o.margin) {
+    out.margin = {}
+    for (const side of ['top', 'right', 'bottom', 'left'] as const) if (o.margin[side] !== undefined) out.margin[side] = o.margin[side]
+  }
+  return out
+}
+
+/** The output's file name: the input's base name with .pdf, or document.pdf. */
+export function pdfFileName(inputName: string): string {
+  const base = inputName.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[^\w.\- ]+/g, '_').replace(/^[.\s]+/, '').slice(0, 100).trim()
+  return `${base || 'document'}.pdf`
+}

@@ -1,0 +1,22 @@
+import { inject } from 'vitest'
+import { storageClient } from '../../../contract/storage-client.js'
+
+/** Every object key under a prefix of the test platform's bucket. */
+export async function listKeys(prefix: string): Promise<string[]> {
+  const s = inject('storage')
+  const client = storageClient(s)
+  const keys: string[] = []
+  for await (const o of client.listObjectsV2(s.bucket, prefix, true)) if (o.name) keys.push(o.name)
+  return keys.sort()
+}
+
+/** The output keys of a job (its `<utility>/<day>/<job_id>/` prefix). */
+export function jobOutputs(job: { utility: string; id: string; createdAt: string }): Promise<string[]> {
+  return listKeys(`${job.utility}/${job.createdAt.slice(0, 10)}/${job.id}/`)
+}
+
+export async function putObject(key: string, body: Buffer, contentType: string): Promise<string> {
+  const s = inject('storage')
+  await storageClient(s).putObject(s.bucket, key, body, body.length, { 'Content-Type': contentType })
+  return `s3://${s.bucket}/${key}`
+}

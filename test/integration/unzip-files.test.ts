@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, download } from './helpers/api.js'
+import { createKey } from './helpers/keys.js'
+import { jobOutputs, listKeys, putObject } from './helpers/storage.js'
+import { FileServer } from '../support/file-server.js'
+import { hostile } from '../support/fixtures.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
+import { readZip } from '../support/zips.js'
+
+let files: FileServer
+let key: string
+beforeAll(async () => {
+  files = await new FileServer().start()
+  key = (await createKey()).key
+})
+afterAll(() => files.stop())
+
+const unzip = (url: string) => api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url } } })
+
+describe('unzip-files through the whole platform', () => {
+  it('given a zip with folders, a sync run answers 200 with one file reference per file entry, path and fileCount set', async () => {
+    const contents: Record<string, Buffer> = {
+      'readme.txt': Buffer.from('read me\n'),
+      'docs/report.pdf': randomBytes(20_000),
+      'docs/deep/ünïcode name.csv': Buffer.from('a,b\n1,2\n'.repeat(500)),
+    }
+    const zip = writeZip([fileEntry('docs/', Buffer.alloc(0), 0), ...Object.entries(contents).map(([name, data]) => fileEntry(name, data, name.endsWith('.pdf') ? 0 : 8))])
+    const res = await unzip(files.add('bundle.zip', zip, 'application/zip'))
+    expect(res.status).toBe(200)
+    expect(res.body.result.fileCount).toBe(3)
+    const day = res.body.createdAt.slice(0, 10)
+    expect(res.body.result.files.map((f: { path: string }) => f.path)).toEqual(Object.keys(contents))
+    for (const f of res.body.result.files) {
+      expect(f.key).toBe(`unzip-files/${day}/${res.body.id}/${f.path}`)
+      expect(f.name).toBe(f.path.split('/').pop())
+      expect(f.pageNumber).toBeUndefined()
+      const got = await download(f.url)
+      expect(got.status).toBe(200)
+      expect(got.bytes.equals(contents[f.path])).toBe(true)
+      expect(f.size).toBe(contents[f.path].length)
+    }
+    expect(res.body.result.files[1].contentType).toBe('application/pdf')
+  })
+
+  it('reads an s3:// input from its own bucket', async () => {
+    const url = await putObject(`uploads/${Date.now()}/in.zip`, writeZip([fileEntry('a.txt', Buffer.from('from storage'))]), 'application/zip')
+    const res = await unzip(url)
+    expect(res.status).toBe(200)
+    expect((await download(res.body.result.files[0].url)).bytes.toString()).toBe('from storage')
+  })
+
+  it('given a nested zip, stores the inner archive as one file and never expands it', async () => {
+    const res = await unzip(files.add('nested.zip', hostile('nested.zip'), 'application/zip'))
+    expect(res.status).toBe(200)
+    expect(res.body.result.fileCount).toBe(2)
+    const inner = res.body.result.files.find((f: { path: string }) => f.path === 'archives/inner.zip')
+    expect(inner).toMatchObject({ name: 'inner.zip', contentType: 'application/zip' })
+    const entries = await readZip((await download(inner.url)).bytes)
+    expect(entries.map((e) => e.name)).toEqual(['inner.txt'])
+    expect(await jobOutputs(res.body)).toHaveLength(2) // nothing but the two files
+  })
+
+  it.each([
+    ['zip-slip-dotdot.zip', '".." segment (unsafe path)'],
+    ['zip-slip-absolute.zip', 'absolute path (unsafe path)'],
+    ['zip-slip-backslash.zip', 'backslash (unsafe path)'],
+    ['zip-slip-drive-letter.zip', 'drive letter (unsafe path)'],
+    ['zip-slip-symlink.zip', 'is a symbolic link'],
+    ['zip-bomb-ratio.zip', 'compression ratio limit'],
+    ['zip-bomb-overlap.zip', 'overlap (zip bomb)'],
+    ['zip-bomb-lying-size.zip', 'does not match its declared size'],
+    ['zip-bomb-entry-count.zip', 'at most 1000 are allowed'],
+  ])('given %s, the run fails as upstream_rejected (%s) and nothing is written anywhere', async (fixture, why) => {
+    const before = await listKeys('')
+    const res = await unzip(files.add(fixture, hostile(fixture), 'application/zip'))
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'upstream_rejected' } })
+    expect(res.body.error.message).toContain(why)
+    expect(await jobOutputs(res.body)).toEqual([])
+    // Only the job's own input object is new in the whole bucket: no escaped path.
+    const added = (await listKeys('')).filter((k) => !before.includes(k))
+    expect(added).toEqual([`_jobs/${res.body.id}/input.json`])
+  })
+
+  it('given a file that is not a zip, the run fails as upstream_rejected', async () => {
+    const res = await unzip(files.add('fake.zip', hostile('not-a-pdf.pdf'), 'application/zip'))
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('not a valid zip archive') })
+  })
+})

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { api, download } from './helpers/api.js'
+import { createKey } from './helpers/keys.js'
+import { jobOutputs } from './helpers/storage.js'
+import { FileServer } from '../support/file-server.js'
+import { readZip } from '../support/zips.js'
+
+let files: FileServer
+let key: string
+beforeAll(async () => {
+  files = await new FileServer().start()
+  key = (await createKey()).key
+})
+afterAll(() => files.stop())
+
+describe('zip-files through the whole platform', () => {
+  it('given three URLs, a sync run answers 200 with one zip holding each file under its fileName', async () => {
+    const text = Buffer.from('hello, zip\n'.repeat(1000))
+    const image = randomBytes(5000)
+    const csv = Buffer.from('a,b\n1,2\n')
+    const input = {
+      files: [
+        { url: files.add('a.txt', text, 'text/plain'), fileName: 'a.txt' },
+        { url: files.add('pic.png', image, 'image/png'), fileName: 'images/pic.png' },
+        { url: files.add('data.csv', csv, 'text/csv'), fileName: 'reports/2024/data.csv' },
+      ],
+    }
+    const res = await api('POST', '/v1/utilities/zip-files', { key, body: { input } })
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ utility: 'zip-files', status: 'succeeded', error: null })
+    const [file] = res.body.result.files
+    expect(res.body.result.files).toHaveLength(1)
+    expect(file).toMatchObject({ name: 'files.zip', contentType: 'application/zip' })
+    expect(file.key).toBe(`zip-files/${res.body.createdAt.slice(0, 10)}/${res.body.id}/files.zip`)
+    const got = await download(file.url)
+    expect(got.bytes.length).toBe(file.size)
+    const entries = await readZip(got.bytes)
+    expect(entries.map((e) => e.name)).toEqual(['a.txt', 'images/pic.png', 'reports/2024/data.csv'])
+    expect(entries[0].data.equals(text)).toBe(true)
+    expect(entries[0].compressionMethod).toBe(8) // deflated
+    expect(entries[1].data.equals(image)).toBe(true)
+    expect(entries[1].compressionMethod).toBe(0) // already compressed: stored
+    expect(entries[2].data.equals(csv)).toBe(true)
+  })
+
+  it('given a URL that answers 404, the run fails as upstream_rejected naming the file, with upstreamStatus', async () => {
+    const input = {
+      files: [
+        { url: files.add('ok.txt', Buffer.from('ok'), 'text/plain'), fileName: 'ok.txt' },
+        { url: `${files.url}/status/404`, fileName: 'gone.pdf' },
+      ],
+    }
+    const res = await api('POST', '/v1/utilities/zip-files', { key, body: { input } })
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
+    expect(res.body.error.message).toContain('files.1 ("gone.pdf")')
+    expect(await jobOutputs(res.body)).toEqual([]) // no partial archive left behind
+  })
+
+  it('given a URL that redirects to the metadata address, the run is refused and nothing is fetched from there', async () => {
+    const input = { files: [{ url: files.redirect('http://169.254.169.254/latest/meta-data/iam/security-credentials/'), fileName: 'creds.txt' }] }
+    const res = await api('POST', '/v1/utilities/zip-files', { key, body: { input } })
+    expect(res.status).toBe(422)
+    expect(res.body.error.code).toBe('upstream_rejected')
+    expect(res.body.error.message).toContain('redirects to a URL that is refused')
+    expect(await jobOutputs(res.body)).toEqual([])
+  })
+})
