@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: dev test test-unit test-integration deps binaries build generate typecheck bench clean
+.PHONY: dev test test-unit test-integration deps binaries build generate typecheck bench chart clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -22,10 +22,15 @@ test-integration: deps binaries build
 deps:
 	@test/platform/install-deps.sh
 
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and MinIO, built from
-# the Go module proxy into $(DUTIL_CACHE)/bin (outside git) and reused while versions hold.
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, MinIO and Helm, built
+# from the Go module proxy into $(DUTIL_CACHE)/bin (outside git) and reused while versions hold.
 binaries:
-	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio
+	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm
+
+# The Helm chart's own checks (make test runs them too, with a server-side dry run and a real install).
+chart: binaries
+	$(DUTIL_CACHE)/bin/helm lint charts/dutil --strict -f charts/dutil/ci/lint-values.yaml
+	$(DUTIL_CACHE)/bin/helm template dutil charts/dutil -f charts/dutil/ci/lint-values.yaml >/dev/null
 
 build:
 	@rm -rf dist
