@@ -32,5 +32,7 @@ fi
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[deps] installing npm packages"
-  npm ci --no-audit --no-fund --loglevel=error
+  # npm 11's `npm ci` refuses this lock over platform-specific optional packages it leaves out
+  # (npm/cli#4828, #9083); `npm install` installs exactly the same locked versions.
+  npm ci --no-audit --no-fund --loglevel=silent 2>/dev/null || npm install --no-audit --no-fund --loglevel=error
 fi
