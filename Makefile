@@ -3,29 +3,46 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency clean
+.PHONY: dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
 
+# Everything, with a Docker engine at hand: the images are built first (from the layer cache
+# when nothing changed; a failed build fails the image tests), then every test runs.
 test: deps binaries build
 	@rm -f .test-results.json; rc=0; \
-	npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results.json || rc=$$?; \
+	images/docker-engine.sh run bash -c 'images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2; \
+	  npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results.json' || rc=$$?; \
 	node test/print-summary.mjs .test-results.json; exit $$rc
 
 test-unit: deps build
 	npx vitest run --project unit
 
 test-integration: deps binaries build
-	npx vitest run --project integration
+	images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project integration'
+
+# dutil-gateway, dutil-operator and dutil-runner-<utility>, built by Debian's Docker engine (started
+# and stopped here when none runs). DUTIL_IMAGE_REGISTRY and DUTIL_IMAGE_TAG name them.
+images:
+	@images/docker-engine.sh run images/build-images.sh
+
+# The upstream base images the Dockerfiles name, provisioned from Debian packages when they cannot be pulled.
+base-images:
+	@images/docker-engine.sh run images/base/provision-base-images.sh
 
 deps:
 	@test/platform/install-deps.sh
 
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and MinIO, built from
-# the Go module proxy into $(DUTIL_CACHE)/bin (outside git) and reused while versions hold.
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, MinIO and Helm, built
+# from the Go module proxy into $(DUTIL_CACHE)/bin (outside git) and reused while versions hold.
 binaries:
-	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio
+	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm
+
+# The Helm chart's own checks (make test runs them too, with a server-side dry run and a real install).
+chart: binaries
+	$(DUTIL_CACHE)/bin/helm lint charts/dutil --strict -f charts/dutil/ci/lint-values.yaml
+	$(DUTIL_CACHE)/bin/helm template dutil charts/dutil -f charts/dutil/ci/lint-values.yaml >/dev/null
 
 build:
 	@rm -rf dist

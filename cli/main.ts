@@ -15,13 +15,16 @@ const USAGE = `usage: dutil keys <command> [options]
   keys rotate-secret KEY_ID [--json]   new callback signing secret; used from the next attempt on
   keys reveal-secret KEY_ID [--json]   the secret this key's callbacks are signed with
 
-Uses KUBECONFIG, or .dev/kubeconfig when KUBECONFIG is unset; namespace from DUTIL_NAMESPACE (default dutil).`
+Uses KUBECONFIG, else the pod's service account inside a cluster, else .dev/kubeconfig; namespace from DUTIL_NAMESPACE (default dutil); --rate-limit defaults to
+DUTIL_DEFAULT_RATE_LIMIT, else 600.`
 
 class UsageError extends Error {}
 
 function kubeConfig(): KubeConfig {
   const kc = new KubeConfig()
   if (process.env.KUBECONFIG) kc.loadFromDefault()
+  // In a pod (the chart's NOTES run the CLI under its key-admin service account).
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster()
   else if (existsSync(join(process.cwd(), '.dev', 'kubeconfig'))) kc.loadFromFile(join(process.cwd(), '.dev', 'kubeconfig'))
   else throw new UsageError('no kubeconfig: set KUBECONFIG or run `make dev` in this directory first')
   return kc
@@ -61,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
       if (!values.name) throw new UsageError('keys create needs --name (where the key runs, e.g. --name laptop)')
       const expires = parsePositiveInt(values['expires-in-days'], '--expires-in-days')
       if (expires !== undefined && !(EXPIRY_DAYS as readonly number[]).includes(expires)) throw new UsageError('--expires-in-days must be 30, 90 or 365 (omit it for a key that never expires)')
-      const created = await admin.create({ name: values.name, utilities: parseUtilities(values.utilities), rateLimitPerMinute: parsePositiveInt(values['rate-limit'], '--rate-limit'), expiresInDays: expires })
+      const created = await admin.create({ name: values.name, utilities: parseUtilities(values.utilities), rateLimitPerMinute: parsePositiveInt(values['rate-limit'], '--rate-limit') ?? parsePositiveInt(process.env.DUTIL_DEFAULT_RATE_LIMIT, 'DUTIL_DEFAULT_RATE_LIMIT'), expiresInDays: expires })
       if (values.json) console.log(JSON.stringify(created))
       else console.log(`API key ${created.id} created. It is shown only this once:\n\n  key:            ${created.key}\n  signing secret: ${created.signingSecret}\n`)
       return

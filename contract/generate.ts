@@ -11,7 +11,12 @@ const HEADER = '# Generated from contract/ by `npm run generate`. Do not edit by
 /** Every generated file and its content. */
 export function generatedFiles(): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [file, manifest] of Object.entries(crdManifests())) out[join('crds', file)] = HEADER + stringify(manifest, { lineWidth: 0 })
+  for (const [file, manifest] of Object.entries(crdManifests())) {
+    const yaml = HEADER + stringify(manifest, { lineWidth: 0 })
+    out[join('crds', file)] = yaml
+    // The Helm chart installs the same CRDs (Helm reads them only from the chart's own crds/).
+    out[join('charts', 'dutil', 'crds', file)] = yaml
+  }
   out[join('docs', 'openapi.yaml')] = HEADER + stringify(openApiDocument(), { lineWidth: 0, aliasDuplicateObjects: false })
   return out
 }

@@ -1,4 +1,4 @@
-import { KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node'
+import { AuthenticationV1Api, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 
 /** Kubeconfig from a file when given, else in-cluster, else the default locations. */
@@ -8,6 +8,20 @@ export function loadKubeConfig(path?: string): KubeConfig {
   else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster()
   else kc.loadFromDefault()
   return kc
+}
+
+/**
+ * Who the API server takes this program for (a SelfSubjectReview), e.g.
+ * `system:serviceaccount:dutil:dutil-operator`; logged at start so RBAC problems are easy to
+ * place. Best effort: null when the review is unavailable.
+ */
+export async function kubeIdentity(kc: KubeConfig): Promise<string | null> {
+  try {
+    const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })
+    return review.status?.userInfo?.username ?? null
+  } catch {
+    return null
+  }
 }
 
 /** HTTP status of a Kubernetes API error, or undefined for other errors. */

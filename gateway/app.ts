@@ -21,14 +21,27 @@ export interface AppDeps extends RouteDeps {
   isReady: () => Promise<string | null>
 }
 
-function observeRequests(deps: AppDeps) {
+const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
+
+/**
+ * Metrics and the access log: one JSON line per API request with its request id (and the job id
+ * when the request concerns one, set by the route as `ctx.state.jobId`).
+ */
+function observeRequests(deps: AppDeps, routeOf: (ctx: Context) => string) {
   return async (ctx: Context, next: Next) => {
     const start = process.hrtime.bigint()
     try {
       await next()
     } finally {
-      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched'
-      deps.metrics.httpRequests.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, Number(process.hrtime.bigint() - start) / 1e9)
+      const route = routeOf(ctx)
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9
+      deps.metrics.httpRequests.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds)
+      if (!OPERATIONAL_PATHS.has(ctx.path)) {
+        deps.log.info(
+          { requestId: ctx.state.requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) },
+          'request',
+        )
+      }
     }
   }
 }
@@ -37,9 +50,22 @@ function observeRequests(deps: AppDeps) {
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa()
   app.proxy = true
+  const v1 = [runUtilityRoutes(deps), jobRoutes(deps), utilityRoutes()]
+  // The route pattern of a request, also when auth or rate limiting answered before routing.
+  const routeOf = (ctx: Context): string => {
+    const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute
+    if (matched) return String(matched)
+    if (OPERATIONAL_PATHS.has(ctx.path) || ctx.path === '/v1/openapi.json') return ctx.path
+    for (const r of v1) {
+      const m = r.match(ctx.path, ctx.method)
+      if (m.route) return m.pathAndMethod[m.pathAndMethod.length - 1].path as string
+    }
+    return 'unmatched'
+  }
+  // Outermost, so metrics and the access log see the status the error mapping chose.
+  app.use(observeRequests(deps, routeOf))
   app.use(errorMiddleware(deps.log))
   app.use(requestId)
-  app.use(observeRequests(deps))
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz') return void (ctx.body = { status: 'ok' })
     if (ctx.path === '/readyz') {
@@ -53,7 +79,6 @@ export function createApp(deps: AppDeps): Koa {
     }
     await next()
   })
-  const v1 = [runUtilityRoutes(deps), jobRoutes(deps), utilityRoutes()]
   const auth = authenticate(deps.keys, deps.keyUsage)
   const limit = rateLimit(deps.limiter)
   // Every /v1 route needs the bearer key and counts against its rate limit.

@@ -22,7 +22,7 @@ export function errorMiddleware(log: Logger) {
         ctx.body = errorEnvelope(err.code, err.message, err.details ? { details: err.details } : {})
         return
       }
-      log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unexpected error')
+      log.error({ err, requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, path: ctx.path }, 'unexpected error')
       ctx.status = 500
       ctx.body = errorEnvelope('internal', 'An unexpected error occurred.', { requestId })
     }

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis'
 import pino from 'pino'
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
-import { loadKubeConfig, watchedCache } from '../contract/kube.js'
+import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { storageClient } from '../contract/storage-client.js'
 import { createApp } from './app.js'
 import { loadGatewayConfig } from './config.js'
@@ -62,11 +62,16 @@ const app = createApp({
   syncWaitMs: config.syncWaitMs,
   testHooks: config.testHooks,
   shutdown: shutdown.signal,
+  // Ready: caches synced, Redis and storage reachable, not draining (docs/adr/0003 for Redis).
   isReady: async () => {
+    if (shutdown.signal.aborted) return 'shutting down'
     if (!synced) return 'caches not synced'
     if (redis.status !== 'ready') return 'redis unreachable'
     try {
-      await storage.bucketExists(config.storage.bucket)
+      await Promise.race([
+        storage.bucketExists(config.storage.bucket),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), 2000).unref()),
+      ])
     } catch {
       return 'storage unreachable'
     }
@@ -79,19 +84,29 @@ synced = true
 const server = app.listen(config.port, config.host)
 server.requestTimeout = 0
 server.headersTimeout = 60_000
-log.info({ url: `http://${config.host}:${config.port}`, namespace: ns, testHooks: config.testHooks }, 'gateway listening')
+log.info({ url: `http://${config.host}:${config.port}`, namespace: ns, testHooks: config.testHooks, kubeUser: await kubeIdentity(kc) }, 'gateway listening')
 
+/**
+ * SIGTERM: stop accepting connections, answer what is in flight (sync waits end with 202 +
+ * Location, long-polls with the job as it is, other requests finish normally), then exit.
+ */
+let stopping = false
 const stop = (signal: string) => {
+  if (stopping) return
+  stopping = true
   log.info({ signal }, 'gateway stopping')
   server.close(async () => {
     await Promise.allSettled([jobCache.stop(), keyCache.stop()])
     redis.disconnect()
+    log.info('gateway stopped')
     process.exit(0)
   })
-  // In-flight sync waits answer 202 + Location at once; long-polls answer with the job as it is.
   shutdown.abort()
   server.closeIdleConnections()
-  setTimeout(() => process.exit(0), 10_000).unref()
+  setTimeout(() => {
+    log.warn('requests still open after 10 s; exiting')
+    process.exit(0)
+  }, 10_000).unref()
 }
 process.on('SIGTERM', () => stop('SIGTERM'))
 process.on('SIGINT', () => stop('SIGINT'))

@@ -1,11 +1,17 @@
+import { hostname } from 'node:os'
 import { WORKSPACE_SIGNING_SECRET } from '../contract/api-keys.js'
+import type { RunnerResources } from '../contract/utility.js'
 import type { RunnerSettings } from './desired-job.js'
 
 export interface OperatorConfig {
   kubeconfig?: string
   namespace: string
+  /** Address of /metrics, /healthz and /readyz. */
+  host: string
   metricsPort: number
   concurrency: number
+  leaderElection: LeaderElectionSettings
+  retention: RetentionSettings
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
   runner: RunnerSettings
   callbacks: CallbackSettings
@@ -23,6 +29,23 @@ export interface CallbackSettings {
   linkTtlSeconds: number
 }
 
+export interface LeaderElectionSettings {
+  enabled: boolean
+  leaseName: string
+  /** This replica's identity: its pod name (a restarted container keeps it and takes its lease straight back). */
+  identity: string
+  leaseDurationMs: number
+}
+
+export interface RetentionSettings {
+  /** Finished jobs and their files are deleted this long after they finished. */
+  retentionMs: number
+  /** Interval between sweeps. */
+  sweepMs: number
+  /** True when a test shortened the retention below a day (logged at start). */
+  testOverride: boolean
+}
+
 function env(name: string, fallback?: string): string {
   const v = process.env[name] ?? fallback
   if (v === undefined || v === '') throw new Error(`missing setting ${name}`)
@@ -38,11 +61,25 @@ export function loadOperatorConfig(): OperatorConfig {
     accessKey: env('DUTIL_S3_ACCESS_KEY'),
     secretKey: env('DUTIL_S3_SECRET_KEY'),
   }
+  const retentionSeconds = process.env.DUTIL_RETENTION_SECONDS
+  const leaseSeconds = positive('DUTIL_LEASE_DURATION_SECONDS', '15')
   return {
     kubeconfig: process.env.KUBECONFIG || undefined,
     namespace: env('DUTIL_NAMESPACE', 'dutil'),
+    host: env('DUTIL_OPERATOR_HOST', '127.0.0.1'),
     metricsPort: Number(env('DUTIL_OPERATOR_PORT', '8081')),
     concurrency: Number(env('DUTIL_OPERATOR_CONCURRENCY', '8')),
+    leaderElection: {
+      enabled: env('DUTIL_LEADER_ELECTION', 'true') === 'true',
+      leaseName: env('DUTIL_LEASE_NAME', 'dutil-operator'),
+      identity: env('DUTIL_POD_NAME', process.env.HOSTNAME || hostname()),
+      leaseDurationMs: leaseSeconds * 1000,
+    },
+    retention: {
+      retentionMs: retentionSeconds ? positive('DUTIL_RETENTION_SECONDS') * 1000 : positive('DUTIL_RETENTION_DAYS', '90') * 86_400_000,
+      sweepMs: positive('DUTIL_RETENTION_SWEEP_SECONDS', '3600') * 1000,
+      testOverride: Boolean(retentionSeconds),
+    },
     storage,
     runner: {
       imageRegistry: env('DUTIL_IMAGE_REGISTRY', 'ghcr.io/dutil'),
@@ -55,6 +92,7 @@ export function loadOperatorConfig(): OperatorConfig {
       },
       allowLoopbackUrls: env('DUTIL_ALLOW_LOOPBACK_URLS', 'false') === 'true',
       jobTtlSeconds: Number(env('DUTIL_JOB_TTL_SECONDS', '86400')),
+      resources: parseRunnerResources(process.env.DUTIL_RUNNER_RESOURCES),
     },
     callbacks: {
       concurrency: Number(env('DUTIL_CALLBACK_CONCURRENCY', '16')),
@@ -64,4 +102,35 @@ export function loadOperatorConfig(): OperatorConfig {
       linkTtlSeconds: Number(env('DUTIL_LINK_TTL_SECONDS', '3600')),
     },
   }
+}
+
+function positive(name: string, fallback?: string): number {
+  const n = Number(env(name, fallback))
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`)
+  return n
+}
+
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$/
+
+/**
+ * `DUTIL_RUNNER_RESOURCES`: per-utility requests and limits replacing the catalog's, as JSON
+ * `{ "<slug>": { "requests": { "cpu": "250m", "memory": "512Mi" }, "limits": { … } } }` (the Helm
+ * chart renders it from `runners.<slug>.resources`). Checked at start: a typo fails loudly.
+ */
+export function parseRunnerResources(raw: string | undefined): Record<string, RunnerResources> {
+  if (!raw) return {}
+  const parsed = JSON.parse(raw) as unknown
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DUTIL_RUNNER_RESOURCES must be a JSON object keyed by utility')
+  const out: Record<string, RunnerResources> = {}
+  for (const [slug, r] of Object.entries(parsed as Record<string, unknown>)) {
+    const res = r as Partial<RunnerResources>
+    for (const part of ['requests', 'limits'] as const) {
+      for (const q of ['cpu', 'memory'] as const) {
+        const v = res?.[part]?.[q]
+        if (typeof v !== 'string' || !QUANTITY.test(v)) throw new Error(`DUTIL_RUNNER_RESOURCES: ${slug}.${part}.${q} must be a Kubernetes quantity`)
+      }
+    }
+    out[slug] = { requests: { cpu: res.requests!.cpu, memory: res.requests!.memory }, limits: { cpu: res.limits!.cpu, memory: res.limits!.memory } }
+  }
+  return out
 }

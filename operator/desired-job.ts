@@ -2,7 +2,7 @@ import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
 import { API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { CLASSIFIED_EXIT_CODES, ENV, type StorageGrant } from '../contract/runner-protocol.js'
-import type { UtilityDefinition } from '../contract/utility.js'
+import type { RunnerResources, UtilityDefinition } from '../contract/utility.js'
 
 export const RUNNER_CONTAINER = 'runner'
 /** Where a runner's scratch emptyDir is mounted (TMPDIR and HOME point there). */
@@ -15,6 +15,8 @@ export interface RunnerSettings {
   allowLoopbackUrls: boolean
   /** Finished Jobs are removed after this long; the UtilityJob keeps the outcome. */
   jobTtlSeconds: number
+  /** Per-utility requests and limits that replace the catalog's (operator setting DUTIL_RUNNER_RESOURCES). */
+  resources?: Record<string, RunnerResources>
 }
 
 /** Name of the batch/v1 Job for a UtilityJob: the same name, so a retry can never make a second one. */
@@ -95,7 +97,7 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
               image: `${settings.imageRegistry}/${utility.runner.image}:${settings.imageTag}`,
               command: ['node', `--max-old-space-size=${utility.runner.maxHeapMb}`, ...(utility.runner.nodeFlags ?? []), `/app/${utility.runner.entry}`],
               env,
-              resources: utility.runner.resources,
+              resources: settings.resources?.[utility.slug] ?? utility.runner.resources,
               terminationMessagePolicy: 'FallbackToLogsOnError',
               ...(scratch ? { volumeMounts: [{ name: 'scratch', mountPath: SCRATCH_PATH }] } : {}),
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },

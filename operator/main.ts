@@ -1,13 +1,16 @@
 import http from 'node:http'
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node'
+import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node'
 import pino from 'pino'
 import { API_GROUP, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
-import { loadKubeConfig, watchedCache } from '../contract/kube.js'
+import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { FileLinks } from '../contract/file-links.js'
 import { storageClient } from '../contract/storage-client.js'
 import { loadOperatorConfig } from './config.js'
+import { LeaderElector } from './leader-election.js'
+import { RetentionSweeper } from './retention.js'
+import { catalog } from '../contract/catalog.js'
 import { operatorMetrics } from './metrics.js'
 import { UtilityJobReconciler } from './reconciler.js'
 import { WorkQueue } from './work-queue.js'
@@ -60,6 +63,7 @@ const callbacks = new CallbackController({
   metrics,
 })
 
+const storage = storageClient(config.storage)
 const reconciler = new UtilityJobReconciler({
   namespace: ns,
   utilityJobs: utilityJobs.cache,
@@ -67,7 +71,7 @@ const reconciler = new UtilityJobReconciler({
   pods: pods.cache,
   batch,
   custom,
-  storage: storageClient(config.storage),
+  storage,
   presigner: storageClient({ ...config.storage, endpoint: config.runner.storage.endpoint }),
   bucket: config.storage.bucket,
   runner: config.runner,
@@ -80,12 +84,54 @@ const reconciler = new UtilityJobReconciler({
   },
 })
 
-let ready = false
+const retention = new RetentionSweeper({
+  namespace: ns,
+  utilityJobs: utilityJobs.cache,
+  custom,
+  storage,
+  bucket: config.storage.bucket,
+  retentionMs: config.retention.retentionMs,
+  utilities: [...catalog.keys()],
+  log: log.child({ controller: 'retention' }),
+  metrics: { deletedJobs: metrics.retentionDeletedJobs, deletedObjects: metrics.retentionDeletedObjects },
+})
+
+const elector = config.leaderElection.enabled
+  ? new LeaderElector({
+      api: kc.makeApiClient(CoordinationV1Api),
+      namespace: ns,
+      leaseName: config.leaderElection.leaseName,
+      identity: config.leaderElection.identity,
+      leaseDurationMs: config.leaderElection.leaseDurationMs,
+      renewDeadlineMs: (config.leaderElection.leaseDurationMs * 2) / 3,
+      retryPeriodMs: config.leaderElection.leaseDurationMs / 7.5,
+      log: log.child({ component: 'leader-election' }),
+    })
+  : undefined
+
+/** Resolves to an error message after `ms`, so a hung connection cannot hold a probe. */
+const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
+
+let synced = false
+const stopping = new AbortController()
+async function readiness(): Promise<string | null> {
+  if (stopping.signal.aborted) return 'shutting down'
+  if (!synced) return 'caches not synced'
+  try {
+    await within(storage.bucketExists(config.storage.bucket), 2000)
+  } catch {
+    return 'storage unreachable'
+  }
+  return null
+}
+
+// Every replica serves probes and metrics; a standby is ready (its caches are warm) but idle.
 const server = http.createServer(async (req, res) => {
   if (req.url === '/healthz') return void res.end('ok')
   if (req.url === '/readyz') {
-    res.statusCode = ready ? 200 : 503
-    return void res.end(ready ? 'ok' : 'caches not synced')
+    const problem = await readiness()
+    res.statusCode = problem ? 503 : 200
+    return void res.end(problem ?? 'ok')
   }
   if (req.url === '/metrics') {
     metrics.queueDepth.set(queue.depth)
@@ -96,40 +142,79 @@ const server = http.createServer(async (req, res) => {
   res.statusCode = 404
   res.end()
 })
-server.listen(config.metricsPort, '127.0.0.1')
+server.listen(config.metricsPort, config.host)
+metrics.leader.set(0)
 
 await Promise.all([utilityJobs.synced, jobs.synced, pods.synced])
-ready = true
-log.info({ namespace: ns, allowLoopbackUrls: config.runner.allowLoopbackUrls, port: config.metricsPort }, 'operator started')
+synced = true
+log.info({ namespace: ns, allowLoopbackUrls: config.runner.allowLoopbackUrls, port: config.metricsPort, identity: config.leaderElection.identity, kubeUser: await kubeIdentity(kc) }, 'operator started')
 if (config.callbacks.delayScale !== 1) log.warn({ delayScale: config.callbacks.delayScale }, 'TEST SETTING: callback back-off delays are scaled')
+if (config.retention.testOverride) log.warn({ retentionMs: config.retention.retentionMs }, 'TEST SETTING: retention shortened by DUTIL_RETENTION_SECONDS')
+if (!elector) log.warn('leader election is off: run exactly one replica')
 
-// Level-triggered safety net: look at every unfinished job now and then, whatever the events.
-const resync = setInterval(() => {
-  for (const uj of utilityJobs.cache.list(ns)) if (!isTerminal(uj)) queue.add(uj.metadata.name)
-  callbacks.enqueuePending(callbackQueue)
-}, 30_000)
-callbacks.enqueuePending(callbackQueue)
+let running: Promise<unknown> = Promise.resolve()
+const timers: NodeJS.Timeout[] = []
 
-const running = queue.run((key) => reconciler.reconcile(key), config.concurrency, (key, err, retryInMs) => {
-  metrics.reconcileErrors.inc()
-  log.warn({ key, err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
-})
+/** Runs the reconcilers, the callback controller and retention: only while leading. */
+function lead(): void {
+  metrics.leader.set(1)
+  // Level-triggered safety net: look at every unfinished job now and then, whatever the events.
+  const resync = () => {
+    for (const uj of utilityJobs.cache.list(ns)) if (!isTerminal(uj)) queue.add(uj.metadata.name)
+    callbacks.enqueuePending(callbackQueue)
+  }
+  resync()
+  timers.push(setInterval(resync, 30_000))
+  const sweep = () => void retention.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'retention sweep failed'))
+  sweep()
+  timers.push(setInterval(sweep, config.retention.sweepMs))
 
-// Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
-const delivering = callbackQueue.run((key) => callbacks.reconcile(key), config.callbacks.concurrency, (key, err, retryInMs) => {
-  metrics.reconcileErrors.inc()
-  log.warn({ key, err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
-})
+  running = Promise.all([
+    queue.run((key) => reconciler.reconcile(key), config.concurrency, (key, err, retryInMs) => {
+      metrics.reconcileErrors.inc()
+      log.warn({ key, err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
+    }),
+    // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
+    callbackQueue.run((key) => callbacks.reconcile(key), config.callbacks.concurrency, (key, err, retryInMs) => {
+      metrics.reconcileErrors.inc()
+      log.warn({ key, err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
+    }),
+  ])
+}
 
+/**
+ * SIGTERM: stop taking work, let in-flight reconciles and callback attempts finish, then hand
+ * the lease back so a standby takes over at once instead of after the lease expires.
+ */
+let shuttingDown = false
 const shutdown = async (signal: string) => {
+  if (shuttingDown) return
+  shuttingDown = true
   log.info({ signal }, 'operator stopping')
-  clearInterval(resync)
+  stopping.abort()
+  for (const t of timers) clearInterval(t)
   queue.stop()
   callbackQueue.stop()
+  await running
+  await elector?.release()
+  metrics.leader.set(0)
   await Promise.allSettled([utilityJobs.stop(), jobs.stop(), pods.stop()])
   server.close()
-  await Promise.all([running, delivering])
+  log.info('operator stopped')
   process.exit(0)
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
+
+if (!elector) {
+  lead()
+} else if (await elector.acquire(stopping.signal)) {
+  lead()
+  void elector.holdUntilLost(stopping.signal).then((outcome) => {
+    if (outcome !== 'lost') return
+    // Another replica may already be reconciling: stop at once and start again as a candidate.
+    metrics.leader.set(0)
+    log.error('leader election: leadership lost, exiting')
+    process.exit(1)
+  })
+}

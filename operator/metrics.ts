@@ -42,6 +42,9 @@ export function operatorMetrics() {
       registers: [registry],
     }),
     callbackQueueDepth: new Gauge({ name: 'dutil_callback_queue_depth', help: 'Callbacks waiting for a free delivery worker.', registers: [registry] }),
+    leader: new Gauge({ name: 'dutil_operator_leader', help: '1 while this replica holds the leader lease and runs the reconcilers, else 0.', registers: [registry] }),
+    retentionDeletedJobs: new Counter({ name: 'dutil_retention_deleted_jobs_total', help: 'Finished UtilityJobs deleted (with their files) after the retention period.', registers: [registry] }),
+    retentionDeletedObjects: new Counter({ name: 'dutil_retention_deleted_objects_total', help: 'Storage objects deleted by retention (job files and orphans).', registers: [registry] }),
   }
 }
 

@@ -26,6 +26,7 @@ export async function ownJob(ctx: Context, deps: RouteDeps): Promise<UtilityJobR
   const key = ctx.state.key as AuthenticatedKey
   const job = ulidOf(id, 'job') ? await deps.store.get(objectNameOf(id)) : undefined
   if (!job || job.spec.apiKeyId !== key.id || job.spec.jobId !== id) throw notFound(`No job ${JSON.stringify(id.slice(0, 100))}.`)
+  ctx.state.jobId = job.spec.jobId
   return job
 }
 

@@ -67,6 +67,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
 
   const now = Date.now()
   const jobId = newId('job', now)
+  ctx.state.jobId = jobId
   const name = objectNameOf(jobId)
   if (hash) {
     const claim = await deps.idempotency.claim(hash, name)
@@ -117,6 +118,7 @@ async function replay(ctx: Context, deps: RouteDeps, job: UtilityJobResource, ut
   if (job.spec.utility !== utility.slug) {
     throw new ApiError('conflict', `This Idempotency-Key was already used for ${job.spec.utility}.`)
   }
+  ctx.state.jobId = job.spec.jobId
   ctx.set('Idempotent-Replayed', 'true')
   const current = mode === 'sync' ? await deps.store.waitForTerminal(job, deps.syncWaitMs, deps.shutdown) : job
   return respondWithJob(ctx, deps, current, mode === 'sync')

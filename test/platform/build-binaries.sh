@@ -60,13 +60,13 @@ build_etcd() {
   stamp etcd "$ETCD_VERSION"
 }
 
-go_install() { # name module@version
-  local name=$1 mod=$2
-  stamp_ok "$name" "$mod" && return 0
+go_install() { # name module@version [extra ldflags]
+  local name=$1 mod=$2 ldflags="-s -w ${3:-}" id="$2${3:+ $3}"
+  stamp_ok "$name" "$id" && return 0
   log "building $name from $mod"
-  quiet "$name" env GOBIN="$bin/.gobin" go install -trimpath -ldflags "-s -w" "$mod"
+  quiet "$name" env GOBIN="$bin/.gobin" go install -trimpath -ldflags "$ldflags" "$mod"
   mv "$bin/.gobin/$name" "$bin/$name"
-  stamp "$name" "$mod"
+  stamp "$name" "$id"
 }
 
 want=("$@")
@@ -76,7 +76,8 @@ for name in "${want[@]}"; do
     etcd) build_etcd ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) build_k8s "$name" ;;
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
-    helm) go_install helm "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" ;;
+    # Stamped like Helm's own release build, so `helm version` names the pinned release.
+    helm) go_install helm "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
     *) log "unknown binary $name"; exit 2 ;;
   esac
 done

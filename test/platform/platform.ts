@@ -270,7 +270,8 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--bind-address=127.0.0.1',
       `--secure-port=${p.controllerManager}`,
       `--cert-dir=${join(dir, 'pki', 'kcm')}`,
-      '--controllers=job-controller,garbage-collector-controller,pod-garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller',
+      // Deployments and ReplicaSets: the Helm chart's test install runs the gateway and operator as real pods.
+      '--controllers=job-controller,garbage-collector-controller,pod-garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,deployment-controller,replicaset-controller,disruption-controller',
       `--service-account-private-key-file=${pki('sa.key')}`,
       `--root-ca-file=${pki('ca.crt')}`,
       '--use-service-account-credentials=false',
@@ -310,7 +311,11 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--node-name=dutil-local-node',
       `--work-dir=${join(dir, 'node')}`,
       `--image-root=${REPO_ROOT}`,
-    ])
+    ], {
+      // Pods get the agent's environment (it stands in for the image's): never a kubeconfig, so
+      // programs in pods authenticate as their ServiceAccount, as on a real node.
+      KUBECONFIG: '',
+    })
 
     const redisUrl = `redis://127.0.0.1:${p.redis}`
     const programEnv: NodeJS.ProcessEnv = {

@@ -10,7 +10,7 @@ export interface ApiResponse<T = any> {
 export async function api<T = any>(
   method: string,
   path: string,
-  opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; baseUrl?: string } = {},
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) }
   if (opts.key) headers.Authorization = `Bearer ${opts.key}`
@@ -19,7 +19,7 @@ export async function api<T = any>(
     body = JSON.stringify(opts.body)
     headers['Content-Type'] ??= 'application/json'
   }
-  const res = await fetch(inject('gatewayUrl') + path, { method, headers, body })
+  const res = await fetch((opts.baseUrl ?? inject('gatewayUrl')) + path, { method, headers, body })
   const text = await res.text()
   let parsed: unknown = text
   try {

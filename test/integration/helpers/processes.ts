@@ -21,18 +21,26 @@ export function killComponent(name: string): void {
  * environment); the platform's teardown stops it.
  */
 export function startComponent(name: string, overrides: Record<string, string> = {}): void {
-  const spec = JSON.parse(readFileSync(pids(`${name}.json`), 'utf8')) as { command: string; args: string[]; env: Record<string, string> }
-  const log = openSync(join(inject('platformDir'), 'logs', `${name}.log`), 'a')
+  startComponentAs(name, name, overrides)
+}
+
+/**
+ * Starts a second instance of a component under another name (its own pid file and log, e.g. a
+ * second operator replica); the platform's teardown stops it too.
+ */
+export function startComponentAs(as: string, from: string, overrides: Record<string, string> = {}): void {
+  const spec = JSON.parse(readFileSync(pids(`${from}.json`), 'utf8')) as { command: string; args: string[]; env: Record<string, string> }
+  const log = openSync(join(inject('platformDir'), 'logs', `${as}.log`), 'a')
   const child = spawn(spec.command, spec.args, { cwd: REPO_ROOT, env: { ...process.env, ...spec.env, ...overrides }, detached: true, stdio: ['ignore', log, log] })
   child.unref()
-  writeFileSync(pids(`${name}.pid`), String(child.pid))
+  writeFileSync(pids(`${as}.pid`), String(child.pid))
 }
 
 export const startOperator = (overrides: Record<string, string> = {}) => startComponent('operator', overrides)
 
 /** Resolves once the (re)started operator answers /readyz (its caches are synced). */
-export async function waitForOperatorReady(timeoutMs = 60_000): Promise<void> {
-  const url = `http://127.0.0.1:${inject('programEnv').DUTIL_OPERATOR_PORT}/readyz`
+export async function waitForOperatorReady(timeoutMs = 60_000, port: string | number = inject('programEnv').DUTIL_OPERATOR_PORT): Promise<void> {
+  const url = `http://127.0.0.1:${port}/readyz`
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
@@ -42,5 +50,53 @@ export async function waitForOperatorReady(timeoutMs = 60_000): Promise<void> {
     }
     if (Date.now() > deadline) throw new Error(`the operator was not ready within ${timeoutMs} ms`)
     await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Sends SIGTERM to a component (as Kubernetes does on a rollout) and waits until it has exited. */
+export async function terminateComponent(name: string, timeoutMs = 30_000): Promise<void> {
+  const pid = Number(readFileSync(pids(`${name}.pid`), 'utf8'))
+  try {
+    process.kill(pid, 'SIGTERM')
+  } catch {
+    return
+  }
+  const deadline = Date.now() + timeoutMs
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`${name} did not exit within ${timeoutMs} ms of SIGTERM`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** A metric's value in a Prometheus text exposition, or undefined when the series is absent. */
+export function metricValue(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line === undefined ? undefined : Number(line.slice(series.length + 1))
+}
+
+export async function scrape(port: number | string): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+}
+
+/** Resolves once the operator on `port` reports that it holds the lease (`dutil_operator_leader 1`). */
+export async function waitForLeader(port: string | number = inject('programEnv').DUTIL_OPERATOR_PORT, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      if (metricValue(await scrape(port), 'dutil_operator_leader') === 1) return
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`the operator on port ${port} did not lead within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 100))
   }
 }

@@ -1,0 +1,133 @@
+{{/* Names: <release>-dutil unless the release is already called dutil-something. */}}
+{{- define "dutil.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "dutil.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+app.kubernetes.io/name: dutil
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: dutil
+{{- end -}}
+
+{{- define "dutil.selector" -}}
+app.kubernetes.io/name: dutil
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "dutil.tag" -}}
+{{- .Values.image.tag | default .Chart.AppVersion -}}
+{{- end -}}
+
+{{- define "dutil.image" -}}
+{{- printf "%s/dutil-%s:%s" .root.Values.image.registry .name (include "dutil.tag" .root) -}}
+{{- end -}}
+
+{{- define "dutil.serviceAccount" -}}
+{{- printf "%s-%s" (include "dutil.fullname" .root) .component -}}
+{{- end -}}
+
+{{/* Settings both programs read (README: Configuration). */}}
+{{- define "dutil.commonEnv" -}}
+- name: KUBECONFIG
+  value: ""
+- name: DUTIL_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: DUTIL_S3_ENDPOINT
+  value: {{ required "storage.endpoint is required" .Values.storage.endpoint | quote }}
+- name: DUTIL_S3_PUBLIC_ENDPOINT
+  value: {{ .Values.storage.publicEndpoint | default .Values.storage.endpoint | quote }}
+- name: DUTIL_S3_BUCKET
+  value: {{ .Values.storage.bucket | quote }}
+- name: DUTIL_S3_REGION
+  value: {{ .Values.storage.region | quote }}
+- name: DUTIL_S3_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "storage.existingSecret is required" .Values.storage.existingSecret }}
+      key: accessKey
+- name: DUTIL_S3_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.storage.existingSecret }}
+      key: secretKey
+- name: DUTIL_LINK_TTL_SECONDS
+  value: {{ .Values.linkTtlSeconds | quote }}
+- name: DUTIL_RETENTION_DAYS
+  value: {{ .Values.retentionDays | quote }}
+{{- end -}}
+
+{{/* Pod and container security: the restricted Pod Security Standard. */}}
+{{- define "dutil.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+fsGroup: 10001
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "dutil.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: ["ALL"]
+{{- end -}}
+
+{{/* Prefer spreading replicas over nodes unless the installer gave an affinity. */}}
+{{- define "dutil.affinity" -}}
+{{- if .affinity -}}
+{{ toYaml .affinity }}
+{{- else -}}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "dutil.selector" . | nindent 12 }}
+{{- end -}}
+{{- end -}}
+
+{{/* The runner resources the operator applies: only utilities whose resources were set. */}}
+{{- define "dutil.runnerResources" -}}
+{{- $out := dict -}}
+{{- range $slug, $r := .Values.runners -}}
+{{- if and $r $r.resources -}}
+{{- $_ := set $out $slug $r.resources -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+The pod `dutil keys …` runs in (NOTES.txt): the operator image's CLI under the key-admin
+service account, restricted like every dutil pod. A strategic merge patch over what
+`kubectl run dutil-keys` generates: the container named like the pod gets the command, env and
+security context; the arguments after `--` stay.
+*/}}
+{{- define "dutil.keysPodOverrides" -}}
+{{- $container := dict
+  "name" "dutil-keys"
+  "command" (list "node" "/app/bin/dutil.js")
+  "env" (list (dict "name" "DUTIL_NAMESPACE" "value" .Release.Namespace) (dict "name" "DUTIL_DEFAULT_RATE_LIMIT" "value" (toString .Values.defaultRateLimit)))
+  "securityContext" (fromYaml (include "dutil.containerSecurityContext" .))
+-}}
+{{- $spec := dict
+  "serviceAccountName" (printf "%s-keys" (include "dutil.fullname" .))
+  "automountServiceAccountToken" true
+  "securityContext" (fromYaml (include "dutil.podSecurityContext" .))
+  "containers" (list $container)
+-}}
+{{- toJson (dict "apiVersion" "v1" "spec" $spec) -}}
+{{- end -}}

@@ -1,0 +1,291 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node'
+import { Webhook } from 'standardwebhooks'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { parseAllDocuments } from 'yaml'
+import { API_GROUP, API_KEY, API_VERSION } from '../../contract/api-group.js'
+import { catalog } from '../../contract/catalog.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { apiStatus } from '../../contract/kube.js'
+import { storageClient } from '../../contract/storage-client.js'
+import { desiredJob } from '../../operator/desired-job.js'
+import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
+import { until } from '../platform/wait-for.js'
+import { CallbackReceiver } from '../support/callback-receiver.js'
+import { makePdf } from '../support/pdfs.js'
+import { api } from './helpers/api.js'
+import { kubeConfig } from './helpers/keys.js'
+import { whileCordoned } from './helpers/node.js'
+
+/**
+ * The Helm chart (charts/dutil): linted, rendered and checked, applied with a server-side dry
+ * run, then installed for real on the local platform. The node agent runs the chart's gateway and
+ * operator pods with the tokens of the chart's ServiceAccounts (no admin credentials), in a
+ * namespace that enforces the restricted Pod Security Standard, and they do their whole job.
+ */
+const CHART = join(REPO_ROOT, 'charts', 'dutil')
+const LINT_VALUES = join(CHART, 'ci', 'lint-values.yaml')
+const NS = 'dutil-chart'
+const RELEASE = 'dutil' // full name "dutil": ServiceAccounts dutil-gateway, dutil-operator, dutil-keys
+
+const kubeconfig = () => inject('kubeconfigPath')
+const helm = (...args: string[]) => execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', kubeconfig(), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+const kubectl = (args: string[], input?: string) => execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] })
+
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any }
+function render(...args: string[]): Manifest[] {
+  const out = helm('template', RELEASE, CHART, '--namespace', NS, '-f', LINT_VALUES, ...args)
+  return parseAllDocuments(out).map((d) => d.toJS()).filter(Boolean)
+}
+const byKind = (docs: Manifest[], kind: string) => docs.filter((d) => d.kind === kind)
+const named = (docs: Manifest[], kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name)!
+
+describe('helm lint and template', () => {
+  it('lints clean (strict) with the required values, and names what is missing without them', () => {
+    expect(helm('lint', CHART, '--strict', '-f', LINT_VALUES)).toContain('0 chart(s) failed')
+    const bare = spawnSync(join(BIN_DIR, 'helm'), ['lint', CHART, '--strict'], { encoding: 'utf8' })
+    expect(bare.status).not.toBe(0)
+    expect(bare.stdout + bare.stderr).toMatch(/storage\/endpoint/)
+    expect(bare.stdout + bare.stderr).toMatch(/storage\/existingSecret/)
+  })
+
+  it('grants each program exactly the RBAC it needs, namespaced, without wildcards', () => {
+    const docs = render()
+    expect(byKind(docs, 'ClusterRole')).toEqual([])
+    expect(byKind(docs, 'ClusterRoleBinding')).toEqual([])
+    for (const role of byKind(docs, 'Role')) {
+      for (const rule of role.rules) for (const field of ['apiGroups', 'resources', 'verbs']) expect(rule[field], `${role.metadata.name} ${field}`).not.toContain('*')
+    }
+    const rules = (name: string) => named(docs, 'Role', name).rules.map((r: any) => `${r.apiGroups.join(',')}/${r.resources.join(',')}${r.resourceNames ? `[${r.resourceNames}]` : ''}: ${r.verbs.join(',')}`)
+    expect(rules('dutil-gateway')).toEqual(['dutil.io/utilityjobs: get,list,watch,create,patch', 'dutil.io/apikeys: get,list,watch', 'dutil.io/apikeys/status: patch'])
+    expect(rules('dutil-operator')).toEqual([
+      'dutil.io/utilityjobs: get,list,watch,delete',
+      'dutil.io/utilityjobs/status: update',
+      'batch/jobs: get,list,watch,create,delete',
+      '/pods: get,list,watch',
+      '/secrets: get',
+      'coordination.k8s.io/leases: create',
+      'coordination.k8s.io/leases[dutil-operator]: get,update',
+    ])
+    expect(rules('dutil-key-admin')).toEqual(['dutil.io/apikeys: get,list,create,patch', '/secrets: get,create,update'])
+    for (const sa of byKind(docs, 'ServiceAccount')) expect(sa.automountServiceAccountToken).toBe(false)
+    // The lease the operator is told to use is the one it may update.
+    const operatorEnv = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
+    expect(operatorEnv.find((e: any) => e.name === 'DUTIL_LEASE_NAME').value).toBe('dutil-operator')
+  })
+
+  it('runs both programs restricted: non-root, read-only root file system, no capabilities, RuntimeDefault seccomp, with probes', () => {
+    const docs = render()
+    for (const name of ['dutil-gateway', 'dutil-operator']) {
+      const pod = named(docs, 'Deployment', name).spec.template.spec
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } })
+      expect(pod.serviceAccountName).toBe(name)
+      const [c] = pod.containers
+      expect(c.image).toBe(`ghcr.io/dutil/${name}:0.1.0`)
+      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz')
+      expect(c.livenessProbe.httpGet.path).toBe('/healthz')
+    }
+    expect(named(docs, 'Deployment', 'dutil-operator').spec.replicas).toBe(2)
+    expect(byKind(docs, 'PodDisruptionBudget').map((p) => p.metadata.name).sort()).toEqual(['dutil-gateway', 'dutil-operator'])
+  })
+
+  it("isolates runner pods: the NetworkPolicy selects the operator's runner pods, admits nothing and lets out DNS and public addresses only", () => {
+    const [policy] = byKind(render(), 'NetworkPolicy')
+    const uj = { apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', metadata: { name: 'job-x', namespace: NS, uid: 'u' }, spec: { jobId: 'job_X', utility: 'split-pdf', createdAt: '2026-01-01T00:00:00.000Z' } } as unknown as UtilityJobResource
+    const runnerLabels = desiredJob(uj, catalog.get('split-pdf')!, { imageRegistry: 'r', imageTag: 't', storage: { endpoint: 'http://s', region: 'r', bucket: 'b', secretName: 's' }, allowLoopbackUrls: false, jobTtlSeconds: 1 }).spec!.template.metadata!.labels!
+    for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels)) expect(runnerLabels[k]).toBe(v)
+    for (const e of policy.spec.podSelector.matchExpressions) expect(runnerLabels[e.key]).toBeDefined()
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress'])
+    expect(policy.spec.ingress).toEqual([])
+    const publicRule = policy.spec.egress.find((r: any) => r.to.some((t: any) => t.ipBlock?.cidr === '0.0.0.0/0'))
+    expect(publicRule.to[0].ipBlock.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']))
+    expect(publicRule.to[1].ipBlock.except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10']))
+    const dnsRule = policy.spec.egress.find((r: any) => r.ports?.some((p: any) => p.port === 53))
+    expect(dnsRule.ports).toEqual([{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }])
+  })
+
+  it('passes per-utility runner resources, retention and images to the operator; routes only /v1 through the optional Ingress', () => {
+    const docs = render(
+      '--set-json', 'runners.split-pdf.resources={"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"2","memory":"3Gi"}}',
+      '--set', 'retentionDays=30', '--set', 'image.registry=registry.example.com/dutil', '--set', 'image.tag=1.2.3',
+      '--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com',
+    )
+    const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
+    expect(JSON.parse(env.DUTIL_RUNNER_RESOURCES)).toEqual({ 'split-pdf': { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '3Gi' } } })
+    expect(env).toMatchObject({ DUTIL_RETENTION_DAYS: '30', DUTIL_IMAGE_REGISTRY: 'registry.example.com/dutil', DUTIL_IMAGE_TAG: '1.2.3', DUTIL_STORAGE_SECRET: 'dutil-storage' })
+    const [ingress] = byKind(docs, 'Ingress')
+    expect(ingress.spec.rules).toEqual([{ host: 'api.example.com', http: { paths: [{ path: '/v1', pathType: 'Prefix', backend: { service: { name: 'dutil-gateway', port: { name: 'http' } } } }] } }])
+    expect(() => render('--set', 'runners.split-pdf.resources.requests.cpu=lots')).toThrow(/runners\/split-pdf\/resources/)
+    expect(() => render('--set', 'retentionDays=0')).toThrow(/retentionDays/)
+  })
+})
+
+describe('the chart on the local kube-apiserver', () => {
+  it('applies with a server-side dry run into a namespace enforcing the restricted Pod Security Standard, without warnings', () => {
+    const ns = 'dutil-chart-dry-run'
+    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: restricted } }))
+    const out = helm('template', RELEASE, CHART, '--namespace', ns, '--include-crds', '-f', LINT_VALUES, '--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com')
+    const res = spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'], { input: out, encoding: 'utf8' })
+    expect(res.stderr).toBe('')
+    expect(res.status).toBe(0)
+    for (const kind of ['customresourcedefinition.apiextensions.k8s.io/utilityjobs.dutil.io', 'deployment.apps/dutil-gateway', 'deployment.apps/dutil-operator', 'role.rbac.authorization.k8s.io/dutil-operator', 'networkpolicy.networking.k8s.io/dutil-runners', 'ingress.networking.k8s.io/dutil-gateway', 'poddisruptionbudget.policy/dutil-operator']) {
+      expect(res.stdout).toContain(`${kind} serverside-applied (server dry run)`)
+    }
+    kubectl(['delete', 'namespace', ns, '--wait=false'])
+  })
+})
+
+const restricted = { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/warn': 'restricted' }
+
+describe('helm install on the local platform: the programs run under the chart ServiceAccounts', () => {
+  const env = () => inject('programEnv')
+  const gatewayPort = () => Number(env().DUTIL_PORT) + 5
+  const operatorPort = () => Number(env().DUTIL_PORT) + 6
+  const baseUrl = () => `http://127.0.0.1:${gatewayPort()}`
+  const core = () => kubeConfig().makeApiClient(CoreV1Api)
+  let receiver: CallbackReceiver
+  let key = ''
+  let signingSecret = ''
+
+  beforeAll(async () => {
+    const tls = inject('callbackTls')
+    receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
+    const storage = inject('storage')
+    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: restricted } }))
+    kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-storage', `--from-literal=accessKey=${storage.accessKey}`, `--from-literal=secretKey=${storage.secretKey}`])
+    helm(
+      // The platform applied the same CRDs (crds/) with kubectl: Helm takes their fields over.
+      'install', RELEASE, CHART, '--namespace', NS, '--force-conflicts',
+      '--set', `storage.endpoint=${storage.endpoint}`, '--set', 'storage.existingSecret=dutil-storage', '--set', `storage.bucket=${storage.bucket}`,
+      '--set', `redis.url=${inject('redisUrl')}/1`,
+      '--set', 'image.registry=dutil.local', '--set', 'image.tag=test',
+      '--set', 'gateway.replicas=1', '--set', 'operator.replicas=1', // the node agent runs pods on the host network: one port each
+      '--set', `gateway.port=${gatewayPort()}`, '--set', `operator.port=${operatorPort()}`,
+      // Dev allowances for this test only: callbacks to the loopback receiver, on a fast schedule.
+      '--set-json', 'operator.extraEnv=[{"name":"DUTIL_ALLOW_LOOPBACK_URLS","value":"true"},{"name":"DUTIL_CALLBACK_DELAY_SCALE","value":"0.01"}]',
+    )
+    await until('chart gateway ready', async () => (await fetch(`${baseUrl()}/readyz`).catch(() => null))?.status === 200, 90_000, 250)
+    await until('chart operator ready', async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`).catch(() => null))?.status === 200, 90_000, 250)
+  }, 180_000)
+
+  afterAll(async () => {
+    await receiver?.stop()
+    try {
+      helm('uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '60s')
+    } finally {
+      kubectl(['delete', 'namespace', NS, '--wait=false'])
+    }
+  }, 120_000)
+
+  const podsOf = async (component: string) => (await core().listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/component=${component}` })).items
+  const podLog = (pod: V1Pod, container: string) => {
+    const file = join(inject('platformDir'), 'node', pod.metadata!.uid!, `${container}.log`)
+    return existsSync(file) ? readFileSync(file, 'utf8') : ''
+  }
+
+  it('runs the gateway and the operator as pods authenticated as their own ServiceAccounts', async () => {
+    const [gw] = await podsOf('gateway')
+    const [op] = await podsOf('operator')
+    expect(gw.spec!.serviceAccountName).toBe('dutil-gateway')
+    expect(op.spec!.serviceAccountName).toBe('dutil-operator')
+    expect(podLog(gw, 'gateway')).toContain(`"kubeUser":"system:serviceaccount:${NS}:dutil-gateway"`)
+    expect(podLog(op, 'operator')).toContain(`"kubeUser":"system:serviceaccount:${NS}:dutil-operator"`)
+    expect(podLog(op, 'operator')).toContain('acquired the lease')
+  })
+
+  it('lets each ServiceAccount do what its program needs and nothing more', () => {
+    const can = (sa: string, ...args: string[]) => {
+      const r = spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), 'auth', 'can-i', '-n', NS, `--as=system:serviceaccount:${NS}:${sa}`, ...args], { encoding: 'utf8' })
+      return r.stdout.trim()
+    }
+    expect(can('dutil-gateway', 'create', 'utilityjobs.dutil.io')).toBe('yes')
+    expect(can('dutil-gateway', 'patch', 'utilityjobs.dutil.io')).toBe('yes')
+    expect(can('dutil-gateway', 'update', 'utilityjobs.dutil.io', '--subresource=status')).toBe('no')
+    expect(can('dutil-gateway', 'get', 'secrets')).toBe('no')
+    expect(can('dutil-gateway', 'create', 'apikeys.dutil.io')).toBe('no')
+    expect(can('dutil-operator', 'update', 'utilityjobs.dutil.io', '--subresource=status')).toBe('yes')
+    expect(can('dutil-operator', 'create', 'utilityjobs.dutil.io')).toBe('no')
+    expect(can('dutil-operator', 'create', 'jobs.batch')).toBe('yes')
+    expect(can('dutil-operator', 'list', 'secrets')).toBe('no')
+    expect(can('dutil-operator', 'update', 'leases.coordination.k8s.io/some-other-lease')).toBe('no')
+    expect(can('dutil-operator', 'create', 'pods')).toBe('no')
+    expect(can('default', 'get', 'utilityjobs.dutil.io')).toBe('no')
+    expect(can('dutil-gateway', 'list', 'utilityjobs.dutil.io', '-n', 'default')).toBe('no')
+  })
+
+  it("creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)", async () => {
+    const notes = helm('get', 'notes', RELEASE, '--namespace', NS)
+    const lines = notes.split('\n')
+    const first = lines.findIndex((l) => /kubectl -n \S+ run dutil-keys/.test(l))
+    let last = first
+    while (lines[last].trimEnd().endsWith('\\')) last++
+    const command = lines.slice(first, last + 1).map((l) => l.trim().replace(/\\$/, '')).join(' ')
+    // Without a terminal to attach: the pod runs detached and its output is read from the node.
+    const detached = command.replace(' --rm -i --quiet', '').replace(/^kubectl /, `${join(BIN_DIR, 'kubectl')} --kubeconfig ${kubeconfig()} `)
+    execFileSync('bash', ['-c', detached], { encoding: 'utf8' })
+    let pod: V1Pod | undefined
+    await until('key pod done', async () => {
+      pod = await core().readNamespacedPod({ name: 'dutil-keys', namespace: NS })
+      return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed'
+    }, 60_000, 250)
+    const out = podLog(pod!, 'dutil-keys')
+    expect(pod!.status?.phase, out).toBe('Succeeded')
+    key = /key:\s+(du_live_[0-9a-f]{48})/.exec(out)![1]
+    signingSecret = /signing secret:\s+(whsec_\S+)/.exec(out)![1]
+    const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: API_KEY.plural })) as { items: any[] }
+    expect(keys.items.map((k) => k.spec.name)).toEqual(['first-key'])
+    expect(keys.items[0].spec.rateLimitPerMinute).toBe(600)
+    await core().deleteNamespacedPod({ name: 'dutil-keys', namespace: NS })
+  })
+
+  it('splits a PDF end to end, cancels a queued job, signs and delivers a callback, records lastUsedAt', async () => {
+    expect(key).not.toBe('')
+    const storage = inject('storage')
+    await storageClient(storage).putObject(storage.bucket, 'test-inputs/chart.pdf', await makePdf(3))
+    const input = { url: `s3://${storage.bucket}/test-inputs/chart.pdf` }
+
+    const sync = await api('POST', '/v1/utilities/split-pdf', { key, baseUrl: baseUrl(), body: { input } })
+    expect(sync.status, JSON.stringify(sync.body)).toBe(200)
+    expect(sync.body.result.pageCount).toBe(3)
+    expect((await fetch(sync.body.result.files[0].url)).status).toBe(200)
+    const runner = (await core().listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/managed-by=dutil' })).items[0]
+    expect(runner.spec!.automountServiceAccountToken).toBe(false)
+    expect(runner.spec!.volumes ?? []).not.toContainEqual(expect.objectContaining({ projected: expect.anything() }))
+
+    const cancelled = await whileCordoned(async () => {
+      const queued = await api('POST', '/v1/utilities/split-pdf/jobs', { key, baseUrl: baseUrl(), body: { input } })
+      expect(queued.status).toBe(202)
+      return api('POST', `/v1/jobs/${queued.body.id}/cancel`, { key, baseUrl: baseUrl() })
+    })
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200)
+    expect(cancelled.body.status).toBe('cancelled')
+
+    const hook = receiver.url('/chart/1', 204)
+    const async = await api('POST', '/v1/utilities/split-pdf/jobs', { key, baseUrl: baseUrl(), body: { input, callbackUrl: hook } })
+    expect(async.status).toBe(202)
+    const [delivered] = await receiver.waitFor('/chart/1', 1, 60_000)
+    const event = new Webhook(signingSecret).verify(delivered.body, delivered.headers) as any
+    expect(event).toMatchObject({ type: 'job.succeeded', data: { id: async.body.id, status: 'succeeded' } })
+    await expect.poll(async () => (await api('GET', `/v1/jobs/${async.body.id}`, { key, baseUrl: baseUrl() })).body.callback?.status, { timeout: 10_000 }).toBe('delivered')
+
+    await expect
+      .poll(async () => ((await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: API_KEY.plural })) as { items: any[] }).items[0].status?.lastUsedAt, { timeout: 10_000 })
+      .toBeTruthy()
+    const table = kubectl(['get', 'utilityjobs', '-n', NS])
+    expect(table.split('\n')[0]).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+DURATION-MS\s+AGE/)
+    expect(table).toMatch(new RegExp(`${sync.body.id}\\s+split-pdf\\s+sync\\s+succeeded`))
+    expect(table).toMatch(/cancelled/)
+  })
+
+  it('keeps the workspace signing secret the chart made', async () => {
+    try {
+      const s = await core().readNamespacedSecret({ name: 'dutil-workspace-signing', namespace: NS })
+      expect(Buffer.from(s.data!.signingSecret, 'base64').toString()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
+    } catch (err) {
+      throw new Error(`no workspace secret (${apiStatus(err)})`)
+    }
+  })
+})

@@ -1,0 +1,170 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PDFDocument } from 'pdf-lib'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { parse, stringify } from 'yaml'
+import { catalog } from '../../contract/catalog.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { newId, objectNameOf } from '../../contract/ids.js'
+import { EXIT, inputObjectKey, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
+import { readJsonObject, storageClient, writeJsonObject } from '../../contract/storage-client.js'
+import { isoMs } from '../../contract/time.js'
+import { desiredJob } from '../../operator/desired-job.js'
+import { REPO_ROOT } from '../platform/platform.js'
+import { until } from '../platform/wait-for.js'
+import { makePdf } from '../support/pdfs.js'
+import { metricValue, scrape } from './helpers/processes.js'
+
+/**
+ * The images `make images` builds (images/build-images.sh; make test builds them first, from the
+ * layer cache when nothing changed), run by Debian's Docker engine under the restrictions the
+ * chart sets: read-only root file system, uid 10001, no capabilities, no privilege escalation.
+ */
+const docker = process.env.DOCKER ?? 'docker'
+const registry = process.env.DUTIL_IMAGE_REGISTRY ?? 'ghcr.io/dutil'
+const tag = process.env.DUTIL_IMAGE_TAG ?? JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version
+const image = (name: string) => `${registry}/${name}:${tag}`
+const RESTRICTED = ['--read-only', '--user', '10001:10001', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--network', 'host']
+
+function dockerRun(args: string[], input?: string) {
+  return spawnSync(docker, ['run', '--rm', ...args], { encoding: 'utf8', input, timeout: 120_000 })
+}
+const inspect = (ref: string) => JSON.parse(execFileSync(docker, ['image', 'inspect', ref], { encoding: 'utf8' }))[0]
+const imageExists = (ref: string) => spawnSync(docker, ['image', 'inspect', ref]).status === 0
+
+beforeAll(() => {
+  if (!process.env.DOCKER_HOST) throw new Error('no Docker engine: run the tests with `make test` (images/docker-engine.sh provides one)')
+})
+
+describe('images', () => {
+  const programs = ['dutil-gateway', 'dutil-operator', 'dutil-runner-split-pdf']
+
+  it('are built for the gateway, the operator and every runner whose program exists, as non-root images without a shell', () => {
+    for (const name of programs) {
+      expect(imageExists(image(name)), `${image(name)} (make images)`).toBe(true)
+      const config = inspect(image(name)).Config
+      expect(config.User).toBe('10001:10001')
+      const shell = dockerRun(['--entrypoint', 'sh', image(name), '-c', 'true'])
+      expect(shell.status, `${name} has a shell`).not.toBe(0)
+      expect(shell.stderr).toMatch(/executable file not found|no such file/)
+    }
+    expect(inspect(image('dutil-gateway')).Config.Healthcheck.Test.join(' ')).toContain('/healthz')
+    expect(inspect(image('dutil-operator')).Config.Healthcheck.Test.join(' ')).toContain('/healthz')
+  })
+
+  describe('the split-pdf runner image against the local MinIO', () => {
+    const storage = () => inject('storage')
+    let dir: string
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'dutil-image-test-'))
+    })
+    afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+    /** Runs the image as the operator's Job would: its command, its environment, its security context. */
+    async function runJob(inputUrl: string) {
+      const now = Date.now()
+      const jobId = newId('job', now)
+      const s3 = storageClient(storage())
+      await writeJsonObject(s3, storage().bucket, inputObjectKey(jobId), { url: inputUrl })
+      const uj = {
+        apiVersion: 'dutil.io/v1alpha1',
+        kind: 'UtilityJob',
+        metadata: { name: objectNameOf(jobId), namespace: 'dutil', uid: 'u' },
+        spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_x', apiKeyName: 'k', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+      } as UtilityJobResource
+      const settings = { imageRegistry: registry, imageTag: tag, storage: { endpoint: storage().endpoint, region: storage().region, bucket: storage().bucket, secretName: 'dutil-storage' }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
+      const container = desiredJob(uj, catalog.get('split-pdf')!, settings).spec!.template.spec!.containers[0]
+      const secrets: Record<string, string> = { accessKey: storage().accessKey, secretKey: storage().secretKey }
+      const env = container.env!.flatMap((e) => ['-e', `${e.name}=${e.value ?? secrets[e.valueFrom!.secretKeyRef!.key]}`])
+      const termination = join(dir, `${jobId}.termination-log`)
+      writeFileSync(termination, '')
+      chmodSync(termination, 0o666)
+      const [command, ...args] = container.command!
+      const res = dockerRun([...RESTRICTED, '-v', `${termination}:/dev/termination-log`, ...env, '--entrypoint', command, container.image!, ...args])
+      return { jobId, res, termination: readFileSync(termination, 'utf8') }
+    }
+
+    it('splits a PDF read from storage and stores one page per file, with the result manifest the operator reads', async () => {
+      const s3 = storageClient(storage())
+      await s3.putObject(storage().bucket, 'test-inputs/image.pdf', await makePdf(3))
+      const { jobId, res } = await runJob(`s3://${storage().bucket}/test-inputs/image.pdf`)
+      expect(res.status, res.stdout + res.stderr).toBe(0)
+      const result = await readJsonObject<RunnerResult>(s3, storage().bucket, resultObjectKey(jobId))
+      expect(result.extras.pageCount).toBe(3)
+      expect(result.files).toHaveLength(3)
+      for (const f of result.files) {
+        expect(f.key).toBe(`split-pdf/${isoMs(Date.now()).slice(0, 10)}/${jobId}/${f.name}`)
+        const bytes = Buffer.concat(await (await s3.getObject(storage().bucket, f.key)).toArray())
+        expect((await PDFDocument.load(bytes)).getPageCount()).toBe(1)
+      }
+      expect(res.stdout).toContain('runner succeeded')
+    })
+
+    it('rejects a file that is not a PDF with the classified exit code and a termination message', async () => {
+      const s3 = storageClient(storage())
+      await s3.putObject(storage().bucket, 'test-inputs/not.pdf', Buffer.from('<html>no</html>'))
+      const { res, termination } = await runJob(`s3://${storage().bucket}/test-inputs/not.pdf`)
+      expect(res.status).toBe(EXIT.rejected)
+      expect(JSON.parse(termination)).toMatchObject({ code: 'upstream_rejected' })
+    })
+  })
+
+  it('runs the gateway and the operator images against the platform: probes answer, the HEALTHCHECK passes, the operator stands by', async () => {
+    // A kubeconfig the image's user (10001) can read, with its certificates beside it.
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-image-kube-'))
+    const kc = parse(readFileSync(inject('kubeconfigPath'), 'utf8'))
+    for (const c of kc.clusters) c.cluster['certificate-authority'] = copyReadable(c.cluster['certificate-authority'], dir)
+    for (const u of kc.users) {
+      u.user['client-certificate'] = copyReadable(u.user['client-certificate'], dir)
+      u.user['client-key'] = copyReadable(u.user['client-key'], dir)
+    }
+    writeFileSync(join(dir, 'kubeconfig'), stringify(kc))
+    chmodSync(join(dir, 'kubeconfig'), 0o644)
+    chmodSync(dir, 0o755)
+    const programEnv = inject('programEnv')
+    const gatewayPort = Number(programEnv.DUTIL_PORT) + 7
+    const operatorPort = Number(programEnv.DUTIL_PORT) + 8
+    const env = (extra: Record<string, string>) =>
+      Object.entries({ ...programEnv, KUBECONFIG: join(dir, 'kubeconfig'), NODE_EXTRA_CA_CERTS: '', ...extra }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    const names = [`dutil-image-gateway-${process.pid}`, `dutil-image-operator-${process.pid}`]
+    try {
+      const start = (name: string, img: string, extra: Record<string, string>) =>
+        execFileSync(docker, ['run', '-d', '--name', name, ...RESTRICTED, '-v', `${dir}:${dir}:ro`, ...env(extra), img], { encoding: 'utf8' })
+      start(names[0], image('dutil-gateway'), { DUTIL_HOST: '127.0.0.1', DUTIL_PORT: String(gatewayPort) })
+      start(names[1], image('dutil-operator'), { DUTIL_OPERATOR_HOST: '127.0.0.1', DUTIL_OPERATOR_PORT: String(operatorPort), DUTIL_POD_NAME: 'operator-image' })
+      await until('gateway image ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
+      await until('operator image ready', async () => (await fetch(`http://127.0.0.1:${operatorPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
+      const utilities = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/openapi.json`)).json()) as { openapi: string }
+      expect(utilities.openapi).toMatch(/^3\.1/)
+      expect(metricValue(await scrape(operatorPort), 'dutil_operator_leader')).toBe(0) // the platform's operator leads
+      const health = (name: string) => execFileSync(docker, ['inspect', '--format', '{{.State.Health.Status}}', name], { encoding: 'utf8' }).trim()
+      await until('both healthy', async () => health(names[0]) === 'healthy' && health(names[1]) === 'healthy', 60_000, 500)
+    } finally {
+      spawnSync(docker, ['rm', '-f', ...names])
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('gives html-pdf a headless Chromium with fonts that prints a PDF under the same restrictions', () => {
+    const ref = imageExists(image('dutil-runner-html-pdf')) ? image('dutil-runner-html-pdf') : image('dutil-runner-html-pdf-browser')
+    expect(imageExists(ref), `${ref} (make images)`).toBe(true)
+    const html = encodeURIComponent('<h1>Invoice Grüße Привет 你好</h1>')
+    const res = dockerRun([
+      ...RESTRICTED, '--tmpfs', '/tmp:rw,size=256m', '--shm-size', '256m', '--entrypoint', 'sh', ref, '-c',
+      `chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --disable-background-networking --disable-component-update --disable-sync --print-to-pdf=/tmp/out.pdf 'data:text/html;charset=utf-8,${html}' >/dev/null 2>&1; head -c 5 /tmp/out.pdf; fc-list | wc -l`,
+    ])
+    expect(res.status, res.stderr).toBe(0)
+    const [magic, fonts] = [res.stdout.slice(0, 5), Number(res.stdout.slice(5).trim())]
+    expect(magic).toBe('%PDF-')
+    expect(fonts).toBeGreaterThan(20)
+  })
+})
+
+function copyReadable(file: string, dir: string): string {
+  const target = join(dir, file.replaceAll('/', '_'))
+  copyFileSync(file, target)
+  chmodSync(target, 0o644)
+  return target
+}

@@ -1,0 +1,209 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { BatchV1Api, CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
+import { newId, objectNameOf } from '../../contract/ids.js'
+import { ulid } from 'ulid'
+import { apiStatus } from '../../contract/kube.js'
+import { storageClient } from '../../contract/storage-client.js'
+import { utcDay } from '../../contract/time.js'
+import { tcpOpen, until } from '../platform/wait-for.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { api } from './helpers/api.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
+import {
+  killComponent,
+  metricValue,
+  scrape,
+  startComponent,
+  startComponentAs,
+  startOperator,
+  terminateComponent,
+  waitForLeader,
+  waitForOperatorReady,
+} from './helpers/processes.js'
+
+let files: FileServer
+let key: string
+beforeAll(async () => {
+  files = await new FileServer().start()
+  files.add('four.pdf', await makePdf(4))
+  key = (await createKey()).key
+})
+afterAll(() => files.stop())
+
+const env = () => inject('programEnv')
+const operatorPort = () => Number(env().DUTIL_OPERATOR_PORT)
+const gatewayPort = () => Number(env().DUTIL_PORT)
+const logOf = (name: string) => readFileSync(join(inject('platformDir'), 'logs', `${name}.log`), 'utf8')
+const lease = () => kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'dutil-operator', namespace: 'dutil' })
+const s3 = () => storageClient(inject('storage'))
+
+async function objectKeys(prefix: string): Promise<string[]> {
+  const keys: string[] = []
+  for await (const item of s3().listObjectsV2(inject('storage').bucket, prefix, true)) if (item.name) keys.push(item.name)
+  return keys
+}
+
+describe('operator leader election', () => {
+  it('given two replicas, one leads and one stands by ready; on SIGTERM the leader hands the lease over and the standby runs jobs', async () => {
+    const standbyPort = gatewayPort() + 2
+    startComponentAs('operator-b', 'operator', { DUTIL_POD_NAME: 'operator-b', DUTIL_OPERATOR_PORT: String(standbyPort) })
+    try {
+      await waitForOperatorReady(60_000, standbyPort)
+      const leaderName = (await lease()).spec?.holderIdentity
+      expect(leaderName).toBeTruthy()
+      expect(leaderName).not.toBe('operator-b')
+      expect(metricValue(await scrape(operatorPort()), 'dutil_operator_leader')).toBe(1)
+      expect(metricValue(await scrape(standbyPort), 'dutil_operator_leader')).toBe(0)
+      const transitions = (await lease()).spec?.leaseTransitions ?? 0
+
+      const handedOver = Date.now()
+      await terminateComponent('operator')
+      await waitForLeader(standbyPort, 10_000)
+      // Released, not expired: the standby took over within a few retry periods, not a 15 s lease.
+      expect(Date.now() - handedOver).toBeLessThan(10_000)
+      expect((await lease()).spec).toMatchObject({ holderIdentity: 'operator-b', leaseTransitions: transitions + 1 })
+      expect(logOf('operator')).toContain('released the lease')
+
+      const url = `${files.url}/files/four.pdf`
+      const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+      expect(res.status).toBe(200)
+      expect(res.body.result.pageCount).toBe(4)
+      expect(logOf('operator-b')).toContain(res.body.id)
+    } finally {
+      await terminateComponent('operator-b')
+      startOperator()
+      await waitForLeader()
+    }
+  })
+})
+
+describe('gateway graceful shutdown', () => {
+  it('given a sync run in flight, SIGTERM answers it 202 + Location, refuses new connections, and the job finishes', async () => {
+    const { key } = await createKey()
+    const url = `${files.url}/slow/four.pdf?ms=3000`
+    const pending = api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    // The job exists (a sync job runs from accept) and its runner waits on the slow input.
+    await expect.poll(async () => (await api('GET', '/v1/jobs', { key })).body.items?.[0]?.status, { timeout: 10_000, interval: 100 }).toBe('running')
+    const stopped = terminateComponent('gateway')
+    const res = await pending
+    expect(res.status).toBe(202)
+    expect(res.headers.get('location')).toBe(`/v1/jobs/${res.body.id}`)
+    expect(res.headers.get('retry-after')).toBe('5')
+    expect(['queued', 'running']).toContain(res.body.status)
+    await stopped
+    expect(await tcpOpen(gatewayPort())).toBe(false)
+    expect(logOf('gateway')).toContain('gateway stopped')
+
+    startComponent('gateway')
+    await until('gateway ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort()}/readyz`).catch(() => null))?.status === 200, 30_000, 100)
+    const done = await api('GET', `${res.headers.get('location')}?wait=30`, { key })
+    expect(done.body.status).toBe('succeeded')
+  })
+})
+
+describe('observability', () => {
+  it('counts requests by route and status, and logs each API request with its request id and job id', async () => {
+    const url = `${files.url}/files/four.pdf`
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } }, headers: { 'X-Request-Id': 'req-lifecycle-1' } })
+    expect(res.status).toBe(202)
+    await api('GET', '/v1/jobs', { key: 'du_live_' + '0'.repeat(48) })
+    const metrics = await scrape(gatewayPort())
+    expect(metricValue(metrics, 'dutil_http_request_duration_seconds_count{method="POST",route="/v1/utilities/:slug/jobs",status="202"}')).toBeGreaterThanOrEqual(1)
+    expect(metricValue(metrics, 'dutil_http_request_duration_seconds_count{method="GET",route="/v1/jobs",status="401"}')).toBeGreaterThanOrEqual(1)
+    expect(metricValue(metrics, 'dutil_jobs_created_total{utility="split-pdf",mode="async"}')).toBeGreaterThanOrEqual(1)
+    await until('access log line', async () => logOf('gateway').includes('req-lifecycle-1'), 5_000, 100)
+    const line = JSON.parse(logOf('gateway').split('\n').find((l) => l.includes('req-lifecycle-1') && l.includes('"msg":"request"'))!)
+    expect(line).toMatchObject({ requestId: 'req-lifecycle-1', jobId: res.body.id, method: 'POST', route: '/v1/utilities/:slug/jobs', status: 202 })
+
+    await api('GET', `/v1/jobs/${res.body.id}?wait=30`, { key })
+    const op = await scrape(operatorPort())
+    expect(metricValue(op, 'dutil_jobs_finished_total{utility="split-pdf",status="succeeded",error_code=""}')).toBeGreaterThanOrEqual(1)
+    expect(metricValue(op, 'dutil_job_queue_seconds_count{utility="split-pdf"}')).toBeGreaterThanOrEqual(1)
+    expect(metricValue(op, 'dutil_runner_duration_seconds_count{utility="split-pdf"}')).toBeGreaterThanOrEqual(1)
+    for (const series of ['dutil_operator_queue_depth', 'dutil_callback_queue_depth', 'dutil_operator_reconcile_errors_total', 'dutil_operator_leader']) {
+      expect(metricValue(op, series)).toBeDefined()
+    }
+    const opLines = logOf('operator').split('\n').filter((l) => l.includes(res.body.id))
+    expect(opLines.length).toBeGreaterThan(0)
+    for (const l of opLines) expect(JSON.parse(l).jobId).toBe(res.body.id)
+  })
+
+  it('reports ready only while storage is reachable', async () => {
+    expect((await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status).toBe(200)
+    killComponent('minio')
+    try {
+      await until('operator not ready', async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status === 503, 10_000, 200)
+      await until('gateway not ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort()}/readyz`)).status === 503, 10_000, 200)
+      expect(await (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).text()).toBe('storage unreachable')
+    } finally {
+      startComponent('minio')
+      await until('minio up', () => tcpOpen(Number(new URL(inject('storage').endpoint).port)))
+    }
+    await until('ready again', async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status === 200, 30_000, 200)
+  })
+})
+
+describe('retention', () => {
+  it('deletes a finished job, its Job and its files after the retention period, and the gateway answers 404; orphaned files go too', async () => {
+    const url = `${files.url}/files/four.pdf`
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    expect(res.status).toBe(200)
+    const id: string = res.body.id
+    const name = objectNameOf(id)
+    const outputs = `split-pdf/${res.body.createdAt.slice(0, 10)}/${id}/`
+    expect(await objectKeys(outputs)).toHaveLength(4)
+    expect(await objectKeys(`_jobs/${id}/`)).toEqual([`_jobs/${id}/input.json`, `_jobs/${id}/result.json`])
+
+    // Orphans: an input whose job was never created, and outputs of a job deleted by hand, both from two days ago.
+    const old = Date.now() - 2 * 86_400_000
+    const orphanId = `job_${ulid(old)}` // not newId: its monotonic factory never goes back in time
+    const { bucket } = inject('storage')
+    await s3().putObject(bucket, `_jobs/${orphanId}/input.json`, Buffer.from('{}'))
+    await s3().putObject(bucket, `split-pdf/${utcDay(old)}/${orphanId}/page-1.pdf`, Buffer.from('%PDF'))
+    // A recent orphan stays: its request may still be creating its job.
+    const recentId = newId('job')
+    await s3().putObject(bucket, `_jobs/${recentId}/input.json`, Buffer.from('{}'))
+
+    // The operator with a test-only retention of 3 s, swept every second.
+    killComponent('operator')
+    startOperator({ DUTIL_RETENTION_SECONDS: '3', DUTIL_RETENTION_SWEEP_SECONDS: '1' })
+    try {
+      await waitForLeader()
+      const custom = kubeConfig().makeApiClient(CustomObjectsApi)
+      await expect
+        .poll(
+          async () => {
+            try {
+              await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name })
+              return 'exists'
+            } catch (err) {
+              return apiStatus(err) === 404 ? 'deleted' : 'error'
+            }
+          },
+          { timeout: 30_000, interval: 250 },
+        )
+        .toBe('deleted')
+      expect(await objectKeys(outputs)).toEqual([])
+      expect(await objectKeys(`_jobs/${id}/`)).toEqual([])
+      expect((await api('GET', `/v1/jobs/${id}`, { key })).status).toBe(404)
+      await expect
+        .poll(async () => (await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'dutil', labelSelector: `dutil.io/job-id=${name}` })).items.length, { timeout: 30_000 })
+        .toBe(0)
+      await expect.poll(async () => (await objectKeys(`_jobs/${orphanId}/`)).length, { timeout: 10_000 }).toBe(0)
+      // The same sweep goes on to the output folders.
+      await expect.poll(async () => (await objectKeys(`split-pdf/${utcDay(old)}/${orphanId}/`)).length, { timeout: 10_000 }).toBe(0)
+      expect(await objectKeys(`_jobs/${recentId}/`)).toHaveLength(1)
+      expect(metricValue(await scrape(operatorPort()), 'dutil_retention_deleted_jobs_total')).toBeGreaterThanOrEqual(1)
+      expect(logOf('operator')).toContain('TEST SETTING: retention shortened')
+    } finally {
+      killComponent('operator')
+      startOperator()
+      await waitForLeader()
+      await s3().removeObject(bucket, `_jobs/${recentId}/input.json`)
+    }
+  })
+})
