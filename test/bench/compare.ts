@@ -207,9 +207,13 @@ try {
     const url = files.add('bench.xls', xls, 'application/vnd.ms-excel')
     const loProfile = `file://${join(WORK, 'lo-profile')}`
     const lo = () => timed('soffice', [`-env:UserInstallation=${loProfile}`, '--headless', '--convert-to', 'xlsx', '--outdir', join(WORK, 'lo-out'), join(WORK, 'bench.xls')])
-    await lo() // first start builds the profile
+    // A fresh pod starts LibreOffice with an empty profile every time: that is the cold row.
+    const cold = await lo()
     const native = await repeat(RUNS, lo)
-    rows.push({ utility: 'xls-to-xlsx', input: `4 sheets × 5,000 rows, ${(xls.length / 1024 ** 2).toFixed(1)} MB`, tool: 'soffice --convert-to xlsx', native, runner: await repeat(RUNS, runner('xls-to-xlsx', { url })), platformMs: await viaPlatform('xls-to-xlsx', { url }), target: { ratio: 3, faster: true } })
+    const ours = await repeat(RUNS, runner('xls-to-xlsx', { url }))
+    const input = `4 sheets × 5,000 rows, ${(xls.length / 1024 ** 2).toFixed(1)} MB`
+    rows.push({ utility: 'xls-to-xlsx', input, tool: 'soffice, warm profile', native, runner: ours, platformMs: await viaPlatform('xls-to-xlsx', { url }), target: { ratio: 3, faster: true } })
+    rows.push({ utility: 'xls-to-xlsx', input, tool: 'soffice, cold (fresh pod)', native: cold, runner: ours, platformMs: null, target: { ratio: 3, faster: true } })
   }
 } finally {
   await files.stop()
