@@ -29,13 +29,13 @@ binaries:
 
 build:
 	@rm -rf dist
-	@npx tsc -p tsconfig.build.json
+	@npm run --silent build
 
 generate:
 	npx tsx contract/generate.ts
 
 typecheck:
-	npx tsc -p tsconfig.json --noEmit
+	npm run --silent typecheck
 
 bench: deps binaries build
 	node dist/test/bench/split-latency.js
