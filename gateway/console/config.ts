@@ -7,6 +7,8 @@ export interface ConsoleConfig {
   oidc: OidcConfig | null
   /** How long daily usage is kept (longer than jobs). */
   usageRetentionDays: number
+  /** How often recent days are written to the usage archive. */
+  usageRollupSeconds: number
 }
 
 export interface OidcConfig {
@@ -38,6 +40,7 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): 
     insecureCookies: env.DUTIL_CONSOLE_INSECURE_COOKIES === 'true',
     oidc,
     usageRetentionDays: Number(env.DUTIL_USAGE_RETENTION_DAYS ?? 400),
+    usageRollupSeconds: Number(env.DUTIL_USAGE_ROLLUP_SECONDS ?? 300),
   }
 }
 

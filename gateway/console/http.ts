@@ -71,7 +71,9 @@ export function originCheck(publicUrl: string) {
   return async (ctx: Context, next: Next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       const origin = ctx.get('Origin')
-      if (origin && origin !== allowed && origin !== ctx.origin) throw new ApiError('forbidden', 'Cross-site request refused.')
+      // Not ctx.origin: Koa 3 reads that from the Origin header itself.
+      const own = `${ctx.protocol}://${ctx.host}`
+      if (origin && origin !== allowed && origin !== own) throw new ApiError('forbidden', 'Cross-site request refused.')
       if (ctx.get('Sec-Fetch-Site') === 'cross-site') throw new ApiError('forbidden', 'Cross-site request refused.')
     }
     await next()

@@ -90,7 +90,7 @@ export function createConsole(o: ConsoleOptions): Console {
     oidc: o.config.oidc ? new OidcRelyingParty(o.config.oidc, `${o.config.publicUrl}/console/api/oidc/callback`) : null,
     log: o.log.child({ component: 'console' }),
   }
-  const synced = Promise.all([users.synced, invites.synced]).then(() => usage.start())
+  const synced = Promise.all([users.synced, invites.synced]).then(() => usage.start(o.config.usageRollupSeconds * 1000))
   return {
     middleware: consoleMiddleware(deps),
     synced,

@@ -58,14 +58,19 @@ export class PeopleStore {
     return ((await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_USER.plural))) as { items: ConsoleUserResource[] }).items
   }
 
+  /** Straight from the API (fresh resourceVersions), for read-check-write changes. */
+  async listUsersFresh(): Promise<ConsoleUserResource[]> {
+    return ((await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_USER.plural))) as { items: ConsoleUserResource[] }).items
+  }
+
   async listInvites(): Promise<ConsoleInviteResource[]> {
     if (this.caches) return [...this.caches.invites.list(this.namespace)]
     return ((await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_INVITE.plural))) as { items: ConsoleInviteResource[] }).items
   }
 
   /** A user by object name; the cache first, then the API (a user created a moment ago). */
-  async getUser(name: string): Promise<ConsoleUserResource | undefined> {
-    const cached = this.caches?.users.get(name, this.namespace)
+  async getUser(name: string, fresh = false): Promise<ConsoleUserResource | undefined> {
+    const cached = fresh ? undefined : this.caches?.users.get(name, this.namespace)
     if (cached) return cached
     try {
       return (await this.custom.getNamespacedCustomObject({ ...this.coords(CONSOLE_USER.plural), name })) as ConsoleUserResource
@@ -75,8 +80,9 @@ export class PeopleStore {
     }
   }
 
-  findUserByEmail(email: string): Promise<ConsoleUserResource | undefined> {
-    return this.getUser(userObjectName(email))
+  /** Sign-in paths read fresh: a person disabled a moment ago must not get in through a stale cache. */
+  findUserByEmail(email: string, fresh = false): Promise<ConsoleUserResource | undefined> {
+    return this.getUser(userObjectName(email), fresh)
   }
 
   async findUserById(userId: string): Promise<ConsoleUserResource | undefined> {

@@ -59,7 +59,7 @@ export function authRoutes(d: ConsoleDeps): Router {
     const addr = normalizeEmail(email!)
     const locked = await d.lockout.lockedFor(addr)
     if (locked) throw lockedError(locked)
-    const user = await d.people.findUserByEmail(addr)
+    const user = await d.people.findUserByEmail(addr, true)
     const creds = user ? await d.people.readCredentials(user) : null
     const ok = user && !user.spec.disabled && creds?.passwordHash ? await verifyPassword(creds.passwordHash, password!) : (await burnVerification(password!), false)
     if (!ok || !user || !creds) {
@@ -86,7 +86,7 @@ export function authRoutes(d: ConsoleDeps): Router {
     f.check()
     const pendingId = readCookie(ctx, PENDING_COOKIE)
     const name = pendingId ? await d.sessions.readPending(pendingId) : null
-    const user = name ? await d.people.getUser(name) : undefined
+    const user = name ? await d.people.getUser(name, true) : undefined
     if (!pendingId || !user || user.spec.disabled) throw new ApiError('unauthorized', 'The sign-in has expired: enter your e-mail and password again.')
     const locked = await d.lockout.lockedFor(user.spec.email)
     if (locked) throw lockedError(locked)
@@ -179,7 +179,7 @@ export function authRoutes(d: ConsoleDeps): Router {
     }
     if (!identity.email || !identity.emailVerified) return fail('unverified')
     const email = normalizeEmail(identity.email)
-    let user = await d.people.findUserByEmail(email)
+    let user = await d.people.findUserByEmail(email, true)
     if (user) {
       if (user.spec.disabled) return fail('disabled')
       if (user.spec.oidcSubject && user.spec.oidcSubject !== identity.subject) return fail('subject')

@@ -1,6 +1,7 @@
 import Router from '@koa/router'
 import QRCode from 'qrcode'
 import { ROLES, type ConsoleUserResource, type Role } from '../../../contract/console-resources.js'
+import { apiStatus } from '../../../contract/kube.js'
 import { ApiError } from '../../api-error.js'
 import { authorize, Fields, jsonBody, signedIn } from '../http.js'
 import { hashPassword, passwordProblem, verifyPassword } from '../passwords.js'
@@ -71,20 +72,27 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     if (body.disabled !== undefined && typeof body.disabled !== 'boolean') f.problems.push({ path: 'disabled', message: 'must be true or false' })
     f.check()
     const disabled = body.disabled as boolean | undefined
-    const users = await d.people.listUsers()
-    const target = users.find((u) => u.spec.userId === ctx.params.id)
-    if (!target) throw new ApiError('not_found', 'No such member.')
-    const problem = lastAdminProblem(
-      users.map((u) => ({ id: u.spec.userId, role: u.spec.role, disabled: u.spec.disabled })),
-      target.spec.userId,
-      { role: role as Role | undefined, disabled },
-    )
-    if (problem) throw new ApiError('conflict', problem)
-    // The resourceVersion makes two admins' concurrent changes safe: the second one conflicts.
-    const updated = await d.people.patchUser(target.metadata.name, { ...(role ? { role } : {}), ...(disabled !== undefined ? { disabled } : {}) }, target.metadata.resourceVersion).catch((err) => {
-      if ((err as { code?: number }).code === 409) throw new ApiError('conflict', 'Someone changed this member at the same time; reload and try again.')
-      throw err
-    })
+    // Read fresh, check the last-admin rule, write with that resourceVersion: a concurrent change
+    // (another admin, a sign-in being recorded) makes the write conflict, and it is done again.
+    let updated: ConsoleUserResource | undefined
+    let target: ConsoleUserResource | undefined
+    for (let attempt = 0; attempt < 4 && !updated; attempt++) {
+      const users = await d.people.listUsersFresh()
+      target = users.find((u) => u.spec.userId === ctx.params.id)
+      if (!target) throw new ApiError('not_found', 'No such member.')
+      const problem = lastAdminProblem(
+        users.map((u) => ({ id: u.spec.userId, role: u.spec.role, disabled: u.spec.disabled })),
+        target.spec.userId,
+        { role: role as Role | undefined, disabled },
+      )
+      if (problem) throw new ApiError('conflict', problem)
+      try {
+        updated = await d.people.patchUser(target.metadata.name, { ...(role ? { role } : {}), ...(disabled !== undefined ? { disabled } : {}) }, target.metadata.resourceVersion)
+      } catch (err) {
+        if (apiStatus(err) !== 409) throw err
+      }
+    }
+    if (!updated || !target) throw new ApiError('conflict', 'Someone changed this member at the same time; reload and try again.')
     if (disabled) await d.sessions.destroyAll(target.metadata.name)
     d.log.info({ target: target.spec.userId, role, disabled, by: s.user.spec.userId }, 'member changed')
     ctx.body = personView(updated)
