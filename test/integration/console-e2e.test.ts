@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { api } from './helpers/api.js'
-import { launchBrowser, personContext, screenshot } from './helpers/browser.js'
+import { launchBrowser, overflowsSideways, personContext, screenshot, unlabelledControls } from './helpers/browser.js'
 import { bootstrapAdmin, ConsoleClient, totpCode, uniqueEmail } from './helpers/console.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
@@ -83,6 +83,7 @@ describe('console, end to end in Chromium', () => {
     people.member.link = await invite(page, people.member.email, 'member')
     people.external.link = await invite(page, people.external.email, 'external')
     await page.getByTestId('invites-table').getByText(people.external.email).waitFor()
+    expect(await unlabelledControls(page)).toEqual([])
     await screenshot(page, '03-members-invites')
     for (const who of ['member', 'external'] as const) {
       people[who].ctx = await personContext(browser)
@@ -190,6 +191,7 @@ describe('console, end to end in Chromium', () => {
     const url = files.add('two.pdf', await makePdf(2))
     await page.goto('/console/playground')
     await page.locator('[data-path="input.url"]').fill(url)
+    expect(await unlabelledControls(page)).toEqual([])
     await page.getByRole('button', { name: 'Run Split PDF' }).click()
     await expect.poll(() => page.getByTestId('playground-status').textContent(), { timeout: 60_000 }).toBe('succeeded')
     await page.getByRole('link', { name: 'page-002.pdf' }).waitFor()
@@ -208,6 +210,13 @@ describe('console, end to end in Chromium', () => {
     await page.getByTestId('jobs-table').getByText(externalJobId).waitFor()
     await page.getByTestId('jobs-table').getByText(adminJobId).waitFor()
     await screenshot(page, '10-jobs')
+    expect(await unlabelledControls(page)).toEqual([])
+    // Small screens: the same page, nothing scrolls sideways but the table itself.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole('navigation', { name: 'Console' }).waitFor()
+    expect(await overflowsSideways(page)).toBe(false)
+    await screenshot(page, '15-jobs-phone')
+    await page.setViewportSize({ width: 1280, height: 860 })
     await page.getByLabel('Status').selectOption('failed')
     await page.getByRole('button', { name: 'Apply' }).click()
     await page.getByText('No matching jobs').waitFor()
@@ -297,6 +306,7 @@ describe('console, end to end in Chromium', () => {
       ctx = await personContext(browser)
       page = await ctx.newPage()
       await page.goto('/console/sign-in')
+      if (login.startsWith('oscar')) await screenshot(page, '00-sign-in')
       await page.getByRole('link', { name: 'Continue with Test IdP' }).click()
       await page.locator('input[name=login]').fill(login)
       await page.locator('input[name=password]').fill('anything')

@@ -88,7 +88,7 @@ export function copyButton(text: () => string, label = 'Copy'): HTMLButtonElemen
 
 /** A secret shown once, with a copy button. */
 export function secretValue(label: string, value: string, testId: string): HTMLElement {
-  return h('div', { class: 'secret' }, h('span', { class: 'secret-label' }, label), h('code', { 'data-testid': testId }, value), copyButton(() => value, `Copy ${label.toLowerCase()}`))
+  return h('div', { class: 'secret' }, h('span', { class: 'secret-label' }, label), h('code', { 'data-testid': testId }, value), copyButton(() => value, `Copy ${/^[A-Z]{2}/.test(label) ? label : label.toLowerCase()}`))
 }
 
 export function dialog(title: string, body: Child, actions: Child = null): HTMLDialogElement {

@@ -2,6 +2,7 @@ import { call, messageOf } from './api.js'
 import { badge, empty, errorBox, field, h, loading, replace, statusBadge, table } from './dom.js'
 import { ago, bytes, duration, valueText, when } from './format.js'
 import { title, type Page } from './page.js'
+import { humanize } from './schema-form.js'
 
 export interface JobSummary {
   id: string
@@ -177,7 +178,7 @@ export async function jobPage(p: Page): Promise<void> {
           'section',
           { 'aria-labelledby': 'files' },
           h('h2', { id: 'files' }, `Files (${j.result.files.length})`),
-          extras.length ? dl(extras.map(([k, v]) => [k, valueText(v)])) : null,
+          extras.length ? dl(extras.map(([k, v]) => [humanize(k), valueText(v)])) : null,
           j.result.files.length
             ? table('Output files', ['File', 'Size', 'Type', 'Link valid until'], j.result.files.map((f) => [h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name), bytes(f.size), f.contentType ?? '—', f.urlExpiresAt ? when(f.urlExpiresAt) : 'no expiry']), { captionHidden: true, testId: 'files-table' })
             : h('p', { class: 'muted' }, 'The job produced no files.'),

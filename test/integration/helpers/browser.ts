@@ -30,3 +30,15 @@ export async function screenshot(page: Page, name: string, fullPage = true): Pro
   await page.screenshot({ path, fullPage })
   return path
 }
+
+/** Form controls on the page with no accessible label (every control should have one). Runs in the page. */
+export async function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]):not([hidden]), select, textarea')]
+    .filter((el) => !el.labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    .map((el) => el.outerHTML.slice(0, 120))`)
+}
+
+/** Whether the page scrolls sideways (it should not, on any viewport; wide tables scroll inside their own box). */
+export async function overflowsSideways(page: Page): Promise<boolean> {
+  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth + 1')
+}
