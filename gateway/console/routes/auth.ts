@@ -153,7 +153,13 @@ export function authRoutes(d: ConsoleDeps): Router {
   // OpenID Connect: authorization code flow with PKCE, state bound to this browser by a cookie.
   r.get('/oidc/start', async (ctx) => {
     if (!d.oidc) throw new ApiError('not_found', 'Identity-provider sign-in is not set up.')
-    const flow = await d.oidc.start()
+    let flow
+    try {
+      flow = await d.oidc.start()
+    } catch (err) {
+      d.log.warn({ err: (err as Error).message }, 'the identity provider cannot be reached')
+      return ctx.redirect('/console/sign-in?error=unreachable')
+    }
     await d.sessions.putTemp('oidc', flow.state, flow, OIDC_FLOW_MS)
     setCookie(ctx, OIDC_COOKIE, flow.state, { insecure, path: '/console/api/oidc', maxAgeMs: OIDC_FLOW_MS })
     ctx.redirect(flow.url)

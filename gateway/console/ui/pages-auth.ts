@@ -5,6 +5,7 @@ import { title, type Page } from './page.js'
 const OIDC_ERRORS: Record<string, string> = {
   expired: 'The sign-in took too long or was started in another browser. Try again.',
   provider: 'The identity provider did not complete the sign-in. Try again.',
+  unreachable: 'The identity provider cannot be reached right now. Try again later, or sign in with your password.',
   unverified: 'Your identity provider account has no verified e-mail address.',
   disabled: 'This account is disabled. Ask an admin.',
   subject: 'This e-mail address is linked to a different identity-provider account.',
