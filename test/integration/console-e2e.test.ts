@@ -3,6 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { api } from './helpers/api.js'
 import { launchBrowser, overflowsSideways, personContext, screenshot, unlabelledControls } from './helpers/browser.js'
 import { bootstrapAdmin, ConsoleClient, totpCode, uniqueEmail } from './helpers/console.js'
+import { catalog } from '../../contract/catalog.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 
@@ -337,6 +338,28 @@ describe('console, end to end in Chromium', () => {
     await viaProvider(`unverified.${uniqueEmail('someone', 'example.org')}`)
     await page.getByText('no verified e-mail address').waitFor()
     await ctx?.close()
+  })
+})
+
+describe('playground form generator, in Chromium', () => {
+  it('renders every utility\'s input schema (enabled or not) as a form that reads back its example input', async () => {
+    const ctx = await personContext(browser)
+    const page = await ctx.newPage()
+    await page.goto('/console/sign-in')
+    for (const u of catalog.values()) {
+      const schema = JSON.parse(JSON.stringify(u.inputSchema))
+      // The console's own module, as the playground loads it (the code runs in the page).
+      const read = (await page.evaluate(`(async () => {
+        const m = await import('/console/assets/schema-form.js')
+        const part = m.schemaForm(${JSON.stringify(schema)}, 'input', 'input', ${JSON.stringify(u.exampleInput)}, true)
+        document.body.append(part.el)
+        const labelled = [...part.el.querySelectorAll('input, select, textarea')].every((el) => el.labels && el.labels.length > 0)
+        return { value: part.read(), labelled }
+      })()`)) as { value: unknown; labelled: boolean }
+      expect(read.value, u.slug).toEqual(u.exampleInput)
+      expect(read.labelled, u.slug).toBe(true)
+    }
+    await ctx.close()
   })
 })
 
