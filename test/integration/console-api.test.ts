@@ -93,6 +93,21 @@ describe('console sessions', () => {
   })
 })
 
+describe('console lockout', () => {
+  it('counts failures per address (10) and overall (50): many addresses lock the e-mail at the fiftieth', async () => {
+    const { email } = await person('member')
+    const attacker = new ConsoleClient()
+    const fail = (addr: string) => attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: addr })
+    // Nine failures from each of five addresses: no address reaches ten, 45 overall.
+    for (let a = 1; a <= 5; a++) for (let i = 0; i < 9; i++) expect((await fail(`198.51.100.${a}`)).status).toBe(401)
+    expect((await new ConsoleClient().call('POST', '/session', { email, password: PASSWORD }, { forwardedFor: '198.51.100.1' })).status).toBe(200)
+    // A success clears only that address; four more failures elsewhere, then the fiftieth locks.
+    for (let i = 0; i < 4; i++) expect((await fail(`198.51.100.${10 + i}`)).status).toBe(401)
+    expect((await fail('198.51.100.20')).status).toBe(429)
+    expect((await new ConsoleClient().call('POST', '/session', { email, password: PASSWORD }, { forwardedFor: '203.0.113.9' })).status).toBe(429)
+  })
+})
+
 describe('console invites and roles', () => {
   it('makes invite links single-use; re-inviting revokes the earlier link; passwords need 10 characters', async () => {
     const email = uniqueEmail('twice')

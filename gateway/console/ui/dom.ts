@@ -125,7 +125,7 @@ export function table(caption: string, headers: string[], rows: Child[][], opts:
       'table',
       opts.testId ? { 'data-testid': opts.testId } : {},
       h('caption', { class: opts.captionHidden ? 'visually-hidden' : '' }, caption),
-      h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))),
+      h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x || h('span', { class: 'visually-hidden' }, 'Share'))))),
       h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c))))),
     ),
   )

@@ -22,8 +22,9 @@ export class ConsoleClient {
     return this.cookies.get('dutil_session')
   }
 
-  async call<T = any>(method: string, path: string, body?: unknown, opts: { csrf?: boolean; origin?: string } = {}): Promise<ConsoleResponse<T>> {
+  async call<T = any>(method: string, path: string, body?: unknown, opts: { csrf?: boolean; origin?: string; forwardedFor?: string } = {}): Promise<ConsoleResponse<T>> {
     const headers: Record<string, string> = {}
+    if (opts.forwardedFor) headers['X-Forwarded-For'] = opts.forwardedFor
     if (body !== undefined) headers['Content-Type'] = 'application/json'
     if (this.cookies.size) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
     if (opts.csrf !== false && this.csrf && method !== 'GET') headers['X-CSRF-Token'] = this.csrf
