@@ -4,7 +4,7 @@ import { inject } from 'vitest'
 import { Webhook } from 'standardwebhooks'
 import { readJsonObject, storageClient } from '../../contract/storage-client.js'
 import { api } from './helpers/api.js'
-import { bootstrapAdmin, ConsoleClient, inviteToken, uniqueEmail } from './helpers/console.js'
+import { bootstrapAdmin, ConsoleClient, inviteToken, timeStep, totpCodeAtStep, uniqueEmail } from './helpers/console.js'
 import { createKey } from './helpers/keys.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
@@ -90,6 +90,34 @@ describe('console sessions', () => {
     expect((await admin.call('PATCH', `/members/${id}`, { disabled: true })).body.disabled).toBe(true)
     expect((await again.call('GET', '/session')).status).toBe(401)
     expect((await again.signIn(email, PASSWORD)).status).toBe(401)
+  })
+})
+
+describe('console two-factor authentication', () => {
+  it('is set up with a first code, then asked for at sign-in, and turned off only with a current code', async () => {
+    const { client, email } = await person('member')
+    const setup = await client.call('POST', '/account/totp/setup')
+    expect(setup.body.otpauthUri).toContain(`secret=${setup.body.secret}`)
+    expect(setup.body.qrSvg).toMatch(/^<svg/)
+    expect((await client.call('POST', '/account/totp/confirm', { code: '000000' })).status).toBe(400)
+    const used = new Set<number>()
+    const step = timeStep(Date.now())
+    used.add(step)
+    expect((await client.call('POST', '/account/totp/confirm', { code: totpCodeAtStep(setup.body.secret, step) })).body.totpEnabled).toBe(true)
+
+    const c = new ConsoleClient()
+    expect((await c.signIn(email, PASSWORD)).body).toEqual({ status: 'totp_required' })
+    expect((await c.call('GET', '/session')).status).toBe(401)
+    used.add(step + 1)
+    expect((await c.call('POST', '/session/totp', { code: totpCodeAtStep(setup.body.secret, step + 1) })).body.status).toBe('signed_in')
+    expect((await c.call('GET', '/session')).body.user.totpEnabled).toBe(true)
+
+    expect((await c.call('POST', '/account/totp/disable', { code: '123456' })).status).toBe(400)
+    // A code not used yet, within the accepted window around now.
+    const now = timeStep(Date.now())
+    const unused = [now - 1, now, now + 1].find((s) => !used.has(s))!
+    expect((await c.call('POST', '/account/totp/disable', { code: totpCodeAtStep(setup.body.secret, unused) })).body.totpEnabled).toBe(false)
+    expect((await new ConsoleClient().signIn(email, PASSWORD)).body.status).toBe('signed_in')
   })
 })
 

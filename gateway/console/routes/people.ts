@@ -138,6 +138,21 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     ctx.body = { totpEnabled: true }
   })
 
+  // Turning it off takes a current code (a stolen session alone cannot remove the second factor).
+  r.post('/account/totp/disable', async (ctx) => {
+    const s = signedIn(ctx)
+    const f = new Fields(await jsonBody(ctx))
+    const code = f.string('code', { required: true, pattern: /^\d{6}$/, message: 'must be the 6-digit code from your authenticator app' })
+    f.check()
+    if (!s.user.spec.totpEnabled) throw new ApiError('conflict', 'Two-factor authentication is already off.')
+    const creds = await d.people.readCredentials(s.user)
+    const step = creds.totpSecret ? matchTotp(creds.totpSecret, code!, Date.now()) : null
+    if (step === null || !(await d.sessions.claimTotpStep(s.user.metadata.name, step))) throw new ApiError('invalid_request', 'That code is not right.', [{ path: 'code', message: 'does not match' }])
+    await d.people.writeCredentials(s.user, { ...creds, totpSecret: null })
+    await d.people.patchUser(s.user.metadata.name, { totpEnabled: false })
+    ctx.body = { totpEnabled: false }
+  })
+
   r.post('/account/password', async (ctx) => {
     const s = signedIn(ctx)
     const body = await jsonBody(ctx)

@@ -62,7 +62,12 @@ export async function jobsPage(p: Page): Promise<void> {
   const results = h('div', { 'aria-live': 'polite' }, loading('jobs'))
   replace(
     p.main,
-    h('div', { class: 'page-head' }, h('h1', {}, 'Jobs'), h('p', { class: 'muted' }, p.mayAll('jobs.read') ? 'Every job in the workspace, newest first.' : 'Jobs of your keys and your playground runs, newest first.')),
+    h(
+      'div',
+      { class: 'page-head' },
+      h('div', {}, h('h1', {}, 'Jobs'), h('p', { class: 'muted' }, p.mayAll('jobs.read') ? 'Every job in the workspace, newest first.' : 'Jobs of your keys and your playground runs, newest first.')),
+      h('button', { type: 'button', class: 'button secondary', onclick: () => void jobsPage(p) }, 'Refresh'),
+    ),
     filters,
     results,
   )

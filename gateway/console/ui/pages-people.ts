@@ -126,7 +126,22 @@ export async function accountPage(p: Page): Promise<void> {
   const twoFactor = h('div')
   const renderTwoFactor = () => {
     if (me.user.totpEnabled) {
-      replace(twoFactor, h('p', {}, badge('On', 'ok'), ' Every password sign-in asks for a code from your authenticator app. If you lose it, ask an admin to reset it.'))
+      const code = h('input', { type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 6, pattern: '[0-9]{6}', required: true })
+      const err = h('div', { 'aria-live': 'polite' })
+      const off = h('form', { class: 'stack' }, field('Current code, to turn it off', code), err, h('button', { type: 'submit', class: 'button danger' }, 'Turn off'))
+      off.addEventListener('submit', async (e) => {
+        e.preventDefault()
+        try {
+          await call('POST', '/account/totp/disable', { code: code.value.trim() })
+          await p.refreshMe()
+          me.user.totpEnabled = false
+          replace(status, notice('Two-factor authentication is off.', 'success'))
+          renderTwoFactor()
+        } catch (e2) {
+          replace(err, errorBox(messageOf(e2)))
+        }
+      })
+      replace(twoFactor, h('p', {}, badge('On', 'ok'), ' Every password sign-in asks for a code from your authenticator app. If you lose it, ask an admin to reset it.'), off)
       return
     }
     if (me.user.hasPassword === false) {
@@ -151,7 +166,9 @@ export async function accountPage(p: Page): Promise<void> {
       try {
         await call('POST', '/account/totp/confirm', { code: code.value.trim() })
         await p.refreshMe()
+        me.user.totpEnabled = true
         replace(status, notice('Two-factor authentication is on.', 'success'))
+        renderTwoFactor()
       } catch (e2) {
         replace(err, errorBox(messageOf(e2)))
       }

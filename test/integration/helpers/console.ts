@@ -72,4 +72,11 @@ export function totpCode(secret: string, offset = 0, now = Date.now()): string {
   return hotp(base32Decode(secret), timeStep(now) + offset)
 }
 
+/** The TOTP code of a base32 secret at an absolute time step. */
+export function totpCodeAtStep(secret: string, step: number): string {
+  return hotp(base32Decode(secret), step)
+}
+
+export { timeStep }
+
 export const uniqueEmail = (who: string, domain = 'example.com') => `${who}-${Math.random().toString(36).slice(2, 8)}@${domain}`
