@@ -46,13 +46,13 @@ chart: binaries
 
 build:
 	@rm -rf dist
-	@npx tsc -p tsconfig.build.json
+	@npm run --silent build
 
 generate:
 	npx tsx contract/generate.ts
 
 typecheck:
-	npx tsc -p tsconfig.json --noEmit
+	npm run --silent typecheck
 
 # Each runner beside the best native tool on the same input: time and peak memory ratios.
 bench: bench-deps binaries build

@@ -21,6 +21,8 @@ export interface CreateKeyOptions {
   utilities: string[]
   rateLimitPerMinute?: number
   expiresInDays?: number
+  /** The console user creating the key (keys made with the CLI have none). */
+  createdBy?: { userId: string; email: string }
 }
 
 export interface CreatedKey {
@@ -76,6 +78,7 @@ export class ApiKeyAdmin {
         expiresAt: opts.expiresInDays ? isoMs(now + opts.expiresInDays * 86_400_000) : null,
         revokedAt: null,
         signingSecretName: signingSecretNameFor(name),
+        ...(opts.createdBy ? { createdBy: opts.createdBy } : {}),
       },
     }
     const created = (await this.custom.createNamespacedCustomObject({ ...this.coords(), body })) as ApiKeyResource
@@ -160,6 +163,27 @@ export class ApiKeyAdmin {
   async list(): Promise<ApiKeyResource[]> {
     const res = (await this.custom.listNamespacedCustomObject(this.coords())) as { items: ApiKeyResource[] }
     return res.items.sort((a, b) => Number(!!a.spec.revokedAt) - Number(!!b.spec.revokedAt) || b.spec.createdAt.localeCompare(a.spec.createdAt))
+  }
+
+  async setRateLimit(id: string, rateLimitPerMinute: number): Promise<ApiKeyResource> {
+    if (!ulidOf(id, 'key')) throw new Error(`${id} is not an API key id (key_...)`)
+    return (await this.custom.patchNamespacedCustomObject(
+      { ...this.coords(), name: objectNameOf(id), body: { spec: { rateLimitPerMinute } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as ApiKeyResource
+  }
+
+  /** Replaces the workspace signing secret (console playground runs and keys without their own). */
+  async rotateWorkspaceSecret(): Promise<string> {
+    const signingSecret = newSigningSecret()
+    const body = { metadata: { name: WORKSPACE_SIGNING_SECRET, labels: { [LABELS.managedBy]: MANAGED_BY } }, type: 'Opaque', stringData: { [SIGNING_SECRET_KEY]: signingSecret } }
+    try {
+      await this.core.replaceNamespacedSecret({ name: WORKSPACE_SIGNING_SECRET, namespace: this.namespace, body })
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err
+      await this.core.createNamespacedSecret({ namespace: this.namespace, body })
+    }
+    return signingSecret
   }
 
   async revoke(id: string, now = Date.now()): Promise<ApiKeyResource> {

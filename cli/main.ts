@@ -6,14 +6,17 @@ import { EXPIRY_DAYS } from '../contract/api-keys.js'
 import { CONTRACT_SLUGS } from '../contract/catalog.js'
 import { apiStatus } from '../contract/kube.js'
 import { ApiKeyAdmin, type RevealedSecret } from './api-key-admin.js'
+import { adminCommand, ADMIN_USAGE } from './console-admin.js'
 
-const USAGE = `usage: dutil keys <command> [options]
+const USAGE = `usage: dutil keys|admin <command> [options]
 
   keys create --name NAME [--utilities a,b] [--rate-limit N] [--expires-in-days 30|90|365] [--json]
   keys list [--json]
   keys revoke KEY_ID
   keys rotate-secret KEY_ID [--json]   new callback signing secret; used from the next attempt on
   keys reveal-secret KEY_ID [--json]   the secret this key's callbacks are signed with
+
+${ADMIN_USAGE}
 
 Uses KUBECONFIG, else the pod's service account inside a cluster, else .dev/kubeconfig; namespace from DUTIL_NAMESPACE (default dutil); --rate-limit defaults to
 DUTIL_DEFAULT_RATE_LIMIT, else 600.`
@@ -46,6 +49,7 @@ function parsePositiveInt(raw: string | undefined, what: string): number | undef
 
 async function main(argv: string[]): Promise<void> {
   const [group, command, ...rest] = argv
+  if (group === 'admin') return adminCommand(command, rest, kubeConfig, (m) => new UsageError(m))
   if (group !== 'keys' || !command) throw new UsageError(USAGE)
   const { values, positionals } = parseArgs({
     args: rest,

@@ -1,4 +1,5 @@
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from './api-group.js'
+import { CONSOLE_INVITE, CONSOLE_USER, ConsoleInviteSpecSchema, ConsoleUserSpecSchema, ConsoleUserStatusSchema } from './console-resources.js'
 import { ApiKeySpecSchema, ApiKeyStatusSchema, UtilityJobSpecSchema, UtilityJobStatusSchema } from './crd-schemas.js'
 
 /**
@@ -110,5 +111,37 @@ export function crdManifests() {
     ],
     true,
   )
-  return { 'utilityjobs.yaml': utilityJob, 'apikeys.yaml': apiKey }
+  const consoleUser = crd(
+    CONSOLE_USER,
+    {
+      type: 'object',
+      description: 'A person who signs in to the dutil console. Password hash and TOTP secret live in a Secret.',
+      required: ['spec'],
+      properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: plain(ConsoleUserSpecSchema), status: plain(ConsoleUserStatusSchema) },
+    },
+    [
+      { name: 'Email', type: 'string', jsonPath: '.spec.email' },
+      { name: 'Role', type: 'string', jsonPath: '.spec.role' },
+      { name: 'Disabled', type: 'boolean', jsonPath: '.spec.disabled' },
+      { name: '2FA', type: 'boolean', jsonPath: '.spec.totpEnabled' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    true,
+  )
+  const consoleInvite = crd(
+    CONSOLE_INVITE,
+    {
+      type: 'object',
+      description: 'An open invite to the dutil console: single use, valid 7 days. Only the SHA-256 of the link token is stored.',
+      required: ['spec'],
+      properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: plain(ConsoleInviteSpecSchema) },
+    },
+    [
+      { name: 'Email', type: 'string', jsonPath: '.spec.email' },
+      { name: 'Role', type: 'string', jsonPath: '.spec.role' },
+      { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt' },
+    ],
+    false,
+  )
+  return { 'utilityjobs.yaml': utilityJob, 'apikeys.yaml': apiKey, 'consoleusers.yaml': consoleUser, 'consoleinvites.yaml': consoleInvite }
 }

@@ -21,12 +21,17 @@ export type JobState = Static<typeof JobStateSchema>
 export const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
 export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled']
 
+/** How a job was started: with an API key, or from the console playground (no key). */
+export type JobSource = 'api' | 'playground'
+
 export const UtilityJobSpecSchema = Type.Object({
   jobId: Type.String({ description: 'Public id, job_ + ULID.' }),
   utility: Type.String(),
   mode: JobModeSchema,
-  apiKeyId: Type.String(),
-  apiKeyName: Type.String(),
+  apiKeyId: Type.String({ description: 'The key that started the job; empty for console playground runs.' }),
+  apiKeyName: Type.String({ description: 'The key name at the time; empty for console playground runs.' }),
+  source: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('playground')], { description: 'How the job was started; absent means api.' })),
+  userEmail: Type.Optional(Type.String({ description: 'The console user who ran it from the playground.' })),
   createdAt: Type.String({ description: 'Accept time, ISO-8601 with milliseconds.' }),
   inputKey: Type.String({ description: 'Storage key of the input document written by the gateway.' }),
   metadata: Nullable(FreeObject()),
@@ -112,6 +117,9 @@ export const ApiKeySpecSchema = Type.Object({
   expiresAt: Nullable(Type.String()),
   revokedAt: Nullable(Type.String()),
   signingSecretName: Type.String({ description: 'Secret holding the whsec_ callback signing secret.' }),
+  createdBy: Type.Optional(
+    Type.Object({ userId: Type.String(), email: Type.String() }, { description: 'The console user who created the key; absent for keys made with the CLI.' }),
+  ),
 })
 export type ApiKeySpec = Static<typeof ApiKeySpecSchema>
 

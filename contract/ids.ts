@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid'
 const nextUlid = monotonicFactory()
 const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/
 
-export type IdPrefix = 'job' | 'key'
+export type IdPrefix = 'job' | 'key' | 'usr' | 'inv'
 
 /** A new public id: `<prefix>_` + ULID (26 Crockford base-32 characters, sortable by time). */
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {

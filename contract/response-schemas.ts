@@ -63,7 +63,7 @@ export const JobSummarySchema = Type.Object(
     utility: Type.String(),
     mode: Type.Union([Type.Literal('sync'), Type.Literal('async')]),
     status: JobStatus,
-    source: Type.String({ description: '"api" for jobs started with an API key.' }),
+    source: Type.String({ description: '"api" for jobs started with an API key, "playground" for console runs.' }),
     createdAt: Timestamp,
     finishedAt: Nullable(Timestamp),
     totalMs: Ms,

@@ -1,4 +1,4 @@
-import Koa, { type Context, type Next } from 'koa'
+import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
 import { openApiDocument } from '../contract/openapi.js'
 import { ApiError } from './api-error.js'
@@ -19,6 +19,8 @@ export interface AppDeps extends RouteDeps {
   limiter: RateLimiter
   log: Logger
   isReady: () => Promise<string | null>
+  /** The person-facing console under /console (gateway/console/); other paths pass through it. */
+  console?: Middleware
 }
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
@@ -79,6 +81,7 @@ export function createApp(deps: AppDeps): Koa {
     }
     await next()
   })
+  if (deps.console) app.use(deps.console)
   const auth = authenticate(deps.keys, deps.keyUsage)
   const limit = rateLimit(deps.limiter)
   // Every /v1 route needs the bearer key and counts against its rate limit.

@@ -86,14 +86,14 @@ export function toSummary(job: UtilityJobResource): JobSummary {
     utility: job.spec.utility,
     mode: job.spec.mode,
     status: s.state,
-    source: 'api',
+    source: job.spec.source ?? 'api',
     createdAt: job.spec.createdAt,
     finishedAt: s.finishedAt ?? null,
     totalMs: s.timings?.totalMs ?? null,
     upstreamMs: s.timings?.upstreamMs ?? null,
     errorCode: s.state === 'failed' ? (s.error?.code ?? null) : null,
-    apiKeyName: job.spec.apiKeyName,
-    userEmail: null,
+    apiKeyName: job.spec.apiKeyName || null,
+    userEmail: job.spec.userEmail ?? null,
     fileCount: s.state === 'succeeded' ? (s.result?.files.length ?? 0) : 0,
   }
 }

@@ -7,6 +7,8 @@ import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { storageClient } from '../contract/storage-client.js'
 import { createApp } from './app.js'
 import { loadGatewayConfig } from './config.js'
+import { createConsole } from './console/index.js'
+import { loadConsoleConfig } from './console/config.js'
 import { FileLinks } from './file-links.js'
 import { Idempotency } from './idempotency.js'
 import { JobStore } from './job-store.js'
@@ -48,11 +50,15 @@ for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
 const shutdown = new AbortController()
 const metrics = gatewayMetrics()
 let synced = false
+const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds)
+const consoleConfig = loadConsoleConfig(process.env, `http://${config.host}:${config.port}`)
+const consoleApp = createConsole({ kc, namespace: ns, redis, store, keyCache: keyCache.cache, links, storage, bucket: config.storage.bucket, config: consoleConfig, log })
 const app = createApp({
   store,
   keys,
   keyUsage: new KeyUsage(redis, custom, ns, log),
-  links: new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds),
+  links,
+  console: consoleApp.middleware,
   idempotency: new Idempotency(redis, store, config.retentionDays * 86_400_000, log),
   limiter: new RateLimiter(redis, log),
   storage,
@@ -79,12 +85,13 @@ const app = createApp({
   },
 })
 
-await Promise.all([jobCache.synced, keyCache.synced])
+await Promise.all([jobCache.synced, keyCache.synced, consoleApp.synced])
 synced = true
 const server = app.listen(config.port, config.host)
 server.requestTimeout = 0
 server.headersTimeout = 60_000
 log.info({ url: `http://${config.host}:${config.port}`, namespace: ns, testHooks: config.testHooks, kubeUser: await kubeIdentity(kc) }, 'gateway listening')
+log.info({ console: `${consoleConfig.publicUrl}/console/`, oidc: consoleConfig.oidc?.issuer ?? null, insecureCookies: consoleConfig.insecureCookies }, 'console ready')
 
 /**
  * SIGTERM: stop accepting connections, answer what is in flight (sync waits end with 202 +
@@ -96,7 +103,7 @@ const stop = (signal: string) => {
   stopping = true
   log.info({ signal }, 'gateway stopping')
   server.close(async () => {
-    await Promise.allSettled([jobCache.stop(), keyCache.stop()])
+    await Promise.allSettled([jobCache.stop(), keyCache.stop(), consoleApp.stop()])
     redis.disconnect()
     log.info('gateway stopped')
     process.exit(0)

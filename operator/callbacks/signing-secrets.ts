@@ -15,7 +15,7 @@ export interface SecretSource {
 /**
  * The `whsec_` secret a job's callback is signed with, read from its Secret at every attempt
  * (never cached), so a rotation takes effect for the next attempt. A key without a secret of
- * its own falls back to the workspace secret; null when neither exists.
+ * its own, and a console playground run (no key), use the workspace secret; null when neither exists.
  */
 export class KubeSigningSecrets implements SecretSource {
   constructor(
@@ -25,7 +25,8 @@ export class KubeSigningSecrets implements SecretSource {
   ) {}
 
   async forKey(apiKeyId: string): Promise<SigningSecret | null> {
-    const own = await this.read(signingSecretNameFor(objectNameOf(apiKeyId)))
+    // Console playground runs have no key: the workspace secret signs them.
+    const own = apiKeyId ? await this.read(signingSecretNameFor(objectNameOf(apiKeyId))) : null
     if (own) return { secret: own, source: 'key' }
     const workspace = await this.read(this.workspaceSecretName)
     return workspace ? { secret: workspace, source: 'workspace' } : null

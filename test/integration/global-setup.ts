@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { REPO_ROOT, startPlatform, TEST_PORTS, type Platform } from '../platform/platform.js'
+import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js'
 import { makeTestCa, type TestCa } from '../support/test-ca.js'
 
 declare module 'vitest' {
@@ -13,11 +14,17 @@ declare module 'vitest' {
     programEnv: Record<string, string>
     /** Files of the https callback receivers' certificate (signed by the test CA the operator trusts). */
     callbackTls: { certFile: string; keyFile: string; caFile: string }
+    /** The real OpenID provider the console signs in with (domain example.org is allowed). */
+    oidcIssuer: string
   }
 }
 
 let platform: Platform | undefined
 let testCa: TestCa | undefined
+let idp: TestIdentityProvider | undefined
+
+/** E-mail domain whose verified provider accounts become Members on first sign-in. */
+export const OIDC_ALLOWED_DOMAIN = 'example.org'
 
 /** Starts the real platform once per test run, on the test ports, from empty state. */
 export async function setup(project: TestProject): Promise<void> {
@@ -26,7 +33,18 @@ export async function setup(project: TestProject): Promise<void> {
   // the platform's programs inherit the environment, so the operator trusts it.
   testCa = makeTestCa()
   process.env.NODE_EXTRA_CA_CERTS = testCa.caFile
+  // The console's identity provider: a real OpenID provider on loopback, trusted through the same CA.
+  idp = await startIdentityProvider({ cert: testCa.cert, key: testCa.key, redirectUri: `http://127.0.0.1:${TEST_PORTS.gateway}/console/api/oidc/callback` })
   platform = await startPlatform({
+    gatewayEnv: {
+      DUTIL_OIDC_ISSUER: idp.issuer,
+      DUTIL_OIDC_CLIENT_ID: idp.clientId,
+      DUTIL_OIDC_CLIENT_SECRET: idp.clientSecret,
+      DUTIL_OIDC_ALLOWED_DOMAINS: OIDC_ALLOWED_DOMAIN,
+      DUTIL_OIDC_DISPLAY_NAME: 'Test IdP',
+      // Archive usage every few seconds instead of every five minutes.
+      DUTIL_USAGE_ROLLUP_SECONDS: '2',
+    },
     dir: join(REPO_ROOT, '.test'),
     ports: TEST_PORTS,
     fresh: true,
@@ -45,10 +63,12 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('storage', platform.storage)
   project.provide('redisUrl', platform.redisUrl)
   project.provide('programEnv', platform.programEnv as Record<string, string>)
+  project.provide('oidcIssuer', idp.issuer)
   project.provide('callbackTls', { certFile: testCa.certFile, keyFile: testCa.keyFile, caFile: testCa.caFile })
 }
 
 export async function teardown(): Promise<void> {
   await platform?.stop()
+  await idp?.stop()
   testCa?.remove()
 }

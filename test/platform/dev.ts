@@ -38,6 +38,7 @@ say(`allowLoopbackUrls=true: input URLs on 127.0.0.1 may be fetched and callback
 say(`platform up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .dev/logs/`)
 process.stdout.write(`
   dutil gateway:  ${platform.gatewayUrl}
+  console:        ${platform.gatewayUrl}/console/   (first admin: npx dutil admin create --email you@example.com)
   kubeconfig:     .dev/kubeconfig   (kubectl: ~/.cache/dutil/bin/kubectl --kubeconfig .dev/kubeconfig get utilityjobs)
   create a key:   npx dutil keys create --name laptop --json
 

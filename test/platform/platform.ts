@@ -86,6 +86,8 @@ export interface PlatformOptions {
   /** Tests only: multiplies the operator's callback back-off (DUTIL_CALLBACK_DELAY_SCALE). */
   callbackDelayScale?: number
   progress?: (message: string) => void
+  /** Extra settings of the gateway and operator (the tests' OpenID provider). */
+  gatewayEnv?: Record<string, string>
   /** Supervisor to start processes under; pass one to be able to stop them while starting. */
   supervisor?: Supervisor
 }
@@ -334,6 +336,10 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       DUTIL_PORT: String(p.gateway),
       DUTIL_OPERATOR_PORT: String(p.operator),
       DUTIL_TEST_HOOKS: String(opts.testHooks),
+      // The local platform is plain http on loopback: console cookies cannot be Secure here.
+      DUTIL_CONSOLE_INSECURE_COOKIES: 'true',
+      DUTIL_PUBLIC_URL: `http://127.0.0.1:${p.gateway}`,
+      ...(opts.gatewayEnv ?? {}),
       ...(opts.syncWaitSeconds ? { DUTIL_SYNC_WAIT_SECONDS: String(opts.syncWaitSeconds) } : {}),
       ...(opts.callbackDelayScale ? { DUTIL_CALLBACK_DELAY_SCALE: String(opts.callbackDelayScale) } : {}),
       // Extra trust (a test CA for callback receivers) also reaches programs restarted by a test.

@@ -1,0 +1,102 @@
+import { CustomObjectsApi, type KubeConfig, type ObjectCache } from '@kubernetes/client-node'
+import type { Redis } from 'ioredis'
+import compose from 'koa-compose'
+import type { Middleware } from 'koa'
+import type { Client } from 'minio'
+import type { Logger } from 'pino'
+import { ApiKeyAdmin } from '../../cli/api-key-admin.js'
+import { API_GROUP, API_VERSION } from '../../contract/api-group.js'
+import { CONSOLE_INVITE, CONSOLE_USER, type ConsoleInviteResource, type ConsoleUserResource } from '../../contract/console-resources.js'
+import type { ApiKeyResource } from '../../contract/crd-schemas.js'
+import { watchedCache } from '../../contract/kube.js'
+import type { FileLinks } from '../file-links.js'
+import type { JobStore } from '../job-store.js'
+import type { ConsoleConfig } from './config.js'
+import { loadSession, originCheck } from './http.js'
+import { Lockout } from './lockout.js'
+import { OidcRelyingParty } from './oidc.js'
+import { PeopleStore } from './people-store.js'
+import { authRoutes } from './routes/auth.js'
+import type { ConsoleDeps } from './routes/deps.js'
+import { jobRoutes } from './routes/jobs.js'
+import { keyRoutes } from './routes/keys.js'
+import { peopleRoutes } from './routes/people.js'
+import { workspaceRoutes } from './routes/workspace.js'
+import { SessionStore } from './sessions.js'
+import { uiRoutes } from './ui-assets.js'
+import { UsageArchive } from './usage.js'
+
+export interface ConsoleOptions {
+  kc: KubeConfig
+  namespace: string
+  redis: Redis
+  store: JobStore
+  keyCache: ObjectCache<ApiKeyResource>
+  links: FileLinks
+  storage: Client
+  bucket: string
+  config: ConsoleConfig
+  log: Logger
+}
+
+export interface Console {
+  /** Everything under /console (UI and console API); other paths pass through. */
+  middleware: Middleware
+  synced: Promise<void>
+  stop(): Promise<void>
+}
+
+/** The console's routes wired to their dependencies (a test can pass its own). */
+export function consoleMiddleware(d: ConsoleDeps): Middleware {
+  const routers = [authRoutes(d), keyRoutes(d), jobRoutes(d), workspaceRoutes(d), peopleRoutes(d)].map((r) => r.routes() as unknown as Middleware)
+  const api = compose([originCheck(d.config.publicUrl), loadSession(d.sessions, d.people, d.config.insecureCookies), ...routers])
+  const ui = uiRoutes(d.config).routes() as unknown as Middleware
+  return async (ctx, next) => {
+    if (ctx.path === '/console/api' || ctx.path.startsWith('/console/api/')) {
+      ctx.set('Cache-Control', 'no-store')
+      return api(ctx, next)
+    }
+    if (ctx.path === '/console' || ctx.path.startsWith('/console/')) return ui(ctx, next)
+    return next()
+  }
+}
+
+/** Builds the console: its caches (people, invites), stores and routes. */
+export function createConsole(o: ConsoleOptions): Console {
+  const custom = o.kc.makeApiClient(CustomObjectsApi)
+  const watch = <T extends ConsoleUserResource | ConsoleInviteResource>(plural: string) =>
+    watchedCache<T>(
+      o.kc,
+      `/apis/${API_GROUP}/${API_VERSION}/namespaces/${o.namespace}/${plural}`,
+      () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: o.namespace, plural }),
+      o.log,
+      () => {},
+    )
+  const users = watch<ConsoleUserResource>(CONSOLE_USER.plural)
+  const invites = watch<ConsoleInviteResource>(CONSOLE_INVITE.plural)
+  const usage = new UsageArchive(o.storage, o.bucket, () => o.store.list(), o.config.usageRetentionDays, o.log)
+  const deps: ConsoleDeps = {
+    config: o.config,
+    people: new PeopleStore(o.kc, o.namespace, { users: users.cache, invites: invites.cache }),
+    sessions: new SessionStore(o.redis),
+    lockout: new Lockout(o.redis),
+    keyAdmin: new ApiKeyAdmin(o.kc, o.namespace),
+    keyList: () => o.keyCache.list(o.namespace),
+    store: o.store,
+    links: o.links,
+    storage: o.storage,
+    bucket: o.bucket,
+    usage,
+    oidc: o.config.oidc ? new OidcRelyingParty(o.config.oidc, `${o.config.publicUrl}/console/api/oidc/callback`) : null,
+    log: o.log.child({ component: 'console' }),
+  }
+  const synced = Promise.all([users.synced, invites.synced]).then(() => usage.start(o.config.usageRollupSeconds * 1000))
+  return {
+    middleware: consoleMiddleware(deps),
+    synced,
+    stop: async () => {
+      usage.stop()
+      await Promise.allSettled([users.stop(), invites.stop()])
+    },
+  }
+}

@@ -1,0 +1,30 @@
+import type { Client } from 'minio'
+import type { Logger } from 'pino'
+import type { ApiKeyResource } from '../../../contract/crd-schemas.js'
+import type { ApiKeyAdmin } from '../../../cli/api-key-admin.js'
+import type { FileLinks } from '../../file-links.js'
+import type { JobStore } from '../../job-store.js'
+import type { ConsoleConfig } from '../config.js'
+import type { Lockout } from '../lockout.js'
+import type { OidcRelyingParty } from '../oidc.js'
+import type { PeopleStore } from '../people-store.js'
+import type { SessionStore } from '../sessions.js'
+import type { UsageArchive } from '../usage.js'
+
+/** Everything console routes need, built once by createConsole (or by a test). */
+export interface ConsoleDeps {
+  config: ConsoleConfig
+  people: PeopleStore
+  sessions: SessionStore
+  lockout: Lockout
+  keyAdmin: ApiKeyAdmin
+  /** ApiKeys as the gateway's watch sees them. */
+  keyList: () => readonly ApiKeyResource[]
+  store: JobStore
+  links: FileLinks
+  storage: Client
+  bucket: string
+  usage: UsageArchive
+  oidc: OidcRelyingParty | null
+  log: Logger
+}

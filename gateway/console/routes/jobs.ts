@@ -1,0 +1,109 @@
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { CONTRACT_SLUGS } from '../../../contract/catalog.js'
+import { JOB_STATES, type UtilityJobResource } from '../../../contract/crd-schemas.js'
+import { objectNameOf, ulidOf } from '../../../contract/ids.js'
+import { effectiveStatus } from '../../../contract/job-view.js'
+import { ApiError, invalid, type ErrorDetail } from '../../api-error.js'
+import { toSummary } from '../../job-list.js'
+import { authorize, type ConsoleState } from '../http.js'
+import { can } from '../permissions.js'
+import type { ConsoleDeps } from './deps.js'
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/
+
+/** Whether the person owns a job: one of their keys started it, or they ran it in the playground. */
+export function ownsJob(job: UtilityJobResource, s: ConsoleState, ownKeyIds: ReadonlySet<string>): boolean {
+  if ((job.spec.source ?? 'api') === 'playground') return job.spec.userEmail === s.user.spec.email
+  return ownKeyIds.has(job.spec.apiKeyId)
+}
+
+export function ownKeyIds(d: ConsoleDeps, s: ConsoleState): Set<string> {
+  return new Set(d.keyList().filter((k) => k.spec.createdBy?.userId === s.user.spec.userId).map((k) => k.spec.keyId))
+}
+
+/** A predicate for the jobs this person may see. */
+export function jobVisibility(d: ConsoleDeps, s: ConsoleState): (job: UtilityJobResource) => boolean {
+  if (can(s.user.spec.role, 'jobs.read', 'other')) return () => true
+  const own = ownKeyIds(d, s)
+  return (job) => ownsJob(job, s, own)
+}
+
+interface ConsoleJobQuery {
+  utility?: string
+  status?: string
+  key?: string
+  from?: string
+  to?: string
+  before?: string
+  limit: number
+}
+
+function parseQuery(q: Record<string, unknown>): ConsoleJobQuery {
+  const details: ErrorDetail[] = []
+  const one = (n: string) => (typeof q[n] === 'string' && q[n] !== '' ? (q[n] as string) : undefined)
+  const out: ConsoleJobQuery = { utility: one('utility'), status: one('status'), key: one('key'), from: one('from'), to: one('to'), before: one('cursor'), limit: 50 }
+  if (out.utility && !(CONTRACT_SLUGS as readonly string[]).includes(out.utility)) details.push({ path: 'utility', message: 'is not a utility' })
+  if (out.status && !(JOB_STATES as readonly string[]).includes(out.status)) details.push({ path: 'status', message: `must be one of ${JOB_STATES.join(', ')}` })
+  if (out.key && out.key !== 'playground' && !ulidOf(out.key, 'key')) details.push({ path: 'key', message: 'must be a key id or playground' })
+  for (const n of ['from', 'to'] as const) if (out[n] && !DAY.test(out[n]!)) details.push({ path: n, message: 'must be a date YYYY-MM-DD' })
+  if (out.before && !ulidOf(out.before, 'job')) details.push({ path: 'cursor', message: 'is not valid' })
+  const limit = one('limit')
+  if (limit) {
+    if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 100) details.push({ path: 'limit', message: 'must be 1 to 100' })
+    else out.limit = Number(limit)
+  }
+  if (details.length) throw invalid('The job filters are not valid.', details)
+  return out
+}
+
+export function consoleJobSummary(job: UtilityJobResource) {
+  return { ...toSummary(job), apiKeyId: job.spec.apiKeyId || null }
+}
+
+async function visibleJob(ctx: Context, d: ConsoleDeps): Promise<UtilityJobResource> {
+  const s = authorize(ctx, 'jobs.read', 'own')
+  const id = ctx.params.id as string
+  const job = ulidOf(id, 'job') ? await d.store.get(objectNameOf(id)) : undefined
+  if (!job || job.spec.jobId !== id || !jobVisibility(d, s)(job)) throw new ApiError('not_found', `No job ${JSON.stringify(id.slice(0, 60))}.`)
+  return job
+}
+
+export function jobRoutes(d: ConsoleDeps): Router {
+  const r = new Router({ prefix: '/console/api/jobs' })
+
+  r.get('/', (ctx) => {
+    const s = authorize(ctx, 'jobs.read', 'own')
+    const q = parseQuery(ctx.query)
+    const visible = jobVisibility(d, s)
+    const matching = d.store
+      .list()
+      .filter(visible)
+      .filter((j) => !q.before || j.spec.jobId < q.before)
+      .filter((j) => !q.utility || j.spec.utility === q.utility)
+      .filter((j) => !q.status || effectiveStatus(j).state === q.status)
+      .filter((j) => !q.key || (q.key === 'playground' ? j.spec.source === 'playground' : j.spec.apiKeyId === q.key))
+      .filter((j) => !q.from || j.spec.createdAt.slice(0, 10) >= q.from)
+      .filter((j) => !q.to || j.spec.createdAt.slice(0, 10) <= q.to)
+      .sort((a, b) => (a.spec.jobId < b.spec.jobId ? 1 : -1))
+    const page = matching.slice(0, q.limit)
+    ctx.body = { items: page.map(consoleJobSummary), nextCursor: matching.length > q.limit ? page[page.length - 1].spec.jobId : null }
+  })
+
+  r.get('/:id', async (ctx) => {
+    const job = await visibleJob(ctx, d)
+    const view = await d.links.view(job)
+    const delivery = job.status?.callback
+    ctx.body = {
+      job: view,
+      source: job.spec.source ?? 'api',
+      apiKeyId: job.spec.apiKeyId || null,
+      apiKeyName: job.spec.apiKeyName || null,
+      userEmail: job.spec.userEmail ?? null,
+      callbackDelivery: delivery
+        ? { status: delivery.status, attempts: delivery.attempts, lastAttemptAt: delivery.lastAttemptAt, lastStatusCode: delivery.lastStatusCode, lastError: delivery.lastError, nextAttemptAt: delivery.nextAttemptAt, finishedAt: delivery.finishedAt }
+        : null,
+    }
+  })
+  return r
+}

@@ -1,0 +1,100 @@
+import Router from '@koa/router'
+import { API_GROUP_VERSION, LABELS, MANAGED_BY } from '../../../contract/api-group.js'
+import { catalog, enabledUtility } from '../../../contract/catalog.js'
+import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
+import { newId, objectNameOf } from '../../../contract/ids.js'
+import { runRequestSchema } from '../../../contract/request-schemas.js'
+import { inputObjectKey } from '../../../contract/runner-protocol.js'
+import { writeJsonObject } from '../../../contract/storage-client.js'
+import { isoMs, utcDay } from '../../../contract/time.js'
+import { ApiError, invalid } from '../../api-error.js'
+import { assertCallbackUrlAllowed } from '../../callback-url.js'
+import { readJsonBody } from '../../json-body.js'
+import { catalogEntry } from '../../routes/utilities.js'
+import { validateRunRequest } from '../../validation.js'
+import { authorize } from '../http.js'
+import { can } from '../permissions.js'
+import { dayRange, summarizeUsage } from '../usage.js'
+import { ownKeyIds } from './jobs.js'
+import type { ConsoleDeps } from './deps.js'
+
+export const USAGE_RANGES = [7, 30, 90, 365] as const
+
+/** Utilities, usage, the playground and the workspace signing secret. */
+export function workspaceRoutes(d: ConsoleDeps): Router {
+  const r = new Router({ prefix: '/console/api' })
+
+  r.get('/utilities', (ctx) => {
+    authorize(ctx, 'playground.run', 'own')
+    ctx.body = { items: [...catalog.values()].filter((u) => u.enabled).map(catalogEntry) }
+  })
+
+  r.get('/usage', async (ctx) => {
+    const s = authorize(ctx, 'usage.read', 'own')
+    const days = Number(ctx.query.days ?? 30)
+    if (!(USAGE_RANGES as readonly number[]).includes(days)) throw invalid('days must be 7, 30, 90 or 365.', [{ path: 'days', message: 'must be 7, 30, 90 or 365' }])
+    const key = typeof ctx.query.key === 'string' && ctx.query.key ? ctx.query.key : undefined
+    const utility = typeof ctx.query.utility === 'string' && ctx.query.utility ? ctx.query.utility : undefined
+    const now = Date.now()
+    const range = dayRange(utcDay(now - (days - 1) * 86_400_000), utcDay(now))
+    let rows = await d.usage.rows(range[0], range[range.length - 1], now)
+    if (!can(s.user.spec.role, 'usage.read', 'other')) {
+      const own = ownKeyIds(d, s)
+      rows = rows.filter((row) => (row.source === 'playground' ? row.userEmail === s.user.spec.email : own.has(row.keyId)))
+    }
+    if (key) rows = rows.filter((row) => (key === 'playground' ? row.source === 'playground' : row.keyId === key))
+    if (utility) rows = rows.filter((row) => row.utility === utility)
+    ctx.body = { from: range[0], to: range[range.length - 1], ...summarizeUsage(rows, range) }
+  })
+
+  // Playground: an async job with no key, source playground and the person's e-mail. Its
+  // callback (if any) is signed with the workspace secret.
+  r.post('/playground/:slug', async (ctx) => {
+    const s = authorize(ctx, 'playground.run', 'own')
+    const utility = enabledUtility(ctx.params.slug)
+    if (!utility) throw new ApiError('not_found', `There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
+    const body = await readJsonBody(ctx)
+    validateRunRequest(body, runRequestSchema(utility, 'async'), utility)
+    assertCallbackUrlAllowed(body)
+    const req = body as { input: Record<string, unknown>; metadata?: Record<string, unknown>; callbackUrl?: string }
+    const now = Date.now()
+    const jobId = newId('job', now)
+    const uj: UtilityJobResource = {
+      apiVersion: API_GROUP_VERSION,
+      kind: 'UtilityJob',
+      metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: utility.slug } },
+      spec: {
+        jobId,
+        utility: utility.slug,
+        mode: 'async',
+        apiKeyId: '',
+        apiKeyName: '',
+        source: 'playground',
+        userEmail: s.user.spec.email,
+        createdAt: isoMs(now),
+        inputKey: inputObjectKey(jobId),
+        metadata: req.metadata ?? null,
+        ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+      },
+    }
+    await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, req.input)
+    const created = await d.store.create(uj)
+    d.log.info({ jobId, utility: utility.slug, userId: s.user.spec.userId }, 'playground job accepted')
+    ctx.status = 202
+    ctx.body = await d.links.view(created)
+  })
+
+  r.post('/workspace/signing-secret/reveal', async (ctx) => {
+    authorize(ctx, 'workspaceSecret.reveal')
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = { signingSecret: await d.keyAdmin.ensureWorkspaceSecret() }
+  })
+
+  r.post('/workspace/signing-secret/rotate', async (ctx) => {
+    const s = authorize(ctx, 'workspaceSecret.rotate')
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = { signingSecret: await d.keyAdmin.rotateWorkspaceSecret() }
+    d.log.info({ userId: s.user.spec.userId }, 'workspace signing secret rotated')
+  })
+  return r
+}

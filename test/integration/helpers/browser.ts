@@ -1,0 +1,44 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { inject } from 'vitest'
+
+/**
+ * Debian's Chromium driven by playwright-core. The flags keep it from reaching out to the
+ * network (this machine has none) and let it run as root in a container.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.DUTIL_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  })
+}
+
+/** A fresh browser profile (its own cookies): one per person. The test IdP's certificate is from the test CA. */
+export async function personContext(browser: Browser, viewport = { width: 1280, height: 860 }): Promise<BrowserContext> {
+  const ctx = await browser.newContext({ viewport, ignoreHTTPSErrors: true, baseURL: inject('gatewayUrl'), reducedMotion: 'reduce' })
+  ctx.setDefaultTimeout(15_000)
+  return ctx
+}
+
+export const ARTIFACTS = join(inject('platformDir'), 'artifacts', 'screenshots')
+
+/** Saves a screenshot of the page as a test artefact (.test/artifacts/screenshots/<name>.png). */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true })
+  const path = join(ARTIFACTS, `${name}.png`)
+  await page.screenshot({ path, fullPage })
+  return path
+}
+
+/** Form controls on the page with no accessible label (every control should have one). Runs in the page. */
+export async function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]):not([hidden]), select, textarea')]
+    .filter((el) => !el.labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    .map((el) => el.outerHTML.slice(0, 120))`)
+}
+
+/** Whether the page scrolls sideways (it should not, on any viewport; wide tables scroll inside their own box). */
+export async function overflowsSideways(page: Page): Promise<boolean> {
+  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth + 1')
+}
