@@ -9,10 +9,12 @@ dev: deps binaries build
 	node dist/test/platform/dev.js
 
 # Everything, with a Docker engine at hand: the images are built first (from the layer cache
-# when nothing changed; a failed build fails the image tests), then every test runs.
+# when nothing changed; a failed build fails the image tests), then every test runs. Test images
+# are tagged per checkout: two worktrees testing at once share the engine, never their images.
+TEST_IMAGE_TAG := test-$(shell printf '%s' '$(CURDIR)' | sha256sum | cut -c1-10)
 test: deps binaries build
 	@rm -f .test-results.json; rc=0; \
-	images/docker-engine.sh run bash -c 'images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2; \
+	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) images/docker-engine.sh run bash -c 'images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2; \
 	  npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results.json' || rc=$$?; \
 	node test/print-summary.mjs .test-results.json; exit $$rc
 
@@ -20,7 +22,7 @@ test-unit: deps build
 	npx vitest run --project unit
 
 test-integration: deps binaries build
-	images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project integration'
+	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project integration'
 
 # dutil-gateway, dutil-operator and dutil-runner-<utility>, built by Debian's Docker engine (started
 # and stopped here when none runs). DUTIL_IMAGE_REGISTRY and DUTIL_IMAGE_TAG name them.

@@ -26,13 +26,13 @@ export class RateLimiter {
   }
 
   /** Counts one request in a fixed one-minute window; null when Redis cannot be reached. */
-  async hit(keyId: string, now: number): Promise<WindowCount | null> {
+  async hit(keyId: string, now: number, requestId?: string): Promise<WindowCount | null> {
     const windowStart = now - (now % WINDOW_MS)
     try {
       const count = (await (this.redis as unknown as { dutilCount(k: string, ttl: number): Promise<number> }).dutilCount(`rl:${keyId}:${windowStart}`, WINDOW_MS + 1000)) as number
       return { count, resetMs: windowStart + WINDOW_MS - now }
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'rate limiter unavailable, request allowed')
+      this.log.warn({ err: (err as Error).message, ...(requestId ? { requestId } : {}) }, 'rate limiter unavailable, request allowed')
       return null
     }
   }
@@ -45,7 +45,7 @@ export class RateLimiter {
 export function rateLimit(limiter: RateLimiter) {
   return async (ctx: Context, next: Next) => {
     const key = ctx.state.key as AuthenticatedKey
-    const result = await limiter.hit(key.id, Date.now())
+    const result = await limiter.hit(key.id, Date.now(), ctx.state.requestId as string | undefined)
     ctx.set('RateLimit-Limit', String(key.rateLimitPerMinute))
     if (result) {
       const resetSeconds = Math.max(1, Math.ceil(result.resetMs / 1000))

@@ -59,4 +59,6 @@ for dir in runners/*/; do
     log "runners/$slug/main.ts is not here yet: no dutil-runner-$slug image"
   fi
 done
+# Images a rebuild untagged are garbage (the build cache is kept apart and stays).
+"$docker" image prune -f >/dev/null
 log "done in $(($(date +%s) - started)) s"

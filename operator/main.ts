@@ -3,6 +3,7 @@ import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type V1Job,
 import pino from 'pino'
 import { API_GROUP, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { idOfObjectName } from '../contract/ids.js'
 import { isTerminal } from '../contract/job-view.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { FileLinks } from '../contract/file-links.js'
@@ -172,12 +173,12 @@ function lead(): void {
   running = Promise.all([
     queue.run((key) => reconciler.reconcile(key), config.concurrency, (key, err, retryInMs) => {
       metrics.reconcileErrors.inc()
-      log.warn({ key, err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
+      log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
     }),
     // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
     callbackQueue.run((key) => callbacks.reconcile(key), config.callbacks.concurrency, (key, err, retryInMs) => {
       metrics.reconcileErrors.inc()
-      log.warn({ key, err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
+      log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
     }),
   ])
 }

@@ -104,7 +104,12 @@ provision_distroless() {
   log "gcr.io/distroless/nodejs20-debian12:nonroot: Debian packages (libc6 libgcc-s1 libstdc++6 base-files netbase tzdata ca-certificates) and this machine's Node.js"
   local root=$work/distroless debs=$work/debs
   mkdir -p "$root" "$debs"
-  (cd "$debs" && apt-get download -qq gcc-12-base libc6 libgcc-s1 libstdc++6 base-files netbase tzdata ca-certificates >/dev/null)
+  # (As root into a private directory: apt notes it cannot drop to its _apt user; the log says so.)
+  (cd "$debs" && apt-get download -qq gcc-12-base libc6 libgcc-s1 libstdc++6 base-files netbase tzdata ca-certificates >"$work/apt-download.log" 2>&1) || {
+    cat "$work/apt-download.log" >&2
+    log "downloading the distroless packages failed"
+    exit 1
+  }
   for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$root"; done
   # As distroless: the CA bundle (update-ca-certificates never runs there), the users root,
   # nobody and nonroot (65532), a sticky /tmp, no shell, no package manager, no docs.

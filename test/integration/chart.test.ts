@@ -59,7 +59,13 @@ describe('helm lint and template', () => {
       for (const rule of role.rules) for (const field of ['apiGroups', 'resources', 'verbs']) expect(rule[field], `${role.metadata.name} ${field}`).not.toContain('*')
     }
     const rules = (name: string) => named(docs, 'Role', name).rules.map((r: any) => `${r.apiGroups.join(',')}/${r.resources.join(',')}${r.resourceNames ? `[${r.resourceNames}]` : ''}: ${r.verbs.join(',')}`)
-    expect(rules('dutil-gateway')).toEqual(['dutil.io/utilityjobs: get,list,watch,create,patch', 'dutil.io/apikeys: get,list,watch', 'dutil.io/apikeys/status: patch'])
+    expect(rules('dutil-gateway')).toEqual([
+      'dutil.io/utilityjobs: get,list,watch,create,patch',
+      'dutil.io/apikeys: get,list,watch,create,patch',
+      'dutil.io/apikeys/status: patch',
+      'dutil.io/consoleusers,consoleinvites: get,list,watch,create,patch,delete',
+      '/secrets: get,create,update',
+    ])
     expect(rules('dutil-operator')).toEqual([
       'dutil.io/utilityjobs: get,list,watch,delete',
       'dutil.io/utilityjobs/status: update',

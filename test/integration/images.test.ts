@@ -136,8 +136,8 @@ describe('images', () => {
       start(names[1], image('dutil-operator'), { DUTIL_OPERATOR_HOST: '127.0.0.1', DUTIL_OPERATOR_PORT: String(operatorPort), DUTIL_POD_NAME: 'operator-image' })
       await until('gateway image ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
       await until('operator image ready', async () => (await fetch(`http://127.0.0.1:${operatorPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
-      const utilities = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/openapi.json`)).json()) as { openapi: string }
-      expect(utilities.openapi).toMatch(/^3\.1/)
+      const openapi = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/openapi.json`)).json()) as { openapi: string }
+      expect(openapi.openapi).toMatch(/^3\.1/)
       expect(metricValue(await scrape(operatorPort), 'dutil_operator_leader')).toBe(0) // the platform's operator leads
       const health = (name: string) => execFileSync(docker, ['inspect', '--format', '{{.State.Health.Status}}', name], { encoding: 'utf8' }).trim()
       await until('both healthy', async () => health(names[0]) === 'healthy' && health(names[1]) === 'healthy', 60_000, 500)
