@@ -5,7 +5,7 @@ import { KubeConfig } from '@kubernetes/client-node'
 import { EXPIRY_DAYS } from '../contract/api-keys.js'
 import { CONTRACT_SLUGS } from '../contract/catalog.js'
 import { apiStatus } from '../contract/kube.js'
-import { ApiKeyAdmin, type RevealedSecret } from './api-key-admin.js'
+import { ApiKeyAdmin, type RevealedSecret } from '../contract/api-key-admin.js'
 import { adminCommand, ADMIN_USAGE } from './console-admin.js'
 
 const USAGE = `usage: dutil keys|admin <command> [options]

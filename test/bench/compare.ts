@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import XLSX from 'xlsx'
-import { ApiKeyAdmin } from '../../cli/api-key-admin.js'
+import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { runRunner } from '../support/runner-harness.js'

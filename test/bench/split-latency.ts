@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
-import { ApiKeyAdmin } from '../../cli/api-key-admin.js'
+import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'

@@ -190,7 +190,7 @@ describe('console, end to end in Chromium', () => {
   it('runs a utility from the playground form: a playground job under the person, no key', async () => {
     const page = people.external.page
     const url = files.add('two.pdf', await makePdf(2))
-    await page.goto('/console/playground')
+    await page.goto('/console/playground?utility=split-pdf')
     await page.locator('[data-path="input.url"]').fill(url)
     expect(await unlabelledControls(page)).toEqual([])
     await page.getByRole('button', { name: 'Run Split PDF' }).click()

@@ -1,7 +1,7 @@
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { ApiKeyResource } from '../../../contract/crd-schemas.js'
-import type { ApiKeyAdmin } from '../../../cli/api-key-admin.js'
+import type { ApiKeyAdmin } from '../../../contract/api-key-admin.js'
 import type { FileLinks } from '../../file-links.js'
 import type { JobStore } from '../../job-store.js'
 import type { ConsoleConfig } from '../config.js'

@@ -1,5 +1,5 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
-import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
+import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from './api-group.js'
 import {
   DEFAULT_RATE_LIMIT,
   hashApiKey,
@@ -10,11 +10,11 @@ import {
   SIGNING_SECRET_KEY,
   signingSecretNameFor,
   WORKSPACE_SIGNING_SECRET,
-} from '../contract/api-keys.js'
-import type { ApiKeyResource } from '../contract/crd-schemas.js'
-import { newId, objectNameOf, ulidOf } from '../contract/ids.js'
-import { apiStatus } from '../contract/kube.js'
-import { isoMs } from '../contract/time.js'
+} from './api-keys.js'
+import type { ApiKeyResource } from './crd-schemas.js'
+import { newId, objectNameOf, ulidOf } from './ids.js'
+import { apiStatus } from './kube.js'
+import { isoMs } from './time.js'
 
 export interface CreateKeyOptions {
   name: string
