@@ -113,7 +113,7 @@ describe('helm lint and template', () => {
     expect(dnsRule.ports).toEqual([{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }])
   })
 
-  it('passes per-utility runner resources, retention and images to the operator; routes only /v1 through the optional Ingress', () => {
+  it('passes per-utility runner resources, retention and images to the operator; routes /v1 (and /console unless turned off) through the optional Ingress', () => {
     const docs = render(
       '--set-json', 'runners.split-pdf.resources={"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"2","memory":"3Gi"}}',
       '--set', 'retentionDays=30', '--set', 'image.registry=registry.example.com/dutil', '--set', 'image.tag=1.2.3',
@@ -122,10 +122,30 @@ describe('helm lint and template', () => {
     const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
     expect(JSON.parse(env.DUTIL_RUNNER_RESOURCES)).toEqual({ 'split-pdf': { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '3Gi' } } })
     expect(env).toMatchObject({ DUTIL_RETENTION_DAYS: '30', DUTIL_IMAGE_REGISTRY: 'registry.example.com/dutil', DUTIL_IMAGE_TAG: '1.2.3', DUTIL_STORAGE_SECRET: 'dutil-storage' })
+    const backend = { service: { name: 'dutil-gateway', port: { name: 'http' } } }
     const [ingress] = byKind(docs, 'Ingress')
-    expect(ingress.spec.rules).toEqual([{ host: 'api.example.com', http: { paths: [{ path: '/v1', pathType: 'Prefix', backend: { service: { name: 'dutil-gateway', port: { name: 'http' } } } }] } }])
+    expect(ingress.spec.rules).toEqual([{ host: 'api.example.com', http: { paths: [{ path: '/v1', pathType: 'Prefix', backend }, { path: '/console', pathType: 'Prefix', backend }] } }])
+    const apiOnly = byKind(render('--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com', '--set', 'gateway.console.exposeOnIngress=false'), 'Ingress')[0]
+    expect(apiOnly.spec.rules[0].http.paths.map((p: any) => p.path)).toEqual(['/v1'])
     expect(() => render('--set', 'runners.split-pdf.resources.requests.cpu=lots')).toThrow(/runners\/split-pdf\/resources/)
     expect(() => render('--set', 'retentionDays=0')).toThrow(/retentionDays/)
+  })
+
+  it('gives the console its public URL and identity-provider settings, the client secret by Secret reference', () => {
+    const docs = render(
+      '--set', 'gateway.console.publicUrl=https://dutil.example.com', '--set', 'gateway.console.oidc.issuer=https://id.example.com',
+      '--set', 'gateway.console.oidc.clientId=dutil', '--set', 'gateway.console.oidc.existingSecret=dutil-oidc', '--set-json', 'gateway.console.oidc.allowedDomains=["example.com","example.org"]',
+    )
+    const env = named(docs, 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env
+    const byName = Object.fromEntries(env.map((e: any) => [e.name, e]))
+    expect(byName.DUTIL_PUBLIC_URL.value).toBe('https://dutil.example.com')
+    expect(byName.DUTIL_OIDC_ISSUER.value).toBe('https://id.example.com')
+    expect(byName.DUTIL_OIDC_CLIENT_ID.value).toBe('dutil')
+    expect(byName.DUTIL_OIDC_CLIENT_SECRET).toEqual({ name: 'DUTIL_OIDC_CLIENT_SECRET', valueFrom: { secretKeyRef: { name: 'dutil-oidc', key: 'clientSecret' } } })
+    expect(byName.DUTIL_OIDC_ALLOWED_DOMAINS.value).toBe('example.com,example.org')
+    expect(() => render('--set', 'gateway.console.oidc.issuer=https://id.example.com')).toThrow(/oidc.clientId is required/)
+    const plain = named(render(), 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env.map((e: any) => e.name)
+    expect(plain.filter((n: string) => n.startsWith('DUTIL_OIDC') || n === 'DUTIL_PUBLIC_URL')).toEqual([])
   })
 })
 
