@@ -1,3 +1,5 @@
+import { setting } from '../contract/settings.js'
+
 export interface GatewayConfig {
   kubeconfig?: string
   namespace: string
@@ -11,11 +13,7 @@ export interface GatewayConfig {
   testHooks: boolean
 }
 
-function env(name: string, fallback?: string): string {
-  const v = process.env[name] ?? fallback
-  if (v === undefined || v === '') throw new Error(`missing setting ${name}`)
-  return v
-}
+const env = setting
 
 /** Read once at start; every setting is an environment variable (see README: Configuration). */
 export function loadGatewayConfig(): GatewayConfig {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { WORKSPACE_SIGNING_SECRET } from '../contract/api-keys.js'
 import type { RunnerResources } from '../contract/utility.js'
+import { setting } from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
 
 export interface OperatorConfig {
@@ -46,11 +47,7 @@ export interface RetentionSettings {
   testOverride: boolean
 }
 
-function env(name: string, fallback?: string): string {
-  const v = process.env[name] ?? fallback
-  if (v === undefined || v === '') throw new Error(`missing setting ${name}`)
-  return v
-}
+const env = setting
 
 /** Read once at start; every setting is an environment variable (see README: Configuration). */
 export function loadOperatorConfig(): OperatorConfig {
