@@ -24,7 +24,28 @@ export function structural(schema: unknown): unknown {
 
 const plain = structural
 
-function crd(names: { kind: string; plural: string; singular: string; shortNames: readonly string[] }, schema: object, printerColumns: object[], withStatus: boolean) {
+interface ResourceSchema {
+  description: string
+  /** Structural schema of spec. */
+  spec: unknown
+  /** Structural schema of status; given, the resource gets a status subresource. */
+  status?: unknown
+}
+
+function crd(names: { kind: string; plural: string; singular: string; shortNames: readonly string[] }, resource: ResourceSchema, printerColumns: object[]) {
+  const withStatus = resource.status !== undefined
+  const schema = {
+    type: 'object',
+    description: resource.description,
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: resource.spec,
+      ...(withStatus ? { status: resource.status } : {}),
+    },
+  }
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -52,25 +73,18 @@ export function crdManifests() {
   const utilityJob = crd(
     UTILITY_JOB,
     {
-      type: 'object',
       description: 'One run of a document utility, created by the dutil gateway and run by the operator as a batch/v1 Job.',
-      required: ['spec'],
-      properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object' },
-        spec: {
-          ...(plain(UtilityJobSpecSchema) as object),
-          'x-kubernetes-validations': [
-            {
-              rule: 'self.jobId == oldSelf.jobId && self.utility == oldSelf.utility && self.mode == oldSelf.mode && self.apiKeyId == oldSelf.apiKeyId && self.createdAt == oldSelf.createdAt && self.inputKey == oldSelf.inputKey',
-              message: 'spec is immutable except cancelRequested',
-            },
-            { rule: '!has(oldSelf.cancelRequested) || !oldSelf.cancelRequested || (has(self.cancelRequested) && self.cancelRequested)', message: 'cancelRequested cannot be taken back' },
-          ],
-        },
-        status: plain(UtilityJobStatusSchema),
+      spec: {
+        ...(plain(UtilityJobSpecSchema) as object),
+        'x-kubernetes-validations': [
+          {
+            rule: 'self.jobId == oldSelf.jobId && self.utility == oldSelf.utility && self.mode == oldSelf.mode && self.apiKeyId == oldSelf.apiKeyId && self.createdAt == oldSelf.createdAt && self.inputKey == oldSelf.inputKey',
+            message: 'spec is immutable except cancelRequested',
+          },
+          { rule: '!has(oldSelf.cancelRequested) || !oldSelf.cancelRequested || (has(self.cancelRequested) && self.cancelRequested)', message: 'cancelRequested cannot be taken back' },
+        ],
       },
+      status: plain(UtilityJobStatusSchema),
     },
     [
       { name: 'Job ID', type: 'string', jsonPath: '.spec.jobId' },
@@ -83,22 +97,10 @@ export function crdManifests() {
       { name: 'Callback', type: 'string', jsonPath: '.status.callback.status', priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
-    true,
   )
   const apiKey = crd(
     API_KEY,
-    {
-      type: 'object',
-      description: 'A dutil API key. Only the SHA-256 of the key is stored; the signing secret lives in a Secret.',
-      required: ['spec'],
-      properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object' },
-        spec: plain(ApiKeySpecSchema),
-        status: plain(ApiKeyStatusSchema),
-      },
-    },
+    { description: 'A dutil API key. Only the SHA-256 of the key is stored; the signing secret lives in a Secret.', spec: plain(ApiKeySpecSchema), status: plain(ApiKeyStatusSchema) },
     [
       { name: 'Key ID', type: 'string', jsonPath: '.spec.keyId' },
       { name: 'Name', type: 'string', jsonPath: '.spec.name' },
@@ -109,16 +111,10 @@ export function crdManifests() {
       { name: 'Last Used', type: 'date', jsonPath: '.status.lastUsedAt' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
-    true,
   )
   const consoleUser = crd(
     CONSOLE_USER,
-    {
-      type: 'object',
-      description: 'A person who signs in to the dutil console. Password hash and TOTP secret live in a Secret.',
-      required: ['spec'],
-      properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: plain(ConsoleUserSpecSchema), status: plain(ConsoleUserStatusSchema) },
-    },
+    { description: 'A person who signs in to the dutil console. Password hash and TOTP secret live in a Secret.', spec: plain(ConsoleUserSpecSchema), status: plain(ConsoleUserStatusSchema) },
     [
       { name: 'Email', type: 'string', jsonPath: '.spec.email' },
       { name: 'Role', type: 'string', jsonPath: '.spec.role' },
@@ -126,22 +122,15 @@ export function crdManifests() {
       { name: '2FA', type: 'boolean', jsonPath: '.spec.totpEnabled' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
-    true,
   )
   const consoleInvite = crd(
     CONSOLE_INVITE,
-    {
-      type: 'object',
-      description: 'An open invite to the dutil console: single use, valid 7 days. Only the SHA-256 of the link token is stored.',
-      required: ['spec'],
-      properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec: plain(ConsoleInviteSpecSchema) },
-    },
+    { description: 'An open invite to the dutil console: single use, valid 7 days. Only the SHA-256 of the link token is stored.', spec: plain(ConsoleInviteSpecSchema) },
     [
       { name: 'Email', type: 'string', jsonPath: '.spec.email' },
       { name: 'Role', type: 'string', jsonPath: '.spec.role' },
       { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt' },
     ],
-    false,
   )
   return { 'utilityjobs.yaml': utilityJob, 'apikeys.yaml': apiKey, 'consoleusers.yaml': consoleUser, 'consoleinvites.yaml': consoleInvite }
 }
