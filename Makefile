@@ -8,15 +8,13 @@ export npm_config_update_notifier := false
 dev: deps binaries build
 	node dist/test/platform/dev.js
 
-# Everything, with a Docker engine at hand: the images are built first (from the layer cache
-# when nothing changed; a failed build fails the image tests), then every test runs. Test images
-# are tagged per checkout: two worktrees testing at once share the engine, never their images.
+# Everything, timed by phase (deps, binaries, build, unit, images, integration; the wall time of
+# each is printed at the end): test/run-tests.sh. The images are built under Debian's Docker
+# engine (from the layer cache when nothing changed; a failed build fails the image tests).
+# Test images are tagged per checkout: two worktrees testing at once never test each other's.
 TEST_IMAGE_TAG := test-$(shell printf '%s' '$(CURDIR)' | sha256sum | cut -c1-10)
-test: deps binaries build
-	@rm -f .test-results.json; rc=0; \
-	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) images/docker-engine.sh run bash -c 'images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2; \
-	  npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results.json' || rc=$$?; \
-	node test/print-summary.mjs .test-results.json; exit $$rc
+test:
+	@DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) test/run-tests.sh
 
 test-unit: deps build
 	npx vitest run --project unit

@@ -1,8 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { KubeConfig } from '@kubernetes/client-node'
-import { normalizeEmail } from '../contract/console-resources.js'
-import { PeopleStore } from '../gateway/console/people-store.js'
-import { EMAIL_PATTERN } from '../gateway/console/http.js'
+import { EMAIL_PATTERN, normalizeEmail } from '../contract/console-resources.js'
+import { PeopleStore } from '../contract/people-store.js'
 
 export const ADMIN_USAGE = `  admin create --email EMAIL [--url URL]   a one-time sign-in link (valid 7 days) for a console admin;
                                            the first admin is made this way (no e-mail is ever sent)`

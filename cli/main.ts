@@ -49,6 +49,7 @@ function parsePositiveInt(raw: string | undefined, what: string): number | undef
 
 async function main(argv: string[]): Promise<void> {
   const [group, command, ...rest] = argv
+  if (group === '--help' || group === '-h' || group === 'help') return void console.log(USAGE)
   if (group === 'admin') return adminCommand(command, rest, kubeConfig, (m) => new UsageError(m))
   if (group !== 'keys' || !command) throw new UsageError(USAGE)
   const { values, positionals } = parseArgs({

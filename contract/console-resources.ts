@@ -73,3 +73,6 @@ export const inviteObjectName = (email: string) => `invite-${emailDigest(email)}
 export const credentialsSecretNameFor = (userObject: string) => `${userObject}-credentials`
 
 export const INVITE_TTL_MS = 7 * 86_400_000
+
+/** What the console and the CLI accept as an e-mail address. */
+export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,253}\.[^\s@]{1,63}$/

@@ -1,13 +1,13 @@
-import { describe, expect, it } from 'vitest'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { catalog } from '../contract/catalog.js'
-import { runRequestSchema } from '../contract/request-schemas.js'
 import { ApiError } from './api-error.js'
-import { validateRunRequest } from './validation.js'
+import { runRequestValidator, validateRunRequest } from './validation.js'
 
 function problems(slug: string, body: unknown, mode: 'sync' | 'async' = 'async') {
   const u = catalog.get(slug)!
   try {
-    validateRunRequest(body, runRequestSchema(u, mode), u)
+    validateRunRequest(body, u, mode)
     return []
   } catch (err) {
     if (!(err instanceof ApiError)) throw err
@@ -83,5 +83,29 @@ describe('utility inputs', () => {
     expect(html({ margin: { bottom: 10 } })).toEqual([{ path: 'input.pdfOptions.margin.bottom', message: 'must be a string' }])
     expect(html({ scale: 3 }).map((d) => d.path)).toEqual(['input.pdfOptions.scale'])
     expect(html({ orientation: 'portrait', landscape: true })).toEqual([{ path: 'input.pdfOptions.landscape', message: 'contradicts orientation' }])
+  })
+})
+
+describe('compiled validators', () => {
+  afterEach(() => vi.restoreAllMocks())
+
+  it('are compiled once at start and reused by every request, valid or not (no per-request growth)', () => {
+    const compile = vi.spyOn(Ajv2020.prototype, 'compile')
+    const u = catalog.get('split-pdf')!
+    for (let i = 0; i < 500; i++) {
+      expect(problems('split-pdf', { input: { url: 'https://a.example/x.pdf' } }, i % 2 ? 'sync' : 'async')).toEqual([])
+      expect(problems('split-pdf', { input: {} }, i % 2 ? 'sync' : 'async')).toEqual([{ path: 'input.url', message: 'is required' }])
+    }
+    expect(compile).not.toHaveBeenCalled()
+    expect(runRequestValidator(u, 'async')).toBe(runRequestValidator(u, 'async'))
+    expect(runRequestValidator(u, 'sync')).not.toBe(runRequestValidator(u, 'async'))
+  })
+
+  it('exist for every utility in the catalog and both modes; only the async form takes callbackUrl', () => {
+    for (const u of catalog.values()) {
+      const body = { input: u.exampleInput, callbackUrl: 'https://hooks.example.com/x' }
+      expect(runRequestValidator(u, 'async')(body), u.slug).toBe(true)
+      expect(runRequestValidator(u, 'sync')(body), u.slug).toBe(false)
+    }
   })
 })

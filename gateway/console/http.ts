@@ -5,7 +5,7 @@ import { ApiError, invalid, type ErrorDetail } from '../api-error.js'
 import { readJsonBody } from '../json-body.js'
 import { can, type Action, type Ownership } from './permissions.js'
 import { SESSION_IDLE_MS, type SessionData, type SessionStore } from './sessions.js'
-import type { PeopleStore } from './people-store.js'
+import type { PeopleStore } from '../../contract/people-store.js'
 
 export const SESSION_COOKIE = 'dutil_session'
 export const PENDING_COOKIE = 'dutil_pending'
@@ -147,4 +147,3 @@ export class Fields {
   }
 }
 
-export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]{1,253}\.[^\s@]{1,63}$/

@@ -5,7 +5,6 @@ import { keyAllows } from '../../contract/api-keys.js'
 import { enabledUtility } from '../../contract/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
-import { runRequestSchema } from '../../contract/request-schemas.js'
 import { inputObjectKey } from '../../contract/runner-protocol.js'
 import { writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
@@ -56,7 +55,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
     throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [{ path: 'callbackUrl', message: 'is not allowed on a sync run' }])
   }
-  validateRunRequest(body, runRequestSchema(utility, mode), utility)
+  validateRunRequest(body, utility, mode)
   assertCallbackUrlAllowed(body)
   const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
   // The key alone identifies a valid request: a retry gets the original job whatever its body.

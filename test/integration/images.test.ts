@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { parse, stringify } from 'yaml'
@@ -12,10 +13,13 @@ import { EXIT, inputObjectKey, resultObjectKey, type RunnerResult } from '../../
 import { readJsonObject, storageClient, writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
-import { REPO_ROOT } from '../platform/platform.js'
+import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { makePdf } from '../support/pdfs.js'
+import { API_GROUP, API_KEY, API_VERSION } from '../../contract/api-group.js'
+import { CONSOLE_INVITE } from '../../contract/console-resources.js'
 import { metricValue, scrape } from './helpers/processes.js'
+import { kubeConfig } from './helpers/keys.js'
 
 /**
  * The images `make images` builds (images/build-images.sh; make test builds them first, from the
@@ -112,17 +116,7 @@ describe('images', () => {
   })
 
   it('runs the gateway and the operator images against the platform: probes answer, the HEALTHCHECK passes, the operator stands by', async () => {
-    // A kubeconfig the image's user (10001) can read, with its certificates beside it.
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-image-kube-'))
-    const kc = parse(readFileSync(inject('kubeconfigPath'), 'utf8'))
-    for (const c of kc.clusters) c.cluster['certificate-authority'] = copyReadable(c.cluster['certificate-authority'], dir)
-    for (const u of kc.users) {
-      u.user['client-certificate'] = copyReadable(u.user['client-certificate'], dir)
-      u.user['client-key'] = copyReadable(u.user['client-key'], dir)
-    }
-    writeFileSync(join(dir, 'kubeconfig'), stringify(kc))
-    chmodSync(join(dir, 'kubeconfig'), 0o644)
-    chmodSync(dir, 0o755)
+    const dir = readableKubeconfig()
     const programEnv = inject('programEnv')
     const gatewayPort = Number(programEnv.DUTIL_PORT) + 7
     const operatorPort = Number(programEnv.DUTIL_PORT) + 8
@@ -147,6 +141,89 @@ describe('images', () => {
     }
   })
 
+  describe('the key commands the chart NOTES print, inside the image they name', () => {
+    const ns = 'dutil-image-cli'
+    let dir: string
+    let notes: string
+    const core = () => kubeConfig().makeApiClient(CoreV1Api)
+    beforeAll(async () => {
+      dir = readableKubeconfig()
+      await core().createNamespace({ body: { metadata: { name: ns } } }).catch(() => undefined)
+      // What `helm install` prints, with the images this run built.
+      const out = execFileSync(join(BIN_DIR, 'helm'), ['install', 'dutil', join(REPO_ROOT, 'charts', 'dutil'), '--namespace', ns, '--dry-run=client', '-f', join(REPO_ROOT, 'charts', 'dutil', 'ci', 'lint-values.yaml'), '--set', `image.registry=${registry}`, '--set', `image.tag=${tag}`], { encoding: 'utf8' })
+      notes = out.slice(out.indexOf('NOTES:'))
+    })
+    afterAll(async () => {
+      rmSync(dir, { recursive: true, force: true })
+      await core().deleteNamespace({ name: ns }).catch(() => undefined)
+    })
+
+    /** The `kubectl run` of the NOTES as a `docker run` of the same image, command, args and env. */
+    function notesCommand() {
+      const lines = notes.split('\n')
+      const first = lines.findIndex((l) => /kubectl -n \S+ run dutil-keys/.test(l))
+      expect(first, notes).toBeGreaterThan(0)
+      let last = first
+      while (lines[last].trimEnd().endsWith('\\')) last++
+      const text = lines.slice(first, last + 1).map((l) => l.trim().replace(/\\$/, '')).join(' ')
+      const imageRef = /--image=(\S+)/.exec(text)![1]
+      const overrides = JSON.parse(/--overrides='([^']+)'/.exec(text)![1])
+      const args = text.slice(text.indexOf(' -- ') + 4).trim().split(/\s+/)
+      const container = overrides.spec.containers[0] as { command: string[]; env: Array<{ name: string; value: string }> }
+      return { imageRef, command: container.command, env: container.env, args }
+    }
+
+    function runInImage(args: string[]) {
+      const { imageRef, command, env } = notesCommand()
+      const envArgs = [...env.map((e) => `${e.name}=${e.value}`), `KUBECONFIG=${join(dir, 'kubeconfig')}`].flatMap((e) => ['-e', e])
+      const res = dockerRun([...RESTRICTED, '-v', `${dir}:${dir}:ro`, ...envArgs, '--entrypoint', command[0], imageRef, ...command.slice(1), ...args])
+      return { ...res, output: `${res.stdout}${res.stderr}` }
+    }
+
+    it('names the operator image this run built, and the image runs the CLI', () => {
+      const { imageRef, command } = notesCommand()
+      expect(imageRef).toBe(image('dutil-operator'))
+      expect(command).toEqual(['node', '/app/bin/dutil.js'])
+      const help = runInImage(['--help'])
+      expect(help.status, help.output).toBe(0)
+      expect(help.stdout).toContain('keys create --name NAME')
+      expect(help.stdout).toContain('admin create --email EMAIL')
+    })
+
+    it('creates the first key, then lists, rotates, reveals and revokes it, as the NOTES say', async () => {
+      const { args } = notesCommand()
+      expect(args.slice(0, 2)).toEqual(['keys', 'create'])
+      const created = runInImage(args)
+      expect(created.status, created.output).toBe(0)
+      const id = /API key (key_\w+) created/.exec(created.stdout)?.[1]
+      expect(id, created.output).toBeDefined()
+      expect(created.stdout).toMatch(/key:\s+du_live_[0-9a-f]{48}/)
+      const others = /Other key commands \(([^)]+)\)/.exec(notes.replace(/\s+/g, ' '))![1].split(/,\s*/)
+      expect(others).toEqual(['list', 'revoke', 'rotate-secret', 'reveal-secret'])
+      const list = runInImage(['keys', 'list', '--json'])
+      expect(list.status, list.output).toBe(0)
+      expect(JSON.parse(list.stdout).map((k: { id: string }) => k.id)).toEqual([id])
+      const rotated = runInImage(['keys', 'rotate-secret', id!, '--json'])
+      expect(rotated.status, rotated.output).toBe(0)
+      const revealed = runInImage(['keys', 'reveal-secret', id!, '--json'])
+      expect(revealed.status, revealed.output).toBe(0)
+      expect(JSON.parse(revealed.stdout).signingSecret).toBe(JSON.parse(rotated.stdout).signingSecret)
+      const revoked = runInImage(['keys', 'revoke', id!])
+      expect(revoked.status, revoked.output).toBe(0)
+      const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: API_KEY.plural })) as { items: Array<{ spec: { revokedAt?: string } }> }
+      expect(keys.items).toHaveLength(1)
+      expect(keys.items[0].spec.revokedAt).toBeTruthy()
+    })
+
+    it('issues the first console admin link from the same image', async () => {
+      const res = runInImage(['admin', 'create', '--email', 'first-admin@example.com', '--url', 'https://dutil.example.com', '--json'])
+      expect(res.status, res.output).toBe(0)
+      expect(JSON.parse(res.stdout)).toMatchObject({ email: 'first-admin@example.com', role: 'admin', link: expect.stringMatching(/^https:\/\/dutil\.example\.com\/console\/invite\//) })
+      const invites = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: CONSOLE_INVITE.plural })) as { items: unknown[] }
+      expect(invites.items).toHaveLength(1)
+    })
+  })
+
   it('gives html-pdf a headless Chromium with fonts that prints a PDF under the same restrictions', () => {
     const ref = imageExists(image('dutil-runner-html-pdf')) ? image('dutil-runner-html-pdf') : image('dutil-runner-html-pdf-browser')
     expect(imageExists(ref), `${ref} (make images)`).toBe(true)
@@ -161,6 +238,21 @@ describe('images', () => {
     expect(fonts).toBeGreaterThan(20)
   })
 })
+
+/** A copy of the platform's kubeconfig, with its certificates beside it, that the image's user (10001) can read. */
+function readableKubeconfig(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dutil-image-kube-'))
+  const kc = parse(readFileSync(inject('kubeconfigPath'), 'utf8'))
+  for (const c of kc.clusters) c.cluster['certificate-authority'] = copyReadable(c.cluster['certificate-authority'], dir)
+  for (const u of kc.users) {
+    u.user['client-certificate'] = copyReadable(u.user['client-certificate'], dir)
+    u.user['client-key'] = copyReadable(u.user['client-key'], dir)
+  }
+  writeFileSync(join(dir, 'kubeconfig'), stringify(kc))
+  chmodSync(join(dir, 'kubeconfig'), 0o644)
+  chmodSync(dir, 0o755)
+  return dir
+}
 
 function copyReadable(file: string, dir: string): string {
   const target = join(dir, file.replaceAll('/', '_'))

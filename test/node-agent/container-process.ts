@@ -1,4 +1,4 @@
-// One container as a host process: `unshare --mount --propagation private -- /bin/sh -c <mount
+// One container as a host process: `unshare --mount --propagation private -- /bin/bash -c <mount
 // script> sh <argv...>` in its own process group (detached), stdout+stderr appended to a log
 // file. The group is what gets signalled, so shells and their children go together.
 import { spawn } from 'node:child_process';
@@ -47,7 +47,8 @@ export function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void 
   }
 }
 
-export const UNSHARE_ARGS = ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c'];
+// bash, not sh: the mount script holds more open descriptors than dash's single-digit ones.
+export const UNSHARE_ARGS = ['--mount', '--propagation', 'private', '--', '/bin/bash', '-c'];
 
 export function startContainerProcess(spec: ContainerProcessSpec): ContainerProcess {
   const fd = fs.openSync(spec.logPath, 'a');

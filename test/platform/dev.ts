@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { DEV_PORTS, REPO_ROOT, reportUnexpectedExit, startPlatform } from './platform.js'
-import { Supervisor } from './supervisor.js'
+import { DEV_RESTART_POLICY, Supervisor } from './supervisor.js'
 
 /**
  * `make dev`: the whole platform in the foreground, state kept in .dev/ between runs.
@@ -10,7 +10,9 @@ const say = (m: string) => process.stdout.write(`[dev] ${m}\n`)
 const started = Date.now()
 const dir = join(REPO_ROOT, '.dev')
 // Signals are handled from the first moment: Ctrl-C during start-up stops what has started.
-const supervisor = new Supervisor(reportUnexpectedExit(dir))
+// A process that dies on its own (the operator after losing its lease, a crash) is started
+// again with back-off, as a Deployment would restart its pod.
+const supervisor = new Supervisor({ restart: DEV_RESTART_POLICY, onUnexpectedExit: reportUnexpectedExit(dir) })
 let stopping = false
 const stop = async (signal: string) => {
   if (stopping) return

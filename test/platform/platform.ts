@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import https from 'node:https'
@@ -107,8 +107,10 @@ export interface Platform {
 }
 
 export function reportUnexpectedExit(dir: string) {
-  return (name: string, code: number | null) =>
-    process.stderr.write(`[platform] ${name} exited unexpectedly (code ${code}); see ${join(dir, 'logs', `${name}.log`)}\n`)
+  return (name: string, code: number | null, restartInMs?: number) =>
+    process.stderr.write(
+      `[platform] ${name} exited unexpectedly (code ${code})${restartInMs === undefined ? '' : `; restarting it in ${(restartInMs / 1000).toFixed(0)} s`}; see ${join(dir, 'logs', `${name}.log`)}\n`,
+    )
 }
 
 function bin(name: string): string {
@@ -201,11 +203,13 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
   const log = (name: string) => join(dir, 'logs', `${name}.log`)
   mkdirSync(join(dir, 'pids'), { recursive: true })
   const start = (name: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
-    const child = supervisor.start({ name, command, args, env, cwd: REPO_ROOT, logFile: log(name), echo: opts.echo })
-    // Tests find a component's process here (to kill one and check what survives), and how to start it again.
-    if (child.pid) writeFileSync(join(dir, 'pids', `${name}.pid`), String(child.pid))
     writeFileSync(join(dir, 'pids', `${name}.json`), JSON.stringify({ command, args, env }), { mode: 0o600 })
-    return child
+    // Tests find a component's process here (to kill one and check what survives), and how to
+    // start it again; a restart by the supervisor (make dev) writes its new pid.
+    const onStart = (child: ChildProcess) => {
+      if (child.pid) writeFileSync(join(dir, 'pids', `${name}.pid`), String(child.pid))
+    }
+    return supervisor.start({ name, command, args, env, cwd: REPO_ROOT, logFile: log(name), echo: opts.echo, onStart })
   }
 
   try {

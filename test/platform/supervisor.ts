@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, mkdirSync } from 'node:fs'
+import { constants as osConstants } from 'node:os'
 import { dirname } from 'node:path'
 
 export interface ProcessSpec {
@@ -11,26 +12,80 @@ export interface ProcessSpec {
   logFile: string
   /** Echo the process's output to this stream, prefixed with its name. */
   echo?: NodeJS.WritableStream
+  /** Called with every child started for this spec: the first and each restart. */
+  onStart?: (child: ChildProcess) => void
+}
+
+/**
+ * What `make dev` does when a process dies on its own: start it again after a delay that doubles
+ * from `initialDelayMs` up to `maxDelayMs`, back to the initial delay once a run lasted
+ * `resetAfterMs`. (A cluster's Deployment restarts a crashed pod the same way.)
+ */
+export interface RestartPolicy {
+  initialDelayMs: number
+  maxDelayMs: number
+  resetAfterMs: number
+}
+
+export const DEV_RESTART_POLICY: RestartPolicy = { initialDelayMs: 1000, maxDelayMs: 30_000, resetAfterMs: 60_000 }
+
+export interface SupervisorOptions {
+  /** Restart processes that exit on their own; none when absent (tests restart what they kill). */
+  restart?: RestartPolicy
+  /** Told about every exit the supervisor did not ask for, and what it does about it. */
+  onUnexpectedExit?: (name: string, code: number | null, restartInMs?: number) => void
 }
 
 interface Managed {
   spec: ProcessSpec
   child: ChildProcess
   exited: Promise<number | null>
+  startedAt: number
+  /** Delay before the next restart, doubled by each quick crash. */
+  nextDelayMs: number
+  restartTimer?: NodeJS.Timeout
+  /** Stopped on purpose: no restart. */
+  stopped: boolean
+}
+
+/** Next restart delay: doubled after a short run, back to the start after a long one. */
+export function nextRestartDelay(policy: RestartPolicy, previousDelayMs: number, ranForMs: number): number {
+  if (ranForMs >= policy.resetAfterMs) return policy.initialDelayMs
+  return Math.min(policy.maxDelayMs, Math.max(policy.initialDelayMs, previousDelayMs * 2))
 }
 
 /**
  * Starts the platform's processes, each in its own process group (so a signal reaches its
- * children too), with output to a log file; stops them all in reverse order, SIGTERM first and
- * SIGKILL after a grace period, leaving no orphans.
+ * children too), with output to a log file; restarts those that die on their own when given a
+ * restart policy; stops them all in reverse order, SIGTERM first and SIGKILL after a grace
+ * period, leaving no orphans.
  */
 export class Supervisor {
   private readonly procs: Managed[] = []
   private stopping = false
+  private readonly opts: SupervisorOptions
 
-  constructor(private readonly onUnexpectedExit: (name: string, code: number | null) => void = () => {}) {}
+  constructor(opts: SupervisorOptions | ((name: string, code: number | null, restartInMs?: number) => void) = {}) {
+    this.opts = typeof opts === 'function' ? { onUnexpectedExit: opts } : opts
+  }
 
   start(spec: ProcessSpec): ChildProcess {
+    const m = {} as Managed
+    m.spec = spec
+    m.stopped = false
+    m.nextDelayMs = 0
+    this.spawnInto(m)
+    this.procs.push(m)
+    return m.child
+  }
+
+  /** The running child of a process by name (it changes with every restart). */
+  current(name: string): ChildProcess | undefined {
+    return this.procs.find((p) => p.spec.name === name)?.child
+  }
+
+  private spawnInto(m: Managed): void {
+    const spec = m.spec
     mkdirSync(dirname(spec.logFile), { recursive: true })
     const log = createWriteStream(spec.logFile, { flags: 'a' })
     const child = spawn(spec.command, spec.args, {
@@ -46,19 +101,37 @@ export class Supervisor {
     }
     child.stdout!.on('data', forward)
     child.stderr!.on('data', forward)
-    const exited = new Promise<number | null>((resolve) => {
-      child.on('exit', (code) => {
+    m.child = child
+    m.startedAt = Date.now()
+    m.exited = new Promise<number | null>((resolve) => {
+      let done = false
+      const finish = (code: number | null) => {
+        if (done) return
+        done = true
         log.end()
-        if (!this.stopping) this.onUnexpectedExit(spec.name, code)
+        // Whatever the process left in its group goes with it.
+        signalGroup(child, 'SIGKILL', true)
+        if (!this.stopping && !m.stopped) this.unexpectedExit(m, code)
         resolve(code)
-      })
+      }
+      child.on('exit', (code, signal) => finish(code ?? (signal ? 128 + signalNumber(signal) : null)))
       child.on('error', (err) => {
         log.write(`failed to start: ${err.message}\n`)
-        resolve(null)
+        finish(null)
       })
     })
-    this.procs.push({ spec, child, exited })
-    return child
+    spec.onStart?.(child)
+  }
+
+  private unexpectedExit(m: Managed, code: number | null): void {
+    const policy = this.opts.restart
+    if (!policy) return this.opts.onUnexpectedExit?.(m.spec.name, code)
+    m.nextDelayMs = nextRestartDelay(policy, m.nextDelayMs, Date.now() - m.startedAt)
+    this.opts.onUnexpectedExit?.(m.spec.name, code, m.nextDelayMs)
+    m.restartTimer = setTimeout(() => {
+      m.restartTimer = undefined
+      if (!this.stopping && !m.stopped) this.spawnInto(m)
+    }, m.nextDelayMs)
   }
 
   /** Stops one process by name (and forgets it), e.g. to restart it in a test. */
@@ -77,12 +150,20 @@ export class Supervisor {
 
   /** Synchronous last resort (process 'exit' handler): kill every group at once. */
   killAllNow(): void {
-    for (const p of this.procs) signalGroup(p.child, 'SIGKILL')
+    for (const p of this.procs) {
+      clearTimeout(p.restartTimer)
+      signalGroup(p.child, 'SIGKILL')
+    }
   }
 }
 
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+function signalNumber(signal: NodeJS.Signals): number {
+  return osConstants.signals[signal] ?? 0
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals, evenIfExited = false): void {
+  if (child.pid === undefined) return
+  if (!evenIfExited && (child.exitCode !== null || child.signalCode !== null)) return
   try {
     process.kill(-child.pid, signal)
   } catch {
@@ -91,17 +172,12 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 async function stopProcess(p: Managed, graceMs: number, signal: NodeJS.Signals): Promise<void> {
+  p.stopped = true
+  clearTimeout(p.restartTimer)
   signalGroup(p.child, signal)
   const timer = setTimeout(() => signalGroup(p.child, 'SIGKILL'), graceMs)
   await p.exited
   clearTimeout(timer)
   // The leader is gone; make sure nothing it started lingers in its group.
-  signalGroup(p.child, 'SIGKILL')
-  if (p.child.pid !== undefined) {
-    try {
-      process.kill(-p.child.pid, 'SIGKILL')
-    } catch {
-      // No process left in the group.
-    }
-  }
+  signalGroup(p.child, 'SIGKILL', true)
 }

@@ -7,7 +7,7 @@ import type { JobStore } from '../../job-store.js'
 import type { ConsoleConfig } from '../config.js'
 import type { Lockout } from '../lockout.js'
 import type { OidcRelyingParty } from '../oidc.js'
-import type { PeopleStore } from '../people-store.js'
+import type { PeopleStore } from '../../../contract/people-store.js'
 import type { SessionStore } from '../sessions.js'
 import type { UsageArchive } from '../usage.js'
 

@@ -3,7 +3,6 @@ import { API_GROUP_VERSION, LABELS, MANAGED_BY } from '../../../contract/api-gro
 import { catalog, enabledUtility } from '../../../contract/catalog.js'
 import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../../contract/ids.js'
-import { runRequestSchema } from '../../../contract/request-schemas.js'
 import { inputObjectKey } from '../../../contract/runner-protocol.js'
 import { writeJsonObject } from '../../../contract/storage-client.js'
 import { isoMs, utcDay } from '../../../contract/time.js'
@@ -54,7 +53,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const utility = enabledUtility(ctx.params.slug)
     if (!utility) throw new ApiError('not_found', `There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
     const body = await readJsonBody(ctx)
-    validateRunRequest(body, runRequestSchema(utility, 'async'), utility)
+    validateRunRequest(body, utility, 'async')
     assertCallbackUrlAllowed(body)
     const req = body as { input: Record<string, unknown>; metadata?: Record<string, unknown>; callbackUrl?: string }
     const now = Date.now()
