@@ -17,3 +17,9 @@ export const LABELS = {
 } as const
 
 export const MANAGED_BY = 'dutil'
+
+/**
+ * Finalizer on every UtilityJob: the operator removes it once the job's final row is in the job
+ * record and its callback has settled, so deleting a UtilityJob never loses its history.
+ */
+export const JOB_RECORD_FINALIZER = 'dutil.io/job-record'

@@ -1,6 +1,5 @@
 import type { Client } from 'minio'
-import type { UtilityJobResource } from './crd-schemas.js'
-import { effectiveStatus, toJobView, type FileLink, type JobView } from './job-view.js'
+import { effectiveStatus, toJobView, type FileLink, type JobRecord, type JobView } from './job-view.js'
 import { isoMs } from './time.js'
 
 /**
@@ -16,7 +15,7 @@ export class FileLinks {
     private readonly ttlSeconds: number,
   ) {}
 
-  async view(job: UtilityJobResource): Promise<JobView> {
+  async view(job: JobRecord): Promise<JobView> {
     const files = effectiveStatus(job).result?.files ?? []
     const now = Date.now()
     const links = new Map<string, FileLink>()

@@ -1,5 +1,15 @@
-import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus, JobState } from './crd-schemas.js'
+import type { CallbackDelivery, UtilityJobSpec, UtilityJobStatus, JobState } from './crd-schemas.js'
 import { TERMINAL_STATES } from './crd-schemas.js'
+
+/**
+ * What a job view is built from, whichever source holds the job: a live UtilityJob (spec +
+ * status subresource) or its row in the job record (contract/db/job-row.ts). One function,
+ * `toJobView`, turns either into the API's JSON.
+ */
+export interface JobRecord {
+  spec: UtilityJobSpec
+  status?: UtilityJobStatus
+}
 
 export interface FileLink {
   url: string
@@ -39,7 +49,7 @@ export interface JobView {
  * The status a job has before the operator first wrote one: async jobs are queued; sync jobs
  * start running at once (the spec: "Sync runs start with queueMs 0").
  */
-export function initialStatus(job: UtilityJobResource): UtilityJobStatus {
+export function initialStatus(job: JobRecord): UtilityJobStatus {
   const sync = job.spec.mode === 'sync'
   return {
     state: sync ? 'running' : 'queued',
@@ -51,11 +61,11 @@ export function initialStatus(job: UtilityJobResource): UtilityJobStatus {
   }
 }
 
-export function effectiveStatus(job: UtilityJobResource): UtilityJobStatus {
+export function effectiveStatus(job: JobRecord): UtilityJobStatus {
   return job.status?.state ? job.status : initialStatus(job)
 }
 
-export function isTerminal(job: UtilityJobResource): boolean {
+export function isTerminal(job: JobRecord): boolean {
   return TERMINAL_STATES.includes(effectiveStatus(job).state)
 }
 
@@ -63,7 +73,7 @@ export function isTerminal(job: UtilityJobResource): boolean {
  * The job exactly as `GET /v1/jobs/{id}` returns it. Pure: links for stored files are made by
  * the caller (presigning needs storage credentials) and passed in by storage key.
  */
-export function toJobView(job: UtilityJobResource, linkFor: (key: string) => FileLink): JobView {
+export function toJobView(job: JobRecord, linkFor: (key: string) => FileLink): JobView {
   const status = effectiveStatus(job)
   const spec = job.spec
   return {

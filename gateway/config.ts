@@ -6,6 +6,9 @@ export interface GatewayConfig {
   host: string
   port: number
   redisUrl: string
+  /** The job record: postgres://user:password@host:port/database */
+  databaseUrl: string
+  databaseMaxConnections: number
   storage: { endpoint: string; publicEndpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
   linkTtlSeconds: number
   syncWaitMs: number
@@ -24,6 +27,8 @@ export function loadGatewayConfig(): GatewayConfig {
     host: env('DUTIL_HOST', '127.0.0.1'),
     port: Number(env('DUTIL_PORT', '8080')),
     redisUrl: env('DUTIL_REDIS_URL', 'redis://127.0.0.1:6379'),
+    databaseUrl: env('DUTIL_DATABASE_URL'),
+    databaseMaxConnections: Number(env('DUTIL_DATABASE_MAX_CONNECTIONS', '20')),
     storage: {
       endpoint,
       publicEndpoint: env('DUTIL_S3_PUBLIC_ENDPOINT', endpoint),

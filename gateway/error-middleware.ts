@@ -1,6 +1,10 @@
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
+import { isDatabaseUnavailable } from '../contract/db/database.js'
 import { ApiError } from './api-error.js'
+
+/** Seconds a client is asked to wait when the job record cannot be reached. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5
 
 export function errorEnvelope(code: string, message: string, extra: Record<string, unknown> = {}) {
   return { error: { code, message, ...extra } }
@@ -22,7 +26,16 @@ export function errorMiddleware(log: Logger) {
         ctx.body = errorEnvelope(err.code, err.message, err.details ? { details: err.details } : {})
         return
       }
-      log.error({ err, requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, path: ctx.path }, 'unexpected error')
+      const where = { requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, path: ctx.path }
+      if (isDatabaseUnavailable(err)) {
+        // Nothing was accepted (a job exists only once its row is committed): safe to retry.
+        log.warn({ ...where, err: (err as Error).message }, 'job record unavailable')
+        ctx.status = 500
+        ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
+        ctx.body = errorEnvelope('internal', 'The job record is unavailable right now; retry shortly.', { requestId })
+        return
+      }
+      log.error({ err, ...where }, 'unexpected error')
       ctx.status = 500
       ctx.body = errorEnvelope('internal', 'An unexpected error occurred.', { requestId })
     }

@@ -1,7 +1,8 @@
-import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { JOB_STATES } from '../contract/crd-schemas.js'
 import { CONTRACT_SLUGS } from '../contract/catalog.js'
-import { effectiveStatus } from '../contract/job-view.js'
+import { createdAtOfJobId } from '../contract/db/job-row.js'
+import type { JobListQuery } from '../contract/db/jobs-table.js'
+import { effectiveStatus, type JobRecord } from '../contract/job-view.js'
 import { invalid, type ErrorDetail } from './api-error.js'
 
 export const LIST_LIMITS = { default: 25, max: 100 } as const
@@ -31,7 +32,10 @@ export interface JobSummary {
   fileCount: number
 }
 
-/** The opaque cursor: the last id of a page, with the filters it was made for. */
+/**
+ * The opaque cursor: the last id of a page, with the filters it was made for. The id is a ULID,
+ * so it carries the job's creation time too: the cursor is the keyset (created_at, id).
+ */
 export function encodeCursor(lastId: string, q: Pick<ListQuery, 'utility' | 'status'>): string {
   return Buffer.from(JSON.stringify({ v: 1, b: lastId, u: q.utility ?? null, s: q.status ?? null })).toString('base64url')
 }
@@ -79,7 +83,7 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   return q
 }
 
-export function toSummary(job: UtilityJobResource): JobSummary {
+export function toSummary(job: JobRecord): JobSummary {
   const s = effectiveStatus(job)
   return {
     id: job.spec.jobId,
@@ -98,18 +102,19 @@ export function toSummary(job: UtilityJobResource): JobSummary {
   }
 }
 
+/** The job-record query for one key's page. */
+export function listQueryFor(apiKeyId: string, q: ListQuery): JobListQuery {
+  const after = q.before ? { createdAt: createdAtOfJobId(q.before)!, id: q.before } : undefined
+  return { apiKeyId, utility: q.utility, state: q.status, after, limit: q.limit }
+}
+
 /**
- * One page of a key's jobs, newest first. The cursor is the last id handed out, so jobs
- * created between pages can never shift later pages: no item twice, none skipped.
+ * One page of a key's jobs, newest first, from the up to limit + 1 rows the keyset query gave.
+ * The cursor is the last job handed out, so jobs created between pages can never shift later
+ * pages: no item twice, none skipped.
  */
-export function listPage(jobs: readonly UtilityJobResource[], apiKeyId: string, q: ListQuery): { items: JobSummary[]; nextCursor: string | null } {
-  const matching = jobs
-    .filter((j) => j.spec.apiKeyId === apiKeyId)
-    .filter((j) => q.before === undefined || j.spec.jobId < q.before)
-    .filter((j) => q.utility === undefined || j.spec.utility === q.utility)
-    .filter((j) => q.status === undefined || effectiveStatus(j).state === q.status)
-    .sort((a, b) => (a.spec.jobId < b.spec.jobId ? 1 : -1))
-  const page = matching.slice(0, q.limit)
-  const more = matching.length > q.limit
+export function pageOf(rows: readonly JobRecord[], q: Pick<ListQuery, 'limit' | 'utility' | 'status'>): { items: JobSummary[]; nextCursor: string | null } {
+  const page = rows.slice(0, q.limit)
+  const more = rows.length > q.limit
   return { items: page.map(toSummary), nextCursor: more ? encodeCursor(page[page.length - 1].spec.jobId, q) : null }
 }

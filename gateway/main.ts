@@ -4,13 +4,15 @@ import pino from 'pino'
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
+import { openDatabase } from '../contract/db/database.js'
+import { pendingMigrations } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
 import { createApp } from './app.js'
 import { loadGatewayConfig } from './config.js'
 import { createConsole } from './console/index.js'
 import { loadConsoleConfig } from './console/config.js'
 import { FileLinks } from './file-links.js'
-import { Idempotency } from './idempotency.js'
+import { JobRecords } from './job-records.js'
 import { JobStore } from './job-store.js'
 import { KeyRegistry } from './key-registry.js'
 import { KeyUsage } from './key-usage.js'
@@ -25,6 +27,7 @@ const ns = config.namespace
 const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection problem'))
 const storage = storageClient(config.storage)
+const db = openDatabase({ url: config.databaseUrl, maxConnections: config.databaseMaxConnections, applicationName: 'dutil-gateway' })
 const presigner = storageClient({ ...config.storage, endpoint: config.storage.publicEndpoint })
 
 let store: JobStore | undefined
@@ -46,20 +49,24 @@ const keyCache = watchedCache<ApiKeyResource>(
 store = new JobStore(jobCache.cache, custom, ns)
 keys = new KeyRegistry(keyCache.cache, custom, ns)
 for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
+const records = new JobRecords(db, store)
+
+/** Rejects after `ms`, so a hung connection cannot hold a probe. */
+const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
 
 const shutdown = new AbortController()
 const metrics = gatewayMetrics()
 let synced = false
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds)
 const consoleConfig = loadConsoleConfig(process.env, `http://${config.host}:${config.port}`)
-const consoleApp = createConsole({ kc, namespace: ns, redis, store, keyCache: keyCache.cache, links, storage, bucket: config.storage.bucket, config: consoleConfig, log })
+const consoleApp = createConsole({ kc, namespace: ns, redis, store, records, metrics, keyCache: keyCache.cache, links, storage, bucket: config.storage.bucket, config: consoleConfig, log })
 const app = createApp({
   store,
   keys,
   keyUsage: new KeyUsage(redis, custom, ns, log),
   links,
   console: consoleApp.middleware,
-  idempotency: new Idempotency(redis, store, config.retentionDays * 86_400_000, log),
+  records,
   limiter: new RateLimiter(redis, log),
   storage,
   bucket: config.storage.bucket,
@@ -68,18 +75,23 @@ const app = createApp({
   syncWaitMs: config.syncWaitMs,
   testHooks: config.testHooks,
   shutdown: shutdown.signal,
-  // Ready: caches synced, Redis and storage reachable, not draining (docs/adr/0003 for Redis).
+  // Ready: caches synced, Redis, storage and the job record reachable (and migrated), not
+  // draining (docs/adr/0003 for Redis, 0010 for the job record).
   isReady: async () => {
     if (shutdown.signal.aborted) return 'shutting down'
     if (!synced) return 'caches not synced'
     if (redis.status !== 'ready') return 'redis unreachable'
     try {
-      await Promise.race([
-        storage.bucketExists(config.storage.bucket),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), 2000).unref()),
-      ])
+      await within(storage.bucketExists(config.storage.bucket), 2000)
     } catch {
       return 'storage unreachable'
+    }
+    try {
+      const pending = await within(pendingMigrations(db), 2000)
+      // The operator's leader migrates; this build's schema must be there before requests come.
+      if (pending.length) return `database schema not migrated yet (${pending.join(', ')})`
+    } catch {
+      return 'database unreachable'
     }
     return null
   },
@@ -105,6 +117,7 @@ const stop = (signal: string) => {
   server.close(async () => {
     await Promise.allSettled([jobCache.stop(), keyCache.stop(), consoleApp.stop()])
     redis.disconnect()
+    await db.end().catch(() => {})
     log.info('gateway stopped')
     process.exit(0)
   })

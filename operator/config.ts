@@ -11,6 +11,10 @@ export interface OperatorConfig {
   host: string
   metricsPort: number
   concurrency: number
+  /** The job record: postgres://user:password@host:port/database */
+  databaseUrl: string
+  /** How long a finished, archived UtilityJob stays in the cluster (kubectl get utilityjobs). */
+  jobGraceMs: number
   leaderElection: LeaderElectionSettings
   retention: RetentionSettings
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
@@ -66,6 +70,8 @@ export function loadOperatorConfig(): OperatorConfig {
     host: env('DUTIL_OPERATOR_HOST', '127.0.0.1'),
     metricsPort: Number(env('DUTIL_OPERATOR_PORT', '8081')),
     concurrency: Number(env('DUTIL_OPERATOR_CONCURRENCY', '8')),
+    databaseUrl: env('DUTIL_DATABASE_URL'),
+    jobGraceMs: nonNegative('DUTIL_JOB_GRACE_SECONDS', '3600') * 1000,
     leaderElection: {
       enabled: env('DUTIL_LEADER_ELECTION', 'true') === 'true',
       leaseName: env('DUTIL_LEASE_NAME', 'dutil-operator'),
@@ -104,6 +110,12 @@ export function loadOperatorConfig(): OperatorConfig {
 function positive(name: string, fallback?: string): number {
   const n = Number(env(name, fallback))
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`)
+  return n
+}
+
+function nonNegative(name: string, fallback?: string): number {
+  const n = Number(env(name, fallback))
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number of at least 0`)
   return n
 }
 

@@ -7,9 +7,13 @@ import { idOfObjectName } from '../contract/ids.js'
 import { isTerminal } from '../contract/job-view.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { FileLinks } from '../contract/file-links.js'
+import { openDatabase } from '../contract/db/database.js'
+import { recordCallback, recordTransition } from '../contract/db/jobs-table.js'
+import { migrateDatabase } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
 import { loadOperatorConfig } from './config.js'
 import { LeaderElector } from './leader-election.js'
+import { JobRecordUpkeep } from './job-record-upkeep.js'
 import { RetentionSweeper } from './retention.js'
 import { catalog } from '../contract/catalog.js'
 import { operatorMetrics } from './metrics.js'
@@ -27,6 +31,8 @@ const custom = kc.makeApiClient(CustomObjectsApi)
 const batch = kc.makeApiClient(BatchV1Api)
 const core = kc.makeApiClient(CoreV1Api)
 const metrics = operatorMetrics()
+const db = openDatabase({ url: config.databaseUrl, applicationName: 'dutil-operator', maxConnections: config.concurrency + config.callbacks.concurrency + 4 })
+const recordCallbackState = (jobId: string, delivery: Parameters<typeof recordCallback>[2]) => recordCallback(db, jobId, delivery)
 const queue = new WorkQueue()
 const callbackQueue = new WorkQueue()
 const callbackSchedule = scaledSchedule(config.callbacks.delayScale)
@@ -60,6 +66,7 @@ const callbacks = new CallbackController({
   view: (uj) => fileLinks.view(uj),
   send: (msg) => deliverCallback(msg, { allowLoopback: config.runner.allowLoopbackUrls, timeoutMs: callbackSchedule.timeoutMs }),
   schedule: callbackSchedule,
+  record: recordCallbackState,
   log: log.child({ controller: 'callbacks' }),
   metrics,
 })
@@ -77,6 +84,8 @@ const reconciler = new UtilityJobReconciler({
   bucket: config.storage.bucket,
   runner: config.runner,
   log,
+  records: { transition: (job) => recordTransition(db, job).then(() => undefined), callback: recordCallbackState },
+  graceMs: config.jobGraceMs,
   onFinished: (uj, status) => {
     metrics.jobsFinished.inc({ utility: uj.spec.utility, status: status.state, error_code: status.error?.code ?? '' })
     const t = status.timings
@@ -94,6 +103,19 @@ const retention = new RetentionSweeper({
   retentionMs: config.retention.retentionMs,
   utilities: [...catalog.keys()],
   log: log.child({ controller: 'retention' }),
+  metrics: { deletedJobs: metrics.retentionDeletedJobs, deletedObjects: metrics.retentionDeletedObjects },
+})
+
+const upkeep = new JobRecordUpkeep({
+  db,
+  namespace: ns,
+  utilityJobs: utilityJobs.cache,
+  custom,
+  storage,
+  bucket: config.storage.bucket,
+  retentionMs: config.retention.retentionMs,
+  utilities: [...catalog.keys()],
+  log: log.child({ controller: 'job-record' }),
   metrics: { deletedJobs: metrics.retentionDeletedJobs, deletedObjects: metrics.retentionDeletedObjects },
 })
 
@@ -122,6 +144,11 @@ async function readiness(): Promise<string | null> {
     await within(storage.bucketExists(config.storage.bucket), 2000)
   } catch {
     return 'storage unreachable'
+  }
+  try {
+    await within(db.query('SELECT 1'), 2000)
+  } catch {
+    return 'database unreachable'
   }
   return null
 }
@@ -156,6 +183,23 @@ if (!elector) log.warn('leader election is off: run exactly one replica')
 let running: Promise<unknown> = Promise.resolve()
 const timers: NodeJS.Timeout[] = []
 
+/**
+ * The leader's first duty: this build's schema (node-pg-migrate, under its advisory lock) and
+ * the partitions ahead. A database that is down is waited for, with back-off.
+ */
+async function prepareDatabase(): Promise<void> {
+  for (let delay = 1000; !stopping.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+    try {
+      await migrateDatabase(config.databaseUrl, log)
+      await upkeep.sweep()
+      return
+    } catch (err) {
+      log.warn({ err: (err as Error).message, retryInMs: delay }, 'preparing the job record failed, retrying')
+      await new Promise((r) => setTimeout(r, delay))
+    }
+  }
+}
+
 /** Runs the reconcilers, the callback controller and retention: only while leading. */
 function lead(): void {
   metrics.leader.set(1)
@@ -166,9 +210,14 @@ function lead(): void {
   }
   resync()
   timers.push(setInterval(resync, 30_000))
-  const sweep = () => void retention.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'retention sweep failed'))
+  const sweep = () => {
+    void retention.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'retention sweep failed'))
+    void upkeep.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'job record upkeep failed'))
+  }
   sweep()
   timers.push(setInterval(sweep, config.retention.sweepMs))
+  const lost = () => void upkeep.failLostHandoffs().catch((err) => log.warn({ err: (err as Error).message }, 'checking for lost hand-offs failed'))
+  timers.push(setInterval(lost, 30_000))
 
   running = Promise.all([
     queue.run((key) => reconciler.reconcile(key), config.concurrency, (key, err, retryInMs) => {
@@ -199,7 +248,7 @@ const shutdown = async (signal: string) => {
   await running
   await elector?.release()
   metrics.leader.set(0)
-  await Promise.allSettled([utilityJobs.stop(), jobs.stop(), pods.stop()])
+  await Promise.allSettled([utilityJobs.stop(), jobs.stop(), pods.stop(), db.end()])
   server.close()
   log.info('operator stopped')
   process.exit(0)
@@ -208,9 +257,10 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'))
 process.on('SIGINT', () => void shutdown('SIGINT'))
 
 if (!elector) {
+  await prepareDatabase()
   lead()
 } else if (await elector.acquire(stopping.signal)) {
-  lead()
+  // Renewing from the first moment: preparing the database may take a while.
   void elector.holdUntilLost(stopping.signal).then((outcome) => {
     if (outcome !== 'lost') return
     // Another replica may already be reconciling: stop at once and start again as a candidate.
@@ -218,4 +268,6 @@ if (!elector) {
     log.error('leader election: leadership lost, exiting')
     process.exit(1)
   })
+  await prepareDatabase()
+  if (!stopping.signal.aborted) lead()
 }

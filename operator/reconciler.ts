@@ -1,10 +1,10 @@
-import type { BatchV1Api, CustomObjectsApi, ObjectCache, V1Job, V1Pod } from '@kubernetes/client-node'
+import { PatchStrategy, setHeaderOptions, type BatchV1Api, type CustomObjectsApi, type ObjectCache, type V1Job, type V1Pod } from '@kubernetes/client-node'
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
-import { API_GROUP, API_VERSION, LABELS, UTILITY_JOB } from '../contract/api-group.js'
+import { API_GROUP, API_VERSION, JOB_RECORD_FINALIZER, LABELS, UTILITY_JOB } from '../contract/api-group.js'
 import { catalog } from '../contract/catalog.js'
-import type { UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
-import { effectiveStatus, isTerminal } from '../contract/job-view.js'
+import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
+import { effectiveStatus, isTerminal, type JobRecord } from '../contract/job-view.js'
 import { apiStatus } from '../contract/kube.js'
 import { resultObjectKey, type RunnerResult } from '../contract/runner-protocol.js'
 import { readJsonObject } from '../contract/storage-client.js'
@@ -13,6 +13,7 @@ import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './
 import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
 import { storageGrantFor } from './storage-grant.js'
+import { CallbackController } from './callbacks/controller.js'
 
 export interface ReconcilerDeps {
   namespace: string
@@ -29,6 +30,26 @@ export interface ReconcilerDeps {
   log: Logger
   now?: () => number
   onFinished?: (uj: UtilityJobResource, status: UtilityJobStatus) => void
+  /** The job record (PostgreSQL): written before every status write (docs/adr/0010). */
+  records: JobRecordWriter
+  /** How long a finished, archived UtilityJob stays in the cluster before it is deleted. */
+  graceMs: number
+}
+
+/** What the reconciler writes to the job record. */
+export interface JobRecordWriter {
+  /** The job as it is (or is about to be): creates the row when missing, never moves a finished one back. */
+  transition(job: JobRecord): Promise<void>
+  /** The callback delivery bookkeeping, as the status holds it. */
+  callback(jobId: string, delivery: CallbackDelivery): Promise<void>
+}
+
+/** When a finished job's UtilityJob may go: its grace after finishing, once its callback has settled. */
+export function removableAt(uj: UtilityJobResource, graceMs: number): number | null {
+  if (!isTerminal(uj) || CallbackController.wants(uj)) return null
+  const s = effectiveStatus(uj)
+  const finished = parseTime(s.callback?.finishedAt) ?? parseTime(s.finishedAt) ?? parseTime(uj.spec.createdAt) ?? 0
+  return finished + graceMs
 }
 
 /**
@@ -43,6 +64,8 @@ export class UtilityJobReconciler {
    * and lose on the conflict, so the pass waits for the watch event instead.
    */
   private readonly written = new Map<string, number>()
+  /** UtilityJobs whose row this process has made sure of (the upgrade path archives older ones). */
+  private readonly recorded = new Set<string>()
 
   constructor(private readonly d: ReconcilerDeps) {}
 
@@ -54,6 +77,7 @@ export class UtilityJobReconciler {
     const uj = this.d.utilityJobs.get(name, this.d.namespace)
     if (!uj) {
       this.written.delete(name)
+      this.recorded.delete(name)
       return
     }
     const written = this.written.get(name)
@@ -61,12 +85,17 @@ export class UtilityJobReconciler {
       if (Number(uj.metadata.resourceVersion) < written) return
       this.written.delete(name) // the cache has caught up
     }
-    if (uj.metadata.deletionTimestamp) return
     const log = this.d.log.child({ jobId: uj.spec.jobId, utility: uj.spec.utility })
+    if (uj.metadata.deletionTimestamp) return this.finalize(uj, log)
+    if (!this.recorded.has(name)) {
+      // A job the record may not hold yet (accepted before the record existed): archive it as it is.
+      await this.d.records.transition(uj)
+      this.recorded.add(name)
+    }
     if (isTerminal(uj)) {
       // A cancelled job's Job may have been created a moment before the cancel was seen.
       if (effectiveStatus(uj).state === 'cancelled' && this.d.jobs.get(jobNameFor(uj), this.d.namespace)) await this.deleteJob(jobNameFor(uj), log)
-      return
+      return this.settle(uj, log)
     }
     const utility = catalog.get(uj.spec.utility)
     if (!utility) {
@@ -75,7 +104,7 @@ export class UtilityJobReconciler {
     }
     const deadline = deadlineSeconds(uj, utility)
     const job = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
-    const pods = this.d.pods.list(this.d.namespace).filter((p) => p.metadata?.labels?.[LABELS.jobId] === uj.metadata.name)
+    const pods = this.podsOf(uj)
     if (uj.spec.cancelRequested && effectiveStatus(uj).state === 'queued' && firstPodStart(pods) === null) {
       // Still queued: the job never runs. Its Job (if made already) goes, with its pending pod.
       // Deleted by name whatever the cache says: it may hold a Job created a moment ago.
@@ -140,6 +169,64 @@ export class UtilityJobReconciler {
     }
   }
 
+  /**
+   * A finished job past its grace, callback settled: its final row (with the delivery summary)
+   * is written, then the UtilityJob is deleted; its batch Job goes with it (owner reference).
+   * The finalizer keeps the object until finalize() has seen the row stored.
+   */
+  private async settle(uj: UtilityJobResource, log: Logger): Promise<{ requeueAfterMs?: number } | void> {
+    const at = removableAt(uj, this.d.graceMs)
+    if (at === null) return // the callback controller's next write brings the job back here
+    if (at > this.now()) return { requeueAfterMs: at - this.now() }
+    await this.archive(uj)
+    try {
+      await this.d.custom.deleteNamespacedCustomObject({ ...this.coords(), name: uj.metadata.name, propagationPolicy: 'Background' })
+      log.info({ finishedAt: effectiveStatus(uj).finishedAt }, 'archived job removed from the cluster')
+    } catch (err) {
+      if (apiStatus(err) !== 404) throw err
+    }
+  }
+
+  /** Writes the job's final row, callback bookkeeping included. */
+  private async archive(job: UtilityJobResource): Promise<void> {
+    await this.d.records.transition(job)
+    const cb = job.status?.callback
+    if (cb) await this.d.records.callback(job.spec.jobId, cb)
+  }
+
+  /**
+   * A UtilityJob being deleted (after its grace, or by hand): its row is made final first, then
+   * the finalizer goes. One deleted before it finished is recorded as lost.
+   */
+  private async finalize(uj: UtilityJobResource, log: Logger): Promise<void> {
+    const finalizers = uj.metadata.finalizers ?? []
+    if (!finalizers.includes(JOB_RECORD_FINALIZER)) return
+    const final: UtilityJobResource = isTerminal(uj)
+      ? uj
+      : { ...uj, status: failedStatus(uj, { code: 'lost', message: 'The job was deleted from the cluster before it finished.' }, firstPodStart(this.podsOf(uj)), this.now()) }
+    await this.archive(final)
+    try {
+      await this.d.custom.patchNamespacedCustomObject(
+        { ...this.coords(), name: uj.metadata.name, body: { metadata: { finalizers: finalizers.filter((f) => f !== JOB_RECORD_FINALIZER), resourceVersion: uj.metadata.resourceVersion } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )
+    } catch (err) {
+      const code = apiStatus(err)
+      if (code === 404) return
+      if (code === 409) throw new Error('the UtilityJob changed while its finalizer was being removed; trying again')
+      throw err
+    }
+    if (!isTerminal(uj)) log.warn({ state: effectiveStatus(uj).state }, 'job deleted before it finished: recorded as lost')
+  }
+
+  private podsOf(uj: UtilityJobResource): V1Pod[] {
+    return this.d.pods.list(this.d.namespace).filter((p) => p.metadata?.labels?.[LABELS.jobId] === uj.metadata.name)
+  }
+
+  private coords() {
+    return { group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural }
+  }
+
   private async deleteJob(name: string, log: Logger): Promise<void> {
     try {
       await this.d.batch.deleteNamespacedJob({ name, namespace: this.d.namespace, propagationPolicy: 'Background' })
@@ -153,14 +240,9 @@ export class UtilityJobReconciler {
     // status.callback belongs to the callback controller: carried over as it is, never rebuilt.
     const callback = uj.status?.callback
     const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName: jobNameFor(uj), observedGeneration: uj.metadata.generation } }
-    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: this.d.namespace,
-      plural: UTILITY_JOB.plural,
-      name: uj.metadata.name,
-      body,
-    })) as UtilityJobResource
+    // Row first, status second: the list (the record) never shows an older state than the detail.
+    await this.d.records.transition(body)
+    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body })) as UtilityJobResource
     this.written.set(uj.metadata.name, Number(saved.metadata.resourceVersion))
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
     if (isTerminal({ ...uj, status })) this.d.onFinished?.(uj, status)

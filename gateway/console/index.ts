@@ -10,7 +10,9 @@ import { CONSOLE_INVITE, CONSOLE_USER, type ConsoleInviteResource, type ConsoleU
 import type { ApiKeyResource } from '../../contract/crd-schemas.js'
 import { watchedCache } from '../../contract/kube.js'
 import type { FileLinks } from '../file-links.js'
+import type { JobRecords } from '../job-records.js'
 import type { JobStore } from '../job-store.js'
+import type { GatewayMetrics } from '../metrics.js'
 import type { ConsoleConfig } from './config.js'
 import { loadSession, originCheck } from './http.js'
 import { Lockout } from './lockout.js'
@@ -24,13 +26,14 @@ import { peopleRoutes } from './routes/people.js'
 import { workspaceRoutes } from './routes/workspace.js'
 import { SessionStore } from './sessions.js'
 import { uiRoutes } from './ui-assets.js'
-import { UsageArchive } from './usage.js'
 
 export interface ConsoleOptions {
   kc: KubeConfig
   namespace: string
   redis: Redis
   store: JobStore
+  records: JobRecords
+  metrics: GatewayMetrics
   keyCache: ObjectCache<ApiKeyResource>
   links: FileLinks
   storage: Client
@@ -74,7 +77,6 @@ export function createConsole(o: ConsoleOptions): Console {
     )
   const users = watch<ConsoleUserResource>(CONSOLE_USER.plural)
   const invites = watch<ConsoleInviteResource>(CONSOLE_INVITE.plural)
-  const usage = new UsageArchive(o.storage, o.bucket, () => o.store.list(), o.config.usageRetentionDays, o.log)
   const deps: ConsoleDeps = {
     config: o.config,
     people: new PeopleStore(o.kc, o.namespace, { users: users.cache, invites: invites.cache }),
@@ -83,19 +85,19 @@ export function createConsole(o: ConsoleOptions): Console {
     keyAdmin: new ApiKeyAdmin(o.kc, o.namespace),
     keyList: () => o.keyCache.list(o.namespace),
     store: o.store,
+    records: o.records,
+    metrics: o.metrics,
     links: o.links,
     storage: o.storage,
     bucket: o.bucket,
-    usage,
     oidc: o.config.oidc ? new OidcRelyingParty(o.config.oidc, `${o.config.publicUrl}/console/api/oidc/callback`) : null,
     log: o.log.child({ component: 'console' }),
   }
-  const synced = Promise.all([users.synced, invites.synced]).then(() => usage.start(o.config.usageRollupSeconds * 1000))
+  const synced = Promise.all([users.synced, invites.synced]).then(() => undefined)
   return {
     middleware: consoleMiddleware(deps),
     synced,
     stop: async () => {
-      usage.stop()
       await Promise.allSettled([users.stop(), invites.stop()])
     },
   }

@@ -56,6 +56,7 @@ describe('usage rows', () => {
       errors: { upstream_rejected: 1 },
       totalMs: 150,
       upstreamMs: 70,
+      outputBytes: 0,
     })
     expect(rows.filter((r) => r.day === '2026-11-02')).toHaveLength(3)
     expect(rows.find((r) => r.source === 'playground')).toMatchObject({ keyId: '', userEmail: 'ada@example.com', jobs: 1, succeeded: 1, totalMs: 30 })

@@ -1,42 +1,17 @@
-import type { Client } from 'minio'
-import type { Logger } from 'pino'
-import type { UtilityJobResource } from '../../contract/crd-schemas.js'
-import { effectiveStatus } from '../../contract/job-view.js'
-import { readJsonObject, writeJsonObject } from '../../contract/storage-client.js'
+import type { UsageRow } from '../../contract/db/usage-table.js'
+import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
 import { utcDay } from '../../contract/time.js'
 
 /**
  * Usage statistics: jobs per UTC day × key (or playground user) × utility, with outcomes,
- * failures by error code and time spent. A day's rows are a pure function of that day's jobs,
- * so every gateway replica computes the same thing; recent days are computed live from the
- * watched jobs and archived to storage (`usage/daily/<day>.json`), where they outlive the jobs
- * (docs/adr/0005).
+ * failures by error code and time spent. Kept in the job record as a per-day aggregate, updated
+ * when a job is accepted and when it finishes (contract/db/usage-table.ts), for 400 days:
+ * the usage page reads the days it shows and never scans jobs (docs/adr/0010).
+ * `usageRows` is the same aggregate computed from jobs: tests hold the table to it.
  */
-export interface UsageRow {
-  day: string
-  source: 'api' | 'playground'
-  /** The key's id; empty for playground runs. */
-  keyId: string
-  keyName: string
-  /** Who ran it from the playground; empty for key-started jobs. */
-  userEmail: string
-  utility: string
-  jobs: number
-  succeeded: number
-  failed: number
-  cancelled: number
-  /** Failed jobs by error code. */
-  errors: Record<string, number>
-  /** Sum of totalMs and upstreamMs over finished jobs. */
-  totalMs: number
-  upstreamMs: number
-}
+export type { UsageRow }
 
-/** Days counted live from the jobs (and rewritten in the archive while they may still change). */
-export const LIVE_DAYS = 7
-export const ARCHIVE_PREFIX = 'usage/daily/'
-
-export function usageRows(jobs: readonly UtilityJobResource[]): UsageRow[] {
+export function usageRows(jobs: readonly JobRecord[]): UsageRow[] {
   const rows = new Map<string, UsageRow>()
   for (const job of jobs) {
     const created = Date.parse(job.spec.createdAt)
@@ -48,12 +23,15 @@ export function usageRows(jobs: readonly UtilityJobResource[]): UsageRow[] {
     const id = [day, source, keyId, userEmail, job.spec.utility].join('\n')
     let row = rows.get(id)
     if (!row) {
-      row = { day, source, keyId, keyName: job.spec.apiKeyName, userEmail, utility: job.spec.utility, jobs: 0, succeeded: 0, failed: 0, cancelled: 0, errors: {}, totalMs: 0, upstreamMs: 0 }
+      row = { day, source, keyId, keyName: job.spec.apiKeyName, userEmail, utility: job.spec.utility, jobs: 0, succeeded: 0, failed: 0, cancelled: 0, errors: {}, totalMs: 0, upstreamMs: 0, outputBytes: 0 }
       rows.set(id, row)
     }
     const s = effectiveStatus(job)
     row.jobs++
-    if (s.state === 'succeeded') row.succeeded++
+    if (s.state === 'succeeded') {
+      row.succeeded++
+      row.outputBytes += (s.result?.files ?? []).reduce((n, f) => n + (f.size ?? 0), 0)
+    }
     if (s.state === 'cancelled') row.cancelled++
     if (s.state === 'failed') {
       row.failed++
@@ -118,84 +96,5 @@ export function summarizeUsage(rows: readonly UsageRow[], days: readonly string[
     byKey: [...perKey.values()].sort((a, b) => b.jobs - a.jobs),
     byUtility: [...perUtility.values()].sort((a, b) => b.jobs - a.jobs),
     byErrorCode: [...perCode.entries()].map(([code, count]) => ({ code, count })).sort((a, b) => b.count - a.count),
-  }
-}
-
-/** Archived days in storage; recent days live from the jobs. */
-export class UsageArchive {
-  private readonly written = new Map<string, string>()
-  private timer: NodeJS.Timeout | undefined
-
-  constructor(
-    private readonly storage: Client,
-    private readonly bucket: string,
-    private readonly jobs: () => readonly UtilityJobResource[],
-    private readonly retentionDays: number,
-    private readonly log: Logger,
-  ) {}
-
-  /** Rows of the days in [fromDay, toDay]: live for recent days, archived for older ones. */
-  async rows(fromDay: string, toDay: string, now = Date.now()): Promise<UsageRow[]> {
-    const liveFrom = utcDay(now - (LIVE_DAYS - 1) * 86_400_000)
-    const live = usageRows(this.jobs()).filter((r) => r.day >= fromDay && r.day <= toDay && r.day >= liveFrom)
-    const archivedDays = dayRange(fromDay, toDay).filter((d) => d < liveFrom)
-    const archived = await Promise.all(
-      archivedDays.map(async (d) => {
-        try {
-          return ((await readJsonObject(this.storage, this.bucket, `${ARCHIVE_PREFIX}${d}.json`)) as { rows: UsageRow[] }).rows
-        } catch {
-          // Not archived (no jobs that day, or not rolled up yet): count what the jobs still say.
-          return usageRows(this.jobs()).filter((r) => r.day === d)
-        }
-      }),
-    )
-    return [...archived.flat(), ...live]
-  }
-
-  /**
-   * Writes each day that has jobs: recent days whenever they changed, older days once (they are
-   * final long before their jobs expire). Deletes archived days past the retention.
-   */
-  async rollup(now = Date.now()): Promise<void> {
-    const liveFrom = utcDay(now - (LIVE_DAYS - 1) * 86_400_000)
-    const byDay = new Map<string, UsageRow[]>()
-    for (const r of usageRows(this.jobs())) byDay.set(r.day, [...(byDay.get(r.day) ?? []), r])
-    for (const [day, rows] of byDay) {
-      const content = JSON.stringify({ day, rows })
-      if (this.written.get(day) === content) continue
-      if (day < liveFrom && (this.written.has(day) || (await this.archived(day)))) {
-        // Final: never rewritten from jobs that may have started to expire.
-        this.written.set(day, content)
-        continue
-      }
-      await writeJsonObject(this.storage, this.bucket, `${ARCHIVE_PREFIX}${day}.json`, { day, rows })
-      this.written.set(day, content)
-    }
-    const oldest = `${ARCHIVE_PREFIX}${utcDay(now - this.retentionDays * 86_400_000)}.json`
-    const expired: string[] = []
-    for await (const obj of this.storage.listObjectsV2(this.bucket, ARCHIVE_PREFIX, true)) {
-      if (obj.name && obj.name < oldest) expired.push(obj.name)
-    }
-    if (expired.length) await this.storage.removeObjects(this.bucket, expired)
-  }
-
-  private async archived(day: string): Promise<boolean> {
-    try {
-      await this.storage.statObject(this.bucket, `${ARCHIVE_PREFIX}${day}.json`)
-      return true
-    } catch {
-      return false
-    }
-  }
-
-  start(intervalMs = 5 * 60_000): void {
-    const run = () => this.rollup().catch((err) => this.log.warn({ err: (err as Error).message }, 'usage rollup failed'))
-    void run()
-    this.timer = setInterval(run, intervalMs)
-    this.timer.unref()
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer)
   }
 }

@@ -1,7 +1,7 @@
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { FileLinks } from '../file-links.js'
-import type { Idempotency } from '../idempotency.js'
+import type { JobRecords } from '../job-records.js'
 import type { JobStore } from '../job-store.js'
 import type { GatewayMetrics } from '../metrics.js'
 
@@ -9,7 +9,8 @@ import type { GatewayMetrics } from '../metrics.js'
 export interface RouteDeps {
   store: JobStore
   links: FileLinks
-  idempotency: Idempotency
+  /** The job record (PostgreSQL): lists, idempotency, jobs no longer in the cluster. */
+  records: JobRecords
   storage: Client
   bucket: string
   log: Logger

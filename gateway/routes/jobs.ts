@@ -1,11 +1,10 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
-import { objectNameOf, ulidOf } from '../../contract/ids.js'
-import { effectiveStatus } from '../../contract/job-view.js'
+import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
 import { ApiError, invalid, notFound } from '../api-error.js'
 import type { AuthenticatedKey } from '../auth.js'
-import { listPage, parseListQuery } from '../job-list.js'
+import { listQueryFor, pageOf, parseListQuery } from '../job-list.js'
 import type { RouteDeps } from './context.js'
 
 export const MAX_WAIT_SECONDS = 60
@@ -20,11 +19,14 @@ export function parseWait(raw: unknown): number {
   return Number(raw)
 }
 
-/** The caller's job by public id; 404 for unknown ids and for other keys' jobs alike. */
-export async function ownJob(ctx: Context, deps: RouteDeps): Promise<UtilityJobResource> {
+/**
+ * The caller's job by public id, from its UtilityJob while it lives, else from the job record;
+ * 404 for unknown ids and for other keys' jobs alike.
+ */
+export async function ownJob(ctx: Context, deps: RouteDeps): Promise<JobRecord | UtilityJobResource> {
   const id = ctx.params.id as string
   const key = ctx.state.key as AuthenticatedKey
-  const job = ulidOf(id, 'job') ? await deps.store.get(objectNameOf(id)) : undefined
+  const job = await deps.records.find(id)
   if (!job || job.spec.apiKeyId !== key.id || job.spec.jobId !== id) throw notFound(`No job ${JSON.stringify(id.slice(0, 100))}.`)
   ctx.state.jobId = job.spec.jobId
   return job
@@ -35,16 +37,17 @@ const notCancellable = (state: string) => new ApiError('conflict', `The job is $
 export function jobRoutes(deps: RouteDeps): Router {
   const router = new Router()
 
-  router.get('/v1/jobs', (ctx) => {
+  router.get('/v1/jobs', async (ctx) => {
     const key = ctx.state.key as AuthenticatedKey
     const q = parseListQuery(ctx.query)
-    ctx.body = listPage(deps.store.list(), key.id, q)
+    ctx.body = pageOf(await deps.records.list(listQueryFor(key.id, q)), q)
   })
 
   router.get('/v1/jobs/:id', async (ctx) => {
     const wait = parseWait(ctx.query.wait)
     const job = await ownJob(ctx, deps)
-    const latest = await deps.store.waitForTerminal(job, wait * 1000, deps.shutdown)
+    // A job only in the record is finished: nothing to wait for.
+    const latest = 'metadata' in job ? await deps.store.waitForTerminal(job, wait * 1000, deps.shutdown) : job
     ctx.status = 200
     ctx.body = await deps.links.view(latest)
   })
@@ -52,9 +55,12 @@ export function jobRoutes(deps: RouteDeps): Router {
   // The operator decides (it alone writes status): the gateway asks, then waits to see which
   // way it went. A job already running when the request lands answers 409.
   router.post('/v1/jobs/:id/cancel', async (ctx) => {
-    const job = await ownJob(ctx, deps)
-    const state = effectiveStatus(job).state
+    const found = await ownJob(ctx, deps)
+    const state = effectiveStatus(found).state
     if (state !== 'queued') throw notCancellable(state)
+    // Its row is written a moment before its UtilityJob: the cancel needs the UtilityJob.
+    if (!('metadata' in found)) throw new ApiError('conflict', 'The job is still being handed to the cluster; try the cancel again in a moment.')
+    const job = found as UtilityJobResource
     const asked = job.spec.cancelRequested ? job : await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
     const decided = await deps.store.waitUntil(asked, (j) => effectiveStatus(j).state !== 'queued', CANCEL_CONFIRM_MS, deps.shutdown)
     const outcome = effectiveStatus(decided).state

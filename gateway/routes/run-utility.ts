@@ -1,18 +1,20 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { API_GROUP_VERSION, LABELS, MANAGED_BY } from '../../contract/api-group.js'
+import { API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../../contract/api-group.js'
 import { keyAllows } from '../../contract/api-keys.js'
 import { enabledUtility } from '../../contract/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
+import { isTerminal, type JobRecord } from '../../contract/job-view.js'
 import { inputObjectKey } from '../../contract/runner-protocol.js'
-import { writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
+import { acceptJob } from '../accept-job.js'
 import { ApiError, invalid } from '../api-error.js'
 import { assertCallbackUrlAllowed } from '../callback-url.js'
 import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
+import { asResource } from '../job-records.js'
 import { readJsonBody } from '../json-body.js'
 import { validateRunRequest } from '../validation.js'
 import type { RouteDeps } from './context.js'
@@ -59,7 +61,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   assertCallbackUrlAllowed(body)
   const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
   // The key alone identifies a valid request: a retry gets the original job whatever its body.
-  const earlier = hash ? await deps.idempotency.find(hash) : undefined
+  const earlier = hash ? await deps.records.findIdempotent(key.id, hash) : undefined
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
   const req = body as RunBody
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
@@ -68,11 +70,6 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const jobId = newId('job', now)
   ctx.state.jobId = jobId
   const name = objectNameOf(jobId)
-  if (hash) {
-    const claim = await deps.idempotency.claim(hash, name)
-    if (claim.kind === 'existing') return replay(ctx, deps, claim.job, utility, mode)
-  }
-
   const uj: UtilityJobResource = {
     apiVersion: API_GROUP_VERSION,
     kind: 'UtilityJob',
@@ -82,8 +79,9 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
         [LABELS.managedBy]: MANAGED_BY,
         [LABELS.apiKey]: key.objectName,
         [LABELS.utility]: utility.slug,
-        ...(hash ? { [LABELS.idempotency]: hash } : {}),
       },
+      // Kept until the operator has written the final row and settled the callback (ADR 0010).
+      finalizers: [JOB_RECORD_FINALIZER],
     },
     spec: {
       jobId,
@@ -99,27 +97,21 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
       ...(Number.isInteger(testDeadline) && testDeadline > 0 ? { deadlineSeconds: testDeadline } : {}),
     },
   }
-  let created: UtilityJobResource
-  try {
-    await writeJsonObject(deps.storage, deps.bucket, uj.spec.inputKey, req.input)
-    created = await deps.store.create(uj)
-  } catch (err) {
-    if (hash) await deps.idempotency.release(hash, name)
-    throw err
-  }
-  deps.metrics.jobsCreated.inc({ utility: utility.slug, mode })
+  const accepted = await acceptJob(deps, uj, req.input)
+  if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
+  const created = accepted.job
   deps.log.info({ requestId: ctx.state.requestId, jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
   const answered = mode === 'sync' ? await deps.store.waitForTerminal(created, deps.syncWaitMs, deps.shutdown) : created
   await respondWithJob(ctx, deps, answered, mode === 'sync')
 }
 
-async function replay(ctx: Context, deps: RouteDeps, job: UtilityJobResource, utility: UtilityDefinition, mode: 'sync' | 'async'): Promise<void> {
+async function replay(ctx: Context, deps: RouteDeps, job: JobRecord, utility: UtilityDefinition, mode: 'sync' | 'async'): Promise<void> {
   if (job.spec.utility !== utility.slug) {
     throw new ApiError('conflict', `This Idempotency-Key was already used for ${job.spec.utility}.`)
   }
   ctx.state.jobId = job.spec.jobId
   ctx.set('Idempotent-Replayed', 'true')
-  const current = mode === 'sync' ? await deps.store.waitForTerminal(job, deps.syncWaitMs, deps.shutdown) : job
+  const current = mode === 'sync' && !isTerminal(job) ? await deps.store.waitForTerminal(asResource(job), deps.syncWaitMs, deps.shutdown) : job
   return respondWithJob(ctx, deps, current, mode === 'sync')
 }
 

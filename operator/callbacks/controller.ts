@@ -14,6 +14,8 @@ import type { SecretSource } from './signing-secrets.js'
 export interface CallbackControllerDeps {
   namespace: string
   utilityJobs: ObjectCache<UtilityJobResource>
+  /** Copies each written delivery state into the job record (after the status write that claims it). */
+  record?: (jobId: string, delivery: CallbackDelivery) => Promise<void>
   custom: Pick<CustomObjectsApi, 'replaceNamespacedCustomObjectStatus' | 'getNamespacedCustomObject'>
   secrets: SecretSource
   /** The job exactly as `GET /v1/jobs/{id}` returns it, with fresh download links. */
@@ -150,12 +152,17 @@ export class CallbackController {
   /** Replaces status.callback (only) with optimistic concurrency; the written object, or null on a conflict. */
   private async write(uj: UtilityJobResource, callback: CallbackDelivery): Promise<UtilityJobResource | null> {
     const body: UtilityJobResource = { ...uj, status: { ...uj.status!, callback } }
+    let saved: UtilityJobResource
     try {
-      return (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body })) as UtilityJobResource
+      saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body })) as UtilityJobResource
     } catch (err) {
       if (apiStatus(err) === 409) return null
       throw err
     }
+    // The status decides who claimed an attempt (resourceVersion); the record follows it. A
+    // failed copy is made good when the job is archived (the reconciler writes the final row).
+    await this.d.record?.(uj.spec.jobId, callback).catch((err) => this.d.log.warn({ jobId: uj.spec.jobId, err: (err as Error).message }, 'callback state not copied to the job record'))
+    return saved
   }
 
   private coords() {

@@ -16,6 +16,7 @@ import { until } from '../platform/wait-for.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
+import { createDatabase } from './helpers/database.js'
 import { kubeConfig } from './helpers/keys.js'
 import { whileCordoned } from './helpers/node.js'
 
@@ -182,11 +183,14 @@ describe('helm install on the local platform: the programs run under the chart S
     const storage = inject('storage')
     kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: restricted } }))
     kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-storage', `--from-literal=accessKey=${storage.accessKey}`, `--from-literal=secretKey=${storage.secretKey}`])
+    // One database per installation: the release gets its own on the platform's PostgreSQL.
+    const databaseUrl = await createDatabase(inject('databaseUrl'), 'dutil_chart')
+    kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${databaseUrl}`])
     helm(
       // The platform applied the same CRDs (crds/) with kubectl: Helm takes their fields over.
       'install', RELEASE, CHART, '--namespace', NS, '--force-conflicts',
       '--set', `storage.endpoint=${storage.endpoint}`, '--set', 'storage.existingSecret=dutil-storage', '--set', `storage.bucket=${storage.bucket}`,
-      '--set', `redis.url=${inject('redisUrl')}/1`,
+      '--set', `redis.url=${inject('redisUrl')}/1`, '--set', 'database.existingSecret=dutil-database',
       '--set', 'image.registry=dutil.local', '--set', 'image.tag=test',
       '--set', 'gateway.replicas=1', '--set', 'operator.replicas=1', // the node agent runs pods on the host network: one port each
       '--set', `gateway.port=${gatewayPort()}`, '--set', `operator.port=${operatorPort()}`,

@@ -11,6 +11,8 @@ declare module 'vitest' {
     platformDir: string
     storage: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string }
     redisUrl: string
+    /** The job record's PostgreSQL (the platform's own server). */
+    databaseUrl: string
     programEnv: Record<string, string>
     /** Files of the https callback receivers' certificate (signed by the test CA the operator trusts). */
     callbackTls: { certFile: string; keyFile: string; caFile: string }
@@ -62,6 +64,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('platformDir', platform.dir)
   project.provide('storage', platform.storage)
   project.provide('redisUrl', platform.redisUrl)
+  project.provide('databaseUrl', platform.databaseUrl)
   project.provide('programEnv', platform.programEnv as Record<string, string>)
   project.provide('oidcIssuer', idp.issuer)
   project.provide('callbackTls', { certFile: testCa.certFile, keyFile: testCa.keyFile, caFile: testCa.caFile })

@@ -18,6 +18,8 @@ command -v qpdf >/dev/null || need+=(qpdf)
 command -v chromium >/dev/null || need+=(chromium)
 command -v openssl >/dev/null || need+=(openssl)
 command -v unshare >/dev/null || need+=(util-linux)
+# The job record: Debian's PostgreSQL server (initdb and postgres under /usr/lib/postgresql/<v>/bin).
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   echo "[deps] installing Debian packages: ${need[*]}"
   sudo_cmd=""

@@ -10,6 +10,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
 import { apiStatus } from '../../contract/kube.js'
 import { storageClient } from '../../contract/storage-client.js'
+import { ensureDatabase, preparePostgres } from './postgres.js'
 import { Supervisor } from './supervisor.js'
 import { tcpOpen, until } from './wait-for.js'
 
@@ -30,6 +31,7 @@ export interface PlatformPorts {
   controllerManager: number
   scheduler: number
   redis: number
+  postgres: number
   minio: number
   minioConsole: number
   gateway: number
@@ -43,6 +45,7 @@ export const DEV_PORTS: PlatformPorts = {
   controllerManager: 10257,
   scheduler: 10259,
   redis: 6379,
+  postgres: 5433,
   minio: 9000,
   minioConsole: 9001,
   gateway: 8080,
@@ -60,6 +63,7 @@ export const TEST_PORTS: PlatformPorts = offsetPorts({
   controllerManager: 20257,
   scheduler: 20259,
   redis: 16379,
+  postgres: 25432,
   minio: 19000,
   minioConsole: 19001,
   gateway: 18080,
@@ -98,6 +102,8 @@ export interface Platform {
   gatewayUrl: string
   storage: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string }
   redisUrl: string
+  /** The job record (PostgreSQL). */
+  databaseUrl: string
   supervisor: Supervisor
   /** Env of the gateway and operator, to restart one of them in a test. */
   programEnv: NodeJS.ProcessEnv
@@ -190,7 +196,7 @@ async function ensureNamespaceAndSecret(kc: KubeConfig, creds: { accessKey: stri
 
 /**
  * Starts the whole local platform: etcd, kube-apiserver, kube-controller-manager and
- * kube-scheduler (real binaries built from the Go module proxy), Redis, MinIO, the dev node
+ * kube-scheduler (real binaries built from the Go module proxy), Redis, PostgreSQL, MinIO, the dev node
  * agent standing in for kubelet, then dutil's operator and gateway.
  */
 export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
@@ -219,7 +225,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     writeFileSync(kubeconfigPath, kubeconfigYaml(dir, p.apiserver), { mode: 0o600 })
     const creds = storageCredentials(dir)
 
-    say('starting etcd, Redis and MinIO')
+    say('starting etcd, Redis, PostgreSQL and MinIO')
     start('etcd', bin('etcd'), [
       '--name=dutil',
       `--data-dir=${join(dir, 'etcd')}`,
@@ -233,6 +239,8 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     ])
     mkdirSync(join(dir, 'redis'), { recursive: true })
     start('redis', 'redis-server', ['--port', String(p.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', join(dir, 'redis')])
+    const postgres = preparePostgres(dir, p.postgres, { durable: !opts.fresh })
+    start('postgres', postgres.command[0], postgres.command.slice(1))
     start('minio', bin('minio'), ['server', join(dir, 'minio'), '--address', `127.0.0.1:${p.minio}`, '--console-address', `127.0.0.1:${p.minioConsole}`, '--quiet'], {
       MINIO_ROOT_USER: creds.accessKey,
       MINIO_ROOT_PASSWORD: creds.secretKey,
@@ -240,6 +248,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       MINIO_UPDATE: 'off',
     })
     await until('etcd', async () => (await getStatus(`http://127.0.0.1:${p.etcd}/health`)) === 200)
+    await ensureDatabase(postgres)
 
     say('starting kube-apiserver')
     start('kube-apiserver', bin('kube-apiserver'), [
@@ -337,6 +346,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       DUTIL_IMAGE_REGISTRY: 'dutil.local',
       DUTIL_IMAGE_TAG: 'dev',
       DUTIL_REDIS_URL: redisUrl,
+      DUTIL_DATABASE_URL: postgres.url,
       DUTIL_PORT: String(p.gateway),
       DUTIL_OPERATOR_PORT: String(p.operator),
       DUTIL_TEST_HOOKS: String(opts.testHooks),
@@ -363,6 +373,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       gatewayUrl: `http://127.0.0.1:${p.gateway}`,
       storage,
       redisUrl,
+      databaseUrl: postgres.url,
       supervisor,
       programEnv,
       startOperator,

@@ -60,6 +60,11 @@ app.kubernetes.io/component: {{ .component }}
     secretKeyRef:
       name: {{ .Values.storage.existingSecret }}
       key: secretKey
+- name: DUTIL_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "database.existingSecret is required (a Secret with the PostgreSQL URL)" .Values.database.existingSecret }}
+      key: {{ .Values.database.existingSecretKey }}
 - name: DUTIL_LINK_TTL_SECONDS
   value: {{ .Values.linkTtlSeconds | quote }}
 - name: DUTIL_RETENTION_DAYS

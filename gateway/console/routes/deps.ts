@@ -3,13 +3,14 @@ import type { Logger } from 'pino'
 import type { ApiKeyResource } from '../../../contract/crd-schemas.js'
 import type { ApiKeyAdmin } from '../../../contract/api-key-admin.js'
 import type { FileLinks } from '../../file-links.js'
+import type { JobRecords } from '../../job-records.js'
 import type { JobStore } from '../../job-store.js'
+import type { GatewayMetrics } from '../../metrics.js'
 import type { ConsoleConfig } from '../config.js'
 import type { Lockout } from '../lockout.js'
 import type { OidcRelyingParty } from '../oidc.js'
 import type { PeopleStore } from '../../../contract/people-store.js'
 import type { SessionStore } from '../sessions.js'
-import type { UsageArchive } from '../usage.js'
 
 /** Everything console routes need, built once by createConsole (or by a test). */
 export interface ConsoleDeps {
@@ -21,10 +22,12 @@ export interface ConsoleDeps {
   /** ApiKeys as the gateway's watch sees them. */
   keyList: () => readonly ApiKeyResource[]
   store: JobStore
+  /** The job record: job lists, archived jobs, usage. */
+  records: JobRecords
+  metrics: GatewayMetrics
   links: FileLinks
   storage: Client
   bucket: string
-  usage: UsageArchive
   oidc: OidcRelyingParty | null
   log: Logger
 }

@@ -1,9 +1,11 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { CONTRACT_SLUGS } from '../../../contract/catalog.js'
-import { JOB_STATES, type UtilityJobResource } from '../../../contract/crd-schemas.js'
-import { objectNameOf, ulidOf } from '../../../contract/ids.js'
-import { effectiveStatus } from '../../../contract/job-view.js'
+import { JOB_STATES } from '../../../contract/crd-schemas.js'
+import { createdAtOfJobId } from '../../../contract/db/job-row.js'
+import type { JobListQuery } from '../../../contract/db/jobs-table.js'
+import { ulidOf } from '../../../contract/ids.js'
+import type { JobRecord } from '../../../contract/job-view.js'
 import { ApiError, invalid, type ErrorDetail } from '../../api-error.js'
 import { toSummary } from '../../job-list.js'
 import { authorize, type ConsoleState } from '../http.js'
@@ -13,7 +15,7 @@ import type { ConsoleDeps } from './deps.js'
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 
 /** Whether the person owns a job: one of their keys started it, or they ran it in the playground. */
-export function ownsJob(job: UtilityJobResource, s: ConsoleState, ownKeyIds: ReadonlySet<string>): boolean {
+export function ownsJob(job: JobRecord, s: ConsoleState, ownKeyIds: ReadonlySet<string>): boolean {
   if ((job.spec.source ?? 'api') === 'playground') return job.spec.userEmail === s.user.spec.email
   return ownKeyIds.has(job.spec.apiKeyId)
 }
@@ -23,7 +25,7 @@ export function ownKeyIds(d: ConsoleDeps, s: ConsoleState): Set<string> {
 }
 
 /** A predicate for the jobs this person may see. */
-export function jobVisibility(d: ConsoleDeps, s: ConsoleState): (job: UtilityJobResource) => boolean {
+export function jobVisibility(d: ConsoleDeps, s: ConsoleState): (job: JobRecord) => boolean {
   if (can(s.user.spec.role, 'jobs.read', 'other')) return () => true
   const own = ownKeyIds(d, s)
   return (job) => ownsJob(job, s, own)
@@ -57,14 +59,14 @@ function parseQuery(q: Record<string, unknown>): ConsoleJobQuery {
   return out
 }
 
-export function consoleJobSummary(job: UtilityJobResource) {
+export function consoleJobSummary(job: JobRecord) {
   return { ...toSummary(job), apiKeyId: job.spec.apiKeyId || null }
 }
 
-async function visibleJob(ctx: Context, d: ConsoleDeps): Promise<UtilityJobResource> {
+async function visibleJob(ctx: Context, d: ConsoleDeps): Promise<JobRecord> {
   const s = authorize(ctx, 'jobs.read', 'own')
   const id = ctx.params.id as string
-  const job = ulidOf(id, 'job') ? await d.store.get(objectNameOf(id)) : undefined
+  const job = await d.records.find(id)
   if (!job || job.spec.jobId !== id || !jobVisibility(d, s)(job)) throw new ApiError('not_found', `No job ${JSON.stringify(id.slice(0, 60))}.`)
   return job
 }
@@ -72,22 +74,24 @@ async function visibleJob(ctx: Context, d: ConsoleDeps): Promise<UtilityJobResou
 export function jobRoutes(d: ConsoleDeps): Router {
   const r = new Router({ prefix: '/console/api/jobs' })
 
-  r.get('/', (ctx) => {
+  r.get('/', async (ctx) => {
     const s = authorize(ctx, 'jobs.read', 'own')
     const q = parseQuery(ctx.query)
-    const visible = jobVisibility(d, s)
-    const matching = d.store
-      .list()
-      .filter(visible)
-      .filter((j) => !q.before || j.spec.jobId < q.before)
-      .filter((j) => !q.utility || j.spec.utility === q.utility)
-      .filter((j) => !q.status || effectiveStatus(j).state === q.status)
-      .filter((j) => !q.key || (q.key === 'playground' ? j.spec.source === 'playground' : j.spec.apiKeyId === q.key))
-      .filter((j) => !q.from || j.spec.createdAt.slice(0, 10) >= q.from)
-      .filter((j) => !q.to || j.spec.createdAt.slice(0, 10) <= q.to)
-      .sort((a, b) => (a.spec.jobId < b.spec.jobId ? 1 : -1))
-    const page = matching.slice(0, q.limit)
-    ctx.body = { items: page.map(consoleJobSummary), nextCursor: matching.length > q.limit ? page[page.length - 1].spec.jobId : null }
+    // The job record, by keyset: the person's scope and every filter are index conditions.
+    const scope: Partial<JobListQuery> = can(s.user.spec.role, 'jobs.read', 'other') ? {} : { ownedBy: { apiKeyIds: [...ownKeyIds(d, s)], userEmail: s.user.spec.email } }
+    if (q.key === 'playground') scope.playground = {}
+    else if (q.key) scope.apiKeyId = q.key
+    const rows = await d.records.list({
+      ...scope,
+      utility: q.utility,
+      state: q.status,
+      createdFrom: q.from ? `${q.from}T00:00:00.000Z` : undefined,
+      createdBefore: q.to ? new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
+      after: q.before ? { createdAt: createdAtOfJobId(q.before)!, id: q.before } : undefined,
+      limit: q.limit,
+    })
+    const page = rows.slice(0, q.limit)
+    ctx.body = { items: page.map(consoleJobSummary), nextCursor: rows.length > q.limit ? page[page.length - 1].spec.jobId : null }
   })
 
   r.get('/:id', async (ctx) => {

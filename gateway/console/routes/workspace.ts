@@ -1,11 +1,12 @@
 import Router from '@koa/router'
-import { API_GROUP_VERSION, LABELS, MANAGED_BY } from '../../../contract/api-group.js'
+import { API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../../../contract/api-group.js'
 import { catalog, enabledUtility } from '../../../contract/catalog.js'
 import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../../contract/ids.js'
 import { inputObjectKey } from '../../../contract/runner-protocol.js'
-import { writeJsonObject } from '../../../contract/storage-client.js'
+import { usageRows } from '../../../contract/db/usage-table.js'
 import { isoMs, utcDay } from '../../../contract/time.js'
+import { acceptJob } from '../../accept-job.js'
 import { ApiError, invalid } from '../../api-error.js'
 import { assertCallbackUrlAllowed } from '../../callback-url.js'
 import { readJsonBody } from '../../json-body.js'
@@ -36,7 +37,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const utility = typeof ctx.query.utility === 'string' && ctx.query.utility ? ctx.query.utility : undefined
     const now = Date.now()
     const range = dayRange(utcDay(now - (days - 1) * 86_400_000), utcDay(now))
-    let rows = await d.usage.rows(range[0], range[range.length - 1], now)
+    let rows = await usageRows(d.records.db, range[0], range[range.length - 1])
     if (!can(s.user.spec.role, 'usage.read', 'other')) {
       const own = ownKeyIds(d, s)
       rows = rows.filter((row) => (row.source === 'playground' ? row.userEmail === s.user.spec.email : own.has(row.keyId)))
@@ -61,7 +62,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const uj: UtilityJobResource = {
       apiVersion: API_GROUP_VERSION,
       kind: 'UtilityJob',
-      metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: utility.slug } },
+      metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: utility.slug }, finalizers: [JOB_RECORD_FINALIZER] },
       spec: {
         jobId,
         utility: utility.slug,
@@ -76,8 +77,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
         ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
       },
     }
-    await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, req.input)
-    const created = await d.store.create(uj)
+    const created = (await acceptJob(d, uj, req.input)).job
     d.log.info({ jobId, utility: utility.slug, userId: s.user.spec.userId }, 'playground job accepted')
     ctx.status = 202
     ctx.body = await d.links.view(created)

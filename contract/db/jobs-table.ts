@@ -1,0 +1,200 @@
+import type { CallbackDelivery } from '../crd-schemas.js'
+import { TERMINAL_STATES } from '../crd-schemas.js'
+import { inTransaction, NO_PARTITION, type Database, type Queryable } from './database.js'
+import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type JobRow } from './job-row.js'
+import { ensurePartition, utcDayOf } from './partitions.js'
+import { countAccepted, countFinished } from './usage-table.js'
+
+/** The `jobs` table: every query the gateway and the operator make of the job record. */
+
+const COLUMN_LIST = JOB_COLUMNS.join(', ')
+const PLACEHOLDERS = JOB_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')
+const values = (row: JobRow) => JOB_COLUMNS.map((c) => (c === 'metadata' || c === 'result' || c === 'error' || c === 'callback' ? json(row[c]) : row[c]))
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v))
+const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ')
+
+/** Runs `fn`, making the partition of `createdAt` first when the row has none. */
+async function withPartition<T>(db: Database, createdAt: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    if ((err as { code?: string }).code !== NO_PARTITION) throw err
+    await ensurePartition(db, utcDayOf(createdAt))
+    return fn()
+  }
+}
+
+export type AcceptOutcome = { kind: 'inserted' } | { kind: 'existing'; jobId: string }
+
+/**
+ * Writes a job the gateway is accepting, before it answers: its row, its Idempotency-Key (when
+ * given) and the day's accepted count, in one transaction. A key already used by this API key
+ * hands back the job that holds it instead (concurrent requests wait on the unique key; the
+ * first to commit wins).
+ */
+export async function insertAccepted(db: Database, job: JobRecord): Promise<AcceptOutcome> {
+  const row = rowOf(job)
+  return withPartition(db, row.created_at, () =>
+    inTransaction(db, async (c) => {
+      if (row.idempotency_key_hash !== null) {
+        const claimed = await c.query(
+          'INSERT INTO idempotency_keys (api_key_id, key_hash, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING job_id',
+          [row.api_key_id, row.idempotency_key_hash, row.id, row.created_at],
+        )
+        if (claimed.rowCount === 0) {
+          const holder = await findIdempotent(c, row.api_key_id, row.idempotency_key_hash)
+          if (holder) return { kind: 'existing', jobId: holder }
+          throw new Error('idempotency key conflict without a holder')
+        }
+      }
+      await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
+      await countAccepted(c, job)
+      return { kind: 'inserted' }
+    }),
+  )
+}
+
+/** The job that an API key's Idempotency-Key (hash) created, if any. */
+export async function findIdempotent(db: Queryable, apiKeyId: string, keyHash: string): Promise<string | undefined> {
+  const res = await db.query<{ job_id: string }>('SELECT job_id FROM idempotency_keys WHERE api_key_id = $1 AND key_hash = $2', [apiKeyId, keyHash])
+  return res.rows[0]?.job_id
+}
+
+/**
+ * Writes the state a job is moving to (the operator, before it writes the status subresource).
+ * Creates the row when there is none (a job accepted before the job record existed: the upgrade
+ * path). A finished row is never moved back; the usage of a job is counted the first time its
+ * row turns terminal. Returns whether the row changed.
+ */
+export async function recordTransition(db: Database, job: JobRecord): Promise<boolean> {
+  const row = rowOf(job)
+  const terminal = TERMINAL_STATES.includes(row.state)
+  return withPartition(db, row.created_at, () =>
+    inTransaction(db, async (c) => {
+      const prev = await c.query<{ state: string }>('SELECT state FROM jobs WHERE created_at = $1 AND id = $2 FOR UPDATE', [row.created_at, row.id])
+      const before = prev.rows[0]?.state
+      if (before === undefined) {
+        await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
+        if (terminal) await countFinished(c, job, true)
+        else await countAccepted(c, job)
+        return true
+      }
+      if ((TERMINAL_STATES as readonly string[]).includes(before)) return false
+      const set = JOB_COLUMNS.filter((c) => c !== 'id' && c !== 'created_at')
+      const res = await c.query(
+        // Forward only: queued → running → finished (a stale view never moves a row back).
+        `UPDATE jobs SET ${set.map((col, i) => `${col} = $${i + 3}`).join(', ')}, updated_at = now() WHERE created_at = $1 AND id = $2 AND state NOT IN (${TERMINAL_SQL}) AND (state = 'queued' OR $${set.indexOf('state') + 3} <> 'queued')`,
+        [row.created_at, row.id, ...set.map((col) => (col === 'metadata' || col === 'result' || col === 'error' || col === 'callback' ? json(row[col]) : row[col]))],
+      )
+      if (terminal && res.rowCount) await countFinished(c, job, false)
+      return (res.rowCount ?? 0) > 0
+    }),
+  )
+}
+
+/** Records the callback delivery bookkeeping of a job (the callback controller, after each attempt). */
+export async function recordCallback(db: Database, jobId: string, delivery: CallbackDelivery): Promise<void> {
+  const createdAt = createdAtOfJobId(jobId)
+  if (!createdAt) throw new Error(`not a job id: ${jobId}`)
+  await db.query('UPDATE jobs SET callback = $3, updated_at = now() WHERE created_at = $1 AND id = $2', [createdAt, jobId, JSON.stringify(delivery)])
+}
+
+/** Marks a job failed that could not be handed to the cluster (its UtilityJob was never created). */
+export async function failUnstarted(db: Database, job: JobRecord, error: { code: string; message: string }, now: number): Promise<void> {
+  const created = Date.parse(job.spec.createdAt)
+  await recordTransition(db, {
+    spec: job.spec,
+    status: {
+      state: 'failed',
+      startedAt: null,
+      finishedAt: new Date(now).toISOString(),
+      timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: now - created },
+      result: null,
+      error,
+    },
+  })
+}
+
+/** One job's record by its public id (the id carries its creation time: one partition is read). */
+export async function getJob(db: Queryable, jobId: string): Promise<JobRecord | undefined> {
+  const createdAt = createdAtOfJobId(jobId)
+  if (!createdAt) return undefined
+  const res = await db.query<JobRow>(`SELECT ${COLUMN_LIST} FROM jobs WHERE created_at = $1 AND id = $2`, [createdAt, jobId])
+  return res.rows[0] ? recordOf(res.rows[0]) : undefined
+}
+
+export interface JobListQuery {
+  /** One API key's jobs; absent: every key's (the console's admins). */
+  apiKeyId?: string
+  /** Only playground runs (of this person, when given). */
+  playground?: { userEmail?: string }
+  /** Jobs of these keys or this person's playground runs (a console member's own jobs). */
+  ownedBy?: { apiKeyIds: readonly string[]; userEmail: string }
+  utility?: string
+  state?: string
+  /** Created on or after / before these instants. */
+  createdFrom?: string
+  createdBefore?: string
+  /** Keyset: only jobs older than this (created_at, id). */
+  after?: { createdAt: string; id: string }
+  limit: number
+}
+
+/**
+ * A page of jobs, newest first, by keyset on (created_at, id): never OFFSET, so a page deep in a
+ * long history costs what the first does, and jobs arriving or expiring between pages never
+ * shift a later page. Returns up to limit + 1 rows: the extra one says whether there is more.
+ */
+export async function listJobs(db: Queryable, q: JobListQuery): Promise<JobRecord[]> {
+  const where: string[] = []
+  const args: unknown[] = []
+  const arg = (v: unknown) => {
+    args.push(v)
+    return `$${args.length}`
+  }
+  if (q.apiKeyId !== undefined) where.push(`api_key_id = ${arg(q.apiKeyId)}`)
+  if (q.playground) {
+    where.push(`source = 'playground'`)
+    if (q.playground.userEmail !== undefined) where.push(`user_email = ${arg(q.playground.userEmail)}`)
+  }
+  if (q.ownedBy) {
+    where.push(`(api_key_id = ANY(${arg(q.ownedBy.apiKeyIds)}) OR (source = 'playground' AND user_email = ${arg(q.ownedBy.userEmail)}))`)
+  }
+  if (q.utility !== undefined) where.push(`utility = ${arg(q.utility)}`)
+  if (q.state !== undefined) where.push(`state = ${arg(q.state)}`)
+  if (q.createdFrom !== undefined) where.push(`created_at >= ${arg(q.createdFrom)}`)
+  if (q.createdBefore !== undefined) where.push(`created_at < ${arg(q.createdBefore)}`)
+  if (q.after) where.push(`(created_at, id) < (${arg(q.after.createdAt)}, ${arg(q.after.id)})`)
+  const sql = `SELECT ${COLUMN_LIST} FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit + 1)}`
+  const res = await db.query<JobRow>(sql, args)
+  return res.rows.map(recordOf)
+}
+
+/** Rows still queued or running that were created before `beforeMs` (the operator's sweep for lost hand-offs). */
+export async function openJobsCreatedBefore(db: Queryable, beforeMs: number, limit = 500): Promise<JobRecord[]> {
+  const res = await db.query<JobRow>(
+    `SELECT ${COLUMN_LIST} FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1 ORDER BY created_at LIMIT $2`,
+    [new Date(beforeMs).toISOString(), limit],
+  )
+  return res.rows.map(recordOf)
+}
+
+/** Storage keys of one day's jobs (inputs and outputs), read before the day's partition is dropped. */
+export async function storedKeysOfDay(db: Queryable, day: string): Promise<{ jobIds: string[]; keys: string[] }> {
+  const res = await db.query<{ id: string; input_key: string; result: JobRow['result'] }>(
+    `SELECT id, input_key, result FROM jobs WHERE created_at >= $1 AND created_at < $2`,
+    [`${day}T00:00:00Z`, new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString()],
+  )
+  const keys: string[] = []
+  for (const r of res.rows) {
+    keys.push(r.input_key)
+    for (const f of r.result?.files ?? []) keys.push(f.key)
+  }
+  return { jobIds: res.rows.map((r) => r.id), keys }
+}
+
+/** Idempotency keys of jobs created before `before` (their jobs are expiring). */
+export async function expireIdempotencyKeys(db: Queryable, before: string): Promise<number> {
+  return (await db.query('DELETE FROM idempotency_keys WHERE created_at < $1', [before])).rowCount ?? 0
+}
+

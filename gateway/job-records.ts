@@ -1,0 +1,52 @@
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import type { Database } from '../contract/db/database.js'
+import type { JobRecord } from '../contract/db/job-row.js'
+import { failUnstarted, findIdempotent, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../contract/db/jobs-table.js'
+import { objectNameOf, ulidOf } from '../contract/ids.js'
+import type { JobStore } from './job-store.js'
+
+/**
+ * The gateway's view of jobs from both sources (docs/adr/0010): a live job's UtilityJob (its
+ * status subresource is the truth while it exists) and the job record in PostgreSQL (lists,
+ * idempotency, and every job no longer in the cluster).
+ */
+export class JobRecords {
+  constructor(
+    readonly db: Database,
+    private readonly store: JobStore,
+  ) {}
+
+  /** Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists. */
+  accept(uj: UtilityJobResource): Promise<AcceptOutcome> {
+    return insertAccepted(this.db, uj)
+  }
+
+  /** Records that the job could not be handed to the cluster, so it never stays queued. */
+  failUnstarted(uj: UtilityJobResource): Promise<void> {
+    return failUnstarted(this.db, uj, { code: 'internal', message: 'The job could not be started.' }, Date.now())
+  }
+
+  /** A job by public id: its UtilityJob while it lives, else its row; undefined when neither exists. */
+  async find(id: string): Promise<JobRecord | UtilityJobResource | undefined> {
+    if (!ulidOf(id, 'job')) return undefined
+    const live = await this.store.get(objectNameOf(id))
+    if (live && live.spec.jobId === id) return live
+    return getJob(this.db, id)
+  }
+
+  /** The job an API key's Idempotency-Key created, as it is now. */
+  async findIdempotent(apiKeyId: string, keyHash: string): Promise<JobRecord | UtilityJobResource | undefined> {
+    const id = await findIdempotent(this.db, apiKeyId, keyHash)
+    return id ? this.find(id) : undefined
+  }
+
+  list(q: JobListQuery): Promise<JobRecord[]> {
+    return listJobs(this.db, q)
+  }
+}
+
+/** A record as the UtilityJob it stands for (the name the cluster knows it by), for waiting on it. */
+export function asResource(job: JobRecord | UtilityJobResource): UtilityJobResource {
+  if ('metadata' in job) return job as UtilityJobResource
+  return { apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', metadata: { name: objectNameOf(job.spec.jobId) }, spec: job.spec, status: job.status }
+}

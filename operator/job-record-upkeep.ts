@@ -1,0 +1,103 @@
+import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
+import type { Client } from 'minio'
+import type { Logger } from 'pino'
+import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import type { Database } from '../contract/db/database.js'
+import { expireIdempotencyKeys, failUnstarted, openJobsCreatedBefore, storedKeysOfDay } from '../contract/db/jobs-table.js'
+import { dropPartition, ensurePartitions, partitionDays, utcDayOf } from '../contract/db/partitions.js'
+import { expireUsage, USAGE_RETENTION_DAYS } from '../contract/db/usage-table.js'
+import { objectNameOf } from '../contract/ids.js'
+import { apiStatus } from '../contract/kube.js'
+
+const DAY_MS = 86_400_000
+/** Partitions made ahead of today, so that no accept ever waits on DDL. */
+export const PARTITIONS_AHEAD_DAYS = 7
+/** A row still open this long after its creation without a UtilityJob lost its hand-off. */
+export const LOST_HANDOFF_MS = 120_000
+
+export interface UpkeepDeps {
+  db: Database
+  namespace: string
+  utilityJobs: ObjectCache<UtilityJobResource>
+  custom: Pick<CustomObjectsApi, 'getNamespacedCustomObject'>
+  storage: Client
+  bucket: string
+  retentionMs: number
+  /** Top-level output folders (the catalog's slugs). */
+  utilities: readonly string[]
+  log: Logger
+  now?: () => number
+  metrics?: { deletedJobs: { inc(n?: number): void }; deletedObjects: { inc(n?: number): void } }
+}
+
+/** The day partitions to drop: every whole day older than the retention. */
+export function expiredPartitionDays(days: readonly string[], now: number, retentionMs: number): string[] {
+  const keepFrom = utcDayOf(now - retentionMs)
+  return days.filter((d) => d < keepFrom)
+}
+
+/**
+ * Upkeep of the job record, run by the operator's leader: partitions made ahead, expired days
+ * dropped whole (their files deleted from storage first, so a sweep that stops half-way finds
+ * them again), idempotency keys and usage days expired, and rows whose UtilityJob never came
+ * (a gateway that died between the two writes) failed, so that none stays queued forever.
+ */
+export class JobRecordUpkeep {
+  constructor(private readonly d: UpkeepDeps) {}
+
+  private now(): number {
+    return this.d.now ? this.d.now() : Date.now()
+  }
+
+  async sweep(): Promise<{ days: number; jobs: number; objects: number }> {
+    const now = this.now()
+    await ensurePartitions(this.d.db, now - DAY_MS, PARTITIONS_AHEAD_DAYS + 2)
+    let jobs = 0
+    let objects = 0
+    const expired = expiredPartitionDays(await partitionDays(this.d.db), now, this.d.retentionMs)
+    for (const day of expired) {
+      const stored = await storedKeysOfDay(this.d.db, day)
+      for (const prefix of [...this.d.utilities.map((u) => `${u}/${day}/`), ...stored.jobIds.map((id) => `_jobs/${id}/`)]) objects += await this.removePrefix(prefix)
+      await dropPartition(this.d.db, day)
+      jobs += stored.jobIds.length
+      this.d.log.info({ day, jobs: stored.jobIds.length }, 'retention: a day of jobs and their files deleted')
+    }
+    const keepFrom = `${utcDayOf(now - this.d.retentionMs)}T00:00:00.000Z`
+    await expireIdempotencyKeys(this.d.db, keepFrom)
+    await expireUsage(this.d.db, utcDayOf(now - USAGE_RETENTION_DAYS * DAY_MS))
+    this.d.metrics?.deletedJobs.inc(jobs)
+    this.d.metrics?.deletedObjects.inc(objects)
+    return { days: expired.length, jobs, objects }
+  }
+
+  /**
+   * Rows still open whose UtilityJob does not exist (its gateway died between the row and the
+   * UtilityJob, or it was deleted with its finalizer forced off): failed as `lost`. Failing rather
+   * than re-creating the UtilityJob keeps the operator from ever creating jobs on its own.
+   */
+  async failLostHandoffs(): Promise<number> {
+    let failed = 0
+    for (const job of await openJobsCreatedBefore(this.d.db, this.now() - LOST_HANDOFF_MS)) {
+      const name = objectNameOf(job.spec.jobId)
+      if (this.d.utilityJobs.get(name, this.d.namespace)) continue
+      try {
+        await this.d.custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural, name })
+        continue // the cache is behind: it exists
+      } catch (err) {
+        if (apiStatus(err) !== 404) throw err
+      }
+      await failUnstarted(this.d.db, job, { code: 'lost', message: 'The job was accepted but never reached the cluster.' }, this.now())
+      failed++
+      this.d.log.warn({ jobId: job.spec.jobId, createdAt: job.spec.createdAt }, 'job had a row but no UtilityJob: recorded as lost')
+    }
+    return failed
+  }
+
+  private async removePrefix(prefix: string): Promise<number> {
+    const keys: string[] = []
+    for await (const item of this.d.storage.listObjectsV2(this.d.bucket, prefix, true)) if (item.name) keys.push(item.name)
+    for (let i = 0; i < keys.length; i += 1000) await this.d.storage.removeObjects(this.d.bucket, keys.slice(i, i + 1000))
+    return keys.length
+  }
+}
