@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
-import { isDatabaseUnavailable } from '../contract/db/database.js'
+import { DatabaseUnavailableError } from '../contract/db/database.js'
 import { ApiError } from './api-error.js'
 
 /** Seconds a client is asked to wait when the job record cannot be reached. */
@@ -27,9 +27,9 @@ export function errorMiddleware(log: Logger) {
         return
       }
       const where = { requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, path: ctx.path }
-      if (isDatabaseUnavailable(err)) {
+      if (err instanceof DatabaseUnavailableError) {
         // Nothing was accepted (a job exists only once its row is committed): safe to retry.
-        log.warn({ ...where, err: (err as Error).message }, 'job record unavailable')
+        log.warn({ ...where, err: (err.cause as Error)?.message }, 'job record unavailable')
         ctx.status = 500
         ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
         ctx.body = errorEnvelope('internal', 'The job record is unavailable right now; retry shortly.', { requestId })

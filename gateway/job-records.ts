@@ -1,5 +1,6 @@
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import type { Database } from '../contract/db/database.js'
+import { guarded, type Database } from '../contract/db/database.js'
+import { usageRows, type UsageRow } from '../contract/db/usage-table.js'
 import type { JobRecord } from '../contract/db/job-row.js'
 import { failUnstarted, findIdempotent, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../contract/db/jobs-table.js'
 import { objectNameOf, ulidOf } from '../contract/ids.js'
@@ -18,12 +19,12 @@ export class JobRecords {
 
   /** Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists. */
   accept(uj: UtilityJobResource): Promise<AcceptOutcome> {
-    return insertAccepted(this.db, uj)
+    return guarded(() => insertAccepted(this.db, uj))
   }
 
   /** Records that the job could not be handed to the cluster, so it never stays queued. */
   failUnstarted(uj: UtilityJobResource): Promise<void> {
-    return failUnstarted(this.db, uj, { code: 'internal', message: 'The job could not be started.' }, Date.now())
+    return guarded(() => failUnstarted(this.db, uj, { code: 'internal', message: 'The job could not be started.' }, Date.now()))
   }
 
   /** A job by public id: its UtilityJob while it lives, else its row; undefined when neither exists. */
@@ -31,17 +32,22 @@ export class JobRecords {
     if (!ulidOf(id, 'job')) return undefined
     const live = await this.store.get(objectNameOf(id))
     if (live && live.spec.jobId === id) return live
-    return getJob(this.db, id)
+    return guarded(() => getJob(this.db, id))
   }
 
   /** The job an API key's Idempotency-Key created, as it is now. */
   async findIdempotent(apiKeyId: string, keyHash: string): Promise<JobRecord | UtilityJobResource | undefined> {
-    const id = await findIdempotent(this.db, apiKeyId, keyHash)
+    const id = await guarded(() => findIdempotent(this.db, apiKeyId, keyHash))
     return id ? this.find(id) : undefined
   }
 
   list(q: JobListQuery): Promise<JobRecord[]> {
-    return listJobs(this.db, q)
+    return guarded(() => listJobs(this.db, q))
+  }
+
+  /** Usage of the days in [fromDay, toDay] (the console's usage page). */
+  usage(fromDay: string, toDay: string): Promise<UsageRow[]> {
+    return guarded(() => usageRows(this.db, fromDay, toDay))
   }
 }
 

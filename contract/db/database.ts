@@ -36,16 +36,28 @@ export function openDatabase(opts: DatabaseOptions): Database {
 /** Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
 export async function inTransaction<T>(db: Database, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await db.connect()
+  // A checked-out client whose connection drops between two queries emits 'error'; the pool
+  // listens only to idle ones, and an unheard 'error' would end the process. The failed query
+  // rejects anyway, which is what the caller handles.
+  let broken: Error | undefined
+  const ignore = (err: Error) => {
+    broken = err
+  }
+  client.on('error', ignore)
   try {
     await client.query('BEGIN')
     const out = await fn(client)
     await client.query('COMMIT')
     return out
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {})
+    await client.query('ROLLBACK').catch((e: Error) => {
+      broken ??= e
+    })
     throw err
   } finally {
-    client.release()
+    client.off('error', ignore)
+    // A broken connection is closed, not handed to the next caller.
+    client.release(broken)
   }
 }
 
@@ -60,6 +72,44 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!e) return false
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(e.message ?? '')
+}
+
+/** The job record could not be reached: callers answer "retry shortly" instead of a plain 500. */
+export class DatabaseUnavailableError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`the job record is unavailable: ${(cause as Error)?.message ?? String(cause)}`)
+    this.name = 'DatabaseUnavailableError'
+  }
+}
+
+/** Runs a database call; a connection failure becomes a DatabaseUnavailableError (other errors pass). */
+export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    throw isDatabaseUnavailable(err) ? new DatabaseUnavailableError(err) : err
+  }
+}
+
+/**
+ * A value as JSON PostgreSQL's jsonb accepts: NUL characters and unpaired surrogates (valid in a
+ * JavaScript string, refused by jsonb) become U+FFFD, in values and keys alike. For server-made
+ * values (results, errors, callback state); client metadata is stored as text, verbatim.
+ */
+export function storableJson(v: unknown): string | null {
+  if (v === null || v === undefined) return null
+  return JSON.stringify(clean(v))
+}
+
+function cleanString(s: string): string {
+  return (s as string & { toWellFormed(): string }).toWellFormed().replaceAll('\u0000', '\ufffd')
+}
+
+function clean(v: unknown): unknown {
+  if (typeof v === 'string') return cleanString(v)
+  if (Array.isArray(v)) return v.map(clean)
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [cleanString(k), clean(x)]))
+  return v
 }
 
 /** PostgreSQL's unique_violation. */

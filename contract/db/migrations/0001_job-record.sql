@@ -15,7 +15,8 @@ CREATE TABLE jobs (
   mode text NOT NULL CHECK (mode IN ('sync', 'async')),
   state text NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
   input_key text NOT NULL,
-  metadata jsonb,
+  -- The client's metadata, verbatim (JSON text: jsonb would refuse some strings JSON allows).
+  metadata text,
   callback_url text,
   idempotency_key_hash text,
   deadline_seconds integer,

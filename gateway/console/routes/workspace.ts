@@ -4,7 +4,6 @@ import { catalog, enabledUtility } from '../../../contract/catalog.js'
 import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../../contract/ids.js'
 import { inputObjectKey } from '../../../contract/runner-protocol.js'
-import { usageRows } from '../../../contract/db/usage-table.js'
 import { isoMs, utcDay } from '../../../contract/time.js'
 import { acceptJob } from '../../accept-job.js'
 import { ApiError, invalid } from '../../api-error.js'
@@ -37,7 +36,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const utility = typeof ctx.query.utility === 'string' && ctx.query.utility ? ctx.query.utility : undefined
     const now = Date.now()
     const range = dayRange(utcDay(now - (days - 1) * 86_400_000), utcDay(now))
-    let rows = await usageRows(d.records.db, range[0], range[range.length - 1])
+    let rows = await d.records.usage(range[0], range[range.length - 1])
     if (!can(s.user.spec.role, 'usage.read', 'other')) {
       const own = ownKeyIds(d, s)
       rows = rows.filter((row) => (row.source === 'playground' ? row.userEmail === s.user.spec.email : own.has(row.keyId)))

@@ -1,0 +1,283 @@
+import { CustomObjectsApi } from '@kubernetes/client-node'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { openDatabase, type Database } from '../../contract/db/database.js'
+import { createdAtOfJobId } from '../../contract/db/job-row.js'
+import { getJob, insertAccepted } from '../../contract/db/jobs-table.js'
+import { knownMigrations, migrateDatabase, MIGRATIONS_TABLE, pendingMigrations } from '../../contract/db/migrate.js'
+import { dropPartition, partitionDays } from '../../contract/db/partitions.js'
+import { usageRows as usageTableRows } from '../../contract/db/usage-table.js'
+import { ulid } from 'ulid'
+import { newId, objectNameOf } from '../../contract/ids.js'
+import { toJobView } from '../../contract/job-view.js'
+import { inputObjectKey } from '../../contract/runner-protocol.js'
+import { storageClient, writeJsonObject } from '../../contract/storage-client.js'
+import { isoMs } from '../../contract/time.js'
+import { usageRows } from '../../gateway/console/usage.js'
+import { until } from '../platform/wait-for.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { api } from './helpers/api.js'
+import { createDatabase } from './helpers/database.js'
+import { readJob } from './helpers/direct-jobs.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
+import { killComponent, startComponent, startOperator, terminateComponent, waitForOperatorReady } from './helpers/processes.js'
+
+/**
+ * The job record (docs/adr/0010): PostgreSQL holds every job's row beside its short-lived
+ * UtilityJob. Given the real platform (its own PostgreSQL), these tests write, read, page,
+ * expire and restart it as the gateway and the operator do.
+ */
+let files: FileServer
+let db: Database
+const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural }
+const custom = () => kubeConfig().makeApiClient(CustomObjectsApi)
+const fixedLink = (key: string) => ({ url: `https://files.example/${key}` })
+
+beforeAll(async () => {
+  files = await new FileServer().start()
+  db = openDatabase({ url: inject('databaseUrl'), applicationName: 'dutil-test' })
+})
+afterAll(async () => {
+  await files.stop()
+  await db.end()
+})
+
+describe('schema migrations', () => {
+  it('apply in order on an empty PostgreSQL database, once, and leave nothing pending', async () => {
+    const url = await createDatabase(inject('databaseUrl'), 'dutil_migration_test')
+    const fresh = openDatabase({ url, applicationName: 'dutil-test' })
+    try {
+      expect(await pendingMigrations(fresh)).toEqual(knownMigrations())
+      const log: string[] = []
+      expect(await migrateDatabase(url, { info: (_o, m) => log.push(m) })).toEqual(knownMigrations())
+      expect(await migrateDatabase(url, { info: (_o, m) => log.push(m) })).toEqual([])
+      expect(await pendingMigrations(fresh)).toEqual([])
+      const tables = await fresh.query<{ relname: string; relkind: string }>(`SELECT relname, relkind FROM pg_class WHERE relname IN ('jobs', 'idempotency_keys', 'usage_daily', '${MIGRATIONS_TABLE}') ORDER BY relname`)
+      // jobs is partitioned (relkind p); the others are plain tables.
+      expect(tables.rows).toEqual([
+        { relname: 'idempotency_keys', relkind: 'r' },
+        { relname: 'jobs', relkind: 'p' },
+        { relname: MIGRATIONS_TABLE, relkind: 'r' },
+        { relname: 'usage_daily', relkind: 'r' },
+      ])
+    } finally {
+      await fresh.end()
+    }
+  })
+})
+
+describe('the job record through the platform', () => {
+  it('holds a row for every accepted job; the API view from the row equals the view from the UtilityJob', async () => {
+    const { key, id: keyId } = await createKey()
+    const url = files.add('rec.pdf', await makePdf(2))
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url }, metadata: { ref: 'R-1' } } })
+    expect(res.status).toBe(200)
+    const uj = await readJob(objectNameOf(res.body.id))
+    const row = await getJob(db, res.body.id)
+    expect(row).toBeDefined()
+    expect(row!.spec.apiKeyId).toBe(keyId)
+    // One function, two sources, the same JSON.
+    expect(toJobView(row!, fixedLink)).toEqual(toJobView(uj, fixedLink))
+    expect(toJobView(row!, fixedLink)).toMatchObject({ id: res.body.id, status: 'succeeded', metadata: { ref: 'R-1' }, result: { pageCount: 2 } })
+  })
+
+  it('lists from the record: a job is on the first page the moment its create answered', async () => {
+    const { key } = await createKey()
+    const url = files.add('seen.pdf', await makePdf(1))
+    const ids: string[] = []
+    for (let i = 0; i < 12; i++) {
+      const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })
+      expect(res.status).toBe(202)
+      ids.push(res.body.id)
+      const first = await api('GET', '/v1/jobs?limit=5', { key })
+      expect(first.body.items[0].id).toBe(res.body.id)
+    }
+    const seen: string[] = []
+    let cursor: string | null = null
+    do {
+      const page: any = await api('GET', `/v1/jobs?limit=5${cursor ? `&cursor=${cursor}` : ''}`, { key })
+      seen.push(...page.body.items.map((j: { id: string }) => j.id))
+      cursor = page.body.nextCursor
+    } while (cursor)
+    expect(seen).toEqual([...ids].reverse())
+  })
+
+  it('walks a history that is appended to and expired while it is read: every job once, none skipped', async () => {
+    const { key, id: keyId } = await createKey()
+    // 60 jobs over the last three days, straight into the record (as history would be).
+    const now = Date.now()
+    const made: string[] = []
+    for (let i = 0; i < 60; i++) {
+      const at = now - 3 * 86_400_000 + i * 3_600_000
+      const id = `job_${ulid(at)}` // not newId: its monotonic factory never goes back in time
+      await insertAccepted(db, {
+        spec: { jobId: id, utility: i % 2 ? 'split-pdf' : 'zip-files', mode: 'async', apiKeyId: keyId, apiKeyName: 'history', createdAt: isoMs(at), inputKey: `_jobs/${id}/input.json`, metadata: null },
+        status: { state: 'succeeded', startedAt: isoMs(at), finishedAt: isoMs(at + 1000), timings: { queueMs: 0, upstreamMs: 500, storageMs: 100, totalMs: 1000 }, result: { files: [], extras: {} }, error: null },
+      })
+      made.push(id)
+    }
+    const oldestDay = isoMs(now - 3 * 86_400_000).slice(0, 10)
+    const expiredIds = new Set(made.filter((id) => createdAtOfJobId(id)!.slice(0, 10) === oldestDay))
+    expect(expiredIds.size).toBeGreaterThan(0)
+    const seen: string[] = []
+    const appended: string[] = []
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const page: any = await api('GET', `/v1/jobs?limit=7${cursor ? `&cursor=${cursor}` : ''}`, { key })
+      expect(page.status).toBe(200)
+      seen.push(...page.body.items.map((j: { id: string }) => j.id))
+      cursor = page.body.nextCursor
+      pages++
+      if (pages === 2) {
+        // New jobs arrive (newer than any page still to come) and the oldest day expires.
+        const url = files.add('walk.pdf', await makePdf(1))
+        for (let i = 0; i < 3; i++) appended.push((await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })).body.id)
+        await dropPartition(db, oldestDay)
+      }
+    } while (cursor)
+    expect(new Set(seen).size).toBe(seen.length)
+    for (const id of appended) expect(seen).not.toContain(id) // newer than the first page: not in this walk
+    const expected = [...made].reverse().filter((id) => !expiredIds.has(id))
+    expect(seen.filter((id) => !expiredIds.has(id))).toEqual(expected)
+    // Whatever of the expired day was read before it expired, it was read once, in order.
+    expect(seen.filter((id) => expiredIds.has(id))).toEqual([...made].reverse().filter((id) => expiredIds.has(id)).slice(0, seen.filter((id) => expiredIds.has(id)).length))
+    expect(await partitionDays(db)).not.toContain(oldestDay)
+  })
+
+  it('keeps usage as a per-day aggregate equal to what the jobs themselves add up to', async () => {
+    const { key, id: keyId } = await createKey()
+    const url = files.add('use.pdf', await makePdf(3))
+    const done = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    expect(done.status).toBe(200)
+    const bad = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: files.add('not.pdf', Buffer.from('<html>')) } } })
+    expect(bad.status).toBe(422)
+    const jobs = await Promise.all([done.body.id, bad.body.id].map((id: string) => getJob(db, id)))
+    const day = isoMs(Date.now()).slice(0, 10)
+    const fromTable = (await usageTableRows(db, day, day)).filter((r) => r.keyId === keyId)
+    expect(fromTable).toEqual(usageRows(jobs.map((j) => j!)))
+    expect(fromTable[0]).toMatchObject({ jobs: 2, succeeded: 1, failed: 1, errors: { upstream_rejected: 1 } })
+    expect(fromTable[0].outputBytes).toBeGreaterThan(0)
+  })
+
+  it('archives a UtilityJob made before the record existed (the upgrade path), and removes finished ones after their grace', async () => {
+    const { id: keyId, key } = await createKey()
+    // As the previous version made them: no finalizer, no row.
+    const now = Date.now()
+    const jobId = newId('job', now)
+    const storage = inject('storage')
+    await writeJsonObject(storageClient(storage), storage.bucket, inputObjectKey(jobId), { url: files.add('old.pdf', await makePdf(1)) })
+    await custom().createNamespacedCustomObject({
+      ...coords,
+      body: {
+        apiVersion: API_GROUP_VERSION,
+        kind: 'UtilityJob',
+        metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: 'split-pdf' } },
+        spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'old', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+      },
+    })
+    await until('row of the old job, finished', async () => (await getJob(db, jobId))?.status?.state === 'succeeded', 60_000, 200)
+    expect((await api('GET', '/v1/jobs?limit=1', { key })).body.items[0].id).toBe(jobId)
+
+    // Restart the operator with a one-second grace: finished jobs leave the cluster, not the API.
+    await terminateComponent('operator')
+    startOperator({ DUTIL_JOB_GRACE_SECONDS: '1' })
+    await waitForOperatorReady()
+    try {
+      const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: files.add('grace.pdf', await makePdf(2)) } } })
+      expect(res.status).toBe(200)
+      const name = objectNameOf(res.body.id)
+      await until('UtilityJob removed after its grace', async () => {
+        try {
+          await custom().getNamespacedCustomObject({ ...coords, name })
+          return false
+        } catch {
+          return true
+        }
+      }, 30_000, 250)
+      const archived = await api('GET', `/v1/jobs/${res.body.id}`, { key })
+      expect(archived.status).toBe(200)
+      const { result: a, ...restArchived } = archived.body
+      const { result: b, ...restLive } = res.body
+      expect(restArchived).toEqual(restLive)
+      expect(a.files.map((f: { key: string }) => f.key)).toEqual(b.files.map((f: { key: string }) => f.key))
+      expect((await fetch(a.files[0].url)).status).toBe(200)
+      const list = await api('GET', '/v1/jobs?limit=5', { key })
+      expect(list.body.items[0]).toMatchObject({ id: res.body.id, status: 'succeeded', fileCount: 2 })
+    } finally {
+      await terminateComponent('operator')
+      startOperator()
+      await waitForOperatorReady()
+    }
+  })
+
+  it('records a job deleted from the cluster before it finished as lost, and lets the object go', async () => {
+    const { key } = await createKey()
+    files.add('slow.pdf', await makePdf(1))
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: `${files.url}/slow/slow.pdf?ms=20000` } } })
+    expect(res.status).toBe(202)
+    const name = objectNameOf(res.body.id)
+    const uj = (await custom().getNamespacedCustomObject({ ...coords, name })) as UtilityJobResource
+    expect(uj.metadata.finalizers).toContain(JOB_RECORD_FINALIZER)
+    await custom().deleteNamespacedCustomObject({ ...coords, name })
+    await until('object gone', async () => {
+      try {
+        await custom().getNamespacedCustomObject({ ...coords, name })
+        return false
+      } catch {
+        return true
+      }
+    }, 30_000, 250)
+    const after = await api('GET', `/v1/jobs/${res.body.id}`, { key })
+    expect(after.status).toBe(200)
+    expect(after.body).toMatchObject({ status: 'failed', error: { code: 'lost' } })
+  })
+})
+
+describe('PostgreSQL down and restarted', () => {
+  it('answers internal with requestId and Retry-After while it is down, is unready, and loses no accepted job across a restart', async () => {
+    const { key } = await createKey()
+    const url = files.add('pg.pdf', await makePdf(1))
+    const accepted: string[] = []
+    const refused: number[] = []
+    const burst = (async () => {
+      for (let i = 0; i < 60; i++) {
+        const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })
+        if (res.status === 202) accepted.push(res.body.id)
+        else {
+          refused.push(res.status)
+          expect(res.status).toBe(500)
+          expect(res.body.error).toMatchObject({ code: 'internal', requestId: expect.any(String) })
+          expect(res.headers.get('retry-after')).toBe('5')
+        }
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    })()
+    await new Promise((r) => setTimeout(r, 500))
+    killComponent('postgres')
+    await until('gateway unready', async () => (await fetch(`${inject('gatewayUrl')}/readyz`)).status === 503, 15_000, 200)
+    const down = await api('GET', '/v1/jobs', { key })
+    expect(down.status).toBe(500)
+    expect(down.headers.get('retry-after')).toBe('5')
+    expect(down.body.error.requestId).toBe(down.headers.get('x-request-id'))
+    await new Promise((r) => setTimeout(r, 1500))
+    startComponent('postgres')
+    await until('gateway ready again', async () => (await fetch(`${inject('gatewayUrl')}/readyz`)).status === 200, 60_000, 250)
+    await burst
+    expect(accepted.length).toBeGreaterThan(0)
+    expect(refused.length).toBeGreaterThan(0)
+    // Every job the gateway acknowledged is in the record and finishes.
+    for (const id of accepted) {
+      const done = await api('GET', `/v1/jobs/${id}?wait=60`, { key })
+      expect(done.status).toBe(200)
+      expect(done.body.status).toBe('succeeded')
+    }
+    await until('all rows final', async () => {
+      for (const id of accepted) if ((await getJob(db, id))?.status?.state !== 'succeeded') return false
+      return true
+    }, 60_000, 500)
+  })
+})
+
