@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-scale dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-memory bench-scale dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -65,6 +65,10 @@ bench-deps:
 bench-latency: deps binaries build
 	node dist/test/bench/split-latency.js
 	node dist/test/bench/gateway-latency.js
+
+# Gateway resident memory over 15,000 rejected run requests (must stay flat).
+bench-memory: deps binaries build
+	node dist/test/bench/gateway-memory.js
 
 # The job record at production volume: N = 10k, 100k, 1M jobs of one key (BENCH_SCALE_SIZES).
 bench-scale: deps binaries build
