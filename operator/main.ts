@@ -217,6 +217,8 @@ function lead(): void {
   sweep()
   timers.push(setInterval(sweep, config.retention.sweepMs))
   const lost = () => void upkeep.failLostHandoffs().catch((err) => log.warn({ err: (err as Error).message }, 'checking for lost hand-offs failed'))
+  // After the caches synced (they have: lead() runs after), so a live job is never taken for lost.
+  lost()
   timers.push(setInterval(lost, 30_000))
 
   running = Promise.all([

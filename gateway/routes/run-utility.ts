@@ -12,6 +12,7 @@ import type { UtilityDefinition } from '../../contract/utility.js'
 import { acceptJob } from '../accept-job.js'
 import { ApiError, invalid } from '../api-error.js'
 import { assertCallbackUrlAllowed } from '../callback-url.js'
+import { assertStorageInputsReadable } from '../storage-inputs.js'
 import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
 import { asResource } from '../job-records.js'
@@ -64,6 +65,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const earlier = hash ? await deps.records.findIdempotent(key.id, hash) : undefined
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
   const req = body as RunBody
+  await assertStorageInputsReadable(req.input, { bucket: deps.bucket, find: (id) => deps.records.find(id), owns: (job) => job.spec.apiKeyId === key.id })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
 
   const now = Date.now()

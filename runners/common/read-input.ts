@@ -26,6 +26,7 @@ export interface InputStream {
  */
 export async function openInput(url: string, opts: SourceOptions): Promise<InputStream> {
   const s3 = parseS3Url(url)
+  if (!s3 && url.startsWith('s3://')) throw rejected(`${url.slice(0, 200)} is not a valid s3:// URL.`)
   let body: AsyncIterable<Buffer>
   let declared: number | undefined
   if (s3) {

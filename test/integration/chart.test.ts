@@ -3,17 +3,17 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node'
 import { Webhook } from 'standardwebhooks'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest'
 import { parseAllDocuments } from 'yaml'
 import { API_GROUP, API_KEY, API_VERSION } from '../../contract/api-group.js'
 import { catalog } from '../../contract/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { apiStatus } from '../../contract/kube.js'
-import { storageClient } from '../../contract/storage-client.js'
 import { desiredJob } from '../../operator/desired-job.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
+import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
 import { createDatabase } from './helpers/database.js'
@@ -278,9 +278,10 @@ describe('helm install on the local platform: the programs run under the chart S
 
   it('splits a PDF end to end, cancels a queued job, signs and delivers a callback, records lastUsedAt', async () => {
     expect(key).not.toBe('')
-    const storage = inject('storage')
-    await storageClient(storage).putObject(storage.bucket, 'test-inputs/chart.pdf', await makePdf(3))
-    const input = { url: `s3://${storage.bucket}/test-inputs/chart.pdf` }
+    // Input from a loopback file server (the release's operator allows loopback URLs for this test).
+    const files = await new FileServer().start()
+    onTestFinished(() => files.stop())
+    const input = { url: files.add('chart.pdf', await makePdf(3)) }
 
     const sync = await api('POST', '/v1/utilities/split-pdf', { key, baseUrl: baseUrl(), body: { input } })
     expect(sync.status, JSON.stringify(sync.body)).toBe(200)

@@ -1,10 +1,11 @@
 import { PDFDocument } from 'pdf-lib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
-import { jobOutputs, putObject } from './helpers/storage.js'
+import { jobOutputs } from './helpers/storage.js'
 import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
 
 let files: FileServer
 let key: string
@@ -55,9 +56,11 @@ describe('html-pdf through the whole platform', () => {
     expectSize(c, 283.5, 141.7) // 100 × 50 mm
   })
 
-  it('renders an s3:// document from its own bucket', async () => {
-    const url = await putObject(`uploads/${Date.now()}/letter.html`, page('<h1>From storage</h1>', 'Stored'), 'text/html')
-    const res = await render({ url })
+  it("renders an s3:// document stored by one of its own jobs (an unzipped page)", async () => {
+    const zip = writeZip([fileEntry('letter.html', page('<h1>From storage</h1>', 'Stored'))])
+    const unzipped = await api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url: files.add('letter.zip', zip, 'application/zip') } } })
+    expect(unzipped.status).toBe(200)
+    const res = await render({ url: `s3://${inject('storage').bucket}/${unzipped.body.result.files[0].key}` })
     expect(res.status).toBe(200)
     expect(res.body.result.files[0].name).toBe('letter.pdf')
     expect((await pdfOf(res.body)).getTitle()).toBe('Stored')

@@ -236,6 +236,24 @@ describe('the job record through the platform', () => {
   })
 })
 
+describe('a lost hand-off', () => {
+  it('fails a row whose UtilityJob never came (its gateway died between the two writes) as lost', async () => {
+    const { key, id: keyId } = await createKey()
+    const at = Date.now() - 5 * 60_000
+    const id = `job_${ulid(at)}`
+    await insertAccepted(db, { spec: { jobId: id, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'crashed', createdAt: isoMs(at), inputKey: `_jobs/${id}/input.json`, metadata: null } })
+    expect((await api('GET', `/v1/jobs/${id}`, { key })).body.status).toBe('queued')
+    // The operator looks for them when it takes the lease, and every 30 s after.
+    await terminateComponent('operator')
+    startOperator()
+    await waitForOperatorReady()
+    await until('row failed as lost', async () => (await getJob(db, id))?.status?.state === 'failed', 30_000, 250)
+    const res = await api('GET', `/v1/jobs/${id}`, { key })
+    expect(res.body).toMatchObject({ status: 'failed', error: { code: 'lost' } })
+    expect(res.body.finishedAt).toBeTruthy()
+  })
+})
+
 describe('PostgreSQL down and restarted', () => {
   it('answers internal with requestId and Retry-After while it is down, is unready, and loses no accepted job across a restart', async () => {
     const { key } = await createKey()

@@ -1,6 +1,5 @@
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { storageClient } from '../../contract/storage-client.js'
 import { api, download } from './helpers/api.js'
 import { FileServer } from '../support/file-server.js'
 import { createKey, runnerPods } from './helpers/keys.js'
@@ -93,16 +92,16 @@ describe('split-pdf through the whole platform', () => {
     expect(res.body.error.message).toContain('password-protected')
   })
 
-  it('given an s3:// URL into the service bucket, reads the PDF from storage; another bucket is refused', async () => {
-    const cfg = inject('storage')
-    const body = await makePdf(2)
-    await storageClient(cfg).putObject(cfg.bucket, 'uploads/two.pdf', body, body.length)
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `s3://${cfg.bucket}/uploads/two.pdf` } } })
+  it("given an s3:// URL of one of its own job's outputs, splits it from storage (jobs chain); another bucket is 404", async () => {
+    const first = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: files.add('chain.pdf', await makePdf(2)) } } })
+    expect(first.status).toBe(200)
+    const bucket = inject('storage').bucket
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `s3://${bucket}/${first.body.result.files[1].key}` } } })
     expect(res.status).toBe(200)
-    expect(res.body.result.pageCount).toBe(2)
-    const other = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: 's3://someone-elses-bucket/two.pdf' } } })
-    expect(other.status).toBe(422)
-    expect(other.body.error.message).toContain(`s3://${cfg.bucket}/`)
+    expect(res.body.result.pageCount).toBe(1)
+    const other = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `s3://someone-elses-bucket/${first.body.result.files[1].key}` } } })
+    expect(other.status).toBe(404)
+    expect(other.body.error.code).toBe('not_found')
   })
 
   it('given an input URL that answers 404, the run fails with upstreamStatus 404', async () => {

@@ -8,6 +8,7 @@ import { isoMs, utcDay } from '../../../contract/time.js'
 import { acceptJob } from '../../accept-job.js'
 import { ApiError, invalid } from '../../api-error.js'
 import { assertCallbackUrlAllowed } from '../../callback-url.js'
+import { assertStorageInputsReadable } from '../../storage-inputs.js'
 import { readJsonBody } from '../../json-body.js'
 import { catalogEntry } from '../../routes/utilities.js'
 import { validateRunRequest } from '../../validation.js'
@@ -56,6 +57,8 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     validateRunRequest(body, utility, 'async')
     assertCallbackUrlAllowed(body)
     const req = body as { input: Record<string, unknown>; metadata?: Record<string, unknown>; callbackUrl?: string }
+    // Playground runs chain only the same person's playground outputs.
+    await assertStorageInputsReadable(req.input, { bucket: d.bucket, find: (id) => d.records.find(id), owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email })
     const now = Date.now()
     const jobId = newId('job', now)
     const uj: UtilityJobResource = {

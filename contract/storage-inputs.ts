@@ -1,0 +1,26 @@
+import { ulidOf } from './ids.js'
+
+/**
+ * Where a job's outputs are stored: `<utility>/<YYYY-MM-DD>/<job_id>/<file…>` (contract/storage-keys.ts).
+ * The owner of an output key, or null when the key is not one.
+ */
+export function outputKeyOwner(key: string): { utility: string; day: string; jobId: string } | null {
+  const m = /^([a-z0-9-]+)\/(\d{4}-\d{2}-\d{2})\/(job_[0-9A-HJKMNP-TV-Z]{26})\/.+$/.exec(key)
+  if (!m || !ulidOf(m[3], 'job')) return null
+  return { utility: m[1], day: m[2], jobId: m[3] }
+}
+
+/** Every s3:// URL a run input names (its `url`, each `files[].url`), with its path in the body. */
+export function storageUrlsOf(input: unknown): Array<{ path: string; url: string }> {
+  const out: Array<{ path: string; url: string }> = []
+  if (!input || typeof input !== 'object') return out
+  const { url, files } = input as { url?: unknown; files?: unknown }
+  if (typeof url === 'string' && url.startsWith('s3://')) out.push({ path: 'input.url', url })
+  if (Array.isArray(files)) {
+    files.forEach((f, i) => {
+      const u = (f as { url?: unknown } | null)?.url
+      if (typeof u === 'string' && u.startsWith('s3://')) out.push({ path: `input.files.${i}.url`, url: u })
+    })
+  }
+  return out
+}

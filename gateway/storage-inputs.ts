@@ -1,0 +1,29 @@
+import { parseS3Url } from '../contract/storage-client.js'
+import { outputKeyOwner, storageUrlsOf } from '../contract/storage-inputs.js'
+import { effectiveStatus, type JobRecord } from '../contract/job-view.js'
+import { utcDay } from '../contract/time.js'
+import { ApiError } from './api-error.js'
+
+/**
+ * `s3://` inputs name only what the caller may read: an output file of one of its own finished
+ * jobs (so jobs chain), nothing else: not inputs, result manifests, usage or another tenant's
+ * files. Anything else is answered like another key's job: 404 `not_found`, whether or not the
+ * object exists. The key is parsed by the same function the runner reads it with
+ * (contract/storage-client.ts parseS3Url), so no spelling can mean one key here and another there.
+ */
+export async function assertStorageInputsReadable(
+  input: unknown,
+  opts: { bucket: string; find: (jobId: string) => Promise<JobRecord | undefined>; owns: (job: JobRecord) => boolean },
+): Promise<void> {
+  for (const { path, url } of storageUrlsOf(input)) {
+    const refused = new ApiError('not_found', `There is no file at ${path} that this caller may read; s3:// inputs name output files of the caller's own jobs.`)
+    const ref = parseS3Url(url)
+    if (!ref || ref.bucket !== opts.bucket) throw refused
+    const owner = outputKeyOwner(ref.key)
+    if (!owner) throw refused
+    const job = await opts.find(owner.jobId)
+    if (!job || !opts.owns(job) || job.spec.jobId !== owner.jobId || job.spec.utility !== owner.utility || utcDay(Date.parse(job.spec.createdAt)) !== owner.day) throw refused
+    const s = effectiveStatus(job)
+    if (s.state !== 'succeeded' || !(s.result?.files ?? []).some((f) => f.key === ref.key)) throw refused
+  }
+}
