@@ -27,12 +27,23 @@ export class JobRecords {
     return guarded(() => failUnstarted(this.db, uj, { code: 'internal', message: 'The job could not be started.' }, Date.now()))
   }
 
-  /** A job by public id: its UtilityJob while it lives, else its row; undefined when neither exists. */
+  /**
+   * A job by public id: its UtilityJob as the watch has it, else its row (no API round trip:
+   * the row is written before the UtilityJob and before every status, so it is never older than
+   * what the API server would say); undefined when neither exists.
+   */
   async find(id: string): Promise<JobRecord | UtilityJobResource | undefined> {
     if (!ulidOf(id, 'job')) return undefined
-    const live = await this.store.get(objectNameOf(id))
-    if (live && live.spec.jobId === id) return live
+    const cached = this.store.cached(objectNameOf(id))
+    if (cached && cached.spec.jobId === id) return cached
     return guarded(() => getJob(this.db, id))
+  }
+
+  /** The live UtilityJob of a job (the watch's copy, else a read of the API server). */
+  async live(id: string): Promise<UtilityJobResource | undefined> {
+    if (!ulidOf(id, 'job')) return undefined
+    const uj = await this.store.get(objectNameOf(id))
+    return uj && uj.spec.jobId === id ? uj : undefined
   }
 
   /** The job an API key's Idempotency-Key created, as it is now. */

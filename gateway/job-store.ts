@@ -35,6 +35,11 @@ export class JobStore {
     return this.cache.list(this.namespace)
   }
 
+  /** The UtilityJob as the watch last delivered it; undefined when the cache has none. */
+  cached(name: string): UtilityJobResource | undefined {
+    return this.cache.get(name, this.namespace)
+  }
+
   async get(name: string): Promise<UtilityJobResource | undefined> {
     const cached = this.cache.get(name, this.namespace)
     if (cached) return cached

@@ -27,6 +27,9 @@ export function openDatabase(opts: DatabaseOptions): Database {
     idleTimeoutMillis: 30_000,
     statement_timeout: 15_000,
     query_timeout: 20_000,
+    // Prepared statements run on their generic plan from the first execution: planning a query
+    // over every day's partition costs more than running it (docs/benchmarks.md, job record).
+    options: '-c plan_cache_mode=force_generic_plan',
   })
   // An idle client losing its connection (a database restart) must not crash the process.
   pool.on('error', () => {})

@@ -1,7 +1,8 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
-import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
+import { effectiveStatus, isTerminal, type JobRecord } from '../../contract/job-view.js'
+import { asResource } from '../job-records.js'
 import { ApiError, invalid, notFound } from '../api-error.js'
 import type { AuthenticatedKey } from '../auth.js'
 import { listQueryFor, pageOf, parseListQuery } from '../job-list.js'
@@ -46,8 +47,8 @@ export function jobRoutes(deps: RouteDeps): Router {
   router.get('/v1/jobs/:id', async (ctx) => {
     const wait = parseWait(ctx.query.wait)
     const job = await ownJob(ctx, deps)
-    // A job only in the record is finished: nothing to wait for.
-    const latest = 'metadata' in job ? await deps.store.waitForTerminal(job, wait * 1000, deps.shutdown) : job
+    // Woken by the watch (the job's UtilityJob); a finished job is answered at once.
+    const latest = isTerminal(job) ? job : await deps.store.waitForTerminal(asResource(job), wait * 1000, deps.shutdown)
     ctx.status = 200
     ctx.body = await deps.links.view(latest)
   })
@@ -58,9 +59,9 @@ export function jobRoutes(deps: RouteDeps): Router {
     const found = await ownJob(ctx, deps)
     const state = effectiveStatus(found).state
     if (state !== 'queued') throw notCancellable(state)
-    // Its row is written a moment before its UtilityJob: the cancel needs the UtilityJob.
-    if (!('metadata' in found)) throw new ApiError('conflict', 'The job is still being handed to the cluster; try the cancel again in a moment.')
-    const job = found as UtilityJobResource
+    // The cancel is asked of the UtilityJob (written a moment after the row).
+    const job = 'metadata' in found ? (found as UtilityJobResource) : await deps.records.live(found.spec.jobId)
+    if (!job) throw new ApiError('conflict', 'The job is still being handed to the cluster; try the cancel again in a moment.')
     const asked = job.spec.cancelRequested ? job : await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
     const decided = await deps.store.waitUntil(asked, (j) => effectiveStatus(j).state !== 'queued', CANCEL_CONFIRM_MS, deps.shutdown)
     const outcome = effectiveStatus(decided).state

@@ -15,10 +15,10 @@ import { BIN_DIR, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platf
  * page 1,000 jobs deep, the status=failed filter, an archived job by id, the console's 90-day
  * usage; the programs' RSS; UtilityJobs in etcd and etcd's database size.
  *
- *   BENCH_SCALE_SIZES=10000,100000,1000000 (default)   BENCH_SCALE_SAMPLES=200 (default)
+ *   BENCH_SCALE_SIZES=10000,100000,1000000 (default)   BENCH_SCALE_SAMPLES=500 (default)
  */
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number)
-const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 200)
+const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 500)
 const OTHER_KEYS = 20
 const DAYS = 85
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
@@ -66,13 +66,25 @@ async function usageFromJobs(db: pg.Pool): Promise<void> {
            count(*) FILTER (WHERE state = 'cancelled'), CASE WHEN count(*) FILTER (WHERE state = 'failed') > 0 THEN jsonb_build_object('upstream_rejected', count(*) FILTER (WHERE state = 'failed')) ELSE '{}'::jsonb END,
            sum(total_ms), sum(upstream_ms), 0
     FROM jobs GROUP BY 1, 2, 3, 5`)
-  await db.query('ANALYZE')
+  // Steady state, as autovacuum would leave a table that grew: measured after, not during.
+  await db.query('VACUUM (ANALYZE) jobs')
+  await db.query('VACUUM (ANALYZE) usage_daily')
 }
 
-async function rss(url: string): Promise<number> {
+/** The database's own time for the first page of a key's list (EXPLAIN ANALYZE), in ms. */
+async function explainMs(db: pg.Pool, sql: string, args: unknown[]): Promise<string> {
+  const res = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, args)
+  const lines = res.rows.map((r) => r['QUERY PLAN'])
+  const exec = lines.find((l) => l.startsWith('Execution Time'))
+  return `${exec?.replace('Execution Time: ', '') ?? '?'} (${lines[0].trim().split('  ')[0]}; ${lines.filter((l) => /Index|Seq Scan/.test(l)).length} scans)`
+}
+
+/** Resident memory and V8 heap in use, MB, from a program's /metrics. */
+async function memory(url: string): Promise<string> {
   const text = await (await fetch(`${url}/metrics`)).text()
-  const m = /^process_resident_memory_bytes\s+(\S+)/m.exec(text)
-  return m ? Number(m[1]) / 1048576 : NaN
+  const rss = /^process_resident_memory_bytes\s+(\S+)/m.exec(text)
+  const heap = /^nodejs_heap_size_used_bytes\s+(\S+)/m.exec(text)
+  return `${rss ? (Number(rss[1]) / 1048576).toFixed(0) : '?'} (heap ${heap ? (Number(heap[1]) / 1048576).toFixed(0) : '?'})`
 }
 
 async function etcdDbMb(port: number): Promise<number> {
@@ -115,6 +127,16 @@ try {
     seeded = n
     await usageFromJobs(db)
     const seedSeconds = (Date.now() - t0) / 1000
+    // A fresh gateway for every N: the same requests each time, so its memory compares across N.
+    await platform.supervisor.stopOne('gateway')
+    platform.startGateway()
+    for (let i = 0; i < 100; i++) {
+      if ((await fetch(`${platform.gatewayUrl}/readyz`).catch(() => null))?.status === 200) break
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    const plan = await explainMs(db, `SELECT id FROM jobs WHERE api_key_id = $1 ORDER BY created_at DESC, id DESC LIMIT 26`, [keyId])
+    const planFailed = await explainMs(db, `SELECT id FROM jobs WHERE api_key_id = $1 AND state = 'failed' ORDER BY created_at DESC, id DESC LIMIT 26`, [keyId])
+    console.log(`N=${n}: first page in the database ${plan}; status=failed ${planFailed}`)
     // Warm up, then measure each query SAMPLES times.
     await time(20, () => get('/v1/jobs?limit=25'))
     const first25 = await time(SAMPLES, () => get('/v1/jobs?limit=25'))
@@ -125,6 +147,10 @@ try {
     const failed = await time(SAMPLES, () => get('/v1/jobs?limit=25&status=failed'))
     const sample = (await db.query<{ id: string }>('SELECT id FROM jobs WHERE api_key_id = $1 ORDER BY random() LIMIT $2', [keyId, SAMPLES])).rows.map((r) => r.id)
     const byId = await time(sample.length, (i) => get(`/v1/jobs/${sample[i]}`))
+    // Memory after the list and job reads (the console's usage page parses rows per day × key ×
+    // utility, a number bounded by days, keys and utilities, not by N: measured on its own).
+    const memoryAfterReads = `${await memory(platform.gatewayUrl)} / ${await memory(`http://127.0.0.1:${TEST_PORTS.operator}`)}`
+    const usageRowCount = (await db.query<{ n: string }>('SELECT count(*) AS n FROM usage_daily')).rows[0].n
     const usage = await time(Math.min(SAMPLES, 50), async () => {
       const res = await fetch(`${platform.gatewayUrl}/console/api/usage?days=90`, { headers: { Cookie: cookie } })
       if (res.status !== 200) throw new Error(`usage: ${res.status}`)
@@ -133,12 +159,12 @@ try {
     const ujs = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', platform.kubeconfigPath, '-n', 'dutil', 'get', 'utilityjobs', '--no-headers'], { encoding: 'utf8' }).split('\n').filter(Boolean).length
     const total = (await db.query<{ n: string }>('SELECT count(*) AS n FROM jobs')).rows[0].n
     const f = (xs: number[]) => `${pct(xs, 50).toFixed(1)} / ${pct(xs, 99).toFixed(1)}`
-    const row = `| ${n.toLocaleString('en')} (${Number(total).toLocaleString('en')} rows, seeded in ${seedSeconds.toFixed(0)} s) | ${f(first25)} | ${f(first100)} | ${f(deep)} | ${f(failed)} | ${f(byId)} | ${f(usage)} | ${(await rss(platform.gatewayUrl)).toFixed(0)} / ${(await rss(`http://127.0.0.1:${TEST_PORTS.operator}`)).toFixed(0)} | ${ujs} | ${(await etcdDbMb(TEST_PORTS.etcd)).toFixed(1)} |`
+    const row = `| ${n.toLocaleString('en')} (${Number(total).toLocaleString('en')} rows, seeded in ${seedSeconds.toFixed(0)} s) | ${f(first25)} | ${f(first100)} | ${f(deep)} | ${f(failed)} | ${f(byId)} | ${f(usage)} (${Number(usageRowCount).toLocaleString('en')} usage rows) | ${memoryAfterReads} | ${ujs} | ${(await etcdDbMb(TEST_PORTS.etcd)).toFixed(1)} |`
     rows.push(row)
     console.log(row)
   }
   const table = [
-    '| N jobs of one key (all rows) | list limit 25 p50 / p99 ms | limit 100 | 1,000 deep | status=failed | job by id | console usage 90 d | gateway / operator RSS MB | UtilityJobs | etcd DB MB |',
+    '| N jobs of one key (all rows) | list limit 25 p50 / p99 ms | limit 100 | 1,000 deep | status=failed | job by id | console usage 90 d | gateway / operator RSS MB (V8 heap in use) | UtilityJobs | etcd DB MB |',
     '|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n')
