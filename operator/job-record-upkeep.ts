@@ -1,14 +1,12 @@
-import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
-import type { Client } from 'minio'
-import type { Logger } from 'pino'
+import type { CustomObjectsApi } from '@kubernetes/client-node'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
-import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import type { Database } from '../contract/db/database.js'
 import { expireIdempotencyKeys, failUnstarted, openJobsCreatedBefore, storedKeysOfDay } from '../contract/db/jobs-table.js'
 import { dropPartition, ensurePartitions, partitionDays, utcDayOf } from '../contract/db/partitions.js'
 import { expireUsage, USAGE_RETENTION_DAYS } from '../contract/db/usage-table.js'
 import { objectNameOf } from '../contract/ids.js'
 import { apiStatus } from '../contract/kube.js'
+import { removePrefix, type RetentionDeps } from './retention.js'
 
 const DAY_MS = 86_400_000
 /** Partitions made ahead of today, so that no accept ever waits on DDL. */
@@ -16,19 +14,10 @@ export const PARTITIONS_AHEAD_DAYS = 7
 /** A row still open this long after its creation without a UtilityJob lost its hand-off. */
 export const LOST_HANDOFF_MS = 120_000
 
-export interface UpkeepDeps {
+/** What the retention sweep needs (the same jobs, files and retention), plus the database. */
+export type UpkeepDeps = Omit<RetentionDeps, 'custom'> & {
   db: Database
-  namespace: string
-  utilityJobs: ObjectCache<UtilityJobResource>
   custom: Pick<CustomObjectsApi, 'getNamespacedCustomObject'>
-  storage: Client
-  bucket: string
-  retentionMs: number
-  /** Top-level output folders (the catalog's slugs). */
-  utilities: readonly string[]
-  log: Logger
-  now?: () => number
-  metrics?: { deletedJobs: { inc(n?: number): void }; deletedObjects: { inc(n?: number): void } }
 }
 
 /** The day partitions to drop: every whole day older than the retention. */
@@ -94,10 +83,7 @@ export class JobRecordUpkeep {
     return failed
   }
 
-  private async removePrefix(prefix: string): Promise<number> {
-    const keys: string[] = []
-    for await (const item of this.d.storage.listObjectsV2(this.d.bucket, prefix, true)) if (item.name) keys.push(item.name)
-    for (let i = 0; i < keys.length; i += 1000) await this.d.storage.removeObjects(this.d.bucket, keys.slice(i, i + 1000))
-    return keys.length
+  private removePrefix(prefix: string): Promise<number> {
+    return removePrefix(this.d.storage, this.d.bucket, prefix)
   }
 }

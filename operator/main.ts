@@ -94,7 +94,8 @@ const reconciler = new UtilityJobReconciler({
   },
 })
 
-const retention = new RetentionSweeper({
+// Both sweeps work on the same jobs, files and retention; they count into the same metrics.
+const sweepDeps = {
   namespace: ns,
   utilityJobs: utilityJobs.cache,
   custom,
@@ -102,22 +103,10 @@ const retention = new RetentionSweeper({
   bucket: config.storage.bucket,
   retentionMs: config.retention.retentionMs,
   utilities: [...catalog.keys()],
-  log: log.child({ controller: 'retention' }),
   metrics: { deletedJobs: metrics.retentionDeletedJobs, deletedObjects: metrics.retentionDeletedObjects },
-})
-
-const upkeep = new JobRecordUpkeep({
-  db,
-  namespace: ns,
-  utilityJobs: utilityJobs.cache,
-  custom,
-  storage,
-  bucket: config.storage.bucket,
-  retentionMs: config.retention.retentionMs,
-  utilities: [...catalog.keys()],
-  log: log.child({ controller: 'job-record' }),
-  metrics: { deletedJobs: metrics.retentionDeletedJobs, deletedObjects: metrics.retentionDeletedObjects },
-})
+}
+const retention = new RetentionSweeper({ ...sweepDeps, log: log.child({ controller: 'retention' }) })
+const upkeep = new JobRecordUpkeep({ ...sweepDeps, db, log: log.child({ controller: 'job-record' }) })
 
 const elector = config.leaderElection.enabled
   ? new LeaderElector({

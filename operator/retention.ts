@@ -106,15 +106,12 @@ export class RetentionSweeper {
     return { jobs, objects }
   }
 
-  private async removePrefix(prefix: string): Promise<number> {
-    const keys: string[] = []
-    for await (const item of this.d.storage.listObjectsV2(this.d.bucket, prefix, true)) if (item.name) keys.push(item.name)
-    await this.remove(keys)
-    return keys.length
+  private removePrefix(prefix: string): Promise<number> {
+    return removePrefix(this.d.storage, this.d.bucket, prefix)
   }
 
   private async remove(keys: string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += 1000) await this.d.storage.removeObjects(this.d.bucket, keys.slice(i, i + 1000))
+    await removeKeys(this.d.storage, this.d.bucket, keys)
   }
 
   private async sweepOrphans(): Promise<number> {
@@ -153,4 +150,17 @@ export class RetentionSweeper {
     if (removed) this.d.log.info({ objects: removed }, 'retention: orphaned files deleted')
     return removed
   }
+}
+
+/** Deletes every object under `prefix`; returns how many there were. */
+export async function removePrefix(storage: Client, bucket: string, prefix: string): Promise<number> {
+  const keys: string[] = []
+  for await (const item of storage.listObjectsV2(bucket, prefix, true)) if (item.name) keys.push(item.name)
+  await removeKeys(storage, bucket, keys)
+  return keys.length
+}
+
+/** Deletes objects, a thousand per request (S3's limit). */
+export async function removeKeys(storage: Client, bucket: string, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 1000) await storage.removeObjects(bucket, keys.slice(i, i + 1000))
 }

@@ -11,6 +11,7 @@ import { usageRows as usageTableRows } from '../../contract/db/usage-table.js'
 import { ulid } from 'ulid'
 import { newId, objectNameOf } from '../../contract/ids.js'
 import { toJobView } from '../../contract/job-view.js'
+import { apiStatus } from '../../contract/kube.js'
 import { inputObjectKey } from '../../contract/runner-protocol.js'
 import { storageClient, writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
@@ -34,6 +35,14 @@ let db: Database
 const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural }
 const custom = () => kubeConfig().makeApiClient(CustomObjectsApi)
 const fixedLink = (key: string) => ({ url: `https://files.example/${key}` })
+const gone = async (name: string) => {
+  try {
+    await custom().getNamespacedCustomObject({ ...coords, name })
+    return false
+  } catch (err) {
+    return apiStatus(err) === 404
+  }
+}
 
 beforeAll(async () => {
   files = await new FileServer().start()
@@ -189,14 +198,7 @@ describe('the job record through the platform', () => {
       const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: files.add('grace.pdf', await makePdf(2)) } } })
       expect(res.status).toBe(200)
       const name = objectNameOf(res.body.id)
-      await until('UtilityJob removed after its grace', async () => {
-        try {
-          await custom().getNamespacedCustomObject({ ...coords, name })
-          return false
-        } catch {
-          return true
-        }
-      }, 30_000, 250)
+      await until('UtilityJob removed after its grace', () => gone(name), 30_000, 250)
       const archived = await api('GET', `/v1/jobs/${res.body.id}`, { key })
       expect(archived.status).toBe(200)
       const { result: a, ...restArchived } = archived.body
@@ -222,14 +224,7 @@ describe('the job record through the platform', () => {
     const uj = (await custom().getNamespacedCustomObject({ ...coords, name })) as UtilityJobResource
     expect(uj.metadata.finalizers).toContain(JOB_RECORD_FINALIZER)
     await custom().deleteNamespacedCustomObject({ ...coords, name })
-    await until('object gone', async () => {
-      try {
-        await custom().getNamespacedCustomObject({ ...coords, name })
-        return false
-      } catch {
-        return true
-      }
-    }, 30_000, 250)
+    await until('object gone', () => gone(name), 30_000, 250)
     const after = await api('GET', `/v1/jobs/${res.body.id}`, { key })
     expect(after.status).toBe(200)
     expect(after.body).toMatchObject({ status: 'failed', error: { code: 'lost' } })
