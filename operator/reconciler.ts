@@ -12,6 +12,7 @@ import { parseTime } from '../contract/time.js'
 import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
 import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
+import { resultProblem } from './result-check.js'
 import { storageGrantFor } from './storage-grant.js'
 import { CallbackController } from './callbacks/controller.js'
 
@@ -146,6 +147,13 @@ export class UtilityJobReconciler {
         } catch (err) {
           log.error({ err }, 'reading the result manifest failed')
           await this.writeStatus(uj, failedStatus(uj, { code: 'storage_error', message: 'The output could not be read back from storage.' }, obs.podStartedAt, this.now()), log)
+          return
+        }
+        // The manifest comes from a runner that parsed hostile input: checked, never trusted.
+        const problem = resultProblem(uj, result)
+        if (problem) {
+          log.error({ problem }, 'runner result manifest refused')
+          await this.writeStatus(uj, failedStatus(uj, { code: 'internal', message: "The job's result could not be accepted." }, obs.podStartedAt, this.now()), log)
           return
         }
         await this.writeStatus(uj, succeededStatus(uj, result, obs.podStartedAt, this.now()), log)

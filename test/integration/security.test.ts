@@ -1,10 +1,20 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
+import { catalog } from '../../contract/catalog.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { newId, objectNameOf } from '../../contract/ids.js'
+import { inputObjectKey, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
+import { storageClient, writeJsonObject } from '../../contract/storage-client.js'
+import { isoMs } from '../../contract/time.js'
+import { desiredJob } from '../../operator/desired-job.js'
+import { until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api, download } from './helpers/api.js'
-import { createKey } from './helpers/keys.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
 
 /**
  * Attacks a review found (docs/security.md), performed as a tenant holding one ordinary key
@@ -75,5 +85,63 @@ describe('idempotency when the first create is slow', () => {
     expect(b.body.id).toBe(a.body.id)
     expect([a.headers.get('idempotent-replayed'), b.headers.get('idempotent-replayed')].filter(Boolean)).toEqual(['true'])
     expect((await api('GET', '/v1/jobs', { key })).body.items.map((j: { id: string }) => j.id)).toEqual([a.body.id])
+  })
+})
+
+describe('a compromised runner', () => {
+  it("cannot make the API hand out links to other objects: a forged result manifest fails the job as internal", async () => {
+    // Another tenant's output, which the forged manifest will claim.
+    const victim = await createKey({ name: 'victim' })
+    const theirs = await api('POST', '/v1/utilities/split-pdf', { key: victim.key, body: { input: { url: files.add('victim.pdf', await makePdf(1)) } } })
+    expect(theirs.status).toBe(200)
+    const { key, id: keyId } = await createKey({ name: 'attacker' })
+    const storage = inject('storage')
+    const s3 = storageClient(storage)
+    const now = Date.now()
+    const jobId = newId('job', now)
+    const forged: RunnerResult = {
+      files: [
+        { key: theirs.body.result.files[0].key, name: 'loot.pdf', size: 1, contentType: 'application/pdf' },
+        { key: `_jobs/${theirs.body.id}/input.json`, name: 'input.json', size: 1, contentType: 'application/json' },
+      ],
+      extras: { pageCount: 1 },
+      startedAt: isoMs(now),
+      upstreamMs: 1,
+      storageMs: 1,
+    }
+    const custom = kubeConfig().makeApiClient(CustomObjectsApi)
+    const batch = kubeConfig().makeApiClient(BatchV1Api)
+    // The "runner" of this job is the attacker's code: it leaves the forged manifest and exits 0.
+    // The operator is paused while the job and its Job are made, so the Job is this one.
+    const operator = Number(readFileSync(join(inject('platformDir'), 'pids', 'operator.pid'), 'utf8'))
+    process.kill(operator, 'SIGSTOP')
+    try {
+      await writeJsonObject(s3, storage.bucket, inputObjectKey(jobId), { url: 'https://example.invalid/x.pdf' })
+      await writeJsonObject(s3, storage.bucket, resultObjectKey(jobId), forged)
+      const uj = (await custom.createNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: 'dutil',
+        plural: UTILITY_JOB.plural,
+        body: {
+          apiVersion: API_GROUP_VERSION,
+          kind: 'UtilityJob',
+          metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: 'split-pdf' }, finalizers: [JOB_RECORD_FINALIZER] },
+          spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'attacker', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+        },
+      })) as UtilityJobResource
+      const settings = { imageRegistry: 'dutil.local', imageTag: 'dev', storage: { endpoint: storage.endpoint, region: storage.region, bucket: storage.bucket, secretName: 'dutil-storage' }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
+      const job = desiredJob(uj, catalog.get('split-pdf')!, settings)
+      job.spec!.template.spec!.containers[0].command = ['/bin/sh', '-c', 'exit 0']
+      await batch.createNamespacedJob({ namespace: 'dutil', body: job })
+    } finally {
+      process.kill(operator, 'SIGCONT')
+    }
+    await until('the job finished', async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${jobId}`, { key })).body.status), 60_000, 250)
+    const res = await api('GET', `/v1/jobs/${jobId}`, { key })
+    expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'internal' } })
+    expect(JSON.stringify(res.body)).not.toContain(theirs.body.id)
+    const log = readFileSync(join(inject('platformDir'), 'logs', 'operator.log'), 'utf8')
+    expect(log.split('\n').some((l) => l.includes(jobId) && l.includes('runner result manifest refused'))).toBe(true)
   })
 })

@@ -1,14 +1,12 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 
 /**
  * Debian's PostgreSQL server for the local platform: a cluster of our own (initdb) under the
- * state directory, on its own loopback port, password authentication, database `dutil`. As
- * root, the server runs as Debian's `postgres` user (PostgreSQL refuses to run as root), so that
- * user must be able to reach the state directory.
+ * state directory, on its own loopback port, password authentication, database `dutil`.
  */
 export const DATABASE = 'dutil'
 export const DATABASE_USER = 'dutil'
@@ -20,22 +18,13 @@ export function postgresBinDir(): string {
   return join(root, versions.sort((a, b) => Number(b) - Number(a))[0], 'bin')
 }
 
-interface PgUser {
-  uid: number
-  gid: number
-}
-
-/** The account the server runs as: ourselves, or Debian's `postgres` when we are root. */
-function serverUser(): PgUser | undefined {
-  if (process.getuid?.() !== 0) return undefined
-  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim())
-  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())
-  return { uid, gid }
-}
-
-/** argv prefix that runs a command as the server's account. */
+/**
+ * argv prefix that runs a PostgreSQL program. PostgreSQL refuses to run as root; as root it runs
+ * in a user namespace of its own where it is `nobody` (65534) while its files stay root's on the
+ * host: no system account is needed and the checkout may live anywhere (under a 0700 /root too).
+ */
 export function asServerUser(): string[] {
-  return serverUser() ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--'] : []
+  return process.getuid?.() === 0 ? ['unshare', '--user', '--map-user=65534', '--map-group=65534', '--'] : []
 }
 
 export interface PostgresInstance {
@@ -52,7 +41,6 @@ export function preparePostgres(stateDir: string, port: number, opts: { durable:
   const bin = postgresBinDir()
   const dataDir = join(stateDir, 'postgres')
   const pwFile = join(stateDir, 'postgres-password')
-  const user = serverUser()
   if (!existsSync(pwFile)) writeFileSync(pwFile, randomBytes(18).toString('hex'), { mode: 0o600 })
   const password = readFileSync(pwFile, 'utf8').trim()
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
@@ -60,24 +48,15 @@ export function preparePostgres(stateDir: string, port: number, opts: { durable:
     mkdirSync(dataDir, { recursive: true, mode: 0o700 })
     const initPw = join(stateDir, '.postgres-initdb-password')
     writeFileSync(initPw, password, { mode: 0o600 })
-    if (user) {
-      chownSync(dataDir, user.uid, user.gid)
-      chownSync(initPw, user.uid, user.gid)
-      const reach = spawnSync('setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', 'test', '-w', dataDir])
-      if (reach.status !== 0) {
-        rmSync(initPw, { force: true })
-        throw new Error(`PostgreSQL runs as the postgres user, which cannot reach ${dataDir}: give it search (x) permission on every parent directory of the checkout, or move the checkout (e.g. under /tmp)`)
-      }
-    }
-    const res = spawnSync(asServerUser()[0] ?? join(bin, 'initdb'), [
-      ...asServerUser().slice(1),
-      ...(user ? [join(bin, 'initdb')] : []),
+    const [cmd, ...prefix] = [...asServerUser(), join(bin, 'initdb')]
+    const res = spawnSync(cmd, [
+      ...prefix,
       '-D', dataDir, '-U', DATABASE_USER, `--pwfile=${initPw}`, '--auth-local=scram-sha-256', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions',
     ], { encoding: 'utf8' })
     rmSync(initPw, { force: true })
     if (res.status !== 0) throw new Error(`initdb failed: ${res.stderr || res.stdout}`)
   }
-  if (user) chmodSync(dataDir, 0o700)
+  chmodSync(dataDir, 0o700)
   const settings = [
     `port=${port}`,
     'listen_addresses=127.0.0.1',
