@@ -11,7 +11,6 @@ export const LABELS = {
   apiKey: 'dutil.io/api-key',
   utility: 'dutil.io/utility',
   jobId: 'dutil.io/job-id',
-  idempotency: 'dutil.io/idempotency',
   keyHash: 'dutil.io/key-hash',
   managedBy: 'app.kubernetes.io/managed-by',
 } as const

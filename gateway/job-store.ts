@@ -31,10 +31,6 @@ export class JobStore {
     if (set) for (const w of [...set]) w(job)
   }
 
-  list(): readonly UtilityJobResource[] {
-    return this.cache.list(this.namespace)
-  }
-
   /** The UtilityJob as the watch last delivered it; undefined when the cache has none. */
   cached(name: string): UtilityJobResource | undefined {
     return this.cache.get(name, this.namespace)
@@ -53,11 +49,6 @@ export class JobStore {
 
   async create(job: UtilityJobResource): Promise<UtilityJobResource> {
     return (await this.custom.createNamespacedCustomObject({ ...this.coords(), body: job })) as UtilityJobResource
-  }
-
-  async listByLabel(selector: string): Promise<UtilityJobResource[]> {
-    const res = (await this.custom.listNamespacedCustomObject({ ...this.coords(), labelSelector: selector })) as { items: UtilityJobResource[] }
-    return res.items
   }
 
   /** The job once terminal, or as it is when `timeoutMs` runs out (or the signal aborts). */
