@@ -178,15 +178,17 @@ export class UtilityJobReconciler {
   }
 
   /**
-   * A finished job past its grace, callback settled: its final row (with the delivery summary)
-   * is written, then the UtilityJob is deleted; its batch Job goes with it (owner reference).
-   * The finalizer keeps the object until finalize() has seen the row stored.
+   * A finished job past its grace, callback settled: the UtilityJob is deleted; its batch Job
+   * goes with it (owner reference). The finalizer keeps the object until finalize() has stored
+   * the final row (with the delivery summary).
    */
   private async settle(uj: UtilityJobResource, log: Logger): Promise<{ requeueAfterMs?: number } | void> {
     const at = removableAt(uj, this.d.graceMs)
     if (at === null) return // the callback controller's next write brings the job back here
     if (at > this.now()) return { requeueAfterMs: at - this.now() }
-    await this.archive(uj)
+    // With the finalizer, finalize() writes the final row once the deletion is under way; a
+    // UtilityJob made before the job record (no finalizer) is archived here, first.
+    if (!(uj.metadata.finalizers ?? []).includes(JOB_RECORD_FINALIZER)) await this.archive(uj)
     try {
       await this.d.custom.deleteNamespacedCustomObject({ ...this.coords(), name: uj.metadata.name, propagationPolicy: 'Background' })
       log.info({ finishedAt: effectiveStatus(uj).finishedAt }, 'archived job removed from the cluster')
