@@ -2,7 +2,8 @@ import type { CustomObjectsApi } from '@kubernetes/client-node'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { Database } from '../contract/db/database.js'
 import { expireIdempotencyKeys, failUnstarted, openJobsCreatedBefore, storedKeysOfDay } from '../contract/db/jobs-table.js'
-import { dropPartition, ensurePartitions, partitionDays, utcDayOf } from '../contract/db/partitions.js'
+import { dropPartition, ensurePartitions, partitionDays } from '../contract/db/partitions.js'
+import { utcDay } from '../contract/time.js'
 import { expireUsage, USAGE_RETENTION_DAYS } from '../contract/db/usage-table.js'
 import { objectNameOf } from '../contract/ids.js'
 import { apiStatus } from '../contract/kube.js'
@@ -22,7 +23,7 @@ export type UpkeepDeps = Omit<RetentionDeps, 'custom'> & {
 
 /** The day partitions to drop: every whole day older than the retention. */
 export function expiredPartitionDays(days: readonly string[], now: number, retentionMs: number): string[] {
-  const keepFrom = utcDayOf(now - retentionMs)
+  const keepFrom = utcDay(now - retentionMs)
   return days.filter((d) => d < keepFrom)
 }
 
@@ -52,9 +53,9 @@ export class JobRecordUpkeep {
       jobs += stored.jobIds.length
       this.d.log.info({ day, jobs: stored.jobIds.length }, 'retention: a day of jobs and their files deleted')
     }
-    const keepFrom = `${utcDayOf(now - this.d.retentionMs)}T00:00:00.000Z`
+    const keepFrom = `${utcDay(now - this.d.retentionMs)}T00:00:00.000Z`
     await expireIdempotencyKeys(this.d.db, keepFrom)
-    await expireUsage(this.d.db, utcDayOf(now - USAGE_RETENTION_DAYS * DAY_MS))
+    await expireUsage(this.d.db, utcDay(now - USAGE_RETENTION_DAYS * DAY_MS))
     this.d.metrics?.deletedJobs.inc(jobs)
     this.d.metrics?.deletedObjects.inc(objects)
     return { days: expired.length, jobs, objects }

@@ -3,7 +3,8 @@ import type { CallbackDelivery } from '../crd-schemas.js'
 import { TERMINAL_STATES } from '../crd-schemas.js'
 import { inTransaction, NO_PARTITION, storableJson, type Database, type Queryable } from './database.js'
 import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type JobRow } from './job-row.js'
-import { ensurePartition, utcDayOf } from './partitions.js'
+import { utcDay } from '../time.js'
+import { ensurePartition } from './partitions.js'
 import { countAccepted, countFinished } from './usage-table.js'
 
 /** The `jobs` table: every query the gateway and the operator make of the job record. */
@@ -37,7 +38,7 @@ async function withPartition<T>(db: Database, createdAt: string, fn: () => Promi
     return await fn()
   } catch (err) {
     if ((err as { code?: string }).code !== NO_PARTITION) throw err
-    await ensurePartition(db, utcDayOf(createdAt))
+    await ensurePartition(db, utcDay(Date.parse(createdAt)))
     return fn()
   }
 }

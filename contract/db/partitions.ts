@@ -1,3 +1,4 @@
+import { utcDay } from '../time.js'
 import type { Queryable } from './database.js'
 
 /**
@@ -17,8 +18,7 @@ export function dayOfPartition(name: string): string | null {
   return m ? `${m[1]}-${m[2]}-${m[3]}` : null
 }
 
-export const utcDayOf = (t: number | string): string => new Date(t).toISOString().slice(0, 10)
-const nextDay = (day: string) => utcDayOf(Date.parse(`${day}T00:00:00Z`) + DAY_MS)
+const nextDay = (day: string) => utcDay(Date.parse(`${day}T00:00:00Z`) + DAY_MS)
 
 /** Makes the partition holding `day` (no-op when it exists; safe against a concurrent maker). */
 export async function ensurePartition(db: Queryable, day: string): Promise<void> {
@@ -35,7 +35,7 @@ export async function ensurePartition(db: Queryable, day: string): Promise<void>
 
 /** Makes the partitions from `fromDay` for `days` days. */
 export async function ensurePartitions(db: Queryable, fromMs: number, days: number): Promise<void> {
-  for (let i = 0; i < days; i++) await ensurePartition(db, utcDayOf(fromMs + i * DAY_MS))
+  for (let i = 0; i < days; i++) await ensurePartition(db, utcDay(fromMs + i * DAY_MS))
 }
 
 /** Days of the existing partitions, oldest first. */

@@ -1,6 +1,6 @@
 import type { Queryable } from './database.js'
 import type { JobRecord } from './job-row.js'
-import { utcDayOf } from './partitions.js'
+import { utcDay } from '../time.js'
 
 /** One day × source × key (or playground user) × utility of usage, as the console shows it. */
 export interface UsageRow {
@@ -29,7 +29,7 @@ export const USAGE_RETENTION_DAYS = 400
 
 function dimensions(job: JobRecord): unknown[] {
   const source = job.spec.source ?? 'api'
-  return [utcDayOf(job.spec.createdAt), source, job.spec.apiKeyId, source === 'playground' ? (job.spec.userEmail ?? '') : '', job.spec.utility, job.spec.apiKeyName]
+  return [utcDay(Date.parse(job.spec.createdAt)), source, job.spec.apiKeyId, source === 'playground' ? (job.spec.userEmail ?? '') : '', job.spec.utility, job.spec.apiKeyName]
 }
 
 const UPSERT = `INSERT INTO usage_daily AS u (day, source, api_key_id, user_email, utility, api_key_name, jobs, succeeded, failed, cancelled, errors, total_ms, upstream_ms, output_bytes)
