@@ -9,36 +9,50 @@ const LOOPBACK = new BlockList()
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
 LOOPBACK.addAddress('::1', 'ipv6')
 
+/**
+ * Every range refused besides loopback, as data: the runner's address policy checks against it,
+ * and the chart's runner NetworkPolicy must except each of these (and loopback); a chart test
+ * holds the two together.
+ */
+export const REFUSED_RANGES = {
+  ipv4: [
+    ['0.0.0.0', 8], // "this network"
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10], // carrier-grade NAT
+    ['169.254.0.0', 16], // link-local, incl. 169.254.169.254 metadata
+    ['172.16.0.0', 12],
+    ['192.0.0.0', 24], // IETF protocol assignments
+    ['192.0.2.0', 24], // documentation
+    ['192.88.99.0', 24], // 6to4 relay anycast
+    ['192.168.0.0', 16],
+    ['198.18.0.0', 15], // benchmarking
+    ['198.51.100.0', 24], // documentation
+    ['203.0.113.0', 24], // documentation
+    ['224.0.0.0', 4], // multicast
+    ['240.0.0.0', 4], // reserved and broadcast
+  ],
+  ipv6: [
+    ['::', 128], // unspecified
+    ['::ffff:0:0', 96], // IPv4-mapped (judged by the embedded address in the runner; refused whole by the NetworkPolicy)
+    ['100::', 64], // discard-only
+    ['2001::', 32], // Teredo tunnels to (obfuscated) IPv4
+    ['2001:db8::', 32], // documentation
+    ['fc00::', 7], // unique-local, incl. fd00:ec2::254 metadata
+    ['fe80::', 10], // link-local
+    ['fec0::', 10], // deprecated site-local
+    ['ff00::', 8], // multicast
+    ['64:ff9b::', 96], // NAT64 can reach private IPv4
+    ['64:ff9b:1::', 48], // local-use NAT64
+    ['2002::', 16], // 6to4 embeds IPv4
+  ],
+} as const satisfies Record<'ipv4' | 'ipv6', ReadonlyArray<readonly [string, number]>>
+
+export const LOOPBACK_RANGES = { ipv4: [['127.0.0.0', 8]], ipv6: [['::1', 128]] } as const
+
 const REFUSED = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['169.254.0.0', 16], // link-local, incl. 169.254.169.254 metadata
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved and broadcast
-] as const) REFUSED.addSubnet(net, bits, 'ipv4')
-for (const [net, bits] of [
-  ['::', 128], // unspecified
-  ['100::', 64], // discard-only
-  ['2001::', 32], // Teredo tunnels to (obfuscated) IPv4
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique-local, incl. fd00:ec2::254 metadata
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // deprecated site-local
-  ['ff00::', 8], // multicast
-  ['64:ff9b::', 96], // NAT64 can reach private IPv4
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['2002::', 16], // 6to4 embeds IPv4
-] as const) REFUSED.addSubnet(net, bits, 'ipv6')
+for (const [net, bits] of REFUSED_RANGES.ipv4) REFUSED.addSubnet(net, bits, 'ipv4')
+// IPv4-mapped addresses are judged by their IPv4 address before this list is consulted.
+for (const [net, bits] of REFUSED_RANGES.ipv6) if (net !== '::ffff:0:0') REFUSED.addSubnet(net, bits, 'ipv6')
 
 /** An IPv6 address in its one canonical spelling (RFC 5952 as WHATWG URLs print it), or null. */
 export function canonicalIpv6(address: string): string | null {

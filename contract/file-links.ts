@@ -1,6 +1,27 @@
 import type { Client } from 'minio'
 import { effectiveStatus, toJobView, type FileLink, type JobRecord, type JobView } from './job-view.js'
+import type { StoredFile } from './runner-protocol.js'
 import { isoMs } from './time.js'
+
+/** Media types a browser would run script in (or render as a document) when opened in place. */
+const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|text\/xsl|application\/xslt\+xml|multipart\/|text\/javascript|application\/(x-)?javascript)\b/i
+
+/**
+ * Response headers the storage server sends for a download link (S3's `response-*` overrides,
+ * signed into the link): always `Content-Disposition: attachment` with the file's name, so a
+ * link opened in a browser downloads instead of rendering in the storage origin; and for types
+ * a browser would execute or render as a page (HTML, SVG, XML, scripts), `application/octet-stream`,
+ * so that not even a browser that ignores the disposition runs a crafted output's script.
+ * Unzip outputs and html-pdf's inputs are caller-controlled content: this is their boundary.
+ */
+export function downloadHeaders(f: Pick<StoredFile, 'name' | 'contentType'>): Record<string, string> {
+  const ascii = f.name.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  const headers: Record<string, string> = {
+    'response-content-disposition': `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(f.name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`,
+  }
+  if (!f.contentType || ACTIVE_TYPES.test(f.contentType)) headers['response-content-type'] = 'application/octet-stream'
+  return headers
+}
 
 /**
  * Download links for stored files: presigned against the public storage address, made fresh
@@ -21,7 +42,7 @@ export class FileLinks {
     const links = new Map<string, FileLink>()
     await Promise.all(
       files.map(async (f) => {
-        const url = await this.presigner.presignedGetObject(this.bucket, f.key, this.ttlSeconds, {}, new Date(now))
+        const url = await this.presigner.presignedGetObject(this.bucket, f.key, this.ttlSeconds, downloadHeaders(f), new Date(now))
         links.set(f.key, { url, expiresAt: isoMs(now + this.ttlSeconds * 1000) })
       }),
     )

@@ -1,6 +1,86 @@
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
+import Type, { type Static, type TObject, type TSchema } from 'typebox'
+
+/**
+ * Settings: each program declares every environment variable it reads in one TypeBox schema,
+ * read and checked once at start. Unset or empty variables take the schema's default; a value
+ * of the wrong kind or out of range stops the program with a message naming each variable that
+ * is wrong (never a silent 0 or NaN).
+ */
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid settings: ${problems.join('; ')}`)
+    this.name = 'SettingsError'
+  }
+}
+
+/** Builders for the kinds of setting the programs take (all arrive as strings). */
+export const Setting = {
+  string: (description: string, opts: { default?: string; pattern?: string; minLength?: number } = {}) => Type.String({ description, ...opts }),
+  integer: (description: string, opts: { default?: number; minimum?: number; maximum?: number } = {}) => Type.Integer({ description, ...opts }),
+  number: (description: string, opts: { default?: number; minimum?: number; exclusiveMinimum?: number; maximum?: number } = {}) => Type.Number({ description, ...opts }),
+  boolean: (description: string, fallback: boolean) => Type.Boolean({ description, default: fallback }),
+  oneOf: <const V extends string[]>(description: string, values: V, fallback: V[number]) => Type.Union(values.map((v) => Type.Literal(v)), { description, default: fallback }),
+  port: (description: string, fallback: number) => Type.Integer({ description, minimum: 1, maximum: 65_535, default: fallback }),
+  url: (description: string, opts: { default?: string; schemes?: string[] } = {}) =>
+    Type.String({ description, pattern: `^(${(opts.schemes ?? ['http', 'https']).join('|')})://[^\\s]+$`, ...(opts.default === undefined ? {} : { default: opts.default }) }),
+  optional: <T extends TSchema>(schema: T) => Type.Optional(schema),
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })
+
+function describe(e: ErrorObject, env: Record<string, string | undefined>): string {
+  if (e.keyword === 'required') {
+    const name = (e.params as { missingProperty: string }).missingProperty
+    return `${name} is required`
+  }
+  const name = e.instancePath.replace(/^\//, '')
+  const raw = env[name]
+  const got = raw === undefined ? '' : ` (got ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)})`
+  if (e.keyword === 'anyOf' || e.keyword === 'const') return `${name} must be one of the allowed values${got}`
+  return `${name} ${e.message ?? 'is not valid'}${got}`
+}
+
+/** Reads the variables `schema` names from `env`, applies defaults, and checks them all at once. */
+export function readSettings<T extends TObject>(schema: T, env: NodeJS.ProcessEnv = process.env): Static<T> {
+  const validate = ajv.compile(schema)
+  const picked: Record<string, string> = {}
+  for (const name of Object.keys(schema.properties)) {
+    const v = env[name]?.trim()
+    if (v !== undefined && v !== '') picked[name] = v
+  }
+  const copy: Record<string, unknown> = { ...picked }
+  if (!validate(copy)) {
+    // One line per variable (a union's "anyOf" error repeats its branches' const errors).
+    const perVariable = new Map<string, string>()
+    for (const e of validate.errors ?? []) {
+      const line = describe(e, picked)
+      const name = line.split(' ')[0]
+      if (!perVariable.has(name) || line.includes('one of the allowed values')) perVariable.set(name, line)
+    }
+    throw new SettingsError([...perVariable.values()])
+  }
+  return copy as Static<T>
+}
+
 /** One environment setting, read at start: the fallback when unset or empty, else an error naming it. */
 export function setting(name: string, fallback?: string): string {
   const v = process.env[name] || fallback
   if (v === undefined || v === '') throw new Error(`missing setting ${name}`)
   return v
+}
+
+/**
+ * Runs a program's config loader at start; on a SettingsError logs each problem and exits 1,
+ * so a bad setting stops the process with the variable named instead of running half-configured.
+ */
+export function loadOrExit<T>(log: { fatal(obj: object, msg: string): void }, load: () => T): T {
+  try {
+    return load()
+  } catch (err) {
+    if (!(err instanceof SettingsError)) throw err
+    log.fatal({ problems: err.problems }, 'invalid settings')
+    process.stderr.write(`${err.message}\n`)
+    process.exit(1)
+  }
 }

@@ -1,4 +1,27 @@
-import { setting } from '../contract/settings.js'
+import Type, { type Static } from 'typebox'
+import { readSettings, Setting } from '../contract/settings.js'
+
+/** Every environment variable the gateway reads (README: Configuration), checked once at start. */
+export const GATEWAY_SETTINGS = Type.Object({
+  KUBECONFIG: Setting.optional(Setting.string('Kubeconfig file; in a cluster, the pod ServiceAccount is used')),
+  DUTIL_NAMESPACE: Setting.string('Namespace of UtilityJobs, ApiKeys and console resources', { default: 'dutil', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+  DUTIL_HOST: Setting.string('Address to listen on', { default: '127.0.0.1' }),
+  DUTIL_PORT: Setting.port('Port to listen on', 8080),
+  DUTIL_REDIS_URL: Setting.url('Redis (rate limits, console sessions)', { default: 'redis://127.0.0.1:6379', schemes: ['redis', 'rediss'] }),
+  DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', { schemes: ['postgres', 'postgresql'] }),
+  DUTIL_DATABASE_MAX_CONNECTIONS: Setting.integer('Connection pool size', { default: 20, minimum: 1, maximum: 1000 }),
+  DUTIL_S3_ENDPOINT: Setting.url('Object storage endpoint'),
+  DUTIL_S3_PUBLIC_ENDPOINT: Setting.optional(Setting.url('Storage address download links are presigned for (default: DUTIL_S3_ENDPOINT)')),
+  DUTIL_S3_REGION: Setting.string('Storage region', { default: 'us-east-1' }),
+  DUTIL_S3_BUCKET: Setting.string('Bucket', { default: 'dutil', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
+  DUTIL_S3_ACCESS_KEY: Setting.string('Storage access key', { minLength: 1 }),
+  DUTIL_S3_SECRET_KEY: Setting.string('Storage secret key', { minLength: 1 }),
+  DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links', { default: 3600, minimum: 60, maximum: 604_800 }),
+  DUTIL_SYNC_WAIT_SECONDS: Setting.number('How long a sync request waits before answering 202', { default: 90, minimum: 0, maximum: 600 }),
+  DUTIL_RETENTION_DAYS: Setting.integer('Days finished jobs are kept', { default: 90, minimum: 1, maximum: 3650 }),
+  DUTIL_TEST_HOOKS: Setting.boolean('Test-only routes (never in production)', false),
+})
+export type GatewaySettings = Static<typeof GATEWAY_SETTINGS>
 
 export interface GatewayConfig {
   kubeconfig?: string
@@ -16,30 +39,28 @@ export interface GatewayConfig {
   testHooks: boolean
 }
 
-const env = setting
-
-/** Read once at start; every setting is an environment variable (see README: Configuration). */
-export function loadGatewayConfig(): GatewayConfig {
-  const endpoint = env('DUTIL_S3_ENDPOINT')
+/** Read once at start; a bad setting throws a SettingsError naming the variable. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const s = readSettings(GATEWAY_SETTINGS, env)
   return {
-    kubeconfig: process.env.KUBECONFIG || undefined,
-    namespace: env('DUTIL_NAMESPACE', 'dutil'),
-    host: env('DUTIL_HOST', '127.0.0.1'),
-    port: Number(env('DUTIL_PORT', '8080')),
-    redisUrl: env('DUTIL_REDIS_URL', 'redis://127.0.0.1:6379'),
-    databaseUrl: env('DUTIL_DATABASE_URL'),
-    databaseMaxConnections: Number(env('DUTIL_DATABASE_MAX_CONNECTIONS', '20')),
+    kubeconfig: s.KUBECONFIG,
+    namespace: s.DUTIL_NAMESPACE,
+    host: s.DUTIL_HOST,
+    port: s.DUTIL_PORT,
+    redisUrl: s.DUTIL_REDIS_URL,
+    databaseUrl: s.DUTIL_DATABASE_URL,
+    databaseMaxConnections: s.DUTIL_DATABASE_MAX_CONNECTIONS,
     storage: {
-      endpoint,
-      publicEndpoint: env('DUTIL_S3_PUBLIC_ENDPOINT', endpoint),
-      region: env('DUTIL_S3_REGION', 'us-east-1'),
-      bucket: env('DUTIL_S3_BUCKET', 'dutil'),
-      accessKey: env('DUTIL_S3_ACCESS_KEY'),
-      secretKey: env('DUTIL_S3_SECRET_KEY'),
+      endpoint: s.DUTIL_S3_ENDPOINT,
+      publicEndpoint: s.DUTIL_S3_PUBLIC_ENDPOINT ?? s.DUTIL_S3_ENDPOINT,
+      region: s.DUTIL_S3_REGION,
+      bucket: s.DUTIL_S3_BUCKET,
+      accessKey: s.DUTIL_S3_ACCESS_KEY,
+      secretKey: s.DUTIL_S3_SECRET_KEY,
     },
-    linkTtlSeconds: Number(env('DUTIL_LINK_TTL_SECONDS', '3600')),
-    syncWaitMs: Number(env('DUTIL_SYNC_WAIT_SECONDS', '90')) * 1000,
-    retentionDays: Number(env('DUTIL_RETENTION_DAYS', '90')),
-    testHooks: env('DUTIL_TEST_HOOKS', 'false') === 'true',
+    linkTtlSeconds: s.DUTIL_LINK_TTL_SECONDS,
+    syncWaitMs: s.DUTIL_SYNC_WAIT_SECONDS * 1000,
+    retentionDays: s.DUTIL_RETENTION_DAYS,
+    testHooks: s.DUTIL_TEST_HOOKS,
   }
 }

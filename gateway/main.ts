@@ -4,6 +4,7 @@ import pino from 'pino'
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
+import { loadOrExit } from '../contract/settings.js'
 import { openDatabase } from '../contract/db/database.js'
 import { pendingMigrations } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
@@ -20,7 +21,8 @@ import { gatewayMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 
 const log = pino({ base: { component: 'gateway' } })
-const config = loadGatewayConfig()
+const config = loadOrExit(log, () => loadGatewayConfig())
+const consoleConfig = loadOrExit(log, () => loadConsoleConfig(process.env, `http://${config.host}:${config.port}`))
 const kc = loadKubeConfig(config.kubeconfig)
 const custom = kc.makeApiClient(CustomObjectsApi)
 const ns = config.namespace
@@ -58,7 +60,6 @@ const shutdown = new AbortController()
 const metrics = gatewayMetrics()
 let synced = false
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds)
-const consoleConfig = loadConsoleConfig(process.env, `http://${config.host}:${config.port}`)
 const consoleApp = createConsole({ kc, namespace: ns, redis, store, records, metrics, keyCache: keyCache.cache, links, storage, bucket: config.storage.bucket, config: consoleConfig, log })
 const app = createApp({
   store,

@@ -1,7 +1,8 @@
 import { hostname } from 'node:os'
 import { WORKSPACE_SIGNING_SECRET } from '../contract/api-keys.js'
 import type { RunnerResources } from '../contract/utility.js'
-import { setting } from '../contract/settings.js'
+import Type from 'typebox'
+import { readSettings, Setting, SettingsError } from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
 
 export interface OperatorConfig {
@@ -51,72 +52,99 @@ export interface RetentionSettings {
   testOverride: boolean
 }
 
-const env = setting
+/** Every environment variable the operator reads (README: Configuration), checked once at start. */
+export const OPERATOR_SETTINGS = Type.Object({
+  KUBECONFIG: Setting.optional(Setting.string('Kubeconfig file; in a cluster, the pod ServiceAccount is used')),
+  HOSTNAME: Setting.optional(Setting.string('Pod name fallback for the leader identity')),
+  DUTIL_NAMESPACE: Setting.string('Namespace of UtilityJobs and runner Jobs', { default: 'dutil', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+  DUTIL_OPERATOR_HOST: Setting.string('Address of /metrics, /healthz and /readyz', { default: '127.0.0.1' }),
+  DUTIL_OPERATOR_PORT: Setting.port('Port of /metrics, /healthz and /readyz', 8081),
+  DUTIL_OPERATOR_CONCURRENCY: Setting.integer('UtilityJobs reconciled at once', { default: 8, minimum: 1, maximum: 256 }),
+  DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', { schemes: ['postgres', 'postgresql'] }),
+  DUTIL_JOB_GRACE_SECONDS: Setting.number('How long a finished, archived UtilityJob stays in the cluster', { default: 3600, minimum: 0 }),
+  DUTIL_LEADER_ELECTION: Setting.boolean('Elect a leader on a Lease (off only for a single replica)', true),
+  DUTIL_LEASE_NAME: Setting.string('Lease name', { default: 'dutil-operator', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
+  DUTIL_POD_NAME: Setting.optional(Setting.string('This replica\'s identity (its pod name)')),
+  DUTIL_LEASE_DURATION_SECONDS: Setting.number('Lease duration', { default: 15, exclusiveMinimum: 0 }),
+  DUTIL_RETENTION_DAYS: Setting.number('Days finished jobs and their files are kept', { default: 90, exclusiveMinimum: 0 }),
+  DUTIL_RETENTION_SECONDS: Setting.optional(Setting.number('Tests only: retention in seconds, replacing DUTIL_RETENTION_DAYS', { exclusiveMinimum: 0 })),
+  DUTIL_RETENTION_SWEEP_SECONDS: Setting.number('Interval between retention sweeps', { default: 3600, exclusiveMinimum: 0 }),
+  DUTIL_S3_ENDPOINT: Setting.url('Object storage endpoint'),
+  DUTIL_S3_PUBLIC_ENDPOINT: Setting.optional(Setting.url('Storage address callback download links are presigned for')),
+  DUTIL_S3_REGION: Setting.string('Storage region', { default: 'us-east-1' }),
+  DUTIL_S3_BUCKET: Setting.string('Bucket', { default: 'dutil', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
+  DUTIL_S3_ACCESS_KEY: Setting.string('Storage access key', { minLength: 1 }),
+  DUTIL_S3_SECRET_KEY: Setting.string('Storage secret key', { minLength: 1 }),
+  DUTIL_RUNNER_S3_ENDPOINT: Setting.optional(Setting.url('Storage endpoint as runner pods reach it (default: DUTIL_S3_ENDPOINT)')),
+  DUTIL_STORAGE_SECRET: Setting.string('Secret with the storage credentials', { default: 'dutil-storage' }),
+  DUTIL_IMAGE_REGISTRY: Setting.string('Registry of the runner images', { default: 'ghcr.io/dutil' }),
+  DUTIL_IMAGE_TAG: Setting.string('Tag of the runner images', { default: 'latest', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$' }),
+  DUTIL_ALLOW_LOOPBACK_URLS: Setting.boolean('Dev only: runners may fetch loopback URLs', false),
+  DUTIL_JOB_TTL_SECONDS: Setting.integer('ttlSecondsAfterFinished of runner Jobs', { default: 86_400, minimum: 0 }),
+  DUTIL_RUNNER_RESOURCES: Setting.optional(Setting.string('Per-utility requests and limits as JSON')),
+  DUTIL_CALLBACK_CONCURRENCY: Setting.integer('Callback attempts in flight at once', { default: 16, minimum: 1, maximum: 1024 }),
+  DUTIL_CALLBACK_DELAY_SCALE: Setting.number('Tests only: multiplies the callback back-off delays', { default: 1, exclusiveMinimum: 0, maximum: 1 }),
+  DUTIL_WORKSPACE_SIGNING_SECRET: Setting.string('Secret with the workspace webhook secret', { default: WORKSPACE_SIGNING_SECRET }),
+  DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links in callbacks', { default: 3600, minimum: 60, maximum: 604_800 }),
+})
 
-/** Read once at start; every setting is an environment variable (see README: Configuration). */
-export function loadOperatorConfig(): OperatorConfig {
+/** Read once at start; a bad setting throws a SettingsError naming the variable. */
+export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): OperatorConfig {
+  const s = readSettings(OPERATOR_SETTINGS, env)
   const storage = {
-    endpoint: env('DUTIL_S3_ENDPOINT'),
-    region: env('DUTIL_S3_REGION', 'us-east-1'),
-    bucket: env('DUTIL_S3_BUCKET', 'dutil'),
-    accessKey: env('DUTIL_S3_ACCESS_KEY'),
-    secretKey: env('DUTIL_S3_SECRET_KEY'),
+    endpoint: s.DUTIL_S3_ENDPOINT,
+    region: s.DUTIL_S3_REGION,
+    bucket: s.DUTIL_S3_BUCKET,
+    accessKey: s.DUTIL_S3_ACCESS_KEY,
+    secretKey: s.DUTIL_S3_SECRET_KEY,
   }
-  const retentionSeconds = process.env.DUTIL_RETENTION_SECONDS
-  const leaseSeconds = positive('DUTIL_LEASE_DURATION_SECONDS', '15')
+  let resources: Record<string, RunnerResources>
+  try {
+    resources = parseRunnerResources(s.DUTIL_RUNNER_RESOURCES)
+  } catch (err) {
+    throw new SettingsError([(err as Error).message])
+  }
   return {
-    kubeconfig: process.env.KUBECONFIG || undefined,
-    namespace: env('DUTIL_NAMESPACE', 'dutil'),
-    host: env('DUTIL_OPERATOR_HOST', '127.0.0.1'),
-    metricsPort: Number(env('DUTIL_OPERATOR_PORT', '8081')),
-    concurrency: Number(env('DUTIL_OPERATOR_CONCURRENCY', '8')),
-    databaseUrl: env('DUTIL_DATABASE_URL'),
-    jobGraceMs: nonNegative('DUTIL_JOB_GRACE_SECONDS', '3600') * 1000,
+    kubeconfig: s.KUBECONFIG,
+    namespace: s.DUTIL_NAMESPACE,
+    host: s.DUTIL_OPERATOR_HOST,
+    metricsPort: s.DUTIL_OPERATOR_PORT,
+    concurrency: s.DUTIL_OPERATOR_CONCURRENCY,
+    databaseUrl: s.DUTIL_DATABASE_URL,
+    jobGraceMs: s.DUTIL_JOB_GRACE_SECONDS * 1000,
     leaderElection: {
-      enabled: env('DUTIL_LEADER_ELECTION', 'true') === 'true',
-      leaseName: env('DUTIL_LEASE_NAME', 'dutil-operator'),
-      identity: env('DUTIL_POD_NAME', process.env.HOSTNAME || hostname()),
-      leaseDurationMs: leaseSeconds * 1000,
+      enabled: s.DUTIL_LEADER_ELECTION,
+      leaseName: s.DUTIL_LEASE_NAME,
+      identity: s.DUTIL_POD_NAME ?? s.HOSTNAME ?? hostname(),
+      leaseDurationMs: s.DUTIL_LEASE_DURATION_SECONDS * 1000,
     },
     retention: {
-      retentionMs: retentionSeconds ? positive('DUTIL_RETENTION_SECONDS') * 1000 : positive('DUTIL_RETENTION_DAYS', '90') * 86_400_000,
-      sweepMs: positive('DUTIL_RETENTION_SWEEP_SECONDS', '3600') * 1000,
-      testOverride: Boolean(retentionSeconds),
+      retentionMs: s.DUTIL_RETENTION_SECONDS !== undefined ? s.DUTIL_RETENTION_SECONDS * 1000 : s.DUTIL_RETENTION_DAYS * 86_400_000,
+      sweepMs: s.DUTIL_RETENTION_SWEEP_SECONDS * 1000,
+      testOverride: s.DUTIL_RETENTION_SECONDS !== undefined,
     },
     storage,
     runner: {
-      imageRegistry: env('DUTIL_IMAGE_REGISTRY', 'ghcr.io/dutil'),
-      imageTag: env('DUTIL_IMAGE_TAG', 'latest'),
+      imageRegistry: s.DUTIL_IMAGE_REGISTRY,
+      imageTag: s.DUTIL_IMAGE_TAG,
       storage: {
-        endpoint: env('DUTIL_RUNNER_S3_ENDPOINT', storage.endpoint),
+        endpoint: s.DUTIL_RUNNER_S3_ENDPOINT ?? storage.endpoint,
         region: storage.region,
         bucket: storage.bucket,
-        secretName: env('DUTIL_STORAGE_SECRET', 'dutil-storage'),
+        secretName: s.DUTIL_STORAGE_SECRET,
       },
-      allowLoopbackUrls: env('DUTIL_ALLOW_LOOPBACK_URLS', 'false') === 'true',
-      jobTtlSeconds: Number(env('DUTIL_JOB_TTL_SECONDS', '86400')),
-      resources: parseRunnerResources(process.env.DUTIL_RUNNER_RESOURCES),
+      allowLoopbackUrls: s.DUTIL_ALLOW_LOOPBACK_URLS,
+      jobTtlSeconds: s.DUTIL_JOB_TTL_SECONDS,
+      resources,
     },
     callbacks: {
-      concurrency: Number(env('DUTIL_CALLBACK_CONCURRENCY', '16')),
-      delayScale: Number(env('DUTIL_CALLBACK_DELAY_SCALE', '1')),
-      workspaceSecretName: env('DUTIL_WORKSPACE_SIGNING_SECRET', WORKSPACE_SIGNING_SECRET),
-      publicStorageEndpoint: env('DUTIL_S3_PUBLIC_ENDPOINT', storage.endpoint),
-      linkTtlSeconds: Number(env('DUTIL_LINK_TTL_SECONDS', '3600')),
+      concurrency: s.DUTIL_CALLBACK_CONCURRENCY,
+      delayScale: s.DUTIL_CALLBACK_DELAY_SCALE,
+      workspaceSecretName: s.DUTIL_WORKSPACE_SIGNING_SECRET,
+      publicStorageEndpoint: s.DUTIL_S3_PUBLIC_ENDPOINT ?? storage.endpoint,
+      linkTtlSeconds: s.DUTIL_LINK_TTL_SECONDS,
     },
   }
-}
-
-function positive(name: string, fallback?: string): number {
-  const n = Number(env(name, fallback))
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`)
-  return n
-}
-
-function nonNegative(name: string, fallback?: string): number {
-  const n = Number(env(name, fallback))
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number of at least 0`)
-  return n
 }
 
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$/

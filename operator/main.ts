@@ -12,6 +12,7 @@ import { recordCallback, recordTransition } from '../contract/db/jobs-table.js'
 import { migrateDatabase } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
 import { loadOperatorConfig } from './config.js'
+import { loadOrExit } from '../contract/settings.js'
 import { LeaderElector } from './leader-election.js'
 import { JobRecordUpkeep } from './job-record-upkeep.js'
 import { RetentionSweeper } from './retention.js'
@@ -25,7 +26,7 @@ import { scaledSchedule } from './callbacks/schedule.js'
 import { KubeSigningSecrets } from './callbacks/signing-secrets.js'
 
 const log = pino({ base: { component: 'operator' } })
-const config = loadOperatorConfig()
+const config = loadOrExit(log, () => loadOperatorConfig())
 const kc = loadKubeConfig(config.kubeconfig)
 const custom = kc.makeApiClient(CustomObjectsApi)
 const batch = kc.makeApiClient(BatchV1Api)

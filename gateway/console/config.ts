@@ -1,3 +1,6 @@
+import Type from 'typebox'
+import { readSettings, Setting, SettingsError } from '../../contract/settings.js'
+
 /** Console settings, read once at start from the environment (README: Configuration). */
 export interface ConsoleConfig {
   /** Base URL people reach the gateway at: invite links and the OIDC redirect URI start with it. */
@@ -17,29 +20,36 @@ export interface OidcConfig {
   displayName: string
 }
 
+/** The console's environment variables (README: Configuration), checked once at start with the gateway's. */
+export const CONSOLE_SETTINGS = Type.Object({
+  DUTIL_PUBLIC_URL: Setting.optional(Setting.url('Base URL people reach the gateway at (invite links, OIDC redirect)')),
+  DUTIL_CONSOLE_INSECURE_COOKIES: Setting.boolean('Cookies without Secure: only for plain-http loopback', false),
+  DUTIL_OIDC_ISSUER: Setting.optional(Setting.url('OpenID Connect issuer; empty turns identity-provider sign-in off', { schemes: ['https', 'http'] })),
+  DUTIL_OIDC_CLIENT_ID: Setting.optional(Setting.string('OIDC client id (needed with DUTIL_OIDC_ISSUER)')),
+  DUTIL_OIDC_CLIENT_SECRET: Setting.optional(Setting.string('OIDC client secret (needed with DUTIL_OIDC_ISSUER)')),
+  DUTIL_OIDC_ALLOWED_DOMAINS: Setting.optional(Setting.string('Comma-separated e-mail domains that become members on first sign-in')),
+  DUTIL_OIDC_DISPLAY_NAME: Setting.optional(Setting.string('Sign-in button label')),
+})
+
 export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): ConsoleConfig {
-  const issuer = env.DUTIL_OIDC_ISSUER?.trim()
-  const oidc: OidcConfig | null = issuer
+  const s = readSettings(CONSOLE_SETTINGS, env)
+  const missing = s.DUTIL_OIDC_ISSUER ? (['DUTIL_OIDC_CLIENT_ID', 'DUTIL_OIDC_CLIENT_SECRET'] as const).filter((n) => !s[n]) : []
+  if (missing.length) throw new SettingsError(missing.map((n) => `${n} is required when DUTIL_OIDC_ISSUER is set`))
+  const oidc: OidcConfig | null = s.DUTIL_OIDC_ISSUER
     ? {
-        issuer,
-        clientId: required(env, 'DUTIL_OIDC_CLIENT_ID'),
-        clientSecret: required(env, 'DUTIL_OIDC_CLIENT_SECRET'),
-        allowedDomains: (env.DUTIL_OIDC_ALLOWED_DOMAINS ?? '')
+        issuer: s.DUTIL_OIDC_ISSUER,
+        clientId: s.DUTIL_OIDC_CLIENT_ID!,
+        clientSecret: s.DUTIL_OIDC_CLIENT_SECRET!,
+        allowedDomains: (s.DUTIL_OIDC_ALLOWED_DOMAINS ?? '')
           .split(',')
           .map((d) => d.trim().toLowerCase().replace(/^@/, ''))
           .filter(Boolean),
-        displayName: env.DUTIL_OIDC_DISPLAY_NAME?.trim() || 'your identity provider',
+        displayName: s.DUTIL_OIDC_DISPLAY_NAME || 'your identity provider',
       }
     : null
   return {
-    publicUrl: (env.DUTIL_PUBLIC_URL?.trim() || fallbackUrl).replace(/\/+$/, ''),
-    insecureCookies: env.DUTIL_CONSOLE_INSECURE_COOKIES === 'true',
+    publicUrl: (s.DUTIL_PUBLIC_URL || fallbackUrl).replace(/\/+$/, ''),
+    insecureCookies: s.DUTIL_CONSOLE_INSECURE_COOKIES,
     oidc,
   }
-}
-
-function required(env: NodeJS.ProcessEnv, name: string): string {
-  const v = env[name]?.trim()
-  if (!v) throw new Error(`missing setting ${name} (needed when DUTIL_OIDC_ISSUER is set)`)
-  return v
 }

@@ -15,8 +15,10 @@ beforeAll(async () => {
   app.use(originCheck('https://dutil.example.com'))
   app.use((ctx) => {
     if (ctx.path === '/cookie') {
-      setCookie(ctx, 'dutil_session', 'abc', { insecure: false, maxAgeMs: 60_000 })
-      return void (ctx.body = { seen: readCookie(ctx, 'dutil_session') ?? null })
+      const insecure = ctx.query.insecure === 'true'
+      setCookie(ctx, 'dutil_session', 'abc', { insecure, maxAgeMs: 60_000 })
+      setCookie(ctx, 'dutil_pending', 'p', { insecure, path: '/console/api/session' })
+      return void (ctx.body = { seen: readCookie(ctx, 'dutil_session', { insecure }) ?? null })
     }
     csrfCheck(ctx, { user: 'u', csrf: 'token-123', createdAt: 0, method: 'password' })
     ctx.body = { ok: true }
@@ -46,9 +48,20 @@ describe('console request checks', () => {
     expect((await post({ Origin: url, 'X-CSRF-Token': 'token-124' })).status).toBe(403)
   })
 
-  it('sets HttpOnly, SameSite=Lax, Secure cookies scoped to /console and reads them back', async () => {
-    const res = await fetch(`${url}/cookie`, { headers: { Cookie: 'other=1; dutil_session=xyz' } })
-    expect(res.headers.get('set-cookie')).toBe('dutil_session=abc; Path=/console; HttpOnly; SameSite=Lax; Secure; Max-Age=60')
+  it('over https names the session cookie __Host- (Secure, Path=/), path-scoped ones __Secure-, and reads only those back', async () => {
+    const res = await fetch(`${url}/cookie`, { headers: { Cookie: 'other=1; dutil_session=planted; __Host-dutil_session=xyz' } })
+    expect(res.headers.getSetCookie()).toEqual([
+      '__Host-dutil_session=abc; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=60',
+      '__Secure-dutil_pending=p; Path=/console/api/session; HttpOnly; SameSite=Lax; Secure',
+    ])
+    // A cookie without the prefix (which a plain-http page or a sibling domain could plant) is not the session.
+    expect(await res.json()).toEqual({ seen: 'xyz' })
+    expect(await (await fetch(`${url}/cookie`, { headers: { Cookie: 'dutil_session=planted' } })).json()).toEqual({ seen: null })
+  })
+
+  it('on plain-http dev keeps bare names scoped to /console', async () => {
+    const res = await fetch(`${url}/cookie?insecure=true`, { headers: { Cookie: 'dutil_session=xyz' } })
+    expect(res.headers.getSetCookie()[0]).toBe('dutil_session=abc; Path=/console; HttpOnly; SameSite=Lax; Max-Age=60')
     expect(await res.json()).toEqual({ seen: 'xyz' })
   })
 })

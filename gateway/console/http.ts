@@ -17,9 +17,24 @@ export interface CookieOptions {
   maxAgeMs?: number
 }
 
+/**
+ * The name a cookie is sent under. Over https the session cookie is `__Host-` (Secure, Path=/,
+ * no Domain: no sibling subdomain or plain-http page can set or shadow it), and path-scoped
+ * cookies are `__Secure-`; plain-http dev and tests keep the bare name (browsers refuse the
+ * prefixes without Secure).
+ */
+export function cookieName(name: string, opts: CookieOptions): string {
+  if (opts.insecure) return name
+  return cookiePath(opts) === '/' ? `__Host-${name}` : `__Secure-${name}`
+}
+
+function cookiePath(opts: CookieOptions): string {
+  return opts.path ?? (opts.insecure ? '/console' : '/')
+}
+
 /** Session cookies: HttpOnly, SameSite=Lax (the OIDC redirect back is a top-level GET), Secure outside dev. */
 export function setCookie(ctx: Context, name: string, value: string, opts: CookieOptions): void {
-  const parts = [`${name}=${value}`, `Path=${opts.path ?? '/console'}`, 'HttpOnly', 'SameSite=Lax']
+  const parts = [`${cookieName(name, opts)}=${value}`, `Path=${cookiePath(opts)}`, 'HttpOnly', 'SameSite=Lax']
   if (!opts.insecure) parts.push('Secure')
   if (opts.maxAgeMs !== undefined) parts.push(`Max-Age=${Math.floor(opts.maxAgeMs / 1000)}`)
   ctx.append('Set-Cookie', parts.join('; '))
@@ -29,11 +44,12 @@ export function clearCookie(ctx: Context, name: string, opts: CookieOptions): vo
   setCookie(ctx, name, '', { ...opts, maxAgeMs: 0 })
 }
 
-export function readCookie(ctx: Context, name: string): string | undefined {
+export function readCookie(ctx: Context, name: string, opts: CookieOptions): string | undefined {
+  const wanted = cookieName(name, opts)
   const header = ctx.get('Cookie')
   for (const part of header.split(';')) {
     const i = part.indexOf('=')
-    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim()
+    if (i > 0 && part.slice(0, i).trim() === wanted) return part.slice(i + 1).trim()
   }
   return undefined
 }
@@ -92,7 +108,7 @@ export function csrfCheck(ctx: Context, session: SessionData): void {
 /** Loads the session (if any) and its person; a disabled person's sessions end at once. */
 export function loadSession(sessions: SessionStore, people: PeopleStore, insecure: boolean) {
   return async (ctx: Context, next: Next) => {
-    const id = readCookie(ctx, SESSION_COOKIE)
+    const id = readCookie(ctx, SESSION_COOKIE, { insecure })
     if (id) {
       const session = await sessions.touch(id)
       const user = session ? await people.getUser(session.user) : undefined

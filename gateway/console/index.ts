@@ -16,6 +16,7 @@ import type { GatewayMetrics } from '../metrics.js'
 import type { ConsoleConfig } from './config.js'
 import { loadSession, originCheck } from './http.js'
 import { Lockout } from './lockout.js'
+import { RedisMutex } from './redis-mutex.js'
 import { OidcRelyingParty } from './oidc.js'
 import { PeopleStore } from '../../contract/people-store.js'
 import { authRoutes } from './routes/auth.js'
@@ -82,6 +83,7 @@ export function createConsole(o: ConsoleOptions): Console {
     people: new PeopleStore(o.kc, o.namespace, { users: users.cache, invites: invites.cache }),
     sessions: new SessionStore(o.redis),
     lockout: new Lockout(o.redis),
+    memberChanges: new RedisMutex(o.redis, 'console:mutex:members'),
     keyAdmin: new ApiKeyAdmin(o.kc, o.namespace),
     keyList: () => o.keyCache.list(o.namespace),
     store: o.store,

@@ -1,3 +1,4 @@
+import { LOOPBACK_RANGES, REFUSED_RANGES } from '../../contract/address-policy.js'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -108,8 +109,10 @@ describe('helm lint and template', () => {
     expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress'])
     expect(policy.spec.ingress).toEqual([])
     const publicRule = policy.spec.egress.find((r: any) => r.to.some((t: any) => t.ipBlock?.cidr === '0.0.0.0/0'))
-    expect(publicRule.to[0].ipBlock.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']))
-    expect(publicRule.to[1].ipBlock.except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10']))
+    // Exactly the ranges the runner's own address policy refuses, plus loopback (IPv6 private, NAT64, 6to4, Teredo included).
+    const cidrs = (ranges: ReadonlyArray<readonly [string, number]>) => ranges.map(([net, bits]) => `${net}/${bits}`).sort()
+    expect([...publicRule.to[0].ipBlock.except].sort()).toEqual(cidrs([...REFUSED_RANGES.ipv4, ...LOOPBACK_RANGES.ipv4]))
+    expect([...publicRule.to[1].ipBlock.except].sort()).toEqual(cidrs([...REFUSED_RANGES.ipv6, ...LOOPBACK_RANGES.ipv6]))
     const dnsRule = policy.spec.egress.find((r: any) => r.ports?.some((p: any) => p.port === 53))
     expect(dnsRule.ports).toEqual([{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }])
   })

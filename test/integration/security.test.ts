@@ -13,6 +13,7 @@ import { desiredJob } from '../../operator/desired-job.js'
 import { until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { api, download } from './helpers/api.js'
 import { createKey, kubeConfig } from './helpers/keys.js'
 
@@ -143,5 +144,33 @@ describe('a compromised runner', () => {
     expect(JSON.stringify(res.body)).not.toContain(theirs.body.id)
     const log = readFileSync(join(inject('platformDir'), 'logs', 'operator.log'), 'utf8')
     expect(log.split('\n').some((l) => l.includes(jobId) && l.includes('runner result manifest refused'))).toBe(true)
+  })
+})
+
+describe('crafted outputs on the files host', () => {
+  it('serves HTML and SVG outputs as downloads that no browser renders: attachment, octet-stream, nosniff', async () => {
+    const { key } = await createKey()
+    const script = '<script>fetch("/dutil/", { credentials: "include" })</script>'
+    const zip = writeZip([
+      fileEntry('evil.html', Buffer.from(`<!doctype html><title>x</title>${script}`)),
+      fileEntry('evil.svg', Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)),
+      fileEntry('notes.txt', Buffer.from('plain text')),
+    ])
+    const res = await api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url: files.add('crafted.zip', zip, 'application/zip') } } })
+    expect(res.status).toBe(200)
+    const byName = Object.fromEntries(res.body.result.files.map((f: { name: string; url: string; contentType: string }) => [f.name, f]))
+    // The job still says what each file is; the link decides how a browser treats it.
+    expect(byName['evil.html'].contentType).toMatch(/^text\/html/)
+    for (const name of ['evil.html', 'evil.svg']) {
+      const got = await fetch(byName[name].url)
+      expect(got.status, name).toBe(200)
+      expect(got.headers.get('content-disposition'), name).toBe(`attachment; filename="${name}"; filename*=UTF-8''${name}`)
+      expect(got.headers.get('content-type'), name).toBe('application/octet-stream')
+      expect(got.headers.get('x-content-type-options'), name).toBe('nosniff')
+    }
+    const txt = await fetch(byName['notes.txt'].url)
+    expect(txt.headers.get('content-disposition')).toMatch(/^attachment; filename="notes.txt"/)
+    expect(txt.headers.get('content-type')).toMatch(/^text\/plain/)
+    expect(await txt.text()).toBe('plain text')
   })
 })

@@ -7,6 +7,7 @@ import { clearCookie, Fields, jsonBody, OIDC_COOKIE, PENDING_COOKIE, readCookie,
 import { burnVerification, hashPassword, needsRehash, passwordProblem, verifyPassword } from '../passwords.js'
 import { permissionsOf } from '../permissions.js'
 import type { SessionData } from '../sessions.js'
+import type { Credentials } from '../../../contract/people-store.js'
 import { matchTotp } from '../totp.js'
 import type { ConsoleDeps } from './deps.js'
 
@@ -23,7 +24,7 @@ export function meView(s: ConsoleState, hasPassword?: boolean) {
 
 /** Starts a fresh session (a new id at every sign-in; any earlier one of this browser ends). */
 export async function startSession(ctx: Context, d: ConsoleDeps, user: ConsoleUserResource, method: SessionData['method']): Promise<ConsoleState> {
-  const previous = readCookie(ctx, SESSION_COOKIE)
+  const previous = readCookie(ctx, SESSION_COOKIE, { insecure: d.config.insecureCookies })
   if (previous) await d.sessions.destroy(previous)
   const { id, data } = await d.sessions.create(user.metadata.name, method)
   sessionCookie(ctx, id, d.config.insecureCookies)
@@ -33,7 +34,7 @@ export async function startSession(ctx: Context, d: ConsoleDeps, user: ConsoleUs
 }
 
 const badCredentials = () => new ApiError('unauthorized', 'The e-mail or password is not right.')
-const lockedError = (ms: number) =>
+export const lockedError = (ms: number) =>
   new ApiError('rate_limited', `Too many failed sign-ins for this e-mail: try again in ${Math.ceil(ms / 60_000)} minutes.`, undefined, { 'Retry-After': String(Math.ceil(ms / 1000)) })
 
 export function authRoutes(d: ConsoleDeps): Router {
@@ -57,17 +58,17 @@ export function authRoutes(d: ConsoleDeps): Router {
     const password = f.string('password', { required: true, max: 200 })
     f.check()
     const addr = normalizeEmail(email!)
-    const locked = await d.lockout.lockedFor(addr)
-    if (locked) throw lockedError(locked)
-    const user = await d.people.findUserByEmail(addr, true)
-    const creds = user ? await d.people.readCredentials(user) : null
-    const ok = user && !user.spec.disabled && creds?.passwordHash ? await verifyPassword(creds.passwordHash, password!) : (await burnVerification(password!), false)
-    if (!ok || !user || !creds) {
-      const lockedNow = await d.lockout.fail(addr, ctx.ip)
-      if (lockedNow) throw lockedError(lockedNow)
-      throw badCredentials()
-    }
-    await d.lockout.succeed(addr, ctx.ip)
+    const found: { user?: ConsoleUserResource; creds?: Credentials } = {}
+    const outcome = await d.lockout.check(addr, ctx.ip, async () => {
+      const user = await d.people.findUserByEmail(addr, true)
+      const creds = user ? await d.people.readCredentials(user) : undefined
+      if (!user || user.spec.disabled || !creds?.passwordHash) return (await burnVerification(password!), false)
+      Object.assign(found, { user, creds })
+      return verifyPassword(creds.passwordHash, password!)
+    })
+    if (typeof outcome === 'object') throw lockedError(outcome.lockedForMs)
+    const { user, creds } = found
+    if (outcome === 'wrong' || !user || !creds) throw badCredentials()
     if (needsRehash(creds.passwordHash!)) await d.people.writeCredentials(user, { ...creds, passwordHash: await hashPassword(password!) })
     if (user.spec.totpEnabled) {
       const pending = await d.sessions.createPending(user.metadata.name)
@@ -84,28 +85,26 @@ export function authRoutes(d: ConsoleDeps): Router {
     const f = new Fields(await jsonBody(ctx))
     const code = f.string('code', { required: true, pattern: /^\d{6}$/, message: 'must be the 6-digit code from your authenticator app' })
     f.check()
-    const pendingId = readCookie(ctx, PENDING_COOKIE)
+    const pendingId = readCookie(ctx, PENDING_COOKIE, { insecure, path: '/console/api/session' })
     const name = pendingId ? await d.sessions.readPending(pendingId) : null
     const user = name ? await d.people.getUser(name, true) : undefined
     if (!pendingId || !user || user.spec.disabled) throw new ApiError('unauthorized', 'The sign-in has expired: enter your e-mail and password again.')
-    const locked = await d.lockout.lockedFor(user.spec.email)
-    if (locked) throw lockedError(locked)
     const { totpSecret } = await d.people.readCredentials(user)
-    const step = totpSecret ? matchTotp(totpSecret, code!, Date.now()) : null
-    if (step === null || !(await d.sessions.claimTotpStep(user.metadata.name, step))) {
-      const lockedNow = await d.lockout.fail(user.spec.email, ctx.ip)
-      if (lockedNow) throw lockedError(lockedNow)
-      throw new ApiError('unauthorized', step === null ? 'That code is not right; codes change every 30 seconds.' : 'That code was already used; wait for the next one.')
-    }
+    const checked: { step?: number | null } = {}
+    const outcome = await d.lockout.check(user.spec.email, ctx.ip, async () => {
+      checked.step = totpSecret ? matchTotp(totpSecret, code!, Date.now()) : null
+      return checked.step !== null && (await d.sessions.claimTotpStep(user.metadata.name, checked.step))
+    })
+    if (typeof outcome === 'object') throw lockedError(outcome.lockedForMs)
+    if (outcome === 'wrong') throw new ApiError('unauthorized', checked.step === null ? 'That code is not right; codes change every 30 seconds.' : 'That code was already used; wait for the next one.')
     await d.sessions.dropPending(pendingId)
     clearCookie(ctx, PENDING_COOKIE, { insecure, path: '/console/api/session' })
-    await d.lockout.succeed(user.spec.email, ctx.ip)
     const s = await startSession(ctx, d, user, 'password')
     ctx.body = { status: 'signed_in', ...meView(s) }
   })
 
   r.delete('/session', async (ctx) => {
-    const id = readCookie(ctx, SESSION_COOKIE)
+    const id = readCookie(ctx, SESSION_COOKIE, { insecure })
     if (id) await d.sessions.destroy(id)
     clearCookie(ctx, SESSION_COOKIE, { insecure })
     ctx.status = 204
@@ -171,7 +170,7 @@ export function authRoutes(d: ConsoleDeps): Router {
       ctx.redirect(`/console/sign-in?error=${encodeURIComponent(reason)}`)
     }
     if (!d.oidc) throw new ApiError('not_found', 'Identity-provider sign-in is not set up.')
-    const state = readCookie(ctx, OIDC_COOKIE)
+    const state = readCookie(ctx, OIDC_COOKIE, { insecure, path: '/console/api/oidc' })
     clearCookie(ctx, OIDC_COOKIE, { insecure, path: '/console/api/oidc' })
     const flow = state ? await d.sessions.takeTemp<{ state: string; verifier: string; nonce: string }>('oidc', state) : null
     if (!flow || ctx.query.state !== flow.state) return fail('expired')

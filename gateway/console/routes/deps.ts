@@ -8,6 +8,7 @@ import type { JobStore } from '../../job-store.js'
 import type { GatewayMetrics } from '../../metrics.js'
 import type { ConsoleConfig } from '../config.js'
 import type { Lockout } from '../lockout.js'
+import type { RedisMutex } from '../redis-mutex.js'
 import type { OidcRelyingParty } from '../oidc.js'
 import type { PeopleStore } from '../../../contract/people-store.js'
 import type { SessionStore } from '../sessions.js'
@@ -18,6 +19,8 @@ export interface ConsoleDeps {
   people: PeopleStore
   sessions: SessionStore
   lockout: Lockout
+  /** Serialises member role and disabled changes (the last-admin rule). */
+  memberChanges: RedisMutex
   keyAdmin: ApiKeyAdmin
   /** ApiKeys as the gateway's watch sees them. */
   keyList: () => readonly ApiKeyResource[]

@@ -7,7 +7,7 @@ import { authorize, Fields, jsonBody, signedIn } from '../http.js'
 import { hashPassword, passwordProblem, verifyPassword } from '../passwords.js'
 import { lastAdminProblem } from '../permissions.js'
 import { matchTotp, newTotpSecret, otpauthUri } from '../totp.js'
-import { assertEmail } from './auth.js'
+import { assertEmail, lockedError } from './auth.js'
 import type { ConsoleDeps } from './deps.js'
 
 const TOTP_ENROL_MS = 10 * 60_000
@@ -72,26 +72,30 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     if (body.disabled !== undefined && typeof body.disabled !== 'boolean') f.problems.push({ path: 'disabled', message: 'must be true or false' })
     f.check()
     const disabled = body.disabled as boolean | undefined
-    // Read fresh, check the last-admin rule, write with that resourceVersion: a concurrent change
-    // (another admin, a sign-in being recorded) makes the write conflict, and it is done again.
+    // Member changes run one at a time across replicas (a Redis mutex), each reading the people
+    // fresh, checking the last-admin rule and writing with that resourceVersion: two admins
+    // demoting each other at once cannot both pass a check made before the other's write.
+    // A concurrent non-member change (a sign-in being recorded) makes the write conflict: done again.
     let updated: ConsoleUserResource | undefined
     let target: ConsoleUserResource | undefined
-    for (let attempt = 0; attempt < 4 && !updated; attempt++) {
-      const users = await d.people.listUsersFresh()
-      target = users.find((u) => u.spec.userId === ctx.params.id)
-      if (!target) throw new ApiError('not_found', 'No such member.')
-      const problem = lastAdminProblem(
-        users.map((u) => ({ id: u.spec.userId, role: u.spec.role, disabled: u.spec.disabled })),
-        target.spec.userId,
-        { role: role as Role | undefined, disabled },
-      )
-      if (problem) throw new ApiError('conflict', problem)
-      try {
-        updated = await d.people.patchUser(target.metadata.name, { ...(role ? { role } : {}), ...(disabled !== undefined ? { disabled } : {}) }, target.metadata.resourceVersion)
-      } catch (err) {
-        if (apiStatus(err) !== 409) throw err
+    await d.memberChanges.with(async () => {
+      for (let attempt = 0; attempt < 4 && !updated; attempt++) {
+        const users = await d.people.listUsersFresh()
+        target = users.find((u) => u.spec.userId === ctx.params.id)
+        if (!target) throw new ApiError('not_found', 'No such member.')
+        const problem = lastAdminProblem(
+          users.map((u) => ({ id: u.spec.userId, role: u.spec.role, disabled: u.spec.disabled })),
+          target.spec.userId,
+          { role: role as Role | undefined, disabled },
+        )
+        if (problem) throw new ApiError('conflict', problem)
+        try {
+          updated = await d.people.patchUser(target.metadata.name, { ...(role ? { role } : {}), ...(disabled !== undefined ? { disabled } : {}) }, target.metadata.resourceVersion)
+        } catch (err) {
+          if (apiStatus(err) !== 409) throw err
+        }
       }
-    }
+    })
     if (!updated || !target) throw new ApiError('conflict', 'Someone changed this member at the same time; reload and try again.')
     if (disabled) await d.sessions.destroyAll(target.metadata.name)
     d.log.info({ target: target.spec.userId, role, disabled, by: s.user.spec.userId }, 'member changed')
@@ -146,8 +150,13 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     f.check()
     if (!s.user.spec.totpEnabled) throw new ApiError('conflict', 'Two-factor authentication is already off.')
     const creds = await d.people.readCredentials(s.user)
-    const step = creds.totpSecret ? matchTotp(creds.totpSecret, code!, Date.now()) : null
-    if (step === null || !(await d.sessions.claimTotpStep(s.user.metadata.name, step))) throw new ApiError('invalid_request', 'That code is not right.', [{ path: 'code', message: 'does not match' }])
+    // Counted with the sign-in lockout: a stolen session cannot guess its way past the second factor.
+    const outcome = await d.lockout.check(s.user.spec.email, ctx.ip, async () => {
+      const step = creds.totpSecret ? matchTotp(creds.totpSecret, code!, Date.now()) : null
+      return step !== null && (await d.sessions.claimTotpStep(s.user.metadata.name, step))
+    })
+    if (typeof outcome === 'object') throw lockedError(outcome.lockedForMs)
+    if (outcome === 'wrong') throw new ApiError('invalid_request', 'That code is not right.', [{ path: 'code', message: 'does not match' }])
     await d.people.writeCredentials(s.user, { ...creds, totpSecret: null })
     await d.people.patchUser(s.user.metadata.name, { totpEnabled: false })
     ctx.body = { totpEnabled: false }
@@ -161,8 +170,11 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     if (problem) f.problems.push({ path: 'newPassword', message: problem })
     f.check()
     const creds = await d.people.readCredentials(s.user)
-    if (creds.passwordHash && !(typeof body.currentPassword === 'string' && (await verifyPassword(creds.passwordHash, body.currentPassword)))) {
-      throw new ApiError('invalid_request', 'The current password is not right.', [{ path: 'currentPassword', message: 'is not right' }])
+    if (creds.passwordHash) {
+      const hash = creds.passwordHash
+      const outcome = await d.lockout.check(s.user.spec.email, ctx.ip, async () => typeof body.currentPassword === 'string' && (await verifyPassword(hash, body.currentPassword)))
+      if (typeof outcome === 'object') throw lockedError(outcome.lockedForMs)
+      if (outcome === 'wrong') throw new ApiError('invalid_request', 'The current password is not right.', [{ path: 'currentPassword', message: 'is not right' }])
     }
     await d.people.writeCredentials(s.user, { ...creds, passwordHash: await hashPassword(body.newPassword as string) })
     ctx.status = 204

@@ -1,0 +1,30 @@
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { SettingsError } from '../contract/settings.js'
+import { loadOperatorConfig } from './config.js'
+
+const BASE = { DUTIL_S3_ENDPOINT: 'http://127.0.0.1:9000', DUTIL_S3_ACCESS_KEY: 'a', DUTIL_S3_SECRET_KEY: 'b', DUTIL_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/d' }
+
+describe('operator settings', () => {
+  it('has working defaults', () => {
+    const c = loadOperatorConfig(BASE)
+    expect(c).toMatchObject({ concurrency: 8, metricsPort: 8081, jobGraceMs: 3_600_000, leaderElection: { enabled: true, leaseDurationMs: 15_000 } })
+    expect(c.runner.storage.endpoint).toBe(BASE.DUTIL_S3_ENDPOINT)
+  })
+
+  it('refuses a concurrency of "eight" instead of running with zero workers', () => {
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight' })).toThrow(SettingsError)
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight' })).toThrow(/DUTIL_OPERATOR_CONCURRENCY must be integer/)
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: '0' })).toThrow(/DUTIL_OPERATOR_CONCURRENCY must be >= 1/)
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_RUNNER_RESOURCES: '{"split-pdf":{"limits":{"cpu":"lots"}}}' })).toThrow(/split-pdf/)
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'mysql://x' })).toThrow(/DUTIL_DATABASE_URL/)
+  })
+
+  it('stops the operator at start with a message naming the variable', () => {
+    const main = fileURLToPath(new URL('./main.ts', import.meta.url))
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { ...process.env, ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight', KUBECONFIG: '/nonexistent' }, encoding: 'utf8', timeout: 60_000 })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain('DUTIL_OPERATOR_CONCURRENCY must be integer (got "eight")')
+  })
+})
