@@ -81,19 +81,32 @@ export class ApiKeyAdmin {
         ...(opts.createdBy ? { createdBy: opts.createdBy } : {}),
       },
     }
+    // The signing Secret first: a key never exists, even for a moment or after a crash, without
+    // its own secret (its callbacks would be signed with the workspace secret). A crash after the
+    // Secret leaves only an unused Secret that names no key.
+    const secret = this.keySecret(name, body.spec.signingSecretName, signingSecret)
+    await this.core.createNamespacedSecret({ namespace: this.namespace, body: secret })
     const created = (await this.custom.createNamespacedCustomObject({ ...this.coords(), body })) as ApiKeyResource
-    await this.core.createNamespacedSecret({ namespace: this.namespace, body: this.keySecret(created, signingSecret) })
+    // Then the Secret is owned by the key, so deleting the key deletes it too.
+    await this.core
+      .patchNamespacedSecret({ name: secret.metadata.name, namespace: this.namespace, body: { metadata: { ownerReferences: [this.ownerOf(created)] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+      .catch(() => {
+        // Not fatal: the key works; its Secret only outlives the key if the key is deleted.
+      })
     return { id, key, signingSecret }
   }
 
-  /** The Secret holding a key's own signing secret, owned by the ApiKey (deleted with it). */
-  private keySecret(apiKey: ApiKeyResource, signingSecret: string) {
-    const name = apiKey.metadata.name
+  private ownerOf(apiKey: ApiKeyResource) {
+    return { apiVersion: API_GROUP_VERSION, kind: API_KEY.kind, name: apiKey.metadata.name, uid: apiKey.metadata.uid!, controller: true }
+  }
+
+  /** The Secret holding a key's own signing secret; owned by the ApiKey once that exists. */
+  private keySecret(keyName: string, secretName: string | undefined, signingSecret: string, owner?: ApiKeyResource) {
     return {
       metadata: {
-        name: apiKey.spec.signingSecretName || signingSecretNameFor(name),
-        labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: name },
-        ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: API_KEY.kind, name, uid: apiKey.metadata.uid!, controller: true }],
+        name: secretName || signingSecretNameFor(keyName),
+        labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: keyName },
+        ...(owner ? { ownerReferences: [this.ownerOf(owner)] } : {}),
       },
       type: 'Opaque',
       stringData: { [SIGNING_SECRET_KEY]: signingSecret },
@@ -124,7 +137,7 @@ export class ApiKeyAdmin {
   async rotateSecret(id: string): Promise<RevealedSecret> {
     const apiKey = await this.get(id)
     const signingSecret = newSigningSecret()
-    const body = this.keySecret(apiKey, signingSecret)
+    const body = this.keySecret(apiKey.metadata.name, apiKey.spec.signingSecretName, signingSecret, apiKey)
     try {
       await this.core.replaceNamespacedSecret({ name: body.metadata.name, namespace: this.namespace, body })
     } catch (err) {

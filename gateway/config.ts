@@ -20,6 +20,10 @@ export const GATEWAY_SETTINGS = Type.Object({
   DUTIL_SYNC_WAIT_SECONDS: Setting.number('How long a sync request waits before answering 202', { default: 90, minimum: 0, maximum: 600 }),
   DUTIL_RETENTION_DAYS: Setting.integer('Days finished jobs are kept', { default: 90, minimum: 1, maximum: 3650 }),
   DUTIL_TEST_HOOKS: Setting.boolean('Test-only routes (never in production)', false),
+  DUTIL_HEADERS_TIMEOUT_SECONDS: Setting.number('A client must send its request headers within this', { default: 10, minimum: 1, maximum: 300 }),
+  DUTIL_REQUEST_TIMEOUT_SECONDS: Setting.number('A client must send its whole request (headers and body) within this; the answer may take longer', { default: 30, minimum: 1, maximum: 3600 }),
+  DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS: Setting.number('Idle keep-alive connections are closed after this', { default: 5, minimum: 1, maximum: 600 }),
+  DUTIL_KEY_LOOKUPS_PER_SECOND: Setting.number('API-server look-ups for keys not (yet) in the watched cache, across all requests', { default: 5, exclusiveMinimum: 0, maximum: 1000 }),
 })
 export type GatewaySettings = Static<typeof GATEWAY_SETTINGS>
 
@@ -37,6 +41,10 @@ export interface GatewayConfig {
   syncWaitMs: number
   retentionDays: number
   testHooks: boolean
+  /** Slow-client bounds: headers, whole request, idle keep-alive. */
+  timeouts: { headersMs: number; requestMs: number; keepAliveMs: number }
+  /** Budget of API-server look-ups for unknown key hashes (new keys the watch has not delivered). */
+  keyLookupsPerSecond: number
 }
 
 /** Read once at start; a bad setting throws a SettingsError naming the variable. */
@@ -62,5 +70,11 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     syncWaitMs: s.DUTIL_SYNC_WAIT_SECONDS * 1000,
     retentionDays: s.DUTIL_RETENTION_DAYS,
     testHooks: s.DUTIL_TEST_HOOKS,
+    timeouts: {
+      headersMs: Math.min(s.DUTIL_HEADERS_TIMEOUT_SECONDS, s.DUTIL_REQUEST_TIMEOUT_SECONDS) * 1000,
+      requestMs: s.DUTIL_REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveMs: s.DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+    },
+    keyLookupsPerSecond: s.DUTIL_KEY_LOOKUPS_PER_SECOND,
   }
 }

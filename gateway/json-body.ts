@@ -4,13 +4,24 @@ import { invalid } from './api-error.js'
 /** Largest request body: 500 zip-files entries with 4 KB URLs plus names and metadata. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024
 
-/** Reads a JSON body. An empty body is `{}`; malformed JSON and other media types are 400s. */
-export async function readJsonBody(ctx: Context): Promise<unknown> {
+/** Largest body before authentication (console sign-in, invites): a few fields. */
+export const UNAUTHENTICATED_BODY_BYTES = 16 * 1024
+
+const sizeText = (bytes: number) => (bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MB` : `${bytes / 1024} KB`)
+
+/**
+ * Reads a JSON body of at most `maxBytes` (a declared Content-Length over it is refused before
+ * reading). An empty body is `{}`; malformed JSON and other media types are 400s.
+ */
+export async function readJsonBody(ctx: Context, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+  const tooLarge = () => invalid(`The request body is larger than ${sizeText(maxBytes)}.`)
+  const declared = Number(ctx.get('Content-Length') || 0)
+  if (declared > maxBytes) throw tooLarge()
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of ctx.req) {
     size += (chunk as Buffer).length
-    if (size > MAX_BODY_BYTES) throw invalid(`The request body is larger than ${MAX_BODY_BYTES / 1024 / 1024} MB.`)
+    if (size > maxBytes) throw tooLarge()
     chunks.push(chunk as Buffer)
   }
   const text = Buffer.concat(chunks).toString('utf8')

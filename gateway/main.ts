@@ -1,3 +1,4 @@
+import { createServer } from 'node:http'
 import { CustomObjectsApi } from '@kubernetes/client-node'
 import { Redis } from 'ioredis'
 import pino from 'pino'
@@ -15,7 +16,7 @@ import { loadConsoleConfig } from './console/config.js'
 import { FileLinks } from './file-links.js'
 import { JobRecords } from './job-records.js'
 import { JobStore } from './job-store.js'
-import { KeyRegistry } from './key-registry.js'
+import { KeyRegistry, kubeKeyLookup } from './key-registry.js'
 import { KeyUsage } from './key-usage.js'
 import { gatewayMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
@@ -49,7 +50,7 @@ const keyCache = watchedCache<ApiKeyResource>(
   (ev, key) => keys?.observe(ev, key),
 )
 store = new JobStore(jobCache.cache, custom, ns)
-keys = new KeyRegistry(keyCache.cache, custom, ns)
+keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { lookupsPerSecond: config.keyLookupsPerSecond })
 for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
 const records = new JobRecords(db, store)
 
@@ -57,7 +58,7 @@ const records = new JobRecords(db, store)
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
 
 const shutdown = new AbortController()
-const metrics = gatewayMetrics()
+const metrics = gatewayMetrics(() => keys!.counts)
 let synced = false
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds)
 const consoleApp = createConsole({ kc, namespace: ns, redis, store, records, metrics, keyCache: keyCache.cache, links, storage, bucket: config.storage.bucket, config: consoleConfig, log })
@@ -100,9 +101,13 @@ const app = createApp({
 
 await Promise.all([jobCache.synced, keyCache.synced, consoleApp.synced])
 synced = true
-const server = app.listen(config.port, config.host)
-server.requestTimeout = 0
-server.headersTimeout = 60_000
+// A client gets a bounded time to send its request (a body trickled a byte at a time is cut
+// off); the answer itself may take longer (sync runs wait up to DUTIL_SYNC_WAIT_SECONDS).
+const server = createServer(
+  { requestTimeout: config.timeouts.requestMs, headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs, connectionsCheckingInterval: 1000 },
+  app.callback(),
+)
+server.listen(config.port, config.host)
 log.info({ url: `http://${config.host}:${config.port}`, namespace: ns, testHooks: config.testHooks, kubeUser: await kubeIdentity(kc) }, 'gateway listening')
 log.info({ console: `${consoleConfig.publicUrl}/console/`, oidc: consoleConfig.oidc?.issuer ?? null, insecureCookies: consoleConfig.insecureCookies }, 'console ready')
 

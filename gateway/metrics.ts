@@ -1,6 +1,12 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
-export function gatewayMetrics() {
+/** Counts read when scraped (kept by the component that does the work). */
+export interface KeyLookupCounts {
+  apiLookups: number
+  overBudget: number
+}
+
+export function gatewayMetrics(keyLookups?: () => KeyLookupCounts) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   return {
@@ -13,6 +19,19 @@ export function gatewayMetrics() {
       registers: [registry],
     }),
     jobsCreated: new Counter({ name: 'dutil_jobs_created_total', help: 'Jobs accepted by the gateway.', labelNames: ['utility', 'mode'], registers: [registry] }),
+    keyLookups: new Counter({
+      name: 'dutil_key_lookups_total',
+      help: 'Presented API keys not in the watched cache: looked up in the API server (api) or refused for want of look-up budget (over_budget).',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        if (!keyLookups) return
+        const c = keyLookups()
+        this.reset()
+        this.inc({ outcome: 'api' }, c.apiLookups)
+        this.inc({ outcome: 'over_budget' }, c.overBudget)
+      },
+    }),
   }
 }
 

@@ -8,6 +8,8 @@ export interface ConsoleConfig {
   /** Cookies without Secure: only for `make dev` and tests on plain http loopback. */
   insecureCookies: boolean
   oidc: OidcConfig | null
+  /** argon2 work: at most `concurrency` at once, `maxQueued` waiting. */
+  passwordWork: { concurrency: number; maxQueued: number }
 }
 
 export interface OidcConfig {
@@ -29,6 +31,8 @@ export const CONSOLE_SETTINGS = Type.Object({
   DUTIL_OIDC_CLIENT_SECRET: Setting.optional(Setting.string('OIDC client secret (needed with DUTIL_OIDC_ISSUER)')),
   DUTIL_OIDC_ALLOWED_DOMAINS: Setting.optional(Setting.string('Comma-separated e-mail domains that become members on first sign-in')),
   DUTIL_OIDC_DISPLAY_NAME: Setting.optional(Setting.string('Sign-in button label')),
+  DUTIL_CONSOLE_PASSWORD_CONCURRENCY: Setting.integer('argon2 hashes and verifications run at once', { default: 2, minimum: 1, maximum: 64 }),
+  DUTIL_CONSOLE_PASSWORD_QUEUE: Setting.integer('Password checks that may wait for a slot; more are answered 429', { default: 64, minimum: 0, maximum: 10_000 }),
 })
 
 export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): ConsoleConfig {
@@ -51,5 +55,6 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): 
     publicUrl: (s.DUTIL_PUBLIC_URL || fallbackUrl).replace(/\/+$/, ''),
     insecureCookies: s.DUTIL_CONSOLE_INSECURE_COOKIES,
     oidc,
+    passwordWork: { concurrency: s.DUTIL_CONSOLE_PASSWORD_CONCURRENCY, maxQueued: s.DUTIL_CONSOLE_PASSWORD_QUEUE },
   }
 }

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto'
 import type { Context, Next } from 'koa'
 import type { ConsoleUserResource } from '../../contract/console-resources.js'
 import { ApiError, invalid, type ErrorDetail } from '../api-error.js'
-import { readJsonBody } from '../json-body.js'
+import { MAX_BODY_BYTES, readJsonBody, UNAUTHENTICATED_BODY_BYTES } from '../json-body.js'
 import { can, type Action, type Ownership } from './permissions.js'
 import { SESSION_IDLE_MS, type SessionData, type SessionStore } from './sessions.js'
 import type { PeopleStore } from '../../contract/people-store.js'
@@ -124,8 +124,9 @@ export function loadSession(sessions: SessionStore, people: PeopleStore, insecur
   }
 }
 
+/** A console request's JSON object body: a few KB before sign-in, up to the API's limit after. */
 export async function jsonBody(ctx: Context): Promise<Record<string, unknown>> {
-  const body = await readJsonBody(ctx)
+  const body = await readJsonBody(ctx, ctx.state.console ? MAX_BODY_BYTES : UNAUTHENTICATED_BODY_BYTES)
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('The body must be a JSON object.', [{ path: '(root)', message: 'must be an object' }])
   return body as Record<string, unknown>
 }

@@ -17,6 +17,7 @@ import type { ConsoleConfig } from './config.js'
 import { loadSession, originCheck } from './http.js'
 import { Lockout } from './lockout.js'
 import { RedisMutex } from './redis-mutex.js'
+import { limitPasswordWork } from './passwords.js'
 import { OidcRelyingParty } from './oidc.js'
 import { PeopleStore } from '../../contract/people-store.js'
 import { authRoutes } from './routes/auth.js'
@@ -68,6 +69,7 @@ export function consoleMiddleware(d: ConsoleDeps): Middleware {
 /** Builds the console: its caches (people, invites), stores and routes. */
 export function createConsole(o: ConsoleOptions): Console {
   const custom = o.kc.makeApiClient(CustomObjectsApi)
+  limitPasswordWork(o.config.passwordWork.concurrency, o.config.passwordWork.maxQueued)
   const watch = <T extends ConsoleUserResource | ConsoleInviteResource>(plural: string) =>
     watchedCache<T>(
       o.kc,

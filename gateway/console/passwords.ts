@@ -1,4 +1,6 @@
 import { Algorithm, hash, verify } from '@node-rs/argon2'
+import { ApiError } from '../api-error.js'
+import { ConcurrencyGate, GateFullError } from '../concurrency-gate.js'
 
 /** The spec's minimum; the longest accepted keeps hashing cheap to ask for. */
 export const PASSWORD_LIMITS = { minLength: 10, maxLength: 200 } as const
@@ -17,22 +19,47 @@ export function passwordProblem(password: unknown): string | null {
   return null
 }
 
+/**
+ * Every argon2 hash and verification passes one gate: each costs ~19 MiB and tens of
+ * milliseconds of a core, and sign-in is open to anyone, so only a few run at once and a
+ * bounded number wait; the rest are told to retry (429 with Retry-After) at once.
+ */
+let gate = new ConcurrencyGate(2, 64)
+
+/** Sets the gate from the settings, once at start. */
+export function limitPasswordWork(concurrency: number, maxQueued: number): void {
+  gate = new ConcurrencyGate(concurrency, maxQueued)
+}
+
+async function gated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await gate.run(work)
+  } catch (err) {
+    if (err instanceof GateFullError) {
+      throw new ApiError('rate_limited', 'Too many sign-ins are being checked right now; try again in a moment.', undefined, { 'Retry-After': String(err.retryAfterSeconds) })
+    }
+    throw err
+  }
+}
+
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_PARAMS)
+  return gated(() => hash(password, ARGON2_PARAMS))
 }
 
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
-  try {
-    return await verify(stored, password)
-  } catch {
-    return false
-  }
+  return gated(async () => {
+    try {
+      return await verify(stored, password)
+    } catch {
+      return false
+    }
+  })
 }
 
 /** A hash made once at start, verified against when an address has no account (same timing). */
 let dummy: Promise<string> | undefined
 export async function burnVerification(password: string): Promise<void> {
-  dummy ??= hashPassword('dutil-no-such-account')
+  dummy ??= hash('dutil-no-such-account', ARGON2_PARAMS)
   await verifyPassword(await dummy, password)
 }
 

@@ -66,7 +66,7 @@ describe('helm lint and template', () => {
       'dutil.io/apikeys: get,list,watch,create,patch',
       'dutil.io/apikeys/status: patch',
       'dutil.io/consoleusers,consoleinvites: get,list,watch,create,patch,delete',
-      '/secrets: get,create,update',
+      '/secrets: get,create,update,patch',
     ])
     expect(rules('dutil-operator')).toEqual([
       'dutil.io/utilityjobs: get,list,watch,patch,delete',
@@ -77,7 +77,7 @@ describe('helm lint and template', () => {
       'coordination.k8s.io/leases: create',
       'coordination.k8s.io/leases[dutil-operator]: get,update',
     ])
-    expect(rules('dutil-key-admin')).toEqual(['dutil.io/apikeys: get,list,create,patch', '/secrets: get,create,update'])
+    expect(rules('dutil-key-admin')).toEqual(['dutil.io/apikeys: get,list,create,patch', '/secrets: get,create,update,patch'])
     for (const sa of byKind(docs, 'ServiceAccount')) expect(sa.automountServiceAccountToken).toBe(false)
     // The lease the operator is told to use is the one it may update.
     const operatorEnv = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env

@@ -1,6 +1,11 @@
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { join } from 'node:path'
-import { BatchV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
+import { SIGNING_SECRET_KEY, signingSecretNameFor } from '../../contract/api-keys.js'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
 import { catalog } from '../../contract/catalog.js'
@@ -10,12 +15,13 @@ import { inputObjectKey, resultObjectKey, type RunnerResult } from '../../contra
 import { storageClient, writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
+import { BIN_DIR } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { api, download } from './helpers/api.js'
-import { createKey, kubeConfig } from './helpers/keys.js'
+import { createKey, keyAdmin, kubeConfig, kubeConfigWithOnly } from './helpers/keys.js'
 
 /**
  * Attacks a review found (docs/security.md), performed as a tenant holding one ordinary key
@@ -172,5 +178,107 @@ describe('crafted outputs on the files host', () => {
     expect(txt.headers.get('content-disposition')).toMatch(/^attachment; filename="notes.txt"/)
     expect(txt.headers.get('content-type')).toMatch(/^text\/plain/)
     expect(await txt.text()).toBe('plain text')
+  })
+})
+
+/** Sum of kube-apiserver's own request counter for LISTs of ApiKeys. */
+function apiKeyLists(): number {
+  const text = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })
+  let sum = 0
+  for (const line of text.split('\n')) {
+    if (line.startsWith('apiserver_request_total{') && line.includes('resource="apikeys"') && line.includes('verb="LIST"')) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+  }
+  return sum
+}
+
+describe('the cost of a request before authentication', () => {
+  it('1,000 requests with distinct random keys cost the API server a handful of requests and answer 401', async () => {
+    const before = apiKeyLists()
+    const statuses: number[] = []
+    for (let batch = 0; batch < 20; batch++) {
+      const res = await Promise.all(Array.from({ length: 50 }, () => api('GET', '/v1/jobs', { key: `du_live_${randomBytes(24).toString("hex")}` })))
+      statuses.push(...res.map((r) => r.status))
+    }
+    expect(new Set(statuses)).toEqual(new Set([401]))
+    const cost = apiKeyLists() - before
+    // The shared look-up budget is 5 a second (burst 5): the whole flood took a few seconds at most.
+    expect(cost).toBeLessThanOrEqual(30)
+    const metrics = await (await fetch(`${inject('gatewayUrl')}/metrics`)).text()
+    expect(Number(/dutil_key_lookups_total\{outcome="over_budget"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(900)
+    // A key made a moment ago still works once the watch has it.
+    const { key } = await createKey()
+    await until('the new key is accepted', async () => (await api('GET', '/v1/jobs', { key })).status === 200, 10_000, 200)
+  })
+
+  it('cuts off a client that trickles its body a byte at a time (408, connection closed)', async () => {
+    const { key } = await createKey()
+    const url = new URL(inject('gatewayUrl'))
+    const socket = connect(Number(url.port), url.hostname)
+    await new Promise((r) => socket.once('connect', r))
+    let received = ''
+    socket.on('data', (d) => (received += d.toString()))
+    const closed = new Promise<void>((r) => socket.once('close', () => r()))
+    socket.write(`POST /v1/utilities/split-pdf/jobs HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n{`)
+    const started = Date.now()
+    let sent = 1
+    const trickle = setInterval(() => {
+      if (!socket.destroyed && sent < 599) socket.write(' ', () => {}), sent++
+    }, 1000)
+    try {
+      // The gateway's request timeout (30 s by default) ends it long before the 600 s the body would take.
+      await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error(`still open after ${sent} bytes`)), 90_000))])
+    } finally {
+      clearInterval(trickle)
+      socket.destroy()
+    }
+    expect(received).toMatch(/^HTTP\/1\.1 408/)
+    expect(sent).toBeLessThan(60)
+    expect(Date.now() - started).toBeGreaterThan(5_000)
+  }, 120_000)
+
+  it('refuses a large console body before sign-in without reading it', async () => {
+    const res = await fetch(`${inject('gatewayUrl')}/console/api/session`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: 'a@example.com', password: 'x'.repeat(200), padding: 'p'.repeat(100_000) }),
+    })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe('The request body is larger than 16 KB.')
+  })
+
+  it('bounds password hashing: 200 simultaneous sign-ins are answered 401 or 429 with Retry-After, never 500', async () => {
+    const res = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        fetch(`${inject('gatewayUrl')}/console/api/session`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': `198.18.${i >> 8}.${i & 255}` },
+          body: JSON.stringify({ email: `nobody-${i}-${Date.now()}@example.com`, password: 'not the password' }),
+        }),
+      ),
+    )
+    const statuses = res.map((r) => r.status)
+    expect(new Set(statuses)).toEqual(new Set([401, 429]))
+    const busy = res.filter((r) => r.status === 429)
+    for (const r of busy) expect(r.headers.get('retry-after')).toBe('1')
+    expect(((await busy[0].json()) as { error: { code: string } }).error.code).toBe('rate_limited')
+  })
+})
+
+describe('an API key and its signing Secret', () => {
+  it('never leaves a key without its own signing secret: when the Secret cannot be made, no key is made either', async () => {
+    const admin = keyAdmin()
+    const before = (await admin.list()).length
+    // Allowed to make ApiKeys but not Secrets: the create stops part-way, as a crash would.
+    const limited = new ApiKeyAdmin(await kubeConfigWithOnly([{ apiGroups: ['dutil.io'], resources: ['apikeys'], verbs: ['get', 'list', 'create', 'patch'] }]), 'dutil')
+    await expect(limited.create({ name: 'half-made', utilities: [] })).rejects.toThrow()
+    expect((await admin.list()).filter((k) => k.spec.name === 'half-made')).toEqual([])
+    expect((await admin.list()).length).toBe(before)
+    // A complete create: the Secret exists and is owned by the key (deleted with it).
+    const made = await admin.create({ name: 'whole', utilities: [] })
+    const core = kubeConfig().makeApiClient(CoreV1Api)
+    const secret = await core.readNamespacedSecret({ name: signingSecretNameFor(objectNameOf(made.id)), namespace: 'dutil' })
+    expect(Buffer.from(secret.data![SIGNING_SECRET_KEY], 'base64').toString()).toBe(made.signingSecret)
+    expect(secret.metadata!.ownerReferences).toMatchObject([{ kind: 'ApiKey', name: objectNameOf(made.id), controller: true }])
+    expect((await admin.revealSecret(made.id)).source).toBe('key')
   })
 })

@@ -25,3 +25,27 @@ export async function runnerPods(jobId: string): Promise<number> {
   const pods = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })
   return pods.items.length
 }
+
+/**
+ * A kubeconfig acting as a user that holds only `rules` in the dutil namespace (the admin
+ * impersonates it, as `kubectl --as` does): for failures part-way through a multi-object change.
+ */
+export async function kubeConfigWithOnly(rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>): Promise<KubeConfig> {
+  const { RbacAuthorizationV1Api } = await import('@kubernetes/client-node')
+  const admin = kubeConfig()
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api)
+  const user = `limited-${Math.random().toString(36).slice(2, 8)}`
+  await rbac.createNamespacedRole({ namespace: 'dutil', body: { metadata: { name: user }, rules } })
+  await rbac.createNamespacedRoleBinding({
+    namespace: 'dutil',
+    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] },
+  })
+  const limited = new KubeConfig()
+  limited.loadFromOptions({
+    clusters: admin.clusters,
+    users: admin.users.map((u) => ({ ...u, impersonateUser: user })),
+    contexts: admin.contexts,
+    currentContext: admin.currentContext,
+  })
+  return limited
+}
