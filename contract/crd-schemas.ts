@@ -97,6 +97,9 @@ export const UtilityJobStatusSchema = Type.Object({
     Type.Object({
       files: Type.Array(StoredFileSchema),
       extras: FreeObject(),
+      filesOmitted: Type.Optional(
+        Type.Integer({ minimum: 1, description: 'Output files left out of this status to keep the object small; every file is in the job record (and the result manifest).' }),
+      ),
     }),
   ),
   error: Nullable(JobErrorSchema),

@@ -1,6 +1,7 @@
 import type { Client } from 'minio'
 import { effectiveStatus, toJobView, type FileLink, type JobRecord, type JobView } from './job-view.js'
 import type { StoredFile } from './runner-protocol.js'
+import { hasOmittedFiles } from './status-budget.js'
 import { isoMs } from './time.js'
 
 /** Media types a browser would run script in (or render as a document) when opened in place. */
@@ -34,9 +35,15 @@ export class FileLinks {
     private readonly presigner: Client,
     private readonly bucket: string,
     private readonly ttlSeconds: number,
+    /** The job's row in the job record, for a status that left files out (contract/status-budget.ts). */
+    private readonly fullRecord?: (jobId: string) => Promise<JobRecord | undefined>,
   ) {}
 
   async view(job: JobRecord): Promise<JobView> {
+    if (hasOmittedFiles(effectiveStatus(job)) && this.fullRecord) {
+      const full = await this.fullRecord(job.spec.jobId)
+      if (full && !hasOmittedFiles(full.status)) job = full
+    }
     const files = effectiveStatus(job).result?.files ?? []
     const now = Date.now()
     const links = new Map<string, FileLink>()

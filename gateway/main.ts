@@ -6,7 +6,8 @@ import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-gr
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { loadOrExit } from '../contract/settings.js'
-import { openDatabase } from '../contract/db/database.js'
+import { guarded, openDatabase } from '../contract/db/database.js'
+import { getJob } from '../contract/db/jobs-table.js'
 import { pendingMigrations } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
 import { createApp } from './app.js'
@@ -60,7 +61,7 @@ const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<ne
 const shutdown = new AbortController()
 const metrics = gatewayMetrics(() => keys!.counts)
 let synced = false
-const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds)
+const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) => guarded(() => getJob(db, id)))
 const consoleApp = createConsole({ kc, namespace: ns, redis, store, records, metrics, keyCache: keyCache.cache, links, storage, bucket: config.storage.bucket, config: consoleConfig, log })
 const app = createApp({
   store,

@@ -8,7 +8,7 @@ import { isTerminal } from '../contract/job-view.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { FileLinks } from '../contract/file-links.js'
 import { openDatabase } from '../contract/db/database.js'
-import { recordCallback, recordTransition } from '../contract/db/jobs-table.js'
+import { getJob, recordCallback, recordTransition } from '../contract/db/jobs-table.js'
 import { migrateDatabase } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
 import { loadOperatorConfig } from './config.js'
@@ -37,7 +37,7 @@ const recordCallbackState = (jobId: string, delivery: Parameters<typeof recordCa
 const queue = new WorkQueue()
 const callbackQueue = new WorkQueue()
 const callbackSchedule = scaledSchedule(config.callbacks.delayScale)
-const fileLinks = new FileLinks(storageClient({ ...config.storage, endpoint: config.callbacks.publicStorageEndpoint }), config.storage.bucket, config.callbacks.linkTtlSeconds)
+const fileLinks = new FileLinks(storageClient({ ...config.storage, endpoint: config.callbacks.publicStorageEndpoint }), config.storage.bucket, config.callbacks.linkTtlSeconds, (id) => getJob(db, id))
 const ns = config.namespace
 const managed = `${LABELS.managedBy}=${MANAGED_BY}`
 

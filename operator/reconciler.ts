@@ -13,6 +13,7 @@ import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './
 import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
 import { resultProblem } from './result-check.js'
+import { boundedStatus } from '../contract/status-budget.js'
 import { storageGrantFor } from './storage-grant.js'
 import { CallbackController } from './callbacks/controller.js'
 
@@ -251,8 +252,11 @@ export class UtilityJobReconciler {
     const callback = uj.status?.callback
     const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName: jobNameFor(uj), observedGeneration: uj.metadata.generation } }
     // Row first, status second: the list (the record) never shows an older state than the detail.
+    // The row keeps every output file; the status only what fits its budget (contract/status-budget.ts).
     await this.d.records.transition(body)
-    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body })) as UtilityJobResource
+    const bounded = { ...body, status: boundedStatus(body.status) }
+    if (bounded.status !== body.status) log.info({ files: status.result?.files.length, inStatus: bounded.status.result?.files.length }, 'result files beyond the status budget kept in the job record only')
+    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body: bounded })) as UtilityJobResource
     this.written.set(uj.metadata.name, Number(saved.metadata.resourceVersion))
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
     if (isTerminal({ ...uj, status })) this.d.onFinished?.(uj, status)

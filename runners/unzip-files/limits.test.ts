@@ -21,11 +21,12 @@ describe('pathProblem (zip slip)', () => {
     ['a//b', 'empty segment'],
     ['a\u0000b', 'control characters'],
     ['x'.repeat(256), 'longer than 255'],
+    [`d/${'é'.repeat(128)}.txt`, 'name longer than 255 bytes'],
   ])('refuses %j (%s)', (path, why) => {
     expect(pathProblem(path)).toContain(why)
   })
 
-  it.each(['a.txt', 'docs/2024/report.pdf', 'folder/', 'names with spaces/ünïcode.txt', '..hidden', 'a..b'])('accepts %j', (path) => {
+  it.each([`${'é'.repeat(127)}/${'é'.repeat(120)}.txt`, 'a.txt', 'docs/2024/report.pdf', 'folder/', 'names with spaces/ünïcode.txt', '..hidden', 'a..b'])('accepts %j', (path) => {
     expect(pathProblem(path)).toBeNull()
   })
 })

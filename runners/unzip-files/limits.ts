@@ -17,6 +17,8 @@ export const UNZIP_LIMITS = {
   ratioFloorBytes: 1024 ** 2,
   /** An entry path, in characters (the storage key and the result carry it). */
   maxPathLength: 255,
+  /** One segment of a path (a file or folder name), in UTF-8 bytes: what storage keeps as a name on disk. */
+  maxSegmentBytes: 255,
 } as const
 
 export type UnzipLimits = { [K in keyof typeof UNZIP_LIMITS]: number }
@@ -42,7 +44,7 @@ function isSymlink(e: EntryInfo): boolean {
 }
 
 /** Why an entry path could escape or confuse the output (zip slip), or null. */
-export function pathProblem(path: string, maxLength: number = UNZIP_LIMITS.maxPathLength): string | null {
+export function pathProblem(path: string, maxLength: number = UNZIP_LIMITS.maxPathLength, maxSegmentBytes: number = UNZIP_LIMITS.maxSegmentBytes): string | null {
   if (path.length === 0) return 'an empty path'
   if (path.length > maxLength) return `a path longer than ${maxLength} characters`
   if (/[\u0000-\u001f\u007f]/.test(path)) return 'control characters'
@@ -53,6 +55,7 @@ export function pathProblem(path: string, maxLength: number = UNZIP_LIMITS.maxPa
   if (segments.includes('..')) return 'a ".." segment'
   if (segments.includes('.')) return 'a "." segment'
   if (segments.includes('')) return 'an empty segment'
+  if (segments.some((seg) => Buffer.byteLength(seg) > maxSegmentBytes)) return `a file or folder name longer than ${maxSegmentBytes} bytes`
   return null
 }
 
@@ -70,7 +73,7 @@ export function checkEntries(entries: EntryInfo[], archiveBytes: number, limits:
   const seen = new Set<string>()
   let total = 0
   for (const e of entries) {
-    const problem = pathProblem(e.path, limits.maxPathLength)
+    const problem = pathProblem(e.path, limits.maxPathLength, limits.maxSegmentBytes)
     if (problem) throw refuse(`the entry ${quote(e.path)} has ${problem} (unsafe path)`)
     if (isSymlink(e)) throw refuse(`the entry ${quote(e.path)} is a symbolic link`)
     if (seen.has(e.path)) throw refuse(`the entry ${quote(e.path)} appears twice`)

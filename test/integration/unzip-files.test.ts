@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto'
+import { CustomObjectsApi } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { until } from '../platform/wait-for.js'
 import { api, download } from './helpers/api.js'
-import { createKey } from './helpers/keys.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
 import { jobOutputs, listKeys } from './helpers/storage.js'
 import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
@@ -88,5 +93,36 @@ describe('unzip-files through the whole platform', () => {
     const res = await unzip(files.add('fake.zip', hostile('not-a-pdf.pdf'), 'application/zip'))
     expect(res.status).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('not a valid zip archive') })
+  })
+})
+
+describe('unzip-files at its entry limit', () => {
+  it('finishes a 1,000-entry archive with long multi-byte paths (~1.9 MB of file entries, over the etcd object limit): the API lists every file, the UtilityJob only what fits', async () => {
+    const long = (i: number) => `${'漢'.repeat(84)}/${'漢'.repeat(84)}/${String(i).padStart(4, '0')}-${'漢'.repeat(75)}.txt`
+    const zip = writeZip(Array.from({ length: 1000 }, (_, i) => fileEntry(long(i), Buffer.from(`entry ${i}`), 0)))
+    const res = await api('POST', '/v1/utilities/unzip-files/jobs', { key, body: { input: { url: files.add('many-long.zip', zip, 'application/zip') } } })
+    expect(res.status).toBe(202)
+    await until('the job finished', async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${res.body.id}`, { key })).body.status), 110_000, 500)
+    const job = await api('GET', `/v1/jobs/${res.body.id}`, { key })
+    expect(job.body.status, JSON.stringify(job.body.error)).toBe('succeeded')
+    expect(job.body.result.fileCount).toBe(1000)
+    expect(job.body.result.files).toHaveLength(1000)
+    expect(job.body.result.files[999].path).toBe(long(999))
+    expect((await download(job.body.result.files[999].url)).bytes.toString()).toBe('entry 999')
+    const uj = (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name: objectNameOf(res.body.id) })) as UtilityJobResource
+    const inStatus = uj.status!.result!.files.length
+    expect(inStatus).toBeLessThan(1000)
+    expect(uj.status!.result!.filesOmitted).toBe(1000 - inStatus)
+    expect(Buffer.byteLength(JSON.stringify(uj))).toBeLessThan(512 * 1024)
+    // The list summary counts every file too.
+    const listed = (await api('GET', '/v1/jobs?limit=5', { key })).body.items.find((j: { id: string }) => j.id === res.body.id)
+    expect(listed.fileCount).toBe(1000)
+  }, 120_000)
+
+  it('refuses a 10,000-entry archive at once with a clear upstream_rejected error', async () => {
+    const zip = writeZip(Array.from({ length: 10_000 }, (_, i) => fileEntry(`f${i}.txt`, Buffer.from('x'), 0)))
+    const res = await unzip(files.add('ten-thousand.zip', zip, 'application/zip'))
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: 'The zip archive is refused: it has 10000 entries; at most 1000 are allowed.' })
   })
 })
