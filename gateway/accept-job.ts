@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import type { JobRecord } from '../contract/job-view.js'
 import { writeJsonObject } from '../contract/storage-client.js'
+import { ApiError } from './api-error.js'
 import type { JobRecords } from './job-records.js'
 import type { JobStore } from './job-store.js'
 import type { GatewayMetrics } from './metrics.js'
@@ -27,6 +28,9 @@ export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'e
 export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: unknown): Promise<Accepted> {
   await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, input)
   const accepted = await d.records.accept(uj)
+  if (accepted.kind === 'over_ceiling') {
+    throw new ApiError('rate_limited', `This API key already has ${accepted.queued} jobs waiting to start, the most it may have queued; send more once some have started.`, undefined, { 'Retry-After': '5' })
+  }
   if (accepted.kind === 'existing') {
     const holder = await d.records.find(accepted.jobId)
     if (!holder) throw new Error(`idempotency key held by ${accepted.jobId}, which has no record`)

@@ -15,11 +15,16 @@ export class JobRecords {
   constructor(
     readonly db: Database,
     private readonly store: JobStore,
+    private readonly limits: { maxQueuedPerKey?: number } = {},
   ) {}
 
-  /** Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists. */
+  /**
+   * Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists; an
+   * API key's async job is refused (over_ceiling) when the key already has its most queued jobs.
+   */
   accept(uj: UtilityJobResource): Promise<AcceptOutcome> {
-    return guarded(() => insertAccepted(this.db, uj))
+    const maxQueuedPerKey = uj.spec.apiKeyId ? this.limits.maxQueuedPerKey : undefined
+    return guarded(() => insertAccepted(this.db, uj, { maxQueuedPerKey }))
   }
 
   /** Records that the job could not be handed to the cluster, so it never stays queued. */

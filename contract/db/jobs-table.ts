@@ -43,7 +43,16 @@ async function withPartition<T>(db: Database, createdAt: string, fn: () => Promi
   }
 }
 
-export type AcceptOutcome = { kind: 'inserted' } | { kind: 'existing'; jobId: string }
+export type AcceptOutcome = { kind: 'inserted' } | { kind: 'existing'; jobId: string } | { kind: 'over_ceiling'; queued: number }
+
+/** Thrown inside the accept transaction to roll it back (the Idempotency-Key claim with it). */
+class OverCeiling extends Error {
+  constructor(readonly queued: number) {
+    super('queued-job ceiling reached')
+  }
+}
+
+const QUEUED_OF_KEY = 'SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1 AND state = \'queued\''
 
 /**
  * Writes a job the gateway is accepting, before it answers: its row, its Idempotency-Key (when
@@ -51,26 +60,38 @@ export type AcceptOutcome = { kind: 'inserted' } | { kind: 'existing'; jobId: st
  * hands back the job that holds it instead (concurrent requests wait on the unique key; the
  * first to commit wins).
  */
-export async function insertAccepted(db: Database, job: JobRecord): Promise<AcceptOutcome> {
+export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQueuedPerKey?: number } = {}): Promise<AcceptOutcome> {
   const row = rowOf(job)
-  return withPartition(db, row.created_at, () =>
-    inTransaction(db, async (c) => {
-      if (row.idempotency_key_hash !== null) {
-        const claimed = await c.query(
-          'INSERT INTO idempotency_keys (api_key_id, key_hash, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING job_id',
-          [row.api_key_id, row.idempotency_key_hash, row.id, row.created_at],
-        )
-        if (claimed.rowCount === 0) {
-          const holder = await findIdempotent(c, row.api_key_id, row.idempotency_key_hash)
-          if (holder) return { kind: 'existing', jobId: holder }
-          throw new Error('idempotency key conflict without a holder')
+  try {
+    return await withPartition(db, row.created_at, () =>
+      inTransaction(db, async (c) => {
+        if (row.idempotency_key_hash !== null) {
+          const claimed = await c.query(
+            'INSERT INTO idempotency_keys (api_key_id, key_hash, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING job_id',
+            [row.api_key_id, row.idempotency_key_hash, row.id, row.created_at],
+          )
+          if (claimed.rowCount === 0) {
+            const holder = await findIdempotent(c, row.api_key_id, row.idempotency_key_hash)
+            if (holder) return { kind: 'existing', jobId: holder }
+            throw new Error('idempotency key conflict without a holder')
+          }
         }
-      }
-      await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
-      await countAccepted(c, job)
-      return { kind: 'inserted' }
-    }),
-  )
+        // The per-key ceiling on queued jobs: one key's accepts take turns (a transaction lock on
+        // the key), so concurrent requests cannot all see room for one more.
+        if (opts.maxQueuedPerKey !== undefined && row.state === 'queued') {
+          await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`queued:${row.api_key_id}`])
+          const queued = (await c.query<{ n: number }>(prepared(QUEUED_OF_KEY, [row.api_key_id]))).rows[0].n
+          if (queued >= opts.maxQueuedPerKey) throw new OverCeiling(queued)
+        }
+        await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
+        await countAccepted(c, job)
+        return { kind: 'inserted' } as const
+      }),
+    )
+  } catch (err) {
+    if (err instanceof OverCeiling) return { kind: 'over_ceiling', queued: err.queued }
+    throw err
+  }
 }
 
 /** The job that an API key's Idempotency-Key (hash) created, if any. */

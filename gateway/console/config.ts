@@ -10,6 +10,8 @@ export interface ConsoleConfig {
   oidc: OidcConfig | null
   /** argon2 work: at most `concurrency` at once, `maxQueued` waiting. */
   passwordWork: { concurrency: number; maxQueued: number }
+  /** Abuse bounds: active keys per external person, playground runs per person per minute. */
+  limits: { maxKeysPerExternal: number; playgroundRunsPerMinute: number }
 }
 
 export interface OidcConfig {
@@ -32,6 +34,8 @@ export const CONSOLE_SETTINGS = Type.Object({
   DUTIL_OIDC_ALLOWED_DOMAINS: Setting.optional(Setting.string('Comma-separated e-mail domains that become members on first sign-in')),
   DUTIL_OIDC_DISPLAY_NAME: Setting.optional(Setting.string('Sign-in button label')),
   DUTIL_CONSOLE_PASSWORD_CONCURRENCY: Setting.integer('argon2 hashes and verifications run at once', { default: 2, minimum: 1, maximum: 64 }),
+  DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: Setting.integer('Active API keys an external person may hold', { default: 5, minimum: 0, maximum: 1000 }),
+  DUTIL_PLAYGROUND_RUNS_PER_MINUTE: Setting.integer('Playground runs one person may start per minute', { default: 20, minimum: 1, maximum: 10_000 }),
   DUTIL_CONSOLE_PASSWORD_QUEUE: Setting.integer('Password checks that may wait for a slot; more are answered 429', { default: 64, minimum: 0, maximum: 10_000 }),
 })
 
@@ -56,5 +60,6 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): 
     insecureCookies: s.DUTIL_CONSOLE_INSECURE_COOKIES,
     oidc,
     passwordWork: { concurrency: s.DUTIL_CONSOLE_PASSWORD_CONCURRENCY, maxQueued: s.DUTIL_CONSOLE_PASSWORD_QUEUE },
+    limits: { maxKeysPerExternal: s.DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL, playgroundRunsPerMinute: s.DUTIL_PLAYGROUND_RUNS_PER_MINUTE },
   }
 }

@@ -17,6 +17,7 @@ import type { ConsoleConfig } from './config.js'
 import { loadSession, originCheck } from './http.js'
 import { Lockout } from './lockout.js'
 import { RedisMutex } from './redis-mutex.js'
+import { RateLimiter } from '../rate-limit.js'
 import { limitPasswordWork } from './passwords.js'
 import { OidcRelyingParty } from './oidc.js'
 import { PeopleStore } from '../../contract/people-store.js'
@@ -85,7 +86,8 @@ export function createConsole(o: ConsoleOptions): Console {
     people: new PeopleStore(o.kc, o.namespace, { users: users.cache, invites: invites.cache }),
     sessions: new SessionStore(o.redis),
     lockout: new Lockout(o.redis),
-    memberChanges: new RedisMutex(o.redis, 'console:mutex:members'),
+    mutex: new RedisMutex(o.redis),
+    playgroundLimiter: new RateLimiter(o.redis, o.log),
     keyAdmin: new ApiKeyAdmin(o.kc, o.namespace),
     keyList: () => o.keyCache.list(o.namespace),
     store: o.store,

@@ -9,6 +9,7 @@ import type { GatewayMetrics } from '../../metrics.js'
 import type { ConsoleConfig } from '../config.js'
 import type { Lockout } from '../lockout.js'
 import type { RedisMutex } from '../redis-mutex.js'
+import type { RateLimiter } from '../../rate-limit.js'
 import type { OidcRelyingParty } from '../oidc.js'
 import type { PeopleStore } from '../../../contract/people-store.js'
 import type { SessionStore } from '../sessions.js'
@@ -19,8 +20,10 @@ export interface ConsoleDeps {
   people: PeopleStore
   sessions: SessionStore
   lockout: Lockout
-  /** Serialises member role and disabled changes (the last-admin rule). */
-  memberChanges: RedisMutex
+  /** Serialises changes checked against other objects (the last-admin rule, key caps). */
+  mutex: RedisMutex
+  /** Counts playground runs per person (fixed one-minute windows). */
+  playgroundLimiter: RateLimiter
   keyAdmin: ApiKeyAdmin
   /** ApiKeys as the gateway's watch sees them. */
   keyList: () => readonly ApiKeyResource[]

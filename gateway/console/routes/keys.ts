@@ -93,13 +93,26 @@ export function keyRoutes(d: ConsoleDeps): Router {
       if (!Number.isInteger(rate) || (rate as number) < 1 || (rate as number) > MAX_RATE_LIMIT) f.problems.push({ path: 'rateLimitPerMinute', message: `must be a whole number from 1 to ${MAX_RATE_LIMIT}` })
     }
     f.check()
-    const created = await d.keyAdmin.create({
-      name: name!,
-      utilities: list,
-      rateLimitPerMinute: (rate as number | undefined) ?? undefined,
-      expiresInDays: (expires as number | null | undefined) ?? undefined,
-      createdBy: { userId: s.user.spec.userId, email: s.user.spec.email },
-    })
+    const create = () =>
+      d.keyAdmin.create({
+        name: name!,
+        utilities: list,
+        rateLimitPerMinute: (rate as number | undefined) ?? undefined,
+        expiresInDays: (expires as number | null | undefined) ?? undefined,
+        createdBy: { userId: s.user.spec.userId, email: s.user.spec.email },
+      })
+    // External people hold a bounded number of active keys: counted and created one request at
+    // a time per person, so concurrent creates cannot pass the cap together.
+    const created =
+      s.user.spec.role === 'external'
+        ? await d.mutex.with(`console:mutex:keys:${s.user.spec.userId}`, async () => {
+            const now = Date.now()
+            const active = (await d.keyAdmin.list()).filter((k) => ownsKey(s, k) && !k.spec.revokedAt && !(k.spec.expiresAt && Date.parse(k.spec.expiresAt) <= now)).length
+            const cap = d.config.limits.maxKeysPerExternal
+            if (active >= cap) throw new ApiError('conflict', `External members may hold ${cap} active API keys; revoke one before creating another.`)
+            return create()
+          })
+        : await create()
     d.log.info({ keyId: created.id, userId: s.user.spec.userId }, 'API key created in the console')
     ctx.status = 201
     ctx.body = created

@@ -78,7 +78,7 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     // A concurrent non-member change (a sign-in being recorded) makes the write conflict: done again.
     let updated: ConsoleUserResource | undefined
     let target: ConsoleUserResource | undefined
-    await d.memberChanges.with(async () => {
+    await d.mutex.with('console:mutex:members', async () => {
       for (let attempt = 0; attempt < 4 && !updated; attempt++) {
         const users = await d.people.listUsersFresh()
         target = users.find((u) => u.spec.userId === ctx.params.id)

@@ -51,6 +51,12 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
   // callback (if any) is signed with the workspace secret.
   r.post('/playground/:slug', async (ctx) => {
     const s = authorize(ctx, 'playground.run', 'own')
+    // Each person's playground runs are limited per minute like a key's requests (fail open while Redis is down).
+    const limit = d.config.limits.playgroundRunsPerMinute
+    const window = await d.playgroundLimiter.hit(`playground:${s.user.spec.userId}`, Date.now())
+    if (window && window.count > limit) {
+      throw new ApiError('rate_limited', `Playground runs are limited to ${limit} a minute per person.`, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(window.resetMs / 1000))) })
+    }
     const utility = enabledUtility(ctx.params.slug)
     if (!utility) throw new ApiError('not_found', `There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
     const body = await readJsonBody(ctx)

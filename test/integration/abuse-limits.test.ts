@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { until } from '../platform/wait-for.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { api } from './helpers/api.js'
+import { bootstrapAdmin, ConsoleClient, inviteToken, uniqueEmail } from './helpers/console.js'
+import { createKey } from './helpers/keys.js'
+import { startComponent, terminateComponent } from './helpers/processes.js'
+
+/**
+ * Volume limits on job creation (docs/security.md item 4), tried as a flooding tenant would: a
+ * per-key ceiling on queued jobs, per-person playground run limits, and a cap on external
+ * people's keys. The gateway runs with small limits for this file, then with its defaults again.
+ */
+const LIMITS = { DUTIL_MAX_QUEUED_JOBS_PER_KEY: '5', DUTIL_PLAYGROUND_RUNS_PER_MINUTE: '3', DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: '2' }
+const PASSWORD = 'a long enough passphrase'
+let files: FileServer
+let pdfUrl: string
+
+async function restartGateway(overrides: Record<string, string>): Promise<void> {
+  await terminateComponent('gateway')
+  startComponent('gateway', overrides)
+  await until('gateway ready', async () => (await fetch(`${inject('gatewayUrl')}/readyz`).catch(() => null))?.status === 200, 60_000, 100)
+}
+
+const operatorPid = () => Number(readFileSync(join(inject('platformDir'), 'pids', 'operator.pid'), 'utf8'))
+
+beforeAll(async () => {
+  files = await new FileServer().start()
+  pdfUrl = files.add('one-page.pdf', await makePdf(1))
+  await restartGateway(LIMITS)
+})
+afterAll(async () => {
+  await restartGateway({})
+  await files.stop()
+})
+
+describe('queued jobs per API key', () => {
+  it('answers 429 with Retry-After past the ceiling, for that key only; idempotent replays still answer; room frees as jobs start', async () => {
+    const flood = await createKey({ name: 'flood' })
+    const quiet = await createKey({ name: 'quiet' })
+    const submit = (key: string, headers: Record<string, string> = {}) => api('POST', '/v1/utilities/split-pdf/jobs', { key, headers, body: { input: { url: pdfUrl } } })
+    // Nothing starts while the operator is paused: every accepted job stays queued.
+    process.kill(operatorPid(), 'SIGSTOP')
+    let accepted: string[] = []
+    try {
+      const first = await submit(flood.key, { 'Idempotency-Key': 'flood-1' })
+      expect(first.status).toBe(202)
+      const burst = await Promise.all(Array.from({ length: 8 }, () => submit(flood.key)))
+      const statuses = burst.map((r) => r.status).sort()
+      expect(statuses).toEqual([202, 202, 202, 202, 429, 429, 429, 429])
+      for (const r of burst.filter((x) => x.status === 429)) {
+        expect(r.body.error.code).toBe('rate_limited')
+        expect(r.body.error.message).toContain('5 jobs waiting to start')
+        expect(r.headers.get('retry-after')).toBe('5')
+      }
+      accepted = [first.body.id, ...burst.filter((r) => r.status === 202).map((r) => r.body.id)]
+      // A refused request created no job.
+      expect((await api('GET', '/v1/jobs?limit=100', { key: flood.key })).body.items.map((j: { id: string }) => j.id).sort()).toEqual([...accepted].sort())
+      // Replaying an accepted request is not a new job: it still answers.
+      const replay = await submit(flood.key, { 'Idempotency-Key': 'flood-1' })
+      expect(replay.status).toBe(202)
+      expect(replay.body.id).toBe(first.body.id)
+      // Another key is not held back by the flood.
+      expect((await submit(quiet.key)).status).toBe(202)
+    } finally {
+      process.kill(operatorPid(), 'SIGCONT')
+    }
+    await until('the flood has started', async () => (await api('GET', '/v1/jobs?status=queued', { key: flood.key })).body.items.length === 0, 60_000, 250)
+    expect((await submit(flood.key)).status).toBe(202)
+  })
+})
+
+describe('console abuse limits', () => {
+  let admin: ConsoleClient
+  async function person(role: 'member' | 'external'): Promise<ConsoleClient> {
+    const invited = await admin.call('POST', '/members/invites', { email: uniqueEmail(role), role })
+    const client = new ConsoleClient()
+    expect((await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, { name: `Test ${role}`, password: PASSWORD })).status).toBe(201)
+    return client
+  }
+
+  beforeAll(async () => {
+    const { link } = bootstrapAdmin(uniqueEmail('limits-admin'))
+    admin = new ConsoleClient()
+    expect((await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Limits Admin', password: PASSWORD })).status).toBe(201)
+  })
+
+  it('limits playground runs per person per minute, not per workspace', async () => {
+    const member = await person('member')
+    const run = (c: ConsoleClient) => c.call('POST', '/playground/split-pdf', { input: { url: pdfUrl } })
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) statuses.push((await run(member)).status)
+    // A window may turn over between runs: then all four pass, and a fifth and sixth are needed.
+    if (!statuses.includes(429)) for (let i = 0; i < 4 && !statuses.includes(429); i++) statuses.push((await run(member)).status)
+    expect(statuses.slice(0, 3)).toEqual([202, 202, 202])
+    expect(statuses).toContain(429)
+    const refused = await run(member)
+    expect(refused.status).toBe(429)
+    expect(refused.body.error.code).toBe('rate_limited')
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await run(await person('member'))).status).toBe(202)
+  })
+
+  it('caps the active keys of an external person, also when they ask for several at once', async () => {
+    const external = await person('external')
+    const made = await Promise.all(Array.from({ length: 5 }, (_, i) => external.call('POST', '/keys', { name: `ext-${i}` })))
+    const statuses = made.map((r) => r.status).sort()
+    expect(statuses).toEqual([201, 201, 409, 409, 409])
+    expect(made.find((r) => r.status === 409)!.body.error.message).toBe('External members may hold 2 active API keys; revoke one before creating another.')
+    // Revoking one makes room for one.
+    const one = made.find((r) => r.status === 201)!.body.id
+    expect((await external.call('POST', `/keys/${one}/revoke`)).status).toBe(200)
+    expect((await external.call('POST', '/keys', { name: 'replacement' })).status).toBe(201)
+    expect((await external.call('POST', '/keys', { name: 'one too many' })).status).toBe(409)
+    // Members are not capped.
+    const member = await person('member')
+    for (let i = 0; i < 3; i++) expect((await member.call('POST', '/keys', { name: `member-${i}` })).status).toBe(201)
+  })
+})
