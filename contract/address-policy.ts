@@ -33,7 +33,6 @@ export const REFUSED_RANGES = {
   ],
   ipv6: [
     ['::', 128], // unspecified
-    ['::ffff:0:0', 96], // IPv4-mapped (judged by the embedded address in the runner; refused whole by the NetworkPolicy)
     ['100::', 64], // discard-only
     ['2001::', 32], // Teredo tunnels to (obfuscated) IPv4
     ['2001:db8::', 32], // documentation
@@ -51,8 +50,10 @@ export const LOOPBACK_RANGES = { ipv4: [['127.0.0.0', 8]], ipv6: [['::1', 128]] 
 
 const REFUSED = new BlockList()
 for (const [net, bits] of REFUSED_RANGES.ipv4) REFUSED.addSubnet(net, bits, 'ipv4')
-// IPv4-mapped addresses are judged by their IPv4 address before this list is consulted.
-for (const [net, bits] of REFUSED_RANGES.ipv6) if (net !== '::ffff:0:0') REFUSED.addSubnet(net, bits, 'ipv6')
+// IPv4-mapped addresses (::ffff:a.b.c.d) are judged by their IPv4 address before this list is
+// consulted; on the wire they are IPv4 packets, which the NetworkPolicy's IPv4 excepts cover
+// (Kubernetes refuses IPv4-mapped CIDRs in an ipBlock).
+for (const [net, bits] of REFUSED_RANGES.ipv6) REFUSED.addSubnet(net, bits, 'ipv6')
 
 /** An IPv6 address in its one canonical spelling (RFC 5952 as WHATWG URLs print it), or null. */
 export function canonicalIpv6(address: string): string | null {

@@ -38,6 +38,9 @@ export const UtilityJobSpecSchema = Type.Object({
   callbackUrl: Type.Optional(Type.String({ maxLength: 2048 })),
   idempotencyKeyHash: Type.Optional(Type.String()),
   deadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Shorter time limit (test hook only).' })),
+  storageInputKeys: Type.Optional(
+    Type.Array(Type.String(), { maxItems: 500, description: "Object keys of the s3:// inputs (the caller's own outputs, checked by the gateway): the runner's storage credentials may read these too." }),
+  ),
   cancelRequested: Type.Optional(Type.Boolean({ description: 'Set by the gateway on POST /cancel; the operator cancels the job if it is still queued.' })),
 })
 export type UtilityJobSpec = Static<typeof UtilityJobSpecSchema>

@@ -19,22 +19,20 @@ export const ENV = {
   region: 'DUTIL_S3_REGION',
   accessKey: 'DUTIL_S3_ACCESS_KEY',
   secretKey: 'DUTIL_S3_SECRET_KEY',
+  sessionToken: 'DUTIL_S3_SESSION_TOKEN',
   allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
-  storageGrant: 'DUTIL_STORAGE_GRANT',
 } as const
 
 /**
- * Storage access of a runner that holds no storage credentials (a utility with
- * `storageAccess: 'scoped'`): presigned requests, made by the operator, for exactly its own
- * objects and nothing else, valid until shortly after the job's deadline.
+ * A runner's storage credentials: temporary (STS AssumeRole with a session policy, made by the
+ * operator for this job alone), valid until shortly after the job's deadline. They read the
+ * job's input and the outputs it chains from, write its outputs and result manifest, and
+ * nothing else (docs/adr/0011-runner-storage-credentials.md).
  */
-export interface StorageGrant {
-  /** GET of `_jobs/<job_id>/input.json`. */
-  input: { key: string; url: string }
-  /** PUT of `_jobs/<job_id>/result.json`. */
-  result: { key: string; url: string }
-  /** A presigned POST policy: any key under `prefix` (the job's output prefix), at most `maxBytes` each. */
-  outputs: { prefix: string; url: string; fields: Record<string, string>; maxBytes: number }
+export interface RunnerCredentials {
+  accessKey: string
+  secretKey: string
+  sessionToken: string
   expiresAt: string
 }
 

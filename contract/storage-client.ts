@@ -6,6 +6,8 @@ export interface StorageSettings {
   region: string
   accessKey: string
   secretKey: string
+  /** Temporary credentials (STS) come with a session token. */
+  sessionToken?: string
   bucket: string
 }
 
@@ -20,6 +22,7 @@ export function storageClient(s: StorageSettings): Minio.Client {
     region: s.region,
     accessKey: s.accessKey,
     secretKey: s.secretKey,
+    ...(s.sessionToken ? { sessionToken: s.sessionToken } : {}),
     pathStyle: true,
   })
 }

@@ -51,13 +51,5 @@ export interface UtilityDefinition {
      * runners that spool input to disk or run a browser. None when absent.
      */
     scratchSizeLimit?: string
-    /**
-     * `scoped`: the runner gets no storage credentials, only presigned access to its own input,
-     * result manifest and output prefix (see StorageGrant). For runners that parse with code we
-     * cannot fully trust. Default: the bucket credentials.
-     */
-    storageAccess?: 'bucket' | 'scoped'
-    /** Largest output file under scoped access (the POST policy's length limit). */
-    maxOutputBytes?: number
   }
 }

@@ -38,9 +38,9 @@ describe('outputKeyOwner and storageUrlsOf', () => {
 })
 
 describe('assertStorageInputsReadable', () => {
-  it('lets a key read its own job outputs', async () => {
-    await expect(check(`s3://dutil/${page}`)).resolves.toBeUndefined()
-    await expect(check(`s3://dutil/${page.replace('page-002', 'page%2D002')}`)).resolves.toBeUndefined()
+  it("lets a key read its own job outputs, and names the object keys its runner's credentials may read", async () => {
+    await expect(check(`s3://dutil/${page}`)).resolves.toEqual([page])
+    await expect(check(`s3://dutil/${page.replace('page-002', 'page%2D002')}`)).resolves.toEqual([page])
   })
 
   it('answers 404 for another key, internal objects, other buckets and every spelling trick', async () => {

@@ -10,11 +10,13 @@ import { ApiError } from './api-error.js'
  * files. Anything else is answered like another key's job: 404 `not_found`, whether or not the
  * object exists. The key is parsed by the same function the runner reads it with
  * (contract/storage-client.ts parseS3Url), so no spelling can mean one key here and another there.
+ * Returns the object keys: the job's runner credentials may read exactly these.
  */
 export async function assertStorageInputsReadable(
   input: unknown,
   opts: { bucket: string; find: (jobId: string) => Promise<JobRecord | undefined>; owns: (job: JobRecord) => boolean },
-): Promise<void> {
+): Promise<string[]> {
+  const keys: string[] = []
   for (const { path, url } of storageUrlsOf(input)) {
     const refused = new ApiError('not_found', `There is no file at ${path} that this caller may read; s3:// inputs name output files of the caller's own jobs.`)
     const ref = parseS3Url(url)
@@ -25,5 +27,7 @@ export async function assertStorageInputsReadable(
     if (!job || !opts.owns(job) || job.spec.jobId !== owner.jobId || job.spec.utility !== owner.utility || utcDay(Date.parse(job.spec.createdAt)) !== owner.day) throw refused
     const s = effectiveStatus(job)
     if (s.state !== 'succeeded' || !(s.result?.files ?? []).some((f) => f.key === ref.key)) throw refused
+    keys.push(ref.key)
   }
+  return [...new Set(keys)]
 }

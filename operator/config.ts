@@ -19,6 +19,8 @@ export interface OperatorConfig {
   leaderElection: LeaderElectionSettings
   retention: RetentionSettings
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
+  /** Issues runner credentials: the operator's own storage credentials against this STS endpoint. */
+  sts: { endpoint: string; roleArn?: string }
   runner: RunnerSettings
   callbacks: CallbackSettings
 }
@@ -76,7 +78,8 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_S3_ACCESS_KEY: Setting.string('Storage access key', { minLength: 1 }),
   DUTIL_S3_SECRET_KEY: Setting.string('Storage secret key', { minLength: 1 }),
   DUTIL_RUNNER_S3_ENDPOINT: Setting.optional(Setting.url('Storage endpoint as runner pods reach it (default: DUTIL_S3_ENDPOINT)')),
-  DUTIL_STORAGE_SECRET: Setting.string('Secret with the storage credentials', { default: 'dutil-storage' }),
+  DUTIL_STS_ENDPOINT: Setting.optional(Setting.url('STS endpoint that issues runner credentials (default: DUTIL_S3_ENDPOINT, as MinIO serves it)')),
+  DUTIL_STS_ROLE_ARN: Setting.optional(Setting.string('Role runner sessions assume (AWS; MinIO ignores it)')),
   DUTIL_IMAGE_REGISTRY: Setting.string('Registry of the runner images', { default: 'ghcr.io/dutil' }),
   DUTIL_IMAGE_TAG: Setting.string('Tag of the runner images', { default: 'latest', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$' }),
   DUTIL_ALLOW_LOOPBACK_URLS: Setting.boolean('Dev only: runners may fetch loopback URLs', false),
@@ -124,6 +127,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       testOverride: s.DUTIL_RETENTION_SECONDS !== undefined,
     },
     storage,
+    sts: { endpoint: s.DUTIL_STS_ENDPOINT ?? storage.endpoint, roleArn: s.DUTIL_STS_ROLE_ARN },
     runner: {
       imageRegistry: s.DUTIL_IMAGE_REGISTRY,
       imageTag: s.DUTIL_IMAGE_TAG,
@@ -131,7 +135,6 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
         endpoint: s.DUTIL_RUNNER_S3_ENDPOINT ?? storage.endpoint,
         region: storage.region,
         bucket: storage.bucket,
-        secretName: s.DUTIL_STORAGE_SECRET,
       },
       allowLoopbackUrls: s.DUTIL_ALLOW_LOOPBACK_URLS,
       jobTtlSeconds: s.DUTIL_JOB_TTL_SECONDS,

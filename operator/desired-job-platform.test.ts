@@ -13,7 +13,7 @@ const uj: UtilityJobResource = {
 const settings: RunnerSettings = {
   imageRegistry: 'registry.example.com/dutil',
   imageTag: '1.2.3',
-  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil', secretName: 'dutil-storage' },
+  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil' },
   allowLoopbackUrls: false,
   jobTtlSeconds: 60,
 }
@@ -22,7 +22,7 @@ const splitPdf = catalog.get('split-pdf')!
 describe('desiredJob with chart settings', () => {
   it('uses per-utility resources from the settings when given (the chart values runners.<slug>.resources)', () => {
     const resources = { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '2', memory: '4Gi' } }
-    const pod = desiredJob(uj, splitPdf, { ...settings, resources: { 'split-pdf': resources } }).spec!.template.spec!
+    const pod = desiredJob(uj, splitPdf, { ...settings, resources: { 'split-pdf': resources } }, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }).spec!.template.spec!
     expect(pod.containers[0].resources).toEqual(resources)
   })
 })

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import * as Minio from 'minio'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { catalog } from '../contract/catalog.js'
 import { desiredJob, type RunnerSettings } from './desired-job.js'
-import { storageGrantFor } from './storage-grant.js'
+import { runnerPolicy, sessionSeconds } from './runner-credentials.js'
 
 const settings: RunnerSettings = {
   imageRegistry: 'ghcr.io/dutil',
   imageTag: 'v1',
-  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil', secretName: 'dutil-storage' },
+  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil' },
   allowLoopbackUrls: false,
   jobTtlSeconds: 3600,
 }
@@ -22,21 +21,22 @@ function utilityJob(utility: string): UtilityJobResource {
   }
 }
 
+const creds = { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }
 const envNames = (job: ReturnType<typeof desiredJob>) => job.spec!.template.spec!.containers[0].env!.map((e) => e.name)
 
 describe('desiredJob', () => {
-  it('gives bucket credentials, the per-utility limits and node flags to an ordinary runner', () => {
+  it('gives the job\'s own temporary credentials, the per-utility limits and node flags to an ordinary runner', () => {
     const zip = catalog.get('zip-files')!
-    const job = desiredJob(utilityJob('zip-files'), zip, settings)
+    const job = desiredJob(utilityJob('zip-files'), zip, settings, creds)
     const c = job.spec!.template.spec!.containers[0]
-    expect(envNames(job)).toEqual(expect.arrayContaining(['DUTIL_S3_ACCESS_KEY', 'DUTIL_S3_SECRET_KEY']))
+    expect(envNames(job)).toEqual(expect.arrayContaining(['DUTIL_S3_ACCESS_KEY', 'DUTIL_S3_SECRET_KEY', 'DUTIL_S3_SESSION_TOKEN']))
     expect(c.resources).toEqual(zip.runner.resources)
     expect(c.command).toEqual(['node', '--max-old-space-size=128', '--max-semi-space-size=1', '/app/dist/runners/zip-files/main.js'])
     expect(job.spec!.activeDeadlineSeconds).toBe(900)
   })
 
   it('mounts a scratch emptyDir on /tmp for runners that need one (read-only root filesystem)', () => {
-    const job = desiredJob(utilityJob('unzip-files'), catalog.get('unzip-files')!, settings)
+    const job = desiredJob(utilityJob('unzip-files'), catalog.get('unzip-files')!, settings, creds)
     const pod = job.spec!.template.spec!
     expect(pod.volumes).toEqual([{ name: 'scratch', emptyDir: { sizeLimit: '1200Mi' } }])
     expect(pod.containers[0].volumeMounts).toEqual([{ name: 'scratch', mountPath: '/tmp' }])
@@ -44,24 +44,34 @@ describe('desiredJob', () => {
     expect(pod.containers[0].env).toEqual(expect.arrayContaining([{ name: 'TMPDIR', value: '/tmp' }]))
   })
 
-  it('gives a scoped runner (xls-to-xlsx) its grant and no storage credentials at all', async () => {
-    const xls = catalog.get('xls-to-xlsx')!
+  it("scopes every runner's credentials to its own job: read its input and checked s3:// inputs, write its prefix and manifest, nothing else", () => {
     const uj = utilityJob('xls-to-xlsx')
-    expect(() => desiredJob(uj, xls, settings)).toThrow('needs a grant')
-    const presigner = new Minio.Client({ endPoint: 'minio', port: 9000, useSSL: false, region: 'us-east-1', accessKey: 'AK', secretKey: 'SECRET-never-in-the-job', pathStyle: true })
-    const grant = await storageGrantFor(uj, xls, presigner, 'dutil', new Date('2026-11-22T10:00:01Z'))
-    const job = desiredJob(uj, xls, settings, grant)
-    const env = job.spec!.template.spec!.containers[0].env!
-    expect(envNames(job)).not.toContain('DUTIL_S3_ACCESS_KEY')
-    expect(envNames(job)).not.toContain('DUTIL_S3_SECRET_KEY')
-    expect(JSON.stringify(job)).not.toContain('SECRET-never-in-the-job')
-    const granted = JSON.parse(env.find((e) => e.name === 'DUTIL_STORAGE_GRANT')!.value!)
-    expect(granted.outputs.prefix).toBe('xls-to-xlsx/2026-11-22/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/')
-    const policy = JSON.parse(Buffer.from(granted.outputs.fields.policy, 'base64').toString())
-    expect(policy.conditions).toEqual(expect.arrayContaining([['starts-with', '$key', granted.outputs.prefix], ['content-length-range', 0, 200 * 1024 * 1024]]))
-    // Valid for the deadline (300 s) plus ten minutes, not for days.
-    expect(Date.parse(granted.expiresAt) - Date.parse('2026-11-22T10:00:01Z')).toBe(900_000)
-    expect(granted.input.url).toContain('/dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json?')
-    expect(granted.result.url).toContain('X-Amz-Expires=900')
+    uj.spec.storageInputKeys = ['zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip']
+    const policy = runnerPolicy(uj, catalog.get('xls-to-xlsx')!, 'dutil')
+    expect(policy.Statement).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json', 'arn:aws:s3:::dutil/zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip'] },
+      { Effect: 'Allow', Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'], Resource: ['arn:aws:s3:::dutil/xls-to-xlsx/2026-11-22/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/*'] },
+      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/result.json'] },
+    ])
+    // No listing, no bucket-level action, no wildcard outside the own prefix.
+    expect(JSON.stringify(policy)).not.toMatch(/ListBucket|s3:\*|:::dutil\/\*|:::dutil"/)
+    // Valid for the deadline (300 s) plus ten minutes (and at least STS's 15 minutes).
+    expect(sessionSeconds(uj, catalog.get('xls-to-xlsx')!)).toBe(900)
+    expect(sessionSeconds(utilityJob('zip-files'), catalog.get('zip-files')!)).toBe(1500)
+  })
+
+  it('refuses to grant a key that would act as a wildcard', () => {
+    const uj = utilityJob('split-pdf')
+    uj.spec.storageInputKeys = ['split-pdf/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/*']
+    expect(() => runnerPolicy(uj, catalog.get('split-pdf')!, 'dutil')).toThrow('wildcard')
+  })
+
+  it('never puts the platform storage Secret in a runner pod', () => {
+    for (const u of catalog.values()) {
+      const job = desiredJob(utilityJob(u.slug), u, settings, creds)
+      const env = job.spec!.template.spec!.containers[0].env!
+      expect(env.filter((e) => e.valueFrom)).toEqual([])
+      expect(env.find((e) => e.name === 'DUTIL_S3_SESSION_TOKEN')?.value).toBe('temp-token')
+    }
   })
 })

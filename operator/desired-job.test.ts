@@ -6,7 +6,7 @@ import { deadlineSeconds, desiredJob, type RunnerSettings } from './desired-job.
 const settings: RunnerSettings = {
   imageRegistry: 'registry.example/dutil',
   imageTag: '1.2.3',
-  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil', secretName: 'dutil-storage' },
+  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil' },
   allowLoopbackUrls: false,
   jobTtlSeconds: 3600,
 }
@@ -30,18 +30,20 @@ function uj(spec: Partial<UtilityJobResource['spec']> = {}): UtilityJobResource 
   }
 }
 
+const creds = { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }
+
 describe('desiredJob', () => {
   const split = catalog.get('split-pdf')!
 
   it('is named after its UtilityJob and owned by it, so a retry can never make a second one', () => {
-    const job = desiredJob(uj(), split, settings)
+    const job = desiredJob(uj(), split, settings, creds)
     expect(job.metadata?.name).toBe('job-01abc')
     expect(job.metadata?.ownerReferences).toEqual([{ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: 'job-01abc', uid: 'uid-1', controller: true, blockOwnerDeletion: true }])
-    expect(desiredJob(uj(), split, settings)).toEqual(job)
+    expect(desiredJob(uj(), split, settings, creds)).toEqual(job)
   })
 
   it('takes its time limit, retries and resources from the catalog', () => {
-    const job = desiredJob(uj(), split, settings)
+    const job = desiredJob(uj(), split, settings, creds)
     expect(job.spec?.activeDeadlineSeconds).toBe(900)
     expect(job.spec?.backoffLimit).toBe(split.runner.backoffLimit)
     expect(job.spec?.template.spec?.containers[0].resources).toEqual(split.runner.resources)
@@ -55,7 +57,7 @@ describe('desiredJob', () => {
   })
 
   it('fails the Job at once on classified exit codes, ignores disruptions, and gives runners no token', () => {
-    const job = desiredJob(uj(), split, settings)
+    const job = desiredJob(uj(), split, settings, creds)
     expect(job.spec?.podFailurePolicy?.rules[0]).toEqual({ action: 'FailJob', onExitCodes: { containerName: 'runner', operator: 'In', values: [10, 11, 12] } })
     expect(job.spec?.podFailurePolicy?.rules[1].action).toBe('Ignore')
     const pod = job.spec?.template.spec
@@ -64,11 +66,10 @@ describe('desiredJob', () => {
     expect(pod?.containers[0].securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })
   })
 
-  it('passes storage credentials by Secret reference, never by value', () => {
-    const env = desiredJob(uj(), split, settings).spec?.template.spec?.containers[0].env ?? []
-    const secretEnv = env.filter((e) => e.valueFrom?.secretKeyRef)
-    expect(secretEnv.map((e) => e.name).sort()).toEqual(['DUTIL_S3_ACCESS_KEY', 'DUTIL_S3_SECRET_KEY'])
-    expect(secretEnv.every((e) => e.valueFrom?.secretKeyRef?.name === 'dutil-storage')).toBe(true)
+  it("passes the job's own temporary storage credentials, never the platform's Secret", () => {
+    const env = desiredJob(uj(), split, settings, creds).spec?.template.spec?.containers[0].env ?? []
+    expect(env.filter((e) => e.valueFrom?.secretKeyRef)).toEqual([])
+    expect(Object.fromEntries(env.filter((e) => e.name.startsWith('DUTIL_S3_')).map((e) => [e.name, e.value]))).toMatchObject({ DUTIL_S3_ACCESS_KEY: 'ASIATEMP', DUTIL_S3_SECRET_KEY: 'temp-secret', DUTIL_S3_SESSION_TOKEN: 'temp-token' })
     expect(env.find((e) => e.name === 'DUTIL_JOB_ID')?.value).toBe('job_01ABC')
     expect(env.find((e) => e.name === 'DUTIL_ALLOW_LOOPBACK_URLS')?.value).toBe('false')
   })

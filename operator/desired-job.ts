@@ -1,7 +1,7 @@
 import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
 import { API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { CLASSIFIED_EXIT_CODES, ENV, type StorageGrant } from '../contract/runner-protocol.js'
+import { CLASSIFIED_EXIT_CODES, ENV, type RunnerCredentials } from '../contract/runner-protocol.js'
 import type { RunnerResources, UtilityDefinition } from '../contract/utility.js'
 
 export const RUNNER_CONTAINER = 'runner'
@@ -11,7 +11,7 @@ export const SCRATCH_PATH = '/tmp'
 export interface RunnerSettings {
   imageRegistry: string
   imageTag: string
-  storage: { endpoint: string; region: string; bucket: string; secretName: string }
+  storage: { endpoint: string; region: string; bucket: string }
   allowLoopbackUrls: boolean
   /** Finished Jobs are removed after this long; the UtilityJob keeps the outcome. */
   jobTtlSeconds: number
@@ -30,10 +30,11 @@ export function deadlineSeconds(uj: UtilityJobResource, utility: UtilityDefiniti
 }
 
 /**
- * The Job that runs one UtilityJob. Pure: same inputs, same Job. A utility with scoped storage
- * access gets `grant` (presigned access to its own objects) instead of the storage credentials.
+ * The Job that runs one UtilityJob. Pure: same inputs, same Job. The runner gets `credentials`,
+ * temporary storage credentials for its own job's objects alone (operator/runner-credentials.ts),
+ * never the platform's.
  */
-export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings, grant?: StorageGrant): V1Job {
+export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings, credentials: RunnerCredentials): V1Job {
   const labels = {
     [LABELS.managedBy]: MANAGED_BY,
     [LABELS.jobId]: uj.metadata.name,
@@ -48,15 +49,8 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
     { name: ENV.bucket, value: settings.storage.bucket },
     { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
   ]
-  if (utility.runner.storageAccess === 'scoped') {
-    if (!grant) throw new Error(`${utility.slug} runs with scoped storage access and needs a grant`)
-    env.push({ name: ENV.storageGrant, value: JSON.stringify(grant) })
-  } else {
-    env.push(
-      { name: ENV.accessKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'accessKey' } } },
-      { name: ENV.secretKey, valueFrom: { secretKeyRef: { name: settings.storage.secretName, key: 'secretKey' } } },
-    )
-  }
+  env.push({ name: ENV.accessKey, value: credentials.accessKey }, { name: ENV.secretKey, value: credentials.secretKey })
+  if (credentials.sessionToken) env.push({ name: ENV.sessionToken, value: credentials.sessionToken })
   const scratch = utility.runner.scratchSizeLimit
   if (scratch) env.push({ name: 'TMPDIR', value: SCRATCH_PATH }, { name: 'HOME', value: SCRATCH_PATH })
   return {

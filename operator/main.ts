@@ -12,6 +12,7 @@ import { getJob, recordCallback, recordTransition } from '../contract/db/jobs-ta
 import { migrateDatabase } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
 import { loadOperatorConfig } from './config.js'
+import { stsCredentialIssuer } from './runner-credentials.js'
 import { loadOrExit } from '../contract/settings.js'
 import { LeaderElector } from './leader-election.js'
 import { JobRecordUpkeep } from './job-record-upkeep.js'
@@ -81,7 +82,7 @@ const reconciler = new UtilityJobReconciler({
   batch,
   custom,
   storage,
-  presigner: storageClient({ ...config.storage, endpoint: config.runner.storage.endpoint }),
+  issueCredentials: stsCredentialIssuer({ ...config.sts, region: config.storage.region, accessKey: config.storage.accessKey, secretKey: config.storage.secretKey }, config.storage.bucket),
   bucket: config.storage.bucket,
   runner: config.runner,
   log,

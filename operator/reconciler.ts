@@ -14,7 +14,7 @@ import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from '.
 import { firstPodStart, observeJob } from './observe-job.js'
 import { resultProblem } from './result-check.js'
 import { boundedStatus } from '../contract/status-budget.js'
-import { storageGrantFor } from './storage-grant.js'
+import type { IssueCredentials } from './runner-credentials.js'
 import { CallbackController } from './callbacks/controller.js'
 
 export interface ReconcilerDeps {
@@ -25,8 +25,8 @@ export interface ReconcilerDeps {
   batch: BatchV1Api
   custom: CustomObjectsApi
   storage: Client
-  /** Signs scoped runners' storage grants; points at the endpoint runners use. */
-  presigner?: Client
+  /** Each runner's own temporary storage credentials (STS with the job's session policy). */
+  issueCredentials: IssueCredentials
   bucket: string
   runner: RunnerSettings
   log: Logger
@@ -164,11 +164,9 @@ export class UtilityJobReconciler {
   }
 
   private async createJob(uj: UtilityJobResource, utility: NonNullable<ReturnType<typeof catalog.get>>, log: Logger): Promise<void> {
-    const grant =
-      utility.runner.storageAccess === 'scoped'
-        ? await storageGrantFor(uj, utility, this.d.presigner ?? this.d.storage, this.d.bucket, new Date(this.now()))
-        : undefined
-    const body = desiredJob(uj, utility, this.d.runner, grant)
+    // Its own temporary storage credentials; made only when the Job is about to be created.
+    const credentials = await this.d.issueCredentials(uj, utility)
+    const body = desiredJob(uj, utility, this.d.runner, credentials)
     try {
       await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
       log.info({ job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds }, 'job created')

@@ -65,7 +65,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const earlier = hash ? await deps.records.findIdempotent(key.id, hash) : undefined
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
   const req = body as RunBody
-  await assertStorageInputsReadable(req.input, { bucket: deps.bucket, find: (id) => deps.records.find(id), owns: (job) => job.spec.apiKeyId === key.id })
+  const storageInputKeys = await assertStorageInputsReadable(req.input, { bucket: deps.bucket, find: (id) => deps.records.find(id), owns: (job) => job.spec.apiKeyId === key.id })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
 
   const now = Date.now()
@@ -95,6 +95,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
       inputKey: inputObjectKey(jobId),
       metadata: req.metadata ?? null,
       ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+      ...(storageInputKeys.length ? { storageInputKeys } : {}),
       ...(hash ? { idempotencyKeyHash: hash } : {}),
       ...(Number.isInteger(testDeadline) && testDeadline > 0 ? { deadlineSeconds: testDeadline } : {}),
     },

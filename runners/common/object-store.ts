@@ -52,6 +52,8 @@ export interface SignInput {
   region: string
   accessKey: string
   secretKey: string
+  /** Temporary credentials: signed as x-amz-security-token. */
+  sessionToken?: string
   now: Date
 }
 
@@ -63,8 +65,9 @@ export function signV4(r: SignInput): Record<string, string> {
     .sort()
     .map((k) => `${s3Encode(k)}=${s3Encode(r.query[k])}`)
     .join('&')
-  const headers = `host:${r.host}\nx-amz-content-sha256:${r.payloadHash}\nx-amz-date:${amzDate}\n`
-  const signed = 'host;x-amz-content-sha256;x-amz-date'
+  const token = r.sessionToken ? `x-amz-security-token:${r.sessionToken}\n` : ''
+  const headers = `host:${r.host}\nx-amz-content-sha256:${r.payloadHash}\nx-amz-date:${amzDate}\n${token}`
+  const signed = r.sessionToken ? 'host;x-amz-content-sha256;x-amz-date;x-amz-security-token' : 'host;x-amz-content-sha256;x-amz-date'
   const canonical = [r.method, r.path, query, headers, signed, r.payloadHash].join('\n')
   const scope = `${day}/${r.region}/s3/aws4_request`
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n')
@@ -73,6 +76,7 @@ export function signV4(r: SignInput): Record<string, string> {
   return {
     'x-amz-date': amzDate,
     'x-amz-content-sha256': r.payloadHash,
+    ...(r.sessionToken ? { 'x-amz-security-token': r.sessionToken } : {}),
     authorization: `AWS4-HMAC-SHA256 Credential=${r.accessKey}/${scope}, SignedHeaders=${signed}, Signature=${signature}`,
   }
 }
@@ -88,7 +92,7 @@ export function s3ObjectStore(s: StorageSettings): ObjectStore {
   function call(method: string, key: string, query: Record<string, string>, body?: Buffer, headers: Record<string, string> = {}): Promise<http.IncomingMessage> {
     const path = `${basePath}/${s3Encode(s.bucket)}/${s3Encode(key, true)}`
     const payloadHash = body ? createHash('sha256').update(body).digest('hex') : EMPTY_SHA256
-    const auth = signV4({ method, host: base.host, path, query, payloadHash, region: s.region, accessKey: s.accessKey, secretKey: s.secretKey, now: new Date() })
+    const auth = signV4({ method, host: base.host, path, query, payloadHash, region: s.region, accessKey: s.accessKey, secretKey: s.secretKey, sessionToken: s.sessionToken, now: new Date() })
     const qs = Object.keys(query)
       .map((k) => (query[k] === '' ? s3Encode(k) : `${s3Encode(k)}=${s3Encode(query[k])}`))
       .join('&')

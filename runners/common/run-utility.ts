@@ -3,7 +3,6 @@ import pino, { type Logger } from 'pino'
 import { inputObjectKey, resultObjectKey, type RunnerFailure, type RunnerResult, type StoredFile } from '../../contract/runner-protocol.js'
 import { outputKey } from '../../contract/storage-keys.js'
 import { isoMs } from '../../contract/time.js'
-import { grantedObjectStore } from './granted-store.js'
 import { type ObjectStore, readJson, s3ObjectStore, writeJson } from './object-store.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
 import { RunnerError } from './runner-error.js'
@@ -48,7 +47,7 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     config = loadRunnerConfig()
     const cfg = config
     const startedAt = Date.now()
-    const store_ = cfg.grant ? grantedObjectStore(cfg.grant, cfg.storage.bucket) : s3ObjectStore(cfg.storage)
+    const store_ = s3ObjectStore(cfg.storage)
     storage = store_
     const child = log.child({ jobId: cfg.jobId, utility: cfg.utility })
     const input = await readJson<I>(store_, inputObjectKey(cfg.jobId))

@@ -1,12 +1,11 @@
-import { ENV, type StorageGrant } from '../../contract/runner-protocol.js'
+import { ENV } from '../../contract/runner-protocol.js'
 
 export interface RunnerConfig {
   jobId: string
   utility: string
   createdAtMs: number
-  storage: { endpoint: string; region: string; accessKey: string; secretKey: string; bucket: string }
-  /** Presigned access instead of credentials (scoped utilities); `storage` then has no keys. */
-  grant?: StorageGrant
+  /** The job's own temporary credentials (RunnerCredentials): its objects and nothing else. */
+  storage: { endpoint: string; region: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string }
   /** Dev-only allowance: input URLs on loopback may be fetched (`make dev` serves local files). */
   allowLoopbackUrls: boolean
   terminationMessagePath: string
@@ -21,7 +20,6 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
 /** Read once at start. */
 export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
   const createdAtMs = Date.parse(required(env, ENV.createdAt))
-  const grant = env[ENV.storageGrant] ? (JSON.parse(env[ENV.storageGrant]!) as StorageGrant) : undefined
   if (Number.isNaN(createdAtMs)) throw new Error(`${ENV.createdAt} is not a timestamp`)
   return {
     jobId: required(env, ENV.jobId),
@@ -30,11 +28,11 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
     storage: {
       endpoint: required(env, ENV.endpoint),
       region: env[ENV.region] || 'us-east-1',
-      accessKey: grant ? '' : required(env, ENV.accessKey),
-      secretKey: grant ? '' : required(env, ENV.secretKey),
+      accessKey: required(env, ENV.accessKey),
+      secretKey: required(env, ENV.secretKey),
+      sessionToken: env[ENV.sessionToken] || undefined,
       bucket: required(env, ENV.bucket),
     },
-    grant,
     allowLoopbackUrls: env[ENV.allowLoopback] === 'true',
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
   }

@@ -20,8 +20,5 @@ export const xlsToXlsx: UtilityDefinition = {
     maxHeapMb: 128,
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 1,
-    // SheetJS 0.18.5 carries known parser CVEs: no storage credentials, only its own objects.
-    storageAccess: 'scoped',
-    maxOutputBytes: 200 * 1024 * 1024,
   },
 }

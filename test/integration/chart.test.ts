@@ -103,7 +103,7 @@ describe('helm lint and template', () => {
   it("isolates runner pods: the NetworkPolicy selects the operator's runner pods, admits nothing and lets out DNS and public addresses only", () => {
     const [policy] = byKind(render(), 'NetworkPolicy')
     const uj = { apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', metadata: { name: 'job-x', namespace: NS, uid: 'u' }, spec: { jobId: 'job_X', utility: 'split-pdf', createdAt: '2026-01-01T00:00:00.000Z' } } as unknown as UtilityJobResource
-    const runnerLabels = desiredJob(uj, catalog.get('split-pdf')!, { imageRegistry: 'r', imageTag: 't', storage: { endpoint: 'http://s', region: 'r', bucket: 'b', secretName: 's' }, allowLoopbackUrls: false, jobTtlSeconds: 1 }).spec!.template.metadata!.labels!
+    const runnerLabels = desiredJob(uj, catalog.get('split-pdf')!, { imageRegistry: 'r', imageTag: 't', storage: { endpoint: 'http://s', region: 'r', bucket: 'b' }, allowLoopbackUrls: false, jobTtlSeconds: 1 }, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }).spec!.template.metadata!.labels!
     for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels)) expect(runnerLabels[k]).toBe(v)
     for (const e of policy.spec.podSelector.matchExpressions) expect(runnerLabels[e.key]).toBeDefined()
     expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress'])
@@ -125,7 +125,9 @@ describe('helm lint and template', () => {
     )
     const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
     expect(JSON.parse(env.DUTIL_RUNNER_RESOURCES)).toEqual({ 'split-pdf': { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '3Gi' } } })
-    expect(env).toMatchObject({ DUTIL_RETENTION_DAYS: '30', DUTIL_IMAGE_REGISTRY: 'registry.example.com/dutil', DUTIL_IMAGE_TAG: '1.2.3', DUTIL_STORAGE_SECRET: 'dutil-storage' })
+    expect(env).toMatchObject({ DUTIL_RETENTION_DAYS: '30', DUTIL_IMAGE_REGISTRY: 'registry.example.com/dutil', DUTIL_IMAGE_TAG: '1.2.3' })
+    // Runner pods get per-job STS credentials from the operator, never the storage Secret.
+    expect(env.DUTIL_STORAGE_SECRET).toBeUndefined()
     const backend = { service: { name: 'dutil-gateway', port: { name: 'http' } } }
     const [ingress] = byKind(docs, 'Ingress')
     expect(ingress.spec.rules).toEqual([{ host: 'api.example.com', http: { paths: [{ path: '/v1', pathType: 'Prefix', backend }, { path: '/console', pathType: 'Prefix', backend }] } }])

@@ -13,6 +13,7 @@ import { EXIT, inputObjectKey, resultObjectKey, type RunnerResult } from '../../
 import { readJsonObject, storageClient, writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
+import { stsCredentialIssuer } from '../../operator/runner-credentials.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { makePdf } from '../support/pdfs.js'
@@ -76,12 +77,13 @@ describe('images', () => {
         apiVersion: 'dutil.io/v1alpha1',
         kind: 'UtilityJob',
         metadata: { name: objectNameOf(jobId), namespace: 'dutil', uid: 'u' },
-        spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_x', apiKeyName: 'k', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+        spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_x', apiKeyName: 'k', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null, ...(inputUrl.startsWith('s3://') ? { storageInputKeys: [inputUrl.replace(/^s3:\/\/[^/]+\//, '')] } : {}) },
       } as UtilityJobResource
-      const settings = { imageRegistry: registry, imageTag: tag, storage: { endpoint: storage().endpoint, region: storage().region, bucket: storage().bucket, secretName: 'dutil-storage' }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
-      const container = desiredJob(uj, catalog.get('split-pdf')!, settings).spec!.template.spec!.containers[0]
-      const secrets: Record<string, string> = { accessKey: storage().accessKey, secretKey: storage().secretKey }
-      const env = container.env!.flatMap((e) => ['-e', `${e.name}=${e.value ?? secrets[e.valueFrom!.secretKeyRef!.key]}`])
+      const settings = { imageRegistry: registry, imageTag: tag, storage: { endpoint: storage().endpoint, region: storage().region, bucket: storage().bucket }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
+      // The job's own credentials, issued as the operator issues them (STS with the job's policy).
+      const issue = stsCredentialIssuer({ endpoint: storage().endpoint, region: storage().region, accessKey: storage().accessKey, secretKey: storage().secretKey }, storage().bucket)
+      const container = desiredJob(uj, catalog.get('split-pdf')!, settings, await issue(uj, catalog.get('split-pdf')!)).spec!.template.spec!.containers[0]
+      const env = container.env!.flatMap((e) => ['-e', `${e.name}=${e.value}`])
       const termination = join(dir, `${jobId}.termination-log`)
       writeFileSync(termination, '')
       chmodSync(termination, 0o666)

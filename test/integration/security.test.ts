@@ -15,6 +15,7 @@ import { inputObjectKey, resultObjectKey, type RunnerResult } from '../../contra
 import { storageClient, writeJsonObject } from '../../contract/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
+import { s3ObjectStore } from '../../runners/common/object-store.js'
 import { BIN_DIR } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
@@ -137,8 +138,8 @@ describe('a compromised runner', () => {
           spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'attacker', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
         },
       })) as UtilityJobResource
-      const settings = { imageRegistry: 'dutil.local', imageTag: 'dev', storage: { endpoint: storage.endpoint, region: storage.region, bucket: storage.bucket, secretName: 'dutil-storage' }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
-      const job = desiredJob(uj, catalog.get('split-pdf')!, settings)
+      const settings = { imageRegistry: 'dutil.local', imageTag: 'dev', storage: { endpoint: storage.endpoint, region: storage.region, bucket: storage.bucket }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
+      const job = desiredJob(uj, catalog.get('split-pdf')!, settings, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' })
       job.spec!.template.spec!.containers[0].command = ['/bin/sh', '-c', 'exit 0']
       await batch.createNamespacedJob({ namespace: 'dutil', body: job })
     } finally {
@@ -280,5 +281,56 @@ describe('an API key and its signing Secret', () => {
     expect(Buffer.from(secret.data![SIGNING_SECRET_KEY], 'base64').toString()).toBe(made.signingSecret)
     expect(secret.metadata!.ownerReferences).toMatchObject([{ kind: 'ApiKey', name: objectNameOf(made.id), controller: true }])
     expect((await admin.revealSecret(made.id)).source).toBe('key')
+  })
+})
+
+describe("a compromised runner's storage credentials", () => {
+  /** The credentials the operator put in a job's runner pod (what code running there holds). */
+  async function podCredentials(jobId: string) {
+    const job = await kubeConfig().makeApiClient(BatchV1Api).readNamespacedJob({ name: objectNameOf(jobId), namespace: 'dutil' })
+    const env = Object.fromEntries(job.spec!.template.spec!.containers[0].env!.map((e) => [e.name, e.value]))
+    expect(job.spec!.template.spec!.containers[0].env!.some((e) => e.valueFrom)).toBe(false)
+    return { accessKey: env.DUTIL_S3_ACCESS_KEY!, secretKey: env.DUTIL_S3_SECRET_KEY!, sessionToken: env.DUTIL_S3_SESSION_TOKEN! }
+  }
+  const denied = async (p: Promise<unknown>) => {
+    const err = await p.then(() => null, (e: { code?: string }) => e)
+    return err?.code
+  }
+
+  it.each(['split-pdf', 'xls-to-xlsx'])('reach only their own job (%s): their input and outputs, never another tenant, a service record or a listing', async (utility) => {
+    const storage = inject('storage')
+    const root = storageClient(storage)
+    const victim = await createKey({ name: 'victim-of-runner' })
+    const theirs = await api('POST', '/v1/utilities/split-pdf', { key: victim.key, body: { input: { url: files.add('theirs.pdf', await makePdf(1)) } } })
+    expect(theirs.status).toBe(200)
+    const { key } = await createKey()
+    const input = utility === 'split-pdf' ? files.add('mine.pdf', await makePdf(1)) : files.add('mine.xls', Buffer.from('not really a workbook'), 'application/vnd.ms-excel')
+    const mine = await api('POST', `/v1/utilities/${utility}`, { key, body: { input: { url: input } } })
+    const creds = await podCredentials(mine.body.id)
+    expect(creds.accessKey).not.toBe(storage.accessKey)
+    expect(creds.sessionToken.length).toBeGreaterThan(20)
+    const s3 = storageClient({ ...storage, ...creds })
+    const day = mine.body.createdAt.slice(0, 10)
+    const prefix = `${utility}/${day}/${mine.body.id}/`
+    // Another tenant's output, another job's service records, usage archives, listing: refused by storage.
+    expect(await denied(s3.getObject(storage.bucket, theirs.body.result.files[0].key))).toBe('AccessDenied')
+    expect(await denied(s3.getObject(storage.bucket, `_jobs/${theirs.body.id}/input.json`))).toBe('AccessDenied')
+    expect(await denied(s3.statObject(storage.bucket, `_jobs/${theirs.body.id}/result.json`))).toBeTruthy()
+    expect(await denied(s3.putObject(storage.bucket, theirs.body.result.files[0].key, Buffer.from('overwritten')))).toBe('AccessDenied')
+    expect(await denied(s3.putObject(storage.bucket, `${utility}/${day}/${theirs.body.id}/planted.pdf`, Buffer.from('x')))).toBe('AccessDenied')
+    expect(await denied(s3.putObject(storage.bucket, `_jobs/${mine.body.id}/input.json`, Buffer.from('{}')))).toBe('AccessDenied')
+    expect(await denied(s3.removeObject(storage.bucket, theirs.body.result.files[0].key))).toBe('AccessDenied')
+    expect(await denied(new Promise((resolve, reject) => { const l = s3.listObjectsV2(storage.bucket, '', true); l.on('data', () => {}); l.on('end', resolve); l.on('error', reject) }))).toBe('AccessDenied')
+    // The victim's file is untouched.
+    expect((await download((await api('GET', `/v1/jobs/${theirs.body.id}`, { key: victim.key })).body.result.files[0].url)).status).toBe(200)
+    // Its own job: input readable, a large output (multipart, as the runners stream) writable under its prefix.
+    const own = await s3.getObject(storage.bucket, `_jobs/${mine.body.id}/input.json`)
+    own.resume()
+    const store = s3ObjectStore({ ...storage, ...creds })
+    const upload = await store.initiateMultipart(`${prefix}probe.bin`, 'application/octet-stream')
+    const etag = await store.uploadPart(`${prefix}probe.bin`, upload, 1, Buffer.alloc(6 * 1024 * 1024, 1))
+    await store.completeMultipart(`${prefix}probe.bin`, upload, [{ part: 1, etag }])
+    expect((await root.statObject(storage.bucket, `${prefix}probe.bin`)).size).toBe(6 * 1024 * 1024)
+    await store.deleteObject(`${prefix}probe.bin`)
   })
 })

@@ -341,7 +341,6 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       DUTIL_S3_BUCKET: BUCKET,
       DUTIL_S3_ACCESS_KEY: creds.accessKey,
       DUTIL_S3_SECRET_KEY: creds.secretKey,
-      DUTIL_STORAGE_SECRET: 'dutil-storage',
       DUTIL_ALLOW_LOOPBACK_URLS: String(opts.allowLoopbackUrls),
       DUTIL_IMAGE_REGISTRY: 'dutil.local',
       DUTIL_IMAGE_TAG: 'dev',

@@ -64,7 +64,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     assertCallbackUrlAllowed(body)
     const req = body as { input: Record<string, unknown>; metadata?: Record<string, unknown>; callbackUrl?: string }
     // Playground runs chain only the same person's playground outputs.
-    await assertStorageInputsReadable(req.input, { bucket: d.bucket, find: (id) => d.records.find(id), owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email })
+    const storageInputKeys = await assertStorageInputsReadable(req.input, { bucket: d.bucket, find: (id) => d.records.find(id), owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email })
     const now = Date.now()
     const jobId = newId('job', now)
     const uj: UtilityJobResource = {
@@ -83,6 +83,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
         inputKey: inputObjectKey(jobId),
         metadata: req.metadata ?? null,
         ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
+        ...(storageInputKeys.length ? { storageInputKeys } : {}),
       },
     }
     const created = (await acceptJob(d, uj, req.input)).job
