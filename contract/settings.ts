@@ -27,6 +27,16 @@ export const Setting = {
   optional: <T extends TSchema>(schema: T) => Type.Optional(schema),
 }
 
+/** The object storage both the gateway and the operator use (spread into their schemas). */
+export const STORAGE_SETTINGS = {
+  DUTIL_S3_ENDPOINT: Setting.url('Object storage endpoint'),
+  DUTIL_S3_PUBLIC_ENDPOINT: Setting.optional(Setting.url('Storage address download links (responses and callbacks) are presigned for (default: DUTIL_S3_ENDPOINT)')),
+  DUTIL_S3_REGION: Setting.string('Storage region', { default: 'us-east-1' }),
+  DUTIL_S3_BUCKET: Setting.string('Bucket', { default: 'dutil', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
+  DUTIL_S3_ACCESS_KEY: Setting.string('Storage access key', { minLength: 1 }),
+  DUTIL_S3_SECRET_KEY: Setting.string('Storage secret key', { minLength: 1 }),
+}
+
 const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })
 
 function describe(e: ErrorObject, env: Record<string, string | undefined>): string {

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox'
-import { readSettings, Setting } from '../contract/settings.js'
+import { readSettings, Setting, STORAGE_SETTINGS } from '../contract/settings.js'
 
 /** Every environment variable the gateway reads (README: Configuration), checked once at start. */
 export const GATEWAY_SETTINGS = Type.Object({
@@ -10,12 +10,7 @@ export const GATEWAY_SETTINGS = Type.Object({
   DUTIL_REDIS_URL: Setting.url('Redis (rate limits, console sessions)', { default: 'redis://127.0.0.1:6379', schemes: ['redis', 'rediss'] }),
   DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', { schemes: ['postgres', 'postgresql'] }),
   DUTIL_DATABASE_MAX_CONNECTIONS: Setting.integer('Connection pool size', { default: 20, minimum: 1, maximum: 1000 }),
-  DUTIL_S3_ENDPOINT: Setting.url('Object storage endpoint'),
-  DUTIL_S3_PUBLIC_ENDPOINT: Setting.optional(Setting.url('Storage address download links are presigned for (default: DUTIL_S3_ENDPOINT)')),
-  DUTIL_S3_REGION: Setting.string('Storage region', { default: 'us-east-1' }),
-  DUTIL_S3_BUCKET: Setting.string('Bucket', { default: 'dutil', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
-  DUTIL_S3_ACCESS_KEY: Setting.string('Storage access key', { minLength: 1 }),
-  DUTIL_S3_SECRET_KEY: Setting.string('Storage secret key', { minLength: 1 }),
+  ...STORAGE_SETTINGS,
   DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links', { default: 3600, minimum: 60, maximum: 604_800 }),
   DUTIL_SYNC_WAIT_SECONDS: Setting.number('How long a sync request waits before answering 202', { default: 90, minimum: 0, maximum: 600 }),
   DUTIL_RETENTION_DAYS: Setting.integer('Days finished jobs are kept', { default: 90, minimum: 1, maximum: 3650 }),

@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import { WORKSPACE_SIGNING_SECRET } from '../contract/api-keys.js'
 import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
-import { readSettings, Setting, SettingsError } from '../contract/settings.js'
+import { readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
 
 export interface OperatorConfig {
@@ -71,12 +71,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_RETENTION_DAYS: Setting.number('Days finished jobs and their files are kept', { default: 90, exclusiveMinimum: 0 }),
   DUTIL_RETENTION_SECONDS: Setting.optional(Setting.number('Tests only: retention in seconds, replacing DUTIL_RETENTION_DAYS', { exclusiveMinimum: 0 })),
   DUTIL_RETENTION_SWEEP_SECONDS: Setting.number('Interval between retention sweeps', { default: 3600, exclusiveMinimum: 0 }),
-  DUTIL_S3_ENDPOINT: Setting.url('Object storage endpoint'),
-  DUTIL_S3_PUBLIC_ENDPOINT: Setting.optional(Setting.url('Storage address callback download links are presigned for')),
-  DUTIL_S3_REGION: Setting.string('Storage region', { default: 'us-east-1' }),
-  DUTIL_S3_BUCKET: Setting.string('Bucket', { default: 'dutil', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
-  DUTIL_S3_ACCESS_KEY: Setting.string('Storage access key', { minLength: 1 }),
-  DUTIL_S3_SECRET_KEY: Setting.string('Storage secret key', { minLength: 1 }),
+  ...STORAGE_SETTINGS,
   DUTIL_RUNNER_S3_ENDPOINT: Setting.optional(Setting.url('Storage endpoint as runner pods reach it (default: DUTIL_S3_ENDPOINT)')),
   DUTIL_STS_ENDPOINT: Setting.optional(Setting.url('STS endpoint that issues runner credentials (default: DUTIL_S3_ENDPOINT, as MinIO serves it)')),
   DUTIL_STS_ROLE_ARN: Setting.optional(Setting.string('Role runner sessions assume (AWS; MinIO ignores it)')),

@@ -165,11 +165,13 @@ export class UtilityJobReconciler {
 
   private async createJob(uj: UtilityJobResource, utility: NonNullable<ReturnType<typeof catalog.get>>, log: Logger): Promise<void> {
     // Its own temporary storage credentials; made only when the Job is about to be created.
+    const asked = performance.now()
     const credentials = await this.d.issueCredentials(uj, utility)
+    const credentialsMs = Math.round(performance.now() - asked)
     const body = desiredJob(uj, utility, this.d.runner, credentials)
     try {
       await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
-      log.info({ job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds }, 'job created')
+      log.info({ job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs }, 'job created')
     } catch (err) {
       if (apiStatus(err) === 409) return // AlreadyExists: an earlier pass (or another replica) made it.
       throw err

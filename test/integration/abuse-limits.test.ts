@@ -5,7 +5,7 @@ import { until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
-import { bootstrapAdmin, ConsoleClient, inviteToken, uniqueEmail } from './helpers/console.js'
+import { bootstrapAdmin, ConsoleClient, invitePerson, inviteToken, uniqueEmail } from './helpers/console.js'
 import { createKey } from './helpers/keys.js'
 import { startComponent, terminateComponent } from './helpers/processes.js'
 
@@ -75,12 +75,7 @@ describe('queued jobs per API key', () => {
 
 describe('console abuse limits', () => {
   let admin: ConsoleClient
-  async function person(role: 'member' | 'external'): Promise<ConsoleClient> {
-    const invited = await admin.call('POST', '/members/invites', { email: uniqueEmail(role), role })
-    const client = new ConsoleClient()
-    expect((await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, { name: `Test ${role}`, password: PASSWORD })).status).toBe(201)
-    return client
-  }
+  const person = async (role: 'member' | 'external') => (await invitePerson(admin, role, PASSWORD)).client
 
   beforeAll(async () => {
     const { link } = bootstrapAdmin(uniqueEmail('limits-admin'))

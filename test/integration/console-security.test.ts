@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { bootstrapAdmin, ConsoleClient, inviteToken, timeStep, totpCodeAtStep, uniqueEmail } from './helpers/console.js'
+import { bootstrapAdmin, ConsoleClient, invitePerson, inviteToken, timeStep, totpCodeAtStep, uniqueEmail } from './helpers/console.js'
 
 /**
  * Console attacks from the security review (docs/security.md items 5, 6 and 13), performed as
@@ -9,14 +9,7 @@ import { bootstrapAdmin, ConsoleClient, inviteToken, timeStep, totpCodeAtStep, u
 const PASSWORD = 'a long enough passphrase'
 let admin: ConsoleClient
 
-async function person(role: 'admin' | 'member', by = admin, email = uniqueEmail(role)): Promise<{ client: ConsoleClient; email: string; id: string }> {
-  const invited = await by.call('POST', '/members/invites', { email, role })
-  expect(invited.status, JSON.stringify(invited.body)).toBe(201)
-  const client = new ConsoleClient()
-  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, { name: `Test ${role}`, password: PASSWORD })
-  expect(accepted.status, JSON.stringify(accepted.body)).toBe(201)
-  return { client, email, id: accepted.body.user.id }
-}
+const person = (role: 'admin' | 'member', by = admin) => invitePerson(by, role, PASSWORD)
 
 const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {})
 

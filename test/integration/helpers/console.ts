@@ -80,3 +80,13 @@ export function totpCodeAtStep(secret: string, step: number): string {
 export { timeStep }
 
 export const uniqueEmail = (who: string, domain = 'example.com') => `${who}-${Math.random().toString(36).slice(2, 8)}@${domain}`
+
+/** Invites someone with `role` (as the admin `by`) and accepts the invite: a signed-in client. */
+export async function invitePerson(by: ConsoleClient, role: 'admin' | 'member' | 'external', password: string, email = uniqueEmail(role)): Promise<{ client: ConsoleClient; email: string; id: string }> {
+  const invited = await by.call('POST', '/members/invites', { email, role })
+  if (invited.status !== 201) throw new Error(`invite failed: ${invited.status} ${JSON.stringify(invited.body)}`)
+  const client = new ConsoleClient()
+  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, { name: `Test ${role}`, password })
+  if (accepted.status !== 201) throw new Error(`accepting the invite failed: ${accepted.status} ${JSON.stringify(accepted.body)}`)
+  return { client, email, id: accepted.body.user.id }
+}
