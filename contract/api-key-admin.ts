@@ -7,10 +7,9 @@ import {
   keyPrefix,
   newApiKeyValue,
   newSigningSecret,
-  SIGNING_SECRET_KEY,
-  signingSecretNameFor,
-  WORKSPACE_SIGNING_SECRET,
+  WORKSPACE_SIGNING_ENTRY,
 } from './api-keys.js'
+import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
 import type { ApiKeyResource } from './crd-schemas.js'
 import { newId, objectNameOf, ulidOf } from './ids.js'
 import { apiStatus } from './kube.js'
@@ -31,7 +30,6 @@ export interface CreatedKey {
   signingSecret: string
 }
 
-export { SIGNING_SECRET_KEY }
 
 /** A key's effective signing secret: its own, or the workspace's for a key that has none yet. */
 export interface RevealedSecret {
@@ -43,14 +41,14 @@ export interface RevealedSecret {
 /** API key management against ApiKey resources and their signing-secret Secrets. */
 export class ApiKeyAdmin {
   private readonly custom: CustomObjectsApi
-  private readonly core: CoreV1Api
+  private readonly signing: SecretEntries
 
   constructor(
     kc: KubeConfig,
     private readonly namespace: string,
   ) {
     this.custom = kc.makeApiClient(CustomObjectsApi)
-    this.core = kc.makeApiClient(CoreV1Api)
+    this.signing = new SecretEntries(kc.makeApiClient(CoreV1Api), namespace, SECRET_OBJECTS.signing)
   }
 
   private coords() {
@@ -77,56 +75,21 @@ export class ApiKeyAdmin {
         createdAt: isoMs(now),
         expiresAt: opts.expiresInDays ? isoMs(now + opts.expiresInDays * 86_400_000) : null,
         revokedAt: null,
-        signingSecretName: signingSecretNameFor(name),
+        signingSecretName: SECRET_OBJECTS.signing,
         ...(opts.createdBy ? { createdBy: opts.createdBy } : {}),
       },
     }
-    // The signing Secret first: a key never exists, even for a moment or after a crash, without
-    // its own secret (its callbacks would be signed with the workspace secret). A crash after the
-    // Secret leaves only an unused Secret that names no key.
-    const secret = this.keySecret(name, body.spec.signingSecretName, signingSecret)
-    await this.core.createNamespacedSecret({ namespace: this.namespace, body: secret })
-    const created = (await this.custom.createNamespacedCustomObject({ ...this.coords(), body })) as ApiKeyResource
-    // Then the Secret is owned by the key, so deleting the key deletes it too.
-    await this.core
-      .patchNamespacedSecret({ name: secret.metadata.name, namespace: this.namespace, body: { metadata: { ownerReferences: [this.ownerOf(created)] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
-      .catch(() => {
-        // Not fatal: the key works; its Secret only outlives the key if the key is deleted.
-      })
+    // The signing secret first: a key never exists, even for a moment or after a crash, without
+    // its own secret (its callbacks would be signed with the workspace secret). A crash after it
+    // leaves only an unused entry that names no key.
+    await this.signing.write({ [name]: signingSecret })
+    await this.custom.createNamespacedCustomObject({ ...this.coords(), body })
     return { id, key, signingSecret }
-  }
-
-  private ownerOf(apiKey: ApiKeyResource) {
-    return { apiVersion: API_GROUP_VERSION, kind: API_KEY.kind, name: apiKey.metadata.name, uid: apiKey.metadata.uid!, controller: true }
-  }
-
-  /** The Secret holding a key's own signing secret; owned by the ApiKey once that exists. */
-  private keySecret(keyName: string, secretName: string | undefined, signingSecret: string, owner?: ApiKeyResource) {
-    return {
-      metadata: {
-        name: secretName || signingSecretNameFor(keyName),
-        labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: keyName },
-        ...(owner ? { ownerReferences: [this.ownerOf(owner)] } : {}),
-      },
-      type: 'Opaque',
-      stringData: { [SIGNING_SECRET_KEY]: signingSecret },
-    }
   }
 
   private async get(id: string): Promise<ApiKeyResource> {
     if (!ulidOf(id, 'key')) throw new Error(`${id} is not an API key id (key_...)`)
     return (await this.custom.getNamespacedCustomObject({ ...this.coords(), name: objectNameOf(id) })) as ApiKeyResource
-  }
-
-  private async readSecret(name: string): Promise<string | null> {
-    try {
-      const s = await this.core.readNamespacedSecret({ name, namespace: this.namespace })
-      const value = s.data?.[SIGNING_SECRET_KEY]
-      return value ? Buffer.from(value, 'base64').toString('utf8') : null
-    } catch (err) {
-      if (apiStatus(err) === 404) return null
-      throw err
-    }
   }
 
   /**
@@ -137,39 +100,22 @@ export class ApiKeyAdmin {
   async rotateSecret(id: string): Promise<RevealedSecret> {
     const apiKey = await this.get(id)
     const signingSecret = newSigningSecret()
-    const body = this.keySecret(apiKey.metadata.name, apiKey.spec.signingSecretName, signingSecret, apiKey)
-    try {
-      await this.core.replaceNamespacedSecret({ name: body.metadata.name, namespace: this.namespace, body })
-    } catch (err) {
-      if (apiStatus(err) !== 404) throw err
-      await this.core.createNamespacedSecret({ namespace: this.namespace, body })
-    }
+    await this.signing.write({ [apiKey.metadata.name]: signingSecret })
     return { id, signingSecret, source: 'key' }
   }
 
   /** The secret callbacks of this key are signed with now. */
   async revealSecret(id: string): Promise<RevealedSecret> {
     const apiKey = await this.get(id)
-    const own = await this.readSecret(apiKey.spec.signingSecretName || signingSecretNameFor(apiKey.metadata.name))
+    const entries = await this.signing.all()
+    const own = entries[apiKey.metadata.name]
     if (own) return { id, signingSecret: own, source: 'key' }
     return { id, signingSecret: await this.ensureWorkspaceSecret(), source: 'workspace' }
   }
 
-  /** The workspace signing secret, created when missing (keys without a secret of their own use it). */
-  async ensureWorkspaceSecret(): Promise<string> {
-    const existing = await this.readSecret(WORKSPACE_SIGNING_SECRET)
-    if (existing) return existing
-    const signingSecret = newSigningSecret()
-    try {
-      await this.core.createNamespacedSecret({
-        namespace: this.namespace,
-        body: { metadata: { name: WORKSPACE_SIGNING_SECRET, labels: { [LABELS.managedBy]: MANAGED_BY } }, type: 'Opaque', stringData: { [SIGNING_SECRET_KEY]: signingSecret } },
-      })
-      return signingSecret
-    } catch (err) {
-      if (apiStatus(err) !== 409) throw err
-      return (await this.readSecret(WORKSPACE_SIGNING_SECRET))!
-    }
+  /** The workspace signing secret, made when missing (keys without a secret of their own use it). */
+  ensureWorkspaceSecret(): Promise<string> {
+    return this.signing.setIfAbsent(WORKSPACE_SIGNING_ENTRY, newSigningSecret())
   }
 
   /** Active keys first, then revoked ones, each newest first. */
@@ -189,13 +135,7 @@ export class ApiKeyAdmin {
   /** Replaces the workspace signing secret (console playground runs and keys without their own). */
   async rotateWorkspaceSecret(): Promise<string> {
     const signingSecret = newSigningSecret()
-    const body = { metadata: { name: WORKSPACE_SIGNING_SECRET, labels: { [LABELS.managedBy]: MANAGED_BY } }, type: 'Opaque', stringData: { [SIGNING_SECRET_KEY]: signingSecret } }
-    try {
-      await this.core.replaceNamespacedSecret({ name: WORKSPACE_SIGNING_SECRET, namespace: this.namespace, body })
-    } catch (err) {
-      if (apiStatus(err) !== 404) throw err
-      await this.core.createNamespacedSecret({ namespace: this.namespace, body })
-    }
+    await this.signing.write({ [WORKSPACE_SIGNING_ENTRY]: signingSecret })
     return signingSecret
   }
 

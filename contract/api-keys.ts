@@ -33,17 +33,9 @@ export function keyAllows(utilities: readonly string[], slug: string): boolean {
   return utilities.includes('*') || utilities.includes(slug)
 }
 
-/** Data key of the signing secret inside its Secret. */
-export const SIGNING_SECRET_KEY = 'signingSecret'
-
 /**
- * The workspace's signing secret: used for keys that have no secret of their own (keys made
- * before per-key secrets, until their secret is rotated). Created by the platform installer
- * and by the CLI when missing.
+ * The workspace's signing secret, an entry of the signing Secret (contract/secret-entries.ts):
+ * it signs console playground runs and the callbacks of keys that have no secret of their own.
+ * Made when first needed. Each key's own secret is the entry named after its ApiKey object.
  */
-export const WORKSPACE_SIGNING_SECRET = 'dutil-workspace-signing'
-
-/** Name of the Secret holding a key's own `whsec_` secret (owned by the ApiKey object). */
-export function signingSecretNameFor(keyObjectName: string): string {
-  return `${keyObjectName}-signing`
-}
+export const WORKSPACE_SIGNING_ENTRY = 'workspace'

@@ -15,6 +15,7 @@ import {
   type Role,
 } from './console-resources.js'
 import { newId } from './ids.js'
+import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
 import { apiStatus } from './kube.js'
 import { isoMs, parseTime } from './time.js'
 
@@ -38,7 +39,7 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
  */
 export class PeopleStore {
   private readonly custom: CustomObjectsApi
-  private readonly core: CoreV1Api
+  private readonly credentials: SecretEntries
 
   constructor(
     kc: KubeConfig,
@@ -46,7 +47,7 @@ export class PeopleStore {
     private readonly caches?: { users: ObjectCache<ConsoleUserResource>; invites: ObjectCache<ConsoleInviteResource> },
   ) {
     this.custom = kc.makeApiClient(CustomObjectsApi)
-    this.core = kc.makeApiClient(CoreV1Api)
+    this.credentials = new SecretEntries(kc.makeApiClient(CoreV1Api), namespace, SECRET_OBJECTS.consoleCredentials)
   }
 
   private coords(plural: string) {
@@ -104,7 +105,7 @@ export class PeopleStore {
       disabled: false,
       createdAt: isoMs(now),
       totpEnabled: false,
-      credentialsSecretName: credentialsSecretNameFor(name),
+      credentialsSecretName: SECRET_OBJECTS.consoleCredentials,
       ...(opts.oidcSubject ? { oidcSubject: opts.oidcSubject } : {}),
     }
     const body: ConsoleUserResource = { apiVersion: API_GROUP_VERSION, kind: 'ConsoleUser', metadata: { name, labels: { [LABELS.managedBy]: MANAGED_BY } }, spec }
@@ -127,37 +128,17 @@ export class PeopleStore {
     )
   }
 
+  /** A person's password hash and TOTP secret: two entries of the console credentials Secret. */
   async readCredentials(user: ConsoleUserResource): Promise<Credentials> {
-    try {
-      const s = await this.core.readNamespacedSecret({ name: user.spec.credentialsSecretName, namespace: this.namespace })
-      const get = (k: string) => (s.data?.[k] ? Buffer.from(s.data[k], 'base64').toString('utf8') : null)
-      return { passwordHash: get('passwordHash'), totpSecret: get('totpSecret') }
-    } catch (err) {
-      if (apiStatus(err) === 404) return { passwordHash: null, totpSecret: null }
-      throw err
-    }
+    const all = await this.credentials.all()
+    const name = user.metadata.name
+    return { passwordHash: all[`${name}.passwordHash`] || null, totpSecret: all[`${name}.totpSecret`] || null }
   }
 
-  /** Writes the whole credentials Secret (owned by the ConsoleUser, deleted with it). */
+  /** Writes both of a person's entries at once (null removes one). */
   async writeCredentials(user: ConsoleUserResource, creds: Credentials): Promise<void> {
-    const data: Record<string, string> = {}
-    if (creds.passwordHash) data.passwordHash = creds.passwordHash
-    if (creds.totpSecret) data.totpSecret = creds.totpSecret
-    const body = {
-      metadata: {
-        name: user.spec.credentialsSecretName,
-        labels: { [LABELS.managedBy]: MANAGED_BY },
-        ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: CONSOLE_USER.kind, name: user.metadata.name, uid: user.metadata.uid!, controller: true }],
-      },
-      type: 'Opaque',
-      stringData: data,
-    }
-    try {
-      await this.core.replaceNamespacedSecret({ name: body.metadata.name, namespace: this.namespace, body })
-    } catch (err) {
-      if (apiStatus(err) !== 404) throw err
-      await this.core.createNamespacedSecret({ namespace: this.namespace, body })
-    }
+    const name = user.metadata.name
+    await this.credentials.write({ [`${name}.passwordHash`]: creds.passwordHash, [`${name}.totpSecret`]: creds.totpSecret })
   }
 
   /**

@@ -5,6 +5,7 @@ import pino from 'pino'
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
+import { ApiKeyAdmin } from '../contract/api-key-admin.js'
 import { loadOrExit } from '../contract/settings.js'
 import { guarded, openDatabase } from '../contract/db/database.js'
 import { getJob } from '../contract/db/jobs-table.js'
@@ -101,6 +102,8 @@ const app = createApp({
 })
 
 await Promise.all([jobCache.synced, keyCache.synced, consoleApp.synced])
+// The workspace signing secret (playground runs, keys without their own) exists from the first start.
+await new ApiKeyAdmin(kc, ns).ensureWorkspaceSecret().catch((err) => log.warn({ err: (err as Error).message }, 'the workspace signing secret could not be made'))
 synced = true
 // A client gets a bounded time to send its request (a body trickled a byte at a time is cut
 // off); the answer itself may take longer (sync runs wait up to DUTIL_SYNC_WAIT_SECONDS).

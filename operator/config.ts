@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { WORKSPACE_SIGNING_SECRET } from '../contract/api-keys.js'
+import { SECRET_OBJECTS } from '../contract/secret-entries.js'
 import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
 import { readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
@@ -30,8 +30,8 @@ export interface CallbackSettings {
   concurrency: number
   /** Tests only: multiplies the back-off delays (1 = the spec's 10 s, 20 s, …). */
   delayScale: number
-  /** Secret with the workspace's `whsec_` secret, for keys without their own. */
-  workspaceSecretName: string
+  /** Secret with the `whsec_` signing secrets: the workspace's and each key's own. */
+  signingSecretsName: string
   /** Download links in a callback's job view: presigned against this address, valid this long. */
   publicStorageEndpoint: string
   linkTtlSeconds: number
@@ -82,7 +82,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_RUNNER_RESOURCES: Setting.optional(Setting.string('Per-utility requests and limits as JSON')),
   DUTIL_CALLBACK_CONCURRENCY: Setting.integer('Callback attempts in flight at once', { default: 16, minimum: 1, maximum: 1024 }),
   DUTIL_CALLBACK_DELAY_SCALE: Setting.number('Tests only: multiplies the callback back-off delays', { default: 1, exclusiveMinimum: 0, maximum: 1 }),
-  DUTIL_WORKSPACE_SIGNING_SECRET: Setting.string('Secret with the workspace webhook secret', { default: WORKSPACE_SIGNING_SECRET }),
+  DUTIL_SIGNING_SECRETS: Setting.string('Secret with the callback signing secrets (workspace and per key)', { default: SECRET_OBJECTS.signing }),
   DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links in callbacks', { default: 3600, minimum: 60, maximum: 604_800 }),
 })
 
@@ -138,7 +138,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     callbacks: {
       concurrency: s.DUTIL_CALLBACK_CONCURRENCY,
       delayScale: s.DUTIL_CALLBACK_DELAY_SCALE,
-      workspaceSecretName: s.DUTIL_WORKSPACE_SIGNING_SECRET,
+      signingSecretsName: s.DUTIL_SIGNING_SECRETS,
       publicStorageEndpoint: s.DUTIL_S3_PUBLIC_ENDPOINT ?? storage.endpoint,
       linkTtlSeconds: s.DUTIL_LINK_TTL_SECONDS,
     },

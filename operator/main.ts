@@ -64,7 +64,7 @@ const callbacks = new CallbackController({
   namespace: ns,
   utilityJobs: utilityJobs.cache,
   custom,
-  secrets: new KubeSigningSecrets(core, ns, config.callbacks.workspaceSecretName),
+  secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName),
   view: (uj) => fileLinks.view(uj),
   send: (msg) => deliverCallback(msg, { allowLoopback: config.runner.allowLoopbackUrls, timeoutMs: callbackSchedule.timeoutMs }),
   schedule: callbackSchedule,

@@ -5,7 +5,8 @@ import { promisify } from 'node:util'
 import { CoreV1Api } from '@kubernetes/client-node'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { SIGNING_SECRET_KEY, signingSecretNameFor, WORKSPACE_SIGNING_SECRET } from '../../contract/api-keys.js'
+import { WORKSPACE_SIGNING_ENTRY } from '../../contract/api-keys.js'
+import { SECRET_OBJECTS, SecretEntries } from '../../contract/secret-entries.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { CallbackReceiver, type ReceivedCallback, type Reply } from '../support/callback-receiver.js'
@@ -196,10 +197,9 @@ describe('signed callbacks', () => {
 
   it('given a key without a secret of its own (made before per-key secrets), signs with the workspace secret until rotated', async () => {
     const created = await createKey()
-    const core = kubeConfig().makeApiClient(CoreV1Api)
-    await core.deleteNamespacedSecret({ name: signingSecretNameFor(objectNameOf(created.id)), namespace: 'dutil' })
-    const ws = await core.readNamespacedSecret({ name: WORKSPACE_SIGNING_SECRET, namespace: 'dutil' })
-    const workspaceSecret = Buffer.from(ws.data![SIGNING_SECRET_KEY], 'base64').toString()
+    const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
+    await signing.write({ [objectNameOf(created.id)]: null })
+    const workspaceSecret = (await signing.get(WORKSPACE_SIGNING_ENTRY))!
     expect(JSON.parse(await cli('reveal-secret', created.id, '--json'))).toEqual({ id: created.id, signingSecret: workspaceSecret, source: 'workspace' })
 
     const { path, url } = hook(200)

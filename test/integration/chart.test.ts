@@ -1,4 +1,5 @@
 import { LOOPBACK_RANGES, REFUSED_RANGES } from '../../contract/address-policy.js'
+import { SECRET_OBJECTS } from '../../contract/secret-entries.js'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -66,18 +67,19 @@ describe('helm lint and template', () => {
       'dutil.io/apikeys: get,list,watch,create,patch',
       'dutil.io/apikeys/status: patch',
       'dutil.io/consoleusers,consoleinvites: get,list,watch,create,patch,delete',
-      '/secrets: get,create,update,patch',
+      '/secrets: create',
+      '/secrets[dutil-signing-secrets,dutil-console-credentials]: get,update,patch',
     ])
     expect(rules('dutil-operator')).toEqual([
       'dutil.io/utilityjobs: get,list,watch,patch,delete',
       'dutil.io/utilityjobs/status: update',
       'batch/jobs: get,list,watch,create,delete',
       '/pods: get,list,watch',
-      '/secrets: get',
+      '/secrets[dutil-signing-secrets]: get',
       'coordination.k8s.io/leases: create',
       'coordination.k8s.io/leases[dutil-operator]: get,update',
     ])
-    expect(rules('dutil-key-admin')).toEqual(['dutil.io/apikeys: get,list,create,patch', '/secrets: get,create,update,patch'])
+    expect(rules('dutil-key-admin')).toEqual(['dutil.io/apikeys: get,list,create,patch', '/secrets: create', '/secrets[dutil-signing-secrets]: get,update,patch'])
     for (const sa of byKind(docs, 'ServiceAccount')) expect(sa.automountServiceAccountToken).toBe(false)
     // The lease the operator is told to use is the one it may update.
     const operatorEnv = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
@@ -239,10 +241,21 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(can('dutil-gateway', 'create', 'utilityjobs.dutil.io')).toBe('yes')
     expect(can('dutil-gateway', 'patch', 'utilityjobs.dutil.io')).toBe('yes')
     expect(can('dutil-gateway', 'update', 'utilityjobs.dutil.io', '--subresource=status')).toBe('no')
-    // The console manages keys and people's credentials: it may read and write single Secrets, never list them.
-    expect(can('dutil-gateway', 'get', 'secrets')).toBe('yes')
+    // The console manages keys and people's credentials: two named Secrets, and no other Secret
+    // of the namespace (not the storage or database credentials, not Helm's release records).
+    expect(can('dutil-gateway', 'get', 'secrets/dutil-signing-secrets')).toBe('yes')
+    expect(can('dutil-gateway', 'patch', 'secrets/dutil-console-credentials')).toBe('yes')
+    for (const other of ['dutil-storage', 'dutil-database', 'sh.helm.release.v1.dutil.v1', 'anything-else']) {
+      expect(can('dutil-gateway', 'get', `secrets/${other}`), other).toBe('no')
+      expect(can('dutil-gateway', 'update', `secrets/${other}`), other).toBe('no')
+      expect(can('dutil-operator', 'get', `secrets/${other}`), other).toBe('no')
+      expect(can('dutil-keys', 'get', `secrets/${other}`), other).toBe('no')
+    }
+    expect(can('dutil-gateway', 'get', 'secrets')).toBe('no')
     expect(can('dutil-gateway', 'list', 'secrets')).toBe('no')
     expect(can('dutil-gateway', 'delete', 'secrets')).toBe('no')
+    expect(can('dutil-operator', 'get', 'secrets/dutil-signing-secrets')).toBe('yes')
+    expect(can('dutil-operator', 'get', 'secrets/dutil-console-credentials')).toBe('no')
     expect(can('dutil-gateway', 'create', 'apikeys.dutil.io')).toBe('yes')
     expect(can('dutil-gateway', 'delete', 'apikeys.dutil.io')).toBe('no')
     expect(can('dutil-gateway', 'create', 'consoleusers.dutil.io')).toBe('yes')
@@ -321,12 +334,12 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(table).toMatch(/cancelled/)
   })
 
-  it('keeps the workspace signing secret the chart made', async () => {
+  it('keeps signing secrets in the one named Secret the gateway made, with the workspace entry', async () => {
     try {
-      const s = await core().readNamespacedSecret({ name: 'dutil-workspace-signing', namespace: NS })
-      expect(Buffer.from(s.data!.signingSecret, 'base64').toString()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
+      const s = await core().readNamespacedSecret({ name: SECRET_OBJECTS.signing, namespace: NS })
+      expect(Buffer.from(s.data!.workspace, 'base64').toString()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
     } catch (err) {
-      throw new Error(`no workspace secret (${apiStatus(err)})`)
+      throw new Error(`no signing secrets (${apiStatus(err)})`)
     }
   })
 })

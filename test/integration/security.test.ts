@@ -5,7 +5,7 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
-import { SIGNING_SECRET_KEY, signingSecretNameFor } from '../../contract/api-keys.js'
+import { SECRET_OBJECTS, SecretEntries } from '../../contract/secret-entries.js'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
 import { catalog } from '../../contract/catalog.js'
@@ -266,21 +266,27 @@ describe('the cost of a request before authentication', () => {
 })
 
 describe('an API key and its signing Secret', () => {
-  it('never leaves a key without its own signing secret: when the Secret cannot be made, no key is made either', async () => {
+  it('never leaves a key without its own signing secret: when the secret cannot be written, no key is made either', async () => {
     const admin = keyAdmin()
     const before = (await admin.list()).length
-    // Allowed to make ApiKeys but not Secrets: the create stops part-way, as a crash would.
+    // Allowed to make ApiKeys but not to write Secrets: the create stops part-way, as a crash would.
     const limited = new ApiKeyAdmin(await kubeConfigWithOnly([{ apiGroups: ['dutil.io'], resources: ['apikeys'], verbs: ['get', 'list', 'create', 'patch'] }]), 'dutil')
     await expect(limited.create({ name: 'half-made', utilities: [] })).rejects.toThrow()
     expect((await admin.list()).filter((k) => k.spec.name === 'half-made')).toEqual([])
     expect((await admin.list()).length).toBe(before)
-    // A complete create: the Secret exists and is owned by the key (deleted with it).
+    // A complete create: the key's entry is in the signing Secret, and callbacks use it.
     const made = await admin.create({ name: 'whole', utilities: [] })
-    const core = kubeConfig().makeApiClient(CoreV1Api)
-    const secret = await core.readNamespacedSecret({ name: signingSecretNameFor(objectNameOf(made.id)), namespace: 'dutil' })
-    expect(Buffer.from(secret.data![SIGNING_SECRET_KEY], 'base64').toString()).toBe(made.signingSecret)
-    expect(secret.metadata!.ownerReferences).toMatchObject([{ kind: 'ApiKey', name: objectNameOf(made.id), controller: true }])
+    const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
+    expect(await signing.get(objectNameOf(made.id))).toBe(made.signingSecret)
     expect((await admin.revealSecret(made.id)).source).toBe('key')
+  })
+
+  it('keeps every entry when many keys are made at once (each write patches only its own entry)', async () => {
+    const admin = keyAdmin()
+    const made = await Promise.all(Array.from({ length: 20 }, (_, i) => admin.create({ name: `burst-${i}`, utilities: [] })))
+    const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
+    const all = await signing.all()
+    for (const k of made) expect(all[objectNameOf(k.id)]).toBe(k.signingSecret)
   })
 })
 
