@@ -46,6 +46,8 @@ export interface UtilityDefinition {
     resources: RunnerResources
     /** Crash retries before the job fails as upstream_error. */
     backoffLimit: number
+    /** Jobs of this utility running at once by default (admission; DUTIL_UTILITY_CONCURRENCY overrides). */
+    concurrency: number
     /**
      * Size of the scratch space (an emptyDir on /tmp; the root filesystem is read-only), for
      * runners that spool input to disk or run a browser. None when absent.

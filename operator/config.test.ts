@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { SettingsError } from '../contract/settings.js'
-import { loadOperatorConfig } from './config.js'
+import { loadOperatorConfig, parseUtilityConcurrency } from './config.js'
 
 const BASE = { DUTIL_S3_ENDPOINT: 'http://127.0.0.1:9000', DUTIL_S3_ACCESS_KEY: 'a', DUTIL_S3_SECRET_KEY: 'b', DUTIL_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/d' }
 
@@ -26,5 +26,21 @@ describe('operator settings', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { ...process.env, ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight', KUBECONFIG: '/nonexistent' }, encoding: 'utf8', timeout: 60_000 })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain('DUTIL_OPERATOR_CONCURRENCY must be integer (got "eight")')
+  }, 60_000)
+})
+
+describe('utility concurrency', () => {
+  it('takes each utility default from the catalog and overrides from DUTIL_UTILITY_CONCURRENCY', () => {
+    expect(parseUtilityConcurrency(undefined)).toMatchObject({ 'html-pdf': 4, 'split-pdf': 8, 'zip-files': 8, 'unzip-files': 8, 'xls-to-xlsx': 8 })
+    expect(parseUtilityConcurrency('{"split-pdf":2}')).toMatchObject({ 'html-pdf': 4, 'split-pdf': 2 })
+    expect(loadOperatorConfig({ ...BASE, DUTIL_UTILITY_CONCURRENCY: '{"html-pdf":1}' }).utilityConcurrency['html-pdf']).toBe(1)
+  })
+
+  it('refuses unknown utilities and counts that are not positive whole numbers, at start', () => {
+    expect(() => parseUtilityConcurrency('{"pdf-split":2}')).toThrow('pdf-split is not a utility')
+    expect(() => parseUtilityConcurrency('{"split-pdf":0}')).toThrow('split-pdf must be a whole number')
+    expect(() => parseUtilityConcurrency('{"split-pdf":"4"}')).toThrow('split-pdf must be a whole number')
+    expect(() => parseUtilityConcurrency('[4]')).toThrow('JSON object')
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_UTILITY_CONCURRENCY: 'four' })).toThrow(SettingsError)
   })
 })

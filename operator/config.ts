@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import { SECRET_OBJECTS } from '../contract/secret-entries.js'
 import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
+import { catalog } from '../contract/catalog.js'
 import { readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
 
@@ -19,6 +20,8 @@ export interface OperatorConfig {
   leaderElection: LeaderElectionSettings
   retention: RetentionSettings
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
+  /** Admission: jobs of each utility running at once (every catalog utility has an entry). */
+  utilityConcurrency: Record<string, number>
   /** Issues runner credentials: the operator's own storage credentials against this STS endpoint. */
   sts: { endpoint: string; roleArn?: string }
   runner: RunnerSettings
@@ -80,6 +83,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_ALLOW_LOOPBACK_URLS: Setting.boolean('Dev only: runners may fetch loopback URLs', false),
   DUTIL_JOB_TTL_SECONDS: Setting.integer('ttlSecondsAfterFinished of runner Jobs', { default: 86_400, minimum: 0 }),
   DUTIL_RUNNER_RESOURCES: Setting.optional(Setting.string('Per-utility requests and limits as JSON')),
+  DUTIL_UTILITY_CONCURRENCY: Setting.optional(Setting.string('Per-utility jobs running at once, as JSON {"html-pdf": 4}; others keep the catalog default')),
   DUTIL_CALLBACK_CONCURRENCY: Setting.integer('Callback attempts in flight at once', { default: 16, minimum: 1, maximum: 1024 }),
   DUTIL_CALLBACK_DELAY_SCALE: Setting.number('Tests only: multiplies the callback back-off delays', { default: 1, exclusiveMinimum: 0, maximum: 1 }),
   DUTIL_SIGNING_SECRETS: Setting.string('Secret with the callback signing secrets (workspace and per key)', { default: SECRET_OBJECTS.signing }),
@@ -97,8 +101,10 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     secretKey: s.DUTIL_S3_SECRET_KEY,
   }
   let resources: Record<string, RunnerResources>
+  let concurrency: Record<string, number>
   try {
     resources = parseRunnerResources(s.DUTIL_RUNNER_RESOURCES)
+    concurrency = parseUtilityConcurrency(s.DUTIL_UTILITY_CONCURRENCY)
   } catch (err) {
     throw new SettingsError([(err as Error).message])
   }
@@ -122,6 +128,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       testOverride: s.DUTIL_RETENTION_SECONDS !== undefined,
     },
     storage,
+    utilityConcurrency: concurrency,
     sts: { endpoint: s.DUTIL_STS_ENDPOINT ?? storage.endpoint, roleArn: s.DUTIL_STS_ROLE_ARN },
     runner: {
       imageRegistry: s.DUTIL_IMAGE_REGISTRY,
@@ -166,6 +173,29 @@ export function parseRunnerResources(raw: string | undefined): Record<string, Ru
       }
     }
     out[slug] = { requests: { cpu: res.requests!.cpu, memory: res.requests!.memory }, limits: { cpu: res.limits!.cpu, memory: res.limits!.memory } }
+  }
+  return out
+}
+
+/**
+ * `DUTIL_UTILITY_CONCURRENCY`: jobs of each utility running at once, as JSON `{ "<slug>": n }`
+ * over the catalog's defaults (the chart renders it from `runners.<slug>.concurrency`). Checked
+ * at start: an unknown utility or a count that is not a positive whole number fails loudly.
+ */
+export function parseUtilityConcurrency(raw: string | undefined): Record<string, number> {
+  const out: Record<string, number> = Object.fromEntries([...catalog.values()].map((u) => [u.slug, u.runner.concurrency]))
+  if (!raw) return out
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    throw new Error('DUTIL_UTILITY_CONCURRENCY must be JSON')
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DUTIL_UTILITY_CONCURRENCY must be a JSON object keyed by utility')
+  for (const [slug, n] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!catalog.has(slug)) throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} is not a utility`)
+    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 10_000) throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} must be a whole number from 1 to 10000`)
+    out[slug] = n as number
   }
   return out
 }

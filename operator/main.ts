@@ -19,6 +19,8 @@ import { JobRecordUpkeep } from './job-record-upkeep.js'
 import { RetentionSweeper } from './retention.js'
 import { catalog } from '../contract/catalog.js'
 import { operatorMetrics } from './metrics.js'
+import { Admission } from './admission.js'
+import { jobNameFor } from './desired-job.js'
 import { UtilityJobReconciler } from './reconciler.js'
 import { WorkQueue } from './work-queue.js'
 import { CallbackController } from './callbacks/controller.js'
@@ -73,8 +75,24 @@ const callbacks = new CallbackController({
   metrics,
 })
 
+// Admission: at most DUTIL_UTILITY_CONCURRENCY jobs of each utility have a batch Job; the rest
+// stay queued and are admitted in fair turns between tenants as slots free (docs/adr/0013).
+const admission = new Admission({
+  limitOf: (utility) => config.utilityConcurrency[utility] ?? 1,
+  list: () => utilityJobs.cache.list(ns),
+  hasJob: (uj) => Boolean(jobs.cache.get(jobNameFor(uj), ns)),
+  enqueue: (name) => queue.add(name),
+  log: log.child({ controller: 'admission' }),
+  metrics: {
+    queued: (utility, n) => metrics.jobsQueued.set({ utility }, n),
+    running: (utility, n) => metrics.jobsRunning.set({ utility }, n),
+    admitted: (utility, s) => metrics.admissionWaitSeconds.observe({ utility }, s),
+  },
+})
+
 const storage = storageClient(config.storage)
 const reconciler = new UtilityJobReconciler({
+  admission,
   namespace: ns,
   utilityJobs: utilityJobs.cache,
   jobs: jobs.cache,
@@ -89,6 +107,7 @@ const reconciler = new UtilityJobReconciler({
   records: { transition: (job) => recordTransition(db, job).then(() => undefined), callback: recordCallbackState },
   graceMs: config.jobGraceMs,
   onFinished: (uj, status) => {
+    admission.schedule()
     metrics.jobsFinished.inc({ utility: uj.spec.utility, status: status.state, error_code: status.error?.code ?? '' })
     const t = status.timings
     if (t.queueMs !== null) metrics.queueSeconds.observe({ utility: uj.spec.utility }, t.queueMs / 1000)

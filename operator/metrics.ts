@@ -22,6 +22,15 @@ export function operatorMetrics() {
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60],
       registers: [registry],
     }),
+    jobsQueued: new Gauge({ name: 'dutil_jobs_queued', help: 'Unfinished jobs waiting for admission (no batch Job yet), by utility.', labelNames: ['utility'], registers: [registry] }),
+    jobsRunning: new Gauge({ name: 'dutil_jobs_running', help: 'Unfinished jobs holding an admission slot (a batch Job), by utility.', labelNames: ['utility'], registers: [registry] }),
+    admissionWaitSeconds: new Histogram({
+      name: 'dutil_admission_wait_seconds',
+      help: 'Time from accept until admission let the job start (its batch Job is made).',
+      labelNames: ['utility'],
+      buckets: [0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
+      registers: [registry],
+    }),
     callbackAttempts: new Counter({
       name: 'dutil_callback_attempts_total',
       help: 'Callback delivery attempts by event and outcome (delivered, failed, refused).',

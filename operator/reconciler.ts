@@ -14,6 +14,7 @@ import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from '.
 import { firstPodStart, observeJob } from './observe-job.js'
 import { resultProblem } from './result-check.js'
 import { boundedStatus } from '../contract/status-budget.js'
+import type { Admission } from './admission.js'
 import type { IssueCredentials } from './runner-credentials.js'
 import { CallbackController } from './callbacks/controller.js'
 
@@ -25,6 +26,8 @@ export interface ReconcilerDeps {
   batch: BatchV1Api
   custom: CustomObjectsApi
   storage: Client
+  /** Whether a queued job may have its batch Job now (per-utility limits, fair turns). */
+  admission: Pick<Admission, 'mayStart' | 'schedule'>
   /** Each runner's own temporary storage credentials (STS with the job's session policy). */
   issueCredentials: IssueCredentials
   bucket: string
@@ -120,6 +123,11 @@ export class UtilityJobReconciler {
       if (status.state === 'running' && uj.spec.mode === 'async' && started !== null && this.now() > started + deadline * 1000) {
         // Its Job vanished (deleted, or lost with its node) and the time limit has passed.
         await this.writeStatus(uj, failedStatus(uj, { code: 'lost', message: 'The job was interrupted and ran past its time limit.' }, null, this.now()), log)
+        return
+      }
+      // Above its utility's limit it stays queued, with no Job and no Pod, until admitted.
+      if (!this.d.admission.mayStart(uj)) {
+        this.d.admission.schedule()
         return
       }
       await this.createJob(uj, utility, log)

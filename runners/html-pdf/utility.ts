@@ -66,6 +66,7 @@ export const htmlPdf: UtilityDefinition = {
     maxHeapMb: 512,
     resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } },
     backoffLimit: 2,
+    concurrency: 4,
     // Chromium's profile and its shared memory (--disable-dev-shm-usage) live here.
     scratchSizeLimit: '1Gi',
   },

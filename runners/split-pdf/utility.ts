@@ -34,5 +34,6 @@ export const splitPdf: UtilityDefinition = {
     maxHeapMb: 256,
     resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
     backoffLimit: 2,
+    concurrency: 8,
   },
 }

@@ -20,6 +20,7 @@ export const unzipFiles: UtilityDefinition = {
     nodeFlags: ['--max-semi-space-size=1'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 2,
+    concurrency: 8,
     // The archive is spooled here (at most 1 GB).
     scratchSizeLimit: '1200Mi',
   },

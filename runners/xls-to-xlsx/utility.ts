@@ -20,5 +20,6 @@ export const xlsToXlsx: UtilityDefinition = {
     maxHeapMb: 128,
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 1,
+    concurrency: 8,
   },
 }

@@ -63,5 +63,6 @@ export const zipFiles: UtilityDefinition = {
     nodeFlags: ['--max-semi-space-size=1'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 2,
+    concurrency: 8,
   },
 }

@@ -7,7 +7,7 @@ import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
 import { bootstrapAdmin, ConsoleClient, invitePerson, inviteToken, uniqueEmail } from './helpers/console.js'
 import { createKey } from './helpers/keys.js'
-import { startComponent, terminateComponent } from './helpers/processes.js'
+import { restartGateway } from './helpers/processes.js'
 
 /**
  * Volume limits on job creation (docs/security.md item 4), tried as a flooding tenant would: a
@@ -18,12 +18,6 @@ const LIMITS = { DUTIL_MAX_QUEUED_JOBS_PER_KEY: '5', DUTIL_PLAYGROUND_RUNS_PER_M
 const PASSWORD = 'a long enough passphrase'
 let files: FileServer
 let pdfUrl: string
-
-async function restartGateway(overrides: Record<string, string>): Promise<void> {
-  await terminateComponent('gateway')
-  startComponent('gateway', overrides)
-  await until('gateway ready', async () => (await fetch(`${inject('gatewayUrl')}/readyz`).catch(() => null))?.status === 200, 60_000, 100)
-}
 
 const operatorPid = () => Number(readFileSync(join(inject('platformDir'), 'pids', 'operator.pid'), 'utf8'))
 

@@ -122,10 +122,12 @@ describe('helm lint and template', () => {
   it('passes per-utility runner resources, retention and images to the operator; routes /v1 (and /console unless turned off) through the optional Ingress', () => {
     const docs = render(
       '--set-json', 'runners.split-pdf.resources={"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"2","memory":"3Gi"}}',
+      '--set', 'runners.html-pdf.concurrency=2',
       '--set', 'retentionDays=30', '--set', 'image.registry=registry.example.com/dutil', '--set', 'image.tag=1.2.3',
       '--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com',
     )
     const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
+    expect(JSON.parse(env.DUTIL_UTILITY_CONCURRENCY)).toEqual({ 'html-pdf': 2 })
     expect(JSON.parse(env.DUTIL_RUNNER_RESOURCES)).toEqual({ 'split-pdf': { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '3Gi' } } })
     expect(env).toMatchObject({ DUTIL_RETENTION_DAYS: '30', DUTIL_IMAGE_REGISTRY: 'registry.example.com/dutil', DUTIL_IMAGE_TAG: '1.2.3' })
     // Runner pods get per-job STS credentials from the operator, never the storage Secret.

@@ -105,6 +105,16 @@ podAntiAffinity:
 {{- end -}}
 
 {{/* The runner resources the operator applies: only utilities whose resources were set. */}}
+{{- define "dutil.utilityConcurrency" -}}
+{{- $out := dict -}}
+{{- range $slug, $r := .Values.runners -}}
+{{- if and $r $r.concurrency -}}
+{{- $_ := set $out $slug $r.concurrency -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
 {{- define "dutil.runnerResources" -}}
 {{- $out := dict -}}
 {{- range $slug, $r := .Values.runners -}}

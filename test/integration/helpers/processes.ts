@@ -100,3 +100,23 @@ export async function waitForLeader(port: string | number = inject('programEnv')
     await new Promise((r) => setTimeout(r, 100))
   }
 }
+
+/** Restarts the gateway with `overrides` in its environment (none: as the platform started it), ready. */
+export async function restartGateway(overrides: Record<string, string> = {}): Promise<void> {
+  await terminateComponent('gateway')
+  startComponent('gateway', overrides)
+  const url = `${inject('gatewayUrl')}/readyz`
+  const deadline = Date.now() + 60_000
+  while ((await fetch(url).catch(() => null))?.status !== 200) {
+    if (Date.now() > deadline) throw new Error('the gateway was not ready within 60 s')
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** Restarts the operator with `overrides` in its environment, ready and leading. */
+export async function restartOperator(overrides: Record<string, string> = {}): Promise<void> {
+  await terminateComponent('operator')
+  startOperator(overrides)
+  await waitForOperatorReady()
+  await waitForLeader()
+}

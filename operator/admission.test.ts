@@ -1,0 +1,80 @@
+import pino from 'pino'
+import { describe, expect, it } from 'vitest'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { Admission, planAdmissions, tenantOf, type AdmissionView } from './admission.js'
+
+const view = (name: string, tenant: string, createdAtMs: number, over: Partial<AdmissionView> = {}): AdmissionView => ({ name, utility: 'split-pdf', tenant, createdAtMs, mode: 'async', holdsSlot: false, cancelRequested: false, ...over })
+const names = (v: AdmissionView[]) => v.map((x) => x.name)
+const limit = (n: number) => () => n
+
+describe('planAdmissions', () => {
+  it('admits up to the limit, oldest first, and nothing when the slots are taken', () => {
+    const q = [view('a3', 'A', 3), view('a1', 'A', 1), view('a2', 'A', 2)]
+    expect(names(planAdmissions(q, limit(2)))).toEqual(['a1', 'a2'])
+    expect(planAdmissions([view('r1', 'A', 0, { holdsSlot: true }), view('r2', 'B', 0, { holdsSlot: true }), ...q], limit(2))).toEqual([])
+  })
+
+  it("gives a tenant with one queued job the next slot, whatever another tenant's backlog", () => {
+    const backlog = Array.from({ length: 10_000 }, (_, i) => view(`a${i}`, 'A', i))
+    const running = [view('ra1', 'A', -2, { holdsSlot: true }), view('ra2', 'A', -1, { holdsSlot: true })]
+    const single = view('b0', 'B', 20_000)
+    // Limit 3, two of A's running: the one free slot goes to B, though A's jobs are older.
+    expect(names(planAdmissions([...running, ...backlog, single], limit(3)))).toEqual(['b0'])
+  })
+
+  it('alternates between tenants with equal load, oldest head first', () => {
+    const q = [view('a1', 'A', 1), view('a2', 'A', 2), view('a3', 'A', 3), view('b1', 'B', 5), view('b2', 'B', 6), view('c1', 'C', 4)]
+    expect(names(planAdmissions(q, limit(5)))).toEqual(['a1', 'c1', 'b1', 'a2', 'b2'])
+  })
+
+  it('counts sync jobs against the limit without holding them back, and skips jobs being cancelled', () => {
+    const q = [view('s1', 'A', 0, { mode: 'sync' }), view('x', 'B', 1, { cancelRequested: true }), view('a1', 'A', 2), view('b1', 'B', 3)]
+    expect(names(planAdmissions(q, limit(2)))).toEqual(['b1'])
+  })
+
+  it('keeps utilities apart', () => {
+    const q = [view('p1', 'A', 1), view('h1', 'A', 2, { utility: 'html-pdf' }), view('h2', 'A', 3, { utility: 'html-pdf' })]
+    expect(names(planAdmissions(q, (u) => (u === 'html-pdf' ? 1 : 8))).sort()).toEqual(['h1', 'p1'])
+  })
+
+  it('names tenants by key, or by person for playground runs', () => {
+    expect(tenantOf({ apiKeyId: 'key_1' })).toBe('key:key_1')
+    expect(tenantOf({ apiKeyId: '', source: 'playground', userEmail: 'a@example.com' })).toBe('playground:a@example.com')
+  })
+})
+
+describe('Admission', () => {
+  const uj = (name: string, tenant: string, at: number, over: Partial<UtilityJobResource['spec']> = {}, state?: 'queued' | 'running' | 'succeeded'): UtilityJobResource => ({
+    apiVersion: 'dutil.io/v1alpha1',
+    kind: 'UtilityJob',
+    metadata: { name },
+    spec: { jobId: `job_${name}`, utility: 'split-pdf', mode: 'async', apiKeyId: tenant, apiKeyName: tenant, createdAt: new Date(at).toISOString(), inputKey: 'i', metadata: null, ...over },
+    ...(state ? { status: { state, startedAt: null, finishedAt: null, timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }, result: null, error: null } } : {}),
+  })
+
+  it('never gives a slot twice before the watch shows the Job, and frees it when the job finishes', () => {
+    const jobs = [uj('a1', 'A', 1), uj('a2', 'A', 2), uj('b1', 'B', 3)]
+    const withJob = new Set<string>()
+    const enqueued: string[] = []
+    const admission = new Admission({ limitOf: limit(1), list: () => jobs, hasJob: (j) => withJob.has(j.metadata.name), enqueue: (n) => enqueued.push(n), log: pino({ level: 'silent' }) })
+    expect(admission.mayStart(jobs[0])).toBe(false)
+    expect(names(admission.pass())).toEqual(['a1'])
+    expect(admission.mayStart(jobs[0])).toBe(true)
+    // Passes before the Job shows up admit nobody else.
+    expect(admission.pass()).toEqual([])
+    withJob.add('a1')
+    expect(admission.pass()).toEqual([])
+    // a1 finishes: neither tenant runs anything; B was never served, so its one job goes before
+    // A's second (and before A's third, though that one is the oldest of all).
+    jobs.push(uj('a3', 'A', 0))
+    jobs[0] = uj('a1', 'A', 1, {}, 'succeeded')
+    expect(names(admission.pass())).toEqual(['b1'])
+    // b1 finishes: A's turn again, its oldest first.
+    withJob.add('b1')
+    jobs[2] = uj('b1', 'B', 3, {}, 'succeeded')
+    expect(names(admission.pass())).toEqual(['a3'])
+    expect(enqueued).toEqual(['a1', 'b1', 'a3'])
+    expect(admission.mayStart(jobs[1])).toBe(false)
+    expect(admission.mayStart(uj('s', 'A', 9, { mode: 'sync' }))).toBe(true)
+  })
+})

@@ -1,0 +1,210 @@
+import type { Logger } from 'pino'
+import type { UtilityJobResource, UtilityJobSpec } from '../contract/crd-schemas.js'
+import { effectiveStatus, isTerminal } from '../contract/job-view.js'
+
+/**
+ * Admission: how many jobs of each utility run at once, and which queued job goes next
+ * (docs/adr/0013-admission-and-fair-share.md). An async job stays `queued`, with no batch Job
+ * and no Pod, until admitted; sync jobs (a client is waiting, the spec starts them at once) are
+ * never held back, but they occupy slots like the rest.
+ */
+
+/** Whose turn it is measured per tenant: an API key, or one person's console playground. */
+export function tenantOf(spec: Pick<UtilityJobSpec, 'apiKeyId' | 'userEmail' | 'source'>): string {
+  if (spec.apiKeyId) return `key:${spec.apiKeyId}`
+  return `playground:${spec.userEmail ?? ''}`
+}
+
+/** What admission needs to know of one unfinished job. */
+export interface AdmissionView {
+  name: string
+  utility: string
+  tenant: string
+  createdAtMs: number
+  mode: 'sync' | 'async'
+  /** Its batch Job exists (or was admitted and is being made): it holds a slot. */
+  holdsSlot: boolean
+  cancelRequested: boolean
+}
+
+/**
+ * The queued jobs to admit now (pure). Per utility, the free slots (limit minus jobs holding a
+ * slot) go one at a time to the tenant with the fewest jobs holding or just given a slot; among
+ * equals, to the tenant served longest ago (`lastServed`, a serial per tenant, updated here as
+ * slots are given; never served comes first), then the oldest job. Within a tenant, oldest job
+ * first. So a key with 10,000 queued jobs and a key with one take turns: the single job waits
+ * at most one slot turnover, whatever the backlog ahead of it.
+ */
+export function planAdmissions(views: readonly AdmissionView[], limitOf: (utility: string) => number, lastServed: Map<string, number> = new Map()): AdmissionView[] {
+  let serial = Math.max(0, ...lastServed.values())
+  const byUtility = new Map<string, AdmissionView[]>()
+  for (const v of views) {
+    const list = byUtility.get(v.utility)
+    if (list) list.push(v)
+    else byUtility.set(v.utility, [v])
+  }
+  const out: AdmissionView[] = []
+  for (const [utility, jobs] of byUtility) {
+    const holding = jobs.filter((j) => j.holdsSlot || j.mode === 'sync')
+    let free = limitOf(utility) - holding.length
+    if (free <= 0) continue
+    const load = new Map<string, number>()
+    for (const j of holding) load.set(j.tenant, (load.get(j.tenant) ?? 0) + 1)
+    const queues = new Map<string, AdmissionView[]>()
+    for (const j of jobs) {
+      if (j.holdsSlot || j.mode === 'sync' || j.cancelRequested) continue
+      const q = queues.get(j.tenant)
+      if (q) q.push(j)
+      else queues.set(j.tenant, [j])
+    }
+    for (const q of queues.values()) q.sort((a, b) => a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
+    const before = (t: string, head: AdmissionView, u: string, uHead: AdmissionView): boolean => {
+      const [lt, lu] = [load.get(t) ?? 0, load.get(u) ?? 0]
+      if (lt !== lu) return lt < lu
+      const [st, su] = [lastServed.get(t) ?? -1, lastServed.get(u) ?? -1]
+      if (st !== su) return st < su
+      return head.createdAtMs < uHead.createdAtMs || (head.createdAtMs === uHead.createdAtMs && head.name < uHead.name)
+    }
+    while (free > 0 && queues.size > 0) {
+      let best: string | undefined
+      for (const [tenant, q] of queues) {
+        if (best === undefined || before(tenant, q[0], best, queues.get(best)![0])) best = tenant
+      }
+      const q = queues.get(best!)!
+      out.push(q.shift()!)
+      if (q.length === 0) queues.delete(best!)
+      load.set(best!, (load.get(best!) ?? 0) + 1)
+      lastServed.set(best!, ++serial)
+      free--
+    }
+  }
+  return out
+}
+
+export interface AdmissionMetrics {
+  queued(utility: string, n: number): void
+  running(utility: string, n: number): void
+  admitted(utility: string, waitSeconds: number): void
+}
+
+export interface AdmissionOptions {
+  limitOf: (utility: string) => number
+  /** Unfinished and finished UtilityJobs as the watch has them. */
+  list: () => readonly UtilityJobResource[]
+  hasJob: (uj: UtilityJobResource) => boolean
+  /** Hands an admitted job to the reconciler. */
+  enqueue: (name: string) => void
+  log: Logger
+  metrics?: AdmissionMetrics
+  now?: () => number
+  /** How long a pass waits for more changes to gather (ms). */
+  debounceMs?: number
+}
+
+/**
+ * The leader's admission state: which queued jobs it has let through whose batch Job the watch
+ * does not show yet (so concurrent reconciles never give one slot twice). A pass reads the
+ * caches, plans, and enqueues the admitted jobs; it runs when a job is waiting and whenever one
+ * finishes (debounced), level-triggered like the reconciler.
+ */
+export class Admission {
+  private readonly admitted = new Set<string>()
+  /** Round-robin memory: when each tenant last got a slot (a serial), per utility. */
+  private readonly lastServed = new Map<string, Map<string, number>>()
+  /** Utilities seen so far: their gauges go back to 0 when they have no jobs. */
+  private readonly seen = new Set<string>()
+  private timer: NodeJS.Timeout | undefined
+
+  constructor(private readonly o: AdmissionOptions) {}
+
+  /** Whether the reconciler may create this job's batch Job now. */
+  mayStart(uj: UtilityJobResource): boolean {
+    return uj.spec.mode === 'sync' || this.admitted.has(uj.metadata.name) || this.o.hasJob(uj)
+  }
+
+  /** Asks for a pass soon (many asks, one pass). */
+  schedule(): void {
+    if (this.timer) return
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      try {
+        this.pass()
+      } catch (err) {
+        this.o.log.error({ err }, 'admission pass failed')
+      }
+    }, this.o.debounceMs ?? 20)
+    this.timer.unref?.()
+  }
+
+  /** Forgets what this process admitted (it lost the lease: the next leader decides afresh). */
+  reset(): void {
+    this.admitted.clear()
+    this.lastServed.clear()
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  pass(): AdmissionView[] {
+    const now = this.o.now?.() ?? Date.now()
+    const live = new Set<string>()
+    const views: AdmissionView[] = []
+    const perUtility = new Map<string, { queued: number; running: number }>()
+    for (const uj of this.o.list()) {
+      if (isTerminal(uj) || uj.metadata.deletionTimestamp) continue
+      const name = uj.metadata.name
+      live.add(name)
+      const hasJob = this.o.hasJob(uj)
+      if (hasJob) this.admitted.delete(name) // the watch has its Job now: that counts from here on
+      const holdsSlot = hasJob || this.admitted.has(name)
+      views.push({
+        name,
+        utility: uj.spec.utility,
+        tenant: tenantOf(uj.spec),
+        createdAtMs: Date.parse(uj.spec.createdAt),
+        mode: uj.spec.mode,
+        holdsSlot,
+        cancelRequested: Boolean(uj.spec.cancelRequested),
+      })
+      const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }
+      if (holdsSlot || uj.spec.mode === 'sync' || effectiveStatus(uj).state === 'running') c.running++
+      else c.queued++
+      perUtility.set(uj.spec.utility, c)
+    }
+    for (const name of this.admitted) if (!live.has(name)) this.admitted.delete(name)
+    const chosen: AdmissionView[] = []
+    for (const [utility, list] of groupBy(views, (v) => v.utility)) {
+      const served = this.lastServed.get(utility) ?? new Map<string, number>()
+      this.lastServed.set(utility, served)
+      chosen.push(...planAdmissions(list, this.o.limitOf, served))
+      // Tenants with nothing left to run are forgotten (they start as "never served" again).
+      const tenants = new Set(list.map((v) => v.tenant))
+      for (const t of served.keys()) if (!tenants.has(t)) served.delete(t)
+    }
+    for (const v of chosen) {
+      this.admitted.add(v.name)
+      const c = perUtility.get(v.utility)!
+      c.queued--
+      c.running++
+      this.o.metrics?.admitted(v.utility, Math.max(0, now - v.createdAtMs) / 1000)
+      this.o.enqueue(v.name)
+    }
+    for (const u of perUtility.keys()) this.seen.add(u)
+    for (const u of this.seen) if (!perUtility.has(u)) perUtility.set(u, { queued: 0, running: 0 })
+    for (const [utility, c] of perUtility) {
+      this.o.metrics?.queued(utility, c.queued)
+      this.o.metrics?.running(utility, c.running)
+    }
+    if (chosen.length) this.o.log.debug({ admitted: chosen.map((v) => v.name) }, 'jobs admitted')
+    return chosen
+  }
+}
+
+function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>()
+  for (const item of items) {
+    const list = out.get(key(item))
+    if (list) list.push(item)
+    else out.set(key(item), [item])
+  }
+  return out
+}
