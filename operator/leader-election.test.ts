@@ -126,6 +126,21 @@ describe('LeaderElector', () => {
     expect(a.isLeader).toBe(false)
   })
 
+  it('may act only within the renew deadline of its last renewal: a paused leader knows on resume, before renewing', async () => {
+    let now = 1_000_000
+    const api = new FakeLeases()
+    const a = new LeaderElector({ api, namespace: 'ns', leaseName: 'op', identity: 'a', log, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, now: () => now })
+    expect(a.mayAct()).toBe(false)
+    expect(await a.acquire()).toBe(true)
+    expect(a.mayAct()).toBe(true)
+    now += 9_999
+    expect(a.mayAct()).toBe(true)
+    // Paused for 25 s (past the lease): on resume, nothing has run yet, and it must not act.
+    now += 15_001
+    expect(a.isLeader).toBe(true)
+    expect(a.mayAct()).toBe(false)
+  })
+
   it('reports the loss at once when another replica holds the lease', async () => {
     const api = new FakeLeases()
     const a = elector(api, 'a')

@@ -110,6 +110,16 @@ export class LeaderElector {
     return this.leading
   }
 
+  /**
+   * Whether this replica may still act as leader: it leads and renewed the lease within the
+   * renew deadline. A process paused past that (SIGSTOP, a long GC, a frozen VM) finds this false
+   * the moment it resumes, before its next renewal attempt could tell it, and must not act on
+   * what it had queued: another replica may lead by now.
+   */
+  mayAct(): boolean {
+    return this.leading && this.now() - this.lastRenewAt < this.renewDeadlineMs
+  }
+
   private now(): number {
     return this.o.now ? this.o.now() : Date.now()
   }

@@ -90,8 +90,20 @@ const admission = new Admission({
   },
 })
 
+/**
+ * Before every write: a leader that did not renew its lease within the renew deadline (it was
+ * paused, or the API server was unreachable) stops at once instead of acting on a stale queue.
+ */
+let electorRef: LeaderElector | undefined
+const fence = () => {
+  if (!electorRef || electorRef.mayAct()) return
+  log.error('leader election: past the renew deadline without a renewal; exiting before acting')
+  process.exit(1)
+}
+
 const storage = storageClient(config.storage)
 const reconciler = new UtilityJobReconciler({
+  fence,
   admission,
   namespace: ns,
   utilityJobs: utilityJobs.cache,
@@ -141,6 +153,7 @@ const elector = config.leaderElection.enabled
       log: log.child({ component: 'leader-election' }),
     })
   : undefined
+electorRef = elector
 
 /** Resolves to an error message after `ms`, so a hung connection cannot hold a probe. */
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
@@ -232,12 +245,12 @@ function lead(): void {
   timers.push(setInterval(lost, 30_000))
 
   running = Promise.all([
-    queue.run((key) => reconciler.reconcile(key), config.concurrency, (key, err, retryInMs) => {
+    queue.run((key) => (fence(), reconciler.reconcile(key)), config.concurrency, (key, err, retryInMs) => {
       metrics.reconcileErrors.inc()
       log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
     }),
     // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
-    callbackQueue.run((key) => callbacks.reconcile(key), config.callbacks.concurrency, (key, err, retryInMs) => {
+    callbackQueue.run((key) => (fence(), callbacks.reconcile(key)), config.callbacks.concurrency, (key, err, retryInMs) => {
       metrics.reconcileErrors.inc()
       log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
     }),

@@ -26,6 +26,8 @@ export interface ReconcilerDeps {
   batch: BatchV1Api
   custom: CustomObjectsApi
   storage: Client
+  /** Throws (or ends the process) when this replica may no longer act as leader: called before every write. */
+  fence?: () => void
   /** Whether a queued job may have its batch Job now (per-utility limits, fair turns). */
   admission: Pick<Admission, 'mayStart' | 'schedule'>
   /** Each runner's own temporary storage credentials (STS with the job's session policy). */
@@ -173,10 +175,12 @@ export class UtilityJobReconciler {
 
   private async createJob(uj: UtilityJobResource, utility: NonNullable<ReturnType<typeof catalog.get>>, log: Logger): Promise<void> {
     // Its own temporary storage credentials; made only when the Job is about to be created.
+    this.d.fence?.()
     const asked = performance.now()
     const credentials = await this.d.issueCredentials(uj, utility)
     const credentialsMs = Math.round(performance.now() - asked)
     const body = desiredJob(uj, utility, this.d.runner, credentials)
+    this.d.fence?.()
     try {
       await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
       log.info({ job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs }, 'job created')
@@ -259,6 +263,7 @@ export class UtilityJobReconciler {
     // status.callback belongs to the callback controller: carried over as it is, never rebuilt.
     const callback = uj.status?.callback
     const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName: jobNameFor(uj), observedGeneration: uj.metadata.generation } }
+    this.d.fence?.()
     // Row first, status second: the list (the record) never shows an older state than the detail.
     // The row keeps every output file; the status only what fits its budget (contract/status-budget.ts).
     await this.d.records.transition(body)
