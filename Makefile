@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-memory bench-scale dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-load bench-memory bench-scale dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -69,6 +69,11 @@ bench-latency: deps binaries build
 # Gateway resident memory over 15,000 rejected run requests (must stay flat).
 bench-memory: deps binaries build
 	node dist/test/bench/gateway-memory.js
+
+# Accept-path throughput and p99 beside raw UtilityJob creates, same run and concurrency; gateway RSS
+# after 10k and BENCH_LOAD_TOTAL accepted requests (BENCH_LOAD_PROFILE=1 adds a CPU profile).
+bench-load: deps binaries build
+	node dist/test/bench/load.js
 
 # The job record at production volume: N = 10k, 100k, 1M jobs of one key (BENCH_SCALE_SIZES).
 bench-scale: deps binaries build

@@ -29,7 +29,11 @@ export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: un
   await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, input)
   const accepted = await d.records.accept(uj)
   if (accepted.kind === 'over_ceiling') {
-    throw new ApiError('rate_limited', `This API key already has ${accepted.queued} jobs waiting to start, the most it may have queued; send more once some have started.`, undefined, { 'Retry-After': '5' })
+    const message =
+      accepted.scope === 'key'
+        ? `This API key already has ${accepted.queued} jobs waiting to start, the most it may have queued; send more once some have started.`
+        : 'The service has as many jobs waiting to start as it takes; send this one again shortly.'
+    throw new ApiError('rate_limited', message, undefined, { 'Retry-After': accepted.scope === 'key' ? '5' : '10' })
   }
   if (accepted.kind === 'existing') {
     const holder = await d.records.find(accepted.jobId)

@@ -19,6 +19,7 @@ export const GATEWAY_SETTINGS = Type.Object({
   DUTIL_REQUEST_TIMEOUT_SECONDS: Setting.number('A client must send its whole request (headers and body) within this; the answer may take longer', { default: 30, minimum: 1, maximum: 3600 }),
   DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS: Setting.number('Idle keep-alive connections are closed after this', { default: 5, minimum: 1, maximum: 600 }),
   DUTIL_MAX_QUEUED_JOBS_PER_KEY: Setting.integer('Async jobs one API key may have waiting (queued); more answer 429', { default: 1000, minimum: 1, maximum: 1_000_000 }),
+  DUTIL_MAX_QUEUED_JOBS: Setting.integer('Async jobs the whole platform may have waiting (queued); more answer 429', { default: 20_000, minimum: 1, maximum: 10_000_000 }),
   DUTIL_KEY_LOOKUPS_PER_SECOND: Setting.number('API-server look-ups for keys not (yet) in the watched cache, across all requests', { default: 5, exclusiveMinimum: 0, maximum: 1000 }),
 })
 export type GatewaySettings = Static<typeof GATEWAY_SETTINGS>
@@ -41,8 +42,9 @@ export interface GatewayConfig {
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number }
   /** Budget of API-server look-ups for unknown key hashes (new keys the watch has not delivered). */
   keyLookupsPerSecond: number
-  /** Back-pressure: queued jobs one API key may have. */
+  /** Back-pressure: queued jobs one API key may have, and the whole platform. */
   maxQueuedJobsPerKey: number
+  maxQueuedJobs: number
 }
 
 /** Read once at start; a bad setting throws a SettingsError naming the variable. */
@@ -75,5 +77,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     },
     keyLookupsPerSecond: s.DUTIL_KEY_LOOKUPS_PER_SECOND,
     maxQueuedJobsPerKey: s.DUTIL_MAX_QUEUED_JOBS_PER_KEY,
+    maxQueuedJobs: s.DUTIL_MAX_QUEUED_JOBS,
   }
 }

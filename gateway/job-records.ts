@@ -15,16 +15,17 @@ export class JobRecords {
   constructor(
     readonly db: Database,
     private readonly store: JobStore,
-    private readonly limits: { maxQueuedPerKey?: number } = {},
+    private readonly limits: { maxQueuedPerKey?: number; maxQueuedTotal?: number } = {},
   ) {}
 
   /**
    * Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists; an
-   * API key's async job is refused (over_ceiling) when the key already has its most queued jobs.
+   * async job is refused (over_ceiling) when its API key, or the whole platform, already has its
+   * most queued jobs.
    */
   accept(uj: UtilityJobResource): Promise<AcceptOutcome> {
     const maxQueuedPerKey = uj.spec.apiKeyId ? this.limits.maxQueuedPerKey : undefined
-    return guarded(() => insertAccepted(this.db, uj, { maxQueuedPerKey }))
+    return guarded(() => insertAccepted(this.db, uj, { maxQueuedPerKey, maxQueuedTotal: this.limits.maxQueuedTotal }))
   }
 
   /** Records that the job could not be handed to the cluster, so it never stays queued. */

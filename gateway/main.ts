@@ -54,7 +54,7 @@ const keyCache = watchedCache<ApiKeyResource>(
 store = new JobStore(jobCache.cache, custom, ns)
 keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { lookupsPerSecond: config.keyLookupsPerSecond })
 for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
-const records = new JobRecords(db, store, { maxQueuedPerKey: config.maxQueuedJobsPerKey })
+const records = new JobRecords(db, store, { maxQueuedPerKey: config.maxQueuedJobsPerKey, maxQueuedTotal: config.maxQueuedJobs })
 
 /** Rejects after `ms`, so a hung connection cannot hold a probe. */
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])

@@ -43,14 +43,19 @@ async function withPartition<T>(db: Database, createdAt: string, fn: () => Promi
   }
 }
 
-export type AcceptOutcome = { kind: 'inserted' } | { kind: 'existing'; jobId: string } | { kind: 'over_ceiling'; queued: number }
+export type AcceptOutcome = { kind: 'inserted' } | { kind: 'existing'; jobId: string } | { kind: 'over_ceiling'; queued: number; scope: 'key' | 'platform' }
 
 /** Thrown inside the accept transaction to roll it back (the Idempotency-Key claim with it). */
 class OverCeiling extends Error {
-  constructor(readonly queued: number) {
+  constructor(
+    readonly queued: number,
+    readonly scope: 'key' | 'platform',
+  ) {
     super('queued-job ceiling reached')
   }
 }
+
+const QUEUED_ALL = 'SELECT count(*)::int AS n FROM jobs WHERE state = \'queued\''
 
 const QUEUED_OF_KEY = 'SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1 AND state = \'queued\''
 
@@ -60,7 +65,7 @@ const QUEUED_OF_KEY = 'SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1
  * hands back the job that holds it instead (concurrent requests wait on the unique key; the
  * first to commit wins).
  */
-export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQueuedPerKey?: number } = {}): Promise<AcceptOutcome> {
+export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQueuedPerKey?: number; maxQueuedTotal?: number } = {}): Promise<AcceptOutcome> {
   const row = rowOf(job)
   try {
     return await withPartition(db, row.created_at, () =>
@@ -81,7 +86,13 @@ export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQu
         if (opts.maxQueuedPerKey !== undefined && row.state === 'queued') {
           await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`queued:${row.api_key_id}`])
           const queued = (await c.query<{ n: number }>(prepared(QUEUED_OF_KEY, [row.api_key_id]))).rows[0].n
-          if (queued >= opts.maxQueuedPerKey) throw new OverCeiling(queued)
+          if (queued >= opts.maxQueuedPerKey) throw new OverCeiling(queued, 'key')
+        }
+        // The platform-wide ceiling protects the cluster (etcd holds every unfinished job). It
+        // is a soft bound (no lock): concurrent accepts may pass it by a few.
+        if (opts.maxQueuedTotal !== undefined && row.state === 'queued') {
+          const queued = (await c.query<{ n: number }>(prepared(QUEUED_ALL, []))).rows[0].n
+          if (queued >= opts.maxQueuedTotal) throw new OverCeiling(queued, 'platform')
         }
         await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
         await countAccepted(c, job)
@@ -89,7 +100,7 @@ export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQu
       }),
     )
   } catch (err) {
-    if (err instanceof OverCeiling) return { kind: 'over_ceiling', queued: err.queued }
+    if (err instanceof OverCeiling) return { kind: 'over_ceiling', queued: err.queued, scope: err.scope }
     throw err
   }
 }

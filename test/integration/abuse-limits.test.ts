@@ -14,7 +14,7 @@ import { restartGateway } from './helpers/processes.js'
  * per-key ceiling on queued jobs, per-person playground run limits, and a cap on external
  * people's keys. The gateway runs with small limits for this file, then with its defaults again.
  */
-const LIMITS = { DUTIL_MAX_QUEUED_JOBS_PER_KEY: '5', DUTIL_PLAYGROUND_RUNS_PER_MINUTE: '3', DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: '2' }
+const LIMITS = { DUTIL_MAX_QUEUED_JOBS: '8', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '5', DUTIL_PLAYGROUND_RUNS_PER_MINUTE: '3', DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: '2' }
 const PASSWORD = 'a long enough passphrase'
 let files: FileServer
 let pdfUrl: string
@@ -32,7 +32,7 @@ afterAll(async () => {
 })
 
 describe('queued jobs per API key', () => {
-  it('answers 429 with Retry-After past the ceiling, for that key only; idempotent replays still answer; room frees as jobs start', async () => {
+  it('answers 429 with Retry-After past the per-key ceiling for that key only, and past the platform ceiling for every key; idempotent replays still answer; room frees as jobs start', async () => {
     const flood = await createKey({ name: 'flood' })
     const quiet = await createKey({ name: 'quiet' })
     const submit = (key: string, headers: Record<string, string> = {}) => api('POST', '/v1/utilities/split-pdf/jobs', { key, headers, body: { input: { url: pdfUrl } } })
@@ -59,6 +59,14 @@ describe('queued jobs per API key', () => {
       expect(replay.body.id).toBe(first.body.id)
       // Another key is not held back by the flood.
       expect((await submit(quiet.key)).status).toBe(202)
+      // The platform-wide ceiling (8 queued here) holds for every key: two more fit, then 429.
+      const third = await createKey({ name: 'third' })
+      expect((await submit(third.key)).status).toBe(202)
+      expect((await submit(third.key)).status).toBe(202)
+      const full = await submit(third.key)
+      expect(full.status).toBe(429)
+      expect(full.body.error).toMatchObject({ code: 'rate_limited', message: 'The service has as many jobs waiting to start as it takes; send this one again shortly.' })
+      expect(full.headers.get('retry-after')).toBe('10')
     } finally {
       process.kill(operatorPid(), 'SIGCONT')
     }

@@ -1,0 +1,179 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node'
+import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
+import { newId, objectNameOf } from '../../contract/ids.js'
+import { inputObjectKey } from '../../contract/runner-protocol.js'
+import { isoMs } from '../../contract/time.js'
+import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+
+/**
+ * `make bench-load`: the accept route under a fixed concurrency, beside the floor it stands on,
+ * raw UtilityJob creates straight through the API server, in the same run at the same
+ * concurrency. Mixed utilities, 20 keys; the operator is paused so that nothing runs (as a
+ * client sees the accept path alone). Then the gateway's memory: RSS after 10,000 accepted
+ * requests and after BENCH_LOAD_TOTAL. With BENCH_LOAD_PROFILE=1 the gateway runs with
+ * --cpu-prof and the heaviest functions of the accept path are listed.
+ *
+ *   BENCH_LOAD_SECONDS=60  BENCH_LOAD_CONCURRENCY=32  BENCH_LOAD_KEYS=20  BENCH_LOAD_TOTAL=30000
+ */
+const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 60)
+const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 32)
+const KEYS = Number(process.env.BENCH_LOAD_KEYS ?? 20)
+const TOTAL = Number(process.env.BENCH_LOAD_TOTAL ?? 30_000)
+const PROFILE = process.env.BENCH_LOAD_PROFILE === '1'
+const benchDir = join(REPO_ROOT, '.bench')
+const profDir = join(benchDir, 'cpu-profiles')
+
+const BODIES: Record<string, unknown> = {
+  'split-pdf': { input: { url: 'https://files.example.com/report.pdf' } },
+  'html-pdf': { input: { url: 'https://www.example.com/invoice.html' } },
+  'unzip-files': { input: { url: 'https://files.example.com/bundle.zip' } },
+  'zip-files': { input: { files: [{ url: 'https://files.example.com/a.pdf', fileName: 'a.pdf' }, { url: 'https://files.example.com/b.pdf', fileName: 'b.pdf' }] } },
+}
+const SLUGS = Object.keys(BODIES)
+
+interface Run {
+  count: number
+  errors: number
+  seconds: number
+  latencies: number[]
+}
+
+/** Runs `op` at CONCURRENCY until `seconds` pass or `limit` operations are done. */
+async function drive(op: (i: number) => Promise<void>, seconds: number, limit = Number.POSITIVE_INFINITY): Promise<Run> {
+  const latencies: number[] = []
+  let next = 0
+  let errors = 0
+  const started = performance.now()
+  const end = started + seconds * 1000
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end && next < limit) {
+        const i = next++
+        const t0 = performance.now()
+        try {
+          await op(i)
+          latencies.push(performance.now() - t0)
+        } catch {
+          errors++
+        }
+      }
+    }),
+  )
+  latencies.sort((a, b) => a - b)
+  return { count: latencies.length, errors, seconds: (performance.now() - started) / 1000, latencies }
+}
+
+const pct = (r: Run, p: number) => r.latencies[Math.min(r.latencies.length - 1, Math.floor((r.latencies.length * p) / 100))] ?? NaN
+const row = (name: string, r: Run) => `| ${name} | ${(r.count / r.seconds).toFixed(1)} | ${pct(r, 50).toFixed(0)} | ${pct(r, 99).toFixed(0)} | ${r.count.toLocaleString('en')} | ${r.errors} |`
+
+async function rssMb(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  return Number(/^process_resident_memory_bytes\s+(\S+)/m.exec(text)![1]) / 1048576
+}
+
+/** Self time per function over every profile written, heaviest first. */
+function profileSummary(dir: string, top = 15): string[] {
+  const self = new Map<string, number>()
+  let total = 0
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[] }
+    const byId = new Map(p.nodes.map((n) => [n.id, n]))
+    for (const id of p.samples) {
+      const f = byId.get(id)!.callFrame
+      const where = f.url ? `${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${f.lineNumber + 1}` : ''
+      const name = `${f.functionName || '(anonymous)'} ${where}`.trim()
+      self.set(name, (self.get(name) ?? 0) + 1)
+      total++
+    }
+  }
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([name, n]) => `| ${((100 * n) / total).toFixed(1)} % | ${name} |`)
+}
+
+rmSync(profDir, { recursive: true, force: true })
+mkdirSync(profDir, { recursive: true })
+const platform = await startPlatform({
+  dir: benchDir,
+  ports: TEST_PORTS,
+  fresh: true,
+  allowLoopbackUrls: true,
+  testHooks: false,
+  gatewayEnv: { DUTIL_MAX_QUEUED_JOBS: '10000000', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '10000000', ...(PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}) },
+})
+const operatorPid = Number(readFileSync(join(platform.dir, 'pids', 'operator.pid'), 'utf8'))
+try {
+  const kc = new KubeConfig()
+  kc.loadFromFile(platform.kubeconfigPath)
+  const admin = new ApiKeyAdmin(kc, 'dutil')
+  const keys = await Promise.all(Array.from({ length: KEYS }, (_, i) => admin.create({ name: `bench-load-${i}`, utilities: [], rateLimitPerMinute: 100_000_000 })))
+  const custom = kc.makeApiClient(CustomObjectsApi)
+  // Nothing runs: the operator is paused for the whole benchmark.
+  process.kill(operatorPid, 'SIGSTOP')
+
+  const raw = (i: number) => {
+    const now = Date.now()
+    const jobId = newId('job', now)
+    const slug = SLUGS[i % SLUGS.length]
+    const key = keys[i % keys.length]
+    return custom
+      .createNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: 'dutil',
+        plural: UTILITY_JOB.plural,
+        body: {
+          apiVersion: API_GROUP_VERSION,
+          kind: 'UtilityJob',
+          metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: slug }, finalizers: [JOB_RECORD_FINALIZER] },
+          spec: { jobId, utility: slug, mode: 'async', apiKeyId: key.id, apiKeyName: 'bench', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+        },
+      })
+      .then(() => undefined)
+  }
+  const accept = async (i: number) => {
+    const slug = SLUGS[i % SLUGS.length]
+    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/${slug}/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${keys[i % keys.length].key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(BODIES[slug]),
+    })
+    await res.arrayBuffer()
+    if (res.status !== 202) throw new Error(`accept: ${res.status}`)
+  }
+
+  console.log(`[bench-load] ${CONCURRENCY} at once, ${SECONDS} s each, ${KEYS} keys, ${SLUGS.length} utilities`)
+  const rawRun = await drive(raw, SECONDS)
+  console.log(row('raw UtilityJob create', rawRun))
+  const acceptRun = await drive(accept, SECONDS)
+  console.log(row('gateway accept', acceptRun))
+  // Memory: RSS once 10,000 requests were accepted, then after TOTAL.
+  const done = acceptRun.count
+  if (done < 10_000) await drive(accept, 3600, 10_000 - done)
+  const rss10k = await rssMb(platform.gatewayUrl)
+  const more = await drive(accept, 3600, Math.max(0, TOTAL - Math.max(done, 10_000)))
+  const rssEnd = await rssMb(platform.gatewayUrl)
+  const total = Math.max(done, 10_000) + more.count
+  const lines = [
+    '| route | requests/s | p50 ms | p99 ms | requests | errors |',
+    '|---|---|---|---|---|---|',
+    row('raw UtilityJob create (API server)', rawRun),
+    row('gateway accept (POST /v1/utilities/{slug}/jobs)', acceptRun),
+    '',
+    `accept / raw throughput: ${((acceptRun.count / acceptRun.seconds / (rawRun.count / rawRun.seconds)) * 100).toFixed(0)} % (target ≥ 90 %); accept p99 / raw p99: ${(pct(acceptRun, 99) / pct(rawRun, 99)).toFixed(2)} (target ≤ 1.5)`,
+    `gateway RSS: ${rss10k.toFixed(0)} MB after 10,000 accepted, ${rssEnd.toFixed(0)} MB after ${total.toLocaleString('en')} (${(((rssEnd - rss10k) / rss10k) * 100).toFixed(1)} %; target ≤ 10 %)`,
+  ]
+  console.log(`\n${lines.join('\n')}`)
+} finally {
+  try {
+    process.kill(operatorPid, 'SIGCONT')
+  } catch {
+    // already gone
+  }
+  await platform.stop()
+  if (PROFILE) console.log(`\nCPU profile of the gateway (self time):\n| share | function |\n|---|---|\n${profileSummary(profDir).join('\n')}`)
+}
