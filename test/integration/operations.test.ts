@@ -1,3 +1,4 @@
+import { SECRET_OBJECTS } from '../../contract/secret-entries.js'
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node'
@@ -90,8 +91,10 @@ describe('dutil keys CLI', () => {
     expect(JSON.stringify(stored)).not.toContain(created.key)
     expect(stored.spec).toMatchObject({ hash: hashApiKey(created.key), prefix: created.key.slice(0, 16), name: 'laptop', utilities: ['split-pdf', 'zip-files'], rateLimitPerMinute: 100 })
     expect(Date.parse(stored.spec.expiresAt) - Date.parse(stored.spec.createdAt)).toBe(30 * 86_400_000)
-    const secret = await kubeConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ name: stored.spec.signingSecretName, namespace: 'dutil' })
-    expect(Buffer.from(secret.data!.signingSecret, 'base64').toString()).toBe(created.signingSecret)
+    // The signing secret is the key's entry in the one signing Secret (docs/adr/0012).
+    expect(stored.spec.signingSecretName).toBe(SECRET_OBJECTS.signing)
+    const secret = await kubeConfig().makeApiClient(CoreV1Api).readNamespacedSecret({ name: SECRET_OBJECTS.signing, namespace: 'dutil' })
+    expect(Buffer.from(secret.data![objectNameOf(created.id)], 'base64').toString()).toBe(created.signingSecret)
 
     const res = await api('GET', '/v1/utilities', { key: created.key })
     expect(res.status).toBe(200)
