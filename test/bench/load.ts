@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node'
@@ -7,6 +8,7 @@ import { newId, objectNameOf } from '../../contract/ids.js'
 import { inputObjectKey } from '../../contract/runner-protocol.js'
 import { isoMs } from '../../contract/time.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { until } from '../platform/wait-for.js'
 
 /**
  * `make bench-load`: the accept route under a fixed concurrency, beside the floor it stands on,
@@ -103,8 +105,18 @@ const platform = await startPlatform({
   fresh: true,
   allowLoopbackUrls: true,
   testHooks: false,
-  gatewayEnv: { DUTIL_MAX_QUEUED_JOBS: '10000000', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '10000000', ...(PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}) },
+  gatewayEnv: { DUTIL_MAX_QUEUED_JOBS: '1000000', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '1000000' },
 })
+// With a profile: a gateway of its own (same settings, next port) under --cpu-prof (Node refuses
+// the flag in NODE_OPTIONS), stopped with SIGTERM at the end so that it writes the profile.
+let profiled: ChildProcess | undefined
+let gatewayUrl = platform.gatewayUrl
+if (PROFILE) {
+  const port = String(Number(new URL(platform.gatewayUrl).port) + 10)
+  profiled = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, join(REPO_ROOT, 'dist', 'gateway', 'main.js')], { env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port }, stdio: 'ignore' })
+  gatewayUrl = `http://127.0.0.1:${port}`
+  await until('profiled gateway ready', async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200, 60_000, 200)
+}
 const operatorPid = Number(readFileSync(join(platform.dir, 'pids', 'operator.pid'), 'utf8'))
 try {
   const kc = new KubeConfig()
@@ -137,7 +149,7 @@ try {
   }
   const accept = async (i: number) => {
     const slug = SLUGS[i % SLUGS.length]
-    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/${slug}/jobs`, {
+    const res = await fetch(`${gatewayUrl}/v1/utilities/${slug}/jobs`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${keys[i % keys.length].key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(BODIES[slug]),
@@ -154,9 +166,9 @@ try {
   // Memory: RSS once 10,000 requests were accepted, then after TOTAL.
   const done = acceptRun.count
   if (done < 10_000) await drive(accept, 3600, 10_000 - done)
-  const rss10k = await rssMb(platform.gatewayUrl)
+  const rss10k = await rssMb(gatewayUrl)
   const more = await drive(accept, 3600, Math.max(0, TOTAL - Math.max(done, 10_000)))
-  const rssEnd = await rssMb(platform.gatewayUrl)
+  const rssEnd = await rssMb(gatewayUrl)
   const total = Math.max(done, 10_000) + more.count
   const lines = [
     '| route | requests/s | p50 ms | p99 ms | requests | errors |',
@@ -173,6 +185,11 @@ try {
     process.kill(operatorPid, 'SIGCONT')
   } catch {
     // already gone
+  }
+  if (profiled) {
+    const exited = new Promise((r) => profiled!.once('exit', r))
+    profiled.kill('SIGTERM')
+    await exited
   }
   await platform.stop()
   if (PROFILE) console.log(`\nCPU profile of the gateway (self time):\n| share | function |\n|---|---|\n${profileSummary(profDir).join('\n')}`)
