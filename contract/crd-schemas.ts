@@ -122,7 +122,7 @@ export const ApiKeySpecSchema = Type.Object({
   createdAt: Type.String(),
   expiresAt: Nullable(Type.String()),
   revokedAt: Nullable(Type.String()),
-  signingSecretName: Type.String({ description: 'Secret holding the whsec_ callback signing secret.' }),
+  signingSecretName: Type.String({ description: 'Secret holding the whsec_ callback signing secret, as the entry named after this ApiKey (dutil-signing-secrets).' }),
   createdBy: Type.Optional(
     Type.Object({ userId: Type.String(), email: Type.String() }, { description: 'The console user who created the key; absent for keys made with the CLI.' }),
   ),

@@ -4,7 +4,6 @@ import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY } from '.
 import {
   CONSOLE_INVITE,
   CONSOLE_USER,
-  credentialsSecretNameFor,
   INVITE_TTL_MS,
   inviteObjectName,
   normalizeEmail,

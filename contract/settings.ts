@@ -73,13 +73,6 @@ export function readSettings<T extends TObject>(schema: T, env: NodeJS.ProcessEn
   return copy as Static<T>
 }
 
-/** One environment setting, read at start: the fallback when unset or empty, else an error naming it. */
-export function setting(name: string, fallback?: string): string {
-  const v = process.env[name] || fallback
-  if (v === undefined || v === '') throw new Error(`missing setting ${name}`)
-  return v
-}
-
 /**
  * Runs a program's config loader at start; on a SettingsError logs each problem and exits 1,
  * so a bad setting stops the process with the variable named instead of running half-configured.
