@@ -37,26 +37,17 @@ export interface AdmissionView {
  */
 export function planAdmissions(views: readonly AdmissionView[], limitOf: (utility: string) => number, lastServed: Map<string, number> = new Map()): AdmissionView[] {
   let serial = Math.max(0, ...lastServed.values())
-  const byUtility = new Map<string, AdmissionView[]>()
-  for (const v of views) {
-    const list = byUtility.get(v.utility)
-    if (list) list.push(v)
-    else byUtility.set(v.utility, [v])
-  }
   const out: AdmissionView[] = []
-  for (const [utility, jobs] of byUtility) {
+  for (const [utility, jobs] of groupBy(views, (v) => v.utility)) {
     const holding = jobs.filter((j) => j.holdsSlot || j.mode === 'sync')
     let free = limitOf(utility) - holding.length
     if (free <= 0) continue
     const load = new Map<string, number>()
     for (const j of holding) load.set(j.tenant, (load.get(j.tenant) ?? 0) + 1)
-    const queues = new Map<string, AdmissionView[]>()
-    for (const j of jobs) {
-      if (j.holdsSlot || j.mode === 'sync' || j.cancelRequested) continue
-      const q = queues.get(j.tenant)
-      if (q) q.push(j)
-      else queues.set(j.tenant, [j])
-    }
+    const queues = groupBy(
+      jobs.filter((j) => !j.holdsSlot && j.mode !== 'sync' && !j.cancelRequested),
+      (j) => j.tenant,
+    )
     for (const q of queues.values()) q.sort((a, b) => a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
     const before = (t: string, head: AdmissionView, u: string, uHead: AdmissionView): boolean => {
       const [lt, lu] = [load.get(t) ?? 0, load.get(u) ?? 0]

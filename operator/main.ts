@@ -94,9 +94,8 @@ const admission = new Admission({
  * Before every write: a leader that did not renew its lease within the renew deadline (it was
  * paused, or the API server was unreachable) stops at once instead of acting on a stale queue.
  */
-let electorRef: LeaderElector | undefined
 const fence = () => {
-  if (!electorRef || electorRef.mayAct()) return
+  if (!elector || elector.mayAct()) return
   log.error('leader election: past the renew deadline without a renewal; exiting before acting')
   process.exit(1)
 }
@@ -153,7 +152,6 @@ const elector = config.leaderElection.enabled
       log: log.child({ component: 'leader-election' }),
     })
   : undefined
-electorRef = elector
 
 /** Resolves to an error message after `ms`, so a hung connection cannot hold a probe. */
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
