@@ -1,11 +1,12 @@
 // Prints the plain closing line CI reads ("N passed, N failed, N skipped") from vitest's JSON
-// reports (one per project run), summed; a missing report counts as a failure.
+// reports (one per project run), summed, after naming each failed test; a missing report counts as a failure.
 import { readFileSync } from 'node:fs'
 
 let passed = 0
 let failed = 0
 let skipped = 0
 const missing = []
+const failures = []
 for (const file of process.argv.slice(2)) {
   try {
     const r = JSON.parse(readFileSync(file, 'utf8'))
@@ -13,10 +14,24 @@ for (const file of process.argv.slice(2)) {
     failed += r.numFailedTests ?? 0
     skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)
     // A suite that failed to load (a syntax error, a failed beforeAll) has no failed tests of its own.
+    for (const suite of r.testResults ?? []) {
+      for (const a of suite.assertionResults ?? []) {
+        if (a.status === 'failed') failures.push({ file: suite.name, title: a.fullName ?? a.title, message: a.failureMessages?.[0] ?? '' })
+      }
+      if (suite.status === 'failed' && (suite.assertionResults ?? []).every((a) => a.status !== 'failed')) {
+        failures.push({ file: suite.name, title: '(the file failed to run)', message: suite.message ?? '' })
+      }
+    }
     failed += (r.testResults ?? []).filter((t) => t.status === 'failed' && (t.assertionResults ?? []).every((a) => a.status !== 'failed')).length
   } catch (err) {
     missing.push(`${file} (${err.code ?? err.message})`)
   }
+}
+// CI keeps only the end of the output: name each failure here, with the first lines of its cause.
+const strip = (text) => text.replace(/\x1b\[[0-9;]*m/g, '')
+for (const f of failures) {
+  console.log(`FAILED ${f.file.replace(process.cwd() + '/', '')} > ${f.title}`)
+  for (const line of strip(f.message).split('\n').filter((l) => l.trim()).slice(0, 6)) console.log(`    ${line.slice(0, 200)}`)
 }
 if (missing.length) console.log(`no report at ${missing.join(', ')}`)
 console.log(`tests: ${passed} passed, ${failed + missing.length} failed, ${skipped} skipped`)
