@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-load bench-memory bench-scale dev test test-unit test-integration deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-load bench-memory bench-scale dev test test-unit test-integration test-faults deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -18,6 +18,11 @@ test:
 
 test-unit: deps build
 	npx vitest run --project unit
+
+# Faults during bursts of jobs (operator, gateway, API server, etcd, Redis, MinIO, PostgreSQL):
+# test/faults/, on the same real platform; make test runs them with the integration tests.
+test-faults: deps binaries build
+	npx vitest run --project integration test/faults
 
 test-integration: deps binaries build
 	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project integration'

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type http from 'node:http'
-import { AuthenticationV1Api, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node'
+import { AuthenticationV1Api, KubeConfig, makeInformer, Watch, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 
 /** Kubeconfig from a file when given, else in-cluster, else the default locations. */
@@ -108,6 +108,96 @@ export function watchedCache<T extends KubernetesObject>(
     stop: async () => {
       stopped = true
       await informer.stop()
+    },
+  }
+}
+
+export interface EventWatch {
+  /** Resolves once the watch has started (after its first list). */
+  synced: Promise<void>
+  stop(): Promise<void>
+}
+
+interface WatchHandlers<T> {
+  /** Every added, changed or deleted object, as the API server sent it. */
+  onEvent(event: CacheEvent, obj: T): void
+  /** The watch started over from a new list: events in between may be missing. */
+  onResync(): void
+}
+
+const CACHE_EVENT: Record<string, CacheEvent> = { ADDED: 'add', MODIFIED: 'update', DELETED: 'delete' }
+
+/**
+ * A watch that keeps nothing: each event is handed on and dropped. It starts from a one-object
+ * list (for the collection's resourceVersion), resumes from the last resourceVersion it saw
+ * (bookmarks included) when the connection ends, and lists again, calling `onResync`, when the
+ * API server no longer has that version (410 Gone). For consumers that only need to hear of
+ * changes, so memory does not grow with the number of objects.
+ */
+export function watchEvents<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  list: (limit: number) => Promise<KubernetesListObject<T>>,
+  log: Logger,
+  handlers: WatchHandlers<T>,
+): EventWatch {
+  const watch = new Watch(kc)
+  let stopped = false
+  let resourceVersion: string | undefined
+  let current: AbortController | undefined
+  let failures = 0
+  let resolveSynced!: () => void
+  const synced = new Promise<void>((r) => (resolveSynced = r))
+
+  const restart = (delayMs: number) => {
+    if (!stopped) setTimeout(() => void run(), delayMs).unref()
+  }
+  const run = async (): Promise<void> => {
+    try {
+      if (!resourceVersion) {
+        resourceVersion = (await list(1)).metadata?.resourceVersion
+        if (!resourceVersion) throw new Error('the list had no resourceVersion')
+        handlers.onResync()
+      }
+      current = await watch.watch(
+        path,
+        { resourceVersion, allowWatchBookmarks: true },
+        (type: string, obj: T & { code?: number }) => {
+          if (type === 'ERROR') {
+            // 410 Gone: the version is too old to resume from; list again.
+            if (obj.code === 410) resourceVersion = undefined
+            return
+          }
+          failures = 0
+          resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion
+          const event = CACHE_EVENT[type]
+          if (event) handlers.onEvent(event, obj)
+        },
+        (err: unknown) => {
+          if (stopped) return
+          if ((err as { statusCode?: number } | null)?.statusCode === 410) resourceVersion = undefined
+          if (err) {
+            failures++
+            log.warn({ err: String(err), path }, 'watch ended, resuming')
+          }
+          restart(err ? Math.min(5000, 250 * 2 ** Math.min(failures, 5)) : 0)
+        },
+      )
+      resolveSynced()
+    } catch (err) {
+      if (stopped) return
+      failures++
+      log.warn({ err: String(err), path, attempt: failures }, 'watch could not start, retrying')
+      restart(Math.min(5000, 250 * 2 ** Math.min(failures, 5)))
+    }
+  }
+  void run()
+  return {
+    synced,
+    stop: async () => {
+      stopped = true
+      current?.abort()
+      resolveSynced()
     },
   }
 }

@@ -2,7 +2,11 @@ import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import type { JobRecord } from '../contract/job-view.js'
-import { writeJsonObject } from '../contract/storage-client.js'
+import { API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../contract/api-group.js'
+import { objectNameOf } from '../contract/ids.js'
+import { apiStatus } from '../contract/kube.js'
+import { readJsonObject, writeJsonObject } from '../contract/storage-client.js'
+import { assertStorageInputsReadable } from './storage-inputs.js'
 import { ApiError } from './api-error.js'
 import type { JobRecords } from './job-records.js'
 import type { JobStore } from './job-store.js'
@@ -42,11 +46,81 @@ export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: un
   }
   let created: UtilityJobResource
   try {
-    created = await d.store.create(uj)
+    created = await createOnce(d, uj)
   } catch (err) {
+    if (uj.spec.idempotencyKeyHash && transient(err)) {
+      // Kept queued: the client's retry with the same Idempotency-Key hands it over
+      // (completeHandOff); the operator's upkeep fails it if no retry comes.
+      throw new ApiError('internal', 'The job is recorded but the cluster could not take it yet; send the request again with the same Idempotency-Key.', undefined, { 'Retry-After': '2' }, err)
+    }
+    // Without an Idempotency-Key a retry is another job: this one fails now, as the answer says.
     await d.records.failUnstarted(uj).catch((e) => d.log.error({ err: e, jobId: uj.spec.jobId }, 'recording an unstarted job failed'))
     throw err
   }
   d.metrics.jobsCreated.inc({ utility: uj.spec.utility, mode: uj.spec.mode })
   return { kind: 'created', job: created }
+}
+
+/** The API server did not answer, or answered that it cannot right now: worth another try. */
+function transient(err: unknown): boolean {
+  const status = apiStatus(err)
+  return status === undefined || status === 429 || status >= 500
+}
+
+/** How long one request keeps trying to hand its job to an API server that does not answer. */
+const CREATE_RETRY_MS = 8000
+
+/**
+ * Creates the UtilityJob, trying again for a few seconds while the API server is unreachable (a
+ * restart); one that exists already under its name (a hand-off completed meanwhile) is the same job.
+ */
+async function createOnce(d: AcceptDeps, uj: UtilityJobResource): Promise<UtilityJobResource> {
+  const giveUpAt = Date.now() + CREATE_RETRY_MS
+  for (let pause = 250; ; pause = Math.min(2000, pause * 2)) {
+    try {
+      return await d.store.create(uj)
+    } catch (err) {
+      if (apiStatus(err) === 409) {
+        const existing = await d.store.get(uj.metadata.name)
+        if (existing?.spec.jobId !== uj.spec.jobId) throw err
+        return existing
+      }
+      if (!transient(err) || Date.now() + pause > giveUpAt) throw err
+      await new Promise((r) => setTimeout(r, pause))
+    }
+  }
+}
+
+/**
+ * A queued job whose UtilityJob never came (its gateway died between writing the row and the
+ * UtilityJob) is handed to the cluster now, from its row and the input it stored first: a client
+ * retrying with its Idempotency-Key gets its job run, not one the upkeep fails minutes later.
+ * Any other job is returned as it is.
+ */
+export async function completeHandOff(d: AcceptDeps, job: JobRecord, keyObjectName: string): Promise<JobRecord | UtilityJobResource> {
+  if (job.status?.state !== undefined && job.status.state !== 'queued') return job
+  const name = objectNameOf(job.spec.jobId)
+  const live = await d.store.get(name)
+  if (live) return live
+  // The stored input is what the job was accepted with; its s3:// inputs are checked again.
+  const input = await readJsonObject<unknown>(d.storage, d.bucket, job.spec.inputKey)
+  const storageInputKeys = await assertStorageInputsReadable(input, {
+    bucket: d.bucket,
+    find: (id) => d.records.find(id),
+    owns: (other) => other.spec.apiKeyId === job.spec.apiKeyId,
+  })
+  const uj: UtilityJobResource = {
+    apiVersion: API_GROUP_VERSION,
+    kind: 'UtilityJob',
+    metadata: {
+      name,
+      labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: keyObjectName, [LABELS.utility]: job.spec.utility },
+      finalizers: [JOB_RECORD_FINALIZER],
+    },
+    spec: { ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) },
+  }
+  const created = await createOnce(d, uj)
+  d.log.warn({ jobId: job.spec.jobId }, 'job handed to the cluster on its retry (its first hand-off was lost)')
+  d.metrics.jobsCreated.inc({ utility: uj.spec.utility, mode: uj.spec.mode })
+  return created
 }

@@ -16,8 +16,10 @@ export class ApiError extends Error {
     message: string,
     readonly details?: ErrorDetail[],
     readonly headers: Record<string, string> = {},
+    /** What went wrong underneath (logged with the request id, never sent). */
+    cause?: unknown,
   ) {
-    super(message)
+    super(message, cause === undefined ? undefined : { cause })
     this.name = 'ApiError'
   }
 

@@ -4,7 +4,6 @@ import { usageRows, type UsageRow } from '../contract/db/usage-table.js'
 import type { JobRecord } from '../contract/db/job-row.js'
 import { failUnstarted, findIdempotent, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../contract/db/jobs-table.js'
 import { objectNameOf, ulidOf } from '../contract/ids.js'
-import type { JobStore } from './job-store.js'
 
 /**
  * The gateway's view of jobs from both sources (docs/adr/0010): a live job's UtilityJob (its
@@ -14,8 +13,9 @@ import type { JobStore } from './job-store.js'
 export class JobRecords {
   constructor(
     readonly db: Database,
-    private readonly store: JobStore,
     private readonly limits: { maxQueuedPerKey?: number; maxQueuedTotal?: number } = {},
+    /** The UtilityJob of a name from the API server (for jobs the record does not hold yet). */
+    private readonly readLive: (name: string) => Promise<UtilityJobResource | undefined> = async () => undefined,
   ) {}
 
   /**
@@ -34,22 +34,24 @@ export class JobRecords {
   }
 
   /**
-   * A job by public id: its UtilityJob as the watch has it, else its row (no API round trip:
-   * the row is written before the UtilityJob and before every status, so it is never older than
-   * what the API server would say); undefined when neither exists.
+   * A job by public id, from its row: the row is written before the UtilityJob and before every
+   * status, so it is never older than what the API server would say (the gateway keeps no copy
+   * of live UtilityJobs: its memory does not grow with the number of unfinished jobs, ADR 0014).
+   * A UtilityJob made outside the gateway (kubectl) has no row until the operator's first pass:
+   * that one is read from the API server.
    */
   async find(id: string): Promise<JobRecord | UtilityJobResource | undefined> {
     if (!ulidOf(id, 'job')) return undefined
-    const cached = this.store.cached(objectNameOf(id))
-    if (cached && cached.spec.jobId === id) return cached
-    return guarded(() => getJob(this.db, id))
+    const row = await guarded(() => getJob(this.db, id))
+    if (row) return row
+    const live = await this.readLive(objectNameOf(id))
+    return live?.spec.jobId === id ? live : undefined
   }
 
-  /** The live UtilityJob of a job (the watch's copy, else a read of the API server). */
-  async live(id: string): Promise<UtilityJobResource | undefined> {
-    if (!ulidOf(id, 'job')) return undefined
-    const uj = await this.store.get(objectNameOf(id))
-    return uj && uj.spec.jobId === id ? uj : undefined
+  /** The job as it is now, as the UtilityJob it stands for (what waiters compare). */
+  async current(id: string): Promise<UtilityJobResource | undefined> {
+    const row = await this.find(id)
+    return row && asResource(row)
   }
 
   /** The job an API key's Idempotency-Key created, as it is now. */

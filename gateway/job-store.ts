@@ -1,24 +1,30 @@
-import { PatchStrategy, setHeaderOptions, type CustomObjectsApi, type ObjectCache } from '@kubernetes/client-node'
+import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
 import { apiStatus } from '../contract/kube.js'
 
-type Waiter = (job: UtilityJobResource) => void
 export type JobPredicate = (job: UtilityJobResource) => boolean
+/** The job as it is now (the job record is never older than the UtilityJob's status). */
+export type ReadJob = (jobId: string) => Promise<UtilityJobResource | undefined>
+
+interface Waiter {
+  jobId: string
+  wake(job: UtilityJobResource): void
+}
 
 /**
- * UtilityJobs as the gateway sees them: a watched cache (with a direct read when the watch
- * has not delivered a fresh object yet) and waiters woken by watch events, so long-polls and
- * sync runs answer the moment a job finishes instead of polling.
+ * UtilityJobs as the gateway needs them: creates, patches, a direct read, and waiters woken by
+ * watch events, so long-polls and sync runs answer the moment a job finishes instead of polling.
+ * Nothing is cached: memory holds the waiters, not the jobs (reads come from the job record).
  */
 export class JobStore {
   private readonly waiters = new Map<string, Set<Waiter>>()
 
   constructor(
-    private readonly cache: ObjectCache<UtilityJobResource>,
     private readonly custom: CustomObjectsApi,
     readonly namespace: string,
+    private readonly read: ReadJob,
   ) {}
 
   private coords() {
@@ -28,17 +34,23 @@ export class JobStore {
   /** Call on every watch event. */
   observe(job: UtilityJobResource): void {
     const set = this.waiters.get(job.metadata.name)
-    if (set) for (const w of [...set]) w(job)
+    if (set) for (const w of [...set]) w.wake(job)
   }
 
-  /** The UtilityJob as the watch last delivered it; undefined when the cache has none. */
-  cached(name: string): UtilityJobResource | undefined {
-    return this.cache.get(name, this.namespace)
+  /** Call when the watch started over (events may have been missed): every waiter looks again. */
+  resync(): void {
+    for (const set of this.waiters.values()) for (const w of [...set]) this.lookAgain(w)
   }
 
+  private lookAgain(w: Waiter): void {
+    this.read(w.jobId).then(
+      (job) => job && w.wake(job),
+      () => {},
+    )
+  }
+
+  /** The UtilityJob from the API server; undefined when it does not exist. */
   async get(name: string): Promise<UtilityJobResource | undefined> {
-    const cached = this.cache.get(name, this.namespace)
-    if (cached) return cached
     try {
       return (await this.custom.getNamespacedCustomObject({ ...this.coords(), name })) as UtilityJobResource
     } catch (err) {
@@ -56,29 +68,43 @@ export class JobStore {
     return this.waitUntil(job, isTerminal, timeoutMs, signal)
   }
 
-  /** The job once `done(job)` holds (seen through the watch), or as it is at the timeout. */
+  /**
+   * The job once `done(job)` holds, or as it is at the timeout. `done` must stay true once true
+   * (job states only move forward), so any one observation that satisfies it is the answer.
+   */
   async waitUntil(job: UtilityJobResource, done: JobPredicate, timeoutMs: number, signal?: AbortSignal): Promise<UtilityJobResource> {
+    if (done(job) || timeoutMs <= 0 || signal?.aborted) return job
     const name = job.metadata.name
-    const latest = () => newer(this.cache.get(name, this.namespace) ?? job, job)
-    if (done(latest()) || timeoutMs <= 0 || signal?.aborted) return latest()
     return new Promise((resolve) => {
       let set = this.waiters.get(name)
       if (!set) this.waiters.set(name, (set = new Set()))
-      const finish = () => {
+      let seen = job
+      let settled = false
+      const settle = (answer: UtilityJobResource | undefined) => {
+        if (settled) return
+        settled = true
         clearTimeout(timer)
-        signal?.removeEventListener('abort', finish)
+        signal?.removeEventListener('abort', onTimeout)
         set!.delete(waiter)
-        if (set!.size === 0) this.waiters.delete(name)
-        resolve(latest())
+        if (set!.size === 0 && this.waiters.get(name) === set) this.waiters.delete(name)
+        if (answer) resolve(answer)
+        else this.read(job.spec.jobId).then((now) => resolve(now ?? seen), () => resolve(seen))
       }
-      const waiter: Waiter = (j) => {
-        if (done(newer(j, job))) finish()
+      const waiter: Waiter = {
+        jobId: job.spec.jobId,
+        wake: (j) => {
+          if (j.spec.jobId !== job.spec.jobId) return
+          seen = j
+          if (done(j)) settle(j)
+        },
       }
-      const timer = setTimeout(finish, timeoutMs)
-      signal?.addEventListener('abort', finish)
+      // At the end of the wait the answer is the job as it is then, read afresh.
+      const onTimeout = () => settle(undefined)
+      const timer = setTimeout(onTimeout, timeoutMs)
+      signal?.addEventListener('abort', onTimeout)
       set.add(waiter)
-      // The job may have changed between the first look and registering the waiter.
-      if (done(latest())) finish()
+      // The job may have changed before the waiter was registered.
+      this.lookAgain(waiter)
     })
   }
 
@@ -88,12 +114,4 @@ export class JobStore {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     )) as UtilityJobResource
   }
-
-
-}
-
-function newer(a: UtilityJobResource, b: UtilityJobResource): UtilityJobResource {
-  const ra = Number(a.metadata.resourceVersion ?? 0)
-  const rb = Number(b.metadata.resourceVersion ?? 0)
-  return rb > ra ? b : a
 }

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import pino from 'pino'
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
-import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
+import { kubeIdentity, loadKubeConfig, watchedCache, watchEvents } from '../contract/kube.js'
 import { ApiKeyAdmin } from '../contract/api-key-admin.js'
 import { loadOrExit } from '../contract/settings.js'
 import { guarded, openDatabase } from '../contract/db/database.js'
@@ -35,15 +35,17 @@ const storage = storageClient(config.storage)
 const db = openDatabase({ url: config.databaseUrl, maxConnections: config.databaseMaxConnections, applicationName: 'dutil-gateway' })
 const presigner = storageClient({ ...config.storage, endpoint: config.storage.publicEndpoint })
 
-let store: JobStore | undefined
-let keys: KeyRegistry | undefined
-const jobCache = watchedCache<UtilityJobResource>(
+const store: JobStore = new JobStore(custom, ns, (id) => records.current(id))
+const records = new JobRecords(db, { maxQueuedPerKey: config.maxQueuedJobsPerKey, maxQueuedTotal: config.maxQueuedJobs }, (name) => store.get(name))
+// Waiters hear of job changes from this watch; nothing of the jobs is kept.
+const jobWatch = watchEvents<UtilityJobResource>(
   kc,
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`,
-  () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural }),
+  (limit) => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural, limit }),
   log,
-  (_ev, job) => store?.observe(job),
+  { onEvent: (_ev, job) => store.observe(job), onResync: () => store.resync() },
 )
+let keys: KeyRegistry | undefined
 const keyCache = watchedCache<ApiKeyResource>(
   kc,
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${API_KEY.plural}`,
@@ -51,10 +53,8 @@ const keyCache = watchedCache<ApiKeyResource>(
   log,
   (ev, key) => keys?.observe(ev, key),
 )
-store = new JobStore(jobCache.cache, custom, ns)
 keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { lookupsPerSecond: config.keyLookupsPerSecond })
 for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
-const records = new JobRecords(db, store, { maxQueuedPerKey: config.maxQueuedJobsPerKey, maxQueuedTotal: config.maxQueuedJobs })
 
 /** Rejects after `ms`, so a hung connection cannot hold a probe. */
 const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
@@ -101,7 +101,7 @@ const app = createApp({
   },
 })
 
-await Promise.all([jobCache.synced, keyCache.synced, consoleApp.synced])
+await Promise.all([jobWatch.synced, keyCache.synced, consoleApp.synced])
 // The workspace signing secret (playground runs, keys without their own) exists from the first start.
 await new ApiKeyAdmin(kc, ns).ensureWorkspaceSecret().catch((err) => log.warn({ err: (err as Error).message }, 'the workspace signing secret could not be made'))
 synced = true
@@ -125,7 +125,7 @@ const stop = (signal: string) => {
   stopping = true
   log.info({ signal }, 'gateway stopping')
   server.close(async () => {
-    await Promise.allSettled([jobCache.stop(), keyCache.stop(), consoleApp.stop()])
+    await Promise.allSettled([jobWatch.stop(), keyCache.stop(), consoleApp.stop()])
     redis.disconnect()
     await db.end().catch(() => {})
     log.info('gateway stopped')

@@ -185,7 +185,8 @@ export class Admission {
       this.o.metrics?.queued(utility, c.queued)
       this.o.metrics?.running(utility, c.running)
     }
-    if (chosen.length) this.o.log.debug({ admitted: chosen.map((v) => v.name) }, 'jobs admitted')
+    // In the order decided (the Jobs themselves are created by concurrent workers, in any order).
+    if (chosen.length) this.o.log.info({ admitted: chosen.map((v) => v.name) }, 'jobs admitted')
     return chosen
   }
 }

@@ -17,6 +17,7 @@ export interface OperatorConfig {
   databaseUrl: string
   /** How long a finished, archived UtilityJob stays in the cluster (kubectl get utilityjobs). */
   jobGraceMs: number
+  imagePullGraceMs: number
   leaderElection: LeaderElectionSettings
   retention: RetentionSettings
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
@@ -67,6 +68,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_OPERATOR_CONCURRENCY: Setting.integer('UtilityJobs reconciled at once', { default: 8, minimum: 1, maximum: 256 }),
   DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', { schemes: ['postgres', 'postgresql'] }),
   DUTIL_JOB_GRACE_SECONDS: Setting.number('How long a finished, archived UtilityJob stays in the cluster', { default: 3600, minimum: 0 }),
+  DUTIL_IMAGE_PULL_GRACE_SECONDS: Setting.number('How long a runner may wait for an image that cannot be pulled before its job fails (internal)', { default: 60, minimum: 1, maximum: 3600 }),
   DUTIL_LEADER_ELECTION: Setting.boolean('Elect a leader on a Lease (off only for a single replica)', true),
   DUTIL_LEASE_NAME: Setting.string('Lease name', { default: 'dutil-operator', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
   DUTIL_POD_NAME: Setting.optional(Setting.string('This replica\'s identity (its pod name)')),
@@ -116,6 +118,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     concurrency: s.DUTIL_OPERATOR_CONCURRENCY,
     databaseUrl: s.DUTIL_DATABASE_URL,
     jobGraceMs: s.DUTIL_JOB_GRACE_SECONDS * 1000,
+    imagePullGraceMs: s.DUTIL_IMAGE_PULL_GRACE_SECONDS * 1000,
     leaderElection: {
       enabled: s.DUTIL_LEADER_ELECTION,
       leaseName: s.DUTIL_LEASE_NAME,

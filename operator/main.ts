@@ -117,6 +117,7 @@ const reconciler = new UtilityJobReconciler({
   log,
   records: { transition: (job) => recordTransition(db, job).then(() => undefined), callback: recordCallbackState },
   graceMs: config.jobGraceMs,
+  imagePullGraceMs: config.imagePullGraceMs,
   onFinished: (uj, status) => {
     admission.schedule()
     metrics.jobsFinished.inc({ utility: uj.spec.utility, status: status.state, error_code: status.error?.code ?? '' })

@@ -36,4 +36,30 @@ describe('observeJob', () => {
     const crash = pod({ terminated: { exitCode: 1, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) } })
     expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [crash], 900)).toMatchObject({ error: { code: 'upstream_error' } })
   })
+
+  it('fails at once as upstream_error when a runner was OOM-killed, naming the limit, and stops the Job retrying', () => {
+    const p: V1Pod = { ...pod({ terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: started } }), spec: { containers: [{ name: 'runner', resources: { limits: { memory: '512Mi' } } }] } }
+    expect(observeJob(job(), [p], 900)).toEqual({
+      kind: 'failed',
+      error: { code: 'upstream_error', message: 'The utility ran out of memory (its limit is 512Mi); a smaller input may succeed.' },
+      podStartedAt: Date.parse(started),
+      stopJob: true,
+    })
+    // The Job failed already (its pod failure policy or back-off): nothing left to stop.
+    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [p], 900)).toMatchObject({ kind: 'failed', stopJob: false })
+  })
+
+  it('waits out the image-pull grace, then fails as internal and stops the Job', () => {
+    const at = Date.parse('2026-11-22T10:00:00Z')
+    const p: V1Pod = { ...pod({ waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } }), metadata: { creationTimestamp: new Date(at) } }
+    expect(observeJob(job(), [p], 900, { imagePullGraceMs: 60_000, now: at + 10_000 })).toEqual({ kind: 'image-pull-waiting', recheckInMs: 50_100 })
+    expect(observeJob(job(), [p], 900, { imagePullGraceMs: 60_000, now: at + 61_000 })).toEqual({
+      kind: 'failed',
+      error: { code: 'internal', message: 'The utility could not be started: its runner image is not available in the cluster.' },
+      podStartedAt: null,
+      stopJob: true,
+    })
+    // Other waiting reasons (scheduling, volumes) are plain pending.
+    expect(observeJob(job(), [pod({ waiting: { reason: 'ContainerCreating' } })], 900, { imagePullGraceMs: 0, now: at })).toEqual({ kind: 'pending' })
+  })
 })

@@ -10,7 +10,9 @@ export type Observation =
   | { kind: 'pending' }
   | { kind: 'running'; podStartedAt: number }
   | { kind: 'succeeded'; podStartedAt: number | null }
-  | { kind: 'failed'; error: JobError; podStartedAt: number | null }
+  | { kind: 'failed'; error: JobError; podStartedAt: number | null; /** The Job is still trying (or waiting): delete it. */ stopJob?: boolean }
+  /** Pending with its runner image not pullable, still within the grace (look again then). */
+  | { kind: 'image-pull-waiting'; recheckInMs: number }
 
 const CRASH: JobError = { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
 
@@ -53,9 +55,47 @@ export function classifiedFailure(pods: V1Pod[]): JobError | null {
   return null
 }
 
-export function observeJob(job: V1Job, pods: V1Pod[], deadlineSeconds: number): Observation {
+/** Waiting reasons of a container whose image cannot be had (kubelet's names). */
+export const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull'])
+
+/** A runner killed by the kernel at its memory limit: the limit, for the message. */
+export function oomKilled(pods: V1Pod[]): { limit: string | null } | null {
+  for (const pod of pods) {
+    if (runnerState(pod)?.terminated?.reason === 'OOMKilled') {
+      const limit = pod.spec?.containers?.find((c) => c.name === RUNNER_CONTAINER)?.resources?.limits?.memory
+      return { limit: limit ? String(limit) : null }
+    }
+  }
+  return null
+}
+
+/** The oldest pod whose runner waits for an image that cannot be pulled: since when, and why. */
+export function imagePullFailure(pods: V1Pod[]): { since: number; reason: string; image: string | null } | null {
+  let found: { since: number; reason: string; image: string | null } | null = null
+  for (const pod of pods) {
+    const waiting = runnerState(pod)?.waiting
+    if (!waiting?.reason || !IMAGE_PULL_REASONS.has(waiting.reason)) continue
+    const since = parseTime(pod.status?.startTime ?? pod.metadata?.creationTimestamp) ?? 0
+    if (!found || since < found.since) found = { since, reason: waiting.reason, image: pod.spec?.containers?.find((c) => c.name === RUNNER_CONTAINER)?.image ?? null }
+  }
+  return found
+}
+
+export interface ObserveOptions {
+  /** How long a runner may wait for an image that cannot be pulled before the job fails. */
+  imagePullGraceMs: number
+  now: number
+}
+
+export function observeJob(job: V1Job, pods: V1Pod[], deadlineSeconds: number, o: ObserveOptions = { imagePullGraceMs: 60_000, now: Date.now() }): Observation {
   const podStartedAt = firstPodStart(pods)
   if (condition(job, 'Complete', 'SuccessCriteriaMet')) return { kind: 'succeeded', podStartedAt }
+  // Over its memory limit: another try with the same input would be killed again (no retry loop).
+  const oom = oomKilled(pods)
+  if (oom) {
+    const limit = oom.limit ? ` (its limit is ${oom.limit})` : ''
+    return { kind: 'failed', error: { code: 'upstream_error', message: `The utility ran out of memory${limit}; a smaller input may succeed.` }, podStartedAt, stopJob: !condition(job, 'Failed') }
+  }
   const failed = condition(job, 'Failed', 'FailureTarget')
   if (failed) {
     let error: JobError
@@ -69,5 +109,12 @@ export function observeJob(job: V1Job, pods: V1Pod[], deadlineSeconds: number): 
     return { kind: 'failed', error, podStartedAt }
   }
   if (podStartedAt !== null) return { kind: 'running', podStartedAt }
+  // A runner image the cluster cannot pull: the operator's configuration, not the input.
+  const pull = imagePullFailure(pods)
+  if (pull) {
+    const waited = o.now - pull.since
+    if (waited < o.imagePullGraceMs) return { kind: 'image-pull-waiting', recheckInMs: o.imagePullGraceMs - waited + 100 }
+    return { kind: 'failed', error: { code: 'internal', message: 'The utility could not be started: its runner image is not available in the cluster.' }, podStartedAt: null, stopJob: true }
+  }
   return { kind: 'pending' }
 }

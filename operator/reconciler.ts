@@ -41,6 +41,8 @@ export interface ReconcilerDeps {
   records: JobRecordWriter
   /** How long a finished, archived UtilityJob stays in the cluster before it is deleted. */
   graceMs: number
+  /** How long a runner may wait for an image that cannot be pulled before its job fails. */
+  imagePullGraceMs?: number
 }
 
 /** What the reconciler writes to the job record. */
@@ -58,6 +60,9 @@ export function removableAt(uj: UtilityJobResource, graceMs: number): number | n
   const finished = parseTime(s.callback?.finishedAt) ?? parseTime(s.finishedAt) ?? parseTime(uj.spec.createdAt) ?? 0
   return finished + graceMs
 }
+
+/** How long after its runner finished a job's result manifest is read again while storage is unreachable. */
+export const RESULT_READ_RETRY_MS = 120_000
 
 /**
  * Level-triggered reconcile of one UtilityJob, keyed by name: read the world (the UtilityJob,
@@ -139,10 +144,12 @@ export class UtilityJobReconciler {
       log.warn({ job: job.metadata?.name }, 'a Job with this name belongs to another object; waiting')
       return { requeueAfterMs: 5000 }
     }
-    const obs = observeJob(job, pods, deadline)
+    const obs = observeJob(job, pods, deadline, { imagePullGraceMs: this.d.imagePullGraceMs ?? 60_000, now: this.now() })
     switch (obs.kind) {
       case 'pending':
         return
+      case 'image-pull-waiting':
+        return { requeueAfterMs: obs.recheckInMs }
       case 'running':
         if (uj.status?.state !== 'running') {
           await this.writeStatus(uj, runningStatus(uj, obs.podStartedAt, this.now()), log)
@@ -150,12 +157,22 @@ export class UtilityJobReconciler {
         return
       case 'failed':
         await this.writeStatus(uj, failedStatus(uj, obs.error, obs.podStartedAt, this.now()), log)
+        // A Job that would try again (an OOM kill) or wait on (an image it cannot pull) goes:
+        // after the status, so a failed delete never leaves the job without a terminal state.
+        if (obs.stopJob) await this.deleteJob(jobNameFor(uj), log, obs.error.code)
         return
       case 'succeeded': {
         let result: RunnerResult
         try {
           result = await readJsonObject<RunnerResult>(this.d.storage, this.d.bucket, resultObjectKey(uj.spec.jobId))
         } catch (err) {
+          // Storage briefly unreachable: the output is there, so look again for a while before failing.
+          const completedAt = parseTime(job.status?.completionTime) ?? this.now()
+          const missing = ['NoSuchKey', 'NotFound'].includes((err as { code?: string }).code ?? '')
+          if (!missing && this.now() - completedAt < RESULT_READ_RETRY_MS) {
+            log.warn({ err: (err as Error).message }, 'reading the result manifest failed; retrying')
+            return { requeueAfterMs: 2000 }
+          }
           log.error({ err }, 'reading the result manifest failed')
           await this.writeStatus(uj, failedStatus(uj, { code: 'storage_error', message: 'The output could not be read back from storage.' }, obs.podStartedAt, this.now()), log)
           return
@@ -250,10 +267,10 @@ export class UtilityJobReconciler {
     return { group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural }
   }
 
-  private async deleteJob(name: string, log: Logger): Promise<void> {
+  private async deleteJob(name: string, log: Logger, why = 'cancelled'): Promise<void> {
     try {
       await this.d.batch.deleteNamespacedJob({ name, namespace: this.d.namespace, propagationPolicy: 'Background' })
-      log.info({ job: name }, 'job deleted after cancel')
+      log.info({ job: name, why }, 'job deleted')
     } catch (err) {
       if (apiStatus(err) !== 404) throw err
     }

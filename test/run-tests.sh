@@ -46,7 +46,8 @@ export DUTIL_IMAGE_TAG=${DUTIL_IMAGE_TAG:-test-$(printf '%s' "$PWD" | sha256sum 
 images/docker-engine.sh run bash -c '
   source test/phase.sh
   phase images images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2
-  phase integration npx vitest run --project integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
+  # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs here (make test-faults: 200).
+  DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} phase integration npx vitest run --project integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
 ' || status=1
 
 report

@@ -2,6 +2,7 @@ import Router from '@koa/router'
 import type { Context } from 'koa'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../../contract/job-view.js'
+import { objectNameOf } from '../../contract/ids.js'
 import { asResource } from '../job-records.js'
 import { ApiError, invalid, notFound } from '../api-error.js'
 import type { AuthenticatedKey } from '../auth.js'
@@ -60,7 +61,8 @@ export function jobRoutes(deps: RouteDeps): Router {
     const state = effectiveStatus(found).state
     if (state !== 'queued') throw notCancellable(state)
     // The cancel is asked of the UtilityJob (written a moment after the row).
-    const job = 'metadata' in found ? (found as UtilityJobResource) : await deps.records.live(found.spec.jobId)
+    const live = await deps.store.get(objectNameOf(found.spec.jobId))
+    const job = live?.spec.jobId === found.spec.jobId ? live : undefined
     if (!job) throw new ApiError('conflict', 'The job is still being handed to the cluster; try the cancel again in a moment.')
     const asked = job.spec.cancelRequested ? job : await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
     const decided = await deps.store.waitUntil(asked, (j) => effectiveStatus(j).state !== 'queued', CANCEL_CONFIRM_MS, deps.shutdown)

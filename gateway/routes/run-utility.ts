@@ -9,7 +9,7 @@ import { isTerminal, type JobRecord } from '../../contract/job-view.js'
 import { inputObjectKey } from '../../contract/runner-protocol.js'
 import { isoMs } from '../../contract/time.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
-import { acceptJob } from '../accept-job.js'
+import { acceptJob, completeHandOff } from '../accept-job.js'
 import { ApiError, invalid } from '../api-error.js'
 import { assertCallbackUrlAllowed } from '../callback-url.js'
 import { assertStorageInputsReadable } from '../storage-inputs.js'
@@ -114,7 +114,8 @@ async function replay(ctx: Context, deps: RouteDeps, job: JobRecord, utility: Ut
   }
   ctx.state.jobId = job.spec.jobId
   ctx.set('Idempotent-Replayed', 'true')
-  const current = mode === 'sync' && !isTerminal(job) ? await deps.store.waitForTerminal(asResource(job), deps.syncWaitMs, deps.shutdown) : job
+  const handed = await completeHandOff(deps, job, (ctx.state.key as AuthenticatedKey).objectName)
+  const current = mode === 'sync' && !isTerminal(handed) ? await deps.store.waitForTerminal(asResource(handed), deps.syncWaitMs, deps.shutdown) : handed
   return respondWithJob(ctx, deps, current, mode === 'sync')
 }
 

@@ -15,15 +15,15 @@ import { until } from '../platform/wait-for.js'
  * raw UtilityJob creates straight through the API server, in the same run at the same
  * concurrency. Mixed utilities, 20 keys; the operator is paused so that nothing runs (as a
  * client sees the accept path alone). Then the gateway's memory: RSS after 10,000 accepted
- * requests and after BENCH_LOAD_TOTAL. With BENCH_LOAD_PROFILE=1 the gateway runs with
+ * requests, then after every further 10,000 up to BENCH_LOAD_TOTAL. With BENCH_LOAD_PROFILE=1 the gateway runs with
  * --cpu-prof and the heaviest functions of the accept path are listed.
  *
- *   BENCH_LOAD_SECONDS=60  BENCH_LOAD_CONCURRENCY=32  BENCH_LOAD_KEYS=20  BENCH_LOAD_TOTAL=30000
+ *   BENCH_LOAD_SECONDS=60  BENCH_LOAD_CONCURRENCY=32  BENCH_LOAD_KEYS=20  BENCH_LOAD_TOTAL=100000
  */
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 32)
 const KEYS = Number(process.env.BENCH_LOAD_KEYS ?? 20)
-const TOTAL = Number(process.env.BENCH_LOAD_TOTAL ?? 30_000)
+const TOTAL = Number(process.env.BENCH_LOAD_TOTAL ?? 100_000)
 const PROFILE = process.env.BENCH_LOAD_PROFILE === '1'
 const benchDir = join(REPO_ROOT, '.bench')
 const profDir = join(benchDir, 'cpu-profiles')
@@ -163,13 +163,16 @@ try {
   console.log(row('raw UtilityJob create', rawRun))
   const acceptRun = await drive(accept, SECONDS)
   console.log(row('gateway accept', acceptRun))
-  // Memory: RSS once 10,000 requests were accepted, then after TOTAL.
-  const done = acceptRun.count
-  if (done < 10_000) await drive(accept, 3600, 10_000 - done)
-  const rss10k = await rssMb(gatewayUrl)
-  const more = await drive(accept, 3600, Math.max(0, TOTAL - Math.max(done, 10_000)))
-  const rssEnd = await rssMb(gatewayUrl)
-  const total = Math.max(done, 10_000) + more.count
+  // Memory: RSS once 10,000 requests were accepted, then after every further 10,000 up to TOTAL.
+  let total = acceptRun.count
+  const rssAt: Array<[number, number]> = []
+  for (let mark = 10_000; mark <= Math.max(TOTAL, 10_000); mark += 10_000) {
+    if (total < mark) total += (await drive(accept, 3600, mark - total)).count
+    rssAt.push([total, await rssMb(gatewayUrl)])
+    console.log(`[bench-load] gateway RSS ${rssAt.at(-1)![1].toFixed(0)} MB after ${total.toLocaleString('en')} accepted`)
+  }
+  const [, rss10k] = rssAt[0]
+  const [, rssEnd] = rssAt.at(-1)!
   const lines = [
     '| route | requests/s | p50 ms | p99 ms | requests | errors |',
     '|---|---|---|---|---|---|',
@@ -177,6 +180,7 @@ try {
     row('gateway accept (POST /v1/utilities/{slug}/jobs)', acceptRun),
     '',
     `accept / raw throughput: ${((acceptRun.count / acceptRun.seconds / (rawRun.count / rawRun.seconds)) * 100).toFixed(0)} % (target ≥ 90 %); accept p99 / raw p99: ${(pct(acceptRun, 99) / pct(rawRun, 99)).toFixed(2)} (target ≤ 1.5)`,
+    `gateway RSS MB by accepted requests: ${rssAt.map(([n, mb]) => `${(n / 1000).toFixed(0)}k ${mb.toFixed(0)}`).join(', ')}`,
     `gateway RSS: ${rss10k.toFixed(0)} MB after 10,000 accepted, ${rssEnd.toFixed(0)} MB after ${total.toLocaleString('en')} (${(((rssEnd - rss10k) / rss10k) * 100).toFixed(1)} %; target ≤ 10 %)`,
   ]
   console.log(`\n${lines.join('\n')}`)

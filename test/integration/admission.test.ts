@@ -21,6 +21,25 @@ let pdfUrl: string
 
 const unfinished = (j: V1Job) => !(j.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')
 
+/**
+ * The order in which the operator admitted these jobs (its "jobs admitted" log lines, each in the
+ * order decided). Jobs admitted in one pass have their batch Jobs created by concurrent workers,
+ * so creation order may differ within a pass: the decision is what the policy governs.
+ */
+function admissionOrder(jobIds: string[]): string[] {
+  const log = readFileSync(join(inject('platformDir'), 'logs', 'operator.log'), 'utf8')
+  const byName = new Map(jobIds.map((id) => [objectNameOf(id), id]))
+  const order: string[] = []
+  for (const line of log.split('\n')) {
+    if (!line.includes('"msg":"jobs admitted"')) continue
+    for (const name of (JSON.parse(line) as { admitted: string[] }).admitted) {
+      const id = byName.get(name)
+      if (id && !order.includes(id)) order.push(id)
+    }
+  }
+  return order
+}
+
 /** The order in which the operator created batch Jobs for these jobs (its log, oldest first). */
 function creationOrder(jobIds: string[]): string[] {
   const log = readFileSync(join(inject('platformDir'), 'logs', 'operator.log'), 'utf8')
@@ -75,7 +94,7 @@ describe('admission', () => {
     expect(most).toBeLessThanOrEqual(LIMIT)
     expect(sawQueuedWithoutJob).toBe(true)
     // The single job of the quiet key got the first slot that freed, before the backlog's third.
-    const order = creationOrder([...backlog, single])
+    const order = admissionOrder([...backlog, single])
     expect(order).toHaveLength(7)
     // (Within one slot turnover: at most the two first slots went to the backlog before it.)
     expect(order.indexOf(single)).toBeLessThanOrEqual(LIMIT)
@@ -83,7 +102,9 @@ describe('admission', () => {
     // The backlog's later jobs waited for real: their queueMs grows along the queue.
     const queueMs = await Promise.all(backlog.map(async (id) => (await api('GET', `/v1/jobs/${id}`, { key: busy.key })).body.timings.queueMs as number))
     expect(queueMs[5]).toBeGreaterThan(queueMs[0])
-    // The cancelled job never had a batch Job.
+    // Each admitted job got its batch Job; the cancelled one never had one, nor was it admitted.
+    expect(new Set(creationOrder([...backlog, single]))).toEqual(new Set(order))
+    expect(admissionOrder([cancelled])).toEqual([])
     expect(creationOrder([cancelled])).toEqual([])
     expect((await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(cancelled)}` })).items).toEqual([])
     const metrics = await scrape(inject('programEnv').DUTIL_OPERATOR_PORT)

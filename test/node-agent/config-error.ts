@@ -3,8 +3,8 @@
 export class PodConfigError extends Error {
   constructor(
     message: string,
-    /** Container waiting reason: CreateContainerConfigError for env, ContainerCreating for volumes. */
-    readonly reason: 'CreateContainerConfigError' | 'ContainerCreating' = 'CreateContainerConfigError',
+    /** Container waiting reason: CreateContainerConfigError for env, ContainerCreating for volumes, ErrImagePull/ImagePullBackOff for an image the node does not have. */
+    readonly reason: 'CreateContainerConfigError' | 'ContainerCreating' | 'ErrImagePull' | 'ImagePullBackOff' = 'CreateContainerConfigError',
   ) {
     super(message);
     this.name = 'PodConfigError';

@@ -8,7 +8,8 @@ import { serviceEnvFor } from './env-resolver.js';
 import { errorMessage } from './kube-errors.js';
 import { createLogger } from './logger.js';
 import { NodeRegistration, hostFacts } from './node-registration.js';
-import { USAGE, UsageError, parseOptions, type AgentOptions } from './options.js';
+import { detectMemoryLimits } from './memory-limits.js';
+import { USAGE, UsageError, imagePresent, parseOptions, type AgentOptions } from './options.js';
 import { createPodApi } from './pod-api.js';
 import { PodSupervisor } from './pod-supervisor.js';
 import { AbortedError } from './retry.js';
@@ -35,6 +36,11 @@ async function run(opts: AgentOptions): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await fs.mkdir(opts.workDir, { recursive: true });
 
+  const memoryLimits = detectMemoryLimits(opts.nodeName);
+  if (memoryLimits) log.info({ cgroup: memoryLimits.version, root: memoryLimits.root }, 'memory limits enforced with memory cgroups');
+  else log.warn('no writable memory cgroup controller: container memory limits are not enforced on this host');
+  log.info({ images: opts.images }, 'images on this node');
+
   const stopping = new AbortController();
   const registration = new NodeRegistration(
     core,
@@ -50,6 +56,8 @@ async function run(opts: AgentOptions): Promise<void> {
     imageRoot: opts.imageRoot,
     serviceEnv: serviceEnvFor(server),
     baseEnv: process.env,
+    hasImage: (image) => imagePresent(image, opts.images),
+    memoryLimits,
   });
 
   let shuttingDown = false;

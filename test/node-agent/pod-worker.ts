@@ -28,6 +28,7 @@ import {
 } from './pod-record.js';
 import { buildPodStatus } from './pod-status.js';
 import { AbortedError, sleep, withRetry } from './retry.js';
+import { memoryBytes, type MemoryCgroup, type MemoryLimits } from './memory-limits.js';
 import { readTerminationMessage } from './termination-message.js';
 import { containerMounts, materializeVolumes, planVolume } from './volumes.js';
 
@@ -41,6 +42,10 @@ export interface WorkerContext {
   serviceEnv: ReadonlyMap<string, string>;
   /** The "image environment": the agent's own environment. */
   baseEnv: NodeJS.ProcessEnv;
+  /** Whether this node has an image (others cannot be pulled: the pod waits in ErrImagePull). */
+  hasImage: (image: string) => boolean;
+  /** Memory cgroups for containers with a memory limit; null where the host gives none. */
+  memoryLimits: MemoryLimits | null;
 }
 
 /** Waiting between start attempts of a pod whose configuration is not (yet) satisfiable. */
@@ -67,6 +72,8 @@ interface PreparedContainer {
   logFile: string;
   messageFile: string;
   messagePolicy: string | undefined;
+  /** resources.limits.memory in bytes, enforced by a memory cgroup when the host allows. */
+  memoryLimitBytes: number | undefined;
 }
 
 function graceSecondsForDeletion(pod: V1Pod): number {
@@ -300,6 +307,10 @@ export class PodWorker {
     const prepared = new Map<string, PreparedContainer>();
     const all: V1Container[] = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
     for (const c of all) {
+      if (!c.image || !this.ctx.hasImage(c.image)) {
+        const reason = this.lastWaiting?.startsWith('ErrImagePull') || this.lastWaiting?.startsWith('ImagePullBackOff') ? 'ImagePullBackOff' : 'ErrImagePull';
+        throw new PodConfigError(`Failed to pull image "${c.image ?? ''}": the node does not have it and no registry is reachable from here`, reason);
+      }
       const env = resolveContainerEnv(pod, c, objects, this.ctx.serviceEnv);
       const argv = expandCommand([...(c.command ?? []), ...(c.args ?? [])], env);
       const messageFile = path.join(this.podDir, `${c.name}.termination-log`);
@@ -317,6 +328,7 @@ export class PodWorker {
         logFile: path.join(this.podDir, `${c.name}.log`),
         messageFile,
         messagePolicy: c.terminationMessagePolicy,
+        memoryLimitBytes: memoryBytes(c.resources?.limits?.memory),
       });
     }
     return prepared;
@@ -380,6 +392,7 @@ export class PodWorker {
     await fs.writeFile(prep.messageFile, '');
     if (this.termination || this.closed) return undefined;
     const proc = startContainerProcess({ script: prep.script, argv: prep.argv, env: prep.env, logPath: prep.logFile });
+    const cgroup = this.limitMemory(rec, prep, proc.pid);
     const startedAt = new Date();
     const containerId = `dutil-agent://${proc.pid ?? 'none'}`;
     rec.state = { kind: 'running', startedAt, containerId };
@@ -389,6 +402,8 @@ export class PodWorker {
 
     const exit = await proc.exited;
     this.processes.delete(rec.name);
+    const oomKilled = exit.exitCode === 137 && (cgroup?.oomKilled() ?? false);
+    if (cgroup) setTimeout(() => cgroup.remove(), 1000).unref();
     const message = exit.spawnError
       ? exit.spawnError
       : await readTerminationMessage({
@@ -401,15 +416,28 @@ export class PodWorker {
       kind: 'terminated',
       exitCode: exit.exitCode,
       ...(exit.signal ? { signal: exit.signal } : {}),
-      reason: exit.spawnError ? 'StartError' : exit.exitCode === 0 ? 'Completed' : 'Error',
+      reason: exit.spawnError ? 'StartError' : oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error',
       ...(message ? { message } : {}),
       startedAt,
       finishedAt: new Date(),
       containerId,
     };
-    this.log.info({ container: rec.name, exitCode: exit.exitCode, signal: exit.signal }, 'container exited');
+    this.log.info({ container: rec.name, exitCode: exit.exitCode, signal: exit.signal, oomKilled }, 'container exited');
     this.requestStatus();
     return exit.exitCode;
+  }
+
+  /** The container's memory cgroup with its limit, the process moved in; undefined without a limit or a controller. */
+  private limitMemory(rec: ContainerRecord, prep: PreparedContainer, pid: number | undefined): MemoryCgroup | undefined {
+    if (!prep.memoryLimitBytes || !this.ctx.memoryLimits || !pid) return undefined;
+    try {
+      const cgroup = this.ctx.memoryLimits.create(`${this.uid}-${rec.name}-${rec.restartCount}`, prep.memoryLimitBytes);
+      cgroup.add(pid);
+      return cgroup;
+    } catch (err) {
+      this.log.warn({ container: rec.name, err: errorMessage(err) }, 'memory limit not applied');
+      return undefined;
+    }
   }
 
   // ---- termination ----

@@ -326,6 +326,9 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--node-name=dutil-local-node',
       `--work-dir=${join(dir, 'node')}`,
       `--image-root=${REPO_ROOT}`,
+      // The images this checkout stands in for: the operator's (tag dev) and the chart test's (tag
+      // test). Any other image is missing here, and its pods wait in ErrImagePull.
+      '--images=dutil.local/*:dev,dutil.local/*:test',
     ], {
       // Pods get the agent's environment (it stands in for the image's): never a kubeconfig, so
       // programs in pods authenticate as their ServiceAccount, as on a real node.

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { openSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { inject } from 'vitest'
 import { REPO_ROOT } from '../../platform/platform.js'
@@ -16,6 +16,29 @@ export function killComponent(name: string): void {
   }
 }
 
+/** Whether a process still runs: a zombie (dead, not yet reaped by its parent) does not. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A restarted container gets a fresh PID namespace, so PostgreSQL never sees its crashed
+ * predecessor's postmaster.pid as live. Here the predecessor may linger as a zombie (its parent, a
+ * finished test worker, never reaps it) and PostgreSQL would refuse to start: the stale lock file
+ * goes, as long as its process no longer runs.
+ */
+function removeStalePostgresLock(): void {
+  const lock = join(inject('platformDir'), 'postgres', 'postmaster.pid')
+  if (!existsSync(lock)) return
+  const pid = Number(readFileSync(lock, 'utf8').split('\n')[0])
+  if (Number.isInteger(pid) && pid > 0 && !running(pid)) rmSync(lock, { force: true })
+}
+
 /**
  * Starts a component again exactly as the platform did (`overrides` changes some of its
  * environment); the platform's teardown stops it.
@@ -29,6 +52,7 @@ export function startComponent(name: string, overrides: Record<string, string> =
  * second operator replica); the platform's teardown stops it too.
  */
 export function startComponentAs(as: string, from: string, overrides: Record<string, string> = {}): void {
+  if (from === 'postgres') removeStalePostgresLock()
   const spec = JSON.parse(readFileSync(pids(`${from}.json`), 'utf8')) as { command: string; args: string[]; env: Record<string, string> }
   const log = openSync(join(inject('platformDir'), 'logs', `${as}.log`), 'a')
   const child = spawn(spec.command, spec.args, { cwd: REPO_ROOT, env: { ...process.env, ...spec.env, ...overrides }, detached: true, stdio: ['ignore', log, log] })
