@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-load bench-memory bench-scale dev test test-unit test-integration test-faults deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -18,6 +18,14 @@ test:
 
 test-unit: deps build
 	npx vitest run --project unit
+
+# A real node (Debian's containerd and runc, the kubelet of the control plane's release, a bridge
+# CNI network, a sandbox image built here) joined to the platform `make dev` runs, until Ctrl-C.
+# First step of the real-node tier (issue 16); `make test-node` will run the chart on it.
+real-node: binaries build
+	@test/platform/install-deps.sh --node
+	@test/platform/build-binaries.sh kubelet
+	node dist/test/real-node/join.js .dev
 
 # Faults during bursts of jobs (operator, gateway, API server, etcd, Redis, MinIO, PostgreSQL):
 # test/faults/, on the same real platform; make test runs them with the integration tests.

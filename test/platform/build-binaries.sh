@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the platform's Go binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, MinIO, Helm) from the Go module proxy into a cache outside git.
+# kube-scheduler, kubectl, MinIO, Helm; kubelet and kube-proxy for the real node) from the Go
+# module proxy into a cache outside git.
 # Each binary is rebuilt only when its pinned version changes, so a warm run takes a second.
 #
 #   test/platform/build-binaries.sh [name ...]     (default: all)
@@ -74,7 +75,7 @@ want=("$@")
 for name in "${want[@]}"; do
   case $name in
     etcd) build_etcd ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) build_k8s "$name" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy) build_k8s "$name" ;;
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
     # Stamped like Helm's own release build, so `helm version` names the pinned release.
     helm) go_install helm "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;

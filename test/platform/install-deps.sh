@@ -7,6 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 need=()
+# With --node also what the real node runs on (containerd, runc, the CNI plugins); `make test-node` only.
+if [ "${1:-}" = "--node" ]; then
+  command -v containerd >/dev/null || need+=(containerd)
+  command -v runc >/dev/null || need+=(runc)
+  [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+fi
 if [ "${1:-}" = "--bench" ]; then
   command -v zip >/dev/null || need+=(zip)
   command -v unzip >/dev/null || need+=(unzip)

@@ -269,6 +269,8 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--allow-privileged=true',
       // A loopback advertise address is refused by the endpoint reconciler; no Service needs it.
       '--endpoint-reconciler-type=none',
+      // A real node (make real-node) is reached at its InternalIP for logs and exec; no DNS knows its name.
+      '--kubelet-preferred-address-types=InternalIP,Hostname',
       '--profiling=false',
       '--event-ttl=1h',
       '--v=1',

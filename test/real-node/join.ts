@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { reportUnexpectedExit } from '../platform/platform.js'
+import { Supervisor } from '../platform/supervisor.js'
+import { realNodeBlocker, startRealNode } from './real-node.js'
+
+/**
+ * Joins a real node (containerd + kubelet) to a running local platform and keeps it up until
+ * SIGINT/SIGTERM: `node dist/test/real-node/join.js <platform dir>` (.dev under make dev).
+ */
+const dir = resolve(process.argv[2] ?? '.dev')
+const blocker = realNodeBlocker()
+if (blocker) {
+  console.error(`[real-node] cannot start here: ${blocker}`)
+  process.exit(2)
+}
+const kubeconfig = join(dir, 'kubeconfig')
+const server = /server: (\S+)/.exec(readFileSync(kubeconfig, 'utf8'))![1]
+const supervisor = new Supervisor(reportUnexpectedExit(dir))
+const stop = async () => {
+  await supervisor.stopAll()
+  process.exit(0)
+}
+process.on('SIGINT', stop)
+process.on('SIGTERM', stop)
+try {
+  const node = await startRealNode({ platformDir: dir, server, adminKubeconfig: kubeconfig, supervisor, progress: (m) => console.log(`[real-node] ${m}`) })
+  console.log(`[real-node] ${node.nodeName} is Ready (containerd socket ${join(node.dir, 'containerd', 'containerd.sock')})`)
+} catch (err) {
+  console.error(`[real-node] ${(err as Error).message}`)
+  await supervisor.stopAll()
+  process.exit(1)
+}

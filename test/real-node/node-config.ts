@@ -1,0 +1,143 @@
+import { join } from 'node:path'
+
+/**
+ * The files a real node (containerd + kubelet) runs from, computed from where it lives and which
+ * ports it may use. Pure: the start script writes them (test/real-node/real-node.ts).
+ */
+export interface RealNodeLayout {
+  /** Everything of the node lives under here (the platform's state dir). */
+  dir: string
+  nodeName: string
+  /** The API server's URL (https://127.0.0.1:<port>). */
+  server: string
+  /** The platform's CA, that signed the node's client certificate. */
+  caFile: string
+  /**
+   * The node's address: on an interface the start script makes on this machine (the kubelet
+   * refuses a loopback node IP; the API server reaches the kubelet here for logs and exec).
+   */
+  nodeIp: string
+  /** kubelet's ports (API, healthz): off the defaults so another kubelet may run. */
+  kubeletPort: number
+  healthzPort: number
+  /** Pod addresses, in network namespaces the runtime makes. */
+  podCidr: string
+  cgroupVersion: 1 | 2
+  /** Where Debian's CNI plugins are. */
+  cniBinDir: string
+  sandboxImage: string
+}
+
+export const paths = (l: RealNodeLayout) => ({
+  containerdRoot: join(l.dir, 'containerd', 'root'),
+  containerdState: join(l.dir, 'containerd', 'state'),
+  containerdConfig: join(l.dir, 'containerd', 'config.toml'),
+  containerdSocket: join(l.dir, 'containerd', 'containerd.sock'),
+  cniConfDir: join(l.dir, 'cni', 'net.d'),
+  kubeletRoot: join(l.dir, 'kubelet'),
+  kubeletConfig: join(l.dir, 'kubelet', 'config.yaml'),
+  kubeletKubeconfig: join(l.dir, 'kubelet', 'kubeconfig'),
+  podLogs: join(l.dir, 'pod-logs'),
+})
+
+/** containerd 1.6 (config version 2) for the CRI: runc with cgroupfs, our sandbox image, Debian's CNI plugins. */
+export function containerdConfig(l: RealNodeLayout): string {
+  const p = paths(l)
+  return `version = 2
+root = "${p.containerdRoot}"
+state = "${p.containerdState}"
+
+[grpc]
+  address = "${p.containerdSocket}"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${l.sandboxImage}"
+  # This host may not lower oom_score_adj (no CAP_SYS_RESOURCE): without this every sandbox
+  # fails with "can't get final child's PID from pipe".
+  restrict_oom_score_adj = true
+  enable_cdi = false
+
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  snapshotter = "overlayfs"
+  default_runtime_name = "runc"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  SystemdCgroup = false
+
+[plugins."io.containerd.grpc.v1.cri".cni]
+  bin_dir = "${l.cniBinDir}"
+  conf_dir = "${p.cniConfDir}"
+`
+}
+
+/** A bridge network with host-local addresses from the pod CIDR, and loopback. */
+export function cniConflist(l: RealNodeLayout): string {
+  return JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: 'dutil-pods',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: 'dutil-cni0',
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: { type: 'host-local', ranges: [[{ subnet: l.podCidr }]], routes: [{ dst: '0.0.0.0/0' }] },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  )
+}
+
+/** KubeletConfiguration: cgroupfs, containerd's socket, cgroup v1 accepted where the host has only v1. */
+export function kubeletConfig(l: RealNodeLayout): string {
+  const p = paths(l)
+  return `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+containerRuntimeEndpoint: unix://${p.containerdSocket}
+${l.cgroupVersion === 1 ? '# Since 1.35 the kubelet refuses cgroup v1 unless told (KEP-5573); this host has only v1.\nfailCgroupV1: false\n' : ''}failSwapOn: false
+address: ${l.nodeIp}
+port: ${l.kubeletPort}
+healthzBindAddress: 127.0.0.1
+healthzPort: ${l.healthzPort}
+readOnlyPort: 0
+podCIDR: ${l.podCidr}
+podLogsDir: ${p.podLogs}
+authentication:
+  anonymous: { enabled: false }
+  webhook: { enabled: false }
+  x509: { clientCAFile: ${l.caFile} }
+authorization:
+  mode: AlwaysAllow
+serializeImagePulls: false
+# No registry here: every image is imported; nothing is pulled.
+imageGCHighThresholdPercent: 100
+evictionHard: { memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%" }
+resolvConf: /etc/resolv.conf
+registerNode: true
+`
+}
+
+export function kubeletKubeconfig(l: RealNodeLayout, certFile: string, keyFile: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: { server: ${l.server}, certificate-authority: ${l.caFile} }
+users:
+- name: node
+  user: { client-certificate: ${certFile}, client-key: ${keyFile} }
+contexts:
+- name: node
+  context: { cluster: local, user: node }
+current-context: node
+`
+}
