@@ -44,15 +44,21 @@ export function resultObjectKey(jobId: string): string {
   return `_jobs/${jobId}/result.json`
 }
 
-/** Exit codes. Classified failures fail the Job at once; anything else counts as a crash and is retried. */
+/**
+ * Exit codes. Classified failures fail the Job at once; a transient one is retried like a crash,
+ * but if the retries run out its termination message names the cause; anything else is a crash.
+ */
 export const EXIT = {
   ok: 0,
   rejected: 10,
   upstreamError: 11,
   storageError: 12,
+  /** Our own storage was unreachable (e.g. reading the job's input): worth another try. */
+  storageUnavailable: 13,
 } as const
 
 export const CLASSIFIED_EXIT_CODES = [EXIT.rejected, EXIT.upstreamError, EXIT.storageError]
+export const TRANSIENT_EXIT_CODES = [EXIT.storageUnavailable]
 
 export interface RunnerFailure {
   code: JobErrorCode

@@ -62,4 +62,15 @@ describe('observeJob', () => {
     // Other waiting reasons (scheduling, volumes) are plain pending.
     expect(observeJob(job(), [pod({ waiting: { reason: 'ContainerCreating' } })], 900, { imagePullGraceMs: 0, now: at })).toEqual({ kind: 'pending' })
   })
+
+  it('names storage_error when the retries of a runner that could not reach storage ran out; anything else stays a crash', () => {
+    const away = pod({ terminated: { exitCode: 13, startedAt: started, message: JSON.stringify({ code: 'storage_error', message: "The job's input could not be read from storage." }) } })
+    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [away], 900)).toMatchObject({
+      kind: 'failed',
+      error: { code: 'storage_error', message: "The job's input could not be read from storage." },
+    })
+    // A transient exit may only claim storage_error.
+    const spoof = pod({ terminated: { exitCode: 13, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) } })
+    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [spoof], 900)).toMatchObject({ error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' } })
+  })
 })

@@ -1,7 +1,7 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
 import { isJobErrorCode } from '../contract/error-codes.js'
 import type { JobError } from '../contract/crd-schemas.js'
-import { CLASSIFIED_EXIT_CODES } from '../contract/runner-protocol.js'
+import { CLASSIFIED_EXIT_CODES, TRANSIENT_EXIT_CODES } from '../contract/runner-protocol.js'
 import { parseTime } from '../contract/time.js'
 import { RUNNER_CONTAINER } from './desired-job.js'
 
@@ -36,10 +36,10 @@ export function firstPodStart(pods: V1Pod[]): number | null {
 }
 
 /** The runner's own account of a classified failure (its termination message), if it left one. */
-export function classifiedFailure(pods: V1Pod[]): JobError | null {
+export function classifiedFailure(pods: V1Pod[], exitCodes: readonly number[] = CLASSIFIED_EXIT_CODES): JobError | null {
   const candidates = pods
     .map((p) => runnerState(p)?.terminated)
-    .filter((t) => t && CLASSIFIED_EXIT_CODES.includes(t.exitCode as never))
+    .filter((t) => t && exitCodes.includes(t.exitCode as never))
   for (const t of candidates) {
     try {
       const parsed = JSON.parse(t!.message ?? '') as Record<string, unknown>
@@ -104,7 +104,9 @@ export function observeJob(job: V1Job, pods: V1Pod[], deadlineSeconds: number, o
     } else if (failed.reason === 'PodFailurePolicy') {
       error = classifiedFailure(pods) ?? CRASH
     } else {
-      error = CRASH
+      // Retries ran out: a runner that failed for a transient reason said which (only storage_error).
+      const transient = classifiedFailure(pods, TRANSIENT_EXIT_CODES)
+      error = transient?.code === 'storage_error' ? transient : CRASH
     }
     return { kind: 'failed', error, podStartedAt }
   }

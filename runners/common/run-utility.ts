@@ -50,7 +50,14 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     const store_ = s3ObjectStore(cfg.storage)
     storage = store_
     const child = log.child({ jobId: cfg.jobId, utility: cfg.utility })
-    const input = await readJson<I>(store_, inputObjectKey(cfg.jobId))
+    let input: I
+    try {
+      input = await readJson<I>(store_, inputObjectKey(cfg.jobId))
+    } catch (err) {
+      // Storage briefly away: the Job tries again; if it stays away, the job fails storage_error.
+      child.error({ err }, 'reading the job input from storage failed')
+      throw new RunnerError('storage_error', "The job's input could not be read from storage.", undefined, true)
+    }
     child.info('runner started')
     // storageMs is wall time with at least one storage call in flight (calls overlap).
     let storageMs = 0

@@ -10,12 +10,15 @@ export class RunnerError extends Error {
     readonly code: JobErrorCode,
     message: string,
     readonly upstreamStatus?: number,
+    /** Retried by the Job like a crash (only storage_error: our own storage was unreachable). */
+    readonly transient = false,
   ) {
     super(message)
     this.name = 'RunnerError'
   }
 
   get exitCode(): number {
+    if (this.transient) return EXIT.storageUnavailable
     if (this.code === 'upstream_rejected') return EXIT.rejected
     if (this.code === 'storage_error') return EXIT.storageError
     return EXIT.upstreamError

@@ -224,10 +224,10 @@ describe('faults during a burst of jobs', () => {
   }, 600_000)
 
   it('MinIO down for 30 s: jobs retry or fail with a classified error, none hangs', async () => {
-    // storage_error: an output or the result could not be stored (or read back in two minutes).
-    // upstream_error: a runner that could not read its own input from storage exits unclassified,
-    // and the Job's two retries (10 s, 20 s) can all fall inside the outage (a follow-up gives
-    // that case its own transient exit code and storage_error).
+    // storage_error: an output or the result could not be stored (or read back within two
+    // minutes), or the input could not be read on any of the Job's tries. upstream_error: one
+    // 200-job run saw a runner exit unclassified three times during the outage (most likely the
+    // input read, classified since); accepted until a full run shows no other such path.
     await burstUnder('minio-down-30s', () => crash('minio', 30_000), { allowed: ['storage_error', 'upstream_error'] })
   }, 600_000)
 
