@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -19,12 +19,26 @@ test:
 test-unit: deps build
 	npx vitest run --project unit
 
-# A real node (Debian's containerd and runc, the kubelet of the control plane's release, a bridge
-# CNI network, a sandbox image built here) joined to the platform `make dev` runs, until Ctrl-C.
-# First step of the real-node tier (issue 16); `make test-node` will run the chart on it.
+# The real-node tier (docs/adr/0015): a kubelet with Debian's containerd and runc, kube-proxy,
+# CoreDNS and kube-router's NetworkPolicy firewall joined to a control plane of its own; the
+# images built and imported, the chart installed with Helm, test/node/ run on it. Root only.
+NODE_BINARIES := kubelet kube-proxy coredns kube-router
+test-node: binaries build
+	@test/platform/install-deps.sh --node
+	@test/platform/build-binaries.sh $(NODE_BINARIES)
+	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project node'
+
+# Accept → runner start and accept → succeeded of a 10-page split-pdf on the real node, 50 runs.
+bench-node: binaries build
+	@test/platform/install-deps.sh --node
+	@test/platform/build-binaries.sh $(NODE_BINARIES)
+	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) DUTIL_NODE_LATENCY_RUNS=50 images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project node test/node/latency.test.ts'
+
+# The same node joined to the platform `make dev` runs, until Ctrl-C (pods cannot reach that
+# platform's loopback-only API server: containerd and the kubelet only, for trying images by hand).
 real-node: binaries build
 	@test/platform/install-deps.sh --node
-	@test/platform/build-binaries.sh kubelet
+	@test/platform/build-binaries.sh $(NODE_BINARIES)
 	node dist/test/real-node/join.js .dev
 
 # Faults during bursts of jobs (operator, gateway, API server, etcd, Redis, MinIO, PostgreSQL):

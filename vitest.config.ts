@@ -20,6 +20,16 @@ export default defineConfig({
           hookTimeout: 600_000,
         },
       },
+      {
+        test: {
+          // The real-node tier (make test-node): a kubelet with containerd runs the chart's images.
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          globalSetup: ['test/node/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+        },
+      },
     ],
   },
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { addressAllowed, canonicalIpv6, classifyAddress, embeddedIpv4, urlShapeProblem } from './address-policy.js'
+import { addressAllowed, AllowedNetworks, canonicalIpv6, classifyAddress, embeddedIpv4, urlShapeProblem } from './address-policy.js'
 
 describe('classifyAddress', () => {
   it.each([
@@ -101,5 +101,29 @@ describe('urlShapeProblem', () => {
     ['//example.com/a', 'not a valid URL'],
   ])('refuses %s (%s)', (url, why) => {
     expect(urlShapeProblem(url)).toContain(why)
+  })
+})
+
+describe('AllowedNetworks (an administrator\'s private networks)', () => {
+  it('allows addresses inside the named networks and nothing else private', () => {
+    const nets = AllowedNetworks.parse('10.250.0.2/32, fd00:1::/64')
+    expect(addressAllowed('10.250.0.2', false, nets)).toBe(true)
+    expect(addressAllowed('::ffff:10.250.0.2', false, nets)).toBe(true)
+    expect(addressAllowed('fd00:1::5', false, nets)).toBe(true)
+    expect(addressAllowed('10.250.0.1', false, nets)).toBe(false)
+    expect(addressAllowed('10.0.0.1', false, nets)).toBe(false)
+    expect(addressAllowed('fd00:2::5', false, nets)).toBe(false)
+    expect(addressAllowed('127.0.0.1', false, nets)).toBe(false)
+    // Public addresses stay allowed; without a list nothing private is.
+    expect(addressAllowed('93.184.215.14', false, nets)).toBe(true)
+    expect(addressAllowed('10.250.0.2', false, AllowedNetworks.parse(''))).toBe(false)
+  })
+
+  it('refuses a list with an entry that is not a CIDR, naming it', () => {
+    expect(AllowedNetworks.parse(undefined)).toBeUndefined()
+    expect(() => AllowedNetworks.parse('10.0.0.0/8,10.1.2.3')).toThrow(/"10.1.2.3" is not a CIDR/)
+    expect(() => AllowedNetworks.parse('10.0.0.0/33')).toThrow(/not a CIDR/)
+    expect(() => AllowedNetworks.parse('intranet/8')).toThrow(/not a CIDR/)
+    expect(AllowedNetworks.parse('10.0.0.0/8')!.cidrs).toEqual(['10.0.0.0/8'])
   })
 })

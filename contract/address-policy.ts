@@ -79,6 +79,12 @@ export function embeddedIpv4(address: string): string | null {
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
 }
 
+/** Which non-public addresses a program may reach: loopback under the dev allowance, and named private networks. */
+export interface AddressAllowance {
+  allowLoopback: boolean
+  allowedNetworks?: AllowedNetworks
+}
+
 export type AddressVerdict = 'public' | 'loopback' | 'refused'
 
 export function classifyAddress(address: string): AddressVerdict {
@@ -95,9 +101,63 @@ export function classifyAddress(address: string): AddressVerdict {
   return 'public'
 }
 
-export function addressAllowed(address: string, allowLoopback: boolean): boolean {
+/**
+ * Allows an address when it is public, loopback under the dev allowance, or inside a private
+ * network an administrator named (`allowedNetworks`, see {@link parseAllowedNetworks}).
+ */
+export function addressAllowed(address: string, allowLoopback: boolean, allowedNetworks?: AllowedNetworks): boolean {
   const verdict = classifyAddress(address)
-  return verdict === 'public' || (verdict === 'loopback' && allowLoopback)
+  if (verdict === 'public' || (verdict === 'loopback' && allowLoopback)) return true
+  return allowedNetworks ? allowedNetworks.contains(address) : false
+}
+
+/**
+ * Private networks an installation lets dutil reach on a caller's behalf: input URLs, the
+ * pages Chromium loads, callbacks (DUTIL_ALLOWED_PRIVATE_NETWORKS; the chart's
+ * `allowedPrivateNetworks`, which also opens them in the runner NetworkPolicy). The spec refuses
+ * every private address; this is an administrator's deliberate exception for an in-cluster
+ * document store or webhook receiver, empty by default (docs/adr/0015-allowed-private-networks.md).
+ */
+export class AllowedNetworks {
+  private readonly list = new BlockList()
+  readonly cidrs: readonly string[]
+
+  private constructor(cidrs: string[]) {
+    this.cidrs = cidrs
+    for (const cidr of cidrs) {
+      const [net, bits] = cidr.split('/')
+      const family = isIP(net)
+      this.list.addSubnet(family === 6 ? canonicalIpv6(net)! : net, Number(bits), family === 6 ? 'ipv6' : 'ipv4')
+    }
+  }
+
+  /** Whether the address (IPv4-mapped forms judged by their IPv4 address) is in one of the networks. */
+  contains(address: string): boolean {
+    const family = isIP(address)
+    if (family === 0) return false
+    if (family === 6) {
+      const v4 = embeddedIpv4(address)
+      if (v4) return this.list.check(v4, 'ipv4')
+      return this.list.check(canonicalIpv6(address)!, 'ipv6')
+    }
+    return this.list.check(address, 'ipv4')
+  }
+
+  /**
+   * Parses a comma-separated CIDR list once at start; an empty or missing list allows nothing
+   * (undefined). Throws with the entry that is not a CIDR, so a typo stops the program at start
+   * instead of silently allowing nothing.
+   */
+  static parse(list: string | undefined): AllowedNetworks | undefined {
+    const cidrs = (list ?? '').split(',').map((c) => c.trim()).filter(Boolean)
+    if (cidrs.length === 0) return undefined
+    for (const cidr of cidrs) {
+      const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr)
+      const family = m ? isIP(m[1]) : 0
+      if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128)) throw new Error(`${JSON.stringify(cidr)} is not a CIDR (like 10.20.0.0/16 or fd00::/64)`)
+    }
+    return new AllowedNetworks(cidrs)
+  }
 }
 
 /** The host exactly as written in a URL, before any normalisation; null when there is none. */

@@ -21,6 +21,7 @@ export const ENV = {
   secretKey: 'DUTIL_S3_SECRET_KEY',
   sessionToken: 'DUTIL_S3_SESSION_TOKEN',
   allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
+  allowedNetworks: 'DUTIL_ALLOWED_PRIVATE_NETWORKS',
 } as const
 
 /**

@@ -2,6 +2,7 @@ import { hostname } from 'node:os'
 import { SECRET_OBJECTS } from '../contract/secret-entries.js'
 import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
+import { AllowedNetworks, type AddressAllowance } from '../contract/address-policy.js'
 import { catalog } from '../contract/catalog.js'
 import { readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
@@ -39,6 +40,8 @@ export interface CallbackSettings {
   /** Download links in a callback's job view: presigned against this address, valid this long. */
   publicStorageEndpoint: string
   linkTtlSeconds: number
+  /** Which non-public receivers are allowed: loopback (dev) and named private networks. */
+  destinations: AddressAllowance
 }
 
 export interface LeaderElectionSettings {
@@ -83,6 +86,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_IMAGE_REGISTRY: Setting.string('Registry of the runner images', { default: 'ghcr.io/dutil' }),
   DUTIL_IMAGE_TAG: Setting.string('Tag of the runner images', { default: 'latest', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$' }),
   DUTIL_ALLOW_LOOPBACK_URLS: Setting.boolean('Dev only: runners may fetch loopback URLs', false),
+  DUTIL_ALLOWED_PRIVATE_NETWORKS: Setting.optional(Setting.string('Private networks (comma-separated CIDRs) that input URLs and callbacks may reach, e.g. an in-cluster receiver; none by default')),
   DUTIL_JOB_TTL_SECONDS: Setting.integer('ttlSecondsAfterFinished of runner Jobs', { default: 86_400, minimum: 0 }),
   DUTIL_RUNNER_RESOURCES: Setting.optional(Setting.string('Per-utility requests and limits as JSON')),
   DUTIL_UTILITY_CONCURRENCY: Setting.optional(Setting.string('Per-utility jobs running at once, as JSON {"html-pdf": 4}; others keep the catalog default')),
@@ -104,9 +108,11 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
   }
   let resources: Record<string, RunnerResources>
   let concurrency: Record<string, number>
+  let allowedNetworks: AllowedNetworks | undefined
   try {
     resources = parseRunnerResources(s.DUTIL_RUNNER_RESOURCES)
     concurrency = parseUtilityConcurrency(s.DUTIL_UTILITY_CONCURRENCY)
+    allowedNetworks = AllowedNetworks.parse(s.DUTIL_ALLOWED_PRIVATE_NETWORKS)
   } catch (err) {
     throw new SettingsError([(err as Error).message])
   }
@@ -142,6 +148,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
         bucket: storage.bucket,
       },
       allowLoopbackUrls: s.DUTIL_ALLOW_LOOPBACK_URLS,
+      allowedNetworks: allowedNetworks?.cidrs.join(','),
       jobTtlSeconds: s.DUTIL_JOB_TTL_SECONDS,
       resources,
     },
@@ -151,6 +158,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       signingSecretsName: s.DUTIL_SIGNING_SECRETS,
       publicStorageEndpoint: s.DUTIL_S3_PUBLIC_ENDPOINT ?? storage.endpoint,
       linkTtlSeconds: s.DUTIL_LINK_TTL_SECONDS,
+      destinations: { allowLoopback: s.DUTIL_ALLOW_LOOPBACK_URLS, allowedNetworks },
     },
   }
 }

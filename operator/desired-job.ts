@@ -13,6 +13,8 @@ export interface RunnerSettings {
   imageTag: string
   storage: { endpoint: string; region: string; bucket: string }
   allowLoopbackUrls: boolean
+  /** Private networks runners may fetch from (DUTIL_ALLOWED_PRIVATE_NETWORKS, comma-separated CIDRs); none when empty. */
+  allowedNetworks?: string
   /** Finished Jobs are removed after this long; the UtilityJob keeps the outcome. */
   jobTtlSeconds: number
   /** Per-utility requests and limits that replace the catalog's (operator setting DUTIL_RUNNER_RESOURCES). */
@@ -48,6 +50,7 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
     { name: ENV.region, value: settings.storage.region },
     { name: ENV.bucket, value: settings.storage.bucket },
     { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
+    ...(settings.allowedNetworks ? [{ name: ENV.allowedNetworks, value: settings.allowedNetworks }] : []),
   ]
   env.push({ name: ENV.accessKey, value: credentials.accessKey }, { name: ENV.secretKey, value: credentials.secretKey })
   if (credentials.sessionToken) env.push({ name: ENV.sessionToken, value: credentials.sessionToken })

@@ -68,7 +68,7 @@ const callbacks = new CallbackController({
   custom,
   secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName),
   view: (uj) => fileLinks.view(uj),
-  send: (msg) => deliverCallback(msg, { allowLoopback: config.runner.allowLoopbackUrls, timeoutMs: callbackSchedule.timeoutMs }),
+  send: (msg) => deliverCallback(msg, { ...config.callbacks.destinations, timeoutMs: callbackSchedule.timeoutMs }),
   schedule: callbackSchedule,
   record: recordCallbackState,
   log: log.child({ controller: 'callbacks' }),
@@ -197,7 +197,7 @@ metrics.leader.set(0)
 
 await Promise.all([utilityJobs.synced, jobs.synced, pods.synced])
 synced = true
-log.info({ namespace: ns, allowLoopbackUrls: config.runner.allowLoopbackUrls, port: config.metricsPort, identity: config.leaderElection.identity, kubeUser: await kubeIdentity(kc) }, 'operator started')
+log.info({ namespace: ns, allowLoopbackUrls: config.runner.allowLoopbackUrls, allowedPrivateNetworks: config.runner.allowedNetworks ?? null, port: config.metricsPort, identity: config.leaderElection.identity, kubeUser: await kubeIdentity(kc) }, 'operator started')
 if (config.callbacks.delayScale !== 1) log.warn({ delayScale: config.callbacks.delayScale }, 'TEST SETTING: callback back-off delays are scaled')
 if (config.retention.testOverride) log.warn({ retentionMs: config.retention.retentionMs }, 'TEST SETTING: retention shortened by DUTIL_RETENTION_SECONDS')
 if (!elector) log.warn('leader election is off: run exactly one replica')

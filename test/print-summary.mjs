@@ -34,4 +34,10 @@ for (const f of failures) {
   for (const line of strip(f.message).split('\n').filter((l) => l.trim()).slice(0, 6)) console.log(`    ${line.slice(0, 200)}`)
 }
 if (missing.length) console.log(`no report at ${missing.join(', ')}`)
+// The real-node tier says why it skipped (test/node/global-setup.ts writes the reason).
+try {
+  console.log(`SKIPPED the real-node tests: ${readFileSync('.test-results.node-skipped.txt', 'utf8').trim()}`)
+} catch {
+  // It ran (or was not asked for).
+}
 console.log(`tests: ${passed} passed, ${failed + missing.length} failed, ${skipped} skipped`)

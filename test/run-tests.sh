@@ -3,36 +3,39 @@
 # the plain closing line CI reads. A failed phase does not hide the others' results: unit and
 # integration tests both run and both count; a failed install or build stops the run.
 #
-#   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, ...), schemathesis
+#   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, containerd, ...), schemathesis
 #   binaries     etcd, Kubernetes, MinIO, Helm from the Go module proxy (cached in $DUTIL_CACHE)
 #   build        TypeScript to dist/
 #   unit         vitest --project unit
 #   images       the container images (Debian's Docker engine)
-#   integration  vitest --project integration, on the real local platform
+#   faults       vitest --project integration test/faults: faults during bursts of jobs
+#   node         vitest --project node, beside faults: the chart's images on a real kubelet +
+#                containerd (test/node/, docs/adr/0015); skipped with the reason printed where the host cannot
+#   integration  vitest --project integration test/integration, on the real local platform
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 phases=$(mktemp)
 trap 'rm -f "$phases"' EXIT
-rm -f .test-results.*.json
+rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node.log
 status=0
 
 export PHASES_FILE=$phases
 source test/phase.sh
 
+started=$(date +%s%N)
 report() {
-  printf '\n[make test] phase times (wall):\n'
-  local total=0
+  printf '\n[make test] phase times (wall; node runs beside faults):\n'
   while read -r name ms rc; do
     printf '  %-12s %6d.%d s%s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100)) "$([ "$rc" = 0 ] || echo "  (failed: exit $rc)")"
-    total=$((total + ms))
   done <"$phases"
+  local total=$((($(date +%s%N) - started) / 1000000))
   printf '  %-12s %6d.%d s\n' total $((total / 1000)) $((total % 1000 / 100))
-  node test/print-summary.mjs .test-results.unit.json .test-results.integration.json
+  node test/print-summary.mjs .test-results.unit.json .test-results.faults.json .test-results.node.json .test-results.integration.json
 }
 
-if ! phase deps test/platform/install-deps.sh ||
-  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm ||
+if ! phase deps test/platform/install-deps.sh --node ||
+  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm kubelet kube-proxy coredns kube-router ||
   ! phase build bash -c 'rm -rf dist && npm run --silent build'; then
   report
   exit 1
@@ -46,8 +49,22 @@ export DUTIL_IMAGE_TAG=${DUTIL_IMAGE_TAG:-test-$(printf '%s' "$PWD" | sha256sum 
 images/docker-engine.sh run bash -c '
   source test/phase.sh
   phase images images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2
-  # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs here (make test-faults: 200).
-  DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} phase integration npx vitest run --project integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
+  # The real-node tier (its own platform, ports and state directory) runs beside the fault tests,
+  # which mostly wait (restarts, leases, a 30 s outage); the other integration tests follow alone.
+  # Its output is printed after the faults.
+  phase node npx vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 &
+  node_tier=$!
+  # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs here (make test-faults: 200),
+  # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20).
+  DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} phase faults npx vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json
+  faults_rc=$?
+  wait $node_tier
+  node_rc=$?
+  printf "\n[node] the real-node tier (test/node/):\n"
+  cat .test-results.node.log
+  phase integration npx vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
+  integration_rc=$?
+  [ $faults_rc = 0 ] && [ $node_rc = 0 ] && [ $integration_rc = 0 ]
 ' || status=1
 
 report

@@ -1,16 +1,18 @@
 import type { LookupAddress } from 'node:dns'
 import { lookup as dnsLookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { addressAllowed } from '../../contract/address-policy.js'
+import { addressAllowed, type AddressAllowance } from '../../contract/address-policy.js'
 import { literalHost } from '../../contract/callback-url.js'
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>
 
 export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
 
-export interface DestinationOptions {
-  /** `make dev`'s allowance (DUTIL_ALLOW_LOOPBACK_URLS): loopback destinations are allowed. */
-  allowLoopback: boolean
+/**
+ * `allowLoopback`: `make dev`'s allowance (DUTIL_ALLOW_LOOPBACK_URLS); `allowedNetworks`: private
+ * receivers an administrator named (DUTIL_ALLOWED_PRIVATE_NETWORKS).
+ */
+export interface DestinationOptions extends AddressAllowance {
   resolver?: Resolver
 }
 
@@ -51,7 +53,7 @@ export async function checkDestination(raw: string, opts: DestinationOptions): P
     }
     if (addresses.length === 0) return { kind: 'unresolved', reason: `The host ${host} could not be resolved.` }
   }
-  const bad = addresses.find((a) => !addressAllowed(a.address, opts.allowLoopback))
+  const bad = addresses.find((a) => !addressAllowed(a.address, opts.allowLoopback, opts.allowedNetworks))
   if (bad) {
     return { kind: 'refused', reason: `The host ${host} resolves to ${bad.address}, which is not an allowed destination (private, loopback, link-local, multicast or unique-local).` }
   }

@@ -4,13 +4,12 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
 import type { Readable } from 'node:stream'
-import { addressAllowed, urlShapeProblem } from '../../contract/address-policy.js'
+import { addressAllowed, urlShapeProblem, type AddressAllowance } from '../../contract/address-policy.js'
 import { rejected, RunnerError } from './runner-error.js'
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>
 
-export interface OutboundOptions {
-  allowLoopback: boolean
+export interface OutboundOptions extends AddressAllowance {
   /** Name resolution; tests inject one so that no real lookup (or connection) happens. */
   resolver?: Resolver
   maxRedirects?: number
@@ -57,7 +56,7 @@ export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Prom
       })
   if (addresses.length === 0) throw rejected(`The host ${host} could not be resolved.`)
   for (const a of addresses) {
-    if (!addressAllowed(a.address, opts.allowLoopback)) {
+    if (!addressAllowed(a.address, opts.allowLoopback, opts.allowedNetworks)) {
       throw rejected(`The host ${host} resolves to an address that is not allowed (private, loopback, link-local or reserved).`)
     }
   }

@@ -1,11 +1,11 @@
+import type { AddressAllowance } from '../../contract/address-policy.js'
 import { parseS3Url } from '../../contract/storage-client.js'
 import { ObjectStoreError, type ObjectStore } from './object-store.js'
 import { describeUrl, outboundGet } from './outbound-fetch.js'
 import { rejected, RunnerError } from './runner-error.js'
 
-export interface SourceOptions {
+export interface SourceOptions extends AddressAllowance {
   storage: ObjectStore
-  allowLoopback: boolean
   maxBytes: number
   /** What the file is, for messages ("PDF", "zip archive"). */
   what: string
@@ -42,7 +42,7 @@ export async function openInput(url: string, opts: SourceOptions): Promise<Input
       throw new RunnerError('upstream_error', 'Reading the input from storage failed.')
     }
   } else {
-    const res = await outboundGet(url, { allowLoopback: opts.allowLoopback })
+    const res = await outboundGet(url, { allowLoopback: opts.allowLoopback, allowedNetworks: opts.allowedNetworks })
     const len = Number(res.headers['content-length'])
     declared = Number.isFinite(len) ? len : undefined
     body = res.body as AsyncIterable<Buffer>

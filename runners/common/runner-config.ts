@@ -1,3 +1,4 @@
+import { AllowedNetworks, type AddressAllowance } from '../../contract/address-policy.js'
 import { ENV } from '../../contract/runner-protocol.js'
 
 export interface RunnerConfig {
@@ -6,8 +7,11 @@ export interface RunnerConfig {
   createdAtMs: number
   /** The job's own temporary credentials (RunnerCredentials): its objects and nothing else. */
   storage: { endpoint: string; region: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string }
-  /** Dev-only allowance: input URLs on loopback may be fetched (`make dev` serves local files). */
-  allowLoopbackUrls: boolean
+  /**
+   * What outbound fetches may reach besides public addresses: loopback under the dev allowance
+   * (`make dev` serves local files), and the private networks an administrator named.
+   */
+  outbound: AddressAllowance
   terminationMessagePath: string
 }
 
@@ -33,7 +37,7 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       sessionToken: env[ENV.sessionToken] || undefined,
       bucket: required(env, ENV.bucket),
     },
-    allowLoopbackUrls: env[ENV.allowLoopback] === 'true',
+    outbound: { allowLoopback: env[ENV.allowLoopback] === 'true', allowedNetworks: AllowedNetworks.parse(env[ENV.allowedNetworks]) },
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
   }
 }

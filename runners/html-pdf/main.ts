@@ -77,7 +77,7 @@ await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) =>
     storedDocument = await downloadInput(input.url, { storage, allowLoopback: false, maxBytes: limits.maxDocumentBytes, what: 'HTML document' })
     mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || 'document.html')}`
   } else {
-    await checkOutboundUrl(input.url, { allowLoopback: config.allowLoopbackUrls })
+    await checkOutboundUrl(input.url, config.outbound)
   }
   const inputName = decodeURIComponent(new URL(mainUrl).pathname.split('/').pop() ?? '')
 
@@ -110,7 +110,7 @@ await runUtility<HtmlPdfInput>(async ({ config, input, storage, store, log }) =>
     if (req.method() !== 'GET' && req.method() !== 'HEAD') return req.abort('blockedbyclient')
     let res
     try {
-      res = await outboundRequest(url, { allowLoopback: config.allowLoopbackUrls, headers: forwardHeaders(req.headers()), timeoutMs: 30_000 })
+      res = await outboundRequest(url, { ...config.outbound, headers: forwardHeaders(req.headers()), timeoutMs: 30_000 })
     } catch (err) {
       if (err instanceof RunnerError && /not allowed|refused|URLs with|spelling/.test(err.message)) {
         refuse(url, err.message)

@@ -15,7 +15,7 @@ const UPLOAD_CONCURRENCY = 8
 await runUtility<SplitPdfInput>(async ({ config, input, storage, store }) => {
   const bytes = await downloadInput(input.url, {
     storage,
-    allowLoopback: config.allowLoopbackUrls,
+    ...config.outbound,
     maxBytes: SPLIT_PDF_LIMITS.maxBytes,
     what: 'PDF',
   })

@@ -78,7 +78,7 @@ async function* entryData(stream: Readable, path: string): AsyncGenerator<Buffer
  * Nested archives are stored as files and never expanded.
  */
 await runUtility<UnzipInput>(async ({ config, input, storage, storeStream }) => {
-  const source = await openInput(input.url, { storage, allowLoopback: config.allowLoopbackUrls, maxBytes: UNZIP_LIMITS.maxArchiveBytes, what: 'zip archive' })
+  const source = await openInput(input.url, { storage, ...config.outbound, maxBytes: UNZIP_LIMITS.maxArchiveBytes, what: 'zip archive' })
   const dir = await mkdtemp(join(tmpdir(), 'unzip-'))
   try {
     const archivePath = join(dir, 'input.zip')

@@ -15,7 +15,7 @@ const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.s
  * parser, and the parser runs in a worker with frozen prototypes, a heap cap and a time budget.
  */
 await runUtility<XlsToXlsxInput>(async ({ config, input, storage, store, log }) => {
-  const bytes = await downloadInput(input.url, { storage, allowLoopback: config.allowLoopbackUrls, maxBytes: XLS_LIMITS.maxInputBytes, what: 'workbook' })
+  const bytes = await downloadInput(input.url, { storage, ...config.outbound, maxBytes: XLS_LIMITS.maxInputBytes, what: 'workbook' })
   const converted = await convertXls(bytes)
   if (!converted.prototypeIntact) log.warn('the parser worker saw Object.prototype change; its output is still only cell values')
   const name = xlsxFileName(decodeURIComponent(new URL(input.url).pathname.split('/').pop() ?? ''))

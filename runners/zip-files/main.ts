@@ -41,7 +41,7 @@ await runUtility<ZipFilesInput>(async ({ config, input, storeStream, log }) => {
   const ahead: Array<Promise<FetchedBody>> = []
   let next = 0
   const open = (i: number) => {
-    const p = outboundGet(input.files[i].url, { allowLoopback: config.allowLoopbackUrls, timeoutMs: IDLE_MS }).then((res) => {
+    const p = outboundGet(input.files[i].url, { ...config.outbound, timeoutMs: IDLE_MS }).then((res) => {
       socketOf(res)?.setTimeout(0) // waiting its turn is not idleness
       return res
     })

@@ -21,6 +21,7 @@ import { api } from './helpers/api.js'
 import { createDatabase } from './helpers/database.js'
 import { kubeConfig } from './helpers/keys.js'
 import { whileCordoned } from './helpers/node.js'
+import { firstKeyCommand } from '../support/chart-notes.js'
 
 /**
  * The Helm chart (charts/dutil): linted, rendered and checked, applied with a server-side dry
@@ -272,12 +273,7 @@ describe('helm install on the local platform: the programs run under the chart S
   })
 
   it("creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)", async () => {
-    const notes = helm('get', 'notes', RELEASE, '--namespace', NS)
-    const lines = notes.split('\n')
-    const first = lines.findIndex((l) => /kubectl -n \S+ run dutil-keys/.test(l))
-    let last = first
-    while (lines[last].trimEnd().endsWith('\\')) last++
-    const command = lines.slice(first, last + 1).map((l) => l.trim().replace(/\\$/, '')).join(' ')
+    const command = firstKeyCommand(helm('get', 'notes', RELEASE, '--namespace', NS))
     // Without a terminal to attach: the pod runs detached and its output is read from the node.
     const detached = command.replace(' --rm -i --quiet', '').replace(/^kubectl /, `${join(BIN_DIR, 'kubectl')} --kubeconfig ${kubeconfig()} `)
     execFileSync('bash', ['-c', detached], { encoding: 'utf8' })

@@ -44,6 +44,8 @@ export async function setup(project: TestProject): Promise<void> {
       DUTIL_OIDC_CLIENT_SECRET: idp.clientSecret,
       DUTIL_OIDC_ALLOWED_DOMAINS: OIDC_ALLOWED_DOMAIN,
       DUTIL_OIDC_DISPLAY_NAME: 'Test IdP',
+      // A trickled body is cut off after 10 s instead of 30 (security.test.ts waits for it).
+      DUTIL_REQUEST_TIMEOUT_SECONDS: '10',
     },
     dir: join(REPO_ROOT, '.test'),
     ports: TEST_PORTS,

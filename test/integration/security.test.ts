@@ -226,7 +226,7 @@ describe('the cost of a request before authentication', () => {
       if (!socket.destroyed && sent < 599) socket.write(' ', () => {}), sent++
     }, 1000)
     try {
-      // The gateway's request timeout (30 s by default) ends it long before the 600 s the body would take.
+      // The gateway's request timeout (30 s by default, 10 s on the test platform) ends it long before the 600 s the body would take.
       await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error(`still open after ${sent} bytes`)), 90_000))])
     } finally {
       clearInterval(trickle)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the platform's Go binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, MinIO, Helm; kubelet and kube-proxy for the real node) from the Go
+# kube-scheduler, kubectl, MinIO, Helm; kubelet, kube-proxy, CoreDNS and kube-router for the
+# real node) from the Go
 # module proxy into a cache outside git.
 # Each binary is rebuilt only when its pinned version changes, so a warm run takes a second.
 #
@@ -61,6 +62,14 @@ build_etcd() {
   stamp etcd "$ETCD_VERSION"
 }
 
+build_kube_router() {
+  stamp_ok kube-router "$KUBE_ROUTER_VERSION" && return 0
+  log "building kube-router $KUBE_ROUTER_VERSION"
+  quiet kube-router bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" github.com/cloudnativelabs/kube-router/cmd/kube-router' _ "$here/tools/kube-router" "$bin/kube-router.tmp"
+  mv "$bin/kube-router.tmp" "$bin/kube-router"
+  stamp kube-router "$KUBE_ROUTER_VERSION"
+}
+
 go_install() { # name module@version [extra ldflags]
   local name=$1 mod=$2 ldflags="-s -w ${3:-}" id="$2${3:+ $3}"
   stamp_ok "$name" "$id" && return 0
@@ -76,6 +85,8 @@ for name in "${want[@]}"; do
   case $name in
     etcd) build_etcd ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy) build_k8s "$name" ;;
+    coredns) go_install coredns "github.com/coredns/coredns@$COREDNS_VERSION" ;;
+    kube-router) build_kube_router ;;
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
     # Stamped like Helm's own release build, so `helm version` names the pinned release.
     helm) go_install helm "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;

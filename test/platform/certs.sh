@@ -4,6 +4,9 @@
 # the admin client cert (O=system:masters); a separate key pair signs service-account tokens.
 set -euo pipefail
 dir=$1
+# Extra addresses the API server answers at (the real node's address, test/real-node).
+extra_ips=""
+for ip in "${@:2}"; do extra_ips+=",IP:$ip"; done
 mkdir -p "$dir"
 cd "$dir"
 
@@ -25,7 +28,12 @@ issue() { # name subject extfile-content
   rm -f "$name.csr" "$name.ext"
 }
 
-issue apiserver "/CN=kube-apiserver" "subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.0.0.1
+# A serving cert without an address asked for now is issued again.
+if [ -f apiserver.crt ] && [ -n "$extra_ips" ]; then
+  sans=$(openssl x509 -in apiserver.crt -noout -ext subjectAltName 2>/dev/null || true)
+  for ip in "${@:2}"; do grep -q "IP Address:$ip\b" <<<"$sans" || rm -f apiserver.crt; done
+fi
+issue apiserver "/CN=kube-apiserver" "subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.0.0.1$extra_ips
 extendedKeyUsage=serverAuth
 keyUsage=digitalSignature,keyEncipherment"
 issue admin "/O=system:masters/CN=dutil-admin" "extendedKeyUsage=clientAuth

@@ -7,11 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 need=()
-# With --node also what the real node runs on (containerd, runc, the CNI plugins); `make test-node` only.
+# With --node also what the real node runs on (containerd, runc, the CNI plugins, iptables for
+# kube-proxy, ipset for the NetworkPolicy enforcer); `make test` asks for them too.
 if [ "${1:-}" = "--node" ]; then
   command -v containerd >/dev/null || need+=(containerd)
   command -v runc >/dev/null || need+=(runc)
   [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+  command -v iptables >/dev/null || need+=(iptables)
+  command -v ipset >/dev/null || need+=(ipset)
 fi
 if [ "${1:-}" = "--bench" ]; then
   command -v zip >/dev/null || need+=(zip)

@@ -70,7 +70,7 @@ export const TEST_PORTS: PlatformPorts = offsetPorts({
   operator: 18081,
 }, Number(process.env.DUTIL_TEST_PORT_OFFSET ?? 0))
 
-function offsetPorts(ports: PlatformPorts, offset: number): PlatformPorts {
+export function offsetPorts(ports: PlatformPorts, offset: number): PlatformPorts {
   return Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, v + offset])) as unknown as PlatformPorts
 }
 
@@ -94,6 +94,18 @@ export interface PlatformOptions {
   gatewayEnv?: Record<string, string>
   /** Supervisor to start processes under; pass one to be able to stop them while starting. */
   supervisor?: Supervisor
+  /**
+   * The real-node tier (test/real-node): an address on this machine that pods reach. The API
+   * server, Redis, PostgreSQL and MinIO listen there too (the API server and MinIO only there),
+   * and the API server advertises it for the `kubernetes` Service.
+   */
+  nodeAddress?: string
+  /** The real node's pod addresses (PostgreSQL lets them connect). */
+  podCidr?: string
+  /** Start the dev node agent (default); the real-node tier runs pods on a kubelet instead. */
+  nodeAgent?: boolean
+  /** Start the operator and gateway as host processes (default); the real-node tier installs the chart instead. */
+  programs?: boolean
 }
 
 export interface Platform {
@@ -119,20 +131,26 @@ export function reportUnexpectedExit(dir: string) {
     )
 }
 
+/**
+ * What a cluster with a real node needs besides: taints lifted once the kubelet reports Ready,
+ * and Service endpoints for kube-proxy. (The node agent's tier runs without them.)
+ */
+const REAL_NODE_CONTROLLERS = 'node-lifecycle-controller,endpoints-controller,endpointslice-controller'
+
 function bin(name: string): string {
   const p = join(BIN_DIR, name)
   if (!existsSync(p)) throw new Error(`${p} is missing: run test/platform/build-binaries.sh (make binaries) first`)
   return p
 }
 
-function kubeconfigYaml(dir: string, port: number): string {
+function kubeconfigYaml(dir: string, host: string, port: number): string {
   const pki = join(dir, 'pki')
   return `apiVersion: v1
 kind: Config
 clusters:
 - name: dutil-local
   cluster:
-    server: https://127.0.0.1:${port}
+    server: https://${host}:${port}
     certificate-authority: ${join(pki, 'ca.crt')}
 users:
 - name: dutil-admin
@@ -218,11 +236,14 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     return supervisor.start({ name, command, args, env, cwd: REPO_ROOT, logFile: log(name), echo: opts.echo, onStart })
   }
 
+  // Where the API server and MinIO listen: loopback, or only the node's address (pods reach it).
+  const host = opts.nodeAddress ?? '127.0.0.1'
+  const alsoOnNode = opts.nodeAddress ? [opts.nodeAddress] : []
   try {
-    execFileSync(join(REPO_ROOT, 'test', 'platform', 'certs.sh'), [join(dir, 'pki')], { stdio: 'inherit' })
+    execFileSync(join(REPO_ROOT, 'test', 'platform', 'certs.sh'), [join(dir, 'pki'), ...alsoOnNode], { stdio: 'inherit' })
     const pki = (f: string) => join(dir, 'pki', f)
     const kubeconfigPath = join(dir, 'kubeconfig')
-    writeFileSync(kubeconfigPath, kubeconfigYaml(dir, p.apiserver), { mode: 0o600 })
+    writeFileSync(kubeconfigPath, kubeconfigYaml(dir, host, p.apiserver), { mode: 0o600 })
     const creds = storageCredentials(dir)
 
     say('starting etcd, Redis, PostgreSQL and MinIO')
@@ -238,10 +259,12 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--quota-backend-bytes=4294967296',
     ])
     mkdirSync(join(dir, 'redis'), { recursive: true })
-    start('redis', 'redis-server', ['--port', String(p.redis), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', join(dir, 'redis')])
-    const postgres = preparePostgres(dir, p.postgres, { durable: !opts.fresh })
+    start('redis', 'redis-server', ['--port', String(p.redis), '--bind', ['127.0.0.1', ...alsoOnNode].join(' '),
+      // Pods connect from the real node's pod network (protected mode would refuse them).
+      ...(opts.nodeAddress ? ['--protected-mode', 'no'] : []), '--save', '', '--appendonly', 'no', '--dir', join(dir, 'redis')])
+    const postgres = preparePostgres(dir, p.postgres, { durable: !opts.fresh, nodeAddress: opts.nodeAddress, podCidr: opts.podCidr })
     start('postgres', postgres.command[0], postgres.command.slice(1))
-    start('minio', bin('minio'), ['server', join(dir, 'minio'), '--address', `127.0.0.1:${p.minio}`, '--console-address', `127.0.0.1:${p.minioConsole}`, '--quiet'], {
+    start('minio', bin('minio'), ['server', join(dir, 'minio'), '--address', `${host}:${p.minio}`, '--console-address', `127.0.0.1:${p.minioConsole}`, '--quiet'], {
       MINIO_ROOT_USER: creds.accessKey,
       MINIO_ROOT_PASSWORD: creds.secretKey,
       MINIO_BROWSER: 'off',
@@ -254,21 +277,25 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     start('kube-apiserver', bin('kube-apiserver'), [
       `--etcd-servers=http://127.0.0.1:${p.etcd}`,
       '--etcd-prefix=/registry',
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      `--bind-address=${host}`,
+      `--advertise-address=${host}`,
       `--secure-port=${p.apiserver}`,
       `--cert-dir=${join(dir, 'pki')}`,
       `--tls-cert-file=${pki('apiserver.crt')}`,
       `--tls-private-key-file=${pki('apiserver.key')}`,
       `--client-ca-file=${pki('ca.crt')}`,
+      // Logs, exec and attach on a real node: the kubelet accepts clients of this CA.
+      `--kubelet-client-certificate=${pki('admin.crt')}`,
+      `--kubelet-client-key=${pki('admin.key')}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${pki('sa.pub')}`,
       `--service-account-signing-key-file=${pki('sa.key')}`,
       '--service-cluster-ip-range=10.0.0.0/24',
       '--authorization-mode=Node,RBAC',
       '--allow-privileged=true',
-      // A loopback advertise address is refused by the endpoint reconciler; no Service needs it.
-      '--endpoint-reconciler-type=none',
+      // A loopback advertise address is refused by the endpoint reconciler; no Service needs it
+      // there. On the real node, pods reach the API server through the `kubernetes` Service.
+      ...(opts.nodeAddress ? [] : ['--endpoint-reconciler-type=none']),
       // A real node (make real-node) is reached at its InternalIP for logs and exec; no DNS knows its name.
       '--kubelet-preferred-address-types=InternalIP,Hostname',
       '--profiling=false',
@@ -276,7 +303,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--v=1',
     ])
     const tls = { ca: readFileSync(pki('ca.crt')), cert: readFileSync(pki('admin.crt')), key: readFileSync(pki('admin.key')) }
-    await until('kube-apiserver ready', async () => (await getStatus(`https://127.0.0.1:${p.apiserver}/readyz`, tls)) === 200, 120_000, 300)
+    await until('kube-apiserver ready', async () => (await getStatus(`https://${host}:${p.apiserver}/readyz`, tls)) === 200, 120_000, 300)
 
     say('starting kube-controller-manager and kube-scheduler')
     start('kube-controller-manager', bin('kube-controller-manager'), [
@@ -288,7 +315,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       `--secure-port=${p.controllerManager}`,
       `--cert-dir=${join(dir, 'pki', 'kcm')}`,
       // Deployments and ReplicaSets: the Helm chart's test install runs the gateway and operator as real pods.
-      '--controllers=job-controller,garbage-collector-controller,pod-garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,deployment-controller,replicaset-controller,disruption-controller',
+      `--controllers=job-controller,garbage-collector-controller,pod-garbage-collector-controller,ttl-after-finished-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,deployment-controller,replicaset-controller,disruption-controller${opts.nodeAddress ? `,${REAL_NODE_CONTROLLERS}` : ''}`,
       `--service-account-private-key-file=${pki('sa.key')}`,
       `--root-ca-file=${pki('ca.crt')}`,
       '--use-service-account-credentials=false',
@@ -314,15 +341,15 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     // Keys without a signing secret of their own sign callbacks with the workspace secret.
     await new ApiKeyAdmin(kc, NAMESPACE).ensureWorkspaceSecret()
     await until('redis', () => tcpOpen(p.redis))
-    const storage = { endpoint: `http://127.0.0.1:${p.minio}`, region: 'us-east-1', bucket: BUCKET, ...creds }
+    const storage = { endpoint: `http://${host}:${p.minio}`, region: 'us-east-1', bucket: BUCKET, ...creds }
     const s3 = storageClient(storage)
     await until('minio', async () => {
       if (!(await s3.bucketExists(BUCKET))) await s3.makeBucket(BUCKET, storage.region)
       return true
     })
 
-    say('starting the node agent')
-    start('node-agent', process.execPath, [
+    if (opts.nodeAgent !== false) say('starting the node agent')
+    if (opts.nodeAgent !== false) start('node-agent', process.execPath, [
       join(REPO_ROOT, 'dist', 'test', 'node-agent', 'main.js'),
       `--kubeconfig=${kubeconfigPath}`,
       '--node-name=dutil-local-node',
@@ -365,11 +392,13 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     }
     const startOperator = () => void start('operator', process.execPath, [join(REPO_ROOT, 'dist', 'operator', 'main.js')], programEnv)
     const startGateway = () => void start('gateway', process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], programEnv)
-    say('starting the operator and the gateway')
-    startOperator()
-    startGateway()
-    await until('operator ready', async () => (await getStatus(`http://127.0.0.1:${p.operator}/readyz`)) === 200, 60_000)
-    await until('gateway ready', async () => (await getStatus(`http://127.0.0.1:${p.gateway}/readyz`)) === 200, 60_000)
+    if (opts.programs !== false) {
+      say('starting the operator and the gateway')
+      startOperator()
+      startGateway()
+      await until('operator ready', async () => (await getStatus(`http://127.0.0.1:${p.operator}/readyz`)) === 200, 60_000)
+      await until('gateway ready', async () => (await getStatus(`http://127.0.0.1:${p.gateway}/readyz`)) === 200, 60_000)
+    }
 
     return {
       dir,

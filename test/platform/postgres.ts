@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 
@@ -37,7 +37,7 @@ export interface PostgresInstance {
 }
 
 /** Prepares (initdb once) the cluster under `stateDir/postgres`; returns how to start it. */
-export function preparePostgres(stateDir: string, port: number, opts: { durable: boolean }): PostgresInstance {
+export function preparePostgres(stateDir: string, port: number, opts: { durable: boolean; nodeAddress?: string; podCidr?: string }): PostgresInstance {
   const bin = postgresBinDir()
   const dataDir = join(stateDir, 'postgres')
   const pwFile = join(stateDir, 'postgres-password')
@@ -57,9 +57,15 @@ export function preparePostgres(stateDir: string, port: number, opts: { durable:
     if (res.status !== 0) throw new Error(`initdb failed: ${res.stderr || res.stdout}`)
   }
   chmodSync(dataDir, 0o700)
+  if (opts.podCidr) {
+    // The real node's pods connect from their own addresses (initdb allows loopback only).
+    const hba = join(dataDir, 'pg_hba.conf')
+    const line = `host all all ${opts.podCidr} scram-sha-256`
+    if (!readFileSync(hba, 'utf8').includes(line)) appendFileSync(hba, `${line}\n`)
+  }
   const settings = [
     `port=${port}`,
-    'listen_addresses=127.0.0.1',
+    `listen_addresses=${['127.0.0.1', ...(opts.nodeAddress ? [opts.nodeAddress] : [])].join(',')}`,
     // TCP only: no socket file in a shared directory.
     'unix_socket_directories=',
     'max_connections=200',

@@ -5,8 +5,13 @@ import { join } from 'node:path'
  * ports it may use. Pure: the start script writes them (test/real-node/real-node.ts).
  */
 export interface RealNodeLayout {
-  /** Everything of the node lives under here (the platform's state dir). */
+  /** Everything of the node lives under here (the platform's state dir)... */
   dir: string
+  /**
+   * ...except containerd's content and snapshots (its root): kept outside the checkout between
+   * runs, so images imported once are there the next time.
+   */
+  imageStore: string
   nodeName: string
   /** The API server's URL (https://127.0.0.1:<port>). */
   server: string
@@ -26,10 +31,17 @@ export interface RealNodeLayout {
   /** Where Debian's CNI plugins are. */
   cniBinDir: string
   sandboxImage: string
+  /** Service ClusterIPs (the API server's --service-cluster-ip-range). */
+  serviceCidr: string
+  /** The cluster DNS Service's ClusterIP (CoreDNS). */
+  clusterDns: string
+  /** kube-proxy's metrics and healthz ports (loopback). */
+  proxyMetricsPort: number
+  proxyHealthzPort: number
 }
 
 export const paths = (l: RealNodeLayout) => ({
-  containerdRoot: join(l.dir, 'containerd', 'root'),
+  containerdRoot: l.imageStore,
   containerdState: join(l.dir, 'containerd', 'state'),
   containerdConfig: join(l.dir, 'containerd', 'config.toml'),
   containerdSocket: join(l.dir, 'containerd', 'containerd.sock'),
@@ -38,6 +50,10 @@ export const paths = (l: RealNodeLayout) => ({
   kubeletConfig: join(l.dir, 'kubelet', 'config.yaml'),
   kubeletKubeconfig: join(l.dir, 'kubelet', 'kubeconfig'),
   podLogs: join(l.dir, 'pod-logs'),
+  kubeProxyConfig: join(l.dir, 'kube-proxy', 'config.yaml'),
+  kubeProxyKubeconfig: join(l.dir, 'kube-proxy', 'kubeconfig'),
+  /** Host sysctls the node changes, with their values before (restored at teardown). */
+  sysctlsBefore: join(l.dir, 'sysctls-before.json'),
 })
 
 /** containerd 1.6 (config version 2) for the CRI: runc with cgroupfs, our sandbox image, Debian's CNI plugins. */
@@ -121,11 +137,16 @@ serializeImagePulls: false
 # No registry here: every image is imported; nothing is pulled.
 imageGCHighThresholdPercent: 100
 evictionHard: { memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%" }
+# Pods resolve Service names through CoreDNS (cluster-addons.ts), which answers only for the
+# cluster: nothing is forwarded off this machine.
+clusterDNS: [${l.clusterDns}]
+clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 registerNode: true
 `
 }
 
+/** A kubeconfig for a node-local component (kubelet, kube-proxy) with its own client certificate. */
 export function kubeletKubeconfig(l: RealNodeLayout, certFile: string, keyFile: string): string {
   return `apiVersion: v1
 kind: Config
@@ -139,5 +160,34 @@ contexts:
 - name: node
   context: { cluster: local, user: node }
 current-context: node
+`
+}
+
+/**
+ * kube-proxy in iptables mode: Services (the API server's `kubernetes`, cluster DNS, the chart's
+ * gateway) answer on their ClusterIPs in pods and on this host. The conntrack table size is left
+ * alone; `tcpBeLiberal` keeps conntrack from marking out-of-window TCP segments INVALID, which
+ * kube-proxy's and kube-router's INVALID-drop rules would otherwise drop: under load that stalled
+ * a runner's download for a minute (the machine's value comes back at teardown). NodePorts only
+ * on the node's address.
+ */
+export function kubeProxyConfig(l: RealNodeLayout): string {
+  const p = paths(l)
+  return `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: ${p.kubeProxyKubeconfig}
+hostnameOverride: ${l.nodeName}
+mode: iptables
+clusterCIDR: ${l.podCidr}
+bindAddress: ${l.nodeIp}
+healthzBindAddress: 127.0.0.1:${l.proxyHealthzPort}
+metricsBindAddress: 127.0.0.1:${l.proxyMetricsPort}
+nodePortAddresses: [${l.nodeIp}/32]
+conntrack:
+  maxPerCore: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+  tcpBeLiberal: true
 `
 }

@@ -1,26 +1,37 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import type { Supervisor } from '../platform/supervisor.js'
 import { until } from '../platform/wait-for.js'
-import { cniConflist, containerdConfig, kubeletConfig, kubeletKubeconfig, paths, type RealNodeLayout } from './node-config.js'
+import { clusterDnsManifest } from './cluster-addons.js'
+import { cniConflist, containerdConfig, kubeletConfig, kubeletKubeconfig, kubeProxyConfig, paths, type RealNodeLayout } from './node-config.js'
 
 export const SANDBOX_IMAGE = 'dutil.local/pause:3.10'
+export const COREDNS_IMAGE = 'dutil.local/coredns:dev'
+/** The platform's --service-cluster-ip-range, and the cluster DNS Service's address in it. */
+const SERVICE_CIDR = '10.0.0.0/24'
+const CLUSTER_DNS_IP = '10.0.0.10'
+export const POD_CIDR = '10.244.0.0/24'
+const BE_LIBERAL = 'net.netfilter.nf_conntrack_tcp_be_liberal'
+/** A closed port on loopback (discard): where image pulls go, and fail. */
+const NO_REGISTRY_PROXY = 'http://127.0.0.1:9'
 
 /** Why this host cannot run a real node (the test summary prints it); null when it can. */
 export function realNodeBlocker(): string | null {
   if (process.getuid?.() !== 0) return 'the real node needs root (containerd, runc, cgroups, network namespaces)'
-  for (const tool of ['containerd', 'runc', 'ctr']) {
+  for (const tool of ['containerd', 'runc', 'ctr', 'iptables', 'ipset']) {
     try {
       execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' })
     } catch {
-      return `${tool} is not installed (make deps installs Debian's containerd and runc)`
+      return `${tool} is not installed (test/platform/install-deps.sh --node installs it from Debian)`
     }
   }
   if (!existsSync(join(CNI_BIN_DIR, 'bridge'))) return `no CNI plugins in ${CNI_BIN_DIR} (Debian's containernetworking-plugins)`
-  if (!existsSync(join(BIN_DIR, 'kubelet'))) return `${join(BIN_DIR, 'kubelet')} is missing (test/platform/build-binaries.sh kubelet)`
+  for (const b of ['kubelet', 'kube-proxy', 'kube-router', 'coredns']) {
+    if (!existsSync(join(BIN_DIR, b))) return `${join(BIN_DIR, b)} is missing (test/platform/build-binaries.sh ${b})`
+  }
   return null
 }
 
@@ -31,7 +42,7 @@ export const NODE_IP = '10.250.0.1'
 const NODE_INTERFACE = 'dutil-node0'
 
 /** Makes the interface that holds the node's address (kept between runs; idempotent). */
-function ensureNodeAddress(ip: string): void {
+export function ensureNodeAddress(ip: string): void {
   const sh = (cmd: string) => execFileSync('sh', ['-c', cmd], { stdio: 'ignore' })
   try {
     sh(`ip link show ${NODE_INTERFACE}`)
@@ -57,49 +68,76 @@ export interface RealNodeOptions {
   server: string
   adminKubeconfig: string
   supervisor: Supervisor
-  nodeName?: string
-  kubeletPort?: number
-  healthzPort?: number
   progress?: (m: string) => void
+  /**
+   * kube-proxy, kube-router and CoreDNS too (default). Without them: only containerd and the
+   * kubelet (`make real-node` beside `make dev`, whose API server pods cannot reach).
+   */
+  addOns?: boolean
+}
+
+/** Where the node of a platform lives and which addresses and ports it uses. */
+export function realNodeLayout(platformDir: string, server: string): RealNodeLayout {
+  return {
+    dir: join(platformDir, 'real-node'),
+    imageStore: join(dirname(BIN_DIR), 'real-node', 'containerd'),
+    nodeName: 'dutil-real-node',
+    server,
+    nodeIp: NODE_IP,
+    caFile: join(platformDir, 'pki', 'ca.crt'),
+    kubeletPort: 20250,
+    healthzPort: 20248,
+    podCidr: POD_CIDR,
+    cgroupVersion: hostCgroupVersion(),
+    cniBinDir: CNI_BIN_DIR,
+    sandboxImage: SANDBOX_IMAGE,
+    serviceCidr: SERVICE_CIDR,
+    clusterDns: CLUSTER_DNS_IP,
+    proxyMetricsPort: 20249,
+    proxyHealthzPort: 20256,
+  }
 }
 
 /**
  * A real node joined to the local control plane: Debian's containerd and runc, the kubelet of
- * the control plane's release, a bridge CNI network, and the sandbox image built here. Resolves
- * once the Node is Ready.
+ * the control plane's release, a bridge CNI network, and the sandbox image built here;
+ * kube-proxy, kube-router's NetworkPolicy firewall and CoreDNS. Resolves once the Node is Ready
+ * and cluster DNS answers. On failure, stopRealNode(layout) cleans up what was started.
  */
-export async function startRealNode(o: RealNodeOptions): Promise<RealNodeLayout> {
+export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions): Promise<void> {
   const say = o.progress ?? (() => {})
-  const dir = join(o.platformDir, 'real-node')
-  const layout: RealNodeLayout = {
-    dir,
-    nodeName: o.nodeName ?? 'dutil-real-node',
-    server: o.server,
-    nodeIp: NODE_IP,
-    caFile: join(o.platformDir, 'pki', 'ca.crt'),
-    kubeletPort: o.kubeletPort ?? 20250,
-    healthzPort: o.healthzPort ?? 20248,
-    podCidr: '10.244.0.0/24',
-    cgroupVersion: hostCgroupVersion(),
-    cniBinDir: CNI_BIN_DIR,
-    sandboxImage: SANDBOX_IMAGE,
-  }
+  const dir = layout.dir
   const p = paths(layout)
-  ensureNodeAddress(NODE_IP)
+  ensureNodeAddress(layout.nodeIp)
   for (const d of [p.containerdRoot, p.containerdState, p.cniConfDir, p.kubeletRoot, p.podLogs]) mkdirSync(d, { recursive: true })
   writeFileSync(p.containerdConfig, containerdConfig(layout))
   writeFileSync(join(p.cniConfDir, '10-dutil.conflist'), cniConflist(layout))
   writeFileSync(p.kubeletConfig, kubeletConfig(layout))
   // The node's own identity (Node authorizer): system:node:<name> in system:nodes.
   const pki = join(o.platformDir, 'pki')
-  const cert = join(dir, 'kubelet', 'node.crt')
-  const key = join(dir, 'kubelet', 'node.key')
-  execFileSync('bash', ['-c', `openssl req -newkey rsa:2048 -nodes -subj "/O=system:nodes/CN=system:node:${layout.nodeName}" -keyout "$1" -out "$1.csr" 2>/dev/null && printf 'extendedKeyUsage=clientAuth\\nkeyUsage=digitalSignature,keyEncipherment\\n' > "$1.ext" && openssl x509 -req -in "$1.csr" -CA "$3/ca.crt" -CAkey "$3/ca.key" -CAcreateserial -days 30 -extfile "$1.ext" -out "$2" 2>/dev/null && rm -f "$1.csr" "$1.ext"`, '_', key, cert, pki])
-  writeFileSync(p.kubeletKubeconfig, kubeletKubeconfig(layout, cert, key), { mode: 0o600 })
+  const node = issueClientCert(pki, join(dir, 'kubelet', 'node'), `/O=system:nodes/CN=system:node:${layout.nodeName}`)
+  writeFileSync(p.kubeletKubeconfig, kubeletKubeconfig(layout, node.cert, node.key), { mode: 0o600 })
+  // kube-proxy as the user the built-in system:node-proxier binding names.
+  mkdirSync(dirname(p.kubeProxyConfig), { recursive: true })
+  const proxy = issueClientCert(pki, join(dirname(p.kubeProxyConfig), 'kube-proxy'), '/CN=system:kube-proxy')
+  writeFileSync(p.kubeProxyKubeconfig, kubeletKubeconfig(layout, proxy.cert, proxy.key), { mode: 0o600 })
+  writeFileSync(p.kubeProxyConfig, kubeProxyConfig(layout))
 
   say('starting containerd')
-  o.supervisor.start({ name: 'containerd', command: 'containerd', args: ['--config', p.containerdConfig], logFile: join(o.platformDir, 'logs', 'containerd.log') })
-  await until('containerd socket', async () => existsSync(p.containerdSocket), 30_000, 100)
+  const containerdLog = join(o.platformDir, 'logs', 'containerd.log')
+  const logFrom = existsSync(containerdLog) ? statSync(containerdLog).size : 0
+  o.supervisor.start({
+    name: 'containerd',
+    command: 'containerd',
+    args: ['--config', p.containerdConfig],
+    // Nothing is ever pulled: a missing image's pull goes to a closed port on loopback and fails
+    // there (ErrImagePull), never resolving or reaching a registry off this machine.
+    env: { HTTP_PROXY: NO_REGISTRY_PROXY, HTTPS_PROXY: NO_REGISTRY_PROXY, NO_PROXY: '', http_proxy: NO_REGISTRY_PROXY, https_proxy: NO_REGISTRY_PROXY, no_proxy: '' },
+    logFile: containerdLog,
+  })
+  // Its CRI answers "not initialized yet" until it has recovered its state and started its
+  // streaming server (the last step before it serves; a warm image store takes longer).
+  await until('containerd CRI ready', async () => existsSync(p.containerdSocket) && readFileSync(containerdLog).subarray(logFrom).includes('Start streaming server'), 60_000, 100)
   const ctr = (...args: string[]) => execFileSync('ctr', ['--address', p.containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' })
   if (!ctr('images', 'ls', '-q').split('\n').includes(SANDBOX_IMAGE)) {
     say('building and importing the sandbox image')
@@ -130,10 +168,147 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNodeLayout>
     120_000,
     500,
   )
-  return layout
+
+  if (o.addOns === false) return
+  say('starting kube-proxy and the NetworkPolicy enforcer (kube-router)')
+  // kube-proxy sets nf_conntrack_tcp_be_liberal (tcpBeLiberal): the machine's value comes back at teardown.
+  if (!existsSync(p.sysctlsBefore)) writeFileSync(p.sysctlsBefore, JSON.stringify({ [BE_LIBERAL]: readFileSync(`/proc/sys/${BE_LIBERAL.replace(/\./g, '/')}`, 'utf8').trim() }))
+  const logFile = (name: string) => join(o.platformDir, 'logs', `${name}.log`)
+  o.supervisor.start({ name: 'kube-proxy', command: join(BIN_DIR, 'kube-proxy'), args: [`--config=${p.kubeProxyConfig}`, '--v=1'], logFile: logFile('kube-proxy') })
+  o.supervisor.start({ name: 'kube-router', command: join(BIN_DIR, 'kube-router'), args: kubeRouterArgs(layout, o.adminKubeconfig), logFile: logFile('kube-router') })
+  // Pods on the bridge reach each other and Services through FORWARD: accepted after the
+  // enforcer's chains (it inserts itself first), whatever a host firewall's policy is.
+  for (const rule of forwardRules(layout)) iptables('-C', ...rule) || iptables('-A', ...rule)
+
+  say('starting cluster DNS (CoreDNS)')
+  if (!ctr('images', 'ls', '-q').split('\n').includes(COREDNS_IMAGE)) {
+    const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'static-image.sh'), [join(dir, 'coredns.tar'), join(BIN_DIR, 'coredns')], { encoding: 'utf8' }).trim()
+    ctr('images', 'import', '--index-name', COREDNS_IMAGE, tar)
+  }
+  execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', o.adminKubeconfig, 'apply', '--server-side', '-f', '-'], {
+    input: clusterDnsManifest({ image: COREDNS_IMAGE, clusterIp: layout.clusterDns }),
+    stdio: ['pipe', 'ignore', 'inherit'],
+  })
+  const apps = kc.makeApiClient(AppsV1Api)
+  await until('CoreDNS ready', async () => ((await apps.readNamespacedDeployment({ name: 'coredns', namespace: 'kube-system' })).status?.readyReplicas ?? 0) > 0, 120_000, 500)
 }
 
-/** Imports a `docker save` (or OCI layout) tar into the node's image store. */
-export function importImage(layout: RealNodeLayout, tar: string): void {
-  execFileSync('ctr', ['--address', paths(layout).containerdSocket, '-n', 'k8s.io', 'images', 'import', tar], { stdio: 'inherit' })
+/** kube-router with only its NetworkPolicy controller on (no routing, no service proxy: kube-proxy does that). */
+function kubeRouterArgs(l: RealNodeLayout, kubeconfig: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--hostname-override=${l.nodeName}`,
+    '--run-firewall=true',
+    '--run-router=false',
+    '--run-service-proxy=false',
+    `--service-cluster-ip-range=${l.serviceCidr}`,
+    '--health-port=0',
+    '--metrics-port=0',
+    '--enable-pod-egress=false',
+    '--v=1',
+  ]
+}
+
+function forwardRules(l: RealNodeLayout): string[][] {
+  const comment = ['-m', 'comment', '--comment', 'dutil real node']
+  return [
+    ['FORWARD', '-s', l.podCidr, ...comment, '-j', 'ACCEPT'],
+    ['FORWARD', '-d', l.podCidr, ...comment, '-j', 'ACCEPT'],
+  ]
+}
+
+function iptables(...args: string[]): boolean {
+  try {
+    execFileSync('iptables', ['-w', ...args], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A client certificate signed by the platform CA (PREFIX.crt, PREFIX.key). */
+function issueClientCert(pki: string, prefix: string, subject: string): { cert: string; key: string } {
+  execFileSync('bash', [
+    '-c',
+    `openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$1.key" -out "$1.csr" 2>/dev/null && printf 'extendedKeyUsage=clientAuth\\nkeyUsage=digitalSignature,keyEncipherment\\n' > "$1.ext" && openssl x509 -req -in "$1.csr" -CA "$3/ca.crt" -CAkey "$3/ca.key" -CAcreateserial -days 30 -extfile "$1.ext" -out "$1.crt" 2>/dev/null && rm -f "$1.csr" "$1.ext"`,
+    '_', prefix, subject, pki,
+  ])
+  return { cert: `${prefix}.crt`, key: `${prefix}.key` }
+}
+
+/**
+ * Stops the node and leaves this machine as it was: the kubelet first (so nothing restarts),
+ * every container, containerd and its shims, then the mounts, network namespaces, iptables
+ * chains and ipsets the node made. Safe to call when the node never started.
+ */
+export async function stopRealNode(layout: RealNodeLayout, supervisor: Supervisor): Promise<void> {
+  const p = paths(layout)
+  await supervisor.stopOne('kubelet').catch(() => {})
+  if (existsSync(p.containerdSocket)) {
+    const ctr = (...args: string[]) => execFileSync('ctr', ['--address', p.containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 })
+    try {
+      for (const id of ctr('tasks', 'ls', '-q').split('\n').filter(Boolean)) {
+        try {
+          ctr('tasks', 'kill', '-a', '-s', 'SIGKILL', id)
+        } catch {
+          // Already gone.
+        }
+      }
+    } catch {
+      // containerd is not answering: the shims are killed below.
+    }
+  }
+  await supervisor.stopOne('kube-router').catch(() => {})
+  await supervisor.stopOne('kube-proxy').catch(() => {})
+  await supervisor.stopOne('containerd').catch(() => {})
+  const sh = (cmd: string) => {
+    try {
+      execFileSync('sh', ['-c', cmd], { stdio: 'ignore', timeout: 60_000 })
+    } catch {
+      // Best effort: the next step still runs.
+    }
+  }
+  // Shims outlive containerd by design; ours name our socket.
+  sh(`pkill -9 -f 'containerd-shim.*${p.containerdSocket.replace(/'/g, '')}'`)
+  // Mounts under the node's directory (secrets, overlays), deepest first; then pod network namespaces.
+  sh(`grep -o ' ${layout.dir}[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l`)
+  sh('for ns in /run/netns/cni-*; do [ -e "$ns" ] && ip netns delete "$(basename "$ns")"; done')
+  for (const rule of forwardRules(layout)) while (iptables('-D', ...rule));
+  sh(`${join(BIN_DIR, 'kube-proxy')} --cleanup --v=0`)
+  sh(`${join(BIN_DIR, 'kube-router')} --cleanup-config`)
+  // The kubelet's own chains (KUBE-FIREWALL and its canaries).
+  for (const table of ['filter', 'nat', 'mangle']) {
+    for (const chain of ['INPUT', 'OUTPUT']) while (iptables('-t', table, '-D', chain, '-j', 'KUBE-FIREWALL'));
+    for (const chain of ['KUBE-FIREWALL', 'KUBE-KUBELET-CANARY', 'KUBE-IPTABLES-HINT']) iptables('-t', table, '-F', chain) && iptables('-t', table, '-X', chain)
+  }
+  sh('rm -rf /var/lib/cni/networks/dutil-pods')
+  if (existsSync(p.sysctlsBefore)) {
+    for (const [key, value] of Object.entries(JSON.parse(readFileSync(p.sysctlsBefore, 'utf8')) as Record<string, string>)) sh(`sysctl -qw ${key}=${value}`)
+    rmSync(p.sysctlsBefore, { force: true })
+  }
+  sh('ip link delete dutil-cni0')
+}
+
+/**
+ * Imports images from the Docker engine into the node's image store, skipping those already
+ * there with the same image id (the store outlives the run: a warm run imports only what changed).
+ * Returns the names imported.
+ */
+export function importDockerImages(layout: RealNodeLayout, names: string[], scratchDir: string): string[] {
+  const stampFile = join(layout.imageStore, 'dutil-imported.json')
+  const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
+  const ctr = (...args: string[]) => execFileSync('ctr', ['--address', paths(layout).containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' })
+  const present = new Set(ctr('images', 'ls', '-q').split('\n'))
+  const ids = Object.fromEntries(names.map((n) => [n, execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', n], { encoding: 'utf8' }).trim()]))
+  const changed = names.filter((n) => !present.has(n) || stamps[n] !== ids[n])
+  if (changed.length > 0) {
+    mkdirSync(scratchDir, { recursive: true })
+    const tar = join(scratchDir, 'images.tar')
+    execFileSync('docker', ['save', '-o', tar, ...changed], { stdio: ['ignore', 'ignore', 'inherit'] })
+    ctr('images', 'import', tar)
+    rmSync(tar, { force: true })
+    for (const n of changed) stamps[n] = ids[n]
+    writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
+  }
+  return changed
 }

@@ -17,7 +17,7 @@ export function killComponent(name: string): void {
 }
 
 /** Whether a process still runs: a zombie (dead, not yet reaped by its parent) does not. */
-function running(pid: number): boolean {
+export function running(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'

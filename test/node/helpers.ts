@@ -1,0 +1,43 @@
+import { execFile, execFileSync, spawnSync } from 'node:child_process'
+import { promisify } from 'node:util'
+import { join } from 'node:path'
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node'
+import { inject } from 'vitest'
+import { LABELS } from '../../contract/api-group.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { kubeConfig } from '../integration/helpers/keys.js'
+import { BIN_DIR } from '../platform/platform.js'
+import { NS } from './chart-values.js'
+
+/** kubectl against the real-node platform, as an admin would run it. */
+export function kubectl(args: string[], input?: string): string {
+  return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })
+}
+
+/** Helm without blocking the event loop (requests go on while it waits for a rollout). */
+export async function helmAsync(...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(join(BIN_DIR, 'helm'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' })
+  return stdout
+}
+
+export function helm(...args: string[]): string {
+  const r = spawnSync(join(BIN_DIR, 'helm'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`helm ${args.slice(0, 2).join(' ')} failed: ${r.stderr}`)
+  return r.stdout
+}
+
+/** Puts a file on the tests' file server (the test-services pod) and returns its URL as runners reach it. */
+export async function putFile(name: string, bytes: Buffer | string): Promise<string> {
+  const res = await fetch(`${inject('filesUrl')}/${name}`, { method: 'PUT', body: bytes })
+  if (res.status !== 201) throw new Error(`PUT ${name}: ${res.status}`)
+  return `${inject('podFilesUrl')}/${name}`
+}
+
+export const core = () => kubeConfig().makeApiClient(CoreV1Api)
+
+/** The runner pods a job has had. */
+export async function runnerPodsOf(jobId: string): Promise<V1Pod[]> {
+  return (await core().listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })).items
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

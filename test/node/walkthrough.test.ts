@@ -1,0 +1,91 @@
+import { execFileSync } from 'node:child_process'
+import { Webhook } from 'standardwebhooks'
+import { describe, expect, inject, it } from 'vitest'
+import { BatchV1Api } from '@kubernetes/client-node'
+import { LABELS } from '../../contract/api-group.js'
+import { api, download } from '../integration/helpers/api.js'
+import { kubeConfig } from '../integration/helpers/keys.js'
+import { firstKeyCommand } from '../support/chart-notes.js'
+import { makePdf } from '../support/pdfs.js'
+import { NS, RELEASE } from './chart-values.js'
+import { helm, kubectl, putFile, runnerPodsOf } from './helpers.js'
+
+/**
+ * The README walkthrough on a real node: every program and runner runs from its image in a
+ * container (containerd + runc) under the chart's securityContext, reached through Services.
+ */
+describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (kubelet, containerd, runc)', () => {
+  let key = ''
+  let signingSecret = ''
+
+  it('creates the first key with the command the chart NOTES print, run as a pod with its output attached', () => {
+    const command = firstKeyCommand(helm('get', 'notes', RELEASE, '--namespace', NS))
+    expect(command).toContain('--rm -i')
+    // Exactly the printed command (a shell parses its quoting), with this platform's kubeconfig.
+    const args = JSON.parse(execShellWords(command.replace(/^kubectl /, '')))
+    const out = kubectl(args)
+    key = /key:\s+(du_live_[0-9a-f]{48})/.exec(out)?.[1] ?? ''
+    signingSecret = /signing secret:\s+(whsec_\S+)/.exec(out)?.[1] ?? ''
+    expect(key, out).not.toBe('')
+    expect(signingSecret).not.toBe('')
+  })
+
+  it('splits a PDF synchronously in a runner container: non-root, read-only root filesystem, the files download', async () => {
+    const url = await putFile('walkthrough.pdf', await makePdf(3))
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body).toMatchObject({ status: 'succeeded', result: { pageCount: 3 } })
+    for (const f of res.body.result.files) {
+      const d = await download(f.url)
+      expect(d.status).toBe(200)
+      expect(d.bytes.subarray(0, 5).toString()).toBe('%PDF-')
+    }
+    const [pod] = await runnerPodsOf(res.body.id)
+    expect(pod.status?.containerStatuses?.[0].containerID).toMatch(/^containerd:\/\//)
+    expect(pod.status?.containerStatuses?.[0].state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' })
+    expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true)
+    expect(pod.spec?.containers[0].securityContext?.readOnlyRootFilesystem).toBe(true)
+  })
+
+  it('runs an async job and delivers the signed callback to a receiver in the cluster (https, by Service name)', async () => {
+    const url = await putFile('async.pdf', await makePdf(2))
+    const callbackUrl = `${inject('callbackBase')}/walkthrough`
+    const accepted = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url }, callbackUrl } })
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202)
+    const done = await api('GET', `/v1/jobs/${accepted.body.id}?wait=60`, { key })
+    expect(done.body).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
+    let got: Array<{ path: string; headers: Record<string, string>; body: string }> = []
+    await expect
+      .poll(async () => {
+        got = ((await (await fetch(inject('filesUrl').replace(/\/files$/, '/received'))).json()) as typeof got).filter((r) => r.path === '/callbacks/walkthrough')
+        return got.length
+      }, { timeout: 60_000, interval: 500 })
+      .toBe(1)
+    const event = new Webhook(signingSecret).verify(got[0].body, got[0].headers) as any
+    expect(event).toMatchObject({ type: 'job.succeeded', data: { id: accepted.body.id, status: 'succeeded' } })
+    await expect.poll(async () => (await api('GET', `/v1/jobs/${accepted.body.id}`, { key })).body.callback, { timeout: 30_000 }).toEqual({ url: callbackUrl, status: 'delivered', attempts: 1 })
+  })
+
+  it('renders HTML to PDF with the Chromium in the html-pdf runner image', async () => {
+    const url = await putFile('page.html', '<!doctype html><title>r</title><h1>Quarterly report</h1><p>Rendered on a real node.</p>')
+    const res = await api('POST', '/v1/utilities/html-pdf', { key, body: { input: { url, pdfOptions: { format: 'A4' } } } })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const [file] = res.body.result.files
+    const d = await download(file.url)
+    expect(d.bytes.subarray(0, 5).toString()).toBe('%PDF-')
+    expect(d.bytes.length).toBeGreaterThan(1000)
+  })
+
+  it('lists the jobs with kubectl get utilityjobs, each run by a batch Job the operator owns', async () => {
+    const out = kubectl(['get', 'utilityjobs', '-n', NS])
+    expect(out.split('\n').filter((l) => /\ssucceeded\s/.test(l)).length).toBeGreaterThanOrEqual(3)
+    const jobs = await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: LABELS.jobId })
+    expect(jobs.items.length).toBeGreaterThanOrEqual(3)
+    for (const j of jobs.items) expect(j.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'UtilityJob', name: j.metadata?.labels?.[LABELS.jobId], controller: true })
+  })
+})
+
+/** Splits a command line the way a POSIX shell would (quotes), as JSON: bash does it. */
+function execShellWords(command: string): string {
+  return execFileSync('bash', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- ${command}`], { encoding: 'utf8' })
+}
