@@ -9,7 +9,6 @@ import { clusterDnsManifest } from './cluster-addons.js'
 import { cniConflist, containerdConfig, kubeletConfig, kubeletKubeconfig, kubeProxyConfig, paths, type RealNodeLayout } from './node-config.js'
 
 export const SANDBOX_IMAGE = 'dutil.local/pause:3.10'
-export const COREDNS_IMAGE = 'dutil.local/coredns:dev'
 /** The platform's --service-cluster-ip-range, and the cluster DNS Service's address in it. */
 const SERVICE_CIDR = '10.0.0.0/24'
 const CLUSTER_DNS_IP = '10.0.0.10'
@@ -181,12 +180,14 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   for (const rule of forwardRules(layout)) iptables('-C', ...rule) || iptables('-A', ...rule)
 
   say('starting cluster DNS (CoreDNS)')
-  if (!ctr('images', 'ls', '-q').split('\n').includes(COREDNS_IMAGE)) {
+  // Tagged with the version build-binaries.sh stamped: the image store outlives the run.
+  const corednsImage = `dutil.local/coredns:${readFileSync(join(BIN_DIR, '.coredns.version'), 'utf8').trim().replace(/^.*@/, '')}`
+  if (!ctr('images', 'ls', '-q').split('\n').includes(corednsImage)) {
     const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'static-image.sh'), [join(dir, 'coredns.tar'), join(BIN_DIR, 'coredns')], { encoding: 'utf8' }).trim()
-    ctr('images', 'import', '--index-name', COREDNS_IMAGE, tar)
+    ctr('images', 'import', '--index-name', corednsImage, tar)
   }
   execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', o.adminKubeconfig, 'apply', '--server-side', '-f', '-'], {
-    input: clusterDnsManifest({ image: COREDNS_IMAGE, clusterIp: layout.clusterDns }),
+    input: clusterDnsManifest({ image: corednsImage, clusterIp: layout.clusterDns }),
     stdio: ['pipe', 'ignore', 'inherit'],
   })
   const apps = kc.makeApiClient(AppsV1Api)
