@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-startup bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -87,6 +87,10 @@ bench: bench-deps binaries build
 
 bench-deps:
 	@test/platform/install-deps.sh --bench
+
+# Node start-up plus module loading of each runner: the bundle pods run against tsc's unbundled output.
+bench-startup: build
+	node dist/test/bench/runner-startup.js
 
 # Accept-to-succeeded latency of a 10-page split-pdf through the whole platform.
 bench-latency: deps binaries build

@@ -19,7 +19,7 @@ describe('release artefacts agree', () => {
       expect(u.runner.image).toBe(`dutil-runner-${u.slug}`)
       expect(existsSync(join(root, 'images', `runner-${u.slug}`, 'Dockerfile')) || existsSync(join(root, 'images', 'runner', 'Dockerfile'))).toBe(true)
       expect(values.runners[u.slug], `runners.${u.slug} in charts/dutil/values.yaml`).toBeDefined()
-      expect(u.runner.entry).toBe(`dist/runners/${u.slug}/main.js`) // what images/runner/Dockerfile's entrypoint imports
+      expect(u.runner.entry).toBe(`dist/runners/${u.slug}/bundle/main.js`) // what images/runner/Dockerfile's entrypoint imports
     }
     expect(Object.keys(values.runners).sort()).toEqual([...catalog.keys()].sort())
     const schemaRunners = JSON.parse(read('charts/dutil/values.schema.json')).properties.runners.properties

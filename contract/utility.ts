@@ -37,8 +37,10 @@ export interface UtilityDefinition {
   runner: {
     /** Image repository name, without registry and tag. */
     image: string
-    /** Program inside the image, run with node. */
+    /** Program inside the image, run with node: the runner's bundle (runners/bundle-runners.ts). */
     entry: string
+    /** Packages the runner loads by name at run time (a dynamic import, a worker's require): left out of its bundle. */
+    external?: string[]
     /** V8 heap cap, kept below the memory limit so overruns fail as classified errors. */
     maxHeapMb: number
     /** Further node flags (e.g. a small young generation for a tight memory bound). */

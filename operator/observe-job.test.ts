@@ -17,6 +17,15 @@ describe('observeJob', () => {
     expect(observeJob(job([{ type: 'Complete' }]), [], 900).kind).toBe('succeeded')
   })
 
+  it('succeeds as soon as a runner exited 0, before the Job controller writes Complete', () => {
+    const done = pod({ terminated: { exitCode: 0, startedAt: started, finishedAt: '2026-11-22T10:00:06Z' } })
+    expect(observeJob(job(), [done], 900)).toEqual({ kind: 'succeeded', podStartedAt: Date.parse(started), finishedAt: Date.parse('2026-11-22T10:00:06Z') })
+    // A crashed try beside it does not matter: one completion is the Job's success.
+    expect(observeJob(job(), [pod({ terminated: { exitCode: 1, startedAt: started } }), done], 900).kind).toBe('succeeded')
+    // Any other exit is not a success until the Job says so.
+    expect(observeJob(job(), [pod({ terminated: { exitCode: 1, startedAt: started } })], 900).kind).toBe('running')
+  })
+
   it('fails as upstream_timeout at the deadline, naming the limit', () => {
     const obs = observeJob(job([{ type: 'FailureTarget', reason: 'DeadlineExceeded' }]), [], 300)
     expect(obs).toMatchObject({ kind: 'failed', error: { code: 'upstream_timeout', message: 'The utility did not finish within its time limit of 300 s.' } })

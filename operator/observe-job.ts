@@ -9,7 +9,7 @@ import { RUNNER_CONTAINER } from './desired-job.js'
 export type Observation =
   | { kind: 'pending' }
   | { kind: 'running'; podStartedAt: number }
-  | { kind: 'succeeded'; podStartedAt: number | null }
+  | { kind: 'succeeded'; podStartedAt: number | null; /** When the run ended (the Job's completion, else the runner's exit). */ finishedAt: number | null }
   | { kind: 'failed'; error: JobError; podStartedAt: number | null; /** The Job is still trying (or waiting): delete it. */ stopJob?: boolean }
   /** Pending with its runner image not pullable, still within the grace (look again then). */
   | { kind: 'image-pull-waiting'; recheckInMs: number }
@@ -89,7 +89,13 @@ export interface ObserveOptions {
 
 export function observeJob(job: V1Job, pods: V1Pod[], deadlineSeconds: number, o: ObserveOptions = { imagePullGraceMs: 60_000, now: Date.now() }): Observation {
   const podStartedAt = firstPodStart(pods)
-  if (condition(job, 'Complete', 'SuccessCriteriaMet')) return { kind: 'succeeded', podStartedAt }
+  // A runner that exited 0 has stored its outputs and manifest: the Job is one completion, so
+  // that pod is its success. Seen here, a job finishes as soon as the kubelet reports the exit,
+  // not when the Job controller gets round to writing Complete (it batches, up to ~1 s).
+  const exited = pods.map((p) => runnerState(p)?.terminated).find((t) => t?.exitCode === 0)
+  if (exited || condition(job, 'Complete', 'SuccessCriteriaMet')) {
+    return { kind: 'succeeded', podStartedAt, finishedAt: parseTime(job.status?.completionTime) ?? parseTime(exited?.finishedAt) }
+  }
   // Over its memory limit: another try with the same input would be killed again (no retry loop).
   const oom = oomKilled(pods)
   if (oom) {

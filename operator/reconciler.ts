@@ -167,7 +167,7 @@ export class UtilityJobReconciler {
           result = await readJsonObject<RunnerResult>(this.d.storage, this.d.bucket, resultObjectKey(uj.spec.jobId))
         } catch (err) {
           // Storage briefly unreachable: the output is there, so look again for a while before failing.
-          const completedAt = parseTime(job.status?.completionTime) ?? this.now()
+          const completedAt = obs.finishedAt ?? this.now()
           const missing = ['NoSuchKey', 'NotFound'].includes((err as { code?: string }).code ?? '')
           if (!missing && this.now() - completedAt < RESULT_READ_RETRY_MS) {
             log.warn({ err: (err as Error).message }, 'reading the result manifest failed; retrying')

@@ -23,6 +23,12 @@ for (const file of process.argv.slice(2)) {
       }
     }
     failed += (r.testResults ?? []).filter((t) => t.status === 'failed' && (t.assertionResults ?? []).every((a) => a.status !== 'failed')).length
+    // A run that failed outside any file (its global setup threw, say) writes a report with no
+    // failed test and success false: one failure, named after the report.
+    if (r.success === false && r.numFailedTests === 0 && !(r.testResults ?? []).some((t) => t.status === 'failed')) {
+      failures.push({ file, title: '(the run failed outside its tests: global setup or teardown; its log above says why)', message: '' })
+      failed += 1
+    }
   } catch (err) {
     missing.push(`${file} (${err.code ?? err.message})`)
   }

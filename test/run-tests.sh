@@ -31,6 +31,12 @@ report() {
   done <"$phases"
   local total=$((($(date +%s%N) - started) / 1000000))
   printf '  %-12s %6d.%d s\n' total $((total / 1000)) $((total % 1000 / 100))
+  # CI keeps the end of the output: a failed real-node tier's log ends it too (its setup's
+  # progress lines and the error that stopped it).
+  if grep -q '^node .* [1-9][0-9]*$' "$phases" && [ -f .test-results.node.log ]; then
+    printf '\n[node] the end of the failed real-node tier'"'"'s log (all of it: .test-results.node.log):\n'
+    sed 's/\x1b\[[0-9;]*m//g' .test-results.node.log | grep -v '^ *✓' | tail -n 80
+  fi
   node test/print-summary.mjs .test-results.unit.json .test-results.faults.json .test-results.node.json .test-results.integration.json
 }
 

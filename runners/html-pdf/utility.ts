@@ -62,7 +62,7 @@ export const htmlPdf: UtilityDefinition = {
   checkInput: checkPdfOptions,
   runner: {
     image: 'dutil-runner-html-pdf',
-    entry: 'dist/runners/html-pdf/main.js',
+    entry: 'dist/runners/html-pdf/bundle/main.js',
     maxHeapMb: 512,
     resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } },
     backoffLimit: 2,

@@ -1,4 +1,6 @@
-import { createRequire } from 'node:module'
+// The very module pdf-lib's decoders use (its CommonJS build, which `pdf-lib` resolves to): imported
+// statically, so a bundle (runners/bundle-runners.ts) patches the copy pdf-lib runs, not another.
+import * as decodeStreamModule from 'pdf-lib/cjs/core/streams/DecodeStream.js'
 
 /**
  * pdf-lib decodes compressed streams (object streams at load) into buffers that grow without
@@ -35,10 +37,18 @@ export interface DecodeGuard {
   uninstall(): void
 }
 
-const require = createRequire(import.meta.url)
+type DecodeStreamClass = { prototype: { ensureBuffer(this: DecodeStreamLike, requested: number): Uint8Array } }
+
+/** The class, through whichever CommonJS interop the loader applied (`default` once or twice). */
+function decodeStreamClass(): DecodeStreamClass {
+  let m = decodeStreamModule as unknown as { default?: unknown; prototype?: { ensureBuffer?: unknown } }
+  while (m && typeof m.prototype?.ensureBuffer !== 'function') m = m.default as typeof m
+  if (!m) throw new Error('pdf-lib DecodeStream not found: the decode guard cannot be installed')
+  return m as unknown as DecodeStreamClass
+}
 
 export function installDecodeGuard(limits = DECODE_LIMITS): DecodeGuard {
-  const DecodeStream = (require('pdf-lib/cjs/core/streams/DecodeStream') as { default: { prototype: { ensureBuffer(this: DecodeStreamLike, requested: number): Uint8Array } } }).default
+  const DecodeStream = decodeStreamClass()
   const original = DecodeStream.prototype.ensureBuffer
   let total = 0
   let tripped: number | null = null

@@ -1,7 +1,7 @@
 import { mapBounded } from '../common/bounded.js'
 import { downloadInput } from '../common/read-input.js'
 import { runUtility } from '../common/run-utility.js'
-import { pageFileName } from './split.js'
+import { pageFileName } from './page-names.js'
 import { splitInWorker } from './split-in-worker.js'
 import { SPLIT_PDF_LIMITS } from './utility.js'
 

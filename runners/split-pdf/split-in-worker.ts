@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
-import type { ToMain } from './split-worker.js'
+import type { ToMain } from './split.worker.js'
 
 export interface SplitPage {
   pageNumber: number
@@ -9,11 +9,11 @@ export interface SplitPage {
 }
 
 /**
- * Splits in a heap-capped worker (split-worker.ts): yields the page count first, then pages.
+ * Splits in a heap-capped worker (split.worker.ts): yields the page count first, then pages.
  * Running out of the worker's heap is a classified failure naming the limit.
  */
 export async function splitInWorker(bytes: Uint8Array, maxPages: number, heapMb: number, ahead = 8): Promise<{ total: number; pages: AsyncGenerator<SplitPage> }> {
-  const worker = new Worker(new URL('./split-worker.js', import.meta.url), {
+  const worker = new Worker(new URL('./split.worker.js', import.meta.url), {
     workerData: { bytes, maxPages },
     transferList: [bytes.buffer as ArrayBuffer],
     resourceLimits: { maxOldGenerationSizeMb: heapMb },

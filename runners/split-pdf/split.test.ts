@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PDFDocument } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
-import { loadSplittable, pageFileName, splitPages } from './split.js'
+import { pageFileName } from './page-names.js'
+import { loadSplittable, splitPages } from './split.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 

@@ -46,11 +46,6 @@ export async function loadSplittable(bytes: Uint8Array, maxPages: number): Promi
   return doc
 }
 
-/** File name of page n (1-indexed), zero-padded so names sort in page order. */
-export function pageFileName(n: number, total: number): string {
-  return `page-${String(n).padStart(Math.max(3, String(total).length), '0')}.pdf`
-}
-
 /** Yields one single-page PDF per page, in order. */
 export async function* splitPages(doc: PDFDocument): AsyncGenerator<{ pageNumber: number; bytes: Uint8Array }> {
   const total = doc.getPageCount()

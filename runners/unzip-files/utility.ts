@@ -15,7 +15,7 @@ export const unzipFiles: UtilityDefinition = {
   enabled: true,
   runner: {
     image: 'dutil-runner-unzip-files',
-    entry: 'dist/runners/unzip-files/main.js',
+    entry: 'dist/runners/unzip-files/bundle/main.js',
     maxHeapMb: 256,
     nodeFlags: ['--max-semi-space-size=1'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },

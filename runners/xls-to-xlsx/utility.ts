@@ -15,7 +15,8 @@ export const xlsToXlsx: UtilityDefinition = {
   enabled: true,
   runner: {
     image: 'dutil-runner-xls-to-xlsx',
-    entry: 'dist/runners/xls-to-xlsx/main.js',
+    entry: 'dist/runners/xls-to-xlsx/bundle/main.js',
+    external: ['xlsx'],
     // The main thread only downloads and uploads; SheetJS runs in a worker with its own 256 MB cap.
     maxHeapMb: 128,
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },

@@ -57,7 +57,7 @@ export const zipFiles: UtilityDefinition = {
   checkInput: checkZipFiles,
   runner: {
     image: 'dutil-runner-zip-files',
-    entry: 'dist/runners/zip-files/main.js',
+    entry: 'dist/runners/zip-files/bundle/main.js',
     maxHeapMb: 128,
     // A small young generation keeps the resident set flat while gigabytes stream through.
     nodeFlags: ['--max-semi-space-size=1'],

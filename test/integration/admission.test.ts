@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { BatchV1Api, type V1Job } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
@@ -19,7 +19,9 @@ const LIMIT = 2
 let files: FileServer
 let pdfUrl: string
 
-const unfinished = (j: V1Job) => !(j.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')
+/** A runner at work: its pod is not finished and its runner container has not exited. */
+const working = (p: V1Pod) =>
+  !['Succeeded', 'Failed'].includes(p.status?.phase ?? '') && !(p.status?.containerStatuses ?? []).some((c) => c.name === 'runner' && c.state?.terminated)
 
 /**
  * The order in which the operator admitted these jobs (its "jobs admitted" log lines, each in the
@@ -75,13 +77,15 @@ describe('admission', () => {
     expect((await api('POST', `/v1/jobs/${cancelled}/cancel`, { key: busy.key })).body.status).toBe('cancelled')
     const ours = new Set([...backlog, single, cancelled].map(objectNameOf))
     const batch = kubeConfig().makeApiClient(BatchV1Api)
+    const core = kubeConfig().makeApiClient(CoreV1Api)
     let most = 0
     let sawQueuedWithoutJob = false
     await until(
       'every job finished',
       async () => {
         const jobs = (await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.utility}=split-pdf` })).items.filter((j) => ours.has(j.metadata!.labels![LABELS.jobId]))
-        most = Math.max(most, jobs.filter(unfinished).length)
+        const pods = (await core.listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.utility}=split-pdf` })).items.filter((p) => ours.has(p.metadata!.labels![LABELS.jobId]))
+        most = Math.max(most, pods.filter(working).length)
         const withJob = new Set(jobs.map((j) => j.metadata!.labels![LABELS.jobId]))
         const states = await Promise.all([...backlog, single].map(async (id) => ({ id, status: (await api('GET', `/v1/jobs/${id}`, { key: id === single ? quiet.key : busy.key })).body.status as string })))
         if (states.some((s) => s.status === 'queued' && !withJob.has(objectNameOf(s.id)))) sawQueuedWithoutJob = true

@@ -5,7 +5,7 @@ import type { TestProject } from 'vitest/node'
 import { BIN_DIR, offsetPorts, REPO_ROOT, startPlatform, TEST_PORTS, type Platform } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import type { RealNodeLayout } from '../real-node/node-config.js'
-import { ensureNodeAddress, importDockerImages, NODE_IP, POD_CIDR, realNodeBlocker, realNodeLayout, startRealNode, stopRealNode } from '../real-node/real-node.js'
+import { ensureNodeAddress, importDockerImages, NODE_IP, nodeDiagnostics, POD_CIDR, realNodeBlocker, realNodeLayout, startRealNode, stopRealNode } from '../real-node/real-node.js'
 import { makeTestCa, type TestCa } from '../support/test-ca.js'
 import { CHART, chartValues, imageRef, NS, RELEASE } from './chart-values.js'
 import { SERVICES_HOST, TEST_NS, testServicesManifest } from './test-services.js'
@@ -63,6 +63,7 @@ export async function setup(project: TestProject): Promise<void> {
   try {
     await startAll(project)
   } catch (err) {
+    if (platform) process.stdout.write(`[real-node] setup failed: ${String(err)}\n${nodeDiagnostics(platform.dir, platform.kubeconfigPath)}`)
     await teardown()
     throw err
   }
@@ -94,7 +95,7 @@ async function startAll(project: TestProject): Promise<void> {
   // Our images, as `make images` built them, into the node's containerd (no registry, no pulls).
   const images = execFileSync('docker', ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', `reference=${imageRef('*', tag)}`], { encoding: 'utf8' }).split('\n').filter(Boolean)
   if (!images.some((i) => i.endsWith(`/dutil-gateway:${tag}`))) throw new Error(`no images tagged ${tag}: build them first (images/build-images.sh)`)
-  const imported = importDockerImages(node, images, join(platform.dir, 'images'))
+  const imported = importDockerImages(node, images)
   say(`images: ${imported.length} of ${images.length} imported (${images.length - imported.length} already in the node's store)`)
 
   const kubectl = (args: string[], input?: string) =>

@@ -124,20 +124,30 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
 
   say('starting containerd')
   const containerdLog = join(o.platformDir, 'logs', 'containerd.log')
-  const logFrom = existsSync(containerdLog) ? statSync(containerdLog).size : 0
-  o.supervisor.start({
-    name: 'containerd',
-    command: 'containerd',
-    args: ['--config', p.containerdConfig],
-    // Nothing is ever pulled: a missing image's pull goes to a closed port on loopback and fails
-    // there (ErrImagePull), never resolving or reaching a registry off this machine.
-    env: { HTTP_PROXY: NO_REGISTRY_PROXY, HTTPS_PROXY: NO_REGISTRY_PROXY, NO_PROXY: '', http_proxy: NO_REGISTRY_PROXY, https_proxy: NO_REGISTRY_PROXY, no_proxy: '' },
-    logFile: containerdLog,
-  })
-  // Its CRI answers "not initialized yet" until it has recovered its state and started its
-  // streaming server (the last step before it serves; a warm image store takes longer).
-  await until('containerd CRI ready', async () => existsSync(p.containerdSocket) && readFileSync(containerdLog).subarray(logFrom).includes('Start streaming server'), 60_000, 100)
-  const ctr = (...args: string[]) => execFileSync('ctr', ['--address', p.containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' })
+  const startContainerd = async () => {
+    const logFrom = existsSync(containerdLog) ? statSync(containerdLog).size : 0
+    o.supervisor.start({
+      name: 'containerd',
+      command: 'containerd',
+      args: ['--config', p.containerdConfig],
+      // Nothing is ever pulled: a missing image's pull goes to a closed port on loopback and fails
+      // there (ErrImagePull), never resolving or reaching a registry off this machine.
+      env: { HTTP_PROXY: NO_REGISTRY_PROXY, HTTPS_PROXY: NO_REGISTRY_PROXY, NO_PROXY: '', http_proxy: NO_REGISTRY_PROXY, https_proxy: NO_REGISTRY_PROXY, no_proxy: '' },
+      logFile: containerdLog,
+    })
+    // Its CRI answers "not initialized yet" until it has recovered its state and started its
+    // streaming server (the last step before it serves; a warm image store takes longer).
+    await until('containerd CRI ready', async () => existsSync(p.containerdSocket) && readFileSync(containerdLog).subarray(logFrom).includes('Start streaming server'), 60_000, 100)
+  }
+  await startContainerd()
+  const ctr = nodeCtr(layout)
+  const stale = removeAllContainers(ctr)
+  if (stale > 0) {
+    // The CRI plugin recovered those sandboxes when it started: start afresh, with none to recover.
+    say(`removed ${stale} containers an earlier run left in the image store; restarting containerd`)
+    await o.supervisor.stopOne('containerd')
+    await startContainerd()
+  }
   if (!ctr('images', 'ls', '-q').split('\n').includes(SANDBOX_IMAGE)) {
     say('building and importing the sandbox image')
     const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'pause-image.sh'), [join(dir, 'pause.tar')], { encoding: 'utf8' }).trim()
@@ -246,7 +256,7 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
   const p = paths(layout)
   await supervisor.stopOne('kubelet').catch(() => {})
   if (existsSync(p.containerdSocket)) {
-    const ctr = (...args: string[]) => execFileSync('ctr', ['--address', p.containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 })
+    const ctr = nodeCtr(layout, 30_000)
     try {
       for (const id of ctr('tasks', 'ls', '-q').split('\n').filter(Boolean)) {
         try {
@@ -255,6 +265,8 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
           // Already gone.
         }
       }
+      // Only images stay in the store (the next start clears what is left here too).
+      removeAllContainers(ctr)
     } catch {
       // containerd is not answering: the shims are killed below.
     }
@@ -290,26 +302,81 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
   sh('ip link delete dutil-cni0')
 }
 
+/** ctr against the node's containerd, in the kubelet's namespace. */
+export function nodeCtr(layout: RealNodeLayout, timeoutMs = 60_000): (...args: string[]) => string {
+  const socket = paths(layout).containerdSocket
+  return (...args) => execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
+}
+
+/**
+ * Deletes every container (pod sandboxes included) and its task from the node's containerd,
+ * keeping the images. The image store outlives the run, and so would the containers recorded in
+ * it: a kubelet started on a store with the last run's sandboxes spends its first minutes
+ * removing them, and new pods' sandboxes wait behind that (seen: RemovePodSandbox timing out
+ * after 2 min while test pods stayed ContainerCreating). Returns how many it deleted.
+ */
+export function removeAllContainers(ctr: (...args: string[]) => string): number {
+  const ids = ctr('containers', 'ls', '-q').split('\n').filter(Boolean)
+  for (const id of ids) {
+    try {
+      ctr('tasks', 'delete', '--force', id)
+    } catch {
+      // No task (a container from an earlier run has none).
+    }
+    try {
+      ctr('containers', 'delete', id)
+    } catch {
+      // Gone already.
+    }
+  }
+  return ids.length
+}
+
 /**
  * Imports images from the Docker engine into the node's image store, skipping those already
  * there with the same image id (the store outlives the run: a warm run imports only what changed).
  * Returns the names imported.
  */
-export function importDockerImages(layout: RealNodeLayout, names: string[], scratchDir: string): string[] {
+export function importDockerImages(layout: RealNodeLayout, names: string[]): string[] {
   const stampFile = join(layout.imageStore, 'dutil-imported.json')
   const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
-  const ctr = (...args: string[]) => execFileSync('ctr', ['--address', paths(layout).containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' })
+  const ctr = nodeCtr(layout, 600_000)
   const present = new Set(ctr('images', 'ls', '-q').split('\n'))
   const ids = Object.fromEntries(names.map((n) => [n, execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', n], { encoding: 'utf8' }).trim()]))
   const changed = names.filter((n) => !present.has(n) || stamps[n] !== ids[n])
   if (changed.length > 0) {
-    mkdirSync(scratchDir, { recursive: true })
-    const tar = join(scratchDir, 'images.tar')
-    execFileSync('docker', ['save', '-o', tar, ...changed], { stdio: ['ignore', 'ignore', 'inherit'] })
-    ctr('images', 'import', tar)
-    rmSync(tar, { force: true })
+    // Streamed from `docker save` into the import: no archive of every layer written to disk first.
+    execFileSync('bash', ['-o', 'pipefail', '-c', 'docker save "${@:2}" | ctr --address "$1" -n k8s.io images import -', 'import', paths(layout).containerdSocket, ...changed], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      timeout: 900_000,
+    })
     for (const n of changed) stamps[n] = ids[n]
     writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
   }
   return changed
+}
+
+/**
+ * What a failed start leaves to read (CI keeps only the output): the node and its pods, the
+ * newest events, and the end of the kubelet's and containerd's logs.
+ */
+export function nodeDiagnostics(platformDir: string, kubeconfig: string): string {
+  const run = (args: string[]) => {
+    try {
+      return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    } catch (err) {
+      return `(kubectl ${args.join(' ')} failed: ${String((err as { stderr?: string }).stderr ?? err).trim()})\n`
+    }
+  }
+  const tail = (name: string, lines: number) => {
+    const file = join(platformDir, 'logs', `${name}.log`)
+    return existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') + '\n' : '(no log)\n'
+  }
+  return [
+    '--- nodes', run(['get', 'nodes', '-o', 'wide']),
+    '--- pods', run(['get', 'pods', '-A', '-o', 'wide']),
+    '--- newest events', run(['get', 'events', '-A', '--sort-by=.lastTimestamp']).trimEnd().split('\n').slice(-25).join('\n') + '\n',
+    '--- kubelet.log (end)', tail('kubelet', 25),
+    '--- containerd.log (end)', tail('containerd', 15),
+  ].join('\n')
 }
