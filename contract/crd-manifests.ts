@@ -92,6 +92,7 @@ export function crdManifests() {
       { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
       { name: 'Status', type: 'string', jsonPath: '.status.state' },
       { name: 'Error', type: 'string', jsonPath: '.status.error.code', priority: 0 },
+      { name: 'Progress', type: 'string', jsonPath: '.status.progress.summary' },
       { name: 'Duration-ms', type: 'integer', jsonPath: '.status.timings.totalMs' },
       { name: 'Key', type: 'string', jsonPath: '.spec.apiKeyName', priority: 1 },
       { name: 'Callback', type: 'string', jsonPath: '.status.callback.status', priority: 1 },

@@ -91,6 +91,20 @@ export const CallbackDeliverySchema = Type.Object({
 })
 export type CallbackDelivery = Static<typeof CallbackDeliverySchema>
 
+/**
+ * How far a running job has got, as its runner reported it (utilities with a
+ * `runner.progressUnit`). Kept in the status once the job finishes: a failed job shows where it
+ * stopped; a succeeded one shows the whole amount.
+ */
+export const JobProgressSchema = Type.Object({
+  done: Type.Integer({ minimum: 0 }),
+  total: Nullable(Type.Integer({ minimum: 0 })),
+  unit: Type.String({ description: 'pages, entries or files.' }),
+  updatedAt: Type.String({ description: 'When the runner reported it.' }),
+  summary: Type.String({ description: 'For kubectl: "120/500 pages".' }),
+})
+export type JobProgress = Static<typeof JobProgressSchema>
+
 export const UtilityJobStatusSchema = Type.Object({
   state: JobStateSchema,
   startedAt: Nullable(Type.String()),
@@ -109,6 +123,7 @@ export const UtilityJobStatusSchema = Type.Object({
   jobName: Type.Optional(Type.String({ description: 'The batch/v1 Job running this utility job.' })),
   observedGeneration: Type.Optional(Type.Integer()),
   callback: Type.Optional(CallbackDeliverySchema),
+  progress: Type.Optional(JobProgressSchema),
 })
 export type UtilityJobStatus = Static<typeof UtilityJobStatusSchema>
 

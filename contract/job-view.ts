@@ -38,6 +38,8 @@ export interface JobView {
   startedAt: string | null
   finishedAt: string | null
   timings: { queueMs: number | null; upstreamMs: number | null; storageMs: number | null; totalMs: number | null }
+  /** An extension of the contract (additive, v1): how far the runner has got; null when it reports none. */
+  progress: { done: number; total: number | null; unit: string; updatedAt: string } | null
   metadata: Record<string, unknown> | null
   result: ({ files: FileReferenceView[] } & Record<string, unknown>) | null
   error: { code: string; message: string; upstreamStatus?: number } | null
@@ -91,6 +93,7 @@ export function toJobView(job: JobRecord, linkFor: (key: string) => FileLink): J
       storageMs: status.timings?.storageMs ?? null,
       totalMs: status.timings?.totalMs ?? null,
     },
+    progress: status.progress ? { done: status.progress.done, total: status.progress.total, unit: status.progress.unit, updatedAt: status.progress.updatedAt } : null,
     metadata: spec.metadata ?? null,
     result: status.state === 'succeeded' && status.result ? resultView(status.result, linkFor) : null,
     error: status.state === 'failed' && status.error ? errorView(status.error) : null,

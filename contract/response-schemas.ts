@@ -33,6 +33,20 @@ export const JobSchema = Type.Object(
     startedAt: Nullable(Timestamp),
     finishedAt: Nullable(Timestamp),
     timings: Type.Object({ queueMs: Ms, upstreamMs: Ms, storageMs: Ms, totalMs: Ms }),
+    progress: Nullable(
+      Type.Object(
+        {
+          done: Type.Integer({ minimum: 0, description: 'Units done so far.' }),
+          total: Nullable(Type.Integer({ minimum: 0, description: 'All units, once the utility knows them.' })),
+          unit: Type.Union([Type.Literal('pages'), Type.Literal('entries'), Type.Literal('files')]),
+          updatedAt: Timestamp,
+        },
+        {
+          description:
+            'Extension (additive within v1): how far the utility has got, as it reports it about once a second: split-pdf counts pages stored, unzip-files entries extracted, zip-files files added. Null for utilities that report none, and until the first report. Kept after the job finishes.',
+        },
+      ),
+    ),
     metadata: Nullable(Type.Object({}, { additionalProperties: true })),
     result: Nullable(
       Type.Object(

@@ -7,6 +7,8 @@ import type { JobErrorCode } from './error-codes.js'
  *
  * - input: `_jobs/<job_id>/input.json` in the bucket, written by the gateway before the job exists.
  * - result: `_jobs/<job_id>/result.json`, written by the runner after its outputs are stored.
+ * - progress: `_jobs/<job_id>/progress.json` ({@link RunnerProgress}), rewritten by a long runner
+ *   as it goes (at most once a second); the operator copies it into the status while it runs.
  * - failure: a one-line JSON {@link RunnerFailure} in the container's termination message,
  *   and an exit code that the Job's pod failure policy understands.
  */
@@ -43,6 +45,19 @@ export function inputObjectKey(jobId: string): string {
 
 export function resultObjectKey(jobId: string): string {
   return `_jobs/${jobId}/result.json`
+}
+
+export function progressObjectKey(jobId: string): string {
+  return `_jobs/${jobId}/progress.json`
+}
+
+/** How far a runner has got, in its utility's unit (`runner.progressUnit` in the catalog). */
+export interface RunnerProgress {
+  done: number
+  /** The whole amount, once the runner knows it. */
+  total: number | null
+  /** When the runner wrote it (ISO 8601). */
+  at: string
 }
 
 /**
@@ -83,4 +98,6 @@ export interface RunnerResult {
   startedAt: string
   upstreamMs: number
   storageMs: number
+  /** The runner's last progress report, for utilities that count progress: the job's final progress. */
+  progress?: RunnerProgress
 }

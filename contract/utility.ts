@@ -6,6 +6,9 @@ export interface RunnerResources {
   limits: { cpu: string; memory: string }
 }
 
+/** The units runners count progress in. */
+export type ProgressUnit = 'pages' | 'entries' | 'files'
+
 /** A problem with a valid-shaped input that JSON Schema cannot express (e.g. duplicate names). */
 export interface InputProblem {
   path: string
@@ -39,6 +42,11 @@ export interface UtilityDefinition {
     image: string
     /** Program inside the image, run with node: the runner's bundle (runners/bundle-runners.ts). */
     entry: string
+    /**
+     * What the runner counts while it works (pages split, entries extracted, files zipped): it
+     * reports progress in this unit and the job shows it while running. None: no progress.
+     */
+    progressUnit?: ProgressUnit
     /** Packages the runner loads by name at run time (a dynamic import, a worker's require): left out of its bundle. */
     external?: string[]
     /** V8 heap cap, kept below the memory limit so overruns fail as classified errors. */

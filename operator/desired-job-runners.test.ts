@@ -44,7 +44,7 @@ describe('desiredJob', () => {
     expect(pod.containers[0].env).toEqual(expect.arrayContaining([{ name: 'TMPDIR', value: '/tmp' }]))
   })
 
-  it("scopes every runner's credentials to its own job: read its input and checked s3:// inputs, write its prefix and manifest, nothing else", () => {
+  it("scopes every runner's credentials to its own job: read its input and checked s3:// inputs, write its prefix, manifest and progress report, nothing else", () => {
     const uj = utilityJob('xls-to-xlsx')
     uj.spec.storageInputKeys = ['zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip']
     const policy = runnerPolicy(uj, catalog.get('xls-to-xlsx')!, 'dutil')
@@ -52,6 +52,7 @@ describe('desiredJob', () => {
       { Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json', 'arn:aws:s3:::dutil/zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip'] },
       { Effect: 'Allow', Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'], Resource: ['arn:aws:s3:::dutil/xls-to-xlsx/2026-11-22/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/*'] },
       { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/result.json'] },
+      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/progress.json'] },
     ])
     // No listing, no bucket-level action, no wildcard outside the own prefix.
     expect(JSON.stringify(policy)).not.toMatch(/ListBucket|s3:\*|:::dutil\/\*|:::dutil"/)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { cancelledStatus, failedStatus, runningStatus, startedAtFor, succeededStatus } from './next-status.js'
+import { cancelledStatus, failedStatus, progressUpdate, runningStatus, startedAtFor, succeededStatus } from './next-status.js'
 
 const created = Date.parse('2026-11-22T10:00:00.500Z')
 const uj = (mode: 'sync' | 'async' = 'async', status?: UtilityJobResource['status']): UtilityJobResource => ({
@@ -40,5 +40,36 @@ describe('next status', () => {
 
   it('cancels with finishedAt and no start', () => {
     expect(cancelledStatus(uj(), created + 10)).toMatchObject({ state: 'cancelled', startedAt: null, finishedAt: new Date(created + 10).toISOString(), timings: { totalMs: 10 } })
+  })
+
+  describe('progress', () => {
+    const at = '2026-11-22T10:00:02.250Z'
+    it('turns a runner report into the status field, with the summary kubectl shows', () => {
+      expect(progressUpdate(undefined, { done: 120, total: 500, at }, 'pages')).toEqual({ done: 120, total: 500, unit: 'pages', updatedAt: at, summary: '120/500 pages' })
+      expect(progressUpdate(undefined, { done: 3, total: null, at }, 'files')).toMatchObject({ summary: '3 files' })
+    })
+
+    it('writes nothing when the count did not move, and ignores what a runner cannot have meant', () => {
+      const current = progressUpdate(undefined, { done: 120, total: 500, at }, 'pages')!
+      expect(progressUpdate(current, { done: 120, total: 500, at: '2026-11-22T10:00:09.000Z' }, 'pages')).toBeNull()
+      for (const bad of [null, 'x', {}, { done: -1, total: 5, at }, { done: 1.5, total: 5, at }, { done: 1, total: '5', at }, { done: 1, total: 5, at: 'soon' }, { done: 1, total: 5 }]) {
+        expect(progressUpdate(current, bad, 'pages')).toBeNull()
+      }
+      // Never past the total.
+      expect(progressUpdate(undefined, { done: 900, total: 500, at }, 'pages')).toMatchObject({ done: 500, summary: '500/500 pages' })
+    })
+
+    it('keeps the last progress when the job fails, and shows the whole amount when it succeeds', () => {
+      const progress = progressUpdate(undefined, { done: 120, total: 500, at }, 'pages')!
+      const running = { ...runningStatus(uj(), created + 1000, created + 1000), progress }
+      expect(failedStatus(uj('async', running), { code: 'upstream_error', message: 'x' }, created + 1000, created + 3000).progress).toEqual(progress)
+      expect(succeededStatus(uj('async', running), result, created + 1000, created + 3000).progress).toMatchObject({ done: 500, total: 500, summary: '500/500 pages' })
+      // A job too short for the operator to see a report: the runner's last one, from its result manifest.
+      const short = uj('async', runningStatus(uj(), created, created))
+      expect(succeededStatus(short, { ...result, progress: { done: 3, total: 3, at } }, created, created + 1, 'pages').progress).toEqual({ done: 3, total: 3, unit: 'pages', updatedAt: at, summary: '3/3 pages' })
+      // A malformed one is ignored; a utility that counts nothing has none.
+      expect(succeededStatus(short, { ...result, progress: { done: 'x' } as never }, created, created + 1, 'pages').progress).toBeUndefined()
+      expect(succeededStatus(short, result, created, created + 1).progress).toBeUndefined()
+    })
   })
 })

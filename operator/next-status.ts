@@ -1,6 +1,6 @@
-import type { JobError, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
+import type { JobError, JobProgress, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 import { effectiveStatus } from '../contract/job-view.js'
-import type { RunnerResult } from '../contract/runner-protocol.js'
+import type { RunnerProgress, RunnerResult } from '../contract/runner-protocol.js'
 import { isoMs, parseTime } from '../contract/time.js'
 
 /**
@@ -37,10 +37,14 @@ function startOf(uj: UtilityJobResource, podStartedAt: number | null, finished: 
   return Math.min(finished, Math.max(created, podStartedAt ?? finished))
 }
 
-export function succeededStatus(uj: UtilityJobResource, result: RunnerResult, podStartedAt: number | null, now: number): UtilityJobStatus {
+export function succeededStatus(uj: UtilityJobResource, result: RunnerResult, podStartedAt: number | null, now: number, progressUnit?: string): UtilityJobStatus {
   const created = parseTime(uj.spec.createdAt)!
   const finished = Math.max(now, created)
   const started = startOf(uj, podStartedAt, finished)
+  const last = uj.status?.progress
+  // The runner's own last count (in its result manifest), else the last one seen while it ran, as the whole amount.
+  const reported = progressUnit ? progressUpdate(undefined, result.progress, progressUnit) : null
+  const progress = reported ?? (last ? progressOf(last.total ?? last.done, last.total, last.unit, finished) : null)
   return {
     state: 'succeeded',
     startedAt: isoMs(started),
@@ -48,6 +52,7 @@ export function succeededStatus(uj: UtilityJobResource, result: RunnerResult, po
     timings: { queueMs: started - created, upstreamMs: result.upstreamMs, storageMs: result.storageMs, totalMs: finished - created },
     result: { files: result.files, extras: result.extras },
     error: null,
+    ...(progress ? { progress } : {}),
   }
 }
 
@@ -67,7 +72,30 @@ export function failedStatus(uj: UtilityJobResource, error: JobError, podStarted
     },
     result: null,
     error,
+    // Where it stopped.
+    ...(uj.status?.progress ? { progress: uj.status.progress } : {}),
   }
+}
+
+function progressOf(done: number, total: number | null, unit: string, at: number): JobProgress {
+  return { done, total, unit, updatedAt: isoMs(at), summary: total === null ? `${done} ${unit}` : `${done}/${total} ${unit}` }
+}
+
+/**
+ * The progress to show after a runner's report, or null when there is nothing new to write.
+ * The report comes from a runner that parsed hostile input: a malformed one is ignored, and
+ * counts are kept within the total.
+ */
+export function progressUpdate(current: JobProgress | undefined, report: unknown, unit: string): JobProgress | null {
+  const r = report as Partial<RunnerProgress> | null
+  const count = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
+  if (!r || !count(r.done) || !(r.total === null || count(r.total)) || typeof r.at !== 'string') return null
+  const at = parseTime(r.at)
+  if (at === null) return null
+  const total = r.total as number | null
+  const done = total === null ? r.done! : Math.min(r.done!, total)
+  if (current && current.done === done && current.total === total) return null
+  return progressOf(done, total, unit, at)
 }
 
 export function cancelledStatus(uj: UtilityJobResource, now: number): UtilityJobStatus {

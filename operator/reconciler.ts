@@ -6,11 +6,11 @@ import { catalog } from '../contract/catalog.js'
 import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../contract/job-view.js'
 import { apiStatus } from '../contract/kube.js'
-import { resultObjectKey, type RunnerResult } from '../contract/runner-protocol.js'
+import { progressObjectKey, resultObjectKey, type RunnerResult } from '../contract/runner-protocol.js'
 import { readJsonObject } from '../contract/storage-client.js'
 import { parseTime } from '../contract/time.js'
 import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
-import { cancelledStatus, failedStatus, runningStatus, succeededStatus } from './next-status.js'
+import { cancelledStatus, failedStatus, progressUpdate, runningStatus, succeededStatus } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
 import { resultProblem } from './result-check.js'
 import { boundedStatus } from '../contract/status-budget.js'
@@ -63,6 +63,8 @@ export function removableAt(uj: UtilityJobResource, graceMs: number): number | n
 
 /** How long after its runner finished a job's result manifest is read again while storage is unreachable. */
 export const RESULT_READ_RETRY_MS = 120_000
+/** How often a running job's progress is read from storage (its runner writes it at most once a second). */
+export const PROGRESS_POLL_MS = 2_000
 
 /**
  * Level-triggered reconcile of one UtilityJob, keyed by name: read the world (the UtilityJob,
@@ -150,11 +152,20 @@ export class UtilityJobReconciler {
         return
       case 'image-pull-waiting':
         return { requeueAfterMs: obs.recheckInMs }
-      case 'running':
-        if (uj.status?.state !== 'running') {
-          await this.writeStatus(uj, runningStatus(uj, obs.podStartedAt, this.now()), log)
+      case 'running': {
+        let status = uj.status?.state !== 'running' ? runningStatus(uj, obs.podStartedAt, this.now()) : null
+        const unit = utility.runner.progressUnit
+        if (!unit) {
+          if (status) await this.writeStatus(uj, status, log)
+          return
         }
-        return
+        // A runner that counts progress writes it to storage; it is copied here while the job runs.
+        const report = await readJsonObject<unknown>(this.d.storage, this.d.bucket, progressObjectKey(uj.spec.jobId)).catch(() => null)
+        const progress = progressUpdate(uj.status?.progress, report, unit)
+        if (progress) status = { ...(status ?? effectiveStatus(uj)), progress }
+        if (status) await this.writeStatus(uj, status, log)
+        return { requeueAfterMs: PROGRESS_POLL_MS }
+      }
       case 'failed':
         await this.writeStatus(uj, failedStatus(uj, obs.error, obs.podStartedAt, this.now()), log)
         // A Job that would try again (an OOM kill) or wait on (an image it cannot pull) goes:
@@ -184,7 +195,7 @@ export class UtilityJobReconciler {
           await this.writeStatus(uj, failedStatus(uj, { code: 'internal', message: "The job's result could not be accepted." }, obs.podStartedAt, this.now()), log)
           return
         }
-        await this.writeStatus(uj, succeededStatus(uj, result, obs.podStartedAt, this.now()), log)
+        await this.writeStatus(uj, succeededStatus(uj, result, obs.podStartedAt, this.now(), utility.runner.progressUnit), log)
         return
       }
     }

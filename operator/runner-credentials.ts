@@ -1,6 +1,6 @@
 import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { inputObjectKey, resultObjectKey, type RunnerCredentials } from '../contract/runner-protocol.js'
+import { inputObjectKey, progressObjectKey, resultObjectKey, type RunnerCredentials } from '../contract/runner-protocol.js'
 import { outputKey } from '../contract/storage-keys.js'
 import { parseTime } from '../contract/time.js'
 import type { UtilityDefinition } from '../contract/utility.js'
@@ -39,6 +39,8 @@ export function runnerPolicy(uj: UtilityJobResource, utility: UtilityDefinition,
       { Effect: 'Allow', Action: ['s3:GetObject'], Resource: reads.map(arn) },
       { Effect: 'Allow', Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'], Resource: [arn(`${prefix}*`)] },
       { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [arn(resultObjectKey(jobId))] },
+      // Its progress report: rewritten as it goes, deleted if the run fails.
+      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: [arn(progressObjectKey(jobId))] },
     ],
   }
 }

@@ -31,9 +31,10 @@ function job(over: Partial<UtilityJobResource['status']> = {}, spec: Partial<Uti
 
 describe('job rows', () => {
   it('round-trip a UtilityJob: the view from the row equals the view from the object', () => {
-    for (const j of [job(), job({ state: 'failed', result: null, error: { code: 'upstream_rejected', message: 'not a PDF' } }), job({ state: 'queued', startedAt: null, finishedAt: null, timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }, result: null, callback: undefined }), job({}, { source: 'playground', userEmail: 'a@example.com', apiKeyId: '', apiKeyName: '', callbackUrl: undefined, idempotencyKeyHash: undefined })]) {
+    for (const j of [job(), job({ state: 'failed', result: null, error: { code: 'upstream_rejected', message: 'not a PDF' } }), job({ state: 'queued', startedAt: null, finishedAt: null, timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }, result: null, callback: undefined }), job({}, { source: 'playground', userEmail: 'a@example.com', apiKeyId: '', apiKeyName: '', callbackUrl: undefined, idempotencyKeyHash: undefined }), job({ state: 'running', finishedAt: null, result: null, progress: { done: 120, total: 500, unit: 'pages', updatedAt: '2026-11-23T10:00:01.500Z', summary: '120/500 pages' } })]) {
       const back = recordOf(rowOf(j))
       expect(toJobView(back, link)).toEqual(toJobView(j, link))
+      expect(back.status?.progress).toEqual(j.status?.progress)
       expect(back.spec).toEqual(j.spec)
     }
   })

@@ -1,5 +1,5 @@
 import { decodeTime } from 'ulid'
-import type { CallbackDelivery, JobError, UtilityJobSpec, UtilityJobStatus } from '../crd-schemas.js'
+import type { CallbackDelivery, JobError, JobProgress, UtilityJobSpec, UtilityJobStatus } from '../crd-schemas.js'
 import { ulidOf } from '../ids.js'
 import { effectiveStatus, type JobRecord } from '../job-view.js'
 
@@ -30,12 +30,13 @@ export interface JobRow {
   result: UtilityJobStatus['result']
   error: JobError | null
   callback: CallbackDelivery | null
+  progress: JobProgress | null
 }
 
 export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
   'id', 'created_at', 'api_key_id', 'api_key_name', 'source', 'user_email', 'utility', 'mode', 'state', 'input_key', 'metadata',
   'callback_url', 'idempotency_key_hash', 'deadline_seconds', 'started_at', 'finished_at', 'queue_ms', 'upstream_ms', 'storage_ms',
-  'total_ms', 'result', 'error', 'callback',
+  'total_ms', 'result', 'error', 'callback', 'progress',
 ]
 
 /** The creation time of a job, from its id (ULIDs carry it): the partition key of its row. */
@@ -73,6 +74,7 @@ export function rowOf(job: JobRecord): JobRow {
     result: s.result ?? null,
     error: s.error ?? null,
     callback: s.callback ?? job.status?.callback ?? null,
+    progress: s.progress ?? null,
   }
 }
 
@@ -104,5 +106,6 @@ export function recordOf(row: JobRow): JobRecord {
     error: row.error,
   }
   if (row.callback) status.callback = row.callback
+  if (row.progress) status.progress = row.progress
   return { spec, status }
 }

@@ -14,7 +14,7 @@ const PLACEHOLDERS = JOB_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')
 /** A column's value as it is written: metadata as verbatim JSON text, the server's JSON as jsonb. */
 function columnValue(row: JobRow, c: keyof JobRow): unknown {
   if (c === 'metadata') return row.metadata === null ? null : JSON.stringify(row.metadata)
-  if (c === 'result' || c === 'error' || c === 'callback') return storableJson(row[c])
+  if (c === 'result' || c === 'error' || c === 'callback' || c === 'progress') return storableJson(row[c])
   return row[c]
 }
 const values = (row: JobRow) => JOB_COLUMNS.map((c) => columnValue(row, c))

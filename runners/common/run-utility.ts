@@ -1,9 +1,10 @@
 import { writeFileSync } from 'node:fs'
 import pino, { type Logger } from 'pino'
-import { inputObjectKey, resultObjectKey, type RunnerFailure, type RunnerResult, type StoredFile } from '../../contract/runner-protocol.js'
+import { inputObjectKey, progressObjectKey, resultObjectKey, type RunnerFailure, type RunnerResult, type StoredFile } from '../../contract/runner-protocol.js'
 import { outputKey } from '../../contract/storage-keys.js'
 import { isoMs } from '../../contract/time.js'
 import { type ObjectStore, readJson, s3ObjectStore, writeJson } from './object-store.js'
+import { ProgressReporter } from './progress-reporter.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
 import { RunnerError } from './runner-error.js'
 import { StorageWriteError, uploadStream } from './stream-upload.js'
@@ -23,7 +24,15 @@ export interface RunContext<I> {
    * uploadStream); the source is read only as fast as storage accepts it.
    */
   storeStream(file: string, source: AsyncIterable<Uint8Array>, contentType: string, extra?: FileExtra): Promise<StoredFile>
+  /**
+   * How far the run has got, in the utility's `runner.progressUnit`: call it as often as is
+   * natural (per page, per entry); storage sees at most one write a second.
+   */
+  progress(done: number, total: number | null): void
 }
+
+/** Least time between two progress writes of a runner. */
+export const PROGRESS_INTERVAL_MS = 1000
 
 export interface UtilityOutcome {
   files: StoredFile[]
@@ -43,6 +52,7 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
   let storage: ObjectStore | undefined
   /** Outputs stored so far: removed again when the run fails, so a failed job leaves nothing. */
   const written: string[] = []
+  let reporter: ProgressReporter | undefined
   try {
     config = loadRunnerConfig()
     const cfg = config
@@ -95,13 +105,18 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
         throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err
       }
     }
-    const outcome = await handler({ config: cfg, input, storage: store_, log: child, store, storeStream })
+    reporter = new ProgressReporter((p) => writeJson(store_, progressObjectKey(cfg.jobId), p), { intervalMs: PROGRESS_INTERVAL_MS })
+    const progress: RunContext<I>['progress'] = (done, total) => reporter!.report(done, total)
+    const outcome = await handler({ config: cfg, input, storage: store_, log: child, store, storeStream, progress })
+    // No progress write may land after the run (or be cut off by its exit); the manifest carries the last count.
+    await reporter.stop()
     const result: RunnerResult = {
       files: outcome.files,
       extras: outcome.extras ?? {},
       startedAt: isoMs(startedAt),
       upstreamMs: Math.max(0, Date.now() - startedAt - storageMs),
       storageMs,
+      ...(reporter.last ? { progress: reporter.last } : {}),
     }
     try {
       await writeJson(store_, resultObjectKey(cfg.jobId), result)
@@ -112,6 +127,10 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     child.info({ files: result.files.length, upstreamMs: result.upstreamMs, storageMs }, 'runner succeeded')
     process.exit(0)
   } catch (err) {
+    // A failed run leaves nothing behind, its progress report included (the job keeps what the
+    // operator last copied from it).
+    await reporter?.stop()
+    if (reporter && config) written.push(progressObjectKey(config.jobId))
     const classified = err instanceof RunnerError
     const failure: RunnerFailure = classified ? err.toFailure() : { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
     log.error({ err, failure }, classified ? 'runner rejected the job' : 'runner crashed')

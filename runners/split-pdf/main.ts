@@ -12,7 +12,7 @@ interface SplitPdfInput {
 /** Pages stored at once: storage round trips, not splitting, dominate a many-page run. */
 const UPLOAD_CONCURRENCY = 8
 
-await runUtility<SplitPdfInput>(async ({ config, input, storage, store }) => {
+await runUtility<SplitPdfInput>(async ({ config, input, storage, store, progress }) => {
   const bytes = await downloadInput(input.url, {
     storage,
     ...config.outbound,
@@ -20,8 +20,12 @@ await runUtility<SplitPdfInput>(async ({ config, input, storage, store }) => {
     what: 'PDF',
   })
   const { total, pages } = await splitInWorker(bytes, SPLIT_PDF_LIMITS.maxPages, SPLIT_PDF_LIMITS.workerHeapMb)
-  const files = await mapBounded(pages, UPLOAD_CONCURRENCY, (page) =>
-    store(pageFileName(page.pageNumber, total), Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength), 'application/pdf', { pageNumber: page.pageNumber }),
-  )
+  let stored = 0
+  progress(0, total)
+  const files = await mapBounded(pages, UPLOAD_CONCURRENCY, async (page) => {
+    const file = await store(pageFileName(page.pageNumber, total), Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength), 'application/pdf', { pageNumber: page.pageNumber })
+    progress(++stored, total)
+    return file
+  })
   return { files, extras: { pageCount: total } }
 })

@@ -30,6 +30,7 @@ export const splitPdf: UtilityDefinition = {
   runner: {
     image: 'dutil-runner-split-pdf',
     entry: 'dist/runners/split-pdf/bundle/main.js',
+    progressUnit: 'pages',
     // The main thread only downloads and uploads; pdf-lib runs in a worker with its own heap cap.
     maxHeapMb: 256,
     resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },

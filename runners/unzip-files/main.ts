@@ -77,7 +77,7 @@ async function* entryData(stream: Readable, path: string): AsyncGenerator<Buffer
  * the end), checks every entry against the limits, then streams each file entry into storage.
  * Nested archives are stored as files and never expanded.
  */
-await runUtility<UnzipInput>(async ({ config, input, storage, storeStream }) => {
+await runUtility<UnzipInput>(async ({ config, input, storage, storeStream, progress }) => {
   const source = await openInput(input.url, { storage, ...config.outbound, maxBytes: UNZIP_LIMITS.maxArchiveBytes, what: 'zip archive' })
   const dir = await mkdtemp(join(tmpdir(), 'unzip-'))
   try {
@@ -89,10 +89,14 @@ await runUtility<UnzipInput>(async ({ config, input, storage, storeStream }) => 
       const entries = await readDirectory(zip)
       checkEntries(entries.map((e) => e.info), size)
       const fileEntries = entries.filter((e) => !isFolder(e.info))
+      let extracted = 0
+      progress(0, fileEntries.length)
       // Several entries at once: per-object storage round trips dominate archives of many small files.
       const files: StoredFile[] = await mapBounded(fileEntries, UPLOAD_CONCURRENCY, async ({ info, entry }) => {
         const stream = await openEntry(zip, entry)
-        return storeStream(info.path, entryData(stream, info.path), contentTypeOf(info.path), { path: info.path })
+        const file = await storeStream(info.path, entryData(stream, info.path), contentTypeOf(info.path), { path: info.path })
+        progress(++extracted, fileEntries.length)
+        return file
       })
       return { files, extras: { fileCount: files.length } }
     } finally {

@@ -16,6 +16,7 @@ export const unzipFiles: UtilityDefinition = {
   runner: {
     image: 'dutil-runner-unzip-files',
     entry: 'dist/runners/unzip-files/bundle/main.js',
+    progressUnit: 'entries',
     maxHeapMb: 256,
     nodeFlags: ['--max-semi-space-size=1'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },

@@ -25,7 +25,7 @@ const socketOf = (res: FetchedBody) => (res.body as IncomingMessage).socket
  * appended only when archiver has consumed the previous one (archiver queues whatever it is
  * given), and the archive is read only as fast as storage accepts parts.
  */
-await runUtility<ZipFilesInput>(async ({ config, input, storeStream, log }) => {
+await runUtility<ZipFilesInput>(async ({ config, input, storeStream, log, progress }) => {
   const archive = new ZipArchive({ zlib: { level: 6 } })
   let archiveError: Error | undefined
   archive.on('warning', (err) => log.warn({ err }, 'archiver warning'))
@@ -48,6 +48,7 @@ await runUtility<ZipFilesInput>(async ({ config, input, storeStream, log }) => {
     p.catch(() => {})
     return p
   }
+  progress(0, input.files.length)
   try {
     for (const [i, f] of input.files.entries()) {
       while (next < input.files.length && ahead.length < PREFETCH) ahead.push(open(next++))
@@ -66,6 +67,7 @@ await runUtility<ZipFilesInput>(async ({ config, input, storeStream, log }) => {
       const appended = once(archive, 'entry')
       archive.append(source, { name: f.fileName, date, store: storeUncompressed(f.fileName) })
       await Promise.race([appended, sourceFailed, failed, storageFailed])
+      progress(i + 1, input.files.length)
     }
     await Promise.race([archive.finalize(), failed, storageFailed])
   } catch (err) {

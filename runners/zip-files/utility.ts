@@ -58,6 +58,7 @@ export const zipFiles: UtilityDefinition = {
   runner: {
     image: 'dutil-runner-zip-files',
     entry: 'dist/runners/zip-files/bundle/main.js',
+    progressUnit: 'files',
     maxHeapMb: 128,
     // A small young generation keeps the resident set flat while gigabytes stream through.
     nodeFlags: ['--max-semi-space-size=1'],

@@ -327,7 +327,7 @@ describe('helm install on the local platform: the programs run under the chart S
       .poll(async () => ((await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: API_KEY.plural })) as { items: any[] }).items[0].status?.lastUsedAt, { timeout: 10_000 })
       .toBeTruthy()
     const table = kubectl(['get', 'utilityjobs', '-n', NS])
-    expect(table.split('\n')[0]).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+DURATION-MS\s+AGE/)
+    expect(table.split('\n')[0]).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+PROGRESS\s+DURATION-MS\s+AGE/)
     expect(table).toMatch(new RegExp(`${sync.body.id}\\s+split-pdf\\s+sync\\s+succeeded`))
     expect(table).toMatch(/cancelled/)
   })

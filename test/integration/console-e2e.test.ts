@@ -231,6 +231,8 @@ describe('console, end to end in Chromium', () => {
     await expect.poll(() => page.getByTestId('job-status').textContent()).toBe('succeeded')
     await page.getByRole('link', { name: 'page-003.pdf' }).waitFor()
     await page.getByText('T-42').waitFor()
+    // The runner's count of pages, kept after the job finished.
+    expect((await page.getByTestId('job-progress').textContent())?.trim()).toBe('3 of 3 pages')
     await screenshot(page, '11-job-detail')
   })
 

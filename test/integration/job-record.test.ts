@@ -71,6 +71,9 @@ describe('schema migrations', () => {
         { relname: MIGRATIONS_TABLE, relkind: 'r' },
         { relname: 'usage_daily', relkind: 'r' },
       ])
+      // 0002: the jobs table holds the runner's progress.
+      const progress = await fresh.query<{ data_type: string }>(`SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'progress'`)
+      expect(progress.rows).toEqual([{ data_type: 'jsonb' }])
     } finally {
       await fresh.end()
     }

@@ -70,7 +70,7 @@ describe('operator', () => {
     expect(res.status).toBe(200)
     const out = kubectl('get', 'utilityjobs', '-n', 'dutil')
     const [header] = out.split('\n')
-    expect(header).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+DURATION-MS\s+AGE/)
+    expect(header).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+PROGRESS\s+DURATION-MS\s+AGE/)
     const line = out.split('\n').find((l) => l.includes(res.body.id))
     expect(line).toMatch(new RegExp(`${objectNameOf(res.body.id)}\\s+${res.body.id}\\s+split-pdf\\s+sync\\s+succeeded`))
   })

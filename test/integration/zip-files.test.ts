@@ -1,5 +1,9 @@
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { objectNameOf } from '../../contract/ids.js'
+import { BIN_DIR } from '../platform/platform.js'
 import { api, download } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
 import { jobOutputs } from './helpers/storage.js'
@@ -65,5 +69,36 @@ describe('zip-files through the whole platform', () => {
     expect(res.body.error.code).toBe('upstream_rejected')
     expect(res.body.error.message).toContain('redirects to a URL that is refused')
     expect(await jobOutputs(res.body)).toEqual([])
+  })
+})
+
+describe('progress of a running job', () => {
+  it('shows files zipped so far while it runs, in the API and in kubectl get utilityjobs, and the whole count once it succeeded', async () => {
+    // 20 downloads that each take 800 ms (4 open at once): a run of ~4 s.
+    const input = { files: Array.from({ length: 20 }, (_, i) => ({ url: `${files.add(`p${i}.txt`, Buffer.from(`part ${i}\n`), 'text/plain').replace('/files/', '/slow/')}?ms=800`, fileName: `p${i}.txt` })) }
+    const res = await api('POST', '/v1/utilities/zip-files/jobs', { key, body: { input } })
+    expect(res.status).toBe(202)
+    const id = res.body.id as string
+    const seen: Array<{ done: number; total: number | null; unit: string }> = []
+    let kubectlRow = ''
+    let job = res.body
+    while (!['succeeded', 'failed'].includes(job.status)) {
+      await new Promise((r) => setTimeout(r, 100))
+      job = (await api('GET', `/v1/jobs/${id}`, { key })).body
+      if (job.status === 'running' && job.progress) {
+        seen.push(job.progress)
+        if (!kubectlRow && job.progress.done > 0 && job.progress.done < 20) {
+          kubectlRow = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), '-n', 'dutil', 'get', 'utilityjob', objectNameOf(id)], { encoding: 'utf8' })
+        }
+      }
+    }
+    expect(job.status).toBe('succeeded')
+    // Seen part-way, counting up, never past the total.
+    expect(seen.some((p) => p.done > 0 && p.done < 20)).toBe(true)
+    for (const p of seen) expect(p).toMatchObject({ total: 20, unit: 'files' })
+    expect(seen.map((p) => p.done)).toEqual([...seen.map((p) => p.done)].sort((a, b) => a - b))
+    expect(kubectlRow.split('\n')[0]).toMatch(/\bPROGRESS\b/)
+    expect(kubectlRow.split('\n')[1]).toMatch(/\b\d+\/20 files\b/)
+    expect(job.progress).toMatchObject({ done: 20, total: 20, unit: 'files' })
   })
 })

@@ -125,6 +125,7 @@ interface JobDetail {
     startedAt: string | null
     finishedAt: string | null
     timings: { queueMs: number | null; upstreamMs: number | null; storageMs: number | null; totalMs: number | null }
+    progress: { done: number; total: number | null; unit: string; updatedAt: string } | null
     metadata: Record<string, unknown> | null
     result: ({ files: Array<{ url: string; name: string; size: number | null; contentType: string | null; pageNumber?: number; path?: string; urlExpiresAt?: string }> } & Record<string, unknown>) | null
     error: { code: string; message: string; upstreamStatus?: number } | null
@@ -135,6 +136,17 @@ interface JobDetail {
   apiKeyId: string | null
   userEmail: string | null
   callbackDelivery: { status: string; attempts: number; lastAttemptAt: string | null; lastStatusCode: number | null; lastError: string | null; nextAttemptAt: string | null; finishedAt: string | null } | null
+}
+
+/** "120 of 500 pages" with a bar while the total is known. */
+function progressView(p: NonNullable<JobDetail['job']['progress']>): HTMLElement {
+  const text = p.total === null ? `${p.done} ${p.unit}` : `${p.done} of ${p.total} ${p.unit}`
+  return h(
+    'span',
+    { 'data-testid': 'job-progress' },
+    p.total ? h('progress', { max: String(p.total), value: String(p.done), 'aria-label': 'Progress' }) : null,
+    ` ${text}`,
+  )
 }
 
 function dl(items: Array<[string, unknown]>): HTMLElement {
@@ -166,6 +178,7 @@ export async function jobPage(p: Page): Promise<void> {
         ['Created', when(j.createdAt)],
         ['Started', when(j.startedAt)],
         ['Finished', when(j.finishedAt)],
+        ...(j.progress ? [['Progress', progressView(j.progress)] as [string, unknown]] : []),
       ])),
       h('section', { 'aria-labelledby': 'timings' }, h('h2', { id: 'timings' }, 'Timings'), dl([
         ['Waiting in queue', duration(t.queueMs)],

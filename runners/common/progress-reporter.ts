@@ -1,0 +1,74 @@
+import type { RunnerProgress } from '../../contract/runner-protocol.js'
+import { isoMs } from '../../contract/time.js'
+
+export interface ProgressReporterOptions {
+  /** Least time between two writes (ms). */
+  intervalMs: number
+  now?: () => number
+}
+
+/**
+ * Hands a runner's progress to storage at most once per interval, never two writes at once and
+ * always the newest value: the first report goes out at once (it carries the total), later ones
+ * wait for the interval, and a report made while a write is in flight replaces the one waiting.
+ * A failed write is dropped: progress is advisory, and the job's outcome never depends on it.
+ */
+export class ProgressReporter {
+  private lastWriteAt = -Infinity
+  private waiting: RunnerProgress | null = null
+  private writing: Promise<void> | null = null
+  private timer: NodeJS.Timeout | undefined
+  private stopped = false
+  private readonly now: () => number
+
+  constructor(
+    private readonly write: (progress: RunnerProgress) => Promise<void>,
+    private readonly o: ProgressReporterOptions,
+  ) {
+    this.now = o.now ?? Date.now
+  }
+
+  private newest: RunnerProgress | null = null
+
+  report(done: number, total: number | null): void {
+    if (this.stopped) return
+    this.newest = this.waiting = { done, total, at: isoMs(this.now()) }
+    this.pump()
+  }
+
+  /** The newest report, written or not (the result manifest carries it). */
+  get last(): RunnerProgress | null {
+    return this.newest
+  }
+
+  /** No more writes (the run is over: its result says the rest). Resolves once none is in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.waiting = null
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+    await this.writing
+  }
+
+  private pump(): void {
+    if (this.writing || this.timer || !this.waiting || this.stopped) return
+    const wait = this.lastWriteAt + this.o.intervalMs - this.now()
+    if (wait > 0) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined
+        this.pump()
+      }, wait)
+      this.timer.unref?.()
+      return
+    }
+    const progress = this.waiting
+    this.waiting = null
+    this.lastWriteAt = this.now()
+    this.writing = this.write(progress)
+      .catch(() => {})
+      .finally(() => {
+        this.writing = null
+        this.pump()
+      })
+  }
+}
