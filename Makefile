@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-startup bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -91,6 +91,10 @@ bench-deps:
 # Node start-up plus module loading of each runner: the bundle pods run against tsc's unbundled output.
 bench-startup: build
 	node dist/test/bench/runner-startup.js
+
+# Each runner image under a real cgroup memory limit (Docker --memory = its default limit): peak memory, and OOM below need.
+bench-memory-limits: bench-deps binaries build
+	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) images/docker-engine.sh run bash -c 'images/build-images.sh && node dist/test/bench/runner-memory.js'
 
 # Accept-to-succeeded latency of a 10-page split-pdf through the whole platform.
 bench-latency: deps binaries build

@@ -3,7 +3,7 @@ import { downloadInput } from '../common/read-input.js'
 import { runUtility } from '../common/run-utility.js'
 import { pageFileName } from './page-names.js'
 import { splitInWorker } from './split-in-worker.js'
-import { SPLIT_PDF_LIMITS } from './utility.js'
+import { SPLIT_PDF_LIMITS } from './limits.js'
 
 interface SplitPdfInput {
   url: string

@@ -1,17 +1,9 @@
 import Type from 'typebox'
 import type { UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { SPLIT_PDF_LIMITS } from './limits.js'
 
-export const SPLIT_PDF_LIMITS = {
-  maxBytes: 150 * 1024 * 1024,
-  maxPages: 500,
-  /**
-   * The V8 heap of the worker that parses and splits: past it the split fails as
-   * upstream_rejected instead of the runner dying (and being retried). Decoded stream data is
-   * capped separately (decode-guard.ts).
-   */
-  workerHeapMb: 1024,
-} as const
+export { SPLIT_PDF_LIMITS }
 
 export const splitPdf: UtilityDefinition = {
   slug: 'split-pdf',

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
-import XLSX from 'xlsx'
 import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { runRunner } from '../support/runner-harness.js'
+import { benchPage, benchWorkbook, textFile } from './bench-inputs.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 
 /**
@@ -65,36 +64,6 @@ async function repeat(n: number, run: () => Promise<Measured>, before?: () => vo
   }
   const mid = [...all].sort((a, b) => a.ms - b.ms)[Math.floor(all.length / 2)]
   return { ...mid, rssMb: Math.max(...all.map((m) => m.rssMb)) }
-}
-
-/** Deterministic, moderately compressible text (log-like lines with hex noise). */
-function textFile(seed: number, bytes: number): Buffer {
-  const lines: string[] = []
-  let size = 0
-  for (let i = 0; size < bytes; i++) {
-    const h = createHash('sha1').update(`${seed}:${i}`).digest('hex')
-    const line = `2024-05-${String((i % 28) + 1).padStart(2, '0')} INFO request id=${h.slice(0, 12)} user=${h.slice(12, 18)} took=${parseInt(h.slice(18, 21), 16)}ms path=/api/v1/items/${i}\n`
-    lines.push(line)
-    size += line.length
-  }
-  return Buffer.from(lines.join('')).subarray(0, bytes)
-}
-
-function benchPage(): Buffer {
-  const rows = Array.from({ length: 400 }, (_, i) => `<tr><td>${i + 1}</td><td>Item ${i}</td><td>${(i * 3.7).toFixed(2)}</td><td>${i % 2 ? 'open' : 'paid'}</td></tr>`).join('')
-  return Buffer.from(`<!doctype html><html><head><meta charset="utf-8"><title>Report</title><link rel="stylesheet" href="/files/bench.css"></head>
-<body><h1>Quarterly report</h1><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(40)}</p>
-<table><thead><tr><th>#</th><th>Item</th><th>Amount</th><th>State</th></tr></thead><tbody>${rows}</tbody></table></body></html>`)
-}
-
-function benchWorkbook(): Buffer {
-  const wb = XLSX.utils.book_new()
-  for (let s = 1; s <= 4; s++) {
-    const aoa: unknown[][] = [['id', 'name', 'amount', 'rate', 'city', 'code', 'qty', 'note']]
-    for (let r = 1; r <= 5000; r++) aoa.push([r, `name ${r}`, r * 1.25, (r % 97) / 100, ['Oslo', 'Lyon', 'Kyiv', 'Porto'][r % 4], `C-${(r * 7919) % 10000}`, r % 13, r % 5 ? '' : `note ${r}`])
-    XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(aoa), `Sheet${s}`)
-  }
-  return XLSX.write(wb, { type: 'buffer', bookType: 'biff8' }) as Buffer
 }
 
 interface Row {
