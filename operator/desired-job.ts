@@ -31,11 +31,17 @@ export function deadlineSeconds(uj: UtilityJobResource, utility: UtilityDefiniti
   return override && override < utility.maxDurationSeconds ? override : utility.maxDurationSeconds
 }
 
+/** The node flags a runner runs with (its V8 heap cap first), before its entry: pods and benchmarks alike. */
+export function runnerNodeArgs(utility: UtilityDefinition): string[] {
+  return [`--max-old-space-size=${utility.runner.maxHeapMb}`, ...(utility.runner.nodeFlags ?? [])]
+}
+
 /**
  * The Job that runs one UtilityJob. Pure: same inputs, same Job. The runner gets `credentials`,
  * temporary storage credentials for its own job's objects alone (operator/runner-credentials.ts),
  * never the platform's.
  */
+
 export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings, credentials: RunnerCredentials): V1Job {
   const labels = {
     [LABELS.managedBy]: MANAGED_BY,
@@ -92,7 +98,7 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
             {
               name: RUNNER_CONTAINER,
               image: `${settings.imageRegistry}/${utility.runner.image}:${settings.imageTag}`,
-              command: ['node', `--max-old-space-size=${utility.runner.maxHeapMb}`, ...(utility.runner.nodeFlags ?? []), `/app/${utility.runner.entry}`],
+              command: ['node', ...runnerNodeArgs(utility), `/app/${utility.runner.entry}`],
               env,
               resources: settings.resources?.[utility.slug] ?? utility.runner.resources,
               terminationMessagePolicy: 'FallbackToLogsOnError',

@@ -16,6 +16,7 @@ export interface ProgressReporterOptions {
 export class ProgressReporter {
   private lastWriteAt = -Infinity
   private waiting: RunnerProgress | null = null
+  private newest: RunnerProgress | null = null
   private writing: Promise<void> | null = null
   private timer: NodeJS.Timeout | undefined
   private stopped = false
@@ -27,8 +28,6 @@ export class ProgressReporter {
   ) {
     this.now = o.now ?? Date.now
   }
-
-  private newest: RunnerProgress | null = null
 
   report(done: number, total: number | null): void {
     if (this.stopped) return

@@ -3,10 +3,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from 'node:path'
 import { ulid } from 'ulid'
 import { catalog } from '../../contract/catalog.js'
-import { ENV, inputObjectKey, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
-import { readJsonObject, storageClient, writeJsonObject } from '../../contract/storage-client.js'
+import { inputObjectKey } from '../../contract/runner-protocol.js'
+import { storageClient, writeJsonObject } from '../../contract/storage-client.js'
+import { runnerNodeArgs } from '../../operator/desired-job.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
+import { runnerJobEnv } from '../support/runner-harness.js'
 import { offsetPorts, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 import { benchPage, benchWorkbook, textFile } from './bench-inputs.js'
 
@@ -46,7 +48,6 @@ interface Outcome {
   oomKilled: boolean
   peakBytes: number
   ms: number
-  result?: RunnerResult
 }
 
 /** Runs one runner image with a memory limit; samples the container's cgroup high-water mark. */
@@ -57,24 +58,14 @@ async function runInContainer(slug: string, input: unknown, limitBytes: number):
   mkdirSync(scratch, { recursive: true })
   chmodSync(scratch, 0o1777)
   await writeJsonObject(s3, platform.storage.bucket, inputObjectKey(jobId), input)
-  const env = {
-    [ENV.jobId]: jobId,
-    [ENV.utility]: slug,
-    [ENV.createdAt]: new Date().toISOString(),
-    [ENV.endpoint]: platform.storage.endpoint,
-    [ENV.region]: platform.storage.region,
-    [ENV.bucket]: platform.storage.bucket,
-    [ENV.accessKey]: platform.storage.accessKey,
-    [ENV.secretKey]: platform.storage.secretKey,
-    [ENV.allowLoopback]: 'true',
-  }
+  const env = runnerJobEnv(jobId, slug, platform.storage, true)
   const args = [
     'run', '-d', '--network', 'host', '--memory', String(limitBytes), '--memory-swap', String(limitBytes),
     // /tmp as the pod has it: a disk-backed emptyDir (a tmpfs would charge its pages to the limit).
     '--read-only', '-v', `${scratch}:/tmp`, '-e', 'TMPDIR=/tmp', '-e', 'HOME=/tmp', '--user', '10001:10001', '--entrypoint', 'node',
     ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
     `ghcr.io/dutil/${u.runner.image}:${tag}`,
-    `--max-old-space-size=${u.runner.maxHeapMb}`, ...(u.runner.nodeFlags ?? []), `/app/${u.runner.entry}`,
+    ...runnerNodeArgs(u), `/app/${u.runner.entry}`,
   ]
   const t0 = performance.now()
   const id = execFileSync(docker, args, { encoding: 'utf8' }).trim()
@@ -100,8 +91,7 @@ async function runInContainer(slug: string, input: unknown, limitBytes: number):
   execFileSync(docker, ['rm', '-f', id], { stdio: 'ignore' })
   rmSync(scratch, { recursive: true, force: true })
   const out: Outcome = { exitCode: Number(exitCode), oomKilled: oomKilled === 'true', peakBytes, ms }
-  if (out.exitCode === 0) out.result = await readJsonObject<RunnerResult>(s3, platform.storage.bucket, resultObjectKey(jobId))
-  else if (!out.oomKilled) say(`${slug} exited ${exitCode}: ${(logs.stdout + logs.stderr).slice(-800)}`)
+  if (out.exitCode !== 0 && !out.oomKilled) say(`${slug} exited ${exitCode}: ${(logs.stdout + logs.stderr).slice(-800)}`)
   return out
 }
 

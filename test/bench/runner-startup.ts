@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { catalog } from '../../contract/catalog.js'
+import { runnerNodeArgs } from '../../operator/desired-job.js'
 import { REPO_ROOT } from '../platform/platform.js'
 
 /**
@@ -28,7 +29,7 @@ function time(args: string[]): { p50: number; p90: number } {
 const bare = time(['-e', '0'])
 const rows = [`| runner | bundle p50 | bundle p90 | unbundled p50 | unbundled p90 | target |`, `|---|---|---|---|---|---|`]
 for (const u of catalog.values()) {
-  const flags = [`--max-old-space-size=${u.runner.maxHeapMb}`, ...(u.runner.nodeFlags ?? [])]
+  const flags = runnerNodeArgs(u)
   const bundled = time([...flags, join(REPO_ROOT, u.runner.entry)])
   const unbundled = time([...flags, join(REPO_ROOT, 'dist', 'runners', u.slug, 'main.js')])
   rows.push(`| ${u.slug} | ${bundled.p50} ms | ${bundled.p90} ms | ${unbundled.p50} ms | ${unbundled.p90} ms | ≤ 150 ms |`)

@@ -21,7 +21,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 20)
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
 /** The steps of one job, in order, as the watches see them. */
-const STEPS = ['UtilityJob created', 'batch Job created', 'Pod created', 'Pod bound to the node', 'runner running', 'runner exited 0', 'Job Complete', 'UtilityJob succeeded'] as const
+const STEPS = ['UtilityJob created', 'batch Job created', 'Pod created', 'Pod bound to the node', 'runner running', 'runner exited 0', 'UtilityJob succeeded'] as const
 type Step = (typeof STEPS)[number]
 
 const seen = new Map<string, Partial<Record<Step, number>>>()
@@ -49,7 +49,6 @@ const watches = [
     onEvent: (_e, job) => {
       const name = job.metadata?.labels?.[LABELS.jobId]
       note(name, 'batch Job created')
-      if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) note(name, 'Job Complete')
     },
     onResync: () => {},
   }),

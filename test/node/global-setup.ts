@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { BIN_DIR, offsetPorts, REPO_ROOT, startPlatform, TEST_PORTS, type Platform } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
-import type { RealNodeLayout } from '../real-node/node-config.js'
+import { paths, type RealNodeLayout } from '../real-node/node-config.js'
 import { ensureNodeAddress, importDockerImages, NODE_IP, nodeDiagnostics, POD_CIDR, realNodeBlocker, realNodeLayout, startRealNode, stopRealNode } from '../real-node/real-node.js'
 import { makeTestCa, type TestCa } from '../support/test-ca.js'
 import { CHART, chartValues, imageRef, NS, RELEASE } from './chart-values.js'
@@ -33,6 +33,8 @@ declare module 'vitest' {
     npTarget: { podIp: string; clusterIp: string }
     /** The API server's own address:port (behind the `kubernetes` Service). */
     apiServerAddress: string
+    /** The node's containerd (for nodeCtr). */
+    containerdSocket: string
   }
 }
 
@@ -143,6 +145,7 @@ async function startAll(project: TestProject): Promise<void> {
   project.provide('callbackBase', `https://${SERVICES_HOST}/callbacks`)
   project.provide('npTarget', npTarget)
   project.provide('apiServerAddress', `${NODE_IP}:${NODE_PORTS.apiserver}`)
+  project.provide('containerdSocket', paths(node).containerdSocket)
 }
 
 export async function teardown(): Promise<void> {

@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import { AppsV1Api, DiscoveryV1Api } from '@kubernetes/client-node'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { createKey, kubeConfig } from '../integration/helpers/keys.js'
 import { killComponent, startComponent } from '../integration/helpers/processes.js'
 import { awaitTerminal, missingOutputs } from '../faults/burst.js'
 import { makePdf } from '../support/pdfs.js'
+import { nodeCtr } from '../real-node/real-node.js'
 import { CHART, imageRef, NS, RELEASE } from './chart-values.js'
 import { api } from '../integration/helpers/api.js'
 import { core, helmAsync, putFile, runnerPodsOf, sleep } from './helpers.js'
@@ -44,7 +43,7 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     const oldTag = inject('imageTag')
     const newTag = `${oldTag}-next`
     // A release ships under a new tag: the same images, tagged anew in the node's image store.
-    const ctr = (...args: string[]) => execFileSync('ctr', ['--address', join(inject('platformDir'), 'real-node', 'containerd', 'containerd.sock'), '-n', 'k8s.io', ...args], { encoding: 'utf8' })
+    const ctr = nodeCtr(inject('containerdSocket'))
     const ours = ctr('images', 'ls', '-q').split('\n').filter((ref) => ref.endsWith(`:${oldTag}`))
     expect(ours.length).toBeGreaterThanOrEqual(7)
     for (const ref of ours) ctr('images', 'tag', '--force', ref, ref.replace(/:[^:]+$/, `:${newTag}`))

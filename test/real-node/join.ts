@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { reportUnexpectedExit } from '../platform/platform.js'
 import { Supervisor } from '../platform/supervisor.js'
+import { paths } from './node-config.js'
 import { realNodeBlocker, realNodeLayout, startRealNode, stopRealNode } from './real-node.js'
 
 /**
@@ -27,7 +28,7 @@ process.on('SIGINT', stop)
 process.on('SIGTERM', stop)
 try {
   await startRealNode(node, { platformDir: dir, server, adminKubeconfig: kubeconfig, supervisor, addOns: false, progress: (m) => console.log(`[real-node] ${m}`) })
-  console.log(`[real-node] ${node.nodeName} is Ready (containerd socket ${join(node.dir, 'containerd', 'containerd.sock')})`)
+  console.log(`[real-node] ${node.nodeName} is Ready (containerd socket ${paths(node).containerdSocket})`)
 } catch (err) {
   console.error(`[real-node] ${(err as Error).message}`)
   await stopRealNode(node, supervisor)

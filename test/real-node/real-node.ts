@@ -140,7 +140,7 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
     await until('containerd CRI ready', async () => existsSync(p.containerdSocket) && readFileSync(containerdLog).subarray(logFrom).includes('Start streaming server'), 60_000, 100)
   }
   await startContainerd()
-  const ctr = nodeCtr(layout)
+  const ctr = nodeCtr(p.containerdSocket)
   const stale = removeAllContainers(ctr)
   if (stale > 0) {
     // The CRI plugin recovered those sandboxes when it started: start afresh, with none to recover.
@@ -148,7 +148,7 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
     await o.supervisor.stopOne('containerd')
     await startContainerd()
   }
-  if (!ctr('images', 'ls', '-q').split('\n').includes(SANDBOX_IMAGE)) {
+  if (!imagesIn(ctr).has(SANDBOX_IMAGE)) {
     say('building and importing the sandbox image')
     const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'pause-image.sh'), [join(dir, 'pause.tar')], { encoding: 'utf8' }).trim()
     ctr('images', 'import', '--index-name', SANDBOX_IMAGE, tar)
@@ -163,7 +163,7 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
       `--kubeconfig=${p.kubeletKubeconfig}`,
       `--root-dir=${p.kubeletRoot}`,
       `--hostname-override=${layout.nodeName}`,
-      `--node-ip=${NODE_IP}`,
+      `--node-ip=${layout.nodeIp}`,
       '--v=1',
     ],
     logFile: join(o.platformDir, 'logs', 'kubelet.log'),
@@ -192,7 +192,7 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   say('starting cluster DNS (CoreDNS)')
   // Tagged with the version build-binaries.sh stamped: the image store outlives the run.
   const corednsImage = `dutil.local/coredns:${readFileSync(join(BIN_DIR, '.coredns.version'), 'utf8').trim().replace(/^.*@/, '')}`
-  if (!ctr('images', 'ls', '-q').split('\n').includes(corednsImage)) {
+  if (!imagesIn(ctr).has(corednsImage)) {
     const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'static-image.sh'), [join(dir, 'coredns.tar'), join(BIN_DIR, 'coredns')], { encoding: 'utf8' }).trim()
     ctr('images', 'import', '--index-name', corednsImage, tar)
   }
@@ -256,17 +256,10 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
   const p = paths(layout)
   await supervisor.stopOne('kubelet').catch(() => {})
   if (existsSync(p.containerdSocket)) {
-    const ctr = nodeCtr(layout, 30_000)
     try {
-      for (const id of ctr('tasks', 'ls', '-q').split('\n').filter(Boolean)) {
-        try {
-          ctr('tasks', 'kill', '-a', '-s', 'SIGKILL', id)
-        } catch {
-          // Already gone.
-        }
-      }
-      // Only images stay in the store (the next start clears what is left here too).
-      removeAllContainers(ctr)
+      // Every container killed and deleted: only images stay in the store (the next start
+      // clears what is left here too).
+      removeAllContainers(nodeCtr(p.containerdSocket, 30_000))
     } catch {
       // containerd is not answering: the shims are killed below.
     }
@@ -302,15 +295,19 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
   sh('ip link delete dutil-cni0')
 }
 
-/** ctr against the node's containerd, in the kubelet's namespace. */
-export function nodeCtr(layout: RealNodeLayout, timeoutMs = 60_000): (...args: string[]) => string {
-  const socket = paths(layout).containerdSocket
+/** ctr against the node's containerd (its socket: paths(layout).containerdSocket), in the kubelet's namespace. */
+export function nodeCtr(socket: string, timeoutMs = 60_000): (...args: string[]) => string {
   return (...args) => execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
 }
 
+/** The image names in the node's store. */
+function imagesIn(ctr: (...args: string[]) => string): Set<string> {
+  return new Set(ctr('images', 'ls', '-q').split('\n').filter(Boolean))
+}
+
 /**
- * Deletes every container (pod sandboxes included) and its task from the node's containerd,
- * keeping the images. The image store outlives the run, and so would the containers recorded in
+ * Deletes every container (pod sandboxes included) and its task, killed first (`tasks delete
+ * --force`), from the node's containerd, keeping the images. The image store outlives the run, and so would the containers recorded in
  * it: a kubelet started on a store with the last run's sandboxes spends its first minutes
  * removing them, and new pods' sandboxes wait behind that (seen: RemovePodSandbox timing out
  * after 2 min while test pods stayed ContainerCreating). Returns how many it deleted.
@@ -340,8 +337,8 @@ export function removeAllContainers(ctr: (...args: string[]) => string): number 
 export function importDockerImages(layout: RealNodeLayout, names: string[]): string[] {
   const stampFile = join(layout.imageStore, 'dutil-imported.json')
   const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
-  const ctr = nodeCtr(layout, 600_000)
-  const present = new Set(ctr('images', 'ls', '-q').split('\n'))
+  const ctr = nodeCtr(paths(layout).containerdSocket, 600_000)
+  const present = imagesIn(ctr)
   const ids = Object.fromEntries(names.map((n) => [n, execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', n], { encoding: 'utf8' }).trim()]))
   const changed = names.filter((n) => !present.has(n) || stamps[n] !== ids[n])
   if (changed.length > 0) {

@@ -6,6 +6,7 @@ import { ulid } from 'ulid'
 import { catalog } from '../../contract/catalog.js'
 import { ENV, inputObjectKey, resultObjectKey, type RunnerFailure, type RunnerResult } from '../../contract/runner-protocol.js'
 import { readJsonObject, storageClient, writeJsonObject, type StorageSettings } from '../../contract/storage-client.js'
+import { runnerNodeArgs } from '../../operator/desired-job.js'
 import { REPO_ROOT } from '../platform/platform.js'
 
 export interface HarnessRun {
@@ -16,6 +17,24 @@ export interface HarnessRun {
   result?: RunnerResult
   failure?: RunnerFailure
   log: string
+}
+
+/**
+ * The runner's environment contract for one job (contract/runner-protocol.ts ENV), with the
+ * given storage credentials where a pod gets its job's temporary ones.
+ */
+export function runnerJobEnv(jobId: string, slug: string, storage: StorageSettings, allowLoopback: boolean): Record<string, string> {
+  return {
+    [ENV.jobId]: jobId,
+    [ENV.utility]: slug,
+    [ENV.createdAt]: new Date().toISOString(),
+    [ENV.endpoint]: storage.endpoint,
+    [ENV.region]: storage.region,
+    [ENV.bucket]: storage.bucket,
+    [ENV.accessKey]: storage.accessKey,
+    [ENV.secretKey]: storage.secretKey,
+    [ENV.allowLoopback]: String(allowLoopback),
+  }
 }
 
 /**
@@ -36,19 +55,11 @@ export async function runRunner(slug: string, input: unknown, storage: StorageSe
     PATH: process.env.PATH,
     HOME: dir,
     TMPDIR: dir,
-    [ENV.jobId]: jobId,
-    [ENV.utility]: slug,
-    [ENV.createdAt]: new Date().toISOString(),
-    [ENV.endpoint]: storage.endpoint,
-    [ENV.region]: storage.region,
-    [ENV.bucket]: storage.bucket,
-    [ENV.accessKey]: storage.accessKey,
-    [ENV.secretKey]: storage.secretKey,
-    [ENV.allowLoopback]: String(opts.allowLoopback ?? true),
+    ...runnerJobEnv(jobId, slug, storage, opts.allowLoopback ?? true),
     DUTIL_TERMINATION_MESSAGE_PATH: termination,
     ...(opts.env ?? {}),
   }
-  const args = ['-f', '%M', '-o', timeFile, process.execPath, `--max-old-space-size=${utility.runner.maxHeapMb}`, ...(utility.runner.nodeFlags ?? []), join(REPO_ROOT, utility.runner.entry)]
+  const args = ['-f', '%M', '-o', timeFile, process.execPath, ...runnerNodeArgs(utility), join(REPO_ROOT, utility.runner.entry)]
   const t0 = performance.now()
   const child = spawn('/usr/bin/time', args, { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   let log = ''
