@@ -64,7 +64,7 @@ deps:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, MinIO and Helm, built
 # from the Go module proxy into $(DUTIL_CACHE)/bin (outside git) and reused while versions hold.
 binaries:
-	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm
+	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool
 
 # The Helm chart's own checks (make test runs them too, with a server-side dry run and a real install).
 chart: binaries
@@ -72,8 +72,9 @@ chart: binaries
 	$(DUTIL_CACHE)/bin/helm template dutil charts/dutil -f charts/dutil/ci/lint-values.yaml >/dev/null
 
 build:
-	@rm -rf dist
+	@rm -rf dist clients/typescript/dist
 	@npm run --silent build
+	@npm --prefix clients/typescript run --silent build
 
 generate:
 	npx tsx contract/generate.ts
@@ -87,6 +88,7 @@ bench: bench-deps binaries build
 
 bench-deps:
 	@test/platform/install-deps.sh --bench
+	@test/platform/build-binaries.sh mc
 
 # Node start-up plus module loading of each runner: the bundle pods run against tsc's unbundled output.
 bench-startup: build

@@ -1,14 +1,21 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { KubeConfig } from '@kubernetes/client-node'
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node'
 import { EXPIRY_DAYS } from '../contract/api-keys.js'
 import { CONTRACT_SLUGS } from '../contract/catalog.js'
 import { apiStatus } from '../contract/kube.js'
 import { ApiKeyAdmin, type RevealedSecret } from '../contract/api-key-admin.js'
 import { adminCommand, ADMIN_USAGE } from './console-admin.js'
+import { redeliveryProblem, requestRedelivery } from '../contract/callback-redelivery.js'
+import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { objectNameOf, ulidOf } from '../contract/ids.js'
+import { apiCommand, API_USAGE } from './api-commands.js'
 
-const USAGE = `usage: dutil keys|admin <command> [options]
+const USAGE = `usage: dutil run|jobs|keys|admin|callbacks <command> [options]
+
+${API_USAGE}
 
   keys create --name NAME [--utilities a,b] [--rate-limit N] [--expires-in-days 30|90|365] [--json]
   keys list [--json]
@@ -18,7 +25,9 @@ const USAGE = `usage: dutil keys|admin <command> [options]
 
 ${ADMIN_USAGE}
 
-Uses KUBECONFIG, else the pod's service account inside a cluster, else .dev/kubeconfig; namespace from DUTIL_NAMESPACE (default dutil); --rate-limit defaults to
+  callbacks redeliver JOB_ID            sends a finished job's callback again (same webhook-id)
+
+keys and admin use KUBECONFIG, else the pod's service account inside a cluster, else .dev/kubeconfig; namespace from DUTIL_NAMESPACE (default dutil); --rate-limit defaults to
 DUTIL_DEFAULT_RATE_LIMIT, else 600.`
 
 class UsageError extends Error {}
@@ -51,6 +60,11 @@ async function main(argv: string[]): Promise<void> {
   const [group, command, ...rest] = argv
   if (group === '--help' || group === '-h' || group === 'help') return void console.log(USAGE)
   if (group === 'admin') return adminCommand(command, rest, kubeConfig, (m) => new UsageError(m))
+  if (group === 'callbacks') return redeliverCommand(command, rest)
+  if (group === 'run' || group === 'jobs') {
+    process.exitCode = await apiCommand(group, argv.slice(1))
+    return
+  }
   if (group !== 'keys' || !command) throw new UsageError(USAGE)
   const { values, positionals } = parseArgs({
     args: rest,
@@ -113,6 +127,26 @@ async function main(argv: string[]): Promise<void> {
     default:
       throw new UsageError(USAGE)
   }
+}
+
+/** `dutil callbacks redeliver JOB_ID`: asks the operator for a new delivery round (contract/callback-redelivery.ts). */
+async function redeliverCommand(command: string | undefined, rest: string[]): Promise<void> {
+  const id = rest[0]
+  if (command !== 'redeliver' || !id) throw new UsageError('usage: dutil callbacks redeliver JOB_ID')
+  if (!ulidOf(id, 'job')) throw new UsageError(`${id} is not a job id (job_...)`)
+  const namespace = process.env.DUTIL_NAMESPACE || 'dutil'
+  const custom = kubeConfig().makeApiClient(CustomObjectsApi)
+  const name = objectNameOf(id)
+  let uj: UtilityJobResource | undefined
+  try {
+    uj = (await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: UTILITY_JOB.plural, name })) as UtilityJobResource
+  } catch (err) {
+    if (apiStatus(err) !== 404) throw err
+  }
+  const problem = redeliveryProblem(uj)
+  if (problem) throw new Error(`cannot redeliver ${id}: ${problem}`)
+  const at = await requestRedelivery(custom, namespace, name)
+  console.log(`Redelivery of ${id}'s callback asked for at ${at} (round ${(uj!.status?.callback?.round ?? 1) + 1}); the operator sends it with the same webhook-id.`)
 }
 
 main(process.argv.slice(2)).catch((err) => {

@@ -7,6 +7,11 @@ export const UTILITY_JOB = { kind: 'UtilityJob', plural: 'utilityjobs', singular
 export const API_KEY = { kind: 'ApiKey', plural: 'apikeys', singular: 'apikey', shortNames: ['dak'] } as const
 
 /** Labels and annotations dutil puts on its objects. */
+export const ANNOTATIONS = {
+  /** A redelivery request for the job's callback: the time it was asked for (ISO-8601). */
+  redeliver: 'dutil.io/redeliver',
+} as const
+
 export const LABELS = {
   apiKey: 'dutil.io/api-key',
   utility: 'dutil.io/utility',

@@ -95,6 +95,7 @@ export function crdManifests() {
       { name: 'Progress', type: 'string', jsonPath: '.status.progress.summary' },
       { name: 'Duration-ms', type: 'integer', jsonPath: '.status.timings.totalMs' },
       { name: 'Key', type: 'string', jsonPath: '.spec.apiKeyName', priority: 1 },
+      { name: 'Queue-ms', type: 'integer', jsonPath: '.status.timings.queueMs', priority: 1 },
       { name: 'Callback', type: 'string', jsonPath: '.status.callback.status', priority: 1 },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],

@@ -88,8 +88,27 @@ export const CallbackDeliverySchema = Type.Object({
   lastStatusCode: Nullable(Type.Integer({ description: 'HTTP status of the last answered attempt.' })),
   lastError: Nullable(Type.String({ description: 'Why the last attempt failed; null after a delivery.' })),
   finishedAt: Nullable(Type.String({ description: 'When the callback was delivered or given up.' })),
+  round: Type.Optional(Type.Integer({ minimum: 1, description: 'Delivery round: 1, then one more per redelivery (attempts count from 0 in each).' })),
+  redeliveryRequestedAt: Type.Optional(Type.String({ description: 'The redelivery request (annotation dutil.io/redeliver) this round answers.' })),
 })
 export type CallbackDelivery = Static<typeof CallbackDeliverySchema>
+
+/**
+ * One callback attempt as the delivery log keeps it (the job record's `callback_log`): what it
+ * got back, how long it took, and what happened next.
+ */
+export interface CallbackAttemptEntry {
+  round: number
+  attempt: number
+  at: string
+  durationMs: number
+  outcome: 'delivered' | 'retrying' | 'failed'
+  statusCode: number | null
+  /** http_status, timeout, connection, refused_destination, unresolved, no_secret or internal; null when delivered. */
+  errorClass: string | null
+  error: string | null
+  nextAttemptAt: string | null
+}
 
 /**
  * How far a running job has got, as its runner reported it (utilities with a
@@ -104,6 +123,20 @@ export const JobProgressSchema = Type.Object({
   summary: Type.String({ description: 'For kubectl: "120/500 pages".' }),
 })
 export type JobProgress = Static<typeof JobProgressSchema>
+
+/** The job's story as Kubernetes conditions (metav1.Condition), for `kubectl wait --for=condition=…`. */
+export const CONDITION_TYPES = ['Admitted', 'Running', 'Succeeded', 'Failed'] as const
+export type ConditionType = (typeof CONDITION_TYPES)[number]
+
+export const ConditionSchema = Type.Object({
+  type: Type.String({ description: 'Admitted, Running, Succeeded or Failed.', maxLength: 316 }),
+  status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  lastTransitionTime: Type.String({ format: 'date-time', description: 'When the status last changed.' }),
+  reason: Type.String({ maxLength: 1024, minLength: 1, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' }),
+  message: Type.String({ maxLength: 32768 }),
+})
+export type Condition = Static<typeof ConditionSchema>
 
 export const UtilityJobStatusSchema = Type.Object({
   state: JobStateSchema,
@@ -124,6 +157,7 @@ export const UtilityJobStatusSchema = Type.Object({
   observedGeneration: Type.Optional(Type.Integer()),
   callback: Type.Optional(CallbackDeliverySchema),
   progress: Type.Optional(JobProgressSchema),
+  conditions: Type.Optional(Type.Array(ConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], maxItems: 8 })),
 })
 export type UtilityJobStatus = Static<typeof UtilityJobStatusSchema>
 

@@ -2,7 +2,8 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { guarded, type Database } from '../contract/db/database.js'
 import { usageRows, type UsageRow } from '../contract/db/usage-table.js'
 import type { JobRecord } from '../contract/db/job-row.js'
-import { failUnstarted, findIdempotent, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../contract/db/jobs-table.js'
+import { failUnstarted, findIdempotent, getCallbackLog, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../contract/db/jobs-table.js'
+import type { CallbackAttemptEntry } from '../contract/crd-schemas.js'
 import { objectNameOf, ulidOf } from '../contract/ids.js'
 
 /**
@@ -58,6 +59,11 @@ export class JobRecords {
   async findIdempotent(apiKeyId: string, keyHash: string): Promise<JobRecord | UtilityJobResource | undefined> {
     const id = await guarded(() => findIdempotent(this.db, apiKeyId, keyHash))
     return id ? this.find(id) : undefined
+  }
+
+  /** A job's callback delivery log, oldest attempt first. */
+  callbackLog(id: string): Promise<CallbackAttemptEntry[]> {
+    return guarded(() => getCallbackLog(this.db, id))
   }
 
   list(q: JobListQuery): Promise<JobRecord[]> {

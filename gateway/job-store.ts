@@ -3,6 +3,7 @@ import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
 import { apiStatus } from '../contract/kube.js'
+import { requestRedelivery } from '../contract/callback-redelivery.js'
 
 export type JobPredicate = (job: UtilityJobResource) => boolean
 /** The job as it is now (the job record is never older than the UtilityJob's status). */
@@ -57,6 +58,11 @@ export class JobStore {
       if (apiStatus(err) === 404) return undefined
       throw err
     }
+  }
+
+  /** Asks the operator to send the job's callback again (contract/callback-redelivery.ts); returns the request's time. */
+  requestRedelivery(name: string): Promise<string> {
+    return requestRedelivery(this.custom, this.namespace, name)
   }
 
   async create(job: UtilityJobResource): Promise<UtilityJobResource> {

@@ -1,5 +1,5 @@
 import http from 'node:http'
-import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node'
+import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api, type V1Job, type V1Pod } from '@kubernetes/client-node'
 import pino from 'pino'
 import { API_GROUP, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
@@ -8,7 +8,7 @@ import { isTerminal } from '../contract/job-view.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../contract/kube.js'
 import { FileLinks } from '../contract/file-links.js'
 import { openDatabase } from '../contract/db/database.js'
-import { getJob, recordCallback, recordTransition } from '../contract/db/jobs-table.js'
+import { appendCallbackAttempt, getJob, recordCallback, recordTransition } from '../contract/db/jobs-table.js'
 import { migrateDatabase } from '../contract/db/migrate.js'
 import { storageClient } from '../contract/storage-client.js'
 import { loadOperatorConfig } from './config.js'
@@ -24,6 +24,7 @@ import { jobNameFor } from './desired-job.js'
 import { UtilityJobReconciler } from './reconciler.js'
 import { WorkQueue } from './work-queue.js'
 import { CallbackController } from './callbacks/controller.js'
+import { kubeEventRecorder } from './events.js'
 import { deliverCallback } from './callbacks/delivery.js'
 import { scaledSchedule } from './callbacks/schedule.js'
 import { KubeSigningSecrets } from './callbacks/signing-secrets.js'
@@ -62,7 +63,10 @@ const utilityJobs = watchedCache<UtilityJobResource>(
 const jobs = watchedCache<V1Job>(kc, `/apis/batch/v1/namespaces/${ns}/jobs`, () => batch.listNamespacedJob({ namespace: ns, labelSelector: managed }), log, (_ev, j) => enqueueOwner(j), managed)
 const pods = watchedCache<V1Pod>(kc, `/api/v1/namespaces/${ns}/pods`, () => core.listNamespacedPod({ namespace: ns, labelSelector: managed }), log, (_ev, p) => enqueueOwner(p), managed)
 
+const events = kubeEventRecorder(kc.makeApiClient(EventsV1Api), ns, config.leaderElection.identity, log.child({ controller: 'events' }))
+
 const callbacks = new CallbackController({
+  events,
   namespace: ns,
   utilityJobs: utilityJobs.cache,
   custom,
@@ -71,6 +75,7 @@ const callbacks = new CallbackController({
   send: (msg) => deliverCallback(msg, { ...config.callbacks.destinations, timeoutMs: callbackSchedule.timeoutMs }),
   schedule: callbackSchedule,
   record: recordCallbackState,
+  recordAttempt: (jobId, entry) => appendCallbackAttempt(db, jobId, entry),
   log: log.child({ controller: 'callbacks' }),
   metrics,
 })
@@ -102,6 +107,7 @@ const fence = () => {
 
 const storage = storageClient(config.storage)
 const reconciler = new UtilityJobReconciler({
+  events,
   fence,
   admission,
   namespace: ns,

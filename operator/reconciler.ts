@@ -17,6 +17,8 @@ import { boundedStatus } from '../contract/status-budget.js'
 import type { Admission } from './admission.js'
 import type { IssueCredentials } from './runner-credentials.js'
 import { CallbackController } from './callbacks/controller.js'
+import { nextConditions, reasonOf, wasAdmitted } from './conditions.js'
+import type { EventRecorder, JobEvent } from './events.js'
 
 export interface ReconcilerDeps {
   namespace: string
@@ -43,6 +45,8 @@ export interface ReconcilerDeps {
   graceMs: number
   /** How long a runner may wait for an image that cannot be pulled before its job fails. */
   imagePullGraceMs?: number
+  /** Kubernetes Events about each job (events.k8s.io/v1), for `kubectl describe utilityjob`. */
+  events?: EventRecorder
 }
 
 /** What the reconciler writes to the job record. */
@@ -209,13 +213,24 @@ export class UtilityJobReconciler {
     const credentialsMs = Math.round(performance.now() - asked)
     const body = desiredJob(uj, utility, this.d.runner, credentials)
     this.d.fence?.()
+    let created: V1Job
     try {
-      await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
+      created = await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
       log.info({ job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs }, 'job created')
     } catch (err) {
       if (apiStatus(err) === 409) return // AlreadyExists: an earlier pass (or another replica) made it.
       throw err
     }
+    const jobName = body.metadata!.name!
+    this.d.events?.record(uj, {
+      type: 'Normal',
+      reason: 'JobCreated',
+      action: 'Create',
+      note: `Created batch Job ${jobName} (time limit ${body.spec!.activeDeadlineSeconds} s).`,
+      related: { apiVersion: 'batch/v1', kind: 'Job', name: jobName, uid: created.metadata?.uid },
+    })
+    // Still queued, now admitted: the Admitted condition turns True.
+    await this.writeStatus(uj, effectiveStatus(uj), log, { admitted: true })
   }
 
   /**
@@ -287,10 +302,14 @@ export class UtilityJobReconciler {
     }
   }
 
-  private async writeStatus(uj: UtilityJobResource, status: UtilityJobStatus, log: Logger): Promise<void> {
+  private async writeStatus(uj: UtilityJobResource, status: UtilityJobStatus, log: Logger, opts: { admitted?: boolean } = {}): Promise<void> {
     // status.callback belongs to the callback controller: carried over as it is, never rebuilt.
     const callback = uj.status?.callback
-    const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName: jobNameFor(uj), observedGeneration: uj.metadata.generation } }
+    const jobName = jobNameFor(uj)
+    const previous = uj.status?.conditions
+    const admitted = opts.admitted || wasAdmitted(previous) || status.state === 'running' || status.state === 'succeeded' || this.d.jobs.get(jobName, this.d.namespace) !== undefined
+    const conditions = nextConditions({ status, previous, admitted, jobName, utility: uj.spec.utility, generation: uj.metadata.generation, now: this.now() })
+    const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName, observedGeneration: uj.metadata.generation, conditions } }
     this.d.fence?.()
     // Row first, status second: the list (the record) never shows an older state than the detail.
     // The row keeps every output file; the status only what fits its budget (contract/status-budget.ts).
@@ -300,6 +319,29 @@ export class UtilityJobReconciler {
     const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body: bounded })) as UtilityJobResource
     this.written.set(uj.metadata.name, Number(saved.metadata.resourceVersion))
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
+    const before = effectiveStatus(uj).state
+    if (before !== status.state) {
+      const event = transitionEvent(status, jobName)
+      if (event) this.d.events?.record(uj, event)
+    }
     if (isTerminal({ ...uj, status })) this.d.onFinished?.(uj, status)
+  }
+}
+
+/** The Event for a job entering `status.state` (null for queued: JobCreated tells that story). */
+export function transitionEvent(status: UtilityJobStatus, jobName: string): JobEvent | null {
+  switch (status.state) {
+    case 'queued':
+      return null
+    case 'running':
+      return { type: 'Normal', reason: 'Started', action: 'Start', note: `The runner of batch Job ${jobName} started.` }
+    case 'succeeded': {
+      const n = status.result?.files.length ?? 0
+      return { type: 'Normal', reason: 'Succeeded', action: 'Complete', note: `Succeeded in ${status.timings.totalMs} ms: ${n === 1 ? '1 file' : `${n} files`} stored.` }
+    }
+    case 'failed':
+      return { type: 'Warning', reason: status.error ? reasonOf(status.error.code) : 'Failed', action: 'Fail', note: status.error ? `${status.error.code}: ${status.error.message}` : 'The job failed.' }
+    case 'cancelled':
+      return { type: 'Normal', reason: 'Cancelled', action: 'Cancel', note: 'The job was cancelled.' }
   }
 }

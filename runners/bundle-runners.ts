@@ -33,6 +33,11 @@ async function bundle(u: UtilityDefinition): Promise<void> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
+    // A dynamic import() becomes its own chunk, loaded when reached: html-pdf's entry starts the
+    // browser before it loads puppeteer and the rest. Code shared by a main.ts and its workers
+    // becomes a chunk too.
+    splitting: true,
+    chunkNames: '[name]-[hash]',
     external: u.runner.external ?? [],
     // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
     banner: { js: "import { createRequire as __dutilCreateRequire } from 'node:module'; const require = __dutilCreateRequire(import.meta.url);" },

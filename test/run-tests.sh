@@ -41,8 +41,8 @@ report() {
 }
 
 if ! phase deps test/platform/install-deps.sh --node ||
-  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm kubelet kube-proxy coredns kube-router ||
-  ! phase build bash -c 'rm -rf dist && npm run --silent build'; then
+  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool kubelet kube-proxy coredns kube-router ||
+  ! phase build bash -c 'rm -rf dist clients/typescript/dist && npm run --silent build && npm --prefix clients/typescript run --silent build'; then
   report
   exit 1
 fi

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { CallbackDelivery } from '../crd-schemas.js'
+import type { CallbackAttemptEntry, CallbackDelivery } from '../crd-schemas.js'
 import { TERMINAL_STATES } from '../crd-schemas.js'
 import { inTransaction, NO_PARTITION, storableJson, type Database, type Queryable } from './database.js'
 import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type JobRow } from './job-row.js'
@@ -148,6 +148,30 @@ export async function recordCallback(db: Database, jobId: string, delivery: Call
   const createdAt = createdAtOfJobId(jobId)
   if (!createdAt) throw new Error(`not a job id: ${jobId}`)
   await db.query('UPDATE jobs SET callback = $3, updated_at = now() WHERE created_at = $1 AND id = $2', [createdAt, jobId, storableJson(delivery)])
+}
+
+/** Attempts kept per job in the delivery log (8 per round; redeliveries are limited to fit). */
+export const CALLBACK_LOG_MAX = 100
+
+/** Appends one attempt to a job's callback delivery log, keeping the newest CALLBACK_LOG_MAX. */
+export async function appendCallbackAttempt(db: Queryable, jobId: string, entry: CallbackAttemptEntry): Promise<void> {
+  const createdAt = createdAtOfJobId(jobId)
+  if (!createdAt) throw new Error(`not a job id: ${jobId}`)
+  await db.query(
+    `UPDATE jobs SET callback_log = (
+       SELECT coalesce(jsonb_agg(e ORDER BY i), '[]'::jsonb) FROM jsonb_array_elements(coalesce(callback_log, '[]'::jsonb) || jsonb_build_array($3::jsonb)) WITH ORDINALITY AS t(e, i)
+       WHERE i > jsonb_array_length(coalesce(callback_log, '[]'::jsonb)) + 1 - $4
+     ), updated_at = now() WHERE created_at = $1 AND id = $2`,
+    [createdAt, jobId, JSON.stringify(entry), CALLBACK_LOG_MAX],
+  )
+}
+
+/** A job's callback delivery log, oldest attempt first (empty when none was made). */
+export async function getCallbackLog(db: Queryable, jobId: string): Promise<CallbackAttemptEntry[]> {
+  const createdAt = createdAtOfJobId(jobId)
+  if (!createdAt) return []
+  const res = await db.query<{ callback_log: CallbackAttemptEntry[] | null }>('SELECT callback_log FROM jobs WHERE created_at = $1 AND id = $2', [createdAt, jobId])
+  return res.rows[0]?.callback_log ?? []
 }
 
 /** Marks a job failed that could not be handed to the cluster (its UtilityJob was never created). */

@@ -12,6 +12,7 @@ const TABLE: Array<[Action, boolean, boolean, boolean, boolean, boolean, boolean
   ['keys.secret.rotate', true, true, true, true, true, false],
   ['keys.rateLimit.set', true, true, true, true, false, false],
   ['jobs.read', true, true, true, true, true, false],
+  ['callbacks.redeliver', true, true, true, true, true, false],
   ['usage.read', true, true, true, true, true, false],
   ['playground.run', true, true, true, true, true, false],
   ['members.read', true, true, false, false, false, false],

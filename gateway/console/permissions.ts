@@ -13,6 +13,8 @@ export const ACTIONS = [
   'keys.secret.rotate',
   'keys.rateLimit.set',
   'jobs.read',
+  /** Send a finished job's callback again (issue 18; jobs of their own keys for externals). */
+  'callbacks.redeliver',
   'usage.read',
   'playground.run',
   'members.read',
@@ -33,6 +35,7 @@ export const PERMISSIONS: Record<Role, Record<Action, Scope>> = {
     'keys.secret.rotate': 'all',
     'keys.rateLimit.set': 'all',
     'jobs.read': 'all',
+    'callbacks.redeliver': 'all',
     'usage.read': 'all',
     'playground.run': 'all',
     'members.read': 'all',
@@ -48,6 +51,7 @@ export const PERMISSIONS: Record<Role, Record<Action, Scope>> = {
     'keys.secret.rotate': 'all',
     'keys.rateLimit.set': 'all',
     'jobs.read': 'all',
+    'callbacks.redeliver': 'all',
     'usage.read': 'all',
     'playground.run': 'all',
     'members.read': 'none',
@@ -65,6 +69,7 @@ export const PERMISSIONS: Record<Role, Record<Action, Scope>> = {
     // Their keys get the default rate limit; staff can raise it.
     'keys.rateLimit.set': 'none',
     'jobs.read': 'own',
+    'callbacks.redeliver': 'own',
     'usage.read': 'own',
     'playground.run': 'own',
     'members.read': 'none',

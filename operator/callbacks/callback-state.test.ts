@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource, UtilityJobStatus } from '../../contract/crd-schemas.js'
-import { afterAttempt, callbackEvent, claimAttempt, gaveUp, initialDelivery, nextStep } from './callback-state.js'
+import { afterAttempt, attemptEntry, callbackEvent, claimAttempt, gaveUp, initialDelivery, nextStep, redeliveryRequest, startRedelivery } from './callback-state.js'
+import { redeliveryProblem } from '../../contract/callback-redelivery.js'
+import type { CallbackDelivery } from '../../contract/crd-schemas.js'
 import { CALLBACK_SCHEDULE } from './schedule.js'
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z')
@@ -61,11 +63,11 @@ describe('delivery bookkeeping', () => {
 
   it('schedules a retry 10 s after the first failure, 20 s after the second', () => {
     let d = claimAttempt(initialDelivery(), T0, s)
-    d = afterAttempt(d, { kind: 'failed', statusCode: 500, error: 'answered 500' }, T0 + 100, s)
+    d = afterAttempt(d, { kind: 'failed', statusCode: 500, error: 'answered 500', errorClass: 'http_status' }, T0 + 100, s)
     expect(d).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: iso(T0 + 10_100), lastStatusCode: 500, lastError: 'answered 500' })
     expect(nextStep(d, T0 + 10_099, s)).toEqual({ kind: 'wait', ms: 1 })
     expect(nextStep(d, T0 + 10_100, s)).toEqual({ kind: 'attempt' })
-    d = afterAttempt(claimAttempt(d, T0 + 10_100, s), { kind: 'failed', statusCode: null, error: 'timed out' }, T0 + 20_100, s)
+    d = afterAttempt(claimAttempt(d, T0 + 10_100, s), { kind: 'failed', statusCode: null, error: 'timed out', errorClass: 'timeout' }, T0 + 20_100, s)
     expect(d).toMatchObject({ status: 'pending', attempts: 2, nextAttemptAt: iso(T0 + 40_100), lastStatusCode: null })
   })
 
@@ -74,7 +76,7 @@ describe('delivery bookkeeping', () => {
     let now = T0
     for (let i = 1; i <= 8; i++) {
       expect(nextStep(d, now, s)).toEqual({ kind: 'attempt' })
-      d = afterAttempt(claimAttempt(d, now, s), { kind: 'failed', statusCode: 503, error: 'answered 503' }, now, s)
+      d = afterAttempt(claimAttempt(d, now, s), { kind: 'failed', statusCode: 503, error: 'answered 503', errorClass: 'http_status' }, now, s)
       now = Date.parse(d.nextAttemptAt ?? iso(now))
     }
     expect(d).toMatchObject({ status: 'failed', attempts: 8, nextAttemptAt: null, finishedAt: expect.any(String) })
@@ -89,10 +91,65 @@ describe('delivery bookkeeping', () => {
 
   it('gives up when the last claimed attempt was never recorded', () => {
     let d = initialDelivery()
-    for (let i = 0; i < 7; i++) d = afterAttempt(claimAttempt(d, T0, s), { kind: 'failed', statusCode: 500, error: 'e' }, T0, s)
+    for (let i = 0; i < 7; i++) d = afterAttempt(claimAttempt(d, T0, s), { kind: 'failed', statusCode: 500, error: 'e', errorClass: 'http_status' }, T0, s)
     const lastClaim = claimAttempt(d, T0, s)
     expect(lastClaim.nextAttemptAt).toBe(iso(T0 + 10_000))
     expect(nextStep(lastClaim, T0 + 10_000, s)).toEqual({ kind: 'give-up' })
     expect(gaveUp(lastClaim, T0 + 10_000)).toMatchObject({ status: 'failed', attempts: 8, nextAttemptAt: null })
+  })
+})
+
+describe('redelivery', () => {
+  const url = 'https://hooks.example.com/'
+  const s = CALLBACK_SCHEDULE
+  const withCallback = (d: CallbackDelivery, annotation?: string): UtilityJobResource => {
+    const j = job('async', 'succeeded', url)
+    return { ...j, metadata: { ...j.metadata, ...(annotation ? { annotations: { 'dutil.io/redeliver': annotation } } : {}) }, status: { ...j.status!, callback: d } }
+  }
+  const failed = afterAttempt(claimAttempt(initialDelivery(), T0, s), { kind: 'refused', error: 'not allowed' }, T0 + 5, s)
+
+  it('starts a new round for a request made after the last round ended, once', () => {
+    const asked = iso(T0 + 60_000)
+    expect(redeliveryRequest(withCallback(failed, asked))).toBe(asked)
+    const round2 = startRedelivery(failed, asked)
+    expect(round2).toMatchObject({ status: 'pending', attempts: 0, round: 2, redeliveryRequestedAt: asked, lastError: null, finishedAt: null })
+    // The same request is not answered twice, whatever the round ends with.
+    const ended = afterAttempt(claimAttempt(round2, T0 + 61_000, s), { kind: 'delivered', statusCode: 200 }, T0 + 61_100, s)
+    expect(redeliveryRequest(withCallback(ended, asked))).toBeNull()
+  })
+
+  it('ignores requests made while a round was under way, requests for jobs without a callback, and a spent budget', () => {
+    const pending = claimAttempt(initialDelivery(), T0, s)
+    expect(redeliveryRequest(withCallback(pending, iso(T0 + 1)))).toBeNull()
+    expect(redeliveryRequest(withCallback(failed, iso(T0)))).toBeNull() // asked before the round ended
+    expect(redeliveryRequest(withCallback({ ...failed, round: 10 }, iso(T0 + 60_000)))).toBeNull()
+    expect(redeliveryRequest({ ...job('sync', 'succeeded', url), metadata: { name: 'x', annotations: { 'dutil.io/redeliver': iso(T0 + 60_000) } } })).toBeNull()
+  })
+
+  it('says why a job cannot be redelivered', () => {
+    expect(redeliveryProblem(undefined)).toMatch(/left the cluster/)
+    expect(redeliveryProblem(job('async', 'succeeded'))).toBe('The job has no callback.')
+    expect(redeliveryProblem(job('async', 'running', url))).toMatch(/not finished/)
+    expect(redeliveryProblem(job('async', 'cancelled', url))).toMatch(/cancelled job sends no callback/)
+    expect(redeliveryProblem(withCallback(claimAttempt(initialDelivery(), T0, s)))).toMatch(/under way \(attempt 1\)/)
+    expect(redeliveryProblem(withCallback({ ...failed, round: 10 }))).toMatch(/10 rounds/)
+    expect(redeliveryProblem(withCallback(failed))).toBeNull()
+  })
+
+  it('logs each attempt with its round, answer, error class and what came next', () => {
+    const claimed = claimAttempt(startRedelivery(failed, iso(T0)), T0 + 1000, s)
+    const next = afterAttempt(claimed, { kind: 'failed', statusCode: 503, error: 'The receiver answered 503.', errorClass: 'http_status' }, T0 + 1250, s)
+    expect(attemptEntry(next, { kind: 'failed', statusCode: 503, error: 'x', errorClass: 'http_status' }, T0 + 1000, T0 + 1250)).toEqual({
+      round: 2,
+      attempt: 1,
+      at: iso(T0 + 1000),
+      durationMs: 250,
+      outcome: 'retrying',
+      statusCode: 503,
+      errorClass: 'http_status',
+      error: 'The receiver answered 503.',
+      nextAttemptAt: next.nextAttemptAt,
+    })
+    expect(attemptEntry(failed, { kind: 'refused', error: 'not allowed' }, T0, T0 + 5)).toMatchObject({ round: 1, outcome: 'failed', errorClass: 'refused_destination', statusCode: null })
   })
 })

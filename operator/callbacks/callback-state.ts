@@ -1,4 +1,6 @@
-import type { CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
+import { ANNOTATIONS } from '../../contract/api-group.js'
+import { CALLBACK_MAX_ROUNDS } from '../../contract/callback-redelivery.js'
+import type { CallbackAttemptEntry, CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
 import { effectiveStatus } from '../../contract/job-view.js'
 import { isoMs, parseTime } from '../../contract/time.js'
 import { retryDelayMs, type CallbackSchedule } from './schedule.js'
@@ -26,11 +28,50 @@ export function currentDelivery(uj: UtilityJobResource): CallbackDelivery {
   return uj.status?.callback ?? initialDelivery()
 }
 
+/** Why an attempt failed, decided where the cause is known (delivery.ts, the controller). */
+export type AttemptErrorClass = 'http_status' | 'timeout' | 'connection' | 'unresolved' | 'no_secret' | 'internal'
+
 /** The result of one attempt. `refused`: the destination is not allowed; it fails at once, without retries. */
 export type AttemptOutcome =
   | { kind: 'delivered'; statusCode: number }
-  | { kind: 'failed'; statusCode: number | null; error: string }
+  | { kind: 'failed'; statusCode: number | null; error: string; errorClass: AttemptErrorClass }
   | { kind: 'refused'; error: string }
+
+
+/**
+ * The redelivery asked for (annotation dutil.io/redeliver, the time of the request) that no round
+ * has answered yet, or null. A request made while a round was still under way is answered by
+ * that round; one made after it finished starts the next.
+ */
+export function redeliveryRequest(uj: UtilityJobResource): string | null {
+  const at = uj.metadata.annotations?.[ANNOTATIONS.redeliver]
+  const asked = parseTime(at)
+  if (!at || asked === null || callbackEvent(uj) === null) return null
+  const d = currentDelivery(uj)
+  if (d.status === 'pending' || d.redeliveryRequestedAt === at || (d.round ?? 1) >= CALLBACK_MAX_ROUNDS) return null
+  const finished = parseTime(d.finishedAt)
+  return finished === null || asked > finished ? at : null
+}
+
+/** The block that starts a redelivery round: the same event again, attempts counted afresh. */
+export function startRedelivery(d: CallbackDelivery, requestedAt: string): CallbackDelivery {
+  return { ...initialDelivery(), round: (d.round ?? 1) + 1, redeliveryRequestedAt: requestedAt }
+}
+
+/** The delivery log's entry for an attempt that began at `startedAt` and left the block `next`. */
+export function attemptEntry(next: CallbackDelivery, outcome: AttemptOutcome, startedAt: number, endedAt: number): CallbackAttemptEntry {
+  return {
+    round: next.round ?? 1,
+    attempt: next.attempts,
+    at: isoMs(startedAt),
+    durationMs: Math.max(0, endedAt - startedAt),
+    outcome: next.status === 'delivered' ? 'delivered' : next.status === 'failed' ? 'failed' : 'retrying',
+    statusCode: next.lastStatusCode,
+    errorClass: outcome.kind === 'delivered' ? null : outcome.kind === 'refused' ? 'refused_destination' : outcome.errorClass,
+    error: next.lastError,
+    nextAttemptAt: next.nextAttemptAt,
+  }
+}
 
 export type NextStep =
   | { kind: 'done' }

@@ -96,7 +96,7 @@ function setup(replies: Array<AttemptOutcome | (() => Promise<AttemptOutcome>)>,
 }
 
 const ok: AttemptOutcome = { kind: 'delivered', statusCode: 200 }
-const err500: AttemptOutcome = { kind: 'failed', statusCode: 500, error: 'The receiver answered 500.' }
+const err500: AttemptOutcome = { kind: 'failed', statusCode: 500, error: 'The receiver answered 500.', errorClass: 'http_status' }
 
 describe('CallbackController', () => {
   it('sends job.succeeded once, with the job view as data, and records the delivery', async () => {

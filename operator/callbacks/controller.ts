@@ -1,12 +1,13 @@
 import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
-import type { CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
+import type { CallbackAttemptEntry, CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
 import type { JobView } from '../../contract/job-view.js'
 import { apiStatus } from '../../contract/kube.js'
+import type { EventRecorder } from '../events.js'
 import type { OperatorMetrics } from '../metrics.js'
 import type { WorkQueue } from '../work-queue.js'
-import { afterAttempt, callbackEvent, claimAttempt, currentDelivery, gaveUp, nextStep, type AttemptOutcome, type CallbackEvent } from './callback-state.js'
+import { afterAttempt, attemptEntry, callbackEvent, claimAttempt, currentDelivery, gaveUp, nextStep, redeliveryRequest, startRedelivery, type AttemptOutcome, type CallbackEvent } from './callback-state.js'
 import type { CallbackMessage } from './delivery.js'
 import type { CallbackSchedule } from './schedule.js'
 import type { SecretSource } from './signing-secrets.js'
@@ -16,6 +17,8 @@ export interface CallbackControllerDeps {
   utilityJobs: ObjectCache<UtilityJobResource>
   /** Copies each written delivery state into the job record (after the status write that claims it). */
   record?: (jobId: string, delivery: CallbackDelivery) => Promise<void>
+  /** Appends each attempt to the job's delivery log (the job record's callback_log). */
+  recordAttempt?: (jobId: string, entry: CallbackAttemptEntry) => Promise<void>
   custom: Pick<CustomObjectsApi, 'replaceNamespacedCustomObjectStatus' | 'getNamespacedCustomObject'>
   secrets: SecretSource
   /** The job exactly as `GET /v1/jobs/{id}` returns it, with fresh download links. */
@@ -25,7 +28,23 @@ export interface CallbackControllerDeps {
   schedule: CallbackSchedule
   log: Logger
   metrics?: Pick<OperatorMetrics, 'callbackAttempts' | 'callbackAttemptSeconds' | 'callbacksFinished'>
+  /** An Event per outcome: delivered, retrying (with the next attempt's time), failed. */
+  events?: EventRecorder
   now?: () => number
+}
+
+/** What an attempt got back, for an Event: "HTTP 503" or the error. */
+function answer(d: CallbackDelivery): string {
+  return d.lastError ? (d.lastStatusCode ? `HTTP ${d.lastStatusCode}: ${d.lastError}` : d.lastError) : `HTTP ${d.lastStatusCode}`
+}
+
+/** The receiver, without path or query (which may carry tokens). */
+function receiver(url: string | undefined): string {
+  try {
+    return new URL(url ?? '').host
+  } catch {
+    return 'the callback URL'
+  }
 }
 
 type Requeue = { requeueAfterMs?: number } | void
@@ -54,7 +73,7 @@ export class CallbackController {
 
   /** Whether a watch event about this object should put it on the callback queue. */
   static wants(uj: UtilityJobResource): boolean {
-    return callbackEvent(uj) !== null && currentDelivery(uj).status === 'pending'
+    return (callbackEvent(uj) !== null && currentDelivery(uj).status === 'pending') || redeliveryRequest(uj) !== null
   }
 
   /** Puts every job with a pending callback on `queue` (start-up and periodic resync). */
@@ -67,6 +86,18 @@ export class CallbackController {
     if (!uj || uj.metadata.deletionTimestamp) return
     const event = callbackEvent(uj)
     if (!event) return
+    const asked = redeliveryRequest(uj)
+    if (asked) {
+      // Someone asked for the callback again (console or `dutil callbacks redeliver`): a new
+      // round of attempts, the same event and webhook-id.
+      const round = startRedelivery(currentDelivery(uj), asked)
+      const saved = await this.write(uj, round)
+      if (!saved) return { requeueAfterMs: 1000 }
+      const log = this.d.log.child({ jobId: uj.spec.jobId, event })
+      log.info({ round: round.round, requestedAt: asked }, 'callback redelivery started')
+      this.d.events?.record(uj, { type: 'Normal', reason: 'CallbackRedelivery', action: 'Deliver', note: `Redelivering the ${event} callback (round ${round.round}), as asked at ${asked}.` })
+      return this.attempt(saved, event, round, log)
+    }
     const current = currentDelivery(uj)
     const step = nextStep(current, this.now(), this.d.schedule)
     const log = this.d.log.child({ jobId: uj.spec.jobId, event })
@@ -80,6 +111,7 @@ export class CallbackController {
         if (!(await this.write(uj, final))) return { requeueAfterMs: 1000 }
         this.d.metrics?.callbacksFinished.inc({ event, status: 'failed' })
         log.warn({ attempts: final.attempts }, 'callback failed: the last attempt was never recorded')
+        this.d.events?.record(uj, { type: 'Warning', reason: 'CallbackFailed', action: 'Deliver', note: `Gave up on the ${event} callback to ${receiver(uj.spec.callbackUrl)} after ${final.attempts} attempts.` })
         return
       }
       case 'attempt':
@@ -97,7 +129,7 @@ export class CallbackController {
 
     let outcome: AttemptOutcome
     if (!secret) {
-      outcome = { kind: 'failed', statusCode: null, error: 'No signing secret exists for this API key or the workspace.' }
+      outcome = { kind: 'failed', statusCode: null, error: 'No signing secret exists for this API key or the workspace.', errorClass: 'no_secret' }
     } else {
       let body: string | undefined
       try {
@@ -108,9 +140,9 @@ export class CallbackController {
       }
       outcome =
         body === undefined
-          ? { kind: 'failed', statusCode: null, error: 'The job could not be read back for the callback.' }
+          ? { kind: 'failed', statusCode: null, error: 'The job could not be read back for the callback.', errorClass: 'internal' }
           : await this.d.send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret }).catch(
-              (err): AttemptOutcome => ({ kind: 'failed', statusCode: null, error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}` }),
+              (err): AttemptOutcome => ({ kind: 'failed', statusCode: null, error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}`, errorClass: 'internal' }),
             )
     }
     const endedAt = this.now()
@@ -119,10 +151,19 @@ export class CallbackController {
 
     const next = afterAttempt(delivery, outcome, endedAt, this.d.schedule)
     await this.writeOutcome(claimed, delivery, next)
+    await this.d.recordAttempt?.(uj.spec.jobId, attemptEntry(next, outcome, claimedAt, endedAt)).catch((err) => log.warn({ err: (err as Error).message }, 'callback attempt not added to the delivery log'))
     const fields = { attempt: next.attempts, status: next.status, statusCode: next.lastStatusCode, error: next.lastError, secret: secret?.source }
-    if (next.status === 'delivered') log.info(fields, 'callback delivered')
-    else if (next.status === 'failed') log.warn(fields, 'callback failed')
-    else log.info({ ...fields, nextAttemptAt: next.nextAttemptAt }, 'callback attempt failed, will retry')
+    const to = receiver(uj.spec.callbackUrl)
+    if (next.status === 'delivered') {
+      log.info(fields, 'callback delivered')
+      this.d.events?.record(uj, { type: 'Normal', reason: 'CallbackDelivered', action: 'Deliver', note: `Delivered the ${event} callback to ${to} (${answer(next)}) on attempt ${next.attempts}.` })
+    } else if (next.status === 'failed') {
+      log.warn(fields, 'callback failed')
+      this.d.events?.record(uj, { type: 'Warning', reason: 'CallbackFailed', action: 'Deliver', note: `The ${event} callback to ${to} failed for good on attempt ${next.attempts} (${answer(next)}).` })
+    } else {
+      log.info({ ...fields, nextAttemptAt: next.nextAttemptAt }, 'callback attempt failed, will retry')
+      this.d.events?.record(uj, { type: 'Warning', reason: 'CallbackRetrying', action: 'Deliver', note: `Attempt ${next.attempts} of the ${event} callback to ${to} failed (${answer(next)}); next attempt at ${next.nextAttemptAt}.` })
+    }
     if (next.status !== 'pending') {
       this.d.metrics?.callbacksFinished.inc({ event, status: next.status })
       return

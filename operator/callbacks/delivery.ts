@@ -32,7 +32,7 @@ export interface DeliveryOptions extends DestinationOptions {
 export async function deliverCallback(msg: CallbackMessage, opts: DeliveryOptions): Promise<AttemptOutcome> {
   const dest = await checkDestination(msg.url, opts)
   if (dest.kind === 'refused') return { kind: 'refused', error: dest.reason }
-  if (dest.kind === 'unresolved') return { kind: 'failed', statusCode: null, error: dest.reason }
+  if (dest.kind === 'unresolved') return { kind: 'failed', statusCode: null, error: dest.reason, errorClass: 'unresolved' }
   const timestamp = Math.floor((opts.now ? opts.now() : Date.now()) / 1000)
   const headers = {
     'content-type': 'application/json',
@@ -40,14 +40,14 @@ export async function deliverCallback(msg: CallbackMessage, opts: DeliveryOption
     ...webhookHeaders(msg.secret, msg.id, timestamp, msg.body),
   }
   const answer = await postPinned(dest.url, dest.addresses, headers, msg.body, opts)
-  if ('error' in answer) return { kind: 'failed', statusCode: null, error: answer.error }
+  if ('error' in answer) return { kind: 'failed', statusCode: null, error: answer.error, errorClass: answer.errorClass }
   const status = answer.statusCode
   if (status >= 200 && status < 300) return { kind: 'delivered', statusCode: status }
-  if (status >= 300 && status < 400) return { kind: 'failed', statusCode: status, error: `The receiver answered ${status}; redirects are not followed.` }
-  return { kind: 'failed', statusCode: status, error: `The receiver answered ${status}.` }
+  if (status >= 300 && status < 400) return { kind: 'failed', statusCode: status, error: `The receiver answered ${status}; redirects are not followed.`, errorClass: 'http_status' }
+  return { kind: 'failed', statusCode: status, error: `The receiver answered ${status}.`, errorClass: 'http_status' }
 }
 
-type Answer = { statusCode: number } | { error: string }
+type Answer = { statusCode: number } | { error: string; errorClass: 'timeout' | 'connection' }
 
 /** POST to `url`, connecting only to `addresses`; TLS still verifies the certificate against the URL's host. */
 function postPinned(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string, opts: DeliveryOptions): Promise<Answer> {
@@ -71,7 +71,7 @@ function postPinned(url: URL, addresses: LookupAddress[], headers: Record<string
       },
     })
     const timer = setTimeout(() => {
-      settle({ error: `The receiver did not answer within ${Math.round(opts.timeoutMs / 1000)} s.` })
+      settle({ error: `The receiver did not answer within ${Math.round(opts.timeoutMs / 1000)} s.`, errorClass: 'timeout' })
       req.destroy()
     }, opts.timeoutMs)
     req.on('response', (res) => {
@@ -79,7 +79,7 @@ function postPinned(url: URL, addresses: LookupAddress[], headers: Record<string
       // The answer's body is not needed; do not let a slow one hold the connection.
       res.destroy()
     })
-    req.on('error', (err: NodeJS.ErrnoException) => settle({ error: `The connection failed: ${err.code ?? err.message}.` }))
+    req.on('error', (err: NodeJS.ErrnoException) => settle({ error: `The connection failed: ${err.code ?? err.message}.`, errorClass: 'connection' }))
     req.end(payload)
   })
 }

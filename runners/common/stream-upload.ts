@@ -1,3 +1,4 @@
+import { collectYoung } from './memory.js'
 import type { ObjectStore } from './object-store.js'
 import { RunnerError } from './runner-error.js'
 
@@ -97,6 +98,7 @@ export async function uploadStream(source: AsyncIterable<Uint8Array>, target: Up
     current = 1 - current
     filled = 0
     if (last || !overlap) await waitForInFlight()
+    collectYoung() // the buffers that made this part (see memory.ts)
   }
 
   try {

@@ -55,7 +55,7 @@ export async function* splitPages(doc: PDFDocument): AsyncGenerator<{ pageNumber
     out.addPage(page)
     let bytes: Uint8Array
     try {
-      bytes = await out.save()
+      bytes = await out.save({ useObjectStreams: false })
     } catch (err) {
       if (err instanceof DecodeLimitError) throw rejected(bombMessage(err.limitBytes))
       throw err

@@ -18,7 +18,8 @@ export const unzipFiles: UtilityDefinition = {
     entry: 'dist/runners/unzip-files/bundle/main.js',
     progressUnit: 'entries',
     maxHeapMb: 256,
-    nodeFlags: ['--max-semi-space-size=1'],
+    // --expose-gc: runners/common/memory.ts collects dead buffers as it streams.
+    nodeFlags: ['--max-semi-space-size=1', '--expose-gc'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 2,
     concurrency: 8,

@@ -34,6 +34,22 @@ describe('xls-to-xlsx conversion', () => {
     expect(XLSX.utils.sheet_to_json(back.Sheets.Other, { header: 1 })).toEqual([['x'], [42]])
   })
 
+  it('keeps text in every codepage: UTF-16 (BIFF8) decoded by Node, 8-bit text (BIFF5) by the codepage tables', async () => {
+    const book = (rows: string[][]) => {
+      const wb = XLSX.utils.book_new()
+      XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(rows), 'Feuille')
+      return wb
+    }
+    const biff8 = XLSX.write(book([['Ünïcødé ✓', 'x < y & "z"']]), { type: 'buffer', bookType: 'biff8' }) as Buffer
+    const back8 = XLSX.read((await convertXls(biff8)).xlsx)
+    expect(XLSX.utils.sheet_to_json(back8.Sheets.Feuille, { header: 1 })).toEqual([['Ünïcødé ✓', 'x < y & "z"']])
+    // SheetJS writes BIFF5 text as ASCII only: put a Windows-1252 é (0xE9) into the cell's bytes.
+    const biff5 = XLSX.write(book([['cafe!']]), { type: 'buffer', bookType: 'biff5' }) as Buffer
+    biff5[biff5.indexOf('cafe!') + 3] = 0xe9
+    const back5 = XLSX.read((await convertXls(biff5)).xlsx)
+    expect(XLSX.utils.sheet_to_json(back5.Sheets.Feuille, { header: 1 })).toEqual([['café!']])
+  })
+
   it('only lets binary workbooks reach the parser', () => {
     expect(xlsFormatProblem(sampleXls())).toBeNull()
     expect(xlsFormatProblem(fixture('cve-2023-30533-prototype-pollution.xls'))).toContain('ZIP package')

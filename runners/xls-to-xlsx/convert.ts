@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import { rejected } from '../common/runner-error.js'
+import { type SheetData, writeXlsx } from './xlsx-writer.js'
 
 /** README: Decisions the spec leaves open; docs/security/sheetjs-residual-risk.md. */
 export const XLS_LIMITS = {
@@ -41,13 +42,25 @@ export function xlsxFileName(inputName: string): string {
  * freezes the shared prototypes before SheetJS loads, so a pollution gadget has nothing to
  * write to, parses with every optional feature off (values only: no formulas, styles, number
  * formats, HTML, VBA or embedded files), and hands back plain data: per sheet its name, range,
- * merges and rows of [type, value] pairs. Writing the .xlsx from that data happens outside,
- * where frozen prototypes would only slow SheetJS's writer down.
+ * merges and rows of [type, value] pairs. The .xlsx is written from that data outside, by
+ * xlsx-writer.ts (not SheetJS).
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 for (const proto of [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype,
   Boolean.prototype, RegExp.prototype, Date.prototype, Map.prototype, Set.prototype, Error.prototype]) Object.freeze(proto)
+// SheetJS builds every codepage table (CJK included) when it loads cpexcel.js: ~90 ms before any
+// work. BIFF8 text is UTF-16, which Node decodes itself; the tables load only when a workbook
+// uses another codepage (BIFF5 and older).
+let codepages
+const allCodepages = () => (codepages = codepages || require(workerData.cpexcelPath))
+globalThis.cptable = new Proxy({}, { get: (_, key) => key === 'utils' ? utils : allCodepages()[key], has: (_, key) => key in allCodepages() })
+const utils = new Proxy({}, { get: (_, key) => key === 'decode' ? decode : allCodepages().utils[key] })
+function decode(cp, data) {
+  if (cp === 1200) return Buffer.from(data).toString('utf16le')
+  if (cp === 65001) return Buffer.from(data).toString('utf8')
+  return allCodepages().utils.decode(cp, data)
+}
 const XLSX = require(workerData.xlsxPath)
 try {
   const input = Buffer.from(workerData.bytes.buffer, workerData.bytes.byteOffset, workerData.bytes.byteLength)
@@ -78,39 +91,6 @@ try {
 }
 `
 
-type CellData = [string, string | number | boolean | Date] | null
-interface SheetData {
-  name: string
-  ref: string | null
-  merges: Array<[number, number, number, number]>
-  rows: Array<CellData[] | null>
-}
-
-const CELL_TYPES = new Set(['n', 's', 'b', 'd', 'e'])
-
-/** Builds the .xlsx from the worker's plain data: values only, every sheet in order. */
-function writeXlsx(sheets: SheetData[]): Buffer {
-  const XLSX = require('xlsx') as typeof import('xlsx')
-  const wb = XLSX.utils.book_new()
-  for (const s of sheets) {
-    const ws: Record<string, unknown> = {}
-    let maxR = -1
-    let maxC = -1
-    s.rows.forEach((row, r) => {
-      row?.forEach((cell, c) => {
-        if (!cell || !CELL_TYPES.has(cell[0])) return
-        ws[XLSX.utils.encode_cell({ r, c })] = { t: cell[0], v: cell[1] }
-        maxR = Math.max(maxR, r)
-        maxC = Math.max(maxC, c)
-      })
-    })
-    ws['!ref'] = maxR < 0 ? 'A1' : XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: maxR, c: maxC } })
-    if (s.merges.length) ws['!merges'] = s.merges.map(([sr, sc, er, ec]) => ({ s: { r: sr, c: sc }, e: { r: er, c: ec } }))
-    XLSX.utils.book_append_sheet(wb, ws as never, s.name.slice(0, 31))
-  }
-  return XLSX.write(wb, { type: 'buffer', bookType: 'xlsx', compression: true }) as Buffer
-}
-
 export interface Converted {
   xlsx: Buffer
   sheets: number
@@ -135,7 +115,7 @@ export async function convertXls(bytes: Buffer, opts: ConvertOptions = {}): Prom
   const heapMb = opts.workerHeapMb ?? XLS_LIMITS.workerHeapMb
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { bytes, xlsxPath: require.resolve('xlsx') },
+    workerData: { bytes, xlsxPath: require.resolve('xlsx'), cpexcelPath: require.resolve('xlsx/dist/cpexcel.js') },
     resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
     stdout: true,
     stderr: true,
@@ -146,11 +126,10 @@ export async function convertXls(bytes: Buffer, opts: ConvertOptions = {}): Prom
       worker.once('message', (m: { ok: true; sheets: SheetData[]; prototypeIntact: boolean } | { ok: false; message: string }) => {
         clearTimeout(timer)
         if (!m.ok) return reject(rejected(/password|encrypt/i.test(m.message) ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
-        try {
-          resolve({ xlsx: writeXlsx(m.sheets), sheets: m.sheets.length, prototypeIntact: m.prototypeIntact })
-        } catch (err) {
-          reject(rejected(`The workbook could not be written as .xlsx (${(err as Error).message.slice(0, 200)}).`))
-        }
+        writeXlsx(m.sheets).then(
+          (xlsx) => resolve({ xlsx, sheets: m.sheets.length, prototypeIntact: m.prototypeIntact }),
+          (err: Error) => reject(rejected(`The workbook could not be written as .xlsx (${err.message.slice(0, 200)}).`)),
+        )
       })
       worker.once('error', (err: Error & { code?: string }) => {
         clearTimeout(timer)

@@ -1,10 +1,9 @@
-import { once } from 'node:events'
 import type { IncomingMessage } from 'node:http'
-import { Readable } from 'node:stream'
-import { ZipArchive } from 'archiver'
 import { type FetchedBody, outboundGet } from '../common/outbound-fetch.js'
+import { everyBytes } from '../common/memory.js'
 import { runUtility } from '../common/run-utility.js'
 import { ARCHIVE_NAME, type ByteBudget, capped, entryDate, namedFailure, storeUncompressed } from './entries.js'
+import { type ZipEntry, zipArchive } from '../common/zip-writer.js'
 
 interface ZipFilesInput {
   files: Array<{ url: string; fileName: string }>
@@ -16,26 +15,17 @@ interface ZipFilesInput {
  */
 const PREFETCH = 4
 const IDLE_MS = 60_000
+const LEVEL = 6
 
 const socketOf = (res: FetchedBody) => (res.body as IncomingMessage).socket
 
 /**
- * Downloads each URL in order and streams it into one zip, which streams into storage. Memory
- * stays bounded whatever the total: only one download is open at a time, the next entry is
- * appended only when archiver has consumed the previous one (archiver queues whatever it is
- * given), and the archive is read only as fast as storage accepts parts.
+ * Downloads each URL in order and streams it into one zip (zip-writer.ts), which streams into
+ * storage. Everything is pulled: storage asks for the next part, the writer for the next piece
+ * of the current download, so memory stays bounded whatever the total (one piece of one entry,
+ * one upload part). A failed download names its file; the unfinished upload is aborted.
  */
-await runUtility<ZipFilesInput>(async ({ config, input, storeStream, log, progress }) => {
-  const archive = new ZipArchive({ zlib: { level: 6 } })
-  let archiveError: Error | undefined
-  archive.on('warning', (err) => log.warn({ err }, 'archiver warning'))
-  const failed = new Promise<never>((_, reject) => archive.on('error', (err) => reject((archiveError = err))))
-  failed.catch(() => {})
-  const stored = storeStream(ARCHIVE_NAME, archive, 'application/zip')
-  // Storage failing stops the run at once (the archive would otherwise wait on back-pressure).
-  const storageFailed = stored.then(() => new Promise<never>(() => {}))
-  storageFailed.catch(() => {})
-  let sourceError: Error | undefined
+await runUtility<ZipFilesInput>(async ({ config, input, storeStream, progress }) => {
   const budget: ByteBudget = { total: 0 }
   const now = new Date()
   const ahead: Array<Promise<FetchedBody>> = []
@@ -48,36 +38,38 @@ await runUtility<ZipFilesInput>(async ({ config, input, storeStream, log, progre
     p.catch(() => {})
     return p
   }
-  progress(0, input.files.length)
-  try {
+  const downloaded = everyBytes(2 * 1024 * 1024)
+  /** Failures of a download, re-labelled with the file they concern. */
+  async function* labelled(i: number, fileName: string, body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+    try {
+      for await (const chunk of capped(body, budget)) {
+        downloaded(chunk.length)
+        yield chunk
+      }
+    } catch (err) {
+      throw namedFailure(i, fileName, err)
+    }
+  }
+  async function* entries(): AsyncGenerator<ZipEntry> {
     for (const [i, f] of input.files.entries()) {
+      // Asked for the next entry: the writer has finished the previous one.
+      progress(i, input.files.length)
       while (next < input.files.length && ahead.length < PREFETCH) ahead.push(open(next++))
-      let source: Readable
-      let date: Date
+      let res: FetchedBody
       try {
-        const res = await ahead.shift()!
-        socketOf(res)?.setTimeout(IDLE_MS)
-        date = entryDate(res.headers['last-modified'], now)
-        source = Readable.from(capped(res.body, budget), { objectMode: false })
+        res = await ahead.shift()!
       } catch (err) {
         throw namedFailure(i, f.fileName, err)
       }
-      const sourceFailed = once(source, 'error').then(([err]) => Promise.reject((sourceError = namedFailure(i, f.fileName, err))))
-      sourceFailed.catch(() => {})
-      const appended = once(archive, 'entry')
-      archive.append(source, { name: f.fileName, date, store: storeUncompressed(f.fileName) })
-      await Promise.race([appended, sourceFailed, failed, storageFailed])
-      progress(i + 1, input.files.length)
+      socketOf(res)?.setTimeout(IDLE_MS)
+      yield { name: f.fileName, date: entryDate(res.headers['last-modified'], now), store: storeUncompressed(f.fileName), data: labelled(i, f.fileName, res.body) }
     }
-    await Promise.race([archive.finalize(), failed, storageFailed])
-  } catch (err) {
-    for (const p of ahead) p.then((res) => res.body.destroy(), () => {})
-    // Stop the upload: it must not complete a truncated archive.
-    archive.destroy(err as Error)
-    const storageError = await stored.then(() => undefined, (e: unknown) => e)
-    // The download that broke explains the failure better than archiver's echo of it.
-    throw sourceError ?? (err === archiveError && storageError ? storageError : err)
+    progress(input.files.length, input.files.length)
   }
-  const file = await stored
-  return { files: [file] }
+  try {
+    const file = await storeStream(ARCHIVE_NAME, zipArchive(entries(), { level: LEVEL }), 'application/zip')
+    return { files: [file] }
+  } finally {
+    for (const p of ahead) p.then((res) => res.body.destroy(), () => {})
+  }
 })

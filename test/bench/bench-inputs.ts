@@ -16,8 +16,9 @@ export function textFile(seed: number, bytes: number): Buffer {
   return Buffer.from(lines.join('')).subarray(0, bytes)
 }
 
-export function benchPage(): Buffer {
-  const rows = Array.from({ length: 400 }, (_, i) => `<tr><td>${i + 1}</td><td>Item ${i}</td><td>${(i * 3.7).toFixed(2)}</td><td>${i % 2 ? 'open' : 'paid'}</td></tr>`).join('')
+/** A report page: a heading, a paragraph and a table of `rowCount` rows, styled by /files/bench.css. */
+export function benchPage(rowCount = 400): Buffer {
+  const rows = Array.from({ length: rowCount }, (_, i) => `<tr><td>${i + 1}</td><td>Item ${i}</td><td>${(i * 3.7).toFixed(2)}</td><td>${i % 2 ? 'open' : 'paid'}</td></tr>`).join('')
   return Buffer.from(`<!doctype html><html><head><meta charset="utf-8"><title>Report</title><link rel="stylesheet" href="/files/bench.css"></head>
 <body><h1>Quarterly report</h1><p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(40)}</p>
 <table><thead><tr><th>#</th><th>Item</th><th>Amount</th><th>State</th></tr></thead><tbody>${rows}</tbody></table></body></html>`)

@@ -14,6 +14,8 @@ import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api, download } from './helpers/api.js'
 import { createJobDirectly, readJob } from './helpers/direct-jobs.js'
+import { eventsOf } from './helpers/events.js'
+import { databaseClient } from './helpers/database.js'
 import { createKey, kubeConfig } from './helpers/keys.js'
 import { whileCordoned } from './helpers/node.js'
 import { killComponent, startOperator, waitForOperatorReady } from './helpers/processes.js'
@@ -117,6 +119,41 @@ describe('signed callbacks', () => {
     const uj = await readJob(objectNameOf(id))
     expect(uj.status?.state).toBe('succeeded')
     expect(uj.status?.callback).toMatchObject({ status: 'delivered', attempts: 3, lastStatusCode: 200, lastError: null, nextAttemptAt: null, finishedAt: expect.stringMatching(ISO_MS) })
+    // kubectl describe tells the same story: two retries with their next attempt time, then the delivery.
+    await expect.poll(async () => (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback')).map((e) => e.reason), { timeout: 10_000 }).toEqual(['CallbackRetrying', 'CallbackRetrying', 'CallbackDelivered'])
+    const callbackEvents = (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback'))
+    expect(callbackEvents[0]).toMatchObject({ type: 'Warning', message: expect.stringMatching(/^Attempt 1 of the job\.succeeded callback to localhost:\d+ failed \(HTTP 500.*\); next attempt at \d{4}-/) })
+    expect(callbackEvents[2]).toMatchObject({ type: 'Normal', message: expect.stringContaining('(HTTP 200) on attempt 3') })
+    expect(callbackEvents.map((e) => e.message).join('\n')).not.toContain(path)
+  })
+
+  it('after 8 failed attempts, `dutil callbacks redeliver` sends the same event again with the same webhook-id; the delivery log keeps both rounds', async () => {
+    const { key, signingSecret } = await createKey()
+    const { path, url } = hook(503, 503, 503, 503, 503, 503, 503, 503, 200)
+    const id = await startJob(key, url)
+    expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
+    const out = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })
+    expect(out.stdout).toMatch(new RegExp(`Redelivery of ${id}'s callback asked for at .* \\(round 2\\)`))
+    const got = await receiver.waitFor(path, 9)
+    expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set([id]))
+    expect(verify(got[8], signingSecret).type).toBe('job.succeeded')
+    await expect.poll(async () => (await readJob(objectNameOf(id))).status?.callback, { timeout: 15_000 }).toMatchObject({ status: 'delivered', round: 2, attempts: 1, lastStatusCode: 200 })
+    // The delivery log, as the job record keeps it: 8 failures (HTTP 503) in round 1, one delivery in round 2.
+    const db = databaseClient(inject('databaseUrl'))
+    try {
+      const { rows } = await db.query('SELECT callback_log FROM jobs WHERE id = $1', [id])
+      const log = rows[0].callback_log as Array<{ round: number; attempt: number; outcome: string; statusCode: number; errorClass: string | null }>
+      expect(log.map((e) => [e.round, e.attempt, e.outcome, e.statusCode, e.errorClass])).toEqual([
+        ...Array.from({ length: 7 }, (_, i) => [1, i + 1, 'retrying', 503, 'http_status']),
+        [1, 8, 'failed', 503, 'http_status'],
+        [2, 1, 'delivered', 200, null],
+      ])
+    } finally {
+      await db.end()
+    }
+    await expect.poll(async () => (await eventsOf(objectNameOf(id))).map((e) => e.reason).filter((r) => r === 'CallbackRedelivery' || r === 'CallbackDelivered'), { timeout: 10_000 }).toEqual(['CallbackRedelivery', 'CallbackDelivered'])
+    // A job the cluster no longer holds (archived, or never there) is refused with the reason.
+    await expect(promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })).rejects.toMatchObject({ stderr: expect.stringContaining('left the cluster') })
   })
 
   it('given a receiver answering 302, counts it as a failed attempt and never follows the redirect', async () => {
@@ -162,6 +199,7 @@ describe('signed callbacks', () => {
     const job = (await api('GET', `/v1/jobs/${id}`, { key })).body
     expect(job).toMatchObject({ status: 'succeeded', error: null })
     expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({ lastStatusCode: 503, lastError: expect.stringContaining('503') })
+    await expect.poll(async () => (await eventsOf(objectNameOf(id))).find((e) => e.reason === 'CallbackFailed'), { timeout: 10_000 }).toMatchObject({ type: 'Warning', message: expect.stringContaining('failed for good on attempt 8') })
   })
 
   it('given a failed job, sends job.failed with the error', async () => {

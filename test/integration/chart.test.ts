@@ -1,17 +1,20 @@
 import { LOOPBACK_RANGES, REFUSED_RANGES } from '../../contract/address-policy.js'
 import { SECRET_OBJECTS } from '../../contract/secret-entries.js'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest'
-import { parseAllDocuments } from 'yaml'
+import { parseAllDocuments, stringify } from 'yaml'
 import { API_GROUP, API_KEY, API_VERSION } from '../../contract/api-group.js'
 import { catalog } from '../../contract/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { apiStatus } from '../../contract/kube.js'
 import { desiredJob } from '../../operator/desired-job.js'
+import { operatorMetrics } from '../../operator/metrics.js'
+import { gatewayMetrics } from '../../gateway/metrics.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
@@ -79,6 +82,7 @@ describe('helm lint and template', () => {
       '/secrets[dutil-signing-secrets]: get',
       'coordination.k8s.io/leases: create',
       'coordination.k8s.io/leases[dutil-operator]: get,update',
+      'events.k8s.io/events: create',
     ])
     expect(rules('dutil-key-admin')).toEqual(['dutil.io/apikeys: get,list,create,patch', '/secrets: create', '/secrets[dutil-signing-secrets]: get,update,patch'])
     for (const sa of byKind(docs, 'ServiceAccount')) expect(sa.automountServiceAccountToken).toBe(false)
@@ -157,6 +161,58 @@ describe('helm lint and template', () => {
     expect(() => render('--set', 'gateway.console.oidc.issuer=https://id.example.com')).toThrow(/oidc.clientId is required/)
     const plain = named(render(), 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env.map((e: any) => e.name)
     expect(plain.filter((n: string) => n.startsWith('DUTIL_OIDC') || n === 'DUTIL_PUBLIC_URL')).toEqual([])
+  })
+})
+
+describe('dashboards and alerts', () => {
+  const ON = ['--set', 'metrics.grafanaDashboard.enabled=true', '--set', 'metrics.prometheusRule.enabled=true']
+  /** Every metric the gateway and the operator expose, histogram series included. */
+  const exposed = new Set(
+    [...gatewayMetrics().registry.getMetricsAsArray(), ...operatorMetrics().registry.getMetricsAsArray()].flatMap((m) => {
+      const name = (m as unknown as { name: string }).name
+      return [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]
+    }),
+  )
+  const metricsIn = (exprs: string[]) => [...new Set(exprs.flatMap((e) => e.match(/\bdutil_[a-z_]+/g) ?? []))]
+
+  it('are off by default, and the chart lints clean with them on', () => {
+    const docs = render()
+    expect(byKind(docs, 'PrometheusRule')).toEqual([])
+    expect(docs.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'dutil-dashboard')).toBeUndefined()
+    expect(helm('lint', CHART, '--strict', '-f', LINT_VALUES, ...ON)).toContain('0 chart(s) failed')
+  })
+
+  it('ship a Grafana dashboard for the sidecar whose every query uses a metric the programs expose', () => {
+    const cm = named(render(...ON), 'ConfigMap', 'dutil-dashboard')
+    expect(cm.metadata.labels).toMatchObject({ grafana_dashboard: '1' })
+    const dashboard = JSON.parse(cm.data['dutil-overview.json'])
+    expect(dashboard.uid).toBe('dutil-overview')
+    const panels = dashboard.panels.filter((p: { type: string }) => p.type !== 'row')
+    expect(panels.map((p: { title: string }) => p.title)).toEqual(
+      expect.arrayContaining(['Jobs finished by utility and state', 'Queue wait (accept → runner start)', 'Run time (runner start → finish)', 'Failure ratio by error code', 'Callback attempts by outcome', 'Gateway latency', 'Gateway errors', 'Operator leadership']),
+    )
+    const exprs = panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr))
+    const used = metricsIn(exprs)
+    expect(used.length).toBeGreaterThan(10)
+    expect(used.filter((m) => !exposed.has(m))).toEqual([])
+  })
+
+  it('ship alerts that promtool accepts, on exposed metrics, that fire when they should (promtool test rules)', () => {
+    const rule = byKind(render(...ON, '--set', 'metrics.prometheusRule.thresholds.queueWaitP95Seconds=300'), 'PrometheusRule')[0]
+    const alerts = rule.spec.groups.flatMap((g: { rules: Array<{ alert: string; expr: string }> }) => g.rules)
+    expect(alerts.map((a: { alert: string }) => a.alert)).toEqual(['DutilNoOperatorLeader', 'DutilQueueWaitHigh', 'DutilJobFailureRatioHigh', 'DutilCallbacksFailing', 'DutilStorageErrors'])
+    expect(alerts.find((a: { alert: string }) => a.alert === 'DutilQueueWaitHigh').expr).toMatch(/> 300$/)
+    expect(metricsIn(alerts.map((a: { expr: string }) => a.expr)).filter((m) => !exposed.has(m))).toEqual([])
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-rules-'))
+    writeFileSync(join(dir, 'rules.yaml'), stringify({ groups: rule.spec.groups }))
+    copyFileSync(join(REPO_ROOT, 'test/fixtures/alerts/dutil-alerts.test.yaml'), join(dir, 'alerts.test.yaml'))
+    const promtool = (...args: string[]) => spawnSync(join(BIN_DIR, 'promtool'), args, { cwd: dir, encoding: 'utf8' })
+    const checked = promtool('check', 'rules', 'rules.yaml')
+    expect(checked.stdout + checked.stderr).toContain('SUCCESS: 5 rules found')
+    expect(checked.status).toBe(0)
+    const tested = promtool('test', 'rules', 'alerts.test.yaml')
+    expect(tested.stdout + tested.stderr).toContain('SUCCESS')
+    expect(tested.status).toBe(0)
   })
 })
 

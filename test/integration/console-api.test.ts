@@ -169,6 +169,48 @@ describe('console invites and roles', () => {
   })
 })
 
+describe('console callback delivery log and redelivery', () => {
+  it('shows every attempt on the job page; Redeliver sends the same event with the same webhook-id (staff any job, externals their own)', async () => {
+    const owner = await person('external')
+    const made = await owner.client.call('POST', '/keys', { name: 'hooks' })
+    expect(made.status).toBe(201)
+    const path = '/console-redeliver'
+    const url = files.add('rd.pdf', await makePdf(1))
+    const start = await api('POST', '/v1/utilities/split-pdf/jobs', { key: made.body.key, body: { input: { url }, callbackUrl: receiver.url(path, 500, 200) } })
+    const id = start.body.id
+    await receiver.waitFor(path, 2)
+    await expect.poll(async () => (await admin.call('GET', `/jobs/${id}`)).body.callbackDelivery?.status, { timeout: 15_000 }).toBe('delivered')
+    const first = (await admin.call('GET', `/jobs/${id}`)).body
+    expect(first.callbackLog).toEqual([
+      expect.objectContaining({ round: 1, attempt: 1, outcome: 'retrying', statusCode: 500, errorClass: 'http_status', error: 'The receiver answered 500.', nextAttemptAt: expect.any(String), durationMs: expect.any(Number) }),
+      expect.objectContaining({ round: 1, attempt: 2, outcome: 'delivered', statusCode: 200, errorClass: null, error: null, nextAttemptAt: null }),
+    ])
+
+    // Another external cannot see the job, so cannot redeliver it.
+    const stranger = await person('external')
+    expect((await stranger.client.call('POST', `/jobs/${id}/callback/redeliver`)).status).toBe(404)
+    // A member (staff) can: the third request has the same webhook-id and a valid signature.
+    const member = await person('member')
+    const asked = await member.client.call('POST', `/jobs/${id}/callback/redeliver`)
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202)
+    expect(asked.body).toMatchObject({ jobId: id, round: 2 })
+    const got = await receiver.waitFor(path, 3)
+    expect(got.map((g) => g.headers['webhook-id'])).toEqual([id, id, id])
+    expect(new Webhook(made.body.signingSecret).verify(got[2].body, got[2].headers)).toMatchObject({ type: 'job.succeeded', data: { id } })
+    await expect.poll(async () => (await admin.call('GET', `/jobs/${id}`)).body.callbackLog.length, { timeout: 15_000 }).toBe(3)
+    expect((await admin.call('GET', `/jobs/${id}`)).body.callbackLog[2]).toMatchObject({ round: 2, attempt: 1, outcome: 'delivered', statusCode: 200 })
+    // The owner may redeliver their own key's job too, once the last round has ended.
+    await expect.poll(async () => (await owner.client.call('POST', `/jobs/${id}/callback/redeliver`)).status, { timeout: 15_000 }).toBe(202)
+    await receiver.waitFor(path, 4)
+
+    // A job without a callback: refused with the reason.
+    const sync = await api('POST', '/v1/utilities/split-pdf', { key: made.body.key, body: { input: { url } } })
+    const refused = await admin.call('POST', `/jobs/${sync.body.id}/callback/redeliver`)
+    expect(refused.status).toBe(409)
+    expect(refused.body.error).toMatchObject({ code: 'conflict', message: 'The job has no callback.' })
+  })
+})
+
 describe('console playground', () => {
   it('signs playground callbacks with the workspace secret, which members reveal and only admins rotate', async () => {
     const { client: member } = await person('member')

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { api } from './helpers/api.js'
 import { launchBrowser, overflowsSideways, personContext, screenshot, unlabelledControls } from './helpers/browser.js'
 import { bootstrapAdmin, ConsoleClient, totpCode, uniqueEmail } from './helpers/console.js'
 import { catalog } from '../../contract/catalog.js'
+import { createKey } from './helpers/keys.js'
+import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 
@@ -25,13 +28,18 @@ let externalJobId = ''
 let adminKeyName = ''
 let adminJobId = ''
 
+let receiver: CallbackReceiver
+
 beforeAll(async () => {
   files = await new FileServer().start()
+  const tls = inject('callbackTls')
+  receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
   browser = await launchBrowser()
 })
 afterAll(async () => {
   await browser?.close()
   await files?.stop()
+  await receiver?.stop()
 })
 
 async function acceptInvite(page: Page, link: string, name: string): Promise<void> {
@@ -234,6 +242,28 @@ describe('console, end to end in Chromium', () => {
     // The runner's count of pages, kept after the job finished.
     expect((await page.getByTestId('job-progress').textContent())?.trim()).toBe('3 of 3 pages')
     await screenshot(page, '11-job-detail')
+  })
+
+  it("shows a job's callback delivery log, and redelivers the callback from the job page", async () => {
+    const url = files.add('hooked.pdf', await makePdf(1))
+    const hook = receiver.url('/e2e-hook', 500, 200)
+    // A key of its own (made like `dutil keys create`): the usage and ownership tests count the console keys' jobs.
+    const { key } = await createKey()
+    const started = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url }, callbackUrl: hook } })
+    expect(started.status).toBe(202)
+    await receiver.waitFor('/e2e-hook', 2)
+    const page = people.admin.page
+    await page.goto(`/console/jobs/${started.body.id}`)
+    const log = page.getByTestId('callback-log')
+    // The page shows the log once the delivery is recorded (it refreshes while the job runs).
+    await expect.poll(async () => { await page.reload(); return log.locator('tbody tr').count() }, { timeout: 15_000 }).toBe(2)
+    expect(await log.locator('tbody tr').nth(0).textContent()).toContain('HTTP 500')
+    expect(await log.locator('tbody tr').nth(1).textContent()).toContain('delivered')
+    await screenshot(page, '12-callback-log')
+    await page.getByRole('button', { name: 'Redeliver' }).click()
+    await page.getByText('Redelivery asked for (round 2)').waitFor()
+    const got = await receiver.waitFor('/e2e-hook', 3)
+    expect(got[2].headers['webhook-id']).toBe(started.body.id)
   })
 
   it('charts usage per day, key and utility, including the playground run', async () => {

@@ -4,7 +4,7 @@ import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { openDatabase, type Database } from '../../contract/db/database.js'
 import { createdAtOfJobId } from '../../contract/db/job-row.js'
-import { getJob, insertAccepted } from '../../contract/db/jobs-table.js'
+import { appendCallbackAttempt, CALLBACK_LOG_MAX, getCallbackLog, getJob, insertAccepted } from '../../contract/db/jobs-table.js'
 import { knownMigrations, migrateDatabase, MIGRATIONS_TABLE, pendingMigrations } from '../../contract/db/migrate.js'
 import { dropPartition, partitionDays } from '../../contract/db/partitions.js'
 import { usageRows as usageTableRows } from '../../contract/db/usage-table.js'
@@ -74,6 +74,17 @@ describe('schema migrations', () => {
       // 0002: the jobs table holds the runner's progress.
       const progress = await fresh.query<{ data_type: string }>(`SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'progress'`)
       expect(progress.rows).toEqual([{ data_type: 'jsonb' }])
+      // 0003: and the callback's delivery log, which keeps the newest 100 attempts.
+      const logColumn = await fresh.query<{ data_type: string }>(`SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'callback_log'`)
+      expect(logColumn.rows).toEqual([{ data_type: 'jsonb' }])
+      const jobId = newId('job')
+      const job = { metadata: { name: objectNameOf(jobId) }, spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_K', apiKeyName: 'k', createdAt: createdAtOfJobId(jobId), inputKey: 'in', metadata: null, callbackUrl: 'https://h.example/x' } } as unknown as UtilityJobResource
+      await insertAccepted(fresh, job, {})
+      const entry = (attempt: number) => ({ round: 1, attempt, at: '2026-11-24T10:00:01.000Z', durationMs: 5, outcome: 'retrying' as const, statusCode: 503, errorClass: 'http_status', error: 'The receiver answered 503.', nextAttemptAt: null })
+      for (let i = 1; i <= CALLBACK_LOG_MAX + 3; i++) await appendCallbackAttempt(fresh, job.spec.jobId, entry(i))
+      const kept = await getCallbackLog(fresh, job.spec.jobId)
+      expect(kept).toHaveLength(CALLBACK_LOG_MAX)
+      expect([kept[0].attempt, kept.at(-1)!.attempt]).toEqual([4, CALLBACK_LOG_MAX + 3])
     } finally {
       await fresh.end()
     }

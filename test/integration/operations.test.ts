@@ -1,5 +1,5 @@
 import { SECRET_OBJECTS } from '../../contract/secret-entries.js'
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -9,6 +9,7 @@ import { objectNameOf } from '../../contract/ids.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { api } from './helpers/api.js'
 import { FileServer } from '../support/file-server.js'
+import { eventsOf } from './helpers/events.js'
 import { createKey, keyAdmin, kubeConfig } from './helpers/keys.js'
 import { makePdf } from '../support/pdfs.js'
 import { killComponent, startOperator } from './helpers/processes.js'
@@ -73,6 +74,53 @@ describe('operator', () => {
     expect(header).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+PROGRESS\s+DURATION-MS\s+AGE/)
     const line = out.split('\n').find((l) => l.includes(res.body.id))
     expect(line).toMatch(new RegExp(`${objectNameOf(res.body.id)}\\s+${res.body.id}\\s+split-pdf\\s+sync\\s+succeeded`))
+  })
+})
+
+describe('Kubernetes-native status', () => {
+  const kubectlAsync = (...args: string[]) => new Promise<string>((resolve, reject) => execFile(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' }, (err, out, errOut) => (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out))))
+
+  it('kubectl wait --for=condition=Succeeded returns when the job succeeds; describe shows its conditions and Events; -o wide adds key and queue time', async () => {
+    files.add('w.pdf', await makePdf(3))
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: `${files.url}/slow/w.pdf?ms=1500` } } })
+    expect(res.status).toBe(202)
+    const name = objectNameOf(res.body.id)
+    const succeeded = kubectlAsync('wait', '-n', 'dutil', '--for=condition=Succeeded', '--timeout=60s', `utilityjob/${name}`)
+    // Admitted (its batch Job exists) well before it succeeds.
+    expect(await kubectlAsync('wait', '-n', 'dutil', '--for=condition=Admitted', '--timeout=30s', `utilityjob/${name}`)).toContain('condition met')
+    expect(await succeeded).toContain('condition met')
+    expect((await api('GET', `/v1/jobs/${res.body.id}`, { key })).body.status).toBe('succeeded')
+
+    const uj = JSON.parse(kubectl('get', 'utilityjob', name, '-n', 'dutil', '-o', 'json'))
+    const conditions = Object.fromEntries(uj.status.conditions.map((c: { type: string }) => [c.type, c]))
+    expect(Object.keys(conditions).sort()).toEqual(['Admitted', 'Failed', 'Running', 'Succeeded'])
+    expect(conditions.Admitted).toMatchObject({ status: 'True', reason: 'JobCreated', observedGeneration: uj.metadata.generation })
+    expect(conditions.Succeeded).toMatchObject({ status: 'True', reason: 'Succeeded', message: 'The job succeeded: 3 files stored.' })
+    expect(conditions.Running).toMatchObject({ status: 'False', reason: 'Succeeded' })
+    expect(conditions.Failed).toMatchObject({ status: 'False' })
+    // The condition changed when the job finished, not at every write.
+    expect(Date.parse(conditions.Admitted.lastTransitionTime)).toBeLessThanOrEqual(Date.parse(conditions.Succeeded.lastTransitionTime))
+
+    await expect.poll(async () => (await eventsOf(name)).map((e) => e.reason), { timeout: 10_000 }).toEqual(['JobCreated', 'Started', 'Succeeded'])
+    const described = kubectl('describe', 'utilityjob', name, '-n', 'dutil')
+    expect(described).toMatch(/Events:[\s\S]*Normal\s+JobCreated[\s\S]*Created batch Job[\s\S]*Normal\s+Started[\s\S]*Normal\s+Succeeded\s+.*Succeeded in \d+ ms: 3 files stored\./)
+    expect(described).toContain('dutil.io/operator')
+
+    const wide = kubectl('get', 'utilityjob', name, '-n', 'dutil', '-o', 'wide')
+    expect(wide.split('\n')[0]).toMatch(/STATUS\s+ERROR\s+PROGRESS\s+DURATION-MS\s+KEY\s+QUEUE-MS\s+CALLBACK\s+AGE/)
+    expect(wide.split('\n')[1]).toMatch(/succeeded\s+3\/3 pages\s+\d+\s+\S+\s+\d+\s+/)
+  })
+
+  it('kubectl wait --for=condition=Failed returns for a failed job, with the error code as the reason and a Warning event', async () => {
+    const url = files.add('not-a.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })
+    const name = objectNameOf(res.body.id)
+    expect(await kubectlAsync('wait', '-n', 'dutil', '--for=condition=Failed', '--timeout=60s', `utilityjob/${name}`)).toContain('condition met')
+    const uj = JSON.parse(kubectl('get', 'utilityjob', name, '-n', 'dutil', '-o', 'json'))
+    const failed = uj.status.conditions.find((c: { type: string }) => c.type === 'Failed')
+    expect(failed).toMatchObject({ status: 'True', reason: 'UpstreamRejected', message: uj.status.error.message })
+    expect(uj.status.conditions.find((c: { type: string }) => c.type === 'Succeeded')).toMatchObject({ status: 'False', reason: 'Failed' })
+    await expect.poll(async () => (await eventsOf(name)).find((e) => e.type === 'Warning'), { timeout: 10_000 }).toMatchObject({ reason: 'UpstreamRejected', message: `upstream_rejected: ${uj.status.error.message}` })
   })
 })
 

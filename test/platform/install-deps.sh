@@ -55,3 +55,8 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   # npm (11.x) writes list only this platform's optional packages, which `npm ci` then rejects.
   npm install --no-audit --no-fund --loglevel=error
 fi
+# The typed API client is its own package (clients/typescript): its generator and its lock.
+if [ ! -f clients/typescript/node_modules/.package-lock.json ] || [ clients/typescript/package-lock.json -nt clients/typescript/node_modules/.package-lock.json ]; then
+  echo "[deps] installing the TypeScript client's npm packages"
+  npm --prefix clients/typescript install --no-audit --no-fund --loglevel=error
+fi

@@ -28,6 +28,10 @@ export class FileServer {
     return `${this.url}/files/${name}`
   }
 
+  remove(name: string): void {
+    this.files.delete(name)
+  }
+
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', this.url)
     const [, kind, name] = url.pathname.split('/')

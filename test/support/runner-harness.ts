@@ -42,7 +42,7 @@ export function runnerJobEnv(jobId: string, slug: string, storage: StorageSettin
  * contract), but as a direct child process: for benchmarks and quick checks without the
  * Kubernetes path. Its input goes to storage first, like the gateway writes it.
  */
-export async function runRunner(slug: string, input: unknown, storage: StorageSettings, opts: { allowLoopback?: boolean; env?: Record<string, string> } = {}): Promise<HarnessRun> {
+export async function runRunner(slug: string, input: unknown, storage: StorageSettings, opts: { allowLoopback?: boolean; env?: Record<string, string>; /** Extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */ nodeArgs?: string[] } = {}): Promise<HarnessRun> {
   const utility = catalog.get(slug)
   if (!utility) throw new Error(`unknown utility ${slug}`)
   const jobId = `job_${ulid()}`
@@ -59,7 +59,7 @@ export async function runRunner(slug: string, input: unknown, storage: StorageSe
     DUTIL_TERMINATION_MESSAGE_PATH: termination,
     ...(opts.env ?? {}),
   }
-  const args = ['-f', '%M', '-o', timeFile, process.execPath, ...runnerNodeArgs(utility), join(REPO_ROOT, utility.runner.entry)]
+  const args = ['-f', '%M', '-o', timeFile, process.execPath, ...runnerNodeArgs(utility), ...(opts.nodeArgs ?? []), join(REPO_ROOT, utility.runner.entry)]
   const t0 = performance.now()
   const child = spawn('/usr/bin/time', args, { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   let log = ''

@@ -4,7 +4,8 @@ import { CONTRACT_SLUGS } from '../../../contract/catalog.js'
 import { JOB_STATES } from '../../../contract/crd-schemas.js'
 import { createdAtOfJobId } from '../../../contract/db/job-row.js'
 import type { JobListQuery } from '../../../contract/db/jobs-table.js'
-import { ulidOf } from '../../../contract/ids.js'
+import { objectNameOf, ulidOf } from '../../../contract/ids.js'
+import { redeliveryProblem } from '../../../contract/callback-redelivery.js'
 import type { JobRecord } from '../../../contract/job-view.js'
 import { ApiError, invalid, type ErrorDetail } from '../../api-error.js'
 import { toSummary } from '../../job-list.js'
@@ -105,9 +106,25 @@ export function jobRoutes(d: ConsoleDeps): Router {
       apiKeyName: job.spec.apiKeyName || null,
       userEmail: job.spec.userEmail ?? null,
       callbackDelivery: delivery
-        ? { status: delivery.status, attempts: delivery.attempts, lastAttemptAt: delivery.lastAttemptAt, lastStatusCode: delivery.lastStatusCode, lastError: delivery.lastError, nextAttemptAt: delivery.nextAttemptAt, finishedAt: delivery.finishedAt }
+        ? { status: delivery.status, attempts: delivery.attempts, round: delivery.round ?? 1, lastAttemptAt: delivery.lastAttemptAt, lastStatusCode: delivery.lastStatusCode, lastError: delivery.lastError, nextAttemptAt: delivery.nextAttemptAt, finishedAt: delivery.finishedAt }
         : null,
+      // Every attempt, oldest first: what each got back, how long it took, what came next.
+      callbackLog: job.spec.callbackUrl ? await d.records.callbackLog(job.spec.jobId) : [],
     }
+  })
+
+  /** Sends a finished job's callback again, with the same webhook-id (admins, members; externals for their own jobs). */
+  r.post('/:id/callback/redeliver', async (ctx) => {
+    const s = authorize(ctx, 'callbacks.redeliver', 'own')
+    const job = await visibleJob(ctx, d)
+    if (!can(s.user.spec.role, 'callbacks.redeliver', 'other') && !ownsJob(job, s, ownKeyIds(d, s))) throw new ApiError('forbidden', 'Your role does not allow this.')
+    const live = await d.store.get(objectNameOf(job.spec.jobId))
+    const problem = redeliveryProblem(live)
+    if (problem) throw new ApiError('conflict', problem)
+    const requestedAt = await d.store.requestRedelivery(live!.metadata.name)
+    d.log.info({ jobId: job.spec.jobId, requestedAt, by: s.user.spec.userId }, 'callback redelivery requested')
+    ctx.status = 202
+    ctx.body = { jobId: job.spec.jobId, requestedAt, round: (live!.status?.callback?.round ?? 1) + 1 }
   })
   return r
 }

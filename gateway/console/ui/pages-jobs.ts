@@ -1,5 +1,5 @@
 import { call, messageOf } from './api.js'
-import { badge, empty, errorBox, field, h, loading, replace, statusBadge, table } from './dom.js'
+import { badge, empty, errorBox, field, h, loading, notice, replace, statusBadge, table } from './dom.js'
 import { ago, bytes, duration, valueText, when } from './format.js'
 import { title, type Page } from './page.js'
 import { humanize } from './schema-form.js'
@@ -135,7 +135,45 @@ interface JobDetail {
   apiKeyName: string | null
   apiKeyId: string | null
   userEmail: string | null
-  callbackDelivery: { status: string; attempts: number; lastAttemptAt: string | null; lastStatusCode: number | null; lastError: string | null; nextAttemptAt: string | null; finishedAt: string | null } | null
+  callbackDelivery: { status: string; attempts: number; round: number; lastAttemptAt: string | null; lastStatusCode: number | null; lastError: string | null; nextAttemptAt: string | null; finishedAt: string | null } | null
+  callbackLog: Array<{ round: number; attempt: number; at: string; durationMs: number; outcome: string; statusCode: number | null; errorClass: string | null; error: string | null; nextAttemptAt: string | null }>
+}
+
+/** Every callback attempt: when, what it got back, how long it took, what came next. */
+function deliveryLog(log: JobDetail['callbackLog']): HTMLElement {
+  if (!log.length) return h('p', { class: 'muted' }, 'No attempt has been made yet.')
+  const rounds = new Set(log.map((e) => e.round)).size > 1
+  return table(
+    'Delivery log',
+    [...(rounds ? ['Round'] : []), 'Attempt', 'At', 'Answer', 'Took', 'Then'],
+    log.map((e) => [
+      ...(rounds ? [String(e.round)] : []),
+      String(e.attempt),
+      when(e.at),
+      e.statusCode ? `HTTP ${e.statusCode}` : e.errorClass ? `${e.errorClass.replace(/_/g, ' ')}${e.error ? `: ${e.error}` : ''}` : '—',
+      duration(e.durationMs),
+      e.outcome === 'delivered' ? statusBadge('delivered') : e.outcome === 'failed' ? statusBadge('failed') : `retry ${when(e.nextAttemptAt)}`,
+    ]),
+    { testId: 'callback-log', captionHidden: true },
+  )
+}
+
+/** Sends the callback again (same webhook-id); the answer says why when it cannot be. */
+function redeliverButton(id: string): HTMLElement {
+  const out = h('div', { class: 'actions' })
+  const button = h('button', { type: 'button', class: 'button secondary small' }, 'Redeliver') as HTMLButtonElement
+  button.onclick = async () => {
+    button.disabled = true
+    try {
+      const r = await call<{ round: number }>('POST', `/jobs/${encodeURIComponent(id)}/callback/redeliver`)
+      out.replaceChildren(notice(`Redelivery asked for (round ${r.round}): the same event, with the same webhook-id.`, 'success'))
+    } catch (err) {
+      button.disabled = false
+      out.append(notice(messageOf(err), 'warning'))
+    }
+  }
+  out.append(button)
+  return out
 }
 
 /** "120 of 500 pages" with a bar while the total is known. */
@@ -227,6 +265,9 @@ export async function jobPage(p: Page): Promise<void> {
               ['Next attempt', when(d.callbackDelivery?.nextAttemptAt)],
             ])
           : h('p', { class: 'muted' }, 'No callback URL was given.'),
+        j.callback ? h('h3', {}, 'Delivery log') : null,
+        j.callback ? deliveryLog(d.callbackLog) : null,
+        j.callback && d.callbackDelivery && d.callbackDelivery.status !== 'pending' ? redeliverButton(j.id) : null,
       ),
     )
     replace(p.main, h('p', {}, h('a', { href: '/console/jobs' }, '← All jobs')), h('div', { class: 'page-head' }, h('h1', { class: 'mono' }, j.id), h('span', { 'data-testid': 'job-status' }, statusBadge(j.status))), h('div', { class: 'detail-grid' }, sections))

@@ -1,0 +1,34 @@
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ApiUsageError, inputFrom, outputPath, progressLine } from './api-commands.js'
+
+describe('dutil run / jobs helpers', () => {
+  it('builds the input from --url (a file list for zip-files), --input or --input-file, exactly one of them', () => {
+    expect(inputFrom('split-pdf', { url: ['https://x.test/a.pdf'] })).toEqual({ url: 'https://x.test/a.pdf' })
+    expect(inputFrom('zip-files', { url: ['https://x.test/a%20b.txt', 'https://x.test/dir/c.png'] })).toEqual({
+      files: [
+        { url: 'https://x.test/a%20b.txt', fileName: 'a b.txt' },
+        { url: 'https://x.test/dir/c.png', fileName: 'c.png' },
+      ],
+    })
+    expect(inputFrom('html-pdf', { input: '{"url":"https://x.test","pdfOptions":{"format":"A4"}}' })).toEqual({ url: 'https://x.test', pdfOptions: { format: 'A4' } })
+    expect(() => inputFrom('split-pdf', {})).toThrow(ApiUsageError)
+    expect(() => inputFrom('split-pdf', { url: ['a'], input: '{}' })).toThrow(/exactly one/)
+    expect(() => inputFrom('split-pdf', { url: ['https://a', 'https://b'] })).toThrow(/one --url/)
+    expect(() => inputFrom('split-pdf', { input: '{nope' })).toThrow(/not valid JSON/)
+  })
+
+  it('shows state, elapsed time and the runner’s progress', () => {
+    const job = { id: 'job_1', status: 'running', progress: { done: 120, total: 500, unit: 'pages' } } as never
+    expect(progressLine(job, 0, 12_345)).toBe('job_1 running 12.3s 120/500 pages')
+    expect(progressLine({ id: 'job_2', status: 'queued', progress: null } as never, 0, 500)).toBe('job_2 queued 0.5s')
+  })
+
+  it('keeps downloads inside --out: unzipped paths as folders, nothing above it', () => {
+    expect(outputPath('/o', { name: 'b.txt', path: 'a/b.txt' })).toBe(join('/o', 'a', 'b.txt'))
+    expect(outputPath('/o', { name: 'page-1.pdf' })).toBe(join('/o', 'page-1.pdf'))
+    expect(outputPath('/o', { name: 'x', path: '/etc/passwd' })).toBe(join('/o', 'etc', 'passwd'))
+    expect(() => outputPath('/o', { name: 'x', path: '../../x' })).toThrow(/outside/)
+    expect(() => outputPath('/o', { name: 'x', path: 'a/../../x' })).toThrow(/outside/)
+  })
+})

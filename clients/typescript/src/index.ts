@@ -1,0 +1,205 @@
+import createClient, { type Client } from 'openapi-fetch'
+import { Webhook } from 'standardwebhooks'
+import { DutilConnectionError, DutilRequestError, type Job, JobFailedError, RateLimitedError, requestError, WaitTimeoutError } from './errors.js'
+import type { components, paths } from './schema.js'
+
+export * from './errors.js'
+export type { components, paths } from './schema.js'
+
+export type JobSummary = components['schemas']['JobSummary']
+export type CatalogEntry = components['schemas']['CatalogEntry']
+export type JobStatus = Job['status']
+
+/** The utilities, from the API description: one `/v1/utilities/<slug>` route each. */
+export type Utility = {
+  [P in keyof paths]: P extends `/v1/utilities/${infer S}` ? (S extends `${string}/${string}` | `{${string}}` ? never : S) : never
+}[keyof paths]
+
+type RunBody<U extends Utility> = NonNullable<paths[`/v1/utilities/${U}`]['post']>['requestBody'] extends { content: { 'application/json': infer B } } ? B : never
+/** The `input` a utility takes (docs/openapi.yaml). */
+export type InputOf<U extends Utility> = RunBody<U> extends { input: infer I } ? I : never
+
+export interface ClientOptions {
+  /** The gateway, e.g. https://dutil.example.com or http://127.0.0.1:8080. */
+  baseUrl: string
+  apiKey: string
+  /** A fetch to use instead of the global one (tests, proxies). */
+  fetch?: typeof fetch
+}
+
+export interface RequestOptions {
+  metadata?: Record<string, unknown>
+  /** Retries with the same key return the original job (at most 200 characters). */
+  idempotencyKey?: string
+  requestId?: string
+  signal?: AbortSignal
+}
+
+export interface WaitOptions {
+  /** Give up waiting (the job goes on) after this long: WaitTimeoutError. Default: no limit. */
+  timeoutMs?: number
+  /** Called with the job after every poll: state, progress. */
+  onUpdate?: (job: Job) => void
+  /**
+   * Longest single long-poll, in seconds (default and most 60). The API answers a long-poll when
+   * the job finishes; a shorter poll sees progress on the way, at one request per poll.
+   */
+  pollSeconds?: number
+  signal?: AbortSignal
+}
+
+export interface ListFilter {
+  utility?: Utility
+  status?: JobStatus
+  /** Page size asked of the API (1–100). */
+  pageSize?: number
+}
+
+const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled'])
+/** The API's longest long-poll. */
+const LONG_POLL_SECONDS = 60
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms)
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t)
+      reject(signal.reason)
+    })
+  })
+
+/**
+ * A typed client for the dutil API. Every method either returns what the API answered or throws
+ * a typed error: DutilRequestError subclasses for the error envelope (RateLimitedError carries
+ * `retryAfter`), JobFailedError for a job that ran and failed, DutilConnectionError when the
+ * server cannot be reached.
+ */
+export class DutilClient {
+  private readonly api: Client<paths>
+
+  constructor(private readonly options: ClientOptions) {
+    this.api = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ''), fetch: options.fetch, headers: { Authorization: `Bearer ${options.apiKey}` } })
+  }
+
+  /**
+   * Runs a utility and resolves with the succeeded job. Uses the sync route; when the server
+   * answers 202 (still running after 90 s) it long-polls the job until it finishes.
+   */
+  async run<U extends Utility>(utility: U, input: InputOf<U>, opts: RequestOptions & WaitOptions = {}): Promise<Job> {
+    const { status, job } = await this.start(`/v1/utilities/${utility}`, { input, ...(opts.metadata ? { metadata: opts.metadata } : {}) }, opts)
+    if (status === 202 || !TERMINAL.has(job.status)) return this.wait(job.id, opts)
+    return finished(job)
+  }
+
+  /** Starts a utility as an async job and resolves at once with the queued job. */
+  async submit<U extends Utility>(utility: U, input: InputOf<U>, opts: RequestOptions & { callbackUrl?: string } = {}): Promise<Job> {
+    const body = { input, ...(opts.metadata ? { metadata: opts.metadata } : {}), ...(opts.callbackUrl ? { callbackUrl: opts.callbackUrl } : {}) }
+    return (await this.start(`/v1/utilities/${utility}/jobs`, body, opts)).job
+  }
+
+  async get(id: string, opts: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<Job> {
+    const r = await this.guard(() => this.api.GET('/v1/jobs/{id}', { params: { path: { id }, query: opts.waitSeconds ? { wait: opts.waitSeconds } : {} }, signal: opts.signal }))
+    if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+    return r.data as Job
+  }
+
+  /**
+   * Long-polls a job (`?wait=`) until it finishes: resolves with it when it succeeded, throws
+   * JobFailedError when it failed or was cancelled. A 429 while polling waits `Retry-After`.
+   */
+  async wait(id: string, opts: WaitOptions = {}): Promise<Job> {
+    const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs
+    for (;;) {
+      const left = deadline - Date.now()
+      const waitSeconds = Math.max(0, Math.min(opts.pollSeconds ?? LONG_POLL_SECONDS, LONG_POLL_SECONDS, Math.floor(left / 1000)))
+      let job: Job
+      try {
+        job = await this.get(id, { waitSeconds, signal: opts.signal })
+      } catch (err) {
+        if (err instanceof RateLimitedError) {
+          await sleep((err.retryAfter ?? 1) * 1000, opts.signal)
+          continue
+        }
+        throw err
+      }
+      opts.onUpdate?.(job)
+      if (TERMINAL.has(job.status)) return finished(job)
+      if (Date.now() >= deadline) throw new WaitTimeoutError(job)
+      // The server answered before its wait ran out (a progress change, or wait=0): do not spin.
+      if (waitSeconds === 0) await sleep(Math.min(1000, Math.max(0, deadline - Date.now())), opts.signal)
+    }
+  }
+
+  /** This key's jobs, newest first, following `nextCursor` page by page. */
+  async *list(filter: ListFilter = {}): AsyncGenerator<JobSummary> {
+    let cursor: string | undefined
+    do {
+      const query = { ...(filter.utility ? { utility: filter.utility } : {}), ...(filter.status ? { status: filter.status } : {}), ...(filter.pageSize ? { limit: filter.pageSize } : {}), ...(cursor ? { cursor } : {}) }
+      const r = await this.guard(() => this.api.GET('/v1/jobs', { params: { query } }))
+      if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+      yield* r.data.items as JobSummary[]
+      cursor = r.data.nextCursor ?? undefined
+    } while (cursor)
+  }
+
+  /** Cancels a queued job (a running or finished one: ConflictError). */
+  async cancel(id: string): Promise<Job> {
+    const r = await this.guard(() => this.api.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }))
+    if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+    return r.data as Job
+  }
+
+  /** The utilities this key may call. */
+  async utilities(): Promise<CatalogEntry[]> {
+    const r = await this.guard(() => this.api.GET('/v1/utilities'))
+    if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+    return r.data.items as CatalogEntry[]
+  }
+
+  private async start(path: string, body: unknown, opts: RequestOptions): Promise<{ status: number; job: Job }> {
+    const headers: Record<string, string> = {}
+    if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey
+    if (opts.requestId) headers['X-Request-Id'] = opts.requestId
+    // The per-utility routes differ only in their input type, which run()/submit() already checked.
+    const post = this.api.POST as unknown as (p: string, init: { body: unknown; headers: Record<string, string>; signal?: AbortSignal }) => Promise<{ data?: unknown; error?: unknown; response: Response }>
+    const r = await this.guard(() => post(path, { body, headers, signal: opts.signal }))
+    const answer = r.data ?? r.error
+    // A failed sync run answers with the job itself and the status of its error code.
+    if ((answer as { object?: string } | undefined)?.object === 'job') return { status: r.response.status, job: answer as Job }
+    throw requestError(r.response.status, answer, r.response.headers)
+  }
+
+  private async guard<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call()
+    } catch (err) {
+      if (err instanceof DutilRequestError || (err as Error)?.name === 'AbortError') throw err
+      throw new DutilConnectionError(`The dutil API at ${this.options.baseUrl} could not be reached: ${(err as Error)?.message ?? String(err)}`, err)
+    }
+  }
+}
+
+function finished(job: Job): Job {
+  if (job.status === 'succeeded') return job
+  throw new JobFailedError(job)
+}
+
+/** A verified callback: `type` is job.succeeded or job.failed, `data` the job as GET returns it. */
+export interface CallbackEvent {
+  type: 'job.succeeded' | 'job.failed'
+  timestamp: string
+  data: Job
+}
+
+/**
+ * Verifies a callback's Standard Webhooks signature (webhook-id, webhook-timestamp,
+ * webhook-signature; the timestamp within 5 minutes) against the key's signing secret
+ * (`whsec_…`) and returns the event. Pass the raw body, exactly as received. Throws when the
+ * signature does not match. Receivers should de-duplicate on `webhook-id` (the job id).
+ */
+export function verifyCallback(rawBody: string | Buffer, headers: Record<string, string | string[] | undefined> | Headers, secret: string): CallbackEvent {
+  const plain: Record<string, string> = {}
+  if (headers instanceof Headers) headers.forEach((v, k) => (plain[k] = v))
+  else for (const [k, v] of Object.entries(headers)) if (v !== undefined) plain[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v
+  return new Webhook(secret).verify(typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8'), plain) as CallbackEvent
+}

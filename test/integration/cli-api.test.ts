@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { REPO_ROOT } from '../platform/platform.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { createKey } from './helpers/keys.js'
+
+/** `dutil run` and `dutil jobs` against the running platform, as a shell script uses them. */
+let files: FileServer
+let key: string
+
+beforeAll(async () => {
+  files = await new FileServer().start()
+  key = (await createKey()).key
+})
+afterAll(() => files.stop())
+
+/** Runs the CLI as a child process (asynchronously: this process serves the input files). */
+function dutil(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, 'bin', 'dutil.js'), ...args],
+      { encoding: 'utf8', cwd: tmpdir(), env: { PATH: process.env.PATH, DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: key, ...env }, timeout: 90_000 },
+      (err, out, errOut) => resolve({ code: err ? ((err as { code?: unknown }).code as number | null) ?? null : 0, out, err: errOut }),
+    )
+  })
+}
+
+describe('dutil run and dutil jobs', () => {
+  it('run --wait --out follows the job with a progress line, downloads its files and exits 0', async () => {
+    files.add('cli.pdf', await makePdf(3))
+    const out = mkdtempSync(join(tmpdir(), 'dutil-cli-'))
+    const r = await dutil(['run', 'split-pdf', '--url', `${files.url}/slow/cli.pdf?ms=4000`, '--wait', '--out', out, '--json'])
+    expect(r.err).toMatch(/job_\w+ (queued|running) \d+\.\ds/)
+    expect(r.code).toBe(0)
+    const job = JSON.parse(r.out)
+    expect(job).toMatchObject({ status: 'succeeded', utility: 'split-pdf', progress: { done: 3, total: 3, unit: 'pages' } })
+    expect(r.err).toMatch(/succeeded \d+\.\ds 3\/3 pages/)
+    const saved = readdirSync(out).sort()
+    expect(saved).toEqual(job.result.files.map((f: { name: string }) => f.name).sort())
+    expect(readFileSync(join(out, saved[0])).subarray(0, 5).toString()).toBe('%PDF-')
+  })
+
+  it('run without --wait prints the queued job; jobs get, jobs wait and jobs list find it', async () => {
+    const url = files.add('cli1.pdf', await makePdf(1))
+    const started = await dutil(['run', 'split-pdf', '--url', url])
+    expect(started.code).toBe(0)
+    const [id, status] = started.out.trim().split(' ')
+    expect(id).toMatch(/^job_/)
+    expect(status).toBe('queued')
+    expect((await dutil(['jobs', 'wait', id])).out).toMatch(new RegExp(`^${id} succeeded in \\d+ ms: 1 file`))
+    expect(JSON.parse((await dutil(['jobs', 'get', id, '--json'])).out)).toMatchObject({ id, status: 'succeeded' })
+    const listed = JSON.parse((await dutil(['jobs', 'list', '--utility', 'split-pdf', '--limit', '3', '--json'])).out)
+    expect(listed.length).toBeLessThanOrEqual(3)
+    expect(listed[0].id).toBe(id)
+    expect((await dutil(['jobs', 'list'])).out.split('\n')[0]).toBe('ID\tUTILITY\tMODE\tSTATUS\tERROR\tCREATED')
+    // Only a queued job can be cancelled: this one has finished (409 conflict, exit 3).
+    const cancel = await dutil(['jobs', 'cancel', id])
+    expect(cancel.code).toBe(3)
+    expect(cancel.err).toMatch(/refused \(409 conflict\)/)
+  })
+
+  it('exit codes tell failed (1), usage (2), refused (3), unreachable (4) and timed out (5) apart', async () => {
+    const notPdf = files.add('cli-not.pdf', Buffer.from('<html/>'), 'text/html')
+    const failed = await dutil(['run', 'split-pdf', '--url', notPdf, '--wait'])
+    expect(failed.code).toBe(1)
+    expect(failed.out).toMatch(/failed: upstream_rejected: /)
+    expect((await dutil(['run', 'split-pdf'])).code).toBe(2)
+    expect((await dutil(['run', 'split-pdf', '--url', notPdf], { DUTIL_API_KEY: '' })).err).toContain('DUTIL_API_KEY')
+    const refused = await dutil(['run', 'split-pdf', '--input', '{"url":"ftp://x"}'])
+    expect(refused.code).toBe(3)
+    expect(refused.err).toMatch(/refused \(400 invalid_request\)[\s\S]*input\.url/)
+    expect((await dutil(['jobs', 'get', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'])).code).toBe(3)
+    expect((await dutil(['jobs', 'list'], { DUTIL_URL: 'http://127.0.0.1:1' })).code).toBe(4)
+    files.add('cli-slow.pdf', await makePdf(1))
+    const slow = await dutil(['run', 'split-pdf', '--url', `${files.url}/slow/cli-slow.pdf?ms=8000`, '--wait', '--timeout', '1'])
+    expect(slow.code).toBe(5)
+    expect(slow.out).toMatch(/is still (queued|running) after 1 s; it goes on/)
+  })
+})

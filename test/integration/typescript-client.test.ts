@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { ConflictError, DutilClient, DutilConnectionError, InvalidRequestError, type Job, JobFailedError, NotFoundError, RateLimitedError, UnauthorizedError, verifyCallback } from '../../clients/typescript/src/index.js'
+import { CallbackReceiver } from '../support/callback-receiver.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { createKey } from './helpers/keys.js'
+
+/** clients/typescript against the running platform: what an API client's code sees. */
+let files: FileServer
+let receiver: CallbackReceiver
+let client: DutilClient
+let signingSecret: string
+const gateway = () => inject('gatewayUrl')
+
+beforeAll(async () => {
+  files = await new FileServer().start()
+  const tls = inject('callbackTls')
+  receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
+  const created = await createKey()
+  signingSecret = created.signingSecret
+  client = new DutilClient({ baseUrl: gateway(), apiKey: created.key })
+})
+afterAll(async () => {
+  await files.stop()
+  await receiver.stop()
+})
+
+describe('the TypeScript client', () => {
+  it('run() resolves with the succeeded job and its files', async () => {
+    const url = files.add('c3.pdf', await makePdf(3))
+    const job = await client.run('split-pdf', { url }, { metadata: { ticket: 'T-9' } })
+    expect(job).toMatchObject({ status: 'succeeded', utility: 'split-pdf', mode: 'sync', metadata: { ticket: 'T-9' } })
+    expect(job.result?.files).toHaveLength(3)
+  })
+
+  it('submit() + wait() follow an async job to the end, reporting each state (and progress) on the way', async () => {
+    files.add('slow.pdf', await makePdf(4))
+    const queued = await client.submit('split-pdf', { url: `${files.url}/slow/slow.pdf?ms=1500` })
+    expect(queued).toMatchObject({ status: 'queued', mode: 'async' })
+    const seen: Job[] = []
+    const done = await client.wait(queued.id, { onUpdate: (j) => seen.push(j) })
+    expect(done.status).toBe('succeeded')
+    expect(done.progress).toMatchObject({ done: 4, total: 4, unit: 'pages' })
+    expect(seen.at(-1)?.status).toBe('succeeded')
+    expect(await client.get(queued.id)).toMatchObject({ id: queued.id, status: 'succeeded' })
+  })
+
+  it('throws JobFailedError with the job and its code when the job fails', async () => {
+    const url = files.add('no.pdf', Buffer.from('<html>no</html>'), 'text/html')
+    const err = await client.run('split-pdf', { url }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(JobFailedError)
+    expect(err).toMatchObject({ code: 'upstream_rejected', job: { status: 'failed', error: { code: 'upstream_rejected' } } })
+  })
+
+  it('throws a typed error per error code: invalid request (with details), not found, conflict, unauthorized', async () => {
+    const invalid = await client.run('split-pdf', {} as never).catch((e: unknown) => e)
+    expect(invalid).toBeInstanceOf(InvalidRequestError)
+    expect((invalid as InvalidRequestError).details.map((d) => d.path)).toContain('input.url')
+    expect(await client.get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV').catch((e: unknown) => e)).toBeInstanceOf(NotFoundError)
+    const url = files.add('c1.pdf', await makePdf(1))
+    const finished = await client.run('split-pdf', { url })
+    expect(await client.cancel(finished.id).catch((e: unknown) => e)).toBeInstanceOf(ConflictError)
+    const stranger = new DutilClient({ baseUrl: gateway(), apiKey: 'du_live_000000000000000000000000000000000000000000000000' })
+    expect(await stranger.utilities().catch((e: unknown) => e)).toBeInstanceOf(UnauthorizedError)
+  })
+
+  it('throws RateLimitedError with retryAfter once the key spends its budget', async () => {
+    const limited = await createKey({ rateLimitPerMinute: 2 })
+    const c = new DutilClient({ baseUrl: gateway(), apiKey: limited.key })
+    await c.utilities()
+    await c.utilities()
+    const err = await c.utilities().catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(RateLimitedError)
+    expect((err as RateLimitedError).retryAfter).toBeGreaterThan(0)
+    expect((err as RateLimitedError).retryAfter).toBeLessThanOrEqual(60)
+  })
+
+  it('list() walks every page of the key’s jobs, newest first, with filters', async () => {
+    const own = await createKey()
+    const c = new DutilClient({ baseUrl: gateway(), apiKey: own.key })
+    const url = files.add('l.pdf', await makePdf(1))
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push((await c.run('split-pdf', { url })).id)
+    const listed: string[] = []
+    for await (const job of c.list({ pageSize: 2 })) listed.push(job.id)
+    expect(listed).toEqual([...ids].reverse())
+    const none: string[] = []
+    for await (const job of c.list({ status: 'failed' })) none.push(job.id)
+    expect(none).toEqual([])
+  })
+
+  it('verifyCallback() accepts the signed callback the platform sends and refuses a tampered one', async () => {
+    const url = files.add('cb.pdf', await makePdf(2))
+    const hook = receiver.url('/client-hook', 200)
+    const job = await client.submit('split-pdf', { url }, { callbackUrl: hook })
+    const [got] = await receiver.waitFor('/client-hook', 1)
+    const event = verifyCallback(got.body, got.headers, signingSecret)
+    expect(event).toMatchObject({ type: 'job.succeeded', data: { id: job.id, status: 'succeeded' } })
+    expect(() => verifyCallback(got.body.replace('succeeded', 'failed'), got.headers, signingSecret)).toThrow()
+  })
+
+  it('throws DutilConnectionError when nothing answers at the base URL', async () => {
+    const nowhere = new DutilClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'x' })
+    expect(await nowhere.utilities().catch((e: unknown) => e)).toBeInstanceOf(DutilConnectionError)
+  })
+})
