@@ -8,7 +8,7 @@ import { objectNameOf } from '../../contract/ids.js'
 import { watchEvents, type EventWatch } from '../../contract/kube.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
-import { makePdf } from '../support/pdfs.js'
+import { makeHeavyPdf, makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { createKey, kubeConfig } from '../integration/helpers/keys.js'
 
@@ -30,6 +30,8 @@ export interface BurstFixtures {
 export async function burstFixtures(): Promise<BurstFixtures> {
   const files = await new FileServer().start()
   files.add('two.pdf', await makePdf(2))
+  // Surely past a 32Mi runner limit however lean the runner gets: 8 MB held as input, more parsed.
+  files.add('heavy.pdf', await makeHeavyPdf(28, 300_000))
   files.add('a.txt', Buffer.from('first file\n'), 'text/plain')
   files.add('b.txt', Buffer.from('second file\n'), 'text/plain')
   files.add('pair.zip', writeZip([fileEntry('one.txt', Buffer.from('one\n')), fileEntry('two.txt', Buffer.from('two\n'))]), 'application/zip')

@@ -281,14 +281,14 @@ describe('faults during a burst of jobs', () => {
 })
 
 describe('runner faults', () => {
-  const jobsOf = async (name: string, count: number, utility = 'split-pdf') => {
+  const jobsOf = async (name: string, count: number, utility = 'split-pdf', file = 'two.pdf') => {
     const { key } = await newBurstKey(name)
     const ids: string[] = []
     for (let i = 0; i < count; i++) {
       const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/${utility}/jobs`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ input: { url: `${fx.files.url}/files/two.pdf` } }),
+        body: JSON.stringify({ input: { url: `${fx.files.url}/files/${file}` } }),
       })
       expect(res.status).toBe(202)
       ids.push(((await res.json()) as { id: string }).id)
@@ -302,7 +302,8 @@ describe('runner faults', () => {
     const tiny = { 'split-pdf': { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '1', memory: '32Mi' } } }
     await restartOperator({ DUTIL_RUNNER_RESOURCES: JSON.stringify(tiny) })
     try {
-      const { key, ids } = await jobsOf('oom', 3)
+      // A PDF that needs well over the limit: a small one can now split within 32Mi.
+      const { key, ids } = await jobsOf('oom', 3, 'split-pdf', 'heavy.pdf')
       const outcomes = await awaitTerminal(key, ids, 120_000)
       for (const id of ids) {
         expect(outcomes.get(id)).toMatchObject({ state: 'failed', errorCode: 'upstream_error' })
