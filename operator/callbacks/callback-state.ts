@@ -1,5 +1,5 @@
 import { ANNOTATIONS } from '../../contract/api-group.js'
-import { CALLBACK_MAX_ROUNDS } from '../../contract/callback-redelivery.js'
+import { redeliveryProblem } from '../../contract/callback-redelivery.js'
 import type { CallbackAttemptEntry, CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
 import { effectiveStatus } from '../../contract/job-view.js'
 import { isoMs, parseTime } from '../../contract/time.js'
@@ -46,9 +46,10 @@ export type AttemptOutcome =
 export function redeliveryRequest(uj: UtilityJobResource): string | null {
   const at = uj.metadata.annotations?.[ANNOTATIONS.redeliver]
   const asked = parseTime(at)
-  if (!at || asked === null || callbackEvent(uj) === null) return null
+  // The rules the gateway and the CLI check before asking: one place (contract/callback-redelivery.ts).
+  if (!at || asked === null || redeliveryProblem(uj) !== null) return null
   const d = currentDelivery(uj)
-  if (d.status === 'pending' || d.redeliveryRequestedAt === at || (d.round ?? 1) >= CALLBACK_MAX_ROUNDS) return null
+  if (d.redeliveryRequestedAt === at) return null
   const finished = parseTime(d.finishedAt)
   return finished === null || asked > finished ? at : null
 }

@@ -68,16 +68,29 @@ interface Written {
   offset: number
 }
 
+/**
+ * The fields the local and the central header share, in the same order (APPNOTE 4.3.7 and
+ * 4.3.12), from `at`: version needed, flags, method, time, date, CRC, sizes, name length.
+ */
+function writeEntryFields(b: Buffer, at: number, e: Written, sizes: boolean): void {
+  b.writeUInt16LE(VERSION_NEEDED, at)
+  b.writeUInt16LE(FLAGS, at + 2)
+  b.writeUInt16LE(e.method, at + 4)
+  b.writeUInt16LE(e.dos.time, at + 6)
+  b.writeUInt16LE(e.dos.date, at + 8)
+  if (sizes) {
+    b.writeUInt32LE(e.crc, at + 10)
+    b.writeUInt32LE(e.compressed, at + 14)
+    b.writeUInt32LE(e.size, at + 18)
+  }
+  b.writeUInt16LE(e.name.length, at + 22)
+}
+
 function localHeader(e: Written): Buffer {
   const b = Buffer.alloc(30)
   b.writeUInt32LE(SIG_LOCAL, 0)
-  b.writeUInt16LE(VERSION_NEEDED, 4)
-  b.writeUInt16LE(FLAGS, 6)
-  b.writeUInt16LE(e.method, 8)
-  b.writeUInt16LE(e.dos.time, 10)
-  b.writeUInt16LE(e.dos.date, 12)
-  // CRC and sizes (14–25) are zero: they follow in the data descriptor.
-  b.writeUInt16LE(e.name.length, 26)
+  // CRC and sizes stay zero here: they follow in the data descriptor.
+  writeEntryFields(b, 4, e, false)
   return Buffer.concat([b, e.name])
 }
 
@@ -94,15 +107,7 @@ function centralHeader(e: Written): Buffer {
   const b = Buffer.alloc(46)
   b.writeUInt32LE(SIG_CENTRAL, 0)
   b.writeUInt16LE(VERSION_MADE_BY, 4)
-  b.writeUInt16LE(VERSION_NEEDED, 6)
-  b.writeUInt16LE(FLAGS, 8)
-  b.writeUInt16LE(e.method, 10)
-  b.writeUInt16LE(e.dos.time, 12)
-  b.writeUInt16LE(e.dos.date, 14)
-  b.writeUInt32LE(e.crc, 16)
-  b.writeUInt32LE(e.compressed, 20)
-  b.writeUInt32LE(e.size, 24)
-  b.writeUInt16LE(e.name.length, 28)
+  writeEntryFields(b, 6, e, true)
   // Extra field, comment, disk number and internal attributes (30–37) stay zero.
   b.writeUInt32LE(FILE_MODE, 38)
   b.writeUInt32LE(e.offset, 42)
