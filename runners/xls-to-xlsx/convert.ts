@@ -123,7 +123,11 @@ export async function convertXls(bytes: Buffer, opts: ConvertOptions = {}): Prom
   try {
     return await new Promise<Converted>((resolve, reject) => {
       const timer = setTimeout(() => reject(rejected(`The workbook took longer than ${parseMs / 1000} s to convert (time limit); it may be crafted to be slow.`)), parseMs)
+      // The worker exits right after its answer, while the .xlsx is still being written from it:
+      // once an answer came, its exit is no failure.
+      let answered = false
       worker.once('message', (m: { ok: true; sheets: SheetData[]; prototypeIntact: boolean } | { ok: false; message: string }) => {
+        answered = true
         clearTimeout(timer)
         if (!m.ok) return reject(rejected(/password|encrypt/i.test(m.message) ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
         writeXlsx(m.sheets).then(
@@ -138,7 +142,7 @@ export async function convertXls(bytes: Buffer, opts: ConvertOptions = {}): Prom
       })
       worker.once('exit', (code) => {
         clearTimeout(timer)
-        reject(rejected(`The workbook could not be read (the converter stopped with code ${code}).`))
+        if (!answered) reject(rejected(`The workbook could not be read (the converter stopped with code ${code}).`))
       })
     })
   } finally {
