@@ -65,6 +65,14 @@ export class PeopleStore {
 
   async listInvites(): Promise<ConsoleInviteResource[]> {
     if (this.caches) return [...this.caches.invites.list(this.namespace)]
+    return this.listInvitesFresh()
+  }
+
+  /**
+   * Straight from the API: what an admin just did (an invite issued, revoked, replaced) shows on
+   * the page they reload right after, which a watched cache may not have seen yet.
+   */
+  async listInvitesFresh(): Promise<ConsoleInviteResource[]> {
     return ((await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_INVITE.plural))) as { items: ConsoleInviteResource[] }).items
   }
 
@@ -168,11 +176,8 @@ export class PeopleStore {
     if (!/^[\w-]{43}$/.test(token)) return undefined
     const hash = sha256(token)
     let found = (await this.listInvites()).find((i) => i.spec.tokenHash === hash)
-    if (!found && this.caches) {
-      // An invite issued a moment ago may not have reached the cache yet.
-      const direct = (await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_INVITE.plural))) as { items: ConsoleInviteResource[] }
-      found = direct.items.find((i) => i.spec.tokenHash === hash)
-    }
+    // An invite issued a moment ago may not have reached the cache yet.
+    if (!found && this.caches) found = (await this.listInvitesFresh()).find((i) => i.spec.tokenHash === hash)
     if (!found) return undefined
     return (parseTime(found.spec.expiresAt) ?? 0) > now ? found : undefined
   }
@@ -193,7 +198,7 @@ export class PeopleStore {
   }
 
   async deleteInviteById(inviteId: string): Promise<boolean> {
-    const inv = (await this.listInvites()).find((i) => i.spec.inviteId === inviteId)
+    const inv = (await this.listInvitesFresh()).find((i) => i.spec.inviteId === inviteId)
     return inv ? this.deleteInvite(inv) : false
   }
 }

@@ -29,7 +29,11 @@ import { deliverCallback } from './callbacks/delivery.js'
 import { scaledSchedule } from './callbacks/schedule.js'
 import { KubeSigningSecrets } from './callbacks/signing-secrets.js'
 
-const log = pino({ base: { component: 'operator' } })
+// Written synchronously, line by line: the lines before an exit (the leader-election fence exits
+// at once) or a crash are all in the log, in the order they were logged. (pino's default buffered
+// stream can write its last lines out of order at exit: a write in flight lands after the final
+// flush.) The operator logs a few lines per job; the cost is one write each.
+const log = pino({ base: { component: 'operator' } }, pino.destination({ fd: 1, sync: true }))
 const config = loadOrExit(log, () => loadOperatorConfig())
 const kc = loadKubeConfig(config.kubeconfig)
 const custom = kc.makeApiClient(CustomObjectsApi)

@@ -316,6 +316,8 @@ export class UtilityJobReconciler {
     await this.d.records.transition(body)
     const bounded = { ...body, status: boundedStatus(body.status) }
     if (bounded.status !== body.status) log.info({ files: status.result?.files.length, inStatus: bounded.status.result?.files.length }, 'result files beyond the status budget kept in the job record only')
+    // Again before the second write: the replica may have been paused while the row was written.
+    this.d.fence?.()
     const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body: bounded })) as UtilityJobResource
     this.written.set(uj.metadata.name, Number(saved.metadata.resourceVersion))
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')

@@ -40,6 +40,8 @@ report() {
   node test/print-summary.mjs .test-results.unit.json .test-results.faults.json .test-results.node.json .test-results.integration.json
 }
 
+# vitest runs from node_modules/.bin, not through npx: its own exit status (or the signal that
+# ended it) reaches the phase, with no npm and shell in between.
 if ! phase deps test/platform/install-deps.sh --node ||
   ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool kubelet kube-proxy coredns kube-router ||
   ! phase build bash -c 'rm -rf dist clients/typescript/dist && npm run --silent build && npm --prefix clients/typescript run --silent build'; then
@@ -47,7 +49,7 @@ if ! phase deps test/platform/install-deps.sh --node ||
   exit 1
 fi
 
-phase unit npx vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || status=1
+phase unit node_modules/.bin/vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || status=1
 
 # Images and the integration tests share one Docker engine (started here when none runs). Test
 # images are tagged per checkout: two worktrees testing at once share the engine, never their images.
@@ -58,17 +60,17 @@ images/docker-engine.sh run bash -c '
   # The real-node tier (its own platform, ports and state directory) runs beside the fault tests,
   # which mostly wait (restarts, leases, a 30 s outage); the other integration tests follow alone.
   # Its output is printed after the faults.
-  phase node npx vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 &
+  phase node node_modules/.bin/vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 &
   node_tier=$!
   # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs here (make test-faults: 200),
   # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20).
-  DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} phase faults npx vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json
+  DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json
   faults_rc=$?
   wait $node_tier
   node_rc=$?
   printf "\n[node] the real-node tier (test/node/):\n"
   cat .test-results.node.log
-  phase integration npx vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
+  phase integration node_modules/.bin/vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
   [ $faults_rc = 0 ] && [ $node_rc = 0 ] && [ $integration_rc = 0 ]
 ' || status=1

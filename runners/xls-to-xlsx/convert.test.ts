@@ -1,13 +1,35 @@
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { build } from 'esbuild'
 import XLSX from 'xlsx'
-import { describe, expect, it } from 'vitest'
-import { convertXls, xlsFormatProblem, xlsxFileName } from './convert.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ConvertOptions, convertXls as convertWith, xlsFormatProblem, xlsxFileName } from './convert.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const fixture = (name: string) => readFileSync(join(REPO, 'test/fixtures/hostile', name))
+
+// The worker runs as the runner runs it: bundled (runners/bundle-runners.ts), SheetJS loaded from node_modules.
+let workerDir: string
+let workerUrl: URL
+beforeAll(async () => {
+  workerDir = mkdtempSync(join(REPO, 'node_modules', '.dutil-xls-worker-'))
+  const outfile = join(workerDir, 'convert.worker.mjs')
+  await build({
+    entryPoints: [join(REPO, 'runners/xls-to-xlsx/convert.worker.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['xlsx'],
+    logLevel: 'warning',
+  })
+  workerUrl = pathToFileURL(outfile)
+})
+afterAll(() => rmSync(workerDir, { recursive: true, force: true }))
+const convertXls = (bytes: Buffer, opts: ConvertOptions = {}) => convertWith(bytes, { workerUrl, ...opts })
 
 function sampleXls(): Buffer {
   const data = XLSX.utils.aoa_to_sheet([['name', 'amount', 'when'], ['a', 1.5, new Date(Date.UTC(2024, 2, 1))], ['b', 2, new Date(Date.UTC(2024, 3, 1))]], { cellDates: true })

@@ -10,9 +10,9 @@ describe('xlsx writer', () => {
         name: 'Data & more',
         merges: [[0, 0, 0, 1]],
         rows: [
-          [['s', 'title'], null, ['s', '  padded  ']],
+          [{ t: 's', v: 'title' }, null, { t: 's', v: '  padded  ' }],
           null,
-          [['n', 1.5], ['b', true], ['d', when], ['e', 0x07], ['n', Number.NaN], ['s', 'a\u0001b <&>']],
+          [{ t: 'n', v: 1.5 }, { t: 'b', v: true }, { t: 'd', v: when }, { t: 'e', v: 0x07 }, { t: 'n', v: Number.NaN }, { t: 's', v: 'a\u0001b <&>' }],
         ],
       },
       { name: 'Empty', merges: [], rows: [] },
@@ -35,7 +35,7 @@ describe('xlsx writer', () => {
 
   it('refuses what the format cannot hold', async () => {
     await expect(writeXlsx([])).rejects.toThrow(XlsxWriteError)
-    await expect(writeXlsx([{ name: 'a', merges: [], rows: [[['s', 'x'.repeat(32_768)]]] }])).rejects.toThrow(/more than 32767 characters/)
+    await expect(writeXlsx([{ name: 'a', merges: [], rows: [[{ t: 's', v: 'x'.repeat(32_768) }]] }])).rejects.toThrow(/more than 32767 characters/)
     expect(() => checkSheetNames(['a', 'A'])).toThrow(/two sheets/)
     expect(() => checkSheetNames(['a/b'])).toThrow(/contains one of/)
     expect(() => checkSheetNames([''])).toThrow(/1 to 31/)

@@ -7,7 +7,12 @@ import { type ZipEntry, zipArchive } from '../common/zip-writer.js'
  * JavaScript: 0.8 s of the runner's 1.8 s on the benchmark workbook (docs/benchmarks.md).
  * Sheet XML is produced a block of rows at a time and deflated by zlib as it goes.
  */
-export type CellData = [string, string | number | boolean | Date] | null
+/**
+ * A cell as SheetJS's dense mode holds it (its type and value; anything else is ignored), so the
+ * parser worker hands its rows over as they are, without a copy: `t` is n(umber), s(tring),
+ * b(oolean), d(ate), e(rror, `v` its BIFF code) or z (stub, no value).
+ */
+export type CellData = { t: string; v?: unknown } | null | undefined
 
 export interface SheetData {
   name: string
@@ -73,8 +78,8 @@ export function checkSheetNames(names: string[]): void {
 
 /** One cell's XML, or '' for a value with nothing to write. */
 function cellXml(ref: string, cell: CellData): string {
-  if (!cell) return ''
-  const [t, v] = cell
+  if (!cell || cell.v === undefined || cell.v === null) return ''
+  const { t, v } = cell
   switch (t) {
     case 'n':
       if (typeof v !== 'number') return ''

@@ -8,6 +8,7 @@ import { newId, objectNameOf } from '../../contract/ids.js'
 import { inputObjectKey } from '../../contract/runner-protocol.js'
 import { isoMs } from '../../contract/time.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { livePid } from '../platform/pid-files.js'
 import { until } from '../platform/wait-for.js'
 
 /**
@@ -117,7 +118,7 @@ if (PROFILE) {
   gatewayUrl = `http://127.0.0.1:${port}`
   await until('profiled gateway ready', async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200, 60_000, 200)
 }
-const operatorPid = Number(readFileSync(join(platform.dir, 'pids', 'operator.pid'), 'utf8'))
+const operatorPid = livePid(platform.dir, 'operator')!
 try {
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)

@@ -9,7 +9,8 @@ import { tcpOpen, until } from '../platform/wait-for.js'
 import {
   killComponent,
   restartOperator,
-  running,
+  componentProcess,
+  componentRunning,
   startComponent,
   startComponentAs,
   startOperator,
@@ -66,7 +67,6 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const platformDir = () => inject('platformDir')
-const pidOf = (name: string) => Number(readFileSync(join(platformDir(), 'pids', `${name}.pid`), 'utf8'))
 const port = (name: string) => Number(inject('programEnv')[name])
 
 /** A component crashes (SIGKILL), stays down `downMs`, and is started again as before. */
@@ -88,7 +88,7 @@ function likeDeployments(names = ['operator', 'gateway']): () => Promise<string[
   const loop = (async () => {
     while (!stopped) {
       for (const n of names) {
-        if (!running(pidOf(n))) {
+        if (!componentRunning(n)) {
           restarted.push(n)
           startComponent(n)
         }
@@ -187,15 +187,7 @@ describe('faults during a burst of jobs', () => {
     const standbyPort = port('DUTIL_PORT') + 2
     startComponentAs('operator-b', 'operator', { DUTIL_POD_NAME: 'operator-b', DUTIL_OPERATOR_PORT: String(standbyPort) })
     await waitForOperatorReady(60_000, standbyPort)
-    const pid = pidOf('operator')
-    const alive = () => {
-      try {
-        process.kill(pid, 0)
-        return true
-      } catch {
-        return false
-      }
-    }
+    const { pid, running: alive } = componentProcess('operator')
     try {
       let resumedAt = 0
       let exitedAt = 0

@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
 import { bootstrapAdmin, ConsoleClient, invitePerson, inviteToken, uniqueEmail } from './helpers/console.js'
 import { createKey } from './helpers/keys.js'
-import { restartGateway } from './helpers/processes.js'
+import { componentProcess, restartGateway } from './helpers/processes.js'
 
 /**
  * Volume limits on job creation (docs/security.md item 4), tried as a flooding tenant would: a
@@ -19,7 +17,7 @@ const PASSWORD = 'a long enough passphrase'
 let files: FileServer
 let pdfUrl: string
 
-const operatorPid = () => Number(readFileSync(join(inject('platformDir'), 'pids', 'operator.pid'), 'utf8'))
+const operatorPid = () => componentProcess('operator').pid
 
 beforeAll(async () => {
   files = await new FileServer().start()

@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { REPO_ROOT, startPlatform, TEST_PORTS, type Platform } from '../platform/platform.js'
@@ -24,6 +25,17 @@ declare module 'vitest' {
 let platform: Platform | undefined
 let testCa: TestCa | undefined
 let idp: TestIdentityProvider | undefined
+
+/**
+ * The test process exiting without its teardown (process.exit from anywhere, or vitest's own
+ * SIGTERM handling) would leave the platform running, holding the ports the next run needs:
+ * kill it at once, and say who called exit (make test's faults phase once ended so, silently).
+ */
+function exitBeforeTeardown(code: number): void {
+  Error.stackTraceLimit = 40
+  writeSync(2, `\n[platform] the test process is exiting (code ${code}) before its teardown ran; stopping the platform now. Exit called from:\n${new Error('exit').stack}\n`)
+  platform?.killNow()
+}
 
 /** E-mail domain whose verified provider accounts become Members on first sign-in. */
 export const OIDC_ALLOWED_DOMAIN = 'example.org'
@@ -58,6 +70,7 @@ export async function setup(project: TestProject): Promise<void> {
     callbackDelayScale: 0.01,
     progress: (m) => process.stdout.write(`[platform] ${m}\n`),
   })
+  process.on('exit', exitBeforeTeardown)
   process.stdout.write(`[platform] up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
   project.provide('gatewayUrl', platform.gatewayUrl)
   project.provide('kubeconfigPath', platform.kubeconfigPath)
@@ -71,6 +84,7 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
+  process.off('exit', exitBeforeTeardown)
   await platform?.stop()
   await idp?.stop()
   testCa?.remove()

@@ -18,6 +18,7 @@ import { desiredJob } from '../../operator/desired-job.js'
 import { s3ObjectStore } from '../../runners/common/object-store.js'
 import { BIN_DIR } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
+import { componentProcess } from './helpers/processes.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
@@ -74,7 +75,7 @@ describe('idempotency when the first create is slow', () => {
     const url = files.add('slow-create.pdf', await makePdf(1))
     const headers = { 'Idempotency-Key': `slow-${Date.now()}` }
     // Storage hangs: the first request is stuck writing its input, as a slow create would be.
-    const minio = Number(readFileSync(join(inject('platformDir'), 'pids', 'minio.pid'), 'utf8'))
+    const minio = componentProcess('minio').pid
     process.kill(-minio, 'SIGSTOP')
     let first: Promise<{ status: number; headers: Headers; body: any }>
     let second: Promise<{ status: number; headers: Headers; body: any }>
@@ -121,7 +122,7 @@ describe('a compromised runner', () => {
     const batch = kubeConfig().makeApiClient(BatchV1Api)
     // The "runner" of this job is the attacker's code: it leaves the forged manifest and exits 0.
     // The operator is paused while the job and its Job are made, so the Job is this one.
-    const operator = Number(readFileSync(join(inject('platformDir'), 'pids', 'operator.pid'), 'utf8'))
+    const operator = componentProcess('operator').pid
     process.kill(operator, 'SIGSTOP')
     try {
       await writeJsonObject(s3, storage.bucket, inputObjectKey(jobId), { url: 'https://example.invalid/x.pdf' })

@@ -11,6 +11,7 @@ import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
 import { apiStatus } from '../../contract/kube.js'
 import { storageClient } from '../../contract/storage-client.js'
 import { ensureDatabase, preparePostgres } from './postgres.js'
+import { signalComponentGroup, writePidFile } from './pid-files.js'
 import { Supervisor } from './supervisor.js'
 import { tcpOpen, until } from './wait-for.js'
 
@@ -122,6 +123,11 @@ export interface Platform {
   startOperator(): void
   startGateway(): void
   stop(): Promise<void>
+  /**
+   * Synchronous last resort (the test process exiting without its teardown): SIGKILL every
+   * component's process group at once, so none outlives the run and holds its ports.
+   */
+  killNow(): void
 }
 
 export function reportUnexpectedExit(dir: string) {
@@ -231,9 +237,14 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     // Tests find a component's process here (to kill one and check what survives), and how to
     // start it again; a restart by the supervisor (make dev) writes its new pid.
     const onStart = (child: ChildProcess) => {
-      if (child.pid) writeFileSync(join(dir, 'pids', `${name}.pid`), String(child.pid))
+      if (child.pid) writePidFile(dir, name, child.pid)
     }
     return supervisor.start({ name, command, args, env, cwd: REPO_ROOT, logFile: log(name), echo: opts.echo, onStart })
+  }
+
+  /** Every component still running by its pid file (one long gone names no process: see pid-files.ts). */
+  const killByPidFiles = () => {
+    for (const f of readdirSync(join(dir, 'pids')).filter((n) => n.endsWith('.pid'))) signalComponentGroup(dir, f.slice(0, -'.pid'.length), 'SIGKILL')
   }
 
   // Where the API server and MinIO listen: loopback, or only the node's address (pods reach it).
@@ -414,14 +425,11 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       stop: async () => {
         await supervisor.stopAll()
         // Components a test restarted itself are not the supervisor's: stop them by pid file.
-        for (const f of readdirSync(join(dir, 'pids')).filter((n) => n.endsWith('.pid'))) {
-          const pid = Number(readFileSync(join(dir, 'pids', f), 'utf8'))
-          try {
-            process.kill(-pid, 'SIGKILL')
-          } catch {
-            // Already stopped.
-          }
-        }
+        killByPidFiles()
+      },
+      killNow: () => {
+        supervisor.killAllNow()
+        killByPidFiles()
       },
     }
   } catch (err) {

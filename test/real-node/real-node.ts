@@ -274,8 +274,13 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
       // Best effort: the next step still runs.
     }
   }
-  // Shims outlive containerd by design; ours name our socket.
-  sh(`pkill -9 -f 'containerd-shim.*${p.containerdSocket.replace(/'/g, '')}'`)
+  // Shims outlive containerd by design; ours name our socket. (pkill run directly: through a
+  // shell, the pattern in the shell's own command line matched and killed it.)
+  try {
+    execFileSync('pkill', ['-9', '-f', `containerd-shim.*${p.containerdSocket}`], { stdio: 'ignore', timeout: 60_000 })
+  } catch {
+    // None left (pkill exits 1 when nothing matched).
+  }
   // Mounts under the node's directory (secrets, overlays), deepest first; then pod network namespaces.
   sh(`grep -o ' ${layout.dir}[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l`)
   sh('for ns in /run/netns/cni-*; do [ -e "$ns" ] && ip netns delete "$(basename "$ns")"; done')

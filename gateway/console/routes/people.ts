@@ -36,8 +36,10 @@ export function peopleRoutes(d: ConsoleDeps): Router {
 
   r.get('/members', async (ctx) => {
     authorize(ctx, 'members.read')
-    const users = (await d.people.listUsers()).sort((a, b) => a.spec.email.localeCompare(b.spec.email))
-    const invites = (await d.people.listInvites()).filter((i) => Date.parse(i.spec.expiresAt) > Date.now()).sort((a, b) => b.spec.createdAt.localeCompare(a.spec.createdAt))
+    // The admin's own changes (an invite, a role, a person disabled) show on the page they reload
+    // right after: read from the API, not the watched cache, which may lag behind.
+    const users = (await d.people.listUsersFresh()).sort((a, b) => a.spec.email.localeCompare(b.spec.email))
+    const invites = (await d.people.listInvitesFresh()).filter((i) => Date.parse(i.spec.expiresAt) > Date.now()).sort((a, b) => b.spec.createdAt.localeCompare(a.spec.createdAt))
     ctx.body = {
       members: users.map(personView),
       invites: invites.map((i) => ({ id: i.spec.inviteId, email: i.spec.email, role: i.spec.role, createdAt: i.spec.createdAt, expiresAt: i.spec.expiresAt, invitedBy: i.spec.invitedBy })),

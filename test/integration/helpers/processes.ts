@@ -1,42 +1,41 @@
 import { spawn } from 'node:child_process'
-import { existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { openSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { inject } from 'vitest'
+import { livePid, processStartTime, signalComponentGroup, writePidFile } from '../../platform/pid-files.js'
 import { REPO_ROOT } from '../../platform/platform.js'
 
 const pids = (file: string) => join(inject('platformDir'), 'pids', file)
 
-/** Kills a platform component's whole process group at once, as a crash would. */
+/** Kills a platform component's whole process group at once, as a crash would (nothing when it is not running). */
 export function killComponent(name: string): void {
-  const pid = Number(readFileSync(pids(`${name}.pid`), 'utf8'))
-  try {
-    process.kill(-pid, 'SIGKILL')
-  } catch {
-    // Already gone.
-  }
+  signalComponentGroup(inject('platformDir'), name, 'SIGKILL')
 }
 
-/** Whether a process still runs: a zombie (dead, not yet reaped by its parent) does not. */
-export function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-  } catch {
-    return false
-  }
+/** A running component's process: its pid, and whether that very process still runs. */
+export function componentProcess(name: string): { pid: number; running: () => boolean } {
+  const pid = livePid(inject('platformDir'), name)
+  if (pid === undefined) throw new Error(`${name} is not running`)
+  const started = processStartTime(pid)
+  return { pid, running: () => processStartTime(pid) === started }
 }
+
+/** Whether a component's process (the one its pid file names) runs. */
+export function componentRunning(name: string): boolean {
+  return livePid(inject('platformDir'), name) !== undefined
+}
+
 
 /**
  * A restarted container gets a fresh PID namespace, so PostgreSQL never sees its crashed
- * predecessor's postmaster.pid as live. Here the predecessor may linger as a zombie (its parent, a
- * finished test worker, never reaps it) and PostgreSQL would refuse to start: the stale lock file
- * goes, as long as its process no longer runs.
+ * predecessor's postmaster.pid as live. Here the predecessor's pid may be a zombie (its parent, a
+ * finished test worker, never reaps it) or, this machine's pid space being small, another
+ * process's by now: PostgreSQL would take either for a running server and refuse to start. When
+ * the component is not running (its own pid file says so), the lock file is stale: it goes.
  */
-function removeStalePostgresLock(): void {
-  const lock = join(inject('platformDir'), 'postgres', 'postmaster.pid')
-  if (!existsSync(lock)) return
-  const pid = Number(readFileSync(lock, 'utf8').split('\n')[0])
-  if (Number.isInteger(pid) && pid > 0 && !running(pid)) rmSync(lock, { force: true })
+function removeStalePostgresLock(as: string): void {
+  if (componentRunning(as)) return
+  rmSync(join(inject('platformDir'), 'postgres', 'postmaster.pid'), { force: true })
 }
 
 /**
@@ -52,12 +51,12 @@ export function startComponent(name: string, overrides: Record<string, string> =
  * second operator replica); the platform's teardown stops it too.
  */
 export function startComponentAs(as: string, from: string, overrides: Record<string, string> = {}): void {
-  if (from === 'postgres') removeStalePostgresLock()
+  if (from === 'postgres') removeStalePostgresLock(as)
   const spec = JSON.parse(readFileSync(pids(`${from}.json`), 'utf8')) as { command: string; args: string[]; env: Record<string, string> }
   const log = openSync(join(inject('platformDir'), 'logs', `${as}.log`), 'a')
   const child = spawn(spec.command, spec.args, { cwd: REPO_ROOT, env: { ...process.env, ...spec.env, ...overrides }, detached: true, stdio: ['ignore', log, log] })
   child.unref()
-  writeFileSync(pids(`${as}.pid`), String(child.pid))
+  if (child.pid) writePidFile(inject('platformDir'), as, child.pid)
 }
 
 export const startOperator = (overrides: Record<string, string> = {}) => startComponent('operator', overrides)
@@ -77,25 +76,17 @@ export async function waitForOperatorReady(timeoutMs = 60_000, port: string | nu
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 /** Sends SIGTERM to a component (as Kubernetes does on a rollout) and waits until it has exited. */
 export async function terminateComponent(name: string, timeoutMs = 30_000): Promise<void> {
-  const pid = Number(readFileSync(pids(`${name}.pid`), 'utf8'))
+  if (!componentRunning(name)) return
+  const proc = componentProcess(name)
   try {
-    process.kill(pid, 'SIGTERM')
+    process.kill(proc.pid, 'SIGTERM')
   } catch {
     return
   }
   const deadline = Date.now() + timeoutMs
-  while (alive(pid)) {
+  while (proc.running()) {
     if (Date.now() > deadline) throw new Error(`${name} did not exit within ${timeoutMs} ms of SIGTERM`)
     await new Promise((r) => setTimeout(r, 50))
   }
