@@ -31,7 +31,7 @@ describe('desiredJob', () => {
     const c = job.spec!.template.spec!.containers[0]
     expect(envNames(job)).toEqual(expect.arrayContaining(['DUTIL_S3_ACCESS_KEY', 'DUTIL_S3_SECRET_KEY', 'DUTIL_S3_SESSION_TOKEN']))
     expect(c.resources).toEqual(zip.runner.resources)
-    expect(c.command).toEqual(['node', '--max-old-space-size=128', '--max-semi-space-size=1', '--expose-gc', '/app/dist/runners/zip-files/bundle/main.js'])
+    expect(c.command).toEqual(['node', '--max-old-space-size=128', '--max-semi-space-size=1', '--expose-gc', '--no-opt', '/app/dist/runners/zip-files/bundle/main.js'])
     expect(job.spec!.activeDeadlineSeconds).toBe(900)
   })
 

@@ -2,6 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkOutboundUrl, outboundGet, redirectTarget, type Resolver } from './outbound-fetch.js'
+import { UrlRefusedError } from './runner-error.js'
 
 /**
  * The guard is tested with an injected resolver (names "resolve" to whatever the test says, so
@@ -66,10 +67,9 @@ describe('checkOutboundUrl', () => {
     ['ula.test', ['fd12:3456::1']],
   ])('refuses %s resolving to %j', async (host, addrs) => {
     const resolver = resolverFor({ [host]: addrs })
-    await expect(checkOutboundUrl(`https://${host}/a.pdf`, { allowLoopback: true, resolver })).rejects.toMatchObject({
-      code: 'upstream_rejected',
-      message: expect.stringContaining('not allowed'),
-    })
+    const err = await checkOutboundUrl(`https://${host}/a.pdf`, { allowLoopback: true, resolver }).catch((e) => e)
+    expect(err).toBeInstanceOf(UrlRefusedError)
+    expect(err).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('not allowed') })
   })
 
   it('refuses loopback in strict mode, allows it with the dev allowance', async () => {
@@ -82,15 +82,15 @@ describe('checkOutboundUrl', () => {
   it('refuses by shape before resolving anything', async () => {
     const resolver = resolverFor({})
     for (const url of ['file:///etc/passwd', 'FILE:///etc/passwd', '\\\\host\\share', 'http://2130706433/', 'http://0x7f.1/', 'http://u:p@example.com/']) {
-      await expect(checkOutboundUrl(url, { allowLoopback: true, resolver })).rejects.toMatchObject({ code: 'upstream_rejected' })
+      await expect(checkOutboundUrl(url, { allowLoopback: true, resolver })).rejects.toBeInstanceOf(UrlRefusedError)
     }
     expect(resolver.calls).toEqual([])
   })
 
-  it('says when a host does not resolve', async () => {
-    await expect(checkOutboundUrl('https://nowhere.test/', { allowLoopback: false, resolver: resolverFor({}) })).rejects.toMatchObject({
-      message: 'The host nowhere.test could not be resolved.',
-    })
+  it('says when a host does not resolve (a failure to load, not a refusal)', async () => {
+    const err = await checkOutboundUrl('https://nowhere.test/', { allowLoopback: false, resolver: resolverFor({}) }).catch((e) => e)
+    expect(err).toMatchObject({ code: 'upstream_rejected', message: 'The host nowhere.test could not be resolved.' })
+    expect(err).not.toBeInstanceOf(UrlRefusedError)
   })
 })
 
@@ -121,8 +121,15 @@ describe('outboundGet', () => {
     hits.length = 0
     const resolver = resolverFor({ 'internal.test': ['10.1.2.3'] })
     const err = await outboundGet(`${base}/redirect?to=${encodeURIComponent(to)}`, { allowLoopback: true, resolver }).catch((e) => e)
+    expect(err).toBeInstanceOf(UrlRefusedError)
     expect(err).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('redirects to a URL that is refused') })
     expect(hits).toHaveLength(1) // only the redirecting request itself
+  })
+
+  it('does not call a redirect to a host that does not resolve refused', async () => {
+    const err = await outboundGet(`${base}/redirect?to=${encodeURIComponent('http://nowhere.test/x')}`, { allowLoopback: true, resolver: resolverFor({}) }).catch((e) => e)
+    expect(err).toMatchObject({ code: 'upstream_rejected', message: 'The host nowhere.test could not be resolved.' })
+    expect(err).not.toBeInstanceOf(UrlRefusedError)
   })
 
   it('follows allowed redirects and reports a final error status', async () => {

@@ -5,7 +5,7 @@ import type { LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
 import type { Readable } from 'node:stream'
 import { addressAllowed, urlShapeProblem, type AddressAllowance } from '../../contract/address-policy.js'
-import { rejected, RunnerError } from './runner-error.js'
+import { rejected, RunnerError, UrlRefusedError } from './runner-error.js'
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>
 
@@ -46,7 +46,7 @@ export function describeUrl(raw: string | URL): string {
  */
 export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Promise<CheckedUrl> {
   const shape = urlShapeProblem(raw)
-  if (shape) throw rejected(shape)
+  if (shape) throw new UrlRefusedError(shape)
   const url = new URL(raw)
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const addresses: LookupAddress[] = isIP(host)
@@ -57,7 +57,7 @@ export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Prom
   if (addresses.length === 0) throw rejected(`The host ${host} could not be resolved.`)
   for (const a of addresses) {
     if (!addressAllowed(a.address, opts.allowLoopback, opts.allowedNetworks)) {
-      throw rejected(`The host ${host} resolves to an address that is not allowed (private, loopback, link-local or reserved).`)
+      throw new UrlRefusedError(`The host ${host} resolves to an address that is not allowed (private, loopback, link-local or reserved).`)
     }
   }
   return { url, address: addresses[0].address, family: addresses[0].family }
@@ -108,9 +108,7 @@ export async function outboundGet(raw: string, opts: OutboundOptions): Promise<F
     try {
       res = await outboundRequest(current, opts)
     } catch (err) {
-      if (hop > 0 && err instanceof RunnerError) {
-        throw rejected(`Downloading ${describeUrl(raw)} failed: it redirects to a URL that is refused. ${err.message}`, err.upstreamStatus)
-      }
+      if (hop > 0 && err instanceof UrlRefusedError) throw new UrlRefusedError(`Downloading ${describeUrl(raw)} failed: it redirects to a URL that is refused. ${err.message}`)
       throw err
     }
     const { status, headers, body, url } = res

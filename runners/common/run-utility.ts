@@ -23,7 +23,7 @@ export interface RunContext<I> {
    * Streams one output file of unknown length to storage with bounded memory (see
    * uploadStream); the source is read only as fast as storage accepts it.
    */
-  storeStream(file: string, source: AsyncIterable<Uint8Array>, contentType: string, extra?: FileExtra): Promise<StoredFile>
+  storeStream(file: string, source: AsyncIterable<Uint8Array>, contentType: string, extra?: FileExtra, opts?: { large?: boolean }): Promise<StoredFile>
   /**
    * How far the run has got, in the utility's `runner.progressUnit`: call it as often as is
    * natural (per page, per entry); storage sees at most one write a second.
@@ -95,11 +95,11 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
       }
       return { key, name: baseName(file), size: body.length, contentType, ...extra }
     }
-    const storeStream: RunContext<I>['storeStream'] = async (file, source, contentType, extra) => {
+    const storeStream: RunContext<I>['storeStream'] = async (file, source, contentType, extra, opts) => {
       const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
       try {
         written.push(key)
-        const up = await uploadStream(source, { store: store_, key, contentType, track })
+        const up = await uploadStream(source, { store: store_, key, contentType, track, large: opts?.large })
         return { key, name: baseName(file), size: up.size, contentType, ...extra }
       } catch (err) {
         throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err

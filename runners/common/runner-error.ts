@@ -32,3 +32,15 @@ export class RunnerError extends Error {
 }
 
 export const rejected = (message: string, upstreamStatus?: number) => new RunnerError('upstream_rejected', message, upstreamStatus)
+
+/**
+ * A URL the address policy refuses (its shape, or where it resolves to), as opposed to one that
+ * failed to load: callers tell the two apart by type (html-pdf reports a refused subresource to
+ * the job, and only aborts one that failed).
+ */
+export class UrlRefusedError extends RunnerError {
+  constructor(message: string) {
+    super('upstream_rejected', message)
+    this.name = 'UrlRefusedError'
+  }
+}

@@ -77,6 +77,19 @@ describe('uploadStream', () => {
     expect(joined.equals(Buffer.concat(expected))).toBe(true)
   })
 
+  it('gives the same parts and bytes for an output announced as large (whole part buffer at once), with and without overlap', async () => {
+    for (const overlap of [false, true]) {
+      const f = fakeClient()
+      const r = await uploadStream(chunks(10_000, 333), { ...target(f.client), large: true }, 1024, overlap)
+      expect(r.size).toBe(10_000)
+      expect(f.calls.filter((c) => c.startsWith('part')).map((c) => Number(c.split(' ')[2]))).toEqual([...Array(9).fill(1024), 10_000 - 9 * 1024])
+      const joined = Buffer.concat([...f.parts.entries()].sort((a, b) => a[0] - b[0]).map(([, b]) => b))
+      const expected: Buffer[] = []
+      for await (const c of chunks(10_000, 333)) expected.push(c)
+      expect(joined.equals(Buffer.concat(expected))).toBe(true)
+    }
+  })
+
   it('holds one part at a time unless asked to overlap', async () => {
     const f = fakeClient()
     await uploadStream(chunks(10_000, 333), target(f.client), 1024)

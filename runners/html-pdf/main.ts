@@ -44,4 +44,6 @@ const spawnedAtMs = Math.round(performance.now())
 const profile = mkdtempSync(join(tmpdir(), 'chromium-'))
 const chromium = startChromium(CHROMIUM, CHROMIUM_ARGS, profile)
 const { renderJob } = await import('./render.js')
-await renderJob(chromium, profile, t0, spawnedAtMs)
+/** ms from the process's start to the whole program loaded (the browser boots meanwhile). */
+const loadedAtMs = Math.round(performance.now())
+await renderJob(chromium, profile, t0, { spawnedAtMs, loadedAtMs })

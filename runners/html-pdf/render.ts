@@ -4,7 +4,7 @@ import puppeteer, { TimeoutError } from 'puppeteer-core'
 import { parseS3Url } from '../../contract/storage-client.js'
 import { checkOutboundUrl, describeUrl, outboundRequest } from '../common/outbound-fetch.js'
 import { downloadInput } from '../common/read-input.js'
-import { rejected, RunnerError } from '../common/runner-error.js'
+import { rejected, RunnerError, UrlRefusedError } from '../common/runner-error.js'
 import { runUtility } from '../common/run-utility.js'
 import type { StartedChromium } from './chromium.js'
 import { pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
@@ -34,7 +34,7 @@ const STORAGE_ORIGIN = 'https://input.dutil.invalid'
  * The job, once the browser is booting (main.ts): load the page through the address guard,
  * print it, stream the PDF to storage.
  */
-export async function renderJob(chromium: StartedChromium, profile: string, t0: number, spawnedAtMs: number): Promise<void> {
+export async function renderJob(chromium: StartedChromium, profile: string, t0: number, startup: { spawnedAtMs: number; loadedAtMs: number }): Promise<void> {
   await runUtility<HtmlPdfInput>(async ({ config, input, storage, storeStream, log }) => {
     const limits = HTML_PDF_LIMITS
     const s3 = parseS3Url(input.url)
@@ -79,7 +79,7 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
       try {
         res = await outboundRequest(url, { ...config.outbound, headers: forwardHeaders(req.headers()), timeoutMs: 30_000 })
       } catch (err) {
-        if (err instanceof RunnerError && /not allowed|refused|URLs with|spelling/.test(err.message)) {
+        if (err instanceof UrlRefusedError) {
           refuse(url, err.message)
           return req.abort('accessdenied')
         }
@@ -107,6 +107,7 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
     let browser: Browser | undefined
     let tLaunched = 0
     let tLoaded = 0
+    let browserReadyAtMs = 0
     try {
       let launchTimer: NodeJS.Timeout | undefined
       browser = await Promise.race([
@@ -123,6 +124,8 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
         if (other && other !== page) other.close().catch(() => {})
       })
       tLaunched = Date.now()
+      // From the process's start: the browser's first page is ready (compare startup.loadedAtMs).
+      browserReadyAtMs = Math.round(performance.now())
       await page.setRequestInterception(true)
       page.on('request', (req) => {
         handle(req).catch((err) => {
@@ -159,7 +162,7 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
       }
       failure = refusedFailure()
       if (failure) throw failure
-      log.info({ spawnedAtMs, launchMs: tLaunched - t0, loadMs: tLoaded - tLaunched, renderMs: Date.now() - tLoaded, requests, bytes: totalBytes }, 'page rendered')
+      log.info({ ...startup, browserReadyAtMs, launchMs: tLaunched - t0, loadMs: tLoaded - tLaunched, renderMs: Date.now() - tLoaded, requests, bytes: totalBytes }, 'page rendered')
       const file = await storeStream(pdfFileName(inputName), pdf, 'application/pdf')
       return { files: [file] }
     } finally {

@@ -52,49 +52,77 @@ export interface ConvertOptions {
   workerUrl?: URL
 }
 
+/** The parser worker, started ahead of its input. */
+export interface Converter {
+  /** Converts `bytes`, once; the time budget starts now. The worker stops when it has answered. */
+  convert(bytes: Buffer): Promise<Converted>
+  /** Stops the worker (nothing to convert after all: the download failed). */
+  stop(): Promise<void>
+}
+
 /**
- * Converts a legacy .xls to .xlsx, values only, in a worker (convert.worker.ts) with a time and
- * heap budget: it parses and writes there, and only the .xlsx bytes come back.
+ * Starts the worker (convert.worker.ts) at once, with a heap budget, so that loading SheetJS
+ * overlaps the download of the input; `convert` hands it the bytes and a time budget. The worker
+ * parses and writes the .xlsx there, and only its bytes come back.
  */
-export async function convertXls(bytes: Buffer, opts: ConvertOptions = {}): Promise<Converted> {
-  const problem = opts.skipFormatCheck ? null : xlsFormatProblem(bytes)
-  if (problem) throw rejected(problem)
+export function startConverter(opts: ConvertOptions = {}): Converter {
   const parseMs = opts.parseMs ?? XLS_LIMITS.parseMs
   const heapMb = opts.workerHeapMb ?? XLS_LIMITS.workerHeapMb
-  // The input moves to the worker when it owns its memory whole (the runner needs it no more).
-  const movable = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
   const worker = new Worker(opts.workerUrl ?? new URL('./convert.worker.js', import.meta.url), {
-    workerData: { bytes },
-    transferList: movable ? [bytes.buffer as ArrayBuffer] : [],
     // A 16 MB young generation: 32 MB let more garbage pile up (peak 205 → 188 MB on the bench workbook
     // at the same speed); 8 MB promoted more to the old generation (195 MB) and ran slower.
     resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
     stdout: true,
     stderr: true,
   })
-  try {
-    return await new Promise<Converted>((resolve, reject) => {
-      const timer = setTimeout(() => reject(rejected(`The workbook took longer than ${parseMs / 1000} s to convert (time limit); it may be crafted to be slow.`)), parseMs)
-      // The worker exits right after its answer: once an answer came, its exit is no failure.
-      let answered = false
-      worker.once('message', (m: WorkerAnswer) => {
-        answered = true
-        clearTimeout(timer)
-        if (m.ok) return resolve({ xlsx: Buffer.from(m.xlsx.buffer, m.xlsx.byteOffset, m.xlsx.byteLength), sheets: m.sheets, prototypeIntact: m.prototypeIntact })
-        if (m.stage === 'write') return reject(rejected(`The workbook could not be written as .xlsx (${m.message.slice(0, 200)}).`))
-        reject(rejected(/password|encrypt/i.test(m.message) ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
-      })
-      worker.once('error', (err: Error & { code?: string }) => {
-        clearTimeout(timer)
-        if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') reject(rejected(`The workbook needs more than ${heapMb} MB of memory to convert (memory limit).`))
-        else reject(rejected(`The workbook could not be read (${err.message.slice(0, 200)}).`))
-      })
-      worker.once('exit', (code) => {
-        clearTimeout(timer)
-        if (!answered) reject(rejected(`The workbook could not be read (the converter stopped with code ${code}).`))
-      })
+  let timer: NodeJS.Timeout | undefined
+  let fail: (err: Error) => void = () => {}
+  const answer = new Promise<Converted>((resolve, reject) => {
+    fail = reject
+    // The worker exits right after its answer: once an answer came, its exit is no failure.
+    let answered = false
+    worker.once('message', (m: WorkerAnswer) => {
+      answered = true
+      clearTimeout(timer)
+      if (m.ok) return resolve({ xlsx: Buffer.from(m.xlsx.buffer, m.xlsx.byteOffset, m.xlsx.byteLength), sheets: m.sheets, prototypeIntact: m.prototypeIntact })
+      if (m.stage === 'write') return reject(rejected(`The workbook could not be written as .xlsx (${m.message.slice(0, 200)}).`))
+      reject(rejected(/password|encrypt/i.test(m.message) ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
     })
-  } finally {
+    worker.once('error', (err: Error & { code?: string }) => {
+      clearTimeout(timer)
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') reject(rejected(`The workbook needs more than ${heapMb} MB of memory to convert (memory limit).`))
+      else reject(rejected(`The workbook could not be read (${err.message.slice(0, 200)}).`))
+    })
+    worker.once('exit', (code) => {
+      clearTimeout(timer)
+      if (!answered) reject(rejected(`The workbook could not be read (the converter stopped with code ${code}).`))
+    })
+  })
+  // Awaited by convert; a worker that fails before it is asked must not go unhandled meanwhile.
+  answer.catch(() => {})
+  const stop = async () => {
+    clearTimeout(timer)
     await worker.terminate()
   }
+  return {
+    stop,
+    async convert(bytes) {
+      try {
+        const problem = opts.skipFormatCheck ? null : xlsFormatProblem(bytes)
+        if (problem) throw rejected(problem)
+        timer = setTimeout(() => fail(rejected(`The workbook took longer than ${parseMs / 1000} s to convert (time limit); it may be crafted to be slow.`)), parseMs)
+        // The input moves to the worker when it owns its memory whole (the runner needs it no more).
+        const movable = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+        worker.postMessage({ bytes }, movable ? [bytes.buffer as ArrayBuffer] : [])
+        return await answer
+      } finally {
+        await stop()
+      }
+    },
+  }
+}
+
+/** Converts a legacy .xls to .xlsx, values only: startConverter, then convert. */
+export function convertXls(bytes: Buffer, opts: ConvertOptions = {}): Promise<Converted> {
+  return startConverter(opts).convert(bytes)
 }

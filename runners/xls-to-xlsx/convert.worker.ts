@@ -6,7 +6,7 @@
 // of the workbook crosses to the runner's thread: no copy of its cells is ever made (writing here
 // took the runner's peak memory from 227 MB to below LibreOffice's; docs/benchmarks.md).
 import { createRequire } from 'node:module'
-import { parentPort, workerData } from 'node:worker_threads'
+import { parentPort } from 'node:worker_threads'
 import { type SheetData, writeXlsx } from './xlsx-writer.js'
 
 for (const proto of [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype, Boolean.prototype, RegExp.prototype, Date.prototype, Map.prototype, Set.prototype, Error.prototype]) {
@@ -39,9 +39,10 @@ interface DenseSheet extends Array<SheetData['rows'][number]> {
 
 const answer = (m: WorkerAnswer, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(m, transfer)
 
-async function main(): Promise<void> {
-  const XLSX = load('xlsx') as typeof import('xlsx')
-  const bytes = workerData.bytes as Uint8Array
+// Loaded now, while the runner still downloads the input (startConverter starts this worker first).
+const XLSX = load('xlsx') as typeof import('xlsx')
+
+async function convert(bytes: Uint8Array): Promise<void> {
   let sheets: SheetData[]
   try {
     const wb = XLSX.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
@@ -78,4 +79,4 @@ async function main(): Promise<void> {
   answer({ ok: true, xlsx, sheets: sheets.length, prototypeIntact: Object.keys(Object.prototype).length === 0 }, whole ? [xlsx.buffer as ArrayBuffer] : [])
 }
 
-await main()
+parentPort!.once('message', (m: { bytes: Uint8Array }) => void convert(m.bytes))

@@ -61,8 +61,10 @@ export const zipFiles: UtilityDefinition = {
     progressUnit: 'files',
     maxHeapMb: 128,
     // A small young generation keeps the resident set flat while gigabytes stream through.
-    // --expose-gc: runners/common/memory.ts collects dead buffers as it streams.
-    nodeFlags: ['--max-semi-space-size=1', '--expose-gc'],
+    // --expose-gc: runners/common/memory.ts collects dead buffers as it streams. --no-opt: the
+    // work is zlib's (native); TurboFan's compilations only cost memory here (peak 66 → 61 MB on
+    // 500 files, same time).
+    nodeFlags: ['--max-semi-space-size=1', '--expose-gc', '--no-opt'],
     resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     backoffLimit: 2,
     concurrency: 8,
