@@ -107,6 +107,7 @@ export class UtilityJobReconciler {
     if (uj.metadata.deletionTimestamp) return this.finalize(uj, log)
     if (!this.recorded.has(name)) {
       // A job the record may not hold yet (accepted before the record existed): archive it as it is.
+      this.d.fence?.()
       await this.d.records.transition(uj)
       this.recorded.add(name)
     }

@@ -105,13 +105,19 @@ export function csrfCheck(ctx: Context, session: SessionData): void {
   }
 }
 
-/** Loads the session (if any) and its person; a disabled person's sessions end at once. */
+/**
+ * Loads the session (if any) and its person; a disabled person's sessions end at once. The person
+ * is read from the API, not the watched cache: a role change or a disabling made a moment ago
+ * (on any gateway replica) applies to the very next request. (From the cache, a member made
+ * external still saw every key for as long as the watch lagged.) The console's traffic is a
+ * person's; the API path does not come through here.
+ */
 export function loadSession(sessions: SessionStore, people: PeopleStore, insecure: boolean) {
   return async (ctx: Context, next: Next) => {
     const id = readCookie(ctx, SESSION_COOKIE, { insecure })
     if (id) {
       const session = await sessions.touch(id)
-      const user = session ? await people.getUser(session.user) : undefined
+      const user = session ? await people.getUser(session.user, true) : undefined
       if (session && user && !user.spec.disabled) {
         csrfCheck(ctx, session)
         ctx.state.console = { user, session, sessionId: id } satisfies ConsoleState

@@ -70,7 +70,8 @@ export async function setup(project: TestProject): Promise<void> {
     callbackDelayScale: 0.01,
     progress: (m) => process.stdout.write(`[platform] ${m}\n`),
   })
-  process.on('exit', exitBeforeTeardown)
+  // First among the 'exit' listeners: vitest's own calls process.exit again, which skips the rest.
+  process.prependListener('exit', exitBeforeTeardown)
   process.stdout.write(`[platform] up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
   project.provide('gatewayUrl', platform.gatewayUrl)
   project.provide('kubeconfigPath', platform.kubeconfigPath)

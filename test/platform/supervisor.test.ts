@@ -94,4 +94,20 @@ describe('Supervisor without a restart policy (tests)', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it('keeps logging what a process left behind writes after it exits (in a session of its own, as PostgreSQL backends are)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-supervisor-'))
+    const exits: string[] = []
+    const s = new Supervisor((name) => exits.push(name))
+    try {
+      // The process exits; what it started (in a session of its own by then) keeps its stdout and writes later.
+      s.start({ name: 'leaver', command: 'sh', args: ['-c', 'echo first; setsid sh -c "sleep 0.5; echo late" & sleep 0.2; exit 0'], logFile: join(dir, 'leaver.log') })
+      await until('exit reported', async () => exits.length === 1, 5000, 20)
+      await until('the late line logged', async () => readFileSync(join(dir, 'leaver.log'), 'utf8').includes('late'), 5000, 50)
+      expect(readFileSync(join(dir, 'leaver.log'), 'utf8')).toBe('first\nlate\n')
+    } finally {
+      await s.stopAll(1000)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -88,6 +88,8 @@ export class Supervisor {
     const spec = m.spec
     mkdirSync(dirname(spec.logFile), { recursive: true })
     const log = createWriteStream(spec.logFile, { flags: 'a' })
+    // A log that cannot be written must not bring the supervisor (the test run) down.
+    log.on('error', () => {})
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       // Inherit the caller's environment (NODE_EXTRA_CA_CERTS, proxies, ...), then our settings.
@@ -96,11 +98,16 @@ export class Supervisor {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     const forward = (chunk: Buffer) => {
-      log.write(chunk)
+      if (!log.writableEnded) log.write(chunk)
       if (spec.echo) for (const line of chunk.toString().split('\n')) if (line) spec.echo.write(`[${spec.name}] ${line}\n`)
     }
     child.stdout!.on('data', forward)
     child.stderr!.on('data', forward)
+    // The log ends when the output does, not when the process exits: what the process started
+    // can outlive it and still hold its stdout. (PostgreSQL's backends leave their own process
+    // groups and write on after a SIGKILLed postmaster; writing those lines to a log already
+    // ended threw in the test run's main process, which then exited at once with code 1.)
+    child.once('close', () => log.end())
     m.child = child
     m.startedAt = Date.now()
     m.exited = new Promise<number | null>((resolve) => {
@@ -108,7 +115,6 @@ export class Supervisor {
       const finish = (code: number | null) => {
         if (done) return
         done = true
-        log.end()
         // Whatever the process left in its group goes with it.
         signalGroup(child, 'SIGKILL', true)
         if (!this.stopping && !m.stopped) this.unexpectedExit(m, code)
@@ -116,7 +122,8 @@ export class Supervisor {
       }
       child.on('exit', (code, signal) => finish(code ?? (signal ? 128 + signalNumber(signal) : null)))
       child.on('error', (err) => {
-        log.write(`failed to start: ${err.message}\n`)
+        // It never ran (no output to wait for).
+        if (!log.writableEnded) log.end(`failed to start: ${err.message}\n`)
         finish(null)
       })
     })

@@ -12,19 +12,23 @@ export function killComponent(name: string): void {
   signalComponentGroup(inject('platformDir'), name, 'SIGKILL')
 }
 
+/** A process by its pid now: the pid, and whether that very process still runs. */
+function processNow(pid: number): { pid: number; running: () => boolean } {
+  const started = processStartTime(pid)
+  return { pid, running: () => processStartTime(pid) === started }
+}
+
 /** A running component's process: its pid, and whether that very process still runs. */
 export function componentProcess(name: string): { pid: number; running: () => boolean } {
   const pid = livePid(inject('platformDir'), name)
   if (pid === undefined) throw new Error(`${name} is not running`)
-  const started = processStartTime(pid)
-  return { pid, running: () => processStartTime(pid) === started }
+  return processNow(pid)
 }
 
 /** Whether a component's process (the one its pid file names) runs. */
 export function componentRunning(name: string): boolean {
   return livePid(inject('platformDir'), name) !== undefined
 }
-
 
 /**
  * A restarted container gets a fresh PID namespace, so PostgreSQL never sees its crashed
@@ -78,8 +82,9 @@ export async function waitForOperatorReady(timeoutMs = 60_000, port: string | nu
 
 /** Sends SIGTERM to a component (as Kubernetes does on a rollout) and waits until it has exited. */
 export async function terminateComponent(name: string, timeoutMs = 30_000): Promise<void> {
-  if (!componentRunning(name)) return
-  const proc = componentProcess(name)
+  const pid = livePid(inject('platformDir'), name)
+  if (pid === undefined) return
+  const proc = processNow(pid)
   try {
     process.kill(proc.pid, 'SIGTERM')
   } catch {
