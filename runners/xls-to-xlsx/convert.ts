@@ -56,8 +56,6 @@ export interface ConvertOptions {
 export interface Converter {
   /** Converts `bytes`, once; the time budget starts now. The worker stops when it has answered. */
   convert(bytes: Buffer): Promise<Converted>
-  /** Stops the worker (nothing to convert after all: the download failed). */
-  stop(): Promise<void>
 }
 
 /**
@@ -100,12 +98,7 @@ export function startConverter(opts: ConvertOptions = {}): Converter {
   })
   // Awaited by convert; a worker that fails before it is asked must not go unhandled meanwhile.
   answer.catch(() => {})
-  const stop = async () => {
-    clearTimeout(timer)
-    await worker.terminate()
-  }
   return {
-    stop,
     async convert(bytes) {
       try {
         const problem = opts.skipFormatCheck ? null : xlsFormatProblem(bytes)
@@ -116,7 +109,8 @@ export function startConverter(opts: ConvertOptions = {}): Converter {
         worker.postMessage({ bytes }, movable ? [bytes.buffer as ArrayBuffer] : [])
         return await answer
       } finally {
-        await stop()
+        clearTimeout(timer)
+        await worker.terminate()
       }
     },
   }
