@@ -41,6 +41,9 @@ export interface Converted {
   sheets: number
   /** Whether Object.prototype was still empty inside the worker after parsing. */
   prototypeIntact: boolean
+  /** Which reader read the workbook: our BIFF8 reader, or SheetJS for what it does not cover (and why). */
+  reader: 'biff8' | 'sheetjs'
+  fallback?: string
 }
 
 export interface ConvertOptions {
@@ -82,9 +85,11 @@ export function startConverter(opts: ConvertOptions = {}): Converter {
     worker.once('message', (m: WorkerAnswer) => {
       answered = true
       clearTimeout(timer)
-      if (m.ok) return resolve({ xlsx: Buffer.from(m.xlsx.buffer, m.xlsx.byteOffset, m.xlsx.byteLength), sheets: m.sheets, prototypeIntact: m.prototypeIntact })
+      if (m.ok) return resolve({ xlsx: Buffer.from(m.xlsx.buffer, m.xlsx.byteOffset, m.xlsx.byteLength), sheets: m.sheets, prototypeIntact: m.prototypeIntact, reader: m.reader, fallback: m.fallback })
       if (m.stage === 'write') return reject(rejected(`The workbook could not be written as .xlsx (${m.message.slice(0, 200)}).`))
-      reject(rejected(/password|encrypt/i.test(m.message) ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
+      // Our reader says so by type; from SheetJS (older formats) its message is the only sign.
+      const encrypted = m.encrypted || /password|encrypt/i.test(m.message)
+      reject(rejected(encrypted ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
     })
     worker.once('error', (err: Error & { code?: string }) => {
       clearTimeout(timer)

@@ -10,7 +10,8 @@ import { type ZipEntry, zipArchive } from '../common/zip-writer.js'
 /**
  * A cell as SheetJS's dense mode holds it (its type and value; anything else is ignored), so the
  * parser worker hands its rows over as they are, without a copy: `t` is n(umber), s(tring),
- * b(oolean), d(ate), e(rror, `v` its BIFF code) or z (stub, no value).
+ * b(oolean), d(ate: a Date, or a serial day of the 1900 date system), e(rror, `v` its BIFF code)
+ * or z (stub, no value).
  */
 export type CellData = { t: string; v?: unknown } | null | undefined
 
@@ -89,6 +90,8 @@ function cellXml(ref: string, cell: CellData): string {
     case 'e':
       return `<c r="${ref}" t="e"><v>${ERRORS[v as number] ?? '#N/A'}</v></c>`
     case 'd': {
+      // A serial day (our BIFF8 reader keeps the workbook's own number), or a Date (SheetJS).
+      if (typeof v === 'number') return Number.isFinite(v) ? `<c r="${ref}" s="1"><v>${v}</v></c>` : ''
       const d = v instanceof Date ? v : new Date(String(v))
       return Number.isNaN(d.getTime()) ? '' : `<c r="${ref}" s="1"><v>${excelSerial(d)}</v></c>`
     }
