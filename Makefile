@@ -77,7 +77,7 @@ build:
 	@npm --prefix clients/typescript run --silent build
 
 generate:
-	npx tsx contract/generate.ts
+	npx tsx runners/generate-documents.ts
 
 typecheck:
 	npm run --silent typecheck

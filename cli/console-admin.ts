@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { EMAIL_PATTERN, normalizeEmail } from '../contract/console-resources.js'
-import { PeopleStore } from '../contract/people-store.js'
+import { PeopleStore } from '../platform/people-store.js'
 
 export const ADMIN_USAGE = `  admin create --email EMAIL [--url URL]   a one-time sign-in link (valid 7 days) for a console admin;
                                            the first admin is made this way (no e-mail is ever sent)`

@@ -3,11 +3,11 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node'
 import { EXPIRY_DAYS } from '../contract/api-keys.js'
-import { CONTRACT_SLUGS } from '../contract/catalog.js'
-import { apiStatus } from '../contract/kube.js'
-import { ApiKeyAdmin, type RevealedSecret } from '../contract/api-key-admin.js'
+import { CONTRACT_SLUGS } from '../contract/utility.js'
+import { apiStatus } from '../platform/kube.js'
+import { ApiKeyAdmin, type RevealedSecret } from '../platform/api-key-admin.js'
 import { adminCommand, ADMIN_USAGE } from './console-admin.js'
-import { redeliveryProblem, requestRedelivery } from '../contract/callback-redelivery.js'
+import { redeliveryProblem, requestRedelivery } from '../platform/callback-redelivery.js'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { objectNameOf, ulidOf } from '../contract/ids.js'
@@ -129,7 +129,7 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-/** `dutil callbacks redeliver JOB_ID`: asks the operator for a new delivery round (contract/callback-redelivery.ts). */
+/** `dutil callbacks redeliver JOB_ID`: asks the operator for a new delivery round (platform/callback-redelivery.ts). */
 async function redeliverCommand(command: string | undefined, rest: string[]): Promise<void> {
   const id = rest[0]
   if (command !== 'redeliver' || !id) throw new UsageError('usage: dutil callbacks redeliver JOB_ID')

@@ -34,7 +34,7 @@ export function keyAllows(utilities: readonly string[], slug: string): boolean {
 }
 
 /**
- * The workspace's signing secret, an entry of the signing Secret (contract/secret-entries.ts):
+ * The workspace's signing secret, an entry of the signing Secret (platform/secret-entries.ts):
  * it signs console playground runs and the callbacks of keys that have no secret of their own.
  * Made when first needed. Each key's own secret is the entry named after its ApiKey object.
  */

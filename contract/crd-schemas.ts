@@ -4,7 +4,7 @@ import { FreeObject, Nullable } from './schema-helpers.js'
 
 /**
  * Schemas of dutil's custom resources. The CRD manifests in crds/ are generated from these
- * (contract/generate.ts) and checked for drift by a test.
+ * (runners/generate-documents.ts) and checked for drift by a test.
  */
 
 export const JobModeSchema = Type.Union([Type.Literal('sync'), Type.Literal('async')])

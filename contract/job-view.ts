@@ -3,7 +3,7 @@ import { TERMINAL_STATES } from './crd-schemas.js'
 
 /**
  * What a job view is built from, whichever source holds the job: a live UtilityJob (spec +
- * status subresource) or its row in the job record (contract/db/job-row.ts). One function,
+ * status subresource) or its row in the job record (platform/db/job-row.ts). One function,
  * `toJobView`, turns either into the API's JSON.
  */
 export interface JobRecord {

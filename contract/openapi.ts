@@ -1,7 +1,8 @@
-import { catalog } from './catalog.js'
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_REQUEST_ID_LENGTH } from './limits.js'
 import { runRequestSchema } from './request-schemas.js'
 import { RESPONSE_SCHEMAS } from './response-schemas.js'
+import { JOB_STATES } from './crd-schemas.js'
+import { CONTRACT_SLUGS, type UtilityDefinition } from './utility.js'
 
 /** Turns TypeBox `$ref: 'Name'` into component references and drops `$id`s. */
 function componentRefs(schema: unknown): unknown {
@@ -47,9 +48,9 @@ const runHeaders = [
   { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_REQUEST_ID_LENGTH, pattern: '^[\\x21-\\x7e]+$' } },
 ]
 
-function runOperations() {
+function runOperations(utilities: readonly UtilityDefinition[]) {
   const paths: Record<string, object> = {}
-  for (const u of [...catalog.values()].filter((x) => x.enabled)) {
+  for (const u of utilities.filter((x) => x.enabled)) {
     const failed = (status: number, what: string) => ({ description: `The job failed (${what}); the body is the failed job.`, headers: { 'X-Request-Id': H.requestId }, content: json(ref('Job')) })
     paths[`/v1/utilities/${u.slug}`] = {
       post: {
@@ -86,9 +87,12 @@ function runOperations() {
 
 const pick = (...codes: Array<keyof typeof ERR>) => Object.fromEntries(codes.map((c) => [c, ERR[c]]))
 
-/** The OpenAPI 3.1 description, generated from the same schemas the gateway validates with. */
-export function openApiDocument(): Record<string, unknown> {
-  const slugs = [...catalog.values()].filter((u) => u.enabled).map((u) => u.slug)
+/**
+ * The OpenAPI 3.1 description of the utilities given (the catalog's, runners/catalog.ts), generated
+ * from the same schemas the gateway validates with.
+ */
+export function openApiDocument(utilities: readonly UtilityDefinition[]): Record<string, unknown> {
+  const slugs = utilities.filter((u) => u.enabled).map((u) => u.slug)
   const jobId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'job_ + ULID' }
   return {
     openapi: '3.1.0',
@@ -101,15 +105,15 @@ export function openApiDocument(): Record<string, unknown> {
     security: [{ bearerAuth: [] }],
     tags: [{ name: 'run' }, { name: 'jobs' }, { name: 'catalog' }],
     paths: {
-      ...runOperations(),
+      ...runOperations(utilities),
       '/v1/jobs': {
         get: {
           operationId: 'list_jobs',
           summary: 'List this key\'s jobs, newest first',
           tags: ['jobs'],
           parameters: [
-            { name: 'utility', in: 'query', schema: { type: 'string', enum: ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'] } },
-            { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] } },
+            { name: 'utility', in: 'query', schema: { type: 'string', enum: [...CONTRACT_SLUGS] } },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: [...JOB_STATES] } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 } },
             { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'The previous page\'s nextCursor.' },
           ],

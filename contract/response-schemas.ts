@@ -1,10 +1,11 @@
 import Type from 'typebox'
+import { JOB_STATES } from './crd-schemas.js'
 
 /** Schemas of what the API answers; they feed the OpenAPI document (and its tests). */
 
 const Timestamp = Type.String({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' })
 const Nullable = <T extends object>(s: T) => Type.Union([s as never, Type.Null()])
-const JobStatus = Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s)))
+const JobStatus = Type.Union(JOB_STATES.map((s) => Type.Literal(s)))
 
 export const FileReferenceSchema = Type.Object(
   {

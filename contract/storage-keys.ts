@@ -4,3 +4,35 @@ import { utcDay } from './time.js'
 export function outputKey(utility: string, createdAtMs: number, jobId: string, file: string): string {
   return `${utility}/${utcDay(createdAtMs)}/${jobId}/${file}`
 }
+
+/** Where and how to reach dutil's bucket (MinIO locally, any S3 in production). */
+export interface StorageSettings {
+  /** Base URL of the S3 API, e.g. http://127.0.0.1:9000. */
+  endpoint: string
+  region: string
+  accessKey: string
+  secretKey: string
+  /** Temporary credentials (STS) come with a session token. */
+  sessionToken?: string
+  bucket: string
+}
+
+/**
+ * Parses `s3://bucket/key` strictly, one way for the gateway that checks it and the runner that
+ * reads it: the key is percent-decoded once (a space in a file name is `%20`), and a decoded key
+ * with an empty, `.` or `..` segment, a backslash or a control character is no key at all.
+ * Null when the URL is not of that form.
+ */
+export function parseS3Url(raw: string): { bucket: string; key: string } | null {
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/([^?#]+)$/.exec(raw)
+  if (!m) return null
+  let key: string
+  try {
+    key = decodeURIComponent(m[2])
+  } catch {
+    return null
+  }
+  if (/[\\\u0000-\u001f\u007f]/.test(key)) return null
+  if (key.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) return null
+  return { bucket: m[1], key }
+}

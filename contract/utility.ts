@@ -1,5 +1,11 @@
 import type { TSchema } from 'typebox'
 
+/**
+ * Every slug the v1 contract names (the spec's utilities); API keys may be scoped to any of
+ * them, and the catalog (runners/catalog.ts) implements them.
+ */
+export const CONTRACT_SLUGS = ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'] as const
+
 /** Kubernetes resource quantities for a runner container. */
 export interface RunnerResources {
   requests: { cpu: string; memory: string }
@@ -18,7 +24,7 @@ export interface InputProblem {
 /**
  * One utility: everything the gateway (validation, catalog, OpenAPI), the operator (Job
  * template, deadline) and the runners need to know. Each lives in runners/<slug>/utility.ts and
- * is listed once in contract/catalog.ts.
+ * is listed once in runners/catalog.ts.
  */
 export interface UtilityDefinition {
   slug: string

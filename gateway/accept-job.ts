@@ -2,12 +2,12 @@ import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import type { JobRecord } from '../contract/job-view.js'
-import { API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../contract/api-group.js'
 import { objectNameOf } from '../contract/ids.js'
-import { apiStatus } from '../contract/kube.js'
-import { readJsonObject, writeJsonObject } from '../contract/storage-client.js'
+import { apiStatus } from '../platform/kube.js'
+import { readJsonObject, writeJsonObject } from '../platform/storage-client.js'
 import { assertStorageInputsReadable } from './storage-inputs.js'
 import { ApiError } from './api-error.js'
+import { utilityJobResource } from './utility-job.js'
 import type { JobRecords } from './job-records.js'
 import type { JobStore } from './job-store.js'
 import type { GatewayMetrics } from './metrics.js'
@@ -109,16 +109,7 @@ export async function completeHandOff(d: AcceptDeps, job: JobRecord, keyObjectNa
     find: (id) => d.records.find(id),
     owns: (other) => other.spec.apiKeyId === job.spec.apiKeyId,
   })
-  const uj: UtilityJobResource = {
-    apiVersion: API_GROUP_VERSION,
-    kind: 'UtilityJob',
-    metadata: {
-      name,
-      labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: keyObjectName, [LABELS.utility]: job.spec.utility },
-      finalizers: [JOB_RECORD_FINALIZER],
-    },
-    spec: { ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) },
-  }
+  const uj = utilityJobResource({ ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) }, keyObjectName)
   const created = await createOnce(d, uj)
   d.log.warn({ jobId: job.spec.jobId }, 'job handed to the cluster on its retry (its first hand-off was lost)')
   d.metrics.jobsCreated.inc({ utility: uj.spec.utility, mode: uj.spec.mode })

@@ -1,6 +1,7 @@
 import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
 import { openApiDocument } from '../contract/openapi.js'
+import { UTILITIES } from '../runners/catalog.js'
 import { ApiError } from './api-error.js'
 import { authenticate } from './auth.js'
 import { errorMiddleware } from './error-middleware.js'
@@ -85,7 +86,7 @@ export function createApp(deps: AppDeps): Koa {
   const auth = authenticate(deps.keys, deps.keyUsage)
   const limit = rateLimit(deps.limiter)
   // Every /v1 route needs the bearer key and counts against its rate limit.
-  const openapi = openApiDocument()
+  const openapi = openApiDocument(UTILITIES)
   app.use(async (ctx, next) => {
     if (ctx.path !== '/v1/openapi.json') return next()
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}.`)

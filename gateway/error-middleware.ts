@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
-import { DatabaseUnavailableError } from '../contract/db/database.js'
+import { DatabaseUnavailableError } from '../platform/db/database.js'
 import { ApiError } from './api-error.js'
 
 /** Seconds a client is asked to wait when the job record cannot be reached. */

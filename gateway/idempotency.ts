@@ -14,7 +14,7 @@ export function readIdempotencyKey(header: string | string[] | undefined): strin
 
 /**
  * Scope hash of an Idempotency-Key: per API key, 40 hex characters. The job record's unique key
- * on (API key, hash) makes one key one job (contract/db/jobs-table.ts insertAccepted).
+ * on (API key, hash) makes one key one job (platform/db/jobs-table.ts insertAccepted).
  */
 export function idempotencyHash(apiKeyId: string, idempotencyKey: string): string {
   return createHash('sha256').update(`${apiKeyId}\n${idempotencyKey}`).digest('hex').slice(0, 40)

@@ -1,7 +1,7 @@
 import { JOB_STATES } from '../contract/crd-schemas.js'
-import { CONTRACT_SLUGS } from '../contract/catalog.js'
-import { createdAtOfJobId } from '../contract/db/job-row.js'
-import type { JobListQuery } from '../contract/db/jobs-table.js'
+import { CONTRACT_SLUGS } from '../contract/utility.js'
+import { createdAtOfJobId } from '../platform/db/job-row.js'
+import type { JobListQuery } from '../platform/db/jobs-table.js'
 import { effectiveStatus, type JobRecord } from '../contract/job-view.js'
 import { invalid, type ErrorDetail } from './api-error.js'
 

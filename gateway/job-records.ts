@@ -1,8 +1,8 @@
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { guarded, type Database } from '../contract/db/database.js'
-import { usageRows, type UsageRow } from '../contract/db/usage-table.js'
-import type { JobRecord } from '../contract/db/job-row.js'
-import { failUnstarted, findIdempotent, getCallbackLog, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../contract/db/jobs-table.js'
+import { guarded, type Database } from '../platform/db/database.js'
+import { usageRows, type UsageRow } from '../platform/db/usage-table.js'
+import type { JobRecord } from '../platform/db/job-row.js'
+import { failUnstarted, findIdempotent, getCallbackLog, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../platform/db/jobs-table.js'
 import type { CallbackAttemptEntry } from '../contract/crd-schemas.js'
 import { objectNameOf, ulidOf } from '../contract/ids.js'
 

@@ -2,8 +2,8 @@ import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kuberne
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
-import { apiStatus } from '../contract/kube.js'
-import { requestRedelivery } from '../contract/callback-redelivery.js'
+import { apiStatus } from '../platform/kube.js'
+import { requestRedelivery } from '../platform/callback-redelivery.js'
 
 export type JobPredicate = (job: UtilityJobResource) => boolean
 /** The job as it is now (the job record is never older than the UtilityJob's status). */
@@ -60,7 +60,7 @@ export class JobStore {
     }
   }
 
-  /** Asks the operator to send the job's callback again (contract/callback-redelivery.ts); returns the request's time. */
+  /** Asks the operator to send the job's callback again (platform/callback-redelivery.ts); returns the request's time. */
   requestRedelivery(name: string): Promise<string> {
     return requestRedelivery(this.custom, this.namespace, name)
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ulid } from 'ulid'
-import { parseS3Url } from '../contract/storage-client.js'
+import { parseS3Url } from '../contract/storage-keys.js'
 import { outputKeyOwner, storageUrlsOf } from '../contract/storage-inputs.js'
 import type { JobRecord } from '../contract/job-view.js'
 import { ApiError } from './api-error.js'

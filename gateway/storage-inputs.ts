@@ -1,4 +1,4 @@
-import { parseS3Url } from '../contract/storage-client.js'
+import { parseS3Url } from '../contract/storage-keys.js'
 import { outputKeyOwner, storageUrlsOf } from '../contract/storage-inputs.js'
 import { effectiveStatus, type JobRecord } from '../contract/job-view.js'
 import { utcDay } from '../contract/time.js'
@@ -9,7 +9,7 @@ import { ApiError } from './api-error.js'
  * jobs (so jobs chain), nothing else: not inputs, result manifests, usage or another tenant's
  * files. Anything else is answered like another key's job: 404 `not_found`, whether or not the
  * object exists. The key is parsed by the same function the runner reads it with
- * (contract/storage-client.ts parseS3Url), so no spelling can mean one key here and another there.
+ * (contract/storage-keys.ts parseS3Url), so no spelling can mean one key here and another there.
  * Returns the object keys: the job's runner credentials may read exactly these.
  */
 export async function assertStorageInputsReadable(

@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { catalog } from '../contract/catalog.js'
+import { catalog } from '../runners/catalog.js'
 import { ApiError } from './api-error.js'
 import { runRequestValidator, validateRunRequest } from './validation.js'
 

@@ -1,5 +1,5 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
-import { catalog } from '../contract/catalog.js'
+import { catalog } from '../runners/catalog.js'
 import { METADATA_LIMITS, runRequestSchema } from '../contract/request-schemas.js'
 import type { UtilityDefinition } from '../contract/utility.js'
 import { invalid, type ErrorDetail } from './api-error.js'

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os'
-import { SECRET_OBJECTS } from '../contract/secret-entries.js'
+import { SECRET_OBJECTS } from '../platform/secret-entries.js'
 import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
 import { AllowedNetworks, type AddressAllowance } from '../contract/address-policy.js'
-import { catalog } from '../contract/catalog.js'
+import { catalog } from '../runners/catalog.js'
 import { readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { catalog } from '../contract/catalog.js'
+import { catalog } from '../runners/catalog.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { parseRunnerResources } from './config.js'
 import { desiredJob, type RunnerSettings } from './desired-job.js'

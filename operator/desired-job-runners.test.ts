@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { catalog } from '../contract/catalog.js'
+import { catalog } from '../runners/catalog.js'
 import { desiredJob, type RunnerSettings } from './desired-job.js'
 import { runnerPolicy, sessionSeconds } from './runner-credentials.js'
 

@@ -1,12 +1,12 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
-import type { Database } from '../contract/db/database.js'
-import { expireIdempotencyKeys, failUnstarted, openJobsCreatedBefore, storedKeysOfDay } from '../contract/db/jobs-table.js'
-import { dropPartition, ensurePartitions, partitionDays } from '../contract/db/partitions.js'
+import type { Database } from '../platform/db/database.js'
+import { expireIdempotencyKeys, failUnstarted, openJobsCreatedBefore, storedKeysOfDay } from '../platform/db/jobs-table.js'
+import { dropPartition, ensurePartitions, partitionDays } from '../platform/db/partitions.js'
 import { utcDay } from '../contract/time.js'
-import { expireUsage, USAGE_RETENTION_DAYS } from '../contract/db/usage-table.js'
+import { expireUsage, USAGE_RETENTION_DAYS } from '../platform/db/usage-table.js'
 import { objectNameOf } from '../contract/ids.js'
-import { apiStatus } from '../contract/kube.js'
+import { apiStatus } from '../platform/kube.js'
 import { removePrefix, type RetentionDeps } from './retention.js'
 
 const DAY_MS = 86_400_000

@@ -1,6 +1,6 @@
 import { V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
-import { apiStatus } from '../contract/kube.js'
+import { apiStatus } from '../platform/kube.js'
 import { parseTime } from '../contract/time.js'
 
 /** The three calls leader election makes (a fake in unit tests, CoordinationV1Api in the operator). */

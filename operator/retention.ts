@@ -6,7 +6,7 @@ import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { ulidOf } from '../contract/ids.js'
 import { effectiveStatus, isTerminal } from '../contract/job-view.js'
-import { apiStatus } from '../contract/kube.js'
+import { apiStatus } from '../platform/kube.js'
 import { parseTime, utcDay } from '../contract/time.js'
 import { CallbackController } from './callbacks/controller.js'
 

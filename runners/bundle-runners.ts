@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { build } from 'esbuild'
-import { catalog } from '../contract/catalog.js'
+import { catalog } from './catalog.js'
 import type { UtilityDefinition } from '../contract/utility.js'
 
 /**

@@ -5,7 +5,7 @@ import { ApiError, invalid, type ErrorDetail } from '../api-error.js'
 import { MAX_BODY_BYTES, readJsonBody, UNAUTHENTICATED_BODY_BYTES } from '../json-body.js'
 import { can, type Action, type Ownership } from './permissions.js'
 import { SESSION_IDLE_MS, type SessionData, type SessionStore } from './sessions.js'
-import type { PeopleStore } from '../../contract/people-store.js'
+import type { PeopleStore } from '../../platform/people-store.js'
 
 export const SESSION_COOKIE = 'dutil_session'
 export const PENDING_COOKIE = 'dutil_pending'

@@ -1,11 +1,11 @@
-import type { UsageRow } from '../../contract/db/usage-table.js'
+import type { UsageRow } from '../../platform/db/usage-table.js'
 import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
 import { utcDay } from '../../contract/time.js'
 
 /**
  * Usage statistics: jobs per UTC day × key (or playground user) × utility, with outcomes,
  * failures by error code and time spent. Kept in the job record as a per-day aggregate, updated
- * when a job is accepted and when it finishes (contract/db/usage-table.ts), for 400 days:
+ * when a job is accepted and when it finishes (platform/db/usage-table.ts), for 400 days:
  * the usage page reads the days it shows and never scans jobs (docs/adr/0010).
  * `usageRows` is the same aggregate computed from jobs: tests hold the table to it.
  */

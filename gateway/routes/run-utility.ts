@@ -1,13 +1,9 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../../contract/api-group.js'
 import { keyAllows } from '../../contract/api-keys.js'
-import { enabledUtility } from '../../contract/catalog.js'
-import type { UtilityJobResource } from '../../contract/crd-schemas.js'
-import { newId, objectNameOf } from '../../contract/ids.js'
+import { enabledUtility } from '../../runners/catalog.js'
+import { newId } from '../../contract/ids.js'
 import { isTerminal, type JobRecord } from '../../contract/job-view.js'
-import { inputObjectKey } from '../../contract/runner-protocol.js'
-import { isoMs } from '../../contract/time.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
 import { acceptJob, completeHandOff } from '../accept-job.js'
 import { ApiError, invalid } from '../api-error.js'
@@ -17,15 +13,10 @@ import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
 import { asResource } from '../job-records.js'
 import { readJsonBody } from '../json-body.js'
+import { newJobSpec, type RunRequest, utilityJobResource } from '../utility-job.js'
 import { validateRunRequest } from '../validation.js'
 import type { RouteDeps } from './context.js'
 import { respondWithJob } from './respond.js'
-
-interface RunBody {
-  input: Record<string, unknown>
-  metadata?: Record<string, unknown>
-  callbackUrl?: string
-}
 
 /** Header sent by tests to shorten a job's time limit; honoured only with test hooks on. */
 export const TEST_DEADLINE_HEADER = 'Dutil-Test-Deadline-Seconds'
@@ -64,42 +55,25 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   // The key alone identifies a valid request: a retry gets the original job whatever its body.
   const earlier = hash ? await deps.records.findIdempotent(key.id, hash) : undefined
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
-  const req = body as RunBody
+  const req = body as RunRequest
   const storageInputKeys = await assertStorageInputsReadable(req.input, { bucket: deps.bucket, find: (id) => deps.records.find(id), owns: (job) => job.spec.apiKeyId === key.id })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
 
   const now = Date.now()
   const jobId = newId('job', now)
   ctx.state.jobId = jobId
-  const name = objectNameOf(jobId)
-  const uj: UtilityJobResource = {
-    apiVersion: API_GROUP_VERSION,
-    kind: 'UtilityJob',
-    metadata: {
-      name,
-      labels: {
-        [LABELS.managedBy]: MANAGED_BY,
-        [LABELS.apiKey]: key.objectName,
-        [LABELS.utility]: utility.slug,
-      },
-      // Kept until the operator has written the final row and settled the callback (ADR 0010).
-      finalizers: [JOB_RECORD_FINALIZER],
-    },
-    spec: {
-      jobId,
-      utility: utility.slug,
-      mode,
-      apiKeyId: key.id,
-      apiKeyName: key.name,
-      createdAt: isoMs(now),
-      inputKey: inputObjectKey(jobId),
-      metadata: req.metadata ?? null,
-      ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
-      ...(storageInputKeys.length ? { storageInputKeys } : {}),
-      ...(hash ? { idempotencyKeyHash: hash } : {}),
-      ...(Number.isInteger(testDeadline) && testDeadline > 0 ? { deadlineSeconds: testDeadline } : {}),
-    },
-  }
+  const spec = newJobSpec({
+    jobId,
+    now,
+    utility: utility.slug,
+    mode,
+    owner: { kind: 'key', id: key.id, name: key.name },
+    request: req,
+    storageInputKeys,
+    idempotencyKeyHash: hash,
+    deadlineSeconds: testDeadline,
+  })
+  const uj = utilityJobResource(spec, key.objectName)
   const accepted = await acceptJob(deps, uj, req.input)
   if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
   const created = accepted.job

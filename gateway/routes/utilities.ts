@@ -1,6 +1,6 @@
 import Router from '@koa/router'
 import { keyAllows } from '../../contract/api-keys.js'
-import { catalog, enabledUtility } from '../../contract/catalog.js'
+import { catalog, enabledUtility } from '../../runners/catalog.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
 import { notFound } from '../api-error.js'
 import type { AuthenticatedKey } from '../auth.js'

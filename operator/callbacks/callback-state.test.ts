@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource, UtilityJobStatus } from '../../contract/crd-schemas.js'
 import { afterAttempt, attemptEntry, callbackEvent, claimAttempt, gaveUp, initialDelivery, nextStep, redeliveryRequest, startRedelivery } from './callback-state.js'
-import { redeliveryProblem } from '../../contract/callback-redelivery.js'
+import { redeliveryProblem } from '../../platform/callback-redelivery.js'
 import type { CallbackDelivery } from '../../contract/crd-schemas.js'
 import { CALLBACK_SCHEDULE } from './schedule.js'
 

@@ -1,5 +1,5 @@
 import { ANNOTATIONS } from '../../contract/api-group.js'
-import { redeliveryProblem } from '../../contract/callback-redelivery.js'
+import { redeliveryProblem } from '../../platform/callback-redelivery.js'
 import type { CallbackAttemptEntry, CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
 import { effectiveStatus } from '../../contract/job-view.js'
 import { isoMs, parseTime } from '../../contract/time.js'
@@ -46,7 +46,7 @@ export type AttemptOutcome =
 export function redeliveryRequest(uj: UtilityJobResource): string | null {
   const at = uj.metadata.annotations?.[ANNOTATIONS.redeliver]
   const asked = parseTime(at)
-  // The rules the gateway and the CLI check before asking: one place (contract/callback-redelivery.ts).
+  // The rules the gateway and the CLI check before asking: one place (platform/callback-redelivery.ts).
   if (!at || asked === null || redeliveryProblem(uj) !== null) return null
   const d = currentDelivery(uj)
   if (d.redeliveryRequestedAt === at) return null

@@ -4,6 +4,7 @@ import type { SecureContextOptions } from 'node:tls'
 import type { AttemptOutcome } from './callback-state.js'
 import { checkDestination, type DestinationOptions } from './destination.js'
 import { webhookHeaders } from './signer.js'
+import { pinnedLookup } from '../../platform/pinned-address.js'
 
 export const USER_AGENT = 'dutil-webhooks/1.0 (Standard Webhooks sender)'
 
@@ -65,10 +66,7 @@ function postPinned(url: URL, addresses: LookupAddress[], headers: Record<string
       headers: { ...headers, 'content-length': String(payload.length) },
       agent: false,
       ca: opts.ca,
-      lookup: (_host, options, cb) => {
-        if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses)
-        else cb(null, addresses[0].address, addresses[0].family)
-      },
+      lookup: pinnedLookup(addresses),
     })
     const timer = setTimeout(() => {
       settle({ error: `The receiver did not answer within ${Math.round(opts.timeoutMs / 1000)} s.`, errorClass: 'timeout' })

@@ -1,12 +1,9 @@
 import type { LookupAddress } from 'node:dns'
-import { lookup as dnsLookup } from 'node:dns/promises'
-import { isIP } from 'node:net'
-import { addressAllowed, type AddressAllowance } from '../../contract/address-policy.js'
+import type { AddressAllowance } from '../../contract/address-policy.js'
 import { literalHost } from '../../contract/callback-url.js'
+import { type Resolver, resolveAllowedAddresses } from '../../platform/pinned-address.js'
 
-export type Resolver = (host: string) => Promise<LookupAddress[]>
-
-export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
+export type { Resolver }
 
 /**
  * `allowLoopback`: `make dev`'s allowance (DUTIL_ALLOW_LOOPBACK_URLS); `allowedNetworks`: private
@@ -42,20 +39,10 @@ export async function checkDestination(raw: string, opts: DestinationOptions): P
   if (url.protocol !== 'https:') return { kind: 'refused', reason: 'The callback URL must use https.' }
   if (url.username || url.password) return { kind: 'refused', reason: 'The callback URL must not contain credentials.' }
   const host = literalHost(url)
-  let addresses: LookupAddress[]
-  if (isIP(host)) {
-    addresses = [{ address: host, family: isIP(host) }]
-  } else {
-    try {
-      addresses = await (opts.resolver ?? systemResolver)(host)
-    } catch (err) {
-      return { kind: 'unresolved', reason: `The host ${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'}).` }
-    }
-    if (addresses.length === 0) return { kind: 'unresolved', reason: `The host ${host} could not be resolved.` }
+  const found = await resolveAllowedAddresses(host, opts, opts.resolver)
+  if (found.kind === 'unresolved') return { kind: 'unresolved', reason: `The host ${host} could not be resolved${found.code ? ` (${found.code})` : ''}.` }
+  if (found.kind === 'refused') {
+    return { kind: 'refused', reason: `The host ${host} resolves to ${found.address}, which is not an allowed destination (private, loopback, link-local, multicast or unique-local).` }
   }
-  const bad = addresses.find((a) => !addressAllowed(a.address, opts.allowLoopback, opts.allowedNetworks))
-  if (bad) {
-    return { kind: 'refused', reason: `The host ${host} resolves to ${bad.address}, which is not an allowed destination (private, loopback, link-local, multicast or unique-local).` }
-  }
-  return { kind: 'ok', url, addresses }
+  return { kind: 'ok', url, addresses: found.addresses }
 }

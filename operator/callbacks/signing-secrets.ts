@@ -1,7 +1,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node'
 import { WORKSPACE_SIGNING_ENTRY } from '../../contract/api-keys.js'
 import { objectNameOf } from '../../contract/ids.js'
-import { SECRET_OBJECTS, SecretEntries } from '../../contract/secret-entries.js'
+import { SECRET_OBJECTS, SecretEntries } from '../../platform/secret-entries.js'
 
 export interface SigningSecret {
   secret: string

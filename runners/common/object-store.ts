@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
 import type { Readable } from 'node:stream'
-import type { StorageSettings } from '../../contract/storage-client.js'
+import type { StorageSettings } from '../../contract/storage-keys.js'
 
 /**
  * The few S3 calls a runner makes (read an object, write one, multipart upload), signed with

@@ -1,13 +1,11 @@
 import http from 'node:http'
 import https from 'node:https'
-import { lookup as dnsLookup } from 'node:dns/promises'
-import type { LookupAddress } from 'node:dns'
-import { isIP } from 'node:net'
 import type { Readable } from 'node:stream'
-import { addressAllowed, urlShapeProblem, type AddressAllowance } from '../../contract/address-policy.js'
+import { urlShapeProblem, type AddressAllowance } from '../../contract/address-policy.js'
+import { pinnedLookup, type Resolver, resolveAllowedAddresses } from '../../platform/pinned-address.js'
 import { rejected, RunnerError, UrlRefusedError } from './runner-error.js'
 
-export type Resolver = (host: string) => Promise<LookupAddress[]>
+export type { Resolver }
 
 export interface OutboundOptions extends AddressAllowance {
   /** Name resolution; tests inject one so that no real lookup (or connection) happens. */
@@ -25,8 +23,6 @@ export interface CheckedUrl {
   address: string
   family: number
 }
-
-const defaultResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
 
 /** `scheme://host/path` of a URL for messages: no query (it may carry tokens), at most 300 chars. */
 export function describeUrl(raw: string | URL): string {
@@ -49,18 +45,10 @@ export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Prom
   if (shape) throw new UrlRefusedError(shape)
   const url = new URL(raw)
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  const addresses: LookupAddress[] = isIP(host)
-    ? [{ address: host, family: isIP(host) }]
-    : await (opts.resolver ?? defaultResolver)(host).catch(() => {
-        throw rejected(`The host ${host} could not be resolved.`)
-      })
-  if (addresses.length === 0) throw rejected(`The host ${host} could not be resolved.`)
-  for (const a of addresses) {
-    if (!addressAllowed(a.address, opts.allowLoopback, opts.allowedNetworks)) {
-      throw new UrlRefusedError(`The host ${host} resolves to an address that is not allowed (private, loopback, link-local or reserved).`)
-    }
-  }
-  return { url, address: addresses[0].address, family: addresses[0].family }
+  const found = await resolveAllowedAddresses(host, opts, opts.resolver)
+  if (found.kind === 'unresolved') throw rejected(`The host ${host} could not be resolved.`)
+  if (found.kind === 'refused') throw new UrlRefusedError(`The host ${host} resolves to an address that is not allowed (private, loopback, link-local or reserved).`)
+  return { url, address: found.addresses[0].address, family: found.addresses[0].family }
 }
 
 /**
@@ -140,10 +128,7 @@ function request(url: URL, address: string, family: number, opts: OutboundOption
     const req = mod.get(url, {
       agent: agents[url.protocol as 'http:' | 'https:'],
       // Connect to the address that was checked; TLS still verifies the URL's host name.
-      lookup: (_host, options, cb) => {
-        if ((options as { all?: boolean }).all) (cb as unknown as (e: null, a: LookupAddress[]) => void)(null, [{ address, family }])
-        else cb(null, address, family)
-      },
+      lookup: pinnedLookup([{ address, family }]),
       headers: { 'user-agent': 'dutil-runner/1', ...(opts.headers ?? {}) },
       timeout: timeoutMs,
     })

@@ -1,5 +1,5 @@
 import type { AddressAllowance } from '../../contract/address-policy.js'
-import { parseS3Url } from '../../contract/storage-client.js'
+import { parseS3Url } from '../../contract/storage-keys.js'
 import { ObjectStoreError, type ObjectStore } from './object-store.js'
 import { describeUrl, outboundGet } from './outbound-fetch.js'
 import { rejected, RunnerError } from './runner-error.js'

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises'
 import type { Browser, HTTPRequest } from 'puppeteer-core'
 import puppeteer, { TimeoutError } from 'puppeteer-core'
-import { parseS3Url } from '../../contract/storage-client.js'
+import { parseS3Url } from '../../contract/storage-keys.js'
 import { checkOutboundUrl, describeUrl, outboundRequest } from '../common/outbound-fetch.js'
 import { downloadInput } from '../common/read-input.js'
 import { rejected, RunnerError, UrlRefusedError } from '../common/runner-error.js'

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
-import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
+import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 
 /**

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
-import { catalog } from '../../contract/catalog.js'
+import { catalog } from '../../runners/catalog.js'
 import { runnerNodeArgs } from '../../operator/desired-job.js'
 import { REPO_ROOT } from '../platform/platform.js'
 

@@ -3,9 +3,9 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import pg from 'pg'
-import { ApiKeyAdmin } from '../../contract/api-key-admin.js'
-import { ensurePartitions } from '../../contract/db/partitions.js'
-import { PeopleStore } from '../../contract/people-store.js'
+import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
+import { ensurePartitions } from '../../platform/db/partitions.js'
+import { PeopleStore } from '../../platform/people-store.js'
 import { BIN_DIR, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 
 /**

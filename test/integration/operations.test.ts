@@ -1,4 +1,4 @@
-import { SECRET_OBJECTS } from '../../contract/secret-entries.js'
+import { SECRET_OBJECTS } from '../../platform/secret-entries.js'
 import { execFile, execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node'

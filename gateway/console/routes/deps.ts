@@ -1,7 +1,7 @@
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { ApiKeyResource } from '../../../contract/crd-schemas.js'
-import type { ApiKeyAdmin } from '../../../contract/api-key-admin.js'
+import type { ApiKeyAdmin } from '../../../platform/api-key-admin.js'
 import type { FileLinks } from '../../file-links.js'
 import type { JobRecords } from '../../job-records.js'
 import type { JobStore } from '../../job-store.js'
@@ -11,7 +11,7 @@ import type { Lockout } from '../lockout.js'
 import type { RedisMutex } from '../redis-mutex.js'
 import type { RateLimiter } from '../../rate-limit.js'
 import type { OidcRelyingParty } from '../oidc.js'
-import type { PeopleStore } from '../../../contract/people-store.js'
+import type { PeopleStore } from '../../../platform/people-store.js'
 import type { SessionStore } from '../sessions.js'
 
 /** Everything console routes need, built once by createConsole (or by a test). */

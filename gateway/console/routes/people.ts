@@ -1,7 +1,7 @@
 import Router from '@koa/router'
 import QRCode from 'qrcode'
 import { ROLES, type ConsoleUserResource, type Role } from '../../../contract/console-resources.js'
-import { apiStatus } from '../../../contract/kube.js'
+import { apiStatus } from '../../../platform/kube.js'
 import { ApiError } from '../../api-error.js'
 import { authorize, Fields, jsonBody, signedIn } from '../http.js'
 import { hashPassword, passwordProblem, verifyPassword } from '../passwords.js'

@@ -1,16 +1,14 @@
 import Router from '@koa/router'
-import { API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../../../contract/api-group.js'
-import { catalog, enabledUtility } from '../../../contract/catalog.js'
-import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
-import { newId, objectNameOf } from '../../../contract/ids.js'
-import { inputObjectKey } from '../../../contract/runner-protocol.js'
-import { isoMs, utcDay } from '../../../contract/time.js'
+import { catalog, enabledUtility } from '../../../runners/catalog.js'
+import { newId } from '../../../contract/ids.js'
+import { utcDay } from '../../../contract/time.js'
 import { acceptJob } from '../../accept-job.js'
 import { ApiError, invalid } from '../../api-error.js'
 import { assertCallbackUrlAllowed } from '../../callback-url.js'
 import { assertStorageInputsReadable } from '../../storage-inputs.js'
 import { readJsonBody } from '../../json-body.js'
 import { catalogEntry } from '../../routes/utilities.js'
+import { newJobSpec, type RunRequest, utilityJobResource } from '../../utility-job.js'
 import { validateRunRequest } from '../../validation.js'
 import { authorize } from '../http.js'
 import { can } from '../permissions.js'
@@ -62,30 +60,13 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const body = await readJsonBody(ctx)
     validateRunRequest(body, utility, 'async')
     assertCallbackUrlAllowed(body)
-    const req = body as { input: Record<string, unknown>; metadata?: Record<string, unknown>; callbackUrl?: string }
+    const req = body as RunRequest
     // Playground runs chain only the same person's playground outputs.
     const storageInputKeys = await assertStorageInputsReadable(req.input, { bucket: d.bucket, find: (id) => d.records.find(id), owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email })
     const now = Date.now()
     const jobId = newId('job', now)
-    const uj: UtilityJobResource = {
-      apiVersion: API_GROUP_VERSION,
-      kind: 'UtilityJob',
-      metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: utility.slug }, finalizers: [JOB_RECORD_FINALIZER] },
-      spec: {
-        jobId,
-        utility: utility.slug,
-        mode: 'async',
-        apiKeyId: '',
-        apiKeyName: '',
-        source: 'playground',
-        userEmail: s.user.spec.email,
-        createdAt: isoMs(now),
-        inputKey: inputObjectKey(jobId),
-        metadata: req.metadata ?? null,
-        ...(req.callbackUrl ? { callbackUrl: req.callbackUrl } : {}),
-        ...(storageInputKeys.length ? { storageInputKeys } : {}),
-      },
-    }
+    const spec = newJobSpec({ jobId, now, utility: utility.slug, mode: 'async', owner: { kind: 'playground', email: s.user.spec.email }, request: req, storageInputKeys })
+    const uj = utilityJobResource(spec)
     const created = (await acceptJob(d, uj, req.input)).job
     d.log.info({ jobId, utility: utility.slug, userId: s.user.spec.userId }, 'playground job accepted')
     ctx.status = 202

@@ -4,7 +4,7 @@ import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY, UTILITY_
 import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../../contract/ids.js'
 import { inputObjectKey } from '../../../contract/runner-protocol.js'
-import { storageClient, writeJsonObject } from '../../../contract/storage-client.js'
+import { storageClient, writeJsonObject } from '../../../platform/storage-client.js'
 import { isoMs } from '../../../contract/time.js'
 import { kubeConfig } from './keys.js'
 

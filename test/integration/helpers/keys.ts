@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import { inject } from 'vitest'
-import { ApiKeyAdmin, type CreateKeyOptions, type CreatedKey } from '../../../contract/api-key-admin.js'
+import { ApiKeyAdmin, type CreateKeyOptions, type CreatedKey } from '../../../platform/api-key-admin.js'
 
 export function kubeConfig(): KubeConfig {
   const kc = new KubeConfig()

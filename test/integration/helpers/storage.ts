@@ -1,5 +1,5 @@
 import { inject } from 'vitest'
-import { storageClient } from '../../../contract/storage-client.js'
+import { storageClient } from '../../../platform/storage-client.js'
 
 /** Every object key under a prefix of the test platform's bucket. */
 export async function listKeys(prefix: string): Promise<string[]> {

@@ -1,7 +1,7 @@
 import { decodeTime } from 'ulid'
-import type { CallbackDelivery, JobError, JobProgress, UtilityJobSpec, UtilityJobStatus } from '../crd-schemas.js'
-import { ulidOf } from '../ids.js'
-import { effectiveStatus, type JobRecord } from '../job-view.js'
+import type { CallbackDelivery, JobError, JobProgress, UtilityJobSpec, UtilityJobStatus } from '../../contract/crd-schemas.js'
+import { ulidOf } from '../../contract/ids.js'
+import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
 
 export type { JobRecord }
 

@@ -1,16 +1,16 @@
-import type { UtilityDefinition } from './utility.js'
-import { htmlPdf } from '../runners/html-pdf/utility.js'
-import { splitPdf } from '../runners/split-pdf/utility.js'
-import { unzipFiles } from '../runners/unzip-files/utility.js'
-import { xlsToXlsx } from '../runners/xls-to-xlsx/utility.js'
-import { zipFiles } from '../runners/zip-files/utility.js'
+import type { UtilityDefinition } from '../contract/utility.js'
+import { htmlPdf } from './html-pdf/utility.js'
+import { splitPdf } from './split-pdf/utility.js'
+import { unzipFiles } from './unzip-files/utility.js'
+import { xlsToXlsx } from './xls-to-xlsx/utility.js'
+import { zipFiles } from './zip-files/utility.js'
 
 /**
  * The one list of utilities. The gateway validates and lists from it, the operator builds Jobs
  * from it, runners read their limits from it. Adding a utility: a folder under runners/ and one
  * line here.
  */
-const UTILITIES: readonly UtilityDefinition[] = [htmlPdf, splitPdf, zipFiles, unzipFiles, xlsToXlsx]
+export const UTILITIES: readonly UtilityDefinition[] = [htmlPdf, splitPdf, zipFiles, unzipFiles, xlsToXlsx]
 
 export const catalog: ReadonlyMap<string, UtilityDefinition> = buildCatalog(UTILITIES)
 
@@ -28,6 +28,3 @@ export function enabledUtility(slug: string): UtilityDefinition | undefined {
   const u = catalog.get(slug)
   return u?.enabled ? u : undefined
 }
-
-/** Every slug the v1 contract names; API keys may be scoped to any of them. */
-export const CONTRACT_SLUGS = ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'] as const

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { UtilityJobResource } from '../crd-schemas.js'
-import { newId } from '../ids.js'
-import { toJobView } from '../job-view.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { newId } from '../../contract/ids.js'
+import { toJobView } from '../../contract/job-view.js'
 import { createdAtOfJobId, recordOf, rowOf } from './job-row.js'
 import { dayOfPartition, partitionName } from './partitions.js'
 

@@ -1,4 +1,4 @@
-import { utcDay } from '../time.js'
+import { utcDay } from '../../contract/time.js'
 import type { Queryable } from './database.js'
 
 /**

@@ -1,8 +1,8 @@
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node'
-import { ANNOTATIONS, API_GROUP, API_VERSION, UTILITY_JOB } from './api-group.js'
-import type { UtilityJobResource } from './crd-schemas.js'
-import { effectiveStatus } from './job-view.js'
-import { isoMs } from './time.js'
+import { ANNOTATIONS, API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { effectiveStatus } from '../contract/job-view.js'
+import { isoMs } from '../contract/time.js'
 
 /** Delivery rounds a job's callback may have: the first and up to 9 redeliveries (the log keeps 100 attempts). */
 export const CALLBACK_MAX_ROUNDS = 10

@@ -1,6 +1,6 @@
 import type { Queryable } from './database.js'
 import type { JobRecord } from './job-row.js'
-import { utcDay } from '../time.js'
+import { utcDay } from '../../contract/time.js'
 
 /** One day × source × key (or playground user) × utility of usage, as the console shows it. */
 export interface UsageRow {

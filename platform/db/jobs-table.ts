@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import type { CallbackAttemptEntry, CallbackDelivery } from '../crd-schemas.js'
-import { TERMINAL_STATES } from '../crd-schemas.js'
+import type { CallbackAttemptEntry, CallbackDelivery } from '../../contract/crd-schemas.js'
+import { TERMINAL_STATES } from '../../contract/crd-schemas.js'
 import { inTransaction, NO_PARTITION, storableJson, type Database, type Queryable } from './database.js'
 import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type JobRow } from './job-row.js'
-import { utcDay } from '../time.js'
+import { utcDay } from '../../contract/time.js'
 import { ensurePartition } from './partitions.js'
 import { countAccepted, countFinished } from './usage-table.js'
 

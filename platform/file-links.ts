@@ -1,8 +1,8 @@
 import type { Client } from 'minio'
-import { effectiveStatus, toJobView, type FileLink, type JobRecord, type JobView } from './job-view.js'
-import type { StoredFile } from './runner-protocol.js'
-import { hasOmittedFiles } from './status-budget.js'
-import { isoMs } from './time.js'
+import { effectiveStatus, toJobView, type FileLink, type JobRecord, type JobView } from '../contract/job-view.js'
+import type { StoredFile } from '../contract/runner-protocol.js'
+import { hasOmittedFiles } from '../contract/status-budget.js'
+import { isoMs } from '../contract/time.js'
 
 /** Media types a browser would run script in (or render as a document) when opened in place. */
 const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|text\/xsl|application\/xslt\+xml|multipart\/|text\/javascript|application\/(x-)?javascript)\b/i

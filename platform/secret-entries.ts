@@ -1,5 +1,5 @@
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node'
-import { LABELS, MANAGED_BY } from './api-group.js'
+import { LABELS, MANAGED_BY } from '../contract/api-group.js'
 import { apiStatus } from './kube.js'
 
 /**

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type ObjectCache } from '@kubernetes/client-node'
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY } from './api-group.js'
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
 import {
   CONSOLE_INVITE,
   CONSOLE_USER,
@@ -12,11 +12,11 @@ import {
   type ConsoleUserResource,
   type ConsoleUserSpec,
   type Role,
-} from './console-resources.js'
-import { newId } from './ids.js'
+} from '../contract/console-resources.js'
+import { newId } from '../contract/ids.js'
 import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
 import { apiStatus } from './kube.js'
-import { isoMs, parseTime } from './time.js'
+import { isoMs, parseTime } from '../contract/time.js'
 
 export interface Credentials {
   passwordHash: string | null

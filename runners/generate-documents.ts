@@ -2,8 +2,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { stringify } from 'yaml'
-import { crdManifests } from './crd-manifests.js'
-import { openApiDocument } from './openapi.js'
+import { crdManifests } from '../contract/crd-manifests.js'
+import { openApiDocument } from '../contract/openapi.js'
+import { UTILITIES } from './catalog.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const HEADER = '# Generated from contract/ by `npm run generate`. Do not edit by hand.\n'
@@ -17,7 +18,7 @@ export function generatedFiles(): Record<string, string> {
     // The Helm chart installs the same CRDs (Helm reads them only from the chart's own crds/).
     out[join('charts', 'dutil', 'crds', file)] = yaml
   }
-  out[join('docs', 'openapi.yaml')] = HEADER + stringify(openApiDocument(), { lineWidth: 0, aliasDuplicateObjects: false })
+  out[join('docs', 'openapi.yaml')] = HEADER + stringify(openApiDocument(UTILITIES), { lineWidth: 0, aliasDuplicateObjects: false })
   return out
 }
 

@@ -1,5 +1,5 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
-import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from './api-group.js'
+import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
 import {
   DEFAULT_RATE_LIMIT,
   hashApiKey,
@@ -8,12 +8,12 @@ import {
   newApiKeyValue,
   newSigningSecret,
   WORKSPACE_SIGNING_ENTRY,
-} from './api-keys.js'
+} from '../contract/api-keys.js'
 import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
-import type { ApiKeyResource } from './crd-schemas.js'
-import { newId, objectNameOf, ulidOf } from './ids.js'
+import type { ApiKeyResource } from '../contract/crd-schemas.js'
+import { newId, objectNameOf, ulidOf } from '../contract/ids.js'
 import { apiStatus } from './kube.js'
-import { isoMs } from './time.js'
+import { isoMs } from '../contract/time.js'
 
 export interface CreateKeyOptions {
   name: string

@@ -1,0 +1,82 @@
+import { posix } from 'node:path'
+import ts from 'typescript'
+
+/**
+ * The layers of docs/architecture.md and what each may import (issue 19). From the bottom:
+ * contract (data: schemas, types, codes, pure functions) ← platform (clients: Kubernetes,
+ * storage, PostgreSQL, pinned DNS) ← runners (utility definitions and programs) ← programs
+ * (gateway, operator, cli), which reach runners/ only through the catalog (runners/catalog.ts). The typed
+ * client and the console's browser code stand alone. Tests (test/, *.test.ts) may import anything.
+ */
+export type Layer = 'contract' | 'platform' | 'runners' | 'catalog' | 'gateway' | 'operator' | 'cli' | 'clients' | 'ui'
+
+export const ALLOWED: Record<Layer, readonly Layer[]> = {
+  contract: ['contract'],
+  platform: ['contract', 'platform'],
+  runners: ['contract', 'platform', 'runners', 'catalog'],
+  catalog: ['contract', 'runners'],
+  gateway: ['contract', 'platform', 'catalog', 'gateway'],
+  operator: ['contract', 'platform', 'catalog', 'operator'],
+  cli: ['contract', 'platform', 'catalog', 'cli', 'clients'],
+  clients: ['clients'],
+  ui: ['ui'],
+}
+
+/** Packages that do I/O: contract/ may import their types, never their code. */
+export const IO_PACKAGES = ['@kubernetes/client-node', 'minio', 'pg', 'ioredis', 'node-pg-migrate', 'pino', 'koa', '@koa/router', 'puppeteer-core', 'node:http', 'node:https', 'node:fs', 'node:fs/promises', 'node:dns', 'node:child_process', 'node:worker_threads']
+
+/** The layer of a repository path, or null for what the rules do not cover (tests, tooling outside the layers). */
+export function layerOf(path: string): Layer | null {
+  if (path.endsWith('.test.ts') || path.startsWith('test/')) return null
+  if (path.startsWith('gateway/console/ui/')) return 'ui'
+  if (path === 'runners/catalog.ts') return 'catalog'
+  if (path.startsWith('clients/typescript/src/')) return 'clients'
+  const top = path.split('/')[0]
+  return (['contract', 'platform', 'runners', 'gateway', 'operator', 'cli'] as const).find((l) => l === top) ?? null
+}
+
+interface Import {
+  specifier: string
+  typeOnly: boolean
+}
+
+/** Every module a source file imports or re-exports, static or dynamic, and whether only types. */
+export function importsOf(path: string, source: string): Import[] {
+  const file = ts.createSourceFile(path, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
+  const out: Import[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      out.push({ specifier: node.moduleSpecifier.text, typeOnly: !!node.importClause?.isTypeOnly })
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      out.push({ specifier: node.moduleSpecifier.text, typeOnly: node.isTypeOnly })
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      out.push({ specifier: node.arguments[0].text, typeOnly: false })
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(file)
+  return out
+}
+
+/** Each import that breaks the layering, as "from → to (why)". `files` maps repository paths to sources. */
+export function layeringViolations(files: ReadonlyMap<string, string>): string[] {
+  const problems: string[] = []
+  for (const [path, source] of files) {
+    const from = layerOf(path)
+    if (!from) continue
+    for (const { specifier, typeOnly } of importsOf(path, source)) {
+      if (specifier.startsWith('.')) {
+        const target = posix.normalize(posix.join(posix.dirname(path), specifier)).replace(/\.js$/, '.ts')
+        if (target.startsWith('test/')) {
+          problems.push(`${path} → ${target} (nothing outside test/ imports test/)`)
+          continue
+        }
+        const to = layerOf(target)
+        if (to && !ALLOWED[from].includes(to)) problems.push(`${path} → ${target} (${from} may import ${ALLOWED[from].join(', ')}; not ${to})`)
+      } else if (from === 'contract' && !typeOnly && IO_PACKAGES.includes(specifier)) {
+        problems.push(`${path} → ${specifier} (contract/ is data: no I/O package's code)`)
+      }
+    }
+  }
+  return problems
+}
