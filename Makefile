@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -15,6 +15,14 @@ dev: deps binaries build
 TEST_IMAGE_TAG := test-$(shell printf '%s' '$(CURDIR)' | sha256sum | cut -c1-10)
 test:
 	@DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) test/run-tests.sh
+
+# ESLint (typescript-eslint with type information: floating promises, unused code) and Prettier's
+# check; `make format` rewrites what Prettier would change. A phase of make test.
+lint:
+	npm run --silent lint
+
+format:
+	npx prettier --write --log-level warn '**/*.{ts,js,mjs}'
 
 test-unit: deps build
 	npx vitest run --project unit

@@ -8,7 +8,19 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['contract/**/*.test.ts', 'platform/**/*.test.ts', 'gateway/**/*.test.ts', 'operator/**/*.test.ts', 'runners/**/*.test.ts', 'cli/**/*.test.ts', 'clients/typescript/src/**/*.test.ts', 'test/node-agent/**/*.test.ts', 'test/platform/**/*.test.ts', 'test/real-node/**/*.test.ts', 'test/*.test.ts'],
+          include: [
+            'contract/**/*.test.ts',
+            'platform/**/*.test.ts',
+            'gateway/**/*.test.ts',
+            'operator/**/*.test.ts',
+            'runners/**/*.test.ts',
+            'cli/**/*.test.ts',
+            'clients/typescript/src/**/*.test.ts',
+            'test/node-agent/**/*.test.ts',
+            'test/platform/**/*.test.ts',
+            'test/real-node/**/*.test.ts',
+            'test/*.test.ts',
+          ],
         },
       },
       {

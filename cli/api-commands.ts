@@ -219,7 +219,9 @@ export async function apiCommand(group: 'run' | 'jobs', args: string[]): Promise
       return EXIT.usage
     }
     if (err instanceof DutilRequestError) {
-      console.error(`dutil: refused (${err.status} ${err.code}): ${err.message}${err.details.length ? `\n${err.details.map((d) => `  ${d.path}: ${d.message}`).join('\n')}` : ''}${err.retryAfter !== null ? `\n  try again in ${err.retryAfter} s` : ''}`)
+      console.error(
+        `dutil: refused (${err.status} ${err.code}): ${err.message}${err.details.length ? `\n${err.details.map((d) => `  ${d.path}: ${d.message}`).join('\n')}` : ''}${err.retryAfter !== null ? `\n  try again in ${err.retryAfter} s` : ''}`,
+      )
       return EXIT.refused
     }
     if (err instanceof DutilConnectionError) {

@@ -44,7 +44,10 @@ function kubeConfig(): KubeConfig {
 
 function parseUtilities(raw: string | undefined): string[] {
   if (!raw) return []
-  const list = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const unknown = list.filter((s) => !(CONTRACT_SLUGS as readonly string[]).includes(s))
   if (unknown.length) throw new UsageError(`unknown utilities: ${unknown.join(', ')} (known: ${CONTRACT_SLUGS.join(', ')})`)
   return [...new Set(list)]
@@ -83,7 +86,12 @@ async function main(argv: string[]): Promise<void> {
       if (!values.name) throw new UsageError('keys create needs --name (where the key runs, e.g. --name laptop)')
       const expires = parsePositiveInt(values['expires-in-days'], '--expires-in-days')
       if (expires !== undefined && !(EXPIRY_DAYS as readonly number[]).includes(expires)) throw new UsageError('--expires-in-days must be 30, 90 or 365 (omit it for a key that never expires)')
-      const created = await admin.create({ name: values.name, utilities: parseUtilities(values.utilities), rateLimitPerMinute: parsePositiveInt(values['rate-limit'], '--rate-limit') ?? parsePositiveInt(process.env.DUTIL_DEFAULT_RATE_LIMIT, 'DUTIL_DEFAULT_RATE_LIMIT'), expiresInDays: expires })
+      const created = await admin.create({
+        name: values.name,
+        utilities: parseUtilities(values.utilities),
+        rateLimitPerMinute: parsePositiveInt(values['rate-limit'], '--rate-limit') ?? parsePositiveInt(process.env.DUTIL_DEFAULT_RATE_LIMIT, 'DUTIL_DEFAULT_RATE_LIMIT'),
+        expiresInDays: expires,
+      })
       if (values.json) console.log(JSON.stringify(created))
       else console.log(`API key ${created.id} created. It is shown only this once:\n\n  key:            ${created.key}\n  signing secret: ${created.signingSecret}\n`)
       return
@@ -92,7 +100,8 @@ async function main(argv: string[]): Promise<void> {
       const keys = await admin.list()
       if (values.json) return void console.log(JSON.stringify(keys.map((k) => ({ id: k.spec.keyId, ...k.spec, hash: undefined }))))
       console.log(['ID', 'NAME', 'PREFIX', 'UTILITIES', 'RATE/MIN', 'EXPIRES', 'REVOKED'].join('\t'))
-      for (const k of keys) console.log([k.spec.keyId, k.spec.name, k.spec.prefix, k.spec.utilities.join(','), k.spec.rateLimitPerMinute, k.spec.expiresAt ?? 'never', k.spec.revokedAt ?? '-'].join('\t'))
+      for (const k of keys)
+        console.log([k.spec.keyId, k.spec.name, k.spec.prefix, k.spec.utilities.join(','), k.spec.rateLimitPerMinute, k.spec.expiresAt ?? 'never', k.spec.revokedAt ?? '-'].join('\t'))
       return
     }
     case 'revoke': {

@@ -65,13 +65,7 @@ describe('classifyAddress', () => {
 })
 
 describe('urlShapeProblem', () => {
-  it.each([
-    'https://example.com/a.pdf',
-    'http://93.184.216.34/x',
-    'http://[2606:4700::1111]:8080/x',
-    'HTTPS://Example.COM/A?q=1#f',
-    'http://user-less.example/path%5Cencoded',
-  ])('accepts %s', (url) => {
+  it.each(['https://example.com/a.pdf', 'http://93.184.216.34/x', 'http://[2606:4700::1111]:8080/x', 'HTTPS://Example.COM/A?q=1#f', 'http://user-less.example/path%5Cencoded'])('accepts %s', (url) => {
     expect(urlShapeProblem(url)).toBeNull()
   })
 
@@ -104,7 +98,7 @@ describe('urlShapeProblem', () => {
   })
 })
 
-describe('AllowedNetworks (an administrator\'s private networks)', () => {
+describe("AllowedNetworks (an administrator's private networks)", () => {
   it('allows addresses inside the named networks and nothing else private', () => {
     const nets = AllowedNetworks.parse('10.250.0.2/32, fd00:1::/64')
     expect(addressAllowed('10.250.0.2', false, nets)).toBe(true)

@@ -149,7 +149,10 @@ export class AllowedNetworks {
    * instead of silently allowing nothing.
    */
   static parse(list: string | undefined): AllowedNetworks | undefined {
-    const cidrs = (list ?? '').split(',').map((c) => c.trim()).filter(Boolean)
+    const cidrs = (list ?? '')
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean)
     if (cidrs.length === 0) return undefined
     for (const cidr of cidrs) {
       const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr)

@@ -25,7 +25,7 @@ export const ConsoleUserSpecSchema = Type.Object({
   createdAt: Type.String(),
   totpEnabled: Type.Boolean({ description: 'Password sign-in asks for a TOTP code (the secret is in the credentials Secret).' }),
   oidcSubject: Type.Optional(Type.String({ description: 'The identity provider subject bound at the first identity-provider sign-in.' })),
-  credentialsSecretName: Type.String({ description: 'Secret holding this person\'s passwordHash (argon2id) and totpSecret entries (dutil-console-credentials).' }),
+  credentialsSecretName: Type.String({ description: "Secret holding this person's passwordHash (argon2id) and totpSecret entries (dutil-console-credentials)." }),
 })
 export type ConsoleUserSpec = Static<typeof ConsoleUserSpecSchema>
 

@@ -10,13 +10,7 @@ import { FreeObject, Nullable } from './schema-helpers.js'
 export const JobModeSchema = Type.Union([Type.Literal('sync'), Type.Literal('async')])
 export type JobMode = Static<typeof JobModeSchema>
 
-export const JobStateSchema = Type.Union([
-  Type.Literal('queued'),
-  Type.Literal('running'),
-  Type.Literal('succeeded'),
-  Type.Literal('failed'),
-  Type.Literal('cancelled'),
-])
+export const JobStateSchema = Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')])
 export type JobState = Static<typeof JobStateSchema>
 export const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
 export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled']
@@ -39,7 +33,10 @@ export const UtilityJobSpecSchema = Type.Object({
   idempotencyKeyHash: Type.Optional(Type.String()),
   deadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Shorter time limit (test hook only).' })),
   storageInputKeys: Type.Optional(
-    Type.Array(Type.String(), { maxItems: 500, description: "Object keys of the s3:// inputs (the caller's own outputs, checked by the gateway): the runner's storage credentials may read these too." }),
+    Type.Array(Type.String(), {
+      maxItems: 500,
+      description: "Object keys of the s3:// inputs (the caller's own outputs, checked by the gateway): the runner's storage credentials may read these too.",
+    }),
   ),
   cancelRequested: Type.Optional(Type.Boolean({ description: 'Set by the gateway on POST /cancel; the operator cancels the job if it is still queued.' })),
 })
@@ -172,9 +169,7 @@ export const ApiKeySpecSchema = Type.Object({
   expiresAt: Nullable(Type.String()),
   revokedAt: Nullable(Type.String()),
   signingSecretName: Type.String({ description: 'Secret holding the whsec_ callback signing secret, as the entry named after this ApiKey (dutil-signing-secrets).' }),
-  createdBy: Type.Optional(
-    Type.Object({ userId: Type.String(), email: Type.String() }, { description: 'The console user who created the key; absent for keys made with the CLI.' }),
-  ),
+  createdBy: Type.Optional(Type.Object({ userId: Type.String(), email: Type.String() }, { description: 'The console user who created the key; absent for keys made with the CLI.' })),
 })
 export type ApiKeySpec = Static<typeof ApiKeySpecSchema>
 

@@ -21,7 +21,7 @@ const json = (schema: object) => ({ 'application/json': { schema } })
 const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema })
 
 const H = {
-  requestId: header('Echoes the caller\'s X-Request-Id or a generated one.'),
+  requestId: header("Echoes the caller's X-Request-Id or a generated one."),
   limit: header('Requests allowed per minute for this key.', { type: 'integer' }),
   remaining: header('Requests left in the current window.', { type: 'integer' }),
   reset: header('Seconds until the window resets.', { type: 'integer' }),
@@ -37,14 +37,20 @@ const ERR = {
   400: errorResponse('Invalid request (body, query or header); no job was created.'),
   401: errorResponse('Missing, unknown, revoked or expired API key.', { 'X-Request-Id': H.requestId, 'WWW-Authenticate': H.wwwAuth }),
   403: errorResponse('The key may not call this utility.'),
-  404: errorResponse('Not found (or not this key\'s).'),
+  404: errorResponse("Not found (or not this key's)."),
   409: errorResponse('Conflict.'),
   429: errorResponse('Rate limit exceeded.', { ...authed, 'Retry-After': H.retryAfter }),
   500: { description: 'Unexpected failure (error.requestId matches the logs), or a lost job.', headers: { 'X-Request-Id': H.requestId }, content: json({ oneOf: [ref('Error'), ref('Job')] }) },
 }
 
 const runHeaders = [
-  { name: 'Idempotency-Key', in: 'header', required: false, description: 'Retries with the same key return the original job.', schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } },
+  {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description: 'Retries with the same key return the original job.',
+    schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+  },
   { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_REQUEST_ID_LENGTH, pattern: '^[\\x21-\\x7e]+$' } },
 ]
 
@@ -62,7 +68,11 @@ function runOperations(utilities: readonly UtilityDefinition[]) {
         requestBody: { required: true, content: json(runRequestSchema(u, 'sync')) },
         responses: {
           200: { description: 'The job succeeded.', headers: { ...authed, 'Idempotent-Replayed': H.replayed }, content: json(ref('Job')) },
-          202: { description: 'Still running after 90 s (or Prefer: respond-async); poll Location.', headers: { ...authed, Location: H.location, 'Retry-After': H.retryAfter, 'Idempotent-Replayed': H.replayed }, content: json(ref('Job')) },
+          202: {
+            description: 'Still running after 90 s (or Prefer: respond-async); poll Location.',
+            headers: { ...authed, Location: H.location, 'Retry-After': H.retryAfter, 'Idempotent-Replayed': H.replayed },
+            content: json(ref('Job')),
+          },
           ...ERR,
           422: failed(422, 'upstream_rejected'),
           502: failed(502, 'upstream_error or storage_error'),
@@ -109,13 +119,13 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
       '/v1/jobs': {
         get: {
           operationId: 'list_jobs',
-          summary: 'List this key\'s jobs, newest first',
+          summary: "List this key's jobs, newest first",
           tags: ['jobs'],
           parameters: [
             { name: 'utility', in: 'query', schema: { type: 'string', enum: [...CONTRACT_SLUGS] } },
             { name: 'status', in: 'query', schema: { type: 'string', enum: [...JOB_STATES] } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 } },
-            { name: 'cursor', in: 'query', schema: { type: 'string' }, description: 'The previous page\'s nextCursor.' },
+            { name: 'cursor', in: 'query', schema: { type: 'string' }, description: "The previous page's nextCursor." },
           ],
           responses: { 200: { description: 'A page of job summaries.', headers: authed, content: json(ref('JobList')) }, ...pick(400, 401, 429, 500) },
         },

@@ -20,7 +20,11 @@ export const Setting = {
   integer: (description: string, opts: { default?: number; minimum?: number; maximum?: number } = {}) => Type.Integer({ description, ...opts }),
   number: (description: string, opts: { default?: number; minimum?: number; exclusiveMinimum?: number; maximum?: number } = {}) => Type.Number({ description, ...opts }),
   boolean: (description: string, fallback: boolean) => Type.Boolean({ description, default: fallback }),
-  oneOf: <const V extends string[]>(description: string, values: V, fallback: V[number]) => Type.Union(values.map((v) => Type.Literal(v)), { description, default: fallback }),
+  oneOf: <const V extends string[]>(description: string, values: V, fallback: V[number]) =>
+    Type.Union(
+      values.map((v) => Type.Literal(v)),
+      { description, default: fallback },
+    ),
   port: (description: string, fallback: number) => Type.Integer({ description, minimum: 1, maximum: 65_535, default: fallback }),
   url: (description: string, opts: { default?: string; schemes?: string[] } = {}) =>
     Type.String({ description, pattern: `^(${(opts.schemes ?? ['http', 'https']).join('|')})://[^\\s]+$`, ...(opts.default === undefined ? {} : { default: opts.default }) }),

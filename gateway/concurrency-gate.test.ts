@@ -20,7 +20,12 @@ describe('concurrency gate', () => {
           resolve(i)
         })
       })
-    const results = Array.from({ length: 7 }, (_, i) => gate.run(task(i)).then((v) => ({ ok: v }), (e: unknown) => ({ err: e })))
+    const results = Array.from({ length: 7 }, (_, i) =>
+      gate.run(task(i)).then(
+        (v) => ({ ok: v }),
+        (e: unknown) => ({ err: e }),
+      ),
+    )
     await tick()
     expect(gate.inFlight).toBe(2)
     expect(gate.queued).toBe(3)

@@ -18,7 +18,11 @@ describe('gateway settings', () => {
 
   it('stops the gateway at start with a message naming the variable', () => {
     const main = fileURLToPath(new URL('./main.ts', import.meta.url))
-    const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { ...process.env, ...BASE, DUTIL_DATABASE_MAX_CONNECTIONS: 'many', KUBECONFIG: '/nonexistent' }, encoding: 'utf8', timeout: 60_000 })
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main], {
+      env: { ...process.env, ...BASE, DUTIL_DATABASE_MAX_CONNECTIONS: 'many', KUBECONFIG: '/nonexistent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain('DUTIL_DATABASE_MAX_CONNECTIONS must be integer (got "many")')
   }, 60_000)

@@ -25,7 +25,8 @@ export function errorMiddleware(log: Logger) {
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v)
         // Every 500 carries the request id that the logs hold, as the spec has it.
         ctx.body = errorEnvelope(err.code, err.message, { ...(err.details ? { details: err.details } : {}), ...(err.status >= 500 ? { requestId } : {}) })
-        if (err.status >= 500) log.warn({ requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), code: err.code, message: err.message, cause: (err.cause as Error | undefined)?.message }, 'request failed')
+        if (err.status >= 500)
+          log.warn({ requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), code: err.code, message: err.message, cause: (err.cause as Error | undefined)?.message }, 'request failed')
         return
       }
       const where = { requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, path: ctx.path }

@@ -94,7 +94,11 @@ export class JobStore {
         set!.delete(waiter)
         if (set!.size === 0 && this.waiters.get(name) === set) this.waiters.delete(name)
         if (answer) resolve(answer)
-        else this.read(job.spec.jobId).then((now) => resolve(now ?? seen), () => resolve(seen))
+        else
+          this.read(job.spec.jobId).then(
+            (now) => resolve(now ?? seen),
+            () => resolve(seen),
+          )
       }
       const waiter: Waiter = {
         jobId: job.spec.jobId,
@@ -115,9 +119,6 @@ export class JobStore {
   }
 
   async patchSpec(name: string, spec: Record<string, unknown>): Promise<UtilityJobResource> {
-    return (await this.custom.patchNamespacedCustomObject(
-      { ...this.coords(), name, body: { spec } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    )) as UtilityJobResource
+    return (await this.custom.patchNamespacedCustomObject({ ...this.coords(), name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))) as UtilityJobResource
   }
 }

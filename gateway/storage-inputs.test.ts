@@ -11,7 +11,14 @@ const jobA = `job_${ulid(at)}`
 const page = `split-pdf/2026-11-20/${jobA}/page-002.pdf`
 const record: JobRecord = {
   spec: { jobId: jobA, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_A', apiKeyName: 'a', createdAt: new Date(at).toISOString(), inputKey: `_jobs/${jobA}/input.json`, metadata: null },
-  status: { state: 'succeeded', startedAt: null, finishedAt: null, timings: { queueMs: 0, upstreamMs: 0, storageMs: 0, totalMs: 0 }, result: { files: [{ key: page, name: 'page-002.pdf', size: 1, contentType: 'application/pdf' }], extras: {} }, error: null },
+  status: {
+    state: 'succeeded',
+    startedAt: null,
+    finishedAt: null,
+    timings: { queueMs: 0, upstreamMs: 0, storageMs: 0, totalMs: 0 },
+    result: { files: [{ key: page, name: 'page-002.pdf', size: 1, contentType: 'application/pdf' }], extras: {} },
+    error: null,
+  },
 }
 const check = (url: string, caller = 'key_A') =>
   assertStorageInputsReadable({ url }, { bucket: 'dutil', find: async (id) => (id === jobA ? record : undefined), owns: (j) => j.spec.apiKeyId === caller })
@@ -19,7 +26,18 @@ const check = (url: string, caller = 'key_A') =>
 describe('parseS3Url', () => {
   it('decodes the key once and refuses keys that could name something else', () => {
     expect(parseS3Url('s3://dutil/a/my%20file.pdf')).toEqual({ bucket: 'dutil', key: 'a/my file.pdf' })
-    for (const bad of ['s3://dutil/a/../b', 's3://dutil/a/%2E%2E/b', 's3://dutil//a', 's3://dutil/a/./b', 's3://dutil/a%5Cb', 's3://dutil/a%00b', 's3://dutil/%E0%A4%A', 's3://Dutil/a', 's3://dutil', 's3://dutil/a?x=1']) {
+    for (const bad of [
+      's3://dutil/a/../b',
+      's3://dutil/a/%2E%2E/b',
+      's3://dutil//a',
+      's3://dutil/a/./b',
+      's3://dutil/a%5Cb',
+      's3://dutil/a%00b',
+      's3://dutil/%E0%A4%A',
+      's3://Dutil/a',
+      's3://dutil',
+      's3://dutil/a?x=1',
+    ]) {
       expect(parseS3Url(bad), bad).toBeNull()
     }
   })

@@ -46,7 +46,16 @@ describe('a new job (the API path and the playground alike)', () => {
       storageInputKeys: ['split-pdf/2026-11-24/job_x/page-1.pdf'],
       deadlineSeconds: 5,
     })
-    expect(spec).toMatchObject({ apiKeyId: '', apiKeyName: '', source: 'playground', userEmail: 'ana@example.com', metadata: null, callbackUrl: 'https://hooks.example.com/x', storageInputKeys: ['split-pdf/2026-11-24/job_x/page-1.pdf'], deadlineSeconds: 5 })
+    expect(spec).toMatchObject({
+      apiKeyId: '',
+      apiKeyName: '',
+      source: 'playground',
+      userEmail: 'ana@example.com',
+      metadata: null,
+      callbackUrl: 'https://hooks.example.com/x',
+      storageInputKeys: ['split-pdf/2026-11-24/job_x/page-1.pdf'],
+      deadlineSeconds: 5,
+    })
     expect(spec.idempotencyKeyHash).toBeUndefined()
     expect(utilityJobResource(spec).metadata.labels).toEqual({ [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: 'zip-files' })
   })

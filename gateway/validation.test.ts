@@ -61,7 +61,9 @@ describe('utility inputs', () => {
   it('checks every zip-files rule with the entry index in the path', () => {
     const f = (fileName: string, url = 'https://a.example/f') => ({ url, fileName })
     expect(problems('zip-files', { input: { files: [f('a.txt'), f('b/c.txt')] } })).toEqual([])
-    expect(problems('zip-files', { input: { files: [f('a.txt'), f('b.txt'), f('a.txt')] } })).toEqual([{ path: 'input.files.2.fileName', message: 'duplicates files.0.fileName; file names must be unique' }])
+    expect(problems('zip-files', { input: { files: [f('a.txt'), f('b.txt'), f('a.txt')] } })).toEqual([
+      { path: 'input.files.2.fileName', message: 'duplicates files.0.fileName; file names must be unique' },
+    ])
     expect(problems('zip-files', { input: { files: [f('/etc/passwd')] } })).toEqual([{ path: 'input.files.0.fileName', message: 'must not start with /' }])
     expect(problems('zip-files', { input: { files: [f('a/../../b')] } })).toEqual([{ path: 'input.files.0.fileName', message: 'must not contain ..' }])
     expect(paths('zip-files', { input: { files: [f('a', 'file:///etc/passwd')] } })).toEqual(['input.files.0.url'])

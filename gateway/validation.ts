@@ -32,7 +32,10 @@ export function runRequestValidator(utility: UtilityDefinition, mode: RunMode): 
 
 /** `/input/files/2/fileName` → `input.files.2.fileName`; the whole body is `(root)`. */
 export function dottedPath(pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
   if (child !== undefined) parts.push(child)
   return parts.length ? parts.join('.') : '(root)'
 }

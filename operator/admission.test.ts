@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { Admission, planAdmissions, tenantOf, type AdmissionView } from './admission.js'
 
-const view = (name: string, tenant: string, createdAtMs: number, over: Partial<AdmissionView> = {}): AdmissionView => ({ name, utility: 'split-pdf', tenant, createdAtMs, mode: 'async', holdsSlot: false, cancelRequested: false, ...over })
+const view = (name: string, tenant: string, createdAtMs: number, over: Partial<AdmissionView> = {}): AdmissionView => ({
+  name,
+  utility: 'split-pdf',
+  tenant,
+  createdAtMs,
+  mode: 'async',
+  holdsSlot: false,
+  cancelRequested: false,
+  ...over,
+})
 const names = (v: AdmissionView[]) => v.map((x) => x.name)
 const limit = (n: number) => () => n
 

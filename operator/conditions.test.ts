@@ -3,8 +3,25 @@ import type { UtilityJobStatus } from '../contract/crd-schemas.js'
 import { type ConditionInputs, nextConditions, reasonOf, wasAdmitted } from './conditions.js'
 
 const timings = { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }
-const status = (state: UtilityJobStatus['state'], extra: Partial<UtilityJobStatus> = {}): UtilityJobStatus => ({ state, startedAt: null, finishedAt: null, timings, result: null, error: null, ...extra })
-const inputs = (s: UtilityJobStatus, over: Partial<ConditionInputs> = {}): ConditionInputs => ({ status: s, previous: undefined, admitted: false, jobName: 'uj-1', utility: 'split-pdf', generation: 1, now: Date.UTC(2026, 0, 1, 10), ...over })
+const status = (state: UtilityJobStatus['state'], extra: Partial<UtilityJobStatus> = {}): UtilityJobStatus => ({
+  state,
+  startedAt: null,
+  finishedAt: null,
+  timings,
+  result: null,
+  error: null,
+  ...extra,
+})
+const inputs = (s: UtilityJobStatus, over: Partial<ConditionInputs> = {}): ConditionInputs => ({
+  status: s,
+  previous: undefined,
+  admitted: false,
+  jobName: 'uj-1',
+  utility: 'split-pdf',
+  generation: 1,
+  now: Date.UTC(2026, 0, 1, 10),
+  ...over,
+})
 const byType = (cs: ReturnType<typeof nextConditions>) => Object.fromEntries(cs.map((c) => [c.type, c]))
 
 describe('conditions', () => {

@@ -23,7 +23,11 @@ describe('operator settings', () => {
 
   it('stops the operator at start with a message naming the variable', () => {
     const main = fileURLToPath(new URL('./main.ts', import.meta.url))
-    const run = spawnSync(process.execPath, ['--import', 'tsx', main], { env: { ...process.env, ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight', KUBECONFIG: '/nonexistent' }, encoding: 'utf8', timeout: 60_000 })
+    const run = spawnSync(process.execPath, ['--import', 'tsx', main], {
+      env: { ...process.env, ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight', KUBECONFIG: '/nonexistent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain('DUTIL_OPERATOR_CONCURRENCY must be integer (got "eight")')
   }, 60_000)

@@ -74,7 +74,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_IMAGE_PULL_GRACE_SECONDS: Setting.number('How long a runner may wait for an image that cannot be pulled before its job fails (internal)', { default: 60, minimum: 1, maximum: 3600 }),
   DUTIL_LEADER_ELECTION: Setting.boolean('Elect a leader on a Lease (off only for a single replica)', true),
   DUTIL_LEASE_NAME: Setting.string('Lease name', { default: 'dutil-operator', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
-  DUTIL_POD_NAME: Setting.optional(Setting.string('This replica\'s identity (its pod name)')),
+  DUTIL_POD_NAME: Setting.optional(Setting.string("This replica's identity (its pod name)")),
   DUTIL_LEASE_DURATION_SECONDS: Setting.number('Lease duration', { default: 15, exclusiveMinimum: 0 }),
   DUTIL_RETENTION_DAYS: Setting.number('Days finished jobs and their files are kept', { default: 90, exclusiveMinimum: 0 }),
   DUTIL_RETENTION_SECONDS: Setting.optional(Setting.number('Tests only: retention in seconds, replacing DUTIL_RETENTION_DAYS', { exclusiveMinimum: 0 })),

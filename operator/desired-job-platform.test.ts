@@ -8,7 +8,16 @@ const uj: UtilityJobResource = {
   apiVersion: 'dutil.io/v1alpha1',
   kind: 'UtilityJob',
   metadata: { name: 'job-01jq0000000000000000000000', namespace: 'dutil', uid: 'u-1' },
-  spec: { jobId: 'job_01JQ0000000000000000000000', utility: 'split-pdf', mode: 'async', apiKeyId: 'key_x', apiKeyName: 'k', createdAt: '2026-03-01T00:00:00.000Z', inputKey: '_jobs/job_01JQ0000000000000000000000/input.json', metadata: null },
+  spec: {
+    jobId: 'job_01JQ0000000000000000000000',
+    utility: 'split-pdf',
+    mode: 'async',
+    apiKeyId: 'key_x',
+    apiKeyName: 'k',
+    createdAt: '2026-03-01T00:00:00.000Z',
+    inputKey: '_jobs/job_01JQ0000000000000000000000/input.json',
+    metadata: null,
+  },
 }
 const settings: RunnerSettings = {
   imageRegistry: 'registry.example.com/dutil',
@@ -22,7 +31,12 @@ const splitPdf = catalog.get('split-pdf')!
 describe('desiredJob with chart settings', () => {
   it('uses per-utility resources from the settings when given (the chart values runners.<slug>.resources)', () => {
     const resources = { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '2', memory: '4Gi' } }
-    const pod = desiredJob(uj, splitPdf, { ...settings, resources: { 'split-pdf': resources } }, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }).spec!.template.spec!
+    const pod = desiredJob(
+      uj,
+      splitPdf,
+      { ...settings, resources: { 'split-pdf': resources } },
+      { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' },
+    ).spec!.template.spec!
     expect(pod.containers[0].resources).toEqual(resources)
   })
 })

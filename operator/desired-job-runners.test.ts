@@ -17,7 +17,16 @@ function utilityJob(utility: string): UtilityJobResource {
     apiVersion: 'dutil.dev/v1',
     kind: 'UtilityJob',
     metadata: { name: 'job-01m8abc', namespace: 'dutil', uid: 'uid-1' },
-    spec: { jobId: 'job_01M8ABCDEFGHJKMNPQRSTVWXYZ', utility, mode: 'async', apiKeyId: 'key_1', apiKeyName: 'k', createdAt: '2026-11-22T10:00:00.000Z', inputKey: '_jobs/x/input.json', metadata: null },
+    spec: {
+      jobId: 'job_01M8ABCDEFGHJKMNPQRSTVWXYZ',
+      utility,
+      mode: 'async',
+      apiKeyId: 'key_1',
+      apiKeyName: 'k',
+      createdAt: '2026-11-22T10:00:00.000Z',
+      inputKey: '_jobs/x/input.json',
+      metadata: null,
+    },
   }
 }
 
@@ -25,7 +34,7 @@ const creds = { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: '
 const envNames = (job: ReturnType<typeof desiredJob>) => job.spec!.template.spec!.containers[0].env!.map((e) => e.name)
 
 describe('desiredJob', () => {
-  it('gives the job\'s own temporary credentials, the per-utility limits and node flags to an ordinary runner', () => {
+  it("gives the job's own temporary credentials, the per-utility limits and node flags to an ordinary runner", () => {
     const zip = catalog.get('zip-files')!
     const job = desiredJob(utilityJob('zip-files'), zip, settings, creds)
     const c = job.spec!.template.spec!.containers[0]
@@ -49,8 +58,16 @@ describe('desiredJob', () => {
     uj.spec.storageInputKeys = ['zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip']
     const policy = runnerPolicy(uj, catalog.get('xls-to-xlsx')!, 'dutil')
     expect(policy.Statement).toEqual([
-      { Effect: 'Allow', Action: ['s3:GetObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json', 'arn:aws:s3:::dutil/zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip'] },
-      { Effect: 'Allow', Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'], Resource: ['arn:aws:s3:::dutil/xls-to-xlsx/2026-11-22/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/*'] },
+      {
+        Effect: 'Allow',
+        Action: ['s3:GetObject'],
+        Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json', 'arn:aws:s3:::dutil/zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip'],
+      },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
+        Resource: ['arn:aws:s3:::dutil/xls-to-xlsx/2026-11-22/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/*'],
+      },
       { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/result.json'] },
       { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/progress.json'] },
     ])

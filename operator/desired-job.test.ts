@@ -69,7 +69,11 @@ describe('desiredJob', () => {
   it("passes the job's own temporary storage credentials, never the platform's Secret", () => {
     const env = desiredJob(uj(), split, settings, creds).spec?.template.spec?.containers[0].env ?? []
     expect(env.filter((e) => e.valueFrom?.secretKeyRef)).toEqual([])
-    expect(Object.fromEntries(env.filter((e) => e.name.startsWith('DUTIL_S3_')).map((e) => [e.name, e.value]))).toMatchObject({ DUTIL_S3_ACCESS_KEY: 'ASIATEMP', DUTIL_S3_SECRET_KEY: 'temp-secret', DUTIL_S3_SESSION_TOKEN: 'temp-token' })
+    expect(Object.fromEntries(env.filter((e) => e.name.startsWith('DUTIL_S3_')).map((e) => [e.name, e.value]))).toMatchObject({
+      DUTIL_S3_ACCESS_KEY: 'ASIATEMP',
+      DUTIL_S3_SECRET_KEY: 'temp-secret',
+      DUTIL_S3_SESSION_TOKEN: 'temp-token',
+    })
     expect(env.find((e) => e.name === 'DUTIL_JOB_ID')?.value).toBe('job_01ABC')
     expect(env.find((e) => e.name === 'DUTIL_ALLOW_LOOPBACK_URLS')?.value).toBe('false')
   })

@@ -69,9 +69,7 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
       name: jobNameFor(uj),
       namespace: uj.metadata.namespace,
       labels,
-      ownerReferences: [
-        { apiVersion: API_GROUP_VERSION, kind: UTILITY_JOB.kind, name: uj.metadata.name, uid: uj.metadata.uid!, controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: UTILITY_JOB.kind, name: uj.metadata.name, uid: uj.metadata.uid!, controller: true, blockOwnerDeletion: true }],
     },
     spec: {
       activeDeadlineSeconds: deadlineSeconds(uj, utility),

@@ -8,7 +8,13 @@ const uj = { apiVersion: 'dutil.io/v1', kind: 'UtilityJob', metadata: { name: 'j
 
 describe('events', () => {
   it('builds an events.k8s.io/v1 Event about the UtilityJob, with the batch Job as related object', () => {
-    const body = eventBody(uj, { type: 'Normal', reason: 'JobCreated', action: 'Create', note: 'Created batch Job x.', related: { apiVersion: 'batch/v1', kind: 'Job', name: 'x', uid: 'j-1' } }, 'job-01abc.1a2b', new Date(Date.UTC(2026, 0, 1)), 'operator-0')
+    const body = eventBody(
+      uj,
+      { type: 'Normal', reason: 'JobCreated', action: 'Create', note: 'Created batch Job x.', related: { apiVersion: 'batch/v1', kind: 'Job', name: 'x', uid: 'j-1' } },
+      'job-01abc.1a2b',
+      new Date(Date.UTC(2026, 0, 1)),
+      'operator-0',
+    )
     expect(body).toMatchObject({
       metadata: { name: 'job-01abc.1a2b', namespace: 'dutil' },
       reportingController: REPORTING_CONTROLLER,
@@ -30,6 +36,10 @@ describe('events', () => {
     const base = { startedAt: null, finishedAt: null, timings, result: null, error: null }
     expect(transitionEvent({ ...base, state: 'queued' }, 'j')).toBeNull()
     expect(transitionEvent({ ...base, state: 'succeeded', result: { files: [], extras: {} } }, 'j')).toMatchObject({ type: 'Normal', reason: 'Succeeded', note: 'Succeeded in 42 ms: 0 files stored.' })
-    expect(transitionEvent({ ...base, state: 'failed', error: { code: 'upstream_timeout', message: 'Too slow.' } }, 'j')).toMatchObject({ type: 'Warning', reason: 'UpstreamTimeout', note: 'upstream_timeout: Too slow.' })
+    expect(transitionEvent({ ...base, state: 'failed', error: { code: 'upstream_timeout', message: 'Too slow.' } }, 'j')).toMatchObject({
+      type: 'Warning',
+      reason: 'UpstreamTimeout',
+      note: 'upstream_timeout: Too slow.',
+    })
   })
 })

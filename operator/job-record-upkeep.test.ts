@@ -19,8 +19,26 @@ function finished(over: Partial<NonNullable<UtilityJobResource['status']>> = {},
     apiVersion: 'dutil.io/v1alpha1',
     kind: 'UtilityJob',
     metadata: { name: 'job-x' },
-    spec: { jobId: 'job_X', utility: 'split-pdf', mode: 'async', apiKeyId: 'key_A', apiKeyName: 'k', createdAt: '2026-11-23T10:00:00.000Z', inputKey: 'i', metadata: null, ...(callbackUrl ? { callbackUrl } : {}) },
-    status: { state: 'succeeded', startedAt: '2026-11-23T10:00:01.000Z', finishedAt: '2026-11-23T10:00:05.000Z', timings: { queueMs: 1, upstreamMs: 1, storageMs: 1, totalMs: 5000 }, result: { files: [], extras: {} }, error: null, ...over },
+    spec: {
+      jobId: 'job_X',
+      utility: 'split-pdf',
+      mode: 'async',
+      apiKeyId: 'key_A',
+      apiKeyName: 'k',
+      createdAt: '2026-11-23T10:00:00.000Z',
+      inputKey: 'i',
+      metadata: null,
+      ...(callbackUrl ? { callbackUrl } : {}),
+    },
+    status: {
+      state: 'succeeded',
+      startedAt: '2026-11-23T10:00:01.000Z',
+      finishedAt: '2026-11-23T10:00:05.000Z',
+      timings: { queueMs: 1, upstreamMs: 1, storageMs: 1, totalMs: 5000 },
+      result: { files: [], extras: {} },
+      error: null,
+      ...over,
+    },
   }
 }
 

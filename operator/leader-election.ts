@@ -30,11 +30,7 @@ export interface Observation {
   seenAt: number
 }
 
-export type ElectionAction =
-  | { kind: 'create' }
-  | { kind: 'renew' }
-  | { kind: 'acquire'; transitions: number }
-  | { kind: 'follow'; holder: string }
+export type ElectionAction = { kind: 'create' } | { kind: 'renew' } | { kind: 'acquire'; transitions: number } | { kind: 'follow'; holder: string }
 
 function recordOf(lease: V1Lease): string {
   const s = lease.spec ?? {}

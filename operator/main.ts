@@ -64,8 +64,22 @@ const utilityJobs = watchedCache<UtilityJobResource>(
     if (CallbackController.wants(uj)) callbackQueue.add(uj.metadata.name)
   },
 )
-const jobs = watchedCache<V1Job>(kc, `/apis/batch/v1/namespaces/${ns}/jobs`, () => batch.listNamespacedJob({ namespace: ns, labelSelector: managed }), log, (_ev, j) => enqueueOwner(j), managed)
-const pods = watchedCache<V1Pod>(kc, `/api/v1/namespaces/${ns}/pods`, () => core.listNamespacedPod({ namespace: ns, labelSelector: managed }), log, (_ev, p) => enqueueOwner(p), managed)
+const jobs = watchedCache<V1Job>(
+  kc,
+  `/apis/batch/v1/namespaces/${ns}/jobs`,
+  () => batch.listNamespacedJob({ namespace: ns, labelSelector: managed }),
+  log,
+  (_ev, j) => enqueueOwner(j),
+  managed,
+)
+const pods = watchedCache<V1Pod>(
+  kc,
+  `/api/v1/namespaces/${ns}/pods`,
+  () => core.listNamespacedPod({ namespace: ns, labelSelector: managed }),
+  log,
+  (_ev, p) => enqueueOwner(p),
+  managed,
+)
 
 const events = kubeEventRecorder(kc.makeApiClient(EventsV1Api), ns, config.leaderElection.identity, log.child({ controller: 'events' }))
 
@@ -207,7 +221,17 @@ metrics.leader.set(0)
 
 await Promise.all([utilityJobs.synced, jobs.synced, pods.synced])
 synced = true
-log.info({ namespace: ns, allowLoopbackUrls: config.runner.allowLoopbackUrls, allowedPrivateNetworks: config.runner.allowedNetworks ?? null, port: config.metricsPort, identity: config.leaderElection.identity, kubeUser: await kubeIdentity(kc) }, 'operator started')
+log.info(
+  {
+    namespace: ns,
+    allowLoopbackUrls: config.runner.allowLoopbackUrls,
+    allowedPrivateNetworks: config.runner.allowedNetworks ?? null,
+    port: config.metricsPort,
+    identity: config.leaderElection.identity,
+    kubeUser: await kubeIdentity(kc),
+  },
+  'operator started',
+)
 if (config.callbacks.delayScale !== 1) log.warn({ delayScale: config.callbacks.delayScale }, 'TEST SETTING: callback back-off delays are scaled')
 if (config.retention.testOverride) log.warn({ retentionMs: config.retention.retentionMs }, 'TEST SETTING: retention shortened by DUTIL_RETENTION_SECONDS')
 if (!elector) log.warn('leader election is off: run exactly one replica')
@@ -254,15 +278,23 @@ function lead(): void {
   timers.push(setInterval(lost, 30_000))
 
   running = Promise.all([
-    queue.run((key) => (fence(), reconciler.reconcile(key)), config.concurrency, (key, err, retryInMs) => {
-      metrics.reconcileErrors.inc()
-      log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
-    }),
+    queue.run(
+      (key) => (fence(), reconciler.reconcile(key)),
+      config.concurrency,
+      (key, err, retryInMs) => {
+        metrics.reconcileErrors.inc()
+        log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
+      },
+    ),
     // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
-    callbackQueue.run((key) => (fence(), callbacks.reconcile(key)), config.callbacks.concurrency, (key, err, retryInMs) => {
-      metrics.reconcileErrors.inc()
-      log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
-    }),
+    callbackQueue.run(
+      (key) => (fence(), callbacks.reconcile(key)),
+      config.callbacks.concurrency,
+      (key, err, retryInMs) => {
+        metrics.reconcileErrors.inc()
+        log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
+      },
+    ),
   ])
 }
 

@@ -66,7 +66,13 @@ describe('next status', () => {
       expect(succeededStatus(uj('async', running), result, created + 1000, created + 3000).progress).toMatchObject({ done: 500, total: 500, summary: '500/500 pages' })
       // A job too short for the operator to see a report: the runner's last one, from its result manifest.
       const short = uj('async', runningStatus(uj(), created, created))
-      expect(succeededStatus(short, { ...result, progress: { done: 3, total: 3, at } }, created, created + 1, 'pages').progress).toEqual({ done: 3, total: 3, unit: 'pages', updatedAt: at, summary: '3/3 pages' })
+      expect(succeededStatus(short, { ...result, progress: { done: 3, total: 3, at } }, created, created + 1, 'pages').progress).toEqual({
+        done: 3,
+        total: 3,
+        unit: 'pages',
+        updatedAt: at,
+        summary: '3/3 pages',
+      })
       // A malformed one is ignored; a utility that counts nothing has none.
       expect(succeededStatus(short, { ...result, progress: { done: 'x' } as never }, created, created + 1, 'pages').progress).toBeUndefined()
       expect(succeededStatus(short, result, created, created + 1).progress).toBeUndefined()

@@ -41,7 +41,10 @@ describe('observeJob', () => {
 
   it('never passes on a message the runner did not write as its JSON (e.g. a log tail)', () => {
     const p = pod({ terminated: { exitCode: 10, message: 'Error: ENOENT /secret/path\n    at stack' } })
-    expect(observeJob(job([{ type: 'Failed', reason: 'PodFailurePolicy' }]), [p], 900)).toMatchObject({ kind: 'failed', error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' } })
+    expect(observeJob(job([{ type: 'Failed', reason: 'PodFailurePolicy' }]), [p], 900)).toMatchObject({
+      kind: 'failed',
+      error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' },
+    })
     const crash = pod({ terminated: { exitCode: 1, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) } })
     expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [crash], 900)).toMatchObject({ error: { code: 'upstream_error' } })
   })

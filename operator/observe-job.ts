@@ -37,9 +37,7 @@ export function firstPodStart(pods: V1Pod[]): number | null {
 
 /** The runner's own account of a classified failure (its termination message), if it left one. */
 export function classifiedFailure(pods: V1Pod[], exitCodes: readonly number[] = CLASSIFIED_EXIT_CODES): JobError | null {
-  const candidates = pods
-    .map((p) => runnerState(p)?.terminated)
-    .filter((t) => t && exitCodes.includes(t.exitCode as never))
+  const candidates = pods.map((p) => runnerState(p)?.terminated).filter((t) => t && exitCodes.includes(t.exitCode as never))
   for (const t of candidates) {
     try {
       const parsed = JSON.parse(t!.message ?? '') as Record<string, unknown>

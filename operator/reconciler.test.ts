@@ -22,13 +22,22 @@ function utilityJob(spec: Partial<UtilityJobResource['spec']> = {}, status?: Uti
     apiVersion: 'dutil.io/v1alpha1',
     kind: 'UtilityJob',
     metadata: { name: 'job-01m8abc', namespace: NS, uid: 'uid-1', resourceVersion: '10', generation: 1 },
-    spec: { jobId: 'job_01M8ABCDEFGHJKMNPQRSTVWXYZ', utility: 'split-pdf', mode: 'async', apiKeyId: 'key_1', apiKeyName: 'k', createdAt: '2026-11-24T09:59:59.000Z', inputKey: '_jobs/x/input.json', metadata: null, ...spec },
+    spec: {
+      jobId: 'job_01M8ABCDEFGHJKMNPQRSTVWXYZ',
+      utility: 'split-pdf',
+      mode: 'async',
+      apiKeyId: 'key_1',
+      apiKeyName: 'k',
+      createdAt: '2026-11-24T09:59:59.000Z',
+      inputKey: '_jobs/x/input.json',
+      metadata: null,
+      ...spec,
+    },
     ...(status ? { status } : {}),
   } as UtilityJobResource
 }
 
-const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, T>) =>
-  ({ get: (name: string) => items.get(name), list: () => [...items.values()] }) as unknown as ObjectCache<T>
+const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, T>) => ({ get: (name: string) => items.get(name), list: () => [...items.values()] }) as unknown as ObjectCache<T>
 
 /**
  * The reconciler against fakes of the world it reads (caches of UtilityJobs, Jobs and Pods) and

@@ -316,7 +316,8 @@ export class UtilityJobReconciler {
     // The row keeps every output file; the status only what fits its budget (contract/status-budget.ts).
     await this.d.records.transition(body)
     const bounded = { ...body, status: boundedStatus(body.status) }
-    if (bounded.status !== body.status) log.info({ files: status.result?.files.length, inStatus: bounded.status.result?.files.length }, 'result files beyond the status budget kept in the job record only')
+    if (bounded.status !== body.status)
+      log.info({ files: status.result?.files.length, inStatus: bounded.status.result?.files.length }, 'result files beyond the status budget kept in the job record only')
     // Again before the second write: the replica may have been paused while the row was written.
     this.d.fence?.()
     const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body: bounded })) as UtilityJobResource
@@ -343,7 +344,12 @@ export function transitionEvent(status: UtilityJobStatus, jobName: string): JobE
       return { type: 'Normal', reason: 'Succeeded', action: 'Complete', note: `Succeeded in ${status.timings.totalMs} ms: ${n === 1 ? '1 file' : `${n} files`} stored.` }
     }
     case 'failed':
-      return { type: 'Warning', reason: status.error ? reasonOf(status.error.code) : 'Failed', action: 'Fail', note: status.error ? `${status.error.code}: ${status.error.message}` : 'The job failed.' }
+      return {
+        type: 'Warning',
+        reason: status.error ? reasonOf(status.error.code) : 'Failed',
+        action: 'Fail',
+        note: status.error ? `${status.error.code}: ${status.error.message}` : 'The job failed.',
+      }
     case 'cancelled':
       return { type: 'Normal', reason: 'Cancelled', action: 'Cancel', note: 'The job was cancelled.' }
   }

@@ -26,7 +26,14 @@ export function resultProblem(uj: UtilityJobResource, result: unknown): string |
   for (const [i, f] of r.files.entries()) {
     if (!f || typeof f !== 'object') return `files[${i}] is not an object`
     if (typeof f.key !== 'string' || f.key.length > RESULT_LIMITS.maxKeyLength || !f.key.startsWith(prefix)) return `files[${i}].key is not under ${prefix}`
-    if (f.key.slice(prefix.length).split('/').some((seg) => seg === '' || seg === '.' || seg === '..') || /[\\\u0000-\u001f]/.test(f.key)) return `files[${i}].key has a forbidden segment`
+    if (
+      f.key
+        .slice(prefix.length)
+        .split('/')
+        .some((seg) => seg === '' || seg === '.' || seg === '..') ||
+      /[\\\u0000-\u001f]/.test(f.key)
+    )
+      return `files[${i}].key has a forbidden segment`
     if (seen.has(f.key)) return `files[${i}].key is listed twice`
     seen.add(f.key)
     if (typeof f.name !== 'string' || f.name.length === 0 || f.name.length > RESULT_LIMITS.maxNameLength) return `files[${i}].name is not a file name`

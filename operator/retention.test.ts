@@ -6,7 +6,9 @@ import { DAY_MS, expiredJobs, jobIdOfKey, storagePrefixesOf } from './retention.
 const CREATED = Date.parse('2026-03-01T23:59:00.000Z')
 const RETENTION = 90 * DAY_MS
 
-function job(over: { state?: UtilityJobStatus['state']; finishedAt?: number | null; callbackUrl?: string; callback?: 'pending' | 'delivered' | 'failed'; mode?: 'sync' | 'async' } = {}): UtilityJobResource {
+function job(
+  over: { state?: UtilityJobStatus['state']; finishedAt?: number | null; callbackUrl?: string; callback?: 'pending' | 'delivered' | 'failed'; mode?: 'sync' | 'async' } = {},
+): UtilityJobResource {
   const state = over.state ?? 'succeeded'
   return {
     apiVersion: 'dutil.io/v1alpha1',

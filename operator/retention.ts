@@ -87,7 +87,14 @@ export class RetentionSweeper {
       const log = this.d.log.child({ jobId: uj.spec.jobId, utility: uj.spec.utility })
       try {
         for (const prefix of storagePrefixesOf(uj)) objects += await this.removePrefix(prefix)
-        await this.d.custom.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural, name: uj.metadata.name, propagationPolicy: 'Background' })
+        await this.d.custom.deleteNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: this.d.namespace,
+          plural: UTILITY_JOB.plural,
+          name: uj.metadata.name,
+          propagationPolicy: 'Background',
+        })
         jobs++
         log.info({ finishedAt: effectiveStatus(uj).finishedAt }, 'retention: job and its files deleted')
       } catch (err) {

@@ -19,9 +19,19 @@ const uj = (utility: string): UtilityJobResource => ({
   apiVersion: 'dutil.io/v1alpha1',
   kind: 'UtilityJob',
   metadata: { name: 'job-01m84rtd3gbarnm0v01072jp40' },
-  spec: { jobId: 'job_01M84RTD3GBARNM0V01072JP40', utility, mode: 'async', apiKeyId: 'key_01M84RTD3GBARNM0V01072JP40', apiKeyName: 'k'.repeat(100), createdAt: new Date(created).toISOString(), inputKey: 'i', metadata: null },
+  spec: {
+    jobId: 'job_01M84RTD3GBARNM0V01072JP40',
+    utility,
+    mode: 'async',
+    apiKeyId: 'key_01M84RTD3GBARNM0V01072JP40',
+    apiKeyName: 'k'.repeat(100),
+    createdAt: new Date(created).toISOString(),
+    inputKey: 'i',
+    metadata: null,
+  },
 })
-const written = (utility: string, files: StoredFile[]) => boundedStatus(succeededStatus(uj(utility), { files, extras: { fileCount: files.length }, startedAt: '', upstreamMs: 1, storageMs: 1 }, created, created + 1000))
+const written = (utility: string, files: StoredFile[]) =>
+  boundedStatus(succeededStatus(uj(utility), { files, extras: { fileCount: files.length }, startedAt: '', upstreamMs: 1, storageMs: 1 }, created, created + 1000))
 const size = (utility: string, files: StoredFile[]) => Buffer.byteLength(JSON.stringify(written(utility, files)))
 
 describe('status size', () => {
@@ -37,13 +47,24 @@ describe('status size', () => {
   })
 
   it('keeps the largest split-pdf result under the budget', () => {
-    const files = Array.from({ length: SPLIT_PDF_LIMITS.maxPages }, (_, i): StoredFile => ({ key: `split-pdf/2026-11-23/job_01M84RTD3GBARNM0V01072JP40/page-${String(i + 1).padStart(3, '0')}.pdf`, name: `page-${i + 1}.pdf`, size: 2 ** 30, contentType: 'application/pdf', pageNumber: i + 1 }))
+    const files = Array.from({ length: SPLIT_PDF_LIMITS.maxPages }, (_, i): StoredFile => ({
+      key: `split-pdf/2026-11-23/job_01M84RTD3GBARNM0V01072JP40/page-${String(i + 1).padStart(3, '0')}.pdf`,
+      name: `page-${i + 1}.pdf`,
+      size: 2 ** 30,
+      contentType: 'application/pdf',
+      pageNumber: i + 1,
+    }))
     expect(size('split-pdf', files)).toBeLessThan(STATUS_BUDGET_BYTES)
   })
 
   it('accepts in the manifest check no more files than any utility may produce, and a manifest at that count fits', () => {
     expect(RESULT_LIMITS.maxFiles).toBeGreaterThanOrEqual(Math.max(UNZIP_LIMITS.maxEntries, SPLIT_PDF_LIMITS.maxPages))
-    const files = Array.from({ length: RESULT_LIMITS.maxFiles }, (_, i): StoredFile => ({ key: `zip-files/2026-11-23/job_01M84RTD3GBARNM0V01072JP40/${'n'.repeat(200)}${i}`, name: 'n'.repeat(200), size: 1, contentType: 'application/zip' }))
+    const files = Array.from({ length: RESULT_LIMITS.maxFiles }, (_, i): StoredFile => ({
+      key: `zip-files/2026-11-23/job_01M84RTD3GBARNM0V01072JP40/${'n'.repeat(200)}${i}`,
+      name: 'n'.repeat(200),
+      size: 1,
+      contentType: 'application/zip',
+    }))
     expect(size('zip-files', files)).toBeLessThan(STATUS_BUDGET_BYTES)
   })
 })

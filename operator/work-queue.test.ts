@@ -10,7 +10,11 @@ describe('WorkQueue', () => {
     q.add('a')
     q.add('a')
     q.add('b')
-    const running = q.run(async (k) => void seen.push(k), 2, () => {})
+    const running = q.run(
+      async (k) => void seen.push(k),
+      2,
+      () => {},
+    )
     await tick()
     q.stop()
     await running
@@ -65,7 +69,11 @@ describe('WorkQueue', () => {
   it('schedules a later look when the worker asks for one', async () => {
     const q = new WorkQueue()
     let calls = 0
-    const running = q.run(async () => (++calls === 1 ? { requeueAfterMs: 20 } : undefined), 1, () => {})
+    const running = q.run(
+      async () => (++calls === 1 ? { requeueAfterMs: 20 } : undefined),
+      1,
+      () => {},
+    )
     q.add('y')
     await tick(5)
     expect(calls).toBe(1)

@@ -47,10 +47,13 @@ export class WorkQueue {
     if (this.stopped) return
     const existing = this.timers.get(key)
     if (existing) clearTimeout(existing)
-    const t = setTimeout(() => {
-      this.timers.delete(key)
-      this.add(key)
-    }, Math.max(0, delayMs))
+    const t = setTimeout(
+      () => {
+        this.timers.delete(key)
+        this.add(key)
+      },
+      Math.max(0, delayMs),
+    )
     t.unref()
     this.timers.set(key, t)
   }

@@ -1,18 +1,9 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
 import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
-import {
-  DEFAULT_RATE_LIMIT,
-  hashApiKey,
-  hashLabel,
-  keyPrefix,
-  newApiKeyValue,
-  newSigningSecret,
-  WORKSPACE_SIGNING_ENTRY,
-} from '../contract/api-keys.js'
+import { DEFAULT_RATE_LIMIT, hashApiKey, hashLabel, keyPrefix, newApiKeyValue, newSigningSecret, WORKSPACE_SIGNING_ENTRY } from '../contract/api-keys.js'
 import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
 import type { ApiKeyResource } from '../contract/crd-schemas.js'
 import { newId, objectNameOf, ulidOf } from '../contract/ids.js'
-import { apiStatus } from './kube.js'
 import { isoMs } from '../contract/time.js'
 
 export interface CreateKeyOptions {
@@ -29,7 +20,6 @@ export interface CreatedKey {
   key: string
   signingSecret: string
 }
-
 
 /** A key's effective signing secret: its own, or the workspace's for a key that has none yet. */
 export interface RevealedSecret {

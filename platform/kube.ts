@@ -134,13 +134,7 @@ const CACHE_EVENT: Record<string, CacheEvent> = { ADDED: 'add', MODIFIED: 'updat
  * API server no longer has that version (410 Gone). For consumers that only need to hear of
  * changes, so memory does not grow with the number of objects.
  */
-export function watchEvents<T extends KubernetesObject>(
-  kc: KubeConfig,
-  path: string,
-  list: (limit: number) => Promise<KubernetesListObject<T>>,
-  log: Logger,
-  handlers: WatchHandlers<T>,
-): EventWatch {
+export function watchEvents<T extends KubernetesObject>(kc: KubeConfig, path: string, list: (limit: number) => Promise<KubernetesListObject<T>>, log: Logger, handlers: WatchHandlers<T>): EventWatch {
   const watch = new Watch(kc)
   let stopped = false
   let resourceVersion: string | undefined

@@ -14,12 +14,24 @@ const policy = { allowLoopback: false }
 describe('pinned addresses', () => {
   it('allows a host whose every answer is public, refuses one with a single private answer', async () => {
     const resolver = answers({
-      'public.example': [{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::1', family: 6 }],
-      'mixed.example': [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }],
+      'public.example': [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:2800:220:1::1', family: 6 },
+      ],
+      'mixed.example': [
+        { address: '93.184.216.34', family: 4 },
+        { address: '10.0.0.5', family: 4 },
+      ],
       'mapped.example': [{ address: '::ffff:127.0.0.1', family: 6 }],
       'gone.example': Object.assign(new Error('nope'), { code: 'ENOTFOUND' }),
     })
-    expect(await resolveAllowedAddresses('public.example', policy, resolver)).toEqual({ kind: 'ok', addresses: [{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::1', family: 6 }] })
+    expect(await resolveAllowedAddresses('public.example', policy, resolver)).toEqual({
+      kind: 'ok',
+      addresses: [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:2800:220:1::1', family: 6 },
+      ],
+    })
     expect(await resolveAllowedAddresses('mixed.example', policy, resolver)).toEqual({ kind: 'refused', address: '10.0.0.5' })
     expect(await resolveAllowedAddresses('mapped.example', policy, resolver)).toEqual({ kind: 'refused', address: '::ffff:127.0.0.1' })
     expect(await resolveAllowedAddresses('gone.example', policy, resolver)).toEqual({ kind: 'unresolved', code: 'ENOTFOUND' })

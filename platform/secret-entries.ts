@@ -53,8 +53,7 @@ export class SecretEntries {
       if (!ENTRY.test(k)) throw new Error(`not a valid Secret entry name: ${JSON.stringify(k)}`)
       data[k] = v === null ? null : Buffer.from(v, 'utf8').toString('base64')
     }
-    const patch = () =>
-      this.core.patchNamespacedSecret({ name: this.name, namespace: this.namespace, body: { data } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+    const patch = () => this.core.patchNamespacedSecret({ name: this.name, namespace: this.namespace, body: { data } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
     try {
       await patch()
     } catch (err) {

@@ -37,7 +37,11 @@ for (const file of process.argv.slice(2)) {
 const strip = (text) => text.replace(/\x1b\[[0-9;]*m/g, '')
 for (const f of failures) {
   console.log(`FAILED ${f.file.replace(process.cwd() + '/', '')} > ${f.title}`)
-  for (const line of strip(f.message).split('\n').filter((l) => l.trim()).slice(0, 6)) console.log(`    ${line.slice(0, 200)}`)
+  for (const line of strip(f.message)
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(0, 6))
+    console.log(`    ${line.slice(0, 200)}`)
 }
 if (missing.length) console.log(`no report at ${missing.join(', ')}`)
 // The real-node tier says why it skipped (test/node/global-setup.ts writes the reason).

@@ -6,6 +6,7 @@
 #   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, containerd, ...), schemathesis
 #   binaries     etcd, Kubernetes, MinIO, Helm from the Go module proxy (cached in $DUTIL_CACHE)
 #   build        TypeScript to dist/
+#   lint         ESLint (typescript-eslint, type-aware) and Prettier's check: `make lint`
 #   unit         vitest --project unit
 #   images       the container images (Debian's Docker engine)
 #   faults       vitest --project integration test/faults: faults during bursts of jobs
@@ -49,6 +50,7 @@ if ! phase deps test/platform/install-deps.sh --node ||
   exit 1
 fi
 
+phase lint npm run --silent lint || status=1
 phase unit node_modules/.bin/vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || status=1
 
 # Images and the integration tests share one Docker engine (started here when none runs). Test

@@ -9,7 +9,13 @@ describe('console configuration', () => {
 
   it('reads the identity provider and its allowed domains', () => {
     const c = loadConsoleConfig(
-      { DUTIL_PUBLIC_URL: 'https://dutil.example.com/', DUTIL_OIDC_ISSUER: 'https://idp.example.com', DUTIL_OIDC_CLIENT_ID: 'c', DUTIL_OIDC_CLIENT_SECRET: 's', DUTIL_OIDC_ALLOWED_DOMAINS: 'Example.com, @corp.example' },
+      {
+        DUTIL_PUBLIC_URL: 'https://dutil.example.com/',
+        DUTIL_OIDC_ISSUER: 'https://idp.example.com',
+        DUTIL_OIDC_CLIENT_ID: 'c',
+        DUTIL_OIDC_CLIENT_SECRET: 's',
+        DUTIL_OIDC_ALLOWED_DOMAINS: 'Example.com, @corp.example',
+      },
       'http://x',
     )
     expect(c.publicUrl).toBe('https://dutil.example.com')

@@ -37,7 +37,7 @@ describe('console request checks', () => {
     expect((await post({ 'Sec-Fetch-Site': 'cross-site', 'X-CSRF-Token': 'token-123' })).status).toBe(403)
   })
 
-  it('accepts the configured origin and the gateway\'s own, with the token', async () => {
+  it("accepts the configured origin and the gateway's own, with the token", async () => {
     expect((await post({ Origin: 'https://dutil.example.com', 'X-CSRF-Token': 'token-123' })).status).toBe(200)
     expect((await post({ Origin: url, 'X-CSRF-Token': 'token-123' })).status).toBe(200)
     expect((await post({ 'X-CSRF-Token': 'token-123' })).status).toBe(200)

@@ -169,4 +169,3 @@ export class Fields {
     if (this.problems.length) throw invalid(this.problems.map((p) => `${p.path} ${p.message}`).join('; ') + '.', this.problems)
   }
 }
-

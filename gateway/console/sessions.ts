@@ -35,12 +35,7 @@ export class SessionStore {
   async create(user: string, method: SessionData['method'], now = Date.now()): Promise<{ id: string; data: SessionData }> {
     const id = newToken()
     const data: SessionData = { user, csrf: newToken(), createdAt: now, method }
-    await this.redis
-      .multi()
-      .set(this.key(id), JSON.stringify(data), 'PX', SESSION_IDLE_MS)
-      .sadd(this.userSet(user), digest(id))
-      .pexpire(this.userSet(user), SESSION_IDLE_MS)
-      .exec()
+    await this.redis.multi().set(this.key(id), JSON.stringify(data), 'PX', SESSION_IDLE_MS).sadd(this.userSet(user), digest(id)).pexpire(this.userSet(user), SESSION_IDLE_MS).exec()
     return { id, data }
   }
 

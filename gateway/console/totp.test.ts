@@ -48,8 +48,6 @@ describe('TOTP (RFC 6238)', () => {
   })
 
   it('builds the otpauth URI authenticator apps scan', () => {
-    expect(otpauthUri('JBSWY3DPEHPK3PXP', 'ada@example.com')).toBe(
-      'otpauth://totp/dutil%3Aada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=dutil&algorithm=SHA1&digits=6&period=30',
-    )
+    expect(otpauthUri('JBSWY3DPEHPK3PXP', 'ada@example.com')).toBe('otpauth://totp/dutil%3Aada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=dutil&algorithm=SHA1&digits=6&period=30')
   })
 })

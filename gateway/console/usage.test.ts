@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { dayRange, summarizeUsage, usageRows } from './usage.js'
 
-function job(p: { id: string; createdAt: string; key?: string; utility?: string; state?: 'queued' | 'succeeded' | 'failed' | 'cancelled'; code?: string; totalMs?: number; upstreamMs?: number; playgroundBy?: string }): UtilityJobResource {
+function job(p: {
+  id: string
+  createdAt: string
+  key?: string
+  utility?: string
+  state?: 'queued' | 'succeeded' | 'failed' | 'cancelled'
+  code?: string
+  totalMs?: number
+  upstreamMs?: number
+  playgroundBy?: string
+}): UtilityJobResource {
   const state = p.state ?? 'succeeded'
   return {
     apiVersion: 'dutil.io/v1alpha1',

@@ -23,7 +23,22 @@ export function usageRows(jobs: readonly JobRecord[]): UsageRow[] {
     const id = [day, source, keyId, userEmail, job.spec.utility].join('\n')
     let row = rows.get(id)
     if (!row) {
-      row = { day, source, keyId, keyName: job.spec.apiKeyName, userEmail, utility: job.spec.utility, jobs: 0, succeeded: 0, failed: 0, cancelled: 0, errors: {}, totalMs: 0, upstreamMs: 0, outputBytes: 0 }
+      row = {
+        day,
+        source,
+        keyId,
+        keyName: job.spec.apiKeyName,
+        userEmail,
+        utility: job.spec.utility,
+        jobs: 0,
+        succeeded: 0,
+        failed: 0,
+        cancelled: 0,
+        errors: {},
+        totalMs: 0,
+        upstreamMs: 0,
+        outputBytes: 0,
+      }
       rows.set(id, row)
     }
     const s = effectiveStatus(job)

@@ -33,10 +33,7 @@ export type AttemptErrorClass = 'http_status' | 'timeout' | 'connection' | 'unre
 
 /** The result of one attempt. `refused`: the destination is not allowed; it fails at once, without retries. */
 export type AttemptOutcome =
-  | { kind: 'delivered'; statusCode: number }
-  | { kind: 'failed'; statusCode: number | null; error: string; errorClass: AttemptErrorClass }
-  | { kind: 'refused'; error: string }
-
+  { kind: 'delivered'; statusCode: number } | { kind: 'failed'; statusCode: number | null; error: string; errorClass: AttemptErrorClass } | { kind: 'refused'; error: string }
 
 /**
  * The redelivery asked for (annotation dutil.io/redeliver, the time of the request) that no round

@@ -182,7 +182,7 @@ describe('CallbackController', () => {
   })
 
   it('records the outcome even when the object changed during the attempt', async () => {
-    const { api, controller, sent } = setup([ok])
+    const { api, controller } = setup([ok])
     api.put(finishedJob('j1'))
     let edited = false
     api.custom.replaceNamespacedCustomObjectStatus = ((orig) => async (req) => {
@@ -203,7 +203,15 @@ describe('CallbackController', () => {
     const { api, controller, sent, advance } = setup([ok])
     const uj = finishedJob('j1')
     // The previous operator claimed attempt 1 and stopped before recording its outcome.
-    uj.status!.callback = { status: 'pending', attempts: 1, nextAttemptAt: new Date(T0 + 20_000).toISOString(), lastAttemptAt: new Date(T0).toISOString(), lastStatusCode: null, lastError: null, finishedAt: null }
+    uj.status!.callback = {
+      status: 'pending',
+      attempts: 1,
+      nextAttemptAt: new Date(T0 + 20_000).toISOString(),
+      lastAttemptAt: new Date(T0).toISOString(),
+      lastStatusCode: null,
+      lastError: null,
+      finishedAt: null,
+    }
     api.put(uj)
     advance(3_000)
     expect(await controller.reconcile('j1')).toEqual({ requeueAfterMs: 17_000 })

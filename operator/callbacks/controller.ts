@@ -7,7 +7,19 @@ import { apiStatus } from '../../platform/kube.js'
 import type { EventRecorder } from '../events.js'
 import type { OperatorMetrics } from '../metrics.js'
 import type { WorkQueue } from '../work-queue.js'
-import { afterAttempt, attemptEntry, callbackEvent, claimAttempt, currentDelivery, gaveUp, nextStep, redeliveryRequest, startRedelivery, type AttemptOutcome, type CallbackEvent } from './callback-state.js'
+import {
+  afterAttempt,
+  attemptEntry,
+  callbackEvent,
+  claimAttempt,
+  currentDelivery,
+  gaveUp,
+  nextStep,
+  redeliveryRequest,
+  startRedelivery,
+  type AttemptOutcome,
+  type CallbackEvent,
+} from './callback-state.js'
 import type { CallbackMessage } from './delivery.js'
 import type { CallbackSchedule } from './schedule.js'
 import type { SecretSource } from './signing-secrets.js'
@@ -111,7 +123,12 @@ export class CallbackController {
         if (!(await this.write(uj, final))) return { requeueAfterMs: 1000 }
         this.d.metrics?.callbacksFinished.inc({ event, status: 'failed' })
         log.warn({ attempts: final.attempts }, 'callback failed: the last attempt was never recorded')
-        this.d.events?.record(uj, { type: 'Warning', reason: 'CallbackFailed', action: 'Deliver', note: `Gave up on the ${event} callback to ${receiver(uj.spec.callbackUrl)} after ${final.attempts} attempts.` })
+        this.d.events?.record(uj, {
+          type: 'Warning',
+          reason: 'CallbackFailed',
+          action: 'Deliver',
+          note: `Gave up on the ${event} callback to ${receiver(uj.spec.callbackUrl)} after ${final.attempts} attempts.`,
+        })
         return
       }
       case 'attempt':
@@ -141,9 +158,12 @@ export class CallbackController {
       outcome =
         body === undefined
           ? { kind: 'failed', statusCode: null, error: 'The job could not be read back for the callback.', errorClass: 'internal' }
-          : await this.d.send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret }).catch(
-              (err): AttemptOutcome => ({ kind: 'failed', statusCode: null, error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}`, errorClass: 'internal' }),
-            )
+          : await this.d.send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret }).catch((err): AttemptOutcome => ({
+              kind: 'failed',
+              statusCode: null,
+              error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}`,
+              errorClass: 'internal',
+            }))
     }
     const endedAt = this.now()
     this.d.metrics?.callbackAttempts.inc({ event, outcome: outcome.kind })
@@ -151,7 +171,9 @@ export class CallbackController {
 
     const next = afterAttempt(delivery, outcome, endedAt, this.d.schedule)
     await this.writeOutcome(claimed, delivery, next)
-    await this.d.recordAttempt?.(uj.spec.jobId, attemptEntry(next, outcome, claimedAt, endedAt)).catch((err) => log.warn({ err: (err as Error).message }, 'callback attempt not added to the delivery log'))
+    await this.d
+      .recordAttempt?.(uj.spec.jobId, attemptEntry(next, outcome, claimedAt, endedAt))
+      .catch((err) => log.warn({ err: (err as Error).message }, 'callback attempt not added to the delivery log'))
     const fields = { attempt: next.attempts, status: next.status, statusCode: next.lastStatusCode, error: next.lastError, secret: secret?.source }
     const to = receiver(uj.spec.callbackUrl)
     if (next.status === 'delivered') {
@@ -162,7 +184,12 @@ export class CallbackController {
       this.d.events?.record(uj, { type: 'Warning', reason: 'CallbackFailed', action: 'Deliver', note: `The ${event} callback to ${to} failed for good on attempt ${next.attempts} (${answer(next)}).` })
     } else {
       log.info({ ...fields, nextAttemptAt: next.nextAttemptAt }, 'callback attempt failed, will retry')
-      this.d.events?.record(uj, { type: 'Warning', reason: 'CallbackRetrying', action: 'Deliver', note: `Attempt ${next.attempts} of the ${event} callback to ${to} failed (${answer(next)}); next attempt at ${next.nextAttemptAt}.` })
+      this.d.events?.record(uj, {
+        type: 'Warning',
+        reason: 'CallbackRetrying',
+        action: 'Deliver',
+        note: `Attempt ${next.attempts} of the ${event} callback to ${to} failed (${answer(next)}); next attempt at ${next.nextAttemptAt}.`,
+      })
     }
     if (next.status !== 'pending') {
       this.d.metrics?.callbacksFinished.inc({ event, status: next.status })

@@ -2,11 +2,13 @@ import type { LookupAddress } from 'node:dns'
 import { describe, expect, it } from 'vitest'
 import { checkDestination, type Resolver } from './destination.js'
 
-const resolving = (table: Record<string, string[]>): Resolver => async (host) => {
-  const list = table[host]
-  if (!list) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
-  return list.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 }))
-}
+const resolving =
+  (table: Record<string, string[]>): Resolver =>
+  async (host) => {
+    const list = table[host]
+    if (!list) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
+    return list.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 }))
+  }
 
 const dns = resolving({
   'public.example': ['93.184.216.34', '2606:2800:220:1::1'],

@@ -17,10 +17,7 @@ export interface DestinationOptions extends AddressAllowance {
  * `ok`: connect to exactly these (checked) addresses. `refused`: the destination is not
  * allowed and the callback fails at once. `unresolved`: DNS gave no answer; worth a retry.
  */
-export type DestinationCheck =
-  | { kind: 'ok'; url: URL; addresses: LookupAddress[] }
-  | { kind: 'refused'; reason: string }
-  | { kind: 'unresolved'; reason: string }
+export type DestinationCheck = { kind: 'ok'; url: URL; addresses: LookupAddress[] } | { kind: 'refused'; reason: string } | { kind: 'unresolved'; reason: string }
 
 /**
  * The check made before every callback attempt (spec, Events: Allowed destinations): https

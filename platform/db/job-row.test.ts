@@ -14,7 +14,19 @@ function job(over: Partial<UtilityJobResource['status']> = {}, spec: Partial<Uti
     apiVersion: 'dutil.io/v1alpha1',
     kind: 'UtilityJob',
     metadata: { name: 'x', resourceVersion: '7', finalizers: ['dutil.io/job-record'] },
-    spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_A', apiKeyName: 'laptop', createdAt: new Date(at).toISOString(), inputKey: `_jobs/${jobId}/input.json`, metadata: { ref: 1 }, callbackUrl: 'https://hooks.example/x', idempotencyKeyHash: 'ab'.repeat(20), ...spec },
+    spec: {
+      jobId,
+      utility: 'split-pdf',
+      mode: 'async',
+      apiKeyId: 'key_A',
+      apiKeyName: 'laptop',
+      createdAt: new Date(at).toISOString(),
+      inputKey: `_jobs/${jobId}/input.json`,
+      metadata: { ref: 1 },
+      callbackUrl: 'https://hooks.example/x',
+      idempotencyKeyHash: 'ab'.repeat(20),
+      ...spec,
+    },
     status: {
       state: 'succeeded',
       startedAt: '2026-11-23T10:00:01.000Z',
@@ -31,7 +43,13 @@ function job(over: Partial<UtilityJobResource['status']> = {}, spec: Partial<Uti
 
 describe('job rows', () => {
   it('round-trip a UtilityJob: the view from the row equals the view from the object', () => {
-    for (const j of [job(), job({ state: 'failed', result: null, error: { code: 'upstream_rejected', message: 'not a PDF' } }), job({ state: 'queued', startedAt: null, finishedAt: null, timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }, result: null, callback: undefined }), job({}, { source: 'playground', userEmail: 'a@example.com', apiKeyId: '', apiKeyName: '', callbackUrl: undefined, idempotencyKeyHash: undefined }), job({ state: 'running', finishedAt: null, result: null, progress: { done: 120, total: 500, unit: 'pages', updatedAt: '2026-11-23T10:00:01.500Z', summary: '120/500 pages' } })]) {
+    for (const j of [
+      job(),
+      job({ state: 'failed', result: null, error: { code: 'upstream_rejected', message: 'not a PDF' } }),
+      job({ state: 'queued', startedAt: null, finishedAt: null, timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }, result: null, callback: undefined }),
+      job({}, { source: 'playground', userEmail: 'a@example.com', apiKeyId: '', apiKeyName: '', callbackUrl: undefined, idempotencyKeyHash: undefined }),
+      job({ state: 'running', finishedAt: null, result: null, progress: { done: 120, total: 500, unit: 'pages', updatedAt: '2026-11-23T10:00:01.500Z', summary: '120/500 pages' } }),
+    ]) {
       const back = recordOf(rowOf(j))
       expect(toJobView(back, link)).toEqual(toJobView(j, link))
       expect(back.status?.progress).toEqual(j.status?.progress)

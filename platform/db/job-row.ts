@@ -34,9 +34,30 @@ export interface JobRow {
 }
 
 export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
-  'id', 'created_at', 'api_key_id', 'api_key_name', 'source', 'user_email', 'utility', 'mode', 'state', 'input_key', 'metadata',
-  'callback_url', 'idempotency_key_hash', 'deadline_seconds', 'started_at', 'finished_at', 'queue_ms', 'upstream_ms', 'storage_ms',
-  'total_ms', 'result', 'error', 'callback', 'progress',
+  'id',
+  'created_at',
+  'api_key_id',
+  'api_key_name',
+  'source',
+  'user_email',
+  'utility',
+  'mode',
+  'state',
+  'input_key',
+  'metadata',
+  'callback_url',
+  'idempotency_key_hash',
+  'deadline_seconds',
+  'started_at',
+  'finished_at',
+  'queue_ms',
+  'upstream_ms',
+  'storage_ms',
+  'total_ms',
+  'result',
+  'error',
+  'callback',
+  'progress',
 ]
 
 /** The creation time of a job, from its id (ULIDs carry it): the partition key of its row. */

@@ -55,9 +55,9 @@ class OverCeiling extends Error {
   }
 }
 
-const QUEUED_ALL = 'SELECT count(*)::int AS n FROM jobs WHERE state = \'queued\''
+const QUEUED_ALL = "SELECT count(*)::int AS n FROM jobs WHERE state = 'queued'"
 
-const QUEUED_OF_KEY = 'SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1 AND state = \'queued\''
+const QUEUED_OF_KEY = "SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1 AND state = 'queued'"
 
 /**
  * Writes a job the gateway is accepting, before it answers: its row, its Idempotency-Key (when
@@ -71,10 +71,12 @@ export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQu
     return await withPartition(db, row.created_at, () =>
       inTransaction(db, async (c) => {
         if (row.idempotency_key_hash !== null) {
-          const claimed = await c.query(
-            'INSERT INTO idempotency_keys (api_key_id, key_hash, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING job_id',
-            [row.api_key_id, row.idempotency_key_hash, row.id, row.created_at],
-          )
+          const claimed = await c.query('INSERT INTO idempotency_keys (api_key_id, key_hash, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING job_id', [
+            row.api_key_id,
+            row.idempotency_key_hash,
+            row.id,
+            row.created_at,
+          ])
           if (claimed.rowCount === 0) {
             const holder = await findIdempotent(c, row.api_key_id, row.idempotency_key_hash)
             if (holder) return { kind: 'existing', jobId: holder }
@@ -247,19 +249,16 @@ export async function listJobs(db: Queryable, q: JobListQuery): Promise<JobRecor
 
 /** Rows still queued or running that were created before `beforeMs` (the operator's sweep for lost hand-offs). */
 export async function openJobsCreatedBefore(db: Queryable, beforeMs: number, limit = 500): Promise<JobRecord[]> {
-  const res = await db.query<JobRow>(
-    `SELECT ${COLUMN_LIST} FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1 ORDER BY created_at LIMIT $2`,
-    [new Date(beforeMs).toISOString(), limit],
-  )
+  const res = await db.query<JobRow>(`SELECT ${COLUMN_LIST} FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1 ORDER BY created_at LIMIT $2`, [new Date(beforeMs).toISOString(), limit])
   return res.rows.map(fromDb)
 }
 
 /** Storage keys of one day's jobs (inputs and outputs), read before the day's partition is dropped. */
 export async function storedKeysOfDay(db: Queryable, day: string): Promise<{ jobIds: string[]; keys: string[] }> {
-  const res = await db.query<{ id: string; input_key: string; result: JobRow['result'] }>(
-    `SELECT id, input_key, result FROM jobs WHERE created_at >= $1 AND created_at < $2`,
-    [`${day}T00:00:00Z`, new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString()],
-  )
+  const res = await db.query<{ id: string; input_key: string; result: JobRow['result'] }>(`SELECT id, input_key, result FROM jobs WHERE created_at >= $1 AND created_at < $2`, [
+    `${day}T00:00:00Z`,
+    new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString(),
+  ])
   const keys: string[] = []
   for (const r of res.rows) {
     keys.push(r.input_key)
@@ -272,4 +271,3 @@ export async function storedKeysOfDay(db: Queryable, day: string): Promise<{ job
 export async function expireIdempotencyKeys(db: Queryable, before: string): Promise<number> {
   return (await db.query('DELETE FROM idempotency_keys WHERE created_at < $1', [before])).rowCount ?? 0
 }
-

@@ -59,7 +59,10 @@ export interface SignInput {
 
 /** SigV4 headers (x-amz-date, x-amz-content-sha256, authorization) for one request. */
 export function signV4(r: SignInput): Record<string, string> {
-  const amzDate = r.now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
+  const amzDate = r.now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '')
   const day = amzDate.slice(0, 8)
   const query = Object.keys(r.query)
     .sort()

@@ -38,6 +38,11 @@ export function printOptions(o: PdfOptionsInput = {}): PDFOptions {
 
 /** The output's file name: the input's base name with .pdf, or document.pdf. */
 export function pdfFileName(inputName: string): string {
-  const base = inputName.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[^\w.\- ]+/g, '_').replace(/^[.\s]+/, '').slice(0, 100).trim()
+  const base = inputName
+    .replace(/\.[a-z0-9]{1,5}$/i, '')
+    .replace(/[^\w.\- ]+/g, '_')
+    .replace(/^[.\s]+/, '')
+    .slice(0, 100)
+    .trim()
   return `${base || 'document'}.pdf`
 }

@@ -49,8 +49,7 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
     const inputName = decodeURIComponent(new URL(mainUrl).pathname.split('/').pop() ?? '')
 
     let refused: { url: string; reason: string } | undefined
-    const refusedFailure = (): RunnerError | null =>
-      refused ? rejected(`The page tried to load ${describeUrl(refused.url)}, which is refused (${refused.reason}).`) : null
+    const refusedFailure = (): RunnerError | null => (refused ? rejected(`The page tried to load ${describeUrl(refused.url)}, which is refused (${refused.reason}).`) : null)
     const refuse = (url: string, reason: string) => {
       refused ??= { url, reason }
       log.warn({ url: describeUrl(url), reason }, 'refused a request of the page')

@@ -13,7 +13,12 @@ export const CssLength = Type.String({
 
 export const PdfOptionsSchema = Type.Object(
   {
-    format: Type.Optional(Type.Union(PAPER_FORMATS.map((f) => Type.Literal(f)), { description: 'Paper format; not together with width/height.' })),
+    format: Type.Optional(
+      Type.Union(
+        PAPER_FORMATS.map((f) => Type.Literal(f)),
+        { description: 'Paper format; not together with width/height.' },
+      ),
+    ),
     width: Type.Optional(CssLength),
     height: Type.Optional(CssLength),
     orientation: Type.Optional(Type.Union([Type.Literal('portrait'), Type.Literal('landscape')])),
@@ -22,10 +27,7 @@ export const PdfOptionsSchema = Type.Object(
     preferCSSPageSize: Type.Optional(Type.Boolean()),
     printBackground: Type.Optional(Type.Boolean()),
     margin: Type.Optional(
-      Type.Object(
-        { top: Type.Optional(CssLength), right: Type.Optional(CssLength), bottom: Type.Optional(CssLength), left: Type.Optional(CssLength) },
-        { additionalProperties: false },
-      ),
+      Type.Object({ top: Type.Optional(CssLength), right: Type.Optional(CssLength), bottom: Type.Optional(CssLength), left: Type.Optional(CssLength) }, { additionalProperties: false }),
     ),
   },
   { additionalProperties: false, description: 'Chromium print options.' },

@@ -8,11 +8,7 @@ import { loadSplittable, splitPages } from './split.js'
  * runner (which the Job would retry). Pages go to the main thread one by one; it hands out
  * credits, so at most a few pages wait in memory.
  */
-export type ToMain =
-  | { type: 'loaded'; total: number }
-  | { type: 'page'; pageNumber: number; bytes: Uint8Array }
-  | { type: 'done' }
-  | { type: 'failed'; code: string; message: string }
+export type ToMain = { type: 'loaded'; total: number } | { type: 'page'; pageNumber: number; bytes: Uint8Array } | { type: 'done' } | { type: 'failed'; code: string; message: string }
 
 const port = parentPort!
 const { bytes, maxPages } = workerData as { bytes: Uint8Array; maxPages: number }

@@ -7,7 +7,10 @@ const entry = (path: string, over: Partial<EntryInfo> = {}): EntryInfo => {
   offset += 1000
   return e
 }
-const check = (entries: EntryInfo[], limits: UnzipLimits = UNZIP_LIMITS) => () => checkEntries(entries, 10 ** 9, limits)
+const check =
+  (entries: EntryInfo[], limits: UnzipLimits = UNZIP_LIMITS) =>
+  () =>
+    checkEntries(entries, 10 ** 9, limits)
 
 describe('pathProblem (zip slip)', () => {
   it.each([

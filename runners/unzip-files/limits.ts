@@ -80,7 +80,8 @@ export function checkEntries(entries: EntryInfo[], archiveBytes: number, limits:
     seen.add(e.path)
     if (isFolder(e)) continue
     if (e.flags & 0x1) throw refuse(`the entry ${quote(e.path)} is password-protected (encrypted)`)
-    if (e.compressionMethod !== 0 && e.compressionMethod !== 8) throw refuse(`the entry ${quote(e.path)} uses compression method ${e.compressionMethod}; only stored and deflated entries are supported`)
+    if (e.compressionMethod !== 0 && e.compressionMethod !== 8)
+      throw refuse(`the entry ${quote(e.path)} uses compression method ${e.compressionMethod}; only stored and deflated entries are supported`)
     if (e.compressedSize > archiveBytes) throw refuse(`the entry ${quote(e.path)} claims to be larger than the archive`)
     total += e.uncompressedSize
     if (total > limits.maxTotalBytes) throw refuse(`its entries expand to more than ${gb(limits.maxTotalBytes)} in total (zip bomb limit)`)
@@ -104,13 +105,32 @@ function gb(bytes: number): string {
 }
 
 const TYPES: Record<string, string> = {
-  pdf: 'application/pdf', zip: 'application/zip', txt: 'text/plain', csv: 'text/csv', json: 'application/json',
-  xml: 'application/xml', html: 'text/html', htm: 'text/html', css: 'text/css', js: 'text/javascript', md: 'text/markdown',
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', svg: 'image/svg+xml',
-  xls: 'application/vnd.ms-excel', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  doc: 'application/msword', docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', mp4: 'video/mp4', mp3: 'audio/mpeg',
-  gz: 'application/gzip', tar: 'application/x-tar',
+  pdf: 'application/pdf',
+  zip: 'application/zip',
+  txt: 'text/plain',
+  csv: 'text/csv',
+  json: 'application/json',
+  xml: 'application/xml',
+  html: 'text/html',
+  htm: 'text/html',
+  css: 'text/css',
+  js: 'text/javascript',
+  md: 'text/markdown',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  svg: 'image/svg+xml',
+  xls: 'application/vnd.ms-excel',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  doc: 'application/msword',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  mp4: 'video/mp4',
+  mp3: 'audio/mpeg',
+  gz: 'application/gzip',
+  tar: 'application/x-tar',
 }
 
 /** Content type of an extracted file, from its extension. */

@@ -87,7 +87,10 @@ await runUtility<UnzipInput>(async ({ config, input, storage, storeStream, progr
     const zip = await openZip(archivePath)
     try {
       const entries = await readDirectory(zip)
-      checkEntries(entries.map((e) => e.info), size)
+      checkEntries(
+        entries.map((e) => e.info),
+        size,
+      )
       const fileEntries = entries.filter((e) => !isFolder(e.info))
       let extracted = 0
       progress(0, fileEntries.length)

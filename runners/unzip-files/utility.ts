@@ -5,7 +5,8 @@ import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
 export const unzipFiles: UtilityDefinition = {
   slug: 'unzip-files',
   name: 'Unzip files',
-  description: 'Extracts every entry of a .zip (public URL or s3:// URL) and returns one link per file (archive at most 1 GB, 1,000 entries, 2 GB unpacked; unsafe paths, symlinks and zip bombs are refused; nested archives are returned as files).',
+  description:
+    'Extracts every entry of a .zip (public URL or s3:// URL) and returns one link per file (archive at most 1 GB, 1,000 entries, 2 GB unpacked; unsafe paths, symlinks and zip bombs are refused; nested archives are returned as files).',
   category: 'archive',
   icon: 'unarchive',
   target: 'files',

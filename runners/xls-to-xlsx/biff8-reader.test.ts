@@ -44,11 +44,21 @@ function benchLike(): Buffer {
 
 describe('our BIFF8 reader', () => {
   it('reads what SheetJS reads from workbooks of three producers', () => {
-    for (const [name, bytes] of [['SheetJS', benchLike()], ['LibreOffice', workbook('libreoffice.xls')], ['xlwt', workbook('xlwt.xls')]] as const) {
+    for (const [name, bytes] of [
+      ['SheetJS', benchLike()],
+      ['LibreOffice', workbook('libreoffice.xls')],
+      ['xlwt', workbook('xlwt.xls')],
+    ] as const) {
       const ours = readBiff8(bytes)
       const theirs = sheetJs(bytes)
-      expect(ours.map((s) => s.name), name).toEqual(theirs.map((s) => s.name))
-      expect(ours.map((s) => s.merges), name).toEqual(theirs.map((s) => s.merges))
+      expect(
+        ours.map((s) => s.name),
+        name,
+      ).toEqual(theirs.map((s) => s.name))
+      expect(
+        ours.map((s) => s.merges),
+        name,
+      ).toEqual(theirs.map((s) => s.merges))
       ours.forEach((sheet, i) => {
         const a = cells(sheet)
         const b = cells(theirs[i])
@@ -69,16 +79,41 @@ describe('our BIFF8 reader', () => {
     expect(v.B1).toEqual(['s', 'Ünïcødé ✓'])
     expect(v.D1).toEqual(['s', 'emoji 😀'])
     expect(v.E1).toEqual(['s', '  padded  '])
-    expect([v.B2, v.C2, v.F2]).toEqual([['n', 1], ['n', -7], ['n', 1e9]])
-    expect([v.B3, v.C3, v.E3]).toEqual([['n', 1.25], ['n', 0.1], ['n', 123456789.123]])
-    expect([v.B4, v.C4, v.E4]).toEqual([['n', 1e20], ['n', -2.5e300], ['n', 0.30000000000000004]])
-    expect([v.B5, v.C5]).toEqual([['b', true], ['b', false]])
+    expect([v.B2, v.C2, v.F2]).toEqual([
+      ['n', 1],
+      ['n', -7],
+      ['n', 1e9],
+    ])
+    expect([v.B3, v.C3, v.E3]).toEqual([
+      ['n', 1.25],
+      ['n', 0.1],
+      ['n', 123456789.123],
+    ])
+    expect([v.B4, v.C4, v.E4]).toEqual([
+      ['n', 1e20],
+      ['n', -2.5e300],
+      ['n', 0.30000000000000004],
+    ])
+    expect([v.B5, v.C5]).toEqual([
+      ['b', true],
+      ['b', false],
+    ])
     // 2024-03-01, 2024-03-01 12:30 and LibreOffice's 1900-01-01 (its serial 2) as serial days.
-    expect([v.B6, v.C6, v.D6]).toEqual([['d', 45352], ['d', 45352.520833333336], ['d', 2]])
+    expect([v.B6, v.C6, v.D6]).toEqual([
+      ['d', 45352],
+      ['d', 45352.520833333336],
+      ['d', 2],
+    ])
     // The 10,000-character string is split across CONTINUE records in the shared-string table.
     expect(v.B7).toEqual(['s', 'L'.repeat(10_000)])
     // Cached formula results: a number, a string (STRING record), a boolean, an error, an empty string.
-    expect([v.B9, v.C9, v.D9, v.E9, v.F9]).toEqual([['n', 3], ['s', 'ab'], ['b', true], ['e', 0x07], ['s', '']])
+    expect([v.B9, v.C9, v.D9, v.E9, v.F9]).toEqual([
+      ['n', 3],
+      ['s', 'ab'],
+      ['b', true],
+      ['e', 0x07],
+      ['s', ''],
+    ])
     expect(values.merges).toEqual([[10, 0, 11, 2]])
     const m = cells(many)
     expect(m.A2999).toEqual(['s', `item 2998 ${'ż'.repeat(2998 % 7)}`])
@@ -119,7 +154,7 @@ describe('our BIFF8 reader', () => {
   it('ends any damaged workbook in NotCoveredError, never another error or a hang', () => {
     const original = workbook('libreoffice.xls')
     let seed = 42
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31)
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31
     const outcomes = { read: 0, notCovered: 0 }
     for (let i = 0; i < 300; i++) {
       const bytes = Buffer.from(original)
@@ -139,10 +174,8 @@ describe('our BIFF8 reader', () => {
   })
 
   it('calls a number format a date as SheetJS does', () => {
-    for (const fmt of ['m/d/yy', 'yyyy-mm-dd', 'dd/mm/yyyy hh:mm:ss', 'h:mm AM/PM', '[h]:mm:ss', '[$-409]mmmm d, yyyy', 'B1yyyy'])
-      expect([fmt, isDateFormat(fmt)]).toEqual([fmt, true])
-    for (const fmt of ['General', '0.00', '#,##0.00', '0.00E+00', '0%', '"day "0', '[Red]0.00', '\\d0', '# ?/?', '@'])
-      expect([fmt, isDateFormat(fmt)]).toEqual([fmt, false])
+    for (const fmt of ['m/d/yy', 'yyyy-mm-dd', 'dd/mm/yyyy hh:mm:ss', 'h:mm AM/PM', '[h]:mm:ss', '[$-409]mmmm d, yyyy', 'B1yyyy']) expect([fmt, isDateFormat(fmt)]).toEqual([fmt, true])
+    for (const fmt of ['General', '0.00', '#,##0.00', '0.00E+00', '0%', '"day "0', '[Red]0.00', '\\d0', '# ?/?', '@']) expect([fmt, isDateFormat(fmt)]).toEqual([fmt, false])
     // The same verdict as SheetJS's own, for every built-in format.
     const table = (XLSX.SSF as unknown as { get_table(): Record<number, string> }).get_table()
     for (const fmt of Object.values(table)) expect([fmt, isDateFormat(fmt)]).toEqual([fmt, XLSX.SSF.is_date(fmt)])

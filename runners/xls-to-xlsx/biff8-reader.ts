@@ -76,7 +76,7 @@ const BUILTIN_DATE_FORMATS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28
  * applies, so both readers call the same cells dates.
  */
 export function isDateFormat(fmt: string): boolean {
-  for (let i = 0; i < fmt.length; ) {
+  for (let i = 0; i < fmt.length;) {
     const c = fmt[i]
     switch (c) {
       case 'G':
@@ -96,7 +96,19 @@ export function isDateFormat(fmt: string): boolean {
         break
       case 'B': // b1/b2 (Buddhist and Hijri years), and like SheetJS any other b
       case 'b':
-      case 'y': case 'Y': case 'm': case 'M': case 'd': case 'D': case 'h': case 'H': case 's': case 'S': case 'e': case 'E': case 'g':
+      case 'y':
+      case 'Y':
+      case 'm':
+      case 'M':
+      case 'd':
+      case 'D':
+      case 'h':
+      case 'H':
+      case 's':
+      case 'S':
+      case 'e':
+      case 'E':
+      case 'g':
         return true
       case 'A':
       case 'a':
@@ -113,14 +125,24 @@ export function isDateFormat(fmt: string): boolean {
         i = end < 0 ? fmt.length : end + 1
         break
       }
-      case '.': case '0': case '#':
+      case '.':
+      case '0':
+      case '#':
         // A number run, its exponent included.
         for (i++; i < fmt.length && '0#?.,E+-%'.includes(fmt[i]); i++) {}
         break
       case '?':
         for (i++; fmt[i] === '?'; i++) {}
         break
-      case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9':
         for (i++; i < fmt.length && fmt[i] >= '0' && fmt[i] <= '9'; i++) {}
         break
       default:
@@ -178,7 +200,7 @@ class Continued {
     const runs = rich && flags & 0x08 ? this.u16() : 0
     const ext = rich && flags & 0x04 ? this.u32() : 0
     let text = ''
-    for (let left = cch; left > 0; ) {
+    for (let left = cch; left > 0;) {
       let b = this.parts[this.seg]
       if (this.at >= b.length) {
         b = this.current()
@@ -322,7 +344,7 @@ function readSheet(s: Buffer, at: number, g: Globals, isDateXf: (xf: number) => 
   let depth = 0
   /** A FORMULA whose string result is in the STRING record that follows. */
   let pendingString: [number, number] | null = null
-  for (let next = at; next + 4 <= s.length; ) {
+  for (let next = at; next + 4 <= s.length;) {
     const type = s.readUInt16LE(next)
     const len = s.readUInt16LE(next + 2)
     const data = next + 4

@@ -132,10 +132,13 @@ export function readCfbStream(file: Buffer, name: string): Buffer | null {
   const miniFatBytes = readChain(miniFatStart)
   const miniFat = new Uint32Array(miniFatBytes.length / 4)
   for (let i = 0; i < miniFat.length; i++) miniFat[i] = miniFatBytes.readUInt32LE(i * 4)
-  const parts = found.size === 0 ? [] : chain(miniFat, found.start, Math.ceil(found.size / miniSize)).map((n) => {
-    if ((n + 1) * miniSize > miniStream.length) throw new CfbError('a mini sector is outside the mini stream')
-    return miniStream.subarray(n * miniSize, (n + 1) * miniSize)
-  })
+  const parts =
+    found.size === 0
+      ? []
+      : chain(miniFat, found.start, Math.ceil(found.size / miniSize)).map((n) => {
+          if ((n + 1) * miniSize > miniStream.length) throw new CfbError('a mini sector is outside the mini stream')
+          return miniStream.subarray(n * miniSize, (n + 1) * miniSize)
+        })
   const whole = Buffer.concat(parts)
   if (whole.length < found.size) throw new CfbError('a stream is shorter than its size')
   return whole.subarray(0, found.size)

@@ -32,7 +32,14 @@ afterAll(() => rmSync(workerDir, { recursive: true, force: true }))
 const convertXls = (bytes: Buffer, opts: ConvertOptions = {}) => convertWith(bytes, { workerUrl, ...opts })
 
 function sampleXls(): Buffer {
-  const data = XLSX.utils.aoa_to_sheet([['name', 'amount', 'when'], ['a', 1.5, new Date(Date.UTC(2024, 2, 1))], ['b', 2, new Date(Date.UTC(2024, 3, 1))]], { cellDates: true })
+  const data = XLSX.utils.aoa_to_sheet(
+    [
+      ['name', 'amount', 'when'],
+      ['a', 1.5, new Date(Date.UTC(2024, 2, 1))],
+      ['b', 2, new Date(Date.UTC(2024, 3, 1))],
+    ],
+    { cellDates: true },
+  )
   data.D2 = { t: 'n', v: 3.5, f: 'B2+B3' }
   data['!ref'] = 'A1:D3'
   const wb = XLSX.utils.book_new()
@@ -89,7 +96,14 @@ describe('xls-to-xlsx conversion', () => {
 
   it('CVE-2023-30533: the fixture pollutes Object.prototype in a bare SheetJS process', () => {
     // In a child process, so this test's own realm stays clean.
-    const out = execFileSync(process.execPath, ['-e', `const X = require('xlsx'); X.read(require('fs').readFileSync(${JSON.stringify(join(REPO, 'test/fixtures/hostile/cve-2023-30533-prototype-pollution.xls'))})); process.stdout.write(String(Object.keys(Object.prototype)))`], { cwd: REPO, encoding: 'utf8' })
+    const out = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        `const X = require('xlsx'); X.read(require('fs').readFileSync(${JSON.stringify(join(REPO, 'test/fixtures/hostile/cve-2023-30533-prototype-pollution.xls'))})); process.stdout.write(String(Object.keys(Object.prototype)))`,
+      ],
+      { cwd: REPO, encoding: 'utf8' },
+    )
     expect(out).toBe('c')
   })
 

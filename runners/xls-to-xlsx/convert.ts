@@ -25,14 +25,22 @@ export function xlsFormatProblem(bytes: Uint8Array): string | null {
   if (head.equals(CFB_MAGIC)) return null
   if (head[0] === 0x09 && head[1] <= 0x08 && head[2] >= 0x04 && head[3] === 0x00) return null // BIFF2–4 BOF record
   if (head[0] === 0x50 && head[1] === 0x4b) return 'The file is a ZIP package (an .xlsx or similar), not a legacy .xls workbook.'
-  const text = head.toString('latin1').replace(/^\xef\xbb\xbf/, '').trimStart()
+  const text = head
+    .toString('latin1')
+    .replace(/^\xef\xbb\xbf/, '')
+    .trimStart()
   if (text.startsWith('<')) return 'The file is XML or HTML, not a legacy binary .xls workbook.'
   return 'The file is not a legacy Excel workbook (.xls).'
 }
 
 /** The output's file name: the input's base name with .xlsx, or workbook.xlsx. */
 export function xlsxFileName(inputName: string): string {
-  const base = inputName.replace(/\.xls$/i, '').replace(/[^\w.\- ]+/g, '_').replace(/^[.\s]+/, '').slice(0, 100).trim()
+  const base = inputName
+    .replace(/\.xls$/i, '')
+    .replace(/[^\w.\- ]+/g, '_')
+    .replace(/^[.\s]+/, '')
+    .slice(0, 100)
+    .trim()
   return `${base || 'workbook'}.xlsx`
 }
 

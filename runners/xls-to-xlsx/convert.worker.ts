@@ -10,7 +10,19 @@ import { parentPort } from 'node:worker_threads'
 import { EncryptedWorkbookError, NotCoveredError, readBiff8 } from './biff8-reader.js'
 import { type SheetData, writeXlsx } from './xlsx-writer.js'
 
-for (const proto of [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype, Boolean.prototype, RegExp.prototype, Date.prototype, Map.prototype, Set.prototype, Error.prototype]) {
+for (const proto of [
+  Object.prototype,
+  Array.prototype,
+  Function.prototype,
+  String.prototype,
+  Number.prototype,
+  Boolean.prototype,
+  RegExp.prototype,
+  Date.prototype,
+  Map.prototype,
+  Set.prototype,
+  Error.prototype,
+]) {
   Object.freeze(proto)
 }
 

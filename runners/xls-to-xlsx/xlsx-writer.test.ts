@@ -12,7 +12,14 @@ describe('xlsx writer', () => {
         rows: [
           [{ t: 's', v: 'title' }, null, { t: 's', v: '  padded  ' }],
           null,
-          [{ t: 'n', v: 1.5 }, { t: 'b', v: true }, { t: 'd', v: when }, { t: 'e', v: 0x07 }, { t: 'n', v: Number.NaN }, { t: 's', v: 'a\u0001b <&>' }],
+          [
+            { t: 'n', v: 1.5 },
+            { t: 'b', v: true },
+            { t: 'd', v: when },
+            { t: 'e', v: 0x07 },
+            { t: 'n', v: Number.NaN },
+            { t: 's', v: 'a\u0001b <&>' },
+          ],
         ],
       },
       { name: 'Empty', merges: [], rows: [] },

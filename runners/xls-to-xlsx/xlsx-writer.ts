@@ -145,7 +145,9 @@ async function* worksheet(sheet: SheetData): AsyncGenerator<Buffer> {
     }
   }
   const merges = sheet.merges.filter(([sr, sc, er, ec]) => [sr, sc, er, ec].every((n) => Number.isInteger(n) && n >= 0) && er < MAX_ROWS && ec < MAX_COLS && er >= sr && ec >= sc)
-  const mergeXml = merges.length ? `<mergeCells count="${merges.length}">${merges.map(([sr, sc, er, ec]) => `<mergeCell ref="${columnName(sc)}${sr + 1}:${columnName(ec)}${er + 1}"/>`).join('')}</mergeCells>` : ''
+  const mergeXml = merges.length
+    ? `<mergeCells count="${merges.length}">${merges.map(([sr, sc, er, ec]) => `<mergeCell ref="${columnName(sc)}${sr + 1}:${columnName(ec)}${er + 1}"/>`).join('')}</mergeCells>`
+    : ''
   yield Buffer.from(`${block.join('')}</sheetData>${mergeXml}</worksheet>`)
 }
 
@@ -169,10 +171,17 @@ function* parts(sheets: SheetData[]): Generator<ZipEntry> {
     ),
   )
   yield part('_rels/.rels', once(`${XML_HEAD}<Relationships xmlns="${PKG_REL_NS}"><Relationship Id="rId1" Type="${REL_NS}/officeDocument" Target="xl/workbook.xml"/></Relationships>`))
-  yield part('xl/workbook.xml', once(`${XML_HEAD}<workbook xmlns="${NS}" xmlns:r="${REL_NS}"><sheets>${sheets.map((s, i) => `<sheet name="${escapeXml(s.name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`).join('')}</sheets></workbook>`))
+  yield part(
+    'xl/workbook.xml',
+    once(
+      `${XML_HEAD}<workbook xmlns="${NS}" xmlns:r="${REL_NS}"><sheets>${sheets.map((s, i) => `<sheet name="${escapeXml(s.name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`).join('')}</sheets></workbook>`,
+    ),
+  )
   yield part(
     'xl/_rels/workbook.xml.rels',
-    once(`${XML_HEAD}<Relationships xmlns="${PKG_REL_NS}">${sheets.map((_, i) => `<Relationship Id="rId${i + 1}" Type="${REL_NS}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`).join('')}<Relationship Id="rId${n + 1}" Type="${REL_NS}/styles" Target="styles.xml"/></Relationships>`),
+    once(
+      `${XML_HEAD}<Relationships xmlns="${PKG_REL_NS}">${sheets.map((_, i) => `<Relationship Id="rId${i + 1}" Type="${REL_NS}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`).join('')}<Relationship Id="rId${n + 1}" Type="${REL_NS}/styles" Target="styles.xml"/></Relationships>`,
+    ),
   )
   yield part('xl/styles.xml', once(STYLES))
   for (const [i, s] of sheets.entries()) yield part(`xl/worksheets/sheet${i + 1}.xml`, worksheet(s))

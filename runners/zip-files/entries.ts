@@ -14,9 +14,44 @@ export const ARCHIVE_NAME = 'files.zip'
  * CPU and gains next to nothing.
  */
 const COMPRESSED = new Set([
-  'zip', 'gz', 'tgz', 'bz2', 'xz', 'zst', '7z', 'rar', 'jpg', 'jpeg', 'png', 'gif', 'webp', 'avif', 'heic',
-  'mp3', 'm4a', 'aac', 'ogg', 'opus', 'flac', 'mp4', 'm4v', 'mov', 'webm', 'mkv', 'avi',
-  'docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub', 'jar', 'apk', 'woff', 'woff2',
+  'zip',
+  'gz',
+  'tgz',
+  'bz2',
+  'xz',
+  'zst',
+  '7z',
+  'rar',
+  'jpg',
+  'jpeg',
+  'png',
+  'gif',
+  'webp',
+  'avif',
+  'heic',
+  'mp3',
+  'm4a',
+  'aac',
+  'ogg',
+  'opus',
+  'flac',
+  'mp4',
+  'm4v',
+  'mov',
+  'webm',
+  'mkv',
+  'avi',
+  'docx',
+  'xlsx',
+  'pptx',
+  'odt',
+  'ods',
+  'odp',
+  'epub',
+  'jar',
+  'apk',
+  'woff',
+  'woff2',
 ])
 
 export function storeUncompressed(fileName: string): boolean {
@@ -55,11 +90,7 @@ export interface ByteBudget {
  * Passes a download through, refusing it once it passes the per-file cap or the whole run
  * passes the total cap. Read errors of the body become upstream_rejected.
  */
-export async function* capped(
-  body: AsyncIterable<Uint8Array>,
-  budget: ByteBudget,
-  limits: { maxFileBytes: number; maxTotalBytes: number } = ZIP_SIZE_LIMITS,
-): AsyncGenerator<Uint8Array> {
+export async function* capped(body: AsyncIterable<Uint8Array>, budget: ByteBudget, limits: { maxFileBytes: number; maxTotalBytes: number } = ZIP_SIZE_LIMITS): AsyncGenerator<Uint8Array> {
   let size = 0
   try {
     for await (const chunk of body) {

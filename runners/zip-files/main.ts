@@ -72,6 +72,10 @@ await runUtility<ZipFilesInput>(async ({ config, input, storeStream, progress })
     const file = await storeStream(ARCHIVE_NAME, zipArchive(entries(), { level: LEVEL }), 'application/zip', undefined, { large: true })
     return { files: [file] }
   } finally {
-    for (const p of ahead) p.then((res) => res.body.destroy(), () => {})
+    for (const p of ahead)
+      p.then(
+        (res) => res.body.destroy(),
+        () => {},
+      )
   }
 })

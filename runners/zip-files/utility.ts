@@ -52,7 +52,12 @@ export const zipFiles: UtilityDefinition = {
     },
     { additionalProperties: false },
   ),
-  exampleInput: { files: [{ url: 'https://example.com/a.pdf', fileName: 'a.pdf' }, { url: 'https://example.com/b.png', fileName: 'images/b.png' }] },
+  exampleInput: {
+    files: [
+      { url: 'https://example.com/a.pdf', fileName: 'a.pdf' },
+      { url: 'https://example.com/b.png', fileName: 'images/b.png' },
+    ],
+  },
   enabled: true,
   checkInput: checkZipFiles,
   runner: {

@@ -40,11 +40,6 @@ interface Measured {
   storageMs?: number
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)]
-}
-
 /** Runs a native command under GNU time: wall ms and peak RSS (MB). */
 function timed(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Measured> {
   const timeFile = join(WORK, `time-${process.pid}`)
@@ -96,7 +91,11 @@ const files = await new FileServer().start()
 const rows: Row[] = []
 // MinIO's client, at its defaults, pointed at the platform's MinIO (the bucket the runners write to).
 const st = platform.storage
-const mcEnv = { ...process.env, MC_CONFIG_DIR: join(WORK, 'mc'), MC_HOST_bench: `${new URL(st.endpoint).protocol}//${encodeURIComponent(st.accessKey)}:${encodeURIComponent(st.secretKey)}@${new URL(st.endpoint).host}` }
+const mcEnv = {
+  ...process.env,
+  MC_CONFIG_DIR: join(WORK, 'mc'),
+  MC_HOST_bench: `${new URL(st.endpoint).protocol}//${encodeURIComponent(st.accessKey)}:${encodeURIComponent(st.secretKey)}@${new URL(st.endpoint).host}`,
+}
 let uploads = 0
 /** The native tool, then `mc cp` of what it wrote (a file or a folder) into the bucket: the anchor. */
 const thenUpload = (native: () => Promise<Measured>, output: string) => async (): Promise<Measured> => {
@@ -109,7 +108,11 @@ try {
   kc.loadFromFile(platform.kubeconfigPath)
   const { key } = await new ApiKeyAdmin(kc, 'dutil').create({ name: 'bench', utilities: [] })
   const viaPlatform = async (slug: string, input: unknown): Promise<number | null> => {
-    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/${slug}`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ input }) })
+    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/${slug}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ input }),
+    })
     const job = (await res.json()) as { status: string; timings: { totalMs: number }; error: unknown }
     if (job.status !== 'succeeded') say(`${slug} through the platform: ${job.status} ${JSON.stringify(job.error)}`)
     return job.status === 'succeeded' ? job.timings.totalMs : null
@@ -120,7 +123,10 @@ try {
     return { ms: r.wallMs, rssMb: r.peakRssKb / 1024, upstreamMs: r.result?.upstreamMs, storageMs: r.result?.storageMs }
   }
   /** One row: native alone, native + upload, the runner (and once through the platform). */
-  const measure = async (row: Omit<Row, 'native' | 'anchor' | 'runner' | 'platformMs'>, o: { native: () => Promise<Measured>; output?: string; before?: () => void; runner: () => Promise<Measured>; runs?: number; platformInput?: unknown }) => {
+  const measure = async (
+    row: Omit<Row, 'native' | 'anchor' | 'runner' | 'platformMs'>,
+    o: { native: () => Promise<Measured>; output?: string; before?: () => void; runner: () => Promise<Measured>; runs?: number; platformInput?: unknown },
+  ) => {
     const runs = o.runs ?? RUNS
     const native = await repeat(runs, o.native, o.before)
     const anchor = o.output ? await repeat(runs, thenUpload(o.native, o.output), o.before) : null
@@ -175,7 +181,10 @@ try {
     }
     const zipTo = (dir: string, archive: string) => ({ native: () => timed('zip', ['-q', '-r', '-6', archive, '.'], { cwd: dir }), output: archive, before: () => rmSync(archive, { force: true }) })
     if (wanted('zip-files')) {
-      await measure({ utility: 'zip-files', input: `500 files, ${(total / 1024 ** 2).toFixed(0)} MB`, tool: 'zip -r -6', target: { against: 'native', ratio: 1.2, rssMb: 64 } }, { ...zipTo(zipDir, join(WORK, 'z.zip')), runner: runner('zip-files', { files: list }), platformInput: { files: list } })
+      await measure(
+        { utility: 'zip-files', input: `500 files, ${(total / 1024 ** 2).toFixed(0)} MB`, tool: 'zip -r -6', target: { against: 'native', ratio: 1.2, rssMb: 64 } },
+        { ...zipTo(zipDir, join(WORK, 'z.zip')), runner: runner('zip-files', { files: list }), platformInput: { files: list } },
+      )
       rmSync(join(WORK, 'z.zip'), { force: true })
     }
     // The archive unzip-files reads.
@@ -196,7 +205,10 @@ try {
           writeFileSync(join(bigDir, `big-${i}.log`), body)
           big.push({ url: files.add(`big${count}-${i}.log`, body, 'text/plain'), fileName: `big-${i}.log` })
         }
-        await measure({ utility: 'zip-files', input: `${label} files`, tool: 'zip -r -6', target: { against: 'native', ratio: 1.2, rssMb: 64 } }, { ...zipTo(bigDir, join(WORK, 'big.zip')), runner: runner('zip-files', { files: big }), runs: 1 })
+        await measure(
+          { utility: 'zip-files', input: `${label} files`, tool: 'zip -r -6', target: { against: 'native', ratio: 1.2, rssMb: 64 } },
+          { ...zipTo(bigDir, join(WORK, 'big.zip')), runner: runner('zip-files', { files: big }), runs: 1 },
+        )
         for (let i = 0; i < count; i++) files.remove(`big${count}-${i}.log`)
         rmSync(bigDir, { recursive: true, force: true })
         rmSync(join(WORK, 'big.zip'), { force: true })
@@ -211,7 +223,10 @@ try {
     const url = files.add('bench.zip', archive, 'application/zip')
     const out = join(WORK, 'unzipped')
     const unzipTo = (zip: string) => ({ native: () => timed('unzip', ['-q', '-o', zip, '-d', out]), output: `${out}/`, before: () => rmSync(out, { recursive: true, force: true }) })
-    await measure({ utility: 'unzip-files', input: `500 entries, ${(archive.length / 1024 ** 2).toFixed(0)} MB zip`, tool: 'unzip', target: { against: 'anchor', ratio: 1.3 } }, { ...unzipTo(join(WORK, 'native.zip')), runner: runner('unzip-files', { url }), platformInput: { url } })
+    await measure(
+      { utility: 'unzip-files', input: `500 entries, ${(archive.length / 1024 ** 2).toFixed(0)} MB zip`, tool: 'unzip', target: { against: 'anchor', ratio: 1.3 } },
+      { ...unzipTo(join(WORK, 'native.zip')), runner: runner('unzip-files', { url }), platformInput: { url } },
+    )
     if (LARGE) {
       // A 1 GB archive: ten 100 MB entries that do not compress (the spec's archive limit).
       say('unzip-files: a 1 GB archive')
@@ -222,7 +237,10 @@ try {
       rmSync(bigDir, { recursive: true, force: true })
       const bigZip = readFileSync(join(WORK, 'big.zip'))
       const bigUrl = files.add('big.zip', bigZip, 'application/zip')
-      await measure({ utility: 'unzip-files', input: `10 entries, ${(bigZip.length / 1024 ** 3).toFixed(2)} GB zip`, tool: 'unzip', target: { against: 'anchor', ratio: 1.3 } }, { ...unzipTo(join(WORK, 'big.zip')), runner: runner('unzip-files', { url: bigUrl }), runs: 1 })
+      await measure(
+        { utility: 'unzip-files', input: `10 entries, ${(bigZip.length / 1024 ** 3).toFixed(2)} GB zip`, tool: 'unzip', target: { against: 'anchor', ratio: 1.3 } },
+        { ...unzipTo(join(WORK, 'big.zip')), runner: runner('unzip-files', { url: bigUrl }), runs: 1 },
+      )
       files.remove('big.zip')
       rmSync(join(WORK, 'big.zip'), { force: true })
     }
@@ -234,13 +252,26 @@ try {
     say('html-pdf vs chromium --headless --print-to-pdf')
     files.add('bench.css', Buffer.from('body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;width:100%}td,th{border:1px solid #999;padding:2px 6px}h1{color:#235}'), 'text/css')
     const profile = join(WORK, 'chromium-profile')
-    const chromium = (url: string) => () => timed('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', `--user-data-dir=${profile}`, '--no-pdf-header-footer', `--print-to-pdf=${join(WORK, 'cli.pdf')}`, url])
+    const chromium = (url: string) => () =>
+      timed('chromium', [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        `--user-data-dir=${profile}`,
+        '--no-pdf-header-footer',
+        `--print-to-pdf=${join(WORK, 'cli.pdf')}`,
+        url,
+      ])
     for (const [name, rowsN, label] of [
       ['report.html', 400, 'report, 400-row table + CSS'],
       ['long.html', 12_000, 'long report, 12,000-row table'],
     ] as const) {
       const url = files.add(name, benchPage(rowsN), 'text/html')
-      await measure({ utility: 'html-pdf', input: label, tool: 'chromium --print-to-pdf', target: { against: 'native', ratio: 1.1 } }, { native: chromium(url), output: join(WORK, 'cli.pdf'), runner: runner('html-pdf', { url }), platformInput: rowsN === 400 ? { url } : undefined, runs: rowsN === 400 ? RUNS : 1 })
+      await measure(
+        { utility: 'html-pdf', input: label, tool: 'chromium --print-to-pdf', target: { against: 'native', ratio: 1.1 } },
+        { native: chromium(url), output: join(WORK, 'cli.pdf'), runner: runner('html-pdf', { url }), platformInput: rowsN === 400 ? { url } : undefined, runs: rowsN === 400 ? RUNS : 1 },
+      )
     }
   }
 
@@ -250,16 +281,23 @@ try {
     const xls = benchWorkbook()
     writeFileSync(join(WORK, 'bench.xls'), xls)
     const url = files.add('bench.xls', xls, 'application/vnd.ms-excel')
-    const lo = (profile: () => string) => () => timed('soffice', [`-env:UserInstallation=file://${profile()}`, '--headless', '--convert-to', 'xlsx', '--outdir', join(WORK, 'lo-out'), join(WORK, 'bench.xls')])
+    const lo = (profile: () => string) => () =>
+      timed('soffice', [`-env:UserInstallation=file://${profile()}`, '--headless', '--convert-to', 'xlsx', '--outdir', join(WORK, 'lo-out'), join(WORK, 'bench.xls')])
     const input = `4 sheets × 5,000 rows, ${(xls.length / 1024 ** 2).toFixed(1)} MB`
     const output = join(WORK, 'lo-out', 'bench.xlsx')
     const ours = runner('xls-to-xlsx', { url })
     // A fresh pod starts LibreOffice with an empty profile every time: that is the cold row.
     let cold = 0
-    await measure({ utility: 'xls-to-xlsx', input, tool: 'soffice, cold (fresh pod)', target: { against: 'native', ratio: 1.5, faster: true, rssOfNative: true } }, { native: lo(() => join(WORK, `lo-cold-${cold++}`)), output, runner: ours })
+    await measure(
+      { utility: 'xls-to-xlsx', input, tool: 'soffice, cold (fresh pod)', target: { against: 'native', ratio: 1.5, faster: true, rssOfNative: true } },
+      { native: lo(() => join(WORK, `lo-cold-${cold++}`)), output, runner: ours },
+    )
     const warm = join(WORK, 'lo-profile')
     await lo(() => warm)()
-    await measure({ utility: 'xls-to-xlsx', input, tool: 'soffice, warm profile', target: { against: 'native', ratio: 1, faster: true, rssOfNative: true } }, { native: lo(() => warm), output, runner: ours, platformInput: { url } })
+    await measure(
+      { utility: 'xls-to-xlsx', input, tool: 'soffice, warm profile', target: { against: 'native', ratio: 1, faster: true, rssOfNative: true } },
+      { native: lo(() => warm), output, runner: ours, platformInput: { url } },
+    )
   }
 } finally {
   await files.stop()
@@ -267,7 +305,22 @@ try {
   for (const f of readdirSync(WORK)) if (f.startsWith('time-')) rmSync(join(WORK, f), { force: true })
 }
 
-const header = ['utility', 'input', 'native tool', 'native', 'native + mc cp', 'runner', 'runner work / storage', 'vs native', 'vs native + mc', 'target', 'native RSS', 'runner RSS', 'platform totalMs', 'met']
+const header = [
+  'utility',
+  'input',
+  'native tool',
+  'native',
+  'native + mc cp',
+  'runner',
+  'runner work / storage',
+  'vs native',
+  'vs native + mc',
+  'target',
+  'native RSS',
+  'runner RSS',
+  'platform totalMs',
+  'met',
+]
 const ratioText = (r: Row, against: Measured | null) => {
   if (!against) return '—'
   return r.target.faster ? `${(against.ms / r.runner.ms).toFixed(2)}× faster` : `${(r.runner.ms / against.ms).toFixed(2)}×`
@@ -278,13 +331,31 @@ const table = rows.map((r) => {
   const rssCap = r.target.rssOfNative ? r.native.rssMb : r.target.rssMb
   const rssOk = rssCap === undefined || r.runner.rssMb <= rssCap
   const of = r.target.against === 'anchor' ? 'native + mc' : 'native'
-  const target = (r.target.faster ? `≥ ${r.target.ratio}× faster than ${of}` : `≤ ${r.target.ratio}× ${of}`) + (r.target.rssOfNative ? ', RSS ≤ native' : r.target.rssMb ? `, ≤ ${r.target.rssMb} MB` : '')
+  const target =
+    (r.target.faster ? `≥ ${r.target.ratio}× faster than ${of}` : `≤ ${r.target.ratio}× ${of}`) + (r.target.rssOfNative ? ', RSS ≤ native' : r.target.rssMb ? `, ≤ ${r.target.rssMb} MB` : '')
   const split = r.runner.upstreamMs === undefined ? '—' : `${fmtS(r.runner.upstreamMs)} / ${fmtS(r.runner.storageMs ?? 0)}`
-  return [r.utility, r.input, r.tool, fmtS(r.native.ms), r.anchor ? fmtS(r.anchor.ms) : '—', fmtS(r.runner.ms), split, ratioText(r, r.native), ratioText(r, r.anchor), target, fmtMb(r.native.rssMb), fmtMb(r.runner.rssMb), r.platformMs === null ? '—' : String(r.platformMs), timeOk && rssOk ? 'yes' : `no${timeOk ? '' : ' (time)'}${rssOk ? '' : ' (memory)'}`]
+  return [
+    r.utility,
+    r.input,
+    r.tool,
+    fmtS(r.native.ms),
+    r.anchor ? fmtS(r.anchor.ms) : '—',
+    fmtS(r.runner.ms),
+    split,
+    ratioText(r, r.native),
+    ratioText(r, r.anchor),
+    target,
+    fmtMb(r.native.rssMb),
+    fmtMb(r.runner.rssMb),
+    r.platformMs === null ? '—' : String(r.platformMs),
+    timeOk && rssOk ? 'yes' : `no${timeOk ? '' : ' (time)'}${rssOk ? '' : ' (memory)'}`,
+  ]
 })
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)))
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
-console.log(`\nRunners vs native tools (${RUNS} runs each for the small inputs, one for the large; median time, largest peak RSS; runner = its program as the pod runs it, incl. start-up, download and upload; native + mc cp = the tool, then MinIO's client storing its outputs in the same MinIO)\n`)
+console.log(
+  `\nRunners vs native tools (${RUNS} runs each for the small inputs, one for the large; median time, largest peak RSS; runner = its program as the pod runs it, incl. start-up, download and upload; native + mc cp = the tool, then MinIO's client storing its outputs in the same MinIO)\n`,
+)
 console.log(line(header))
 console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`)
 for (const row of table) console.log(line(row))

@@ -33,7 +33,14 @@ const BODIES: Record<string, unknown> = {
   'split-pdf': { input: { url: 'https://files.example.com/report.pdf' } },
   'html-pdf': { input: { url: 'https://www.example.com/invoice.html' } },
   'unzip-files': { input: { url: 'https://files.example.com/bundle.zip' } },
-  'zip-files': { input: { files: [{ url: 'https://files.example.com/a.pdf', fileName: 'a.pdf' }, { url: 'https://files.example.com/b.pdf', fileName: 'b.pdf' }] } },
+  'zip-files': {
+    input: {
+      files: [
+        { url: 'https://files.example.com/a.pdf', fileName: 'a.pdf' },
+        { url: 'https://files.example.com/b.pdf', fileName: 'b.pdf' },
+      ],
+    },
+  },
 }
 const SLUGS = Object.keys(BODIES)
 
@@ -114,7 +121,10 @@ let profiled: ChildProcess | undefined
 let gatewayUrl = platform.gatewayUrl
 if (PROFILE) {
   const port = String(Number(new URL(platform.gatewayUrl).port) + 10)
-  profiled = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, join(REPO_ROOT, 'dist', 'gateway', 'main.js')], { env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port }, stdio: 'ignore' })
+  profiled = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, join(REPO_ROOT, 'dist', 'gateway', 'main.js')], {
+    env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port },
+    stdio: 'ignore',
+  })
   gatewayUrl = `http://127.0.0.1:${port}`
   await until('profiled gateway ready', async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200, 60_000, 200)
 }

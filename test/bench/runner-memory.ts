@@ -39,7 +39,16 @@ const quantityBytes = (q: string) => {
 }
 
 const say = (m: string) => process.stderr.write(`[bench] ${m}\n`)
-const platform = await startPlatform({ dir: join(REPO_ROOT, '.bench-memory'), ports: offsetPorts(TEST_PORTS, 500), fresh: true, nodeAgent: false, programs: false, allowLoopbackUrls: true, testHooks: false, progress: say })
+const platform = await startPlatform({
+  dir: join(REPO_ROOT, '.bench-memory'),
+  ports: offsetPorts(TEST_PORTS, 500),
+  fresh: true,
+  nodeAgent: false,
+  programs: false,
+  allowLoopbackUrls: true,
+  testHooks: false,
+  progress: say,
+})
 const files = await new FileServer().start()
 const s3 = storageClient(platform.storage)
 
@@ -60,12 +69,30 @@ async function runInContainer(slug: string, input: unknown, limitBytes: number):
   await writeJsonObject(s3, platform.storage.bucket, inputObjectKey(jobId), input)
   const env = runnerJobEnv(jobId, slug, platform.storage, true)
   const args = [
-    'run', '-d', '--network', 'host', '--memory', String(limitBytes), '--memory-swap', String(limitBytes),
+    'run',
+    '-d',
+    '--network',
+    'host',
+    '--memory',
+    String(limitBytes),
+    '--memory-swap',
+    String(limitBytes),
     // /tmp as the pod has it: a disk-backed emptyDir (a tmpfs would charge its pages to the limit).
-    '--read-only', '-v', `${scratch}:/tmp`, '-e', 'TMPDIR=/tmp', '-e', 'HOME=/tmp', '--user', '10001:10001', '--entrypoint', 'node',
+    '--read-only',
+    '-v',
+    `${scratch}:/tmp`,
+    '-e',
+    'TMPDIR=/tmp',
+    '-e',
+    'HOME=/tmp',
+    '--user',
+    '10001:10001',
+    '--entrypoint',
+    'node',
     ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
     `ghcr.io/dutil/${u.runner.image}:${tag}`,
-    ...runnerNodeArgs(u), `/app/${u.runner.entry}`,
+    ...runnerNodeArgs(u),
+    `/app/${u.runner.entry}`,
   ]
   const t0 = performance.now()
   const id = execFileSync(docker, args, { encoding: 'utf8' }).trim()

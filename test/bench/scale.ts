@@ -97,9 +97,16 @@ async function etcdDbMb(port: number): Promise<number> {
 async function consoleSession(kc: KubeConfig, gatewayUrl: string): Promise<string> {
   const people = new PeopleStore(kc, 'dutil')
   const { token } = await people.invite({ email: `bench-${Date.now()}@example.com`, role: 'admin', invitedBy: 'bench' })
-  const res = await fetch(`${gatewayUrl}/console/api/invites/${token}/accept`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: gatewayUrl }, body: JSON.stringify({ name: 'Bench', password: 'correct horse battery staple 42' }) })
+  const res = await fetch(`${gatewayUrl}/console/api/invites/${token}/accept`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Origin: gatewayUrl },
+    body: JSON.stringify({ name: 'Bench', password: 'correct horse battery staple 42' }),
+  })
   if (res.status !== 201) throw new Error(`console sign-up failed: ${res.status} ${await res.text()}`)
-  return res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ')
 }
 
 const platform = await startPlatform({ dir: join(REPO_ROOT, '.bench'), ports: TEST_PORTS, fresh: true, allowLoopbackUrls: true, testHooks: false })
@@ -156,7 +163,9 @@ try {
       if (res.status !== 200) throw new Error(`usage: ${res.status}`)
       await res.arrayBuffer()
     })
-    const ujs = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', platform.kubeconfigPath, '-n', 'dutil', 'get', 'utilityjobs', '--no-headers'], { encoding: 'utf8' }).split('\n').filter(Boolean).length
+    const ujs = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', platform.kubeconfigPath, '-n', 'dutil', 'get', 'utilityjobs', '--no-headers'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean).length
     const total = (await db.query<{ n: string }>('SELECT count(*) AS n FROM jobs')).rows[0].n
     const f = (xs: number[]) => `${pct(xs, 50).toFixed(1)} / ${pct(xs, 99).toFixed(1)}`
     const row = `| ${n.toLocaleString('en')} (${Number(total).toLocaleString('en')} rows, seeded in ${seedSeconds.toFixed(0)} s) | ${f(first25)} | ${f(first100)} | ${f(deep)} | ${f(failed)} | ${f(byId)} | ${f(usage)} (${Number(usageRowCount).toLocaleString('en')} usage rows) | ${memoryAfterReads} | ${ujs} | ${(await etcdDbMb(TEST_PORTS.etcd)).toFixed(1)} |`

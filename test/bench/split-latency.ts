@@ -38,13 +38,19 @@ const kc = new KubeConfig()
 kc.loadFromFile(platform.kubeconfigPath)
 const log = pino({ level: 'warn' })
 const watches = [
-  watchEvents<UtilityJobResource>(kc, `/apis/${API_GROUP}/${API_VERSION}/namespaces/${NAMESPACE}/${UTILITY_JOB.plural}`, (limit) => kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NAMESPACE, plural: UTILITY_JOB.plural, limit }) as never, log, {
-    onEvent: (_e, uj) => {
-      note(uj.metadata.name, 'UtilityJob created')
-      if (uj.status?.state === 'succeeded') note(uj.metadata.name, 'UtilityJob succeeded')
+  watchEvents<UtilityJobResource>(
+    kc,
+    `/apis/${API_GROUP}/${API_VERSION}/namespaces/${NAMESPACE}/${UTILITY_JOB.plural}`,
+    (limit) => kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NAMESPACE, plural: UTILITY_JOB.plural, limit }) as never,
+    log,
+    {
+      onEvent: (_e, uj) => {
+        note(uj.metadata.name, 'UtilityJob created')
+        if (uj.status?.state === 'succeeded') note(uj.metadata.name, 'UtilityJob succeeded')
+      },
+      onResync: () => {},
     },
-    onResync: () => {},
-  }),
+  ),
   watchEvents<V1Job & KubernetesObject>(kc, `/apis/batch/v1/namespaces/${NAMESPACE}/jobs`, (limit) => kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NAMESPACE, limit }), log, {
     onEvent: (_e, job) => {
       const name = job.metadata?.labels?.[LABELS.jobId]
@@ -103,7 +109,7 @@ try {
     previous = p50
   }
 } finally {
-  for (const w of watches) w.stop()
+  await Promise.all(watches.map((w) => w.stop()))
   await files.stop()
   await platform.stop()
 }

@@ -113,21 +113,32 @@ export class ClusterObserver {
     }
     const listPods = () => core.listNamespacedPod({ namespace: ns })
     const listJobs = () => batch.listNamespacedJob({ namespace: ns })
-    const listUtilityJobs = () =>
-      custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural }) as Promise<{ items: UtilityJobResource[] }>
+    const listUtilityJobs = () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural }) as Promise<{ items: UtilityJobResource[] }>
     // A resync lists everything (events in between may be missing); otherwise only events count.
     this.watches.push(
       watchEvents<UtilityJobResource>(kc, `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`, listUtilityJobs as never, log, {
         onEvent: (_e, uj) => seeJob(uj),
-        onResync: () => void listUtilityJobs().then((l) => l.items.forEach(seeJob), () => {}),
+        onResync: () =>
+          void listUtilityJobs().then(
+            (l) => l.items.forEach(seeJob),
+            () => {},
+          ),
       }),
       watchEvents<V1Job>(kc, `/apis/batch/v1/namespaces/${ns}/jobs`, listJobs as never, log, {
         onEvent: (_e, job) => seeBatchJob(job),
-        onResync: () => void listJobs().then((l) => l.items.forEach(seeBatchJob), () => {}),
+        onResync: () =>
+          void listJobs().then(
+            (l) => l.items.forEach(seeBatchJob),
+            () => {},
+          ),
       }),
       watchEvents<V1Pod>(kc, `/api/v1/namespaces/${ns}/pods`, listPods as never, log, {
         onEvent: (_e, pod) => seePod(pod),
-        onResync: () => void listPods().then((l) => l.items.forEach(seePod), () => {}),
+        onResync: () =>
+          void listPods().then(
+            (l) => l.items.forEach(seePod),
+            () => {},
+          ),
       }),
     )
     await Promise.all(this.watches.map((w) => w.synced))
@@ -181,7 +192,12 @@ export async function submitBurst(o: {
       kind === 0
         ? { url: `${files.url}/files/two.pdf` }
         : kind === 1
-          ? { files: [{ url: `${files.url}/files/a.txt`, fileName: 'a.txt' }, { url: `${files.url}/files/b.txt`, fileName: 'b.txt' }] }
+          ? {
+              files: [
+                { url: `${files.url}/files/a.txt`, fileName: 'a.txt' },
+                { url: `${files.url}/files/b.txt`, fileName: 'b.txt' },
+              ],
+            }
           : { url: `${files.url}/files/pair.zip` }
     const utility = ['split-pdf', 'zip-files', 'unzip-files'][kind]
     const path = `/${o.name}/${i}`
@@ -258,7 +274,13 @@ export async function awaitTerminal(key: string, ids: string[], timeoutMs = 240_
     } while (cursor)
     const open = ids.filter((id) => !TERMINAL.has(seen.get(id)?.state ?? ''))
     if (open.length === 0) return seen
-    if (Date.now() > deadline) throw new Error(`${open.length} of ${ids.length} jobs not terminal after ${timeoutMs} ms (e.g. ${open.slice(0, 3).join(', ')}: ${open.slice(0, 3).map((id) => seen.get(id)?.state ?? 'not listed').join(', ')})`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `${open.length} of ${ids.length} jobs not terminal after ${timeoutMs} ms (e.g. ${open.slice(0, 3).join(', ')}: ${open
+          .slice(0, 3)
+          .map((id) => seen.get(id)?.state ?? 'not listed')
+          .join(', ')})`,
+      )
     await sleep(1000)
   }
 }

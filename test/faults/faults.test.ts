@@ -18,17 +18,7 @@ import {
   waitForLeader,
   waitForOperatorReady,
 } from '../integration/helpers/processes.js'
-import {
-  awaitTerminal,
-  burstFixtures,
-  callbackCounts,
-  ClusterObserver,
-  missingOutputs,
-  newBurstKey,
-  submitBurst,
-  type BurstFixtures,
-  type FaultReport,
-} from './burst.js'
+import { awaitTerminal, burstFixtures, callbackCounts, ClusterObserver, missingOutputs, newBurstKey, submitBurst, type BurstFixtures, type FaultReport } from './burst.js'
 
 /**
  * `make test-faults`: for each fault, a burst of 200 jobs (a quarter with callbacks) is in flight
@@ -163,12 +153,25 @@ async function burstUnder(name: string, fault: () => Promise<void>, opts: { allo
   expect(extraBatch, 'jobs with more than one batch Job').toEqual([])
   expect(missing, 'outputs missing').toEqual([])
   // The observer saw each finished job's one batch Job (so the check above could fail).
-  expect(succeeded.filter((id) => observer.batchJobs(id) !== 1), 'succeeded jobs without exactly one batch Job seen').toEqual([])
-  if (opts.no5xx) expect([...submitted.answers.keys()].filter((s) => s >= 500), 'server errors answered').toEqual([])
+  expect(
+    succeeded.filter((id) => observer.batchJobs(id) !== 1),
+    'succeeded jobs without exactly one batch Job seen',
+  ).toEqual([])
+  if (opts.no5xx)
+    expect(
+      [...submitted.answers.keys()].filter((s) => s >= 500),
+      'server errors answered',
+    ).toEqual([])
   const unexpected = [...outcomes.values()].filter((o) => o.state !== 'succeeded' && !(o.state === 'failed' && allowed.includes(o.errorCode ?? '')))
-  expect(unexpected.map((o) => `${o.id}: ${o.state} ${o.errorCode ?? ''}`), 'outcomes this fault does not explain').toEqual([])
+  expect(
+    unexpected.map((o) => `${o.id}: ${o.state} ${o.errorCode ?? ''}`),
+    'outcomes this fault does not explain',
+  ).toEqual([])
   expect(cb.received, 'jobs whose callback never arrived').toBe(submitted.callbackPaths.size)
-  expect([...cb.eventsPerJob.values()].filter((n) => n !== 1), 'jobs with more than one callback event').toEqual([])
+  expect(
+    [...cb.eventsPerJob.values()].filter((n) => n !== 1),
+    'jobs with more than one callback event',
+  ).toEqual([])
 }
 
 describe('faults during a burst of jobs', () => {

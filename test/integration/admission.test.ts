@@ -20,8 +20,7 @@ let files: FileServer
 let pdfUrl: string
 
 /** A runner at work: its pod is not finished and its runner container has not exited. */
-const working = (p: V1Pod) =>
-  !['Succeeded', 'Failed'].includes(p.status?.phase ?? '') && !(p.status?.containerStatuses ?? []).some((c) => c.name === 'runner' && c.state?.terminated)
+const working = (p: V1Pod) => !['Succeeded', 'Failed'].includes(p.status?.phase ?? '') && !(p.status?.containerStatuses ?? []).some((c) => c.name === 'runner' && c.state?.terminated)
 
 /**
  * The order in which the operator admitted these jobs (its "jobs admitted" log lines, each in the
@@ -87,7 +86,9 @@ describe('admission', () => {
         const pods = (await core.listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.utility}=split-pdf` })).items.filter((p) => ours.has(p.metadata!.labels![LABELS.jobId]))
         most = Math.max(most, pods.filter(working).length)
         const withJob = new Set(jobs.map((j) => j.metadata!.labels![LABELS.jobId]))
-        const states = await Promise.all([...backlog, single].map(async (id) => ({ id, status: (await api('GET', `/v1/jobs/${id}`, { key: id === single ? quiet.key : busy.key })).body.status as string })))
+        const states = await Promise.all(
+          [...backlog, single].map(async (id) => ({ id, status: (await api('GET', `/v1/jobs/${id}`, { key: id === single ? quiet.key : busy.key })).body.status as string })),
+        )
         if (states.some((s) => s.status === 'queued' && !withJob.has(objectNameOf(s.id)))) sawQueuedWithoutJob = true
         return states.every((s) => s.status === 'succeeded')
       },

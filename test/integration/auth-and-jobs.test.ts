@@ -43,7 +43,7 @@ describe('authentication', () => {
 })
 
 describe('jobs', () => {
-  it('answers 404 for an unknown job id and for another key\'s job', async () => {
+  it("answers 404 for an unknown job id and for another key's job", async () => {
     const a = await createKey()
     const b = await createKey()
     const unknown = await api('GET', '/v1/jobs/job_01ARZ3NDEKTSV4RRFFQ69G5FAV', { key: a.key })
@@ -62,7 +62,12 @@ describe('jobs', () => {
     const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { inptu: {} } })
     expect(res.status).toBe(400)
     expect(res.body.error.code).toBe('invalid_request')
-    expect(res.body.error.details).toEqual(expect.arrayContaining([{ path: 'input', message: 'is required' }, { path: 'inptu', message: 'is not an allowed field' }]))
+    expect(res.body.error.details).toEqual(
+      expect.arrayContaining([
+        { path: 'input', message: 'is required' },
+        { path: 'inptu', message: 'is not an allowed field' },
+      ]),
+    )
   })
 
   it('answers 404 in the envelope for an unknown utility', async () => {

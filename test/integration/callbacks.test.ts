@@ -120,9 +120,14 @@ describe('signed callbacks', () => {
     expect(uj.status?.state).toBe('succeeded')
     expect(uj.status?.callback).toMatchObject({ status: 'delivered', attempts: 3, lastStatusCode: 200, lastError: null, nextAttemptAt: null, finishedAt: expect.stringMatching(ISO_MS) })
     // kubectl describe tells the same story: two retries with their next attempt time, then the delivery.
-    await expect.poll(async () => (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback')).map((e) => e.reason), { timeout: 10_000 }).toEqual(['CallbackRetrying', 'CallbackRetrying', 'CallbackDelivered'])
+    await expect
+      .poll(async () => (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback')).map((e) => e.reason), { timeout: 10_000 })
+      .toEqual(['CallbackRetrying', 'CallbackRetrying', 'CallbackDelivered'])
     const callbackEvents = (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback'))
-    expect(callbackEvents[0]).toMatchObject({ type: 'Warning', message: expect.stringMatching(/^Attempt 1 of the job\.succeeded callback to localhost:\d+ failed \(HTTP 500.*\); next attempt at \d{4}-/) })
+    expect(callbackEvents[0]).toMatchObject({
+      type: 'Warning',
+      message: expect.stringMatching(/^Attempt 1 of the job\.succeeded callback to localhost:\d+ failed \(HTTP 500.*\); next attempt at \d{4}-/),
+    })
     expect(callbackEvents[2]).toMatchObject({ type: 'Normal', message: expect.stringContaining('(HTTP 200) on attempt 3') })
     expect(callbackEvents.map((e) => e.message).join('\n')).not.toContain(path)
   })
@@ -151,9 +156,15 @@ describe('signed callbacks', () => {
     } finally {
       await db.end()
     }
-    await expect.poll(async () => (await eventsOf(objectNameOf(id))).map((e) => e.reason).filter((r) => r === 'CallbackRedelivery' || r === 'CallbackDelivered'), { timeout: 10_000 }).toEqual(['CallbackRedelivery', 'CallbackDelivered'])
+    await expect
+      .poll(async () => (await eventsOf(objectNameOf(id))).map((e) => e.reason).filter((r) => r === 'CallbackRedelivery' || r === 'CallbackDelivered'), { timeout: 10_000 })
+      .toEqual(['CallbackRedelivery', 'CallbackDelivered'])
     // A job the cluster no longer holds (archived, or never there) is refused with the reason.
-    await expect(promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })).rejects.toMatchObject({ stderr: expect.stringContaining('left the cluster') })
+    await expect(
+      promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'], {
+        env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+      }),
+    ).rejects.toMatchObject({ stderr: expect.stringContaining('left the cluster') })
   })
 
   it('given a receiver answering 302, counts it as a failed attempt and never follows the redirect', async () => {
@@ -193,13 +204,18 @@ describe('signed callbacks', () => {
     const id = await startJob(key, url)
     expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
     expect(receiver.requests(path)).toHaveLength(8)
-    const gaps = receiver.requests(path).map((g, i, all) => (i ? g.at - all[i - 1].at : 0)).slice(1)
+    const gaps = receiver
+      .requests(path)
+      .map((g, i, all) => (i ? g.at - all[i - 1].at : 0))
+      .slice(1)
     // Back-off doubles (the test platform scales 10 s to 100 ms).
     expect(gaps[6]).toBeGreaterThan(gaps[0] * 8)
     const job = (await api('GET', `/v1/jobs/${id}`, { key })).body
     expect(job).toMatchObject({ status: 'succeeded', error: null })
     expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({ lastStatusCode: 503, lastError: expect.stringContaining('503') })
-    await expect.poll(async () => (await eventsOf(objectNameOf(id))).find((e) => e.reason === 'CallbackFailed'), { timeout: 10_000 }).toMatchObject({ type: 'Warning', message: expect.stringContaining('failed for good on attempt 8') })
+    await expect
+      .poll(async () => (await eventsOf(objectNameOf(id))).find((e) => e.reason === 'CallbackFailed'), { timeout: 10_000 })
+      .toMatchObject({ type: 'Warning', message: expect.stringContaining('failed for good on attempt 8') })
   })
 
   it('given a failed job, sends job.failed with the error', async () => {

@@ -44,7 +44,9 @@ const kubectl = (args: string[], input?: string) => execFileSync(join(BIN_DIR, '
 type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any }
 function render(...args: string[]): Manifest[] {
   const out = helm('template', RELEASE, CHART, '--namespace', NS, '-f', LINT_VALUES, ...args)
-  return parseAllDocuments(out).map((d) => d.toJS()).filter(Boolean)
+  return parseAllDocuments(out)
+    .map((d) => d.toJS())
+    .filter(Boolean)
 }
 const byKind = (docs: Manifest[], kind: string) => docs.filter((d) => d.kind === kind)
 const named = (docs: Manifest[], kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name)!
@@ -65,7 +67,8 @@ describe('helm lint and template', () => {
     for (const role of byKind(docs, 'Role')) {
       for (const rule of role.rules) for (const field of ['apiGroups', 'resources', 'verbs']) expect(rule[field], `${role.metadata.name} ${field}`).not.toContain('*')
     }
-    const rules = (name: string) => named(docs, 'Role', name).rules.map((r: any) => `${r.apiGroups.join(',')}/${r.resources.join(',')}${r.resourceNames ? `[${r.resourceNames}]` : ''}: ${r.verbs.join(',')}`)
+    const rules = (name: string) =>
+      named(docs, 'Role', name).rules.map((r: any) => `${r.apiGroups.join(',')}/${r.resources.join(',')}${r.resourceNames ? `[${r.resourceNames}]` : ''}: ${r.verbs.join(',')}`)
     expect(rules('dutil-gateway')).toEqual([
       'dutil.io/utilityjobs: get,list,watch,create,patch',
       'dutil.io/apikeys: get,list,watch,create,patch',
@@ -104,13 +107,27 @@ describe('helm lint and template', () => {
       expect(c.livenessProbe.httpGet.path).toBe('/healthz')
     }
     expect(named(docs, 'Deployment', 'dutil-operator').spec.replicas).toBe(2)
-    expect(byKind(docs, 'PodDisruptionBudget').map((p) => p.metadata.name).sort()).toEqual(['dutil-gateway', 'dutil-operator'])
+    expect(
+      byKind(docs, 'PodDisruptionBudget')
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(['dutil-gateway', 'dutil-operator'])
   })
 
   it("isolates runner pods: the NetworkPolicy selects the operator's runner pods, admits nothing and lets out DNS and public addresses only", () => {
     const [policy] = byKind(render(), 'NetworkPolicy')
-    const uj = { apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', metadata: { name: 'job-x', namespace: NS, uid: 'u' }, spec: { jobId: 'job_X', utility: 'split-pdf', createdAt: '2026-01-01T00:00:00.000Z' } } as unknown as UtilityJobResource
-    const runnerLabels = desiredJob(uj, catalog.get('split-pdf')!, { imageRegistry: 'r', imageTag: 't', storage: { endpoint: 'http://s', region: 'r', bucket: 'b' }, allowLoopbackUrls: false, jobTtlSeconds: 1 }, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }).spec!.template.metadata!.labels!
+    const uj = {
+      apiVersion: 'dutil.io/v1alpha1',
+      kind: 'UtilityJob',
+      metadata: { name: 'job-x', namespace: NS, uid: 'u' },
+      spec: { jobId: 'job_X', utility: 'split-pdf', createdAt: '2026-01-01T00:00:00.000Z' },
+    } as unknown as UtilityJobResource
+    const runnerLabels = desiredJob(
+      uj,
+      catalog.get('split-pdf')!,
+      { imageRegistry: 'r', imageTag: 't', storage: { endpoint: 'http://s', region: 'r', bucket: 'b' }, allowLoopbackUrls: false, jobTtlSeconds: 1 },
+      { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' },
+    ).spec!.template.metadata!.labels!
     for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels)) expect(runnerLabels[k]).toBe(v)
     for (const e of policy.spec.podSelector.matchExpressions) expect(runnerLabels[e.key]).toBeDefined()
     expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress'])
@@ -121,15 +138,28 @@ describe('helm lint and template', () => {
     expect([...publicRule.to[0].ipBlock.except].sort()).toEqual(cidrs([...REFUSED_RANGES.ipv4, ...LOOPBACK_RANGES.ipv4]))
     expect([...publicRule.to[1].ipBlock.except].sort()).toEqual(cidrs([...REFUSED_RANGES.ipv6, ...LOOPBACK_RANGES.ipv6]))
     const dnsRule = policy.spec.egress.find((r: any) => r.ports?.some((p: any) => p.port === 53))
-    expect(dnsRule.ports).toEqual([{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }])
+    expect(dnsRule.ports).toEqual([
+      { protocol: 'UDP', port: 53 },
+      { protocol: 'TCP', port: 53 },
+    ])
   })
 
   it('passes per-utility runner resources, retention and images to the operator; routes /v1 (and /console unless turned off) through the optional Ingress', () => {
     const docs = render(
-      '--set-json', 'runners.split-pdf.resources={"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"2","memory":"3Gi"}}',
-      '--set', 'runners.html-pdf.concurrency=2',
-      '--set', 'retentionDays=30', '--set', 'image.registry=registry.example.com/dutil', '--set', 'image.tag=1.2.3',
-      '--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com',
+      '--set-json',
+      'runners.split-pdf.resources={"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"2","memory":"3Gi"}}',
+      '--set',
+      'runners.html-pdf.concurrency=2',
+      '--set',
+      'retentionDays=30',
+      '--set',
+      'image.registry=registry.example.com/dutil',
+      '--set',
+      'image.tag=1.2.3',
+      '--set',
+      'gateway.ingress.enabled=true',
+      '--set',
+      'gateway.ingress.host=api.example.com',
     )
     const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
     expect(JSON.parse(env.DUTIL_UTILITY_CONCURRENCY)).toEqual({ 'html-pdf': 2 })
@@ -139,7 +169,17 @@ describe('helm lint and template', () => {
     expect(env.DUTIL_STORAGE_SECRET).toBeUndefined()
     const backend = { service: { name: 'dutil-gateway', port: { name: 'http' } } }
     const [ingress] = byKind(docs, 'Ingress')
-    expect(ingress.spec.rules).toEqual([{ host: 'api.example.com', http: { paths: [{ path: '/v1', pathType: 'Prefix', backend }, { path: '/console', pathType: 'Prefix', backend }] } }])
+    expect(ingress.spec.rules).toEqual([
+      {
+        host: 'api.example.com',
+        http: {
+          paths: [
+            { path: '/v1', pathType: 'Prefix', backend },
+            { path: '/console', pathType: 'Prefix', backend },
+          ],
+        },
+      },
+    ])
     const apiOnly = byKind(render('--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com', '--set', 'gateway.console.exposeOnIngress=false'), 'Ingress')[0]
     expect(apiOnly.spec.rules[0].http.paths.map((p: any) => p.path)).toEqual(['/v1'])
     expect(() => render('--set', 'runners.split-pdf.resources.requests.cpu=lots')).toThrow(/runners\/split-pdf\/resources/)
@@ -148,8 +188,16 @@ describe('helm lint and template', () => {
 
   it('gives the console its public URL and identity-provider settings, the client secret by Secret reference', () => {
     const docs = render(
-      '--set', 'gateway.console.publicUrl=https://dutil.example.com', '--set', 'gateway.console.oidc.issuer=https://id.example.com',
-      '--set', 'gateway.console.oidc.clientId=dutil', '--set', 'gateway.console.oidc.existingSecret=dutil-oidc', '--set-json', 'gateway.console.oidc.allowedDomains=["example.com","example.org"]',
+      '--set',
+      'gateway.console.publicUrl=https://dutil.example.com',
+      '--set',
+      'gateway.console.oidc.issuer=https://id.example.com',
+      '--set',
+      'gateway.console.oidc.clientId=dutil',
+      '--set',
+      'gateway.console.oidc.existingSecret=dutil-oidc',
+      '--set-json',
+      'gateway.console.oidc.allowedDomains=["example.com","example.org"]',
     )
     const env = named(docs, 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env
     const byName = Object.fromEntries(env.map((e: any) => [e.name, e]))
@@ -189,7 +237,16 @@ describe('dashboards and alerts', () => {
     expect(dashboard.uid).toBe('dutil-overview')
     const panels = dashboard.panels.filter((p: { type: string }) => p.type !== 'row')
     expect(panels.map((p: { title: string }) => p.title)).toEqual(
-      expect.arrayContaining(['Jobs finished by utility and state', 'Queue wait (accept → runner start)', 'Run time (runner start → finish)', 'Failure ratio by error code', 'Callback attempts by outcome', 'Gateway latency', 'Gateway errors', 'Operator leadership']),
+      expect.arrayContaining([
+        'Jobs finished by utility and state',
+        'Queue wait (accept → runner start)',
+        'Run time (runner start → finish)',
+        'Failure ratio by error code',
+        'Callback attempts by outcome',
+        'Gateway latency',
+        'Gateway errors',
+        'Operator leadership',
+      ]),
     )
     const exprs = panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr))
     const used = metricsIn(exprs)
@@ -224,7 +281,15 @@ describe('the chart on the local kube-apiserver', () => {
     const res = spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'], { input: out, encoding: 'utf8' })
     expect(res.stderr).toBe('')
     expect(res.status).toBe(0)
-    for (const kind of ['customresourcedefinition.apiextensions.k8s.io/utilityjobs.dutil.io', 'deployment.apps/dutil-gateway', 'deployment.apps/dutil-operator', 'role.rbac.authorization.k8s.io/dutil-operator', 'networkpolicy.networking.k8s.io/dutil-runners', 'ingress.networking.k8s.io/dutil-gateway', 'poddisruptionbudget.policy/dutil-operator']) {
+    for (const kind of [
+      'customresourcedefinition.apiextensions.k8s.io/utilityjobs.dutil.io',
+      'deployment.apps/dutil-gateway',
+      'deployment.apps/dutil-operator',
+      'role.rbac.authorization.k8s.io/dutil-operator',
+      'networkpolicy.networking.k8s.io/dutil-runners',
+      'ingress.networking.k8s.io/dutil-gateway',
+      'poddisruptionbudget.policy/dutil-operator',
+    ]) {
       expect(res.stdout).toContain(`${kind} serverside-applied (server dry run)`)
     }
     kubectl(['delete', 'namespace', ns, '--wait=false'])
@@ -254,14 +319,37 @@ describe('helm install on the local platform: the programs run under the chart S
     kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${databaseUrl}`])
     helm(
       // The platform applied the same CRDs (crds/) with kubectl: Helm takes their fields over.
-      'install', RELEASE, CHART, '--namespace', NS, '--force-conflicts',
-      '--set', `storage.endpoint=${storage.endpoint}`, '--set', 'storage.existingSecret=dutil-storage', '--set', `storage.bucket=${storage.bucket}`,
-      '--set', `redis.url=${inject('redisUrl')}/1`, '--set', 'database.existingSecret=dutil-database',
-      '--set', 'image.registry=dutil.local', '--set', 'image.tag=test',
-      '--set', 'gateway.replicas=1', '--set', 'operator.replicas=1', // the node agent runs pods on the host network: one port each
-      '--set', `gateway.port=${gatewayPort()}`, '--set', `operator.port=${operatorPort()}`,
+      'install',
+      RELEASE,
+      CHART,
+      '--namespace',
+      NS,
+      '--force-conflicts',
+      '--set',
+      `storage.endpoint=${storage.endpoint}`,
+      '--set',
+      'storage.existingSecret=dutil-storage',
+      '--set',
+      `storage.bucket=${storage.bucket}`,
+      '--set',
+      `redis.url=${inject('redisUrl')}/1`,
+      '--set',
+      'database.existingSecret=dutil-database',
+      '--set',
+      'image.registry=dutil.local',
+      '--set',
+      'image.tag=test',
+      '--set',
+      'gateway.replicas=1',
+      '--set',
+      'operator.replicas=1', // the node agent runs pods on the host network: one port each
+      '--set',
+      `gateway.port=${gatewayPort()}`,
+      '--set',
+      `operator.port=${operatorPort()}`,
       // Dev allowances for this test only: callbacks to the loopback receiver, on a fast schedule.
-      '--set-json', 'operator.extraEnv=[{"name":"DUTIL_ALLOW_LOOPBACK_URLS","value":"true"},{"name":"DUTIL_CALLBACK_DELAY_SCALE","value":"0.01"}]',
+      '--set-json',
+      'operator.extraEnv=[{"name":"DUTIL_ALLOW_LOOPBACK_URLS","value":"true"},{"name":"DUTIL_CALLBACK_DELAY_SCALE","value":"0.01"}]',
     )
     await until('chart gateway ready', async () => (await fetch(`${baseUrl()}/readyz`).catch(() => null))?.status === 200, 90_000, 250)
     await until('chart operator ready', async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`).catch(() => null))?.status === 200, 90_000, 250)
@@ -328,16 +416,21 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(can('dutil-gateway', 'list', 'utilityjobs.dutil.io', '-n', 'default')).toBe('no')
   })
 
-  it("creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)", async () => {
+  it('creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)', async () => {
     const command = firstKeyCommand(helm('get', 'notes', RELEASE, '--namespace', NS))
     // Without a terminal to attach: the pod runs detached and its output is read from the node.
     const detached = command.replace(' --rm -i --quiet', '').replace(/^kubectl /, `${join(BIN_DIR, 'kubectl')} --kubeconfig ${kubeconfig()} `)
     execFileSync('bash', ['-c', detached], { encoding: 'utf8' })
     let pod: V1Pod | undefined
-    await until('key pod done', async () => {
-      pod = await core().readNamespacedPod({ name: 'dutil-keys', namespace: NS })
-      return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed'
-    }, 60_000, 250)
+    await until(
+      'key pod done',
+      async () => {
+        pod = await core().readNamespacedPod({ name: 'dutil-keys', namespace: NS })
+        return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed'
+      },
+      60_000,
+      250,
+    )
     const out = podLog(pod!, 'dutil-keys')
     expect(pod!.status?.phase, out).toBe('Succeeded')
     key = /key:\s+(du_live_[0-9a-f]{48})/.exec(out)![1]
@@ -380,7 +473,12 @@ describe('helm install on the local platform: the programs run under the chart S
     await expect.poll(async () => (await api('GET', `/v1/jobs/${async.body.id}`, { key, baseUrl: baseUrl() })).body.callback?.status, { timeout: 10_000 }).toBe('delivered')
 
     await expect
-      .poll(async () => ((await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: API_KEY.plural })) as { items: any[] }).items[0].status?.lastUsedAt, { timeout: 10_000 })
+      .poll(
+        async () =>
+          ((await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: API_KEY.plural })) as { items: any[] })
+            .items[0].status?.lastUsedAt,
+        { timeout: 10_000 },
+      )
       .toBeTruthy()
     const table = kubectl(['get', 'utilityjobs', '-n', NS])
     expect(table.split('\n')[0]).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+PROGRESS\s+DURATION-MS\s+AGE/)

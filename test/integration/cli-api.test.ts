@@ -25,7 +25,7 @@ function dutil(args: string[], env: Record<string, string> = {}): Promise<{ code
       process.execPath,
       [join(REPO_ROOT, 'bin', 'dutil.js'), ...args],
       { encoding: 'utf8', cwd: tmpdir(), env: { PATH: process.env.PATH, DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: key, ...env }, timeout: 90_000 },
-      (err, out, errOut) => resolve({ code: err ? ((err as { code?: unknown }).code as number | null) ?? null : 0, out, err: errOut }),
+      (err, out, errOut) => resolve({ code: err ? (((err as { code?: unknown }).code as number | null) ?? null) : 0, out, err: errOut }),
     )
   })
 }

@@ -182,7 +182,16 @@ describe('console callback delivery log and redelivery', () => {
     await expect.poll(async () => (await admin.call('GET', `/jobs/${id}`)).body.callbackDelivery?.status, { timeout: 15_000 }).toBe('delivered')
     const first = (await admin.call('GET', `/jobs/${id}`)).body
     expect(first.callbackLog).toEqual([
-      expect.objectContaining({ round: 1, attempt: 1, outcome: 'retrying', statusCode: 500, errorClass: 'http_status', error: 'The receiver answered 500.', nextAttemptAt: expect.any(String), durationMs: expect.any(Number) }),
+      expect.objectContaining({
+        round: 1,
+        attempt: 1,
+        outcome: 'retrying',
+        statusCode: 500,
+        errorClass: 'http_status',
+        error: 'The receiver answered 500.',
+        nextAttemptAt: expect.any(String),
+        durationMs: expect.any(Number),
+      }),
       expect.objectContaining({ round: 1, attempt: 2, outcome: 'delivered', statusCode: 200, errorClass: null, error: null, nextAttemptAt: null }),
     ])
 
@@ -230,7 +239,7 @@ describe('console playground', () => {
     expect((await member.call('POST', '/workspace/signing-secret/reveal')).body.signingSecret).toBe(rotated)
   })
 
-  it('validates playground input like the API and keeps playground jobs out of every key\'s list', async () => {
+  it("validates playground input like the API and keeps playground jobs out of every key's list", async () => {
     const { client } = await person('external')
     const bad = await client.call('POST', '/playground/split-pdf', { input: {} })
     expect(bad.status).toBe(400)

@@ -256,7 +256,15 @@ describe('console, end to end in Chromium', () => {
     await page.goto(`/console/jobs/${started.body.id}`)
     const log = page.getByTestId('callback-log')
     // The page shows the log once the delivery is recorded (it refreshes while the job runs).
-    await expect.poll(async () => { await page.reload(); return log.locator('tbody tr').count() }, { timeout: 15_000 }).toBe(2)
+    await expect
+      .poll(
+        async () => {
+          await page.reload()
+          return log.locator('tbody tr').count()
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(2)
     expect(await log.locator('tbody tr').nth(0).textContent()).toContain('HTTP 500')
     expect(await log.locator('tbody tr').nth(1).textContent()).toContain('delivered')
     await screenshot(page, '12-callback-log')
@@ -374,7 +382,7 @@ describe('console, end to end in Chromium', () => {
 })
 
 describe('playground form generator, in Chromium', () => {
-  it('renders every utility\'s input schema (enabled or not) as a form that reads back its example input', async () => {
+  it("renders every utility's input schema (enabled or not) as a form that reads back its example input", async () => {
     const ctx = await personContext(browser)
     const page = await ctx.newPage()
     await page.goto('/console/sign-in')

@@ -23,9 +23,9 @@ describe('concurrent password guesses', () => {
   it('checks at most ten of 100 simultaneous guesses from one address; the rest and then the right password are locked out', async () => {
     const { email } = await person('member')
     const attacker = new ConsoleClient()
-    const statuses = (
-      await Promise.all(Array.from({ length: 100 }, () => attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: '198.51.100.77' })))
-    ).map((r) => r.status)
+    const statuses = (await Promise.all(Array.from({ length: 100 }, () => attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: '198.51.100.77' })))).map(
+      (r) => r.status,
+    )
     const t = tally(statuses)
     expect(Object.keys(t).sort(), JSON.stringify(t)).toEqual(['401', '429'])
     // Ten guesses were checked; the tenth failure locked the e-mail, so nine answered 401.

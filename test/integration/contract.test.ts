@@ -19,7 +19,11 @@ afterAll(() => files.stop())
 
 const run = (key: string, body: unknown, headers: Record<string, string> = {}, route = '/v1/utilities/split-pdf/jobs') => api('POST', route, { key, body, headers })
 const podsOf = async (id: string) =>
-  (await kubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(id)}` })).items
+  (
+    await kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(id)}` })
+  ).items
 
 describe('request rules', () => {
   it('reads an empty body as {} and refuses it for lacking input', async () => {
@@ -105,7 +109,11 @@ describe('keys', () => {
   it('records lastUsedAt, at most once a minute', async () => {
     const created = await createKey()
     const read = async () =>
-      ((await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: 'dutil.io', version: 'v1alpha1', namespace: 'dutil', plural: 'apikeys', name: objectNameOf(created.id) })) as { status?: { lastUsedAt?: string } }).status?.lastUsedAt
+      (
+        (await kubeConfig()
+          .makeApiClient(CustomObjectsApi)
+          .getNamespacedCustomObject({ group: 'dutil.io', version: 'v1alpha1', namespace: 'dutil', plural: 'apikeys', name: objectNameOf(created.id) })) as { status?: { lastUsedAt?: string } }
+      ).status?.lastUsedAt
     expect(await read()).toBeUndefined()
     await api('GET', '/v1/utilities', { key: created.key })
     await expect.poll(read, { timeout: 5000 }).toBeTruthy()
@@ -203,7 +211,7 @@ describe('idempotency', () => {
 })
 
 describe('job list', () => {
-  it('lists a key\'s jobs newest first with exactly the summary fields, filters and pages with a cursor', async () => {
+  it("lists a key's jobs newest first with exactly the summary fields, filters and pages with a cursor", async () => {
     const { key } = await createKey({ name: 'lister' })
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push((await run(key, { input: { url: pdf }, metadata: { i } })).body.id)
@@ -215,7 +223,9 @@ describe('job list', () => {
     expect(all.body.items.map((s: { id: string }) => s.id)).toEqual([...ids].reverse())
     expect(all.body.nextCursor).toBeNull()
     const summary = all.body.items[0]
-    expect(Object.keys(summary).sort()).toEqual(['apiKeyName', 'createdAt', 'errorCode', 'fileCount', 'finishedAt', 'id', 'mode', 'source', 'status', 'totalMs', 'upstreamMs', 'userEmail', 'utility'].sort())
+    expect(Object.keys(summary).sort()).toEqual(
+      ['apiKeyName', 'createdAt', 'errorCode', 'fileCount', 'finishedAt', 'id', 'mode', 'source', 'status', 'totalMs', 'upstreamMs', 'userEmail', 'utility'].sort(),
+    )
     expect(summary).toMatchObject({ id: bad.body.id, status: 'failed', errorCode: 'upstream_rejected', apiKeyName: 'lister', userEmail: null, source: 'api', fileCount: 0, mode: 'sync' })
 
     const failed = await api('GET', '/v1/jobs?status=failed', { key })
@@ -258,7 +268,9 @@ describe('cancel', () => {
       expect(cancel.status).toBe(200)
       expect(cancel.body).toMatchObject({ id: res.body.id, status: 'cancelled', startedAt: null, result: null, error: null })
       expect(cancel.body.finishedAt).toMatch(/Z$/)
-      const jobs = await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
+      const jobs = await kubeConfig()
+        .makeApiClient(BatchV1Api)
+        .listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
       expect(jobs.items.filter((j) => !j.metadata?.deletionTimestamp)).toEqual([])
       const again = await api('POST', `/v1/jobs/${res.body.id}/cancel`, { key })
       expect(again.status).toBe(409)
@@ -272,7 +284,7 @@ describe('cancel', () => {
     expect((await api('GET', `/v1/jobs/${id}`, { key })).body.status).toBe('cancelled')
   })
 
-  it('answers 409 for a running job and for a finished one, 404 for another key\'s', async () => {
+  it("answers 409 for a running job and for a finished one, 404 for another key's", async () => {
     const { key } = await createKey()
     files.add('slow-c.pdf', await makePdf(1))
     const slow = await run(key, { input: { url: `${files.url}/slow/slow-c.pdf?ms=3000` } })

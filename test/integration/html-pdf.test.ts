@@ -56,7 +56,7 @@ describe('html-pdf through the whole platform', () => {
     expectSize(c, 283.5, 141.7) // 100 × 50 mm
   })
 
-  it("renders an s3:// document stored by one of its own jobs (an unzipped page)", async () => {
+  it('renders an s3:// document stored by one of its own jobs (an unzipped page)', async () => {
     const zip = writeZip([fileEntry('letter.html', page('<h1>From storage</h1>', 'Stored'))])
     const unzipped = await api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url: files.add('letter.zip', zip, 'application/zip') } } })
     expect(unzipped.status).toBe(200)

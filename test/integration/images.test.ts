@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,11 +16,12 @@ import { desiredJob } from '../../operator/desired-job.js'
 import { stsCredentialIssuer } from '../../operator/runner-credentials.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
+import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { API_GROUP, API_KEY, API_VERSION } from '../../contract/api-group.js'
 import { CONSOLE_INVITE } from '../../contract/console-resources.js'
 import { metricValue, scrape } from './helpers/processes.js'
-import { kubeConfig } from './helpers/keys.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
 
 /**
  * The images `make images` builds (images/build-images.sh; make test builds them first, from the
@@ -77,9 +78,25 @@ describe('images', () => {
         apiVersion: 'dutil.io/v1alpha1',
         kind: 'UtilityJob',
         metadata: { name: objectNameOf(jobId), namespace: 'dutil', uid: 'u' },
-        spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_x', apiKeyName: 'k', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null, ...(inputUrl.startsWith('s3://') ? { storageInputKeys: [inputUrl.replace(/^s3:\/\/[^/]+\//, '')] } : {}) },
+        spec: {
+          jobId,
+          utility: 'split-pdf',
+          mode: 'async',
+          apiKeyId: 'key_x',
+          apiKeyName: 'k',
+          createdAt: isoMs(now),
+          inputKey: inputObjectKey(jobId),
+          metadata: null,
+          ...(inputUrl.startsWith('s3://') ? { storageInputKeys: [inputUrl.replace(/^s3:\/\/[^/]+\//, '')] } : {}),
+        },
       } as UtilityJobResource
-      const settings = { imageRegistry: registry, imageTag: tag, storage: { endpoint: storage().endpoint, region: storage().region, bucket: storage().bucket }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
+      const settings = {
+        imageRegistry: registry,
+        imageTag: tag,
+        storage: { endpoint: storage().endpoint, region: storage().region, bucket: storage().bucket },
+        allowLoopbackUrls: false,
+        jobTtlSeconds: 60,
+      }
       // The job's own credentials, issued as the operator issues them (STS with the job's policy).
       const issue = stsCredentialIssuer({ endpoint: storage().endpoint, region: storage().region, accessKey: storage().accessKey, secretKey: storage().secretKey }, storage().bucket)
       const container = desiredJob(uj, catalog.get('split-pdf')!, settings, await issue(uj, catalog.get('split-pdf')!)).spec!.template.spec!.containers[0]
@@ -122,8 +139,7 @@ describe('images', () => {
     const programEnv = inject('programEnv')
     const gatewayPort = Number(programEnv.DUTIL_PORT) + 7
     const operatorPort = Number(programEnv.DUTIL_PORT) + 8
-    const env = (extra: Record<string, string>) =>
-      Object.entries({ ...programEnv, KUBECONFIG: join(dir, 'kubeconfig'), NODE_EXTRA_CA_CERTS: '', ...extra }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    const env = (extra: Record<string, string>) => Object.entries({ ...programEnv, KUBECONFIG: join(dir, 'kubeconfig'), NODE_EXTRA_CA_CERTS: '', ...extra }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
     const names = [`dutil-image-gateway-${process.pid}`, `dutil-image-operator-${process.pid}`]
     try {
       const start = (name: string, img: string, extra: Record<string, string>) =>
@@ -150,14 +166,35 @@ describe('images', () => {
     const core = () => kubeConfig().makeApiClient(CoreV1Api)
     beforeAll(async () => {
       dir = readableKubeconfig()
-      await core().createNamespace({ body: { metadata: { name: ns } } }).catch(() => undefined)
+      await core()
+        .createNamespace({ body: { metadata: { name: ns } } })
+        .catch(() => undefined)
       // What `helm install` prints, with the images this run built.
-      const out = execFileSync(join(BIN_DIR, 'helm'), ['install', 'dutil', join(REPO_ROOT, 'charts', 'dutil'), '--namespace', ns, '--dry-run=client', '-f', join(REPO_ROOT, 'charts', 'dutil', 'ci', 'lint-values.yaml'), '--set', `image.registry=${registry}`, '--set', `image.tag=${tag}`], { encoding: 'utf8' })
+      const out = execFileSync(
+        join(BIN_DIR, 'helm'),
+        [
+          'install',
+          'dutil',
+          join(REPO_ROOT, 'charts', 'dutil'),
+          '--namespace',
+          ns,
+          '--dry-run=client',
+          '-f',
+          join(REPO_ROOT, 'charts', 'dutil', 'ci', 'lint-values.yaml'),
+          '--set',
+          `image.registry=${registry}`,
+          '--set',
+          `image.tag=${tag}`,
+        ],
+        { encoding: 'utf8' },
+      )
       notes = out.slice(out.indexOf('NOTES:'))
     })
     afterAll(async () => {
       rmSync(dir, { recursive: true, force: true })
-      await core().deleteNamespace({ name: ns }).catch(() => undefined)
+      await core()
+        .deleteNamespace({ name: ns })
+        .catch(() => undefined)
     })
 
     /** The `kubectl run` of the NOTES as a `docker run` of the same image, command, args and env. */
@@ -167,10 +204,16 @@ describe('images', () => {
       expect(first, notes).toBeGreaterThan(0)
       let last = first
       while (lines[last].trimEnd().endsWith('\\')) last++
-      const text = lines.slice(first, last + 1).map((l) => l.trim().replace(/\\$/, '')).join(' ')
+      const text = lines
+        .slice(first, last + 1)
+        .map((l) => l.trim().replace(/\\$/, ''))
+        .join(' ')
       const imageRef = /--image=(\S+)/.exec(text)![1]
       const overrides = JSON.parse(/--overrides='([^']+)'/.exec(text)![1])
-      const args = text.slice(text.indexOf(' -- ') + 4).trim().split(/\s+/)
+      const args = text
+        .slice(text.indexOf(' -- ') + 4)
+        .trim()
+        .split(/\s+/)
       const container = overrides.spec.containers[0] as { command: string[]; env: Array<{ name: string; value: string }> }
       return { imageRef, command: container.command, env: container.env, args }
     }
@@ -212,7 +255,9 @@ describe('images', () => {
       expect(JSON.parse(revealed.stdout).signingSecret).toBe(JSON.parse(rotated.stdout).signingSecret)
       const revoked = runInImage(['keys', 'revoke', id!])
       expect(revoked.status, revoked.output).toBe(0)
-      const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: API_KEY.plural })) as { items: Array<{ spec: { revokedAt?: string } }> }
+      const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: API_KEY.plural })) as {
+        items: Array<{ spec: { revokedAt?: string } }>
+      }
       expect(keys.items).toHaveLength(1)
       expect(keys.items[0].spec.revokedAt).toBeTruthy()
     })
@@ -221,8 +266,80 @@ describe('images', () => {
       const res = runInImage(['admin', 'create', '--email', 'first-admin@example.com', '--url', 'https://dutil.example.com', '--json'])
       expect(res.status, res.output).toBe(0)
       expect(JSON.parse(res.stdout)).toMatchObject({ email: 'first-admin@example.com', role: 'admin', link: expect.stringMatching(/^https:\/\/dutil\.example\.com\/console\/invite\//) })
-      const invites = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: CONSOLE_INVITE.plural })) as { items: unknown[] }
+      const invites = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: CONSOLE_INVITE.plural })) as {
+        items: unknown[]
+      }
       expect(invites.items).toHaveLength(1)
+    })
+  })
+
+  describe("the README's CLI commands, inside the image the chart NOTES name", () => {
+    let files: FileServer
+    let apiKey: string
+    beforeAll(async () => {
+      files = await new FileServer().start()
+      apiKey = (await createKey({ name: 'image-cli' })).key
+    })
+    afterAll(() => files.stop())
+
+    /** The operator image's CLI (what the NOTES run), on the host's network, against this platform. */
+    function cli(args: string[], env: Record<string, string> = {}, kubeconfigDir?: string): Promise<{ status: number | null; stdout: string; stderr: string; output: string }> {
+      const envArgs = Object.entries({ DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: apiKey, ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+      const mounts = kubeconfigDir ? ['-v', `${kubeconfigDir}:${kubeconfigDir}:ro`] : []
+      const argv = ['run', '--rm', ...RESTRICTED, '--tmpfs', '/out:rw,uid=10001,gid=10001', ...mounts, ...envArgs, '--entrypoint', 'node', image('dutil-operator'), '/app/bin/dutil.js', ...args]
+      // Asynchronously: this process serves the input files the job downloads.
+      return new Promise((resolve) => {
+        execFile(docker, argv, { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => {
+          resolve({ status: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0, stdout, stderr, output: `${stdout}${stderr}` })
+        })
+      })
+    }
+
+    it('runs every command the README shows: run, jobs wait / list / get / cancel, callbacks redeliver', async () => {
+      const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')
+      const shown = new Set([...readme.matchAll(/\bdutil (run|jobs \w+|callbacks \w+|keys [\w-]+|admin \w+)/g)].map((m) => m[1]))
+      const ran = new Set<string>()
+      const url = files.add('image-cli.pdf', await makePdf(2))
+
+      const waited = await cli(['run', 'split-pdf', '--url', url, '--wait', '--out', '/out', '--json'])
+      ran.add('run')
+      expect(waited.status, waited.output).toBe(0)
+      expect(JSON.parse(waited.stdout)).toMatchObject({ status: 'succeeded', utility: 'split-pdf', result: { files: [{ name: expect.any(String) }, { name: expect.any(String) }] } })
+
+      const started = await cli(['run', 'split-pdf', '--url', url])
+      expect(started.status, started.output).toBe(0)
+      const id = started.stdout.trim().split(' ')[0]
+      expect(id).toMatch(/^job_/)
+      const done = await cli(['jobs', 'wait', id, '--timeout', '60', '--json'])
+      ran.add('jobs wait')
+      expect(done.status, done.output).toBe(0)
+      expect(JSON.parse(done.stdout)).toMatchObject({ id, status: 'succeeded' })
+      const listed = await cli(['jobs', 'list', '--status', 'succeeded', '--limit', '10', '--json'])
+      ran.add('jobs list')
+      expect(listed.status, listed.output).toBe(0)
+      expect(JSON.parse(listed.stdout).map((j: { id: string }) => j.id)).toContain(id)
+      const got = await cli(['jobs', 'get', id])
+      ran.add('jobs get')
+      expect(got.status, got.output).toBe(0)
+      expect(got.stdout).toContain(id)
+      // Only a queued job can be cancelled: this one has finished (409 conflict, exit 3).
+      const cancel = await cli(['jobs', 'cancel', id])
+      ran.add('jobs cancel')
+      expect(cancel.status, cancel.output).toBe(3)
+      expect(cancel.stderr).toMatch(/409 conflict/)
+      // From a kubeconfig, in the platform's namespace: the job is read, and it has no callback to send again.
+      const dir = readableKubeconfig()
+      try {
+        const redeliver = await cli(['callbacks', 'redeliver', id], { KUBECONFIG: join(dir, 'kubeconfig'), DUTIL_NAMESPACE: inject('programEnv').DUTIL_NAMESPACE }, dir)
+        ran.add('callbacks redeliver')
+        expect(redeliver.status, redeliver.output).toBe(1)
+        expect(redeliver.stderr).toContain(`cannot redeliver ${id}: The job has no callback.`)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+      // keys and admin: the NOTES tests above run them in this image.
+      for (const c of ['keys create', 'keys list', 'keys revoke', 'keys rotate-secret', 'keys reveal-secret', 'admin create']) ran.add(c)
+      expect([...shown].filter((c) => !ran.has(c))).toEqual([])
     })
   })
 
@@ -231,7 +348,15 @@ describe('images', () => {
     expect(imageExists(ref), `${ref} (make images)`).toBe(true)
     const html = encodeURIComponent('<h1>Invoice Grüße Привет 你好</h1>')
     const res = dockerRun([
-      ...RESTRICTED, '--tmpfs', '/tmp:rw,size=256m', '--shm-size', '256m', '--entrypoint', 'sh', ref, '-c',
+      ...RESTRICTED,
+      '--tmpfs',
+      '/tmp:rw,size=256m',
+      '--shm-size',
+      '256m',
+      '--entrypoint',
+      'sh',
+      ref,
+      '-c',
       `chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --disable-background-networking --disable-component-update --disable-sync --print-to-pdf=/tmp/out.pdf 'data:text/html;charset=utf-8,${html}' >/dev/null 2>&1; head -c 5 /tmp/out.pdf; fc-list | wc -l`,
     ])
     expect(res.status, res.stderr).toBe(0)

@@ -63,7 +63,9 @@ describe('schema migrations', () => {
       expect(await migrateDatabase(url, { info: (_o, m) => log.push(m) })).toEqual(knownMigrations())
       expect(await migrateDatabase(url, { info: (_o, m) => log.push(m) })).toEqual([])
       expect(await pendingMigrations(fresh)).toEqual([])
-      const tables = await fresh.query<{ relname: string; relkind: string }>(`SELECT relname, relkind FROM pg_class WHERE relname IN ('jobs', 'idempotency_keys', 'usage_daily', '${MIGRATIONS_TABLE}') ORDER BY relname`)
+      const tables = await fresh.query<{ relname: string; relkind: string }>(
+        `SELECT relname, relkind FROM pg_class WHERE relname IN ('jobs', 'idempotency_keys', 'usage_daily', '${MIGRATIONS_TABLE}') ORDER BY relname`,
+      )
       // jobs is partitioned (relkind p); the others are plain tables.
       expect(tables.rows).toEqual([
         { relname: 'idempotency_keys', relkind: 'r' },
@@ -78,9 +80,32 @@ describe('schema migrations', () => {
       const logColumn = await fresh.query<{ data_type: string }>(`SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'callback_log'`)
       expect(logColumn.rows).toEqual([{ data_type: 'jsonb' }])
       const jobId = newId('job')
-      const job = { metadata: { name: objectNameOf(jobId) }, spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_K', apiKeyName: 'k', createdAt: createdAtOfJobId(jobId), inputKey: 'in', metadata: null, callbackUrl: 'https://h.example/x' } } as unknown as UtilityJobResource
+      const job = {
+        metadata: { name: objectNameOf(jobId) },
+        spec: {
+          jobId,
+          utility: 'split-pdf',
+          mode: 'async',
+          apiKeyId: 'key_K',
+          apiKeyName: 'k',
+          createdAt: createdAtOfJobId(jobId),
+          inputKey: 'in',
+          metadata: null,
+          callbackUrl: 'https://h.example/x',
+        },
+      } as unknown as UtilityJobResource
       await insertAccepted(fresh, job, {})
-      const entry = (attempt: number) => ({ round: 1, attempt, at: '2026-11-24T10:00:01.000Z', durationMs: 5, outcome: 'retrying' as const, statusCode: 503, errorClass: 'http_status', error: 'The receiver answered 503.', nextAttemptAt: null })
+      const entry = (attempt: number) => ({
+        round: 1,
+        attempt,
+        at: '2026-11-24T10:00:01.000Z',
+        durationMs: 5,
+        outcome: 'retrying' as const,
+        statusCode: 503,
+        errorClass: 'http_status',
+        error: 'The receiver answered 503.',
+        nextAttemptAt: null,
+      })
       for (let i = 1; i <= CALLBACK_LOG_MAX + 3; i++) await appendCallbackAttempt(fresh, job.spec.jobId, entry(i))
       const kept = await getCallbackLog(fresh, job.spec.jobId)
       expect(kept).toHaveLength(CALLBACK_LOG_MAX)
@@ -136,8 +161,24 @@ describe('the job record through the platform', () => {
       const at = now - 3 * 86_400_000 + i * 3_600_000
       const id = `job_${ulid(at)}` // not newId: its monotonic factory never goes back in time
       await insertAccepted(db, {
-        spec: { jobId: id, utility: i % 2 ? 'split-pdf' : 'zip-files', mode: 'async', apiKeyId: keyId, apiKeyName: 'history', createdAt: isoMs(at), inputKey: `_jobs/${id}/input.json`, metadata: null },
-        status: { state: 'succeeded', startedAt: isoMs(at), finishedAt: isoMs(at + 1000), timings: { queueMs: 0, upstreamMs: 500, storageMs: 100, totalMs: 1000 }, result: { files: [], extras: {} }, error: null },
+        spec: {
+          jobId: id,
+          utility: i % 2 ? 'split-pdf' : 'zip-files',
+          mode: 'async',
+          apiKeyId: keyId,
+          apiKeyName: 'history',
+          createdAt: isoMs(at),
+          inputKey: `_jobs/${id}/input.json`,
+          metadata: null,
+        },
+        status: {
+          state: 'succeeded',
+          startedAt: isoMs(at),
+          finishedAt: isoMs(at + 1000),
+          timings: { queueMs: 0, upstreamMs: 500, storageMs: 100, totalMs: 1000 },
+          result: { files: [], extras: {} },
+          error: null,
+        },
       })
       made.push(id)
     }
@@ -166,7 +207,12 @@ describe('the job record through the platform', () => {
     const expected = [...made].reverse().filter((id) => !expiredIds.has(id))
     expect(seen.filter((id) => !expiredIds.has(id))).toEqual(expected)
     // Whatever of the expired day was read before it expired, it was read once, in order.
-    expect(seen.filter((id) => expiredIds.has(id))).toEqual([...made].reverse().filter((id) => expiredIds.has(id)).slice(0, seen.filter((id) => expiredIds.has(id)).length))
+    expect(seen.filter((id) => expiredIds.has(id))).toEqual(
+      [...made]
+        .reverse()
+        .filter((id) => expiredIds.has(id))
+        .slice(0, seen.filter((id) => expiredIds.has(id)).length),
+    )
     expect(await partitionDays(db)).not.toContain(oldestDay)
   })
 
@@ -250,7 +296,9 @@ describe('a lost hand-off', () => {
     const { key, id: keyId } = await createKey()
     const at = Date.now() - 5 * 60_000
     const id = `job_${ulid(at)}`
-    await insertAccepted(db, { spec: { jobId: id, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'crashed', createdAt: isoMs(at), inputKey: `_jobs/${id}/input.json`, metadata: null } })
+    await insertAccepted(db, {
+      spec: { jobId: id, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'crashed', createdAt: isoMs(at), inputKey: `_jobs/${id}/input.json`, metadata: null },
+    })
     expect((await api('GET', `/v1/jobs/${id}`, { key })).body.status).toBe('queued')
     // The operator looks for them when it takes the lease, and every 30 s after.
     await terminateComponent('operator')
@@ -301,10 +349,14 @@ describe('PostgreSQL down and restarted', () => {
       expect(done.status).toBe(200)
       expect(done.body.status).toBe('succeeded')
     }
-    await until('all rows final', async () => {
-      for (const id of accepted) if ((await getJob(db, id))?.status?.state !== 'succeeded') return false
-      return true
-    }, 60_000, 500)
+    await until(
+      'all rows final',
+      async () => {
+        for (const id of accepted) if ((await getJob(db, id))?.status?.state !== 'succeeded') return false
+        return true
+      },
+      60_000,
+      500,
+    )
   })
 })
-

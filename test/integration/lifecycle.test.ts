@@ -14,17 +14,7 @@ import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
 import { createKey, kubeConfig } from './helpers/keys.js'
-import {
-  killComponent,
-  metricValue,
-  scrape,
-  startComponent,
-  startComponentAs,
-  startOperator,
-  terminateComponent,
-  waitForLeader,
-  waitForOperatorReady,
-} from './helpers/processes.js'
+import { killComponent, metricValue, scrape, startComponent, startComponentAs, startOperator, terminateComponent, waitForLeader, waitForOperatorReady } from './helpers/processes.js'
 
 let files: FileServer
 let key: string
@@ -123,7 +113,11 @@ describe('observability', () => {
     expect(metricValue(metrics, 'dutil_http_request_duration_seconds_count{method="GET",route="/v1/jobs",status="401"}')).toBeGreaterThanOrEqual(1)
     expect(metricValue(metrics, 'dutil_jobs_created_total{utility="split-pdf",mode="async"}')).toBeGreaterThanOrEqual(1)
     await until('access log line', async () => logOf('gateway').includes('req-lifecycle-1'), 5_000, 100)
-    const line = JSON.parse(logOf('gateway').split('\n').find((l) => l.includes('req-lifecycle-1') && l.includes('"msg":"request"'))!)
+    const line = JSON.parse(
+      logOf('gateway')
+        .split('\n')
+        .find((l) => l.includes('req-lifecycle-1') && l.includes('"msg":"request"'))!,
+    )
     expect(line).toMatchObject({ requestId: 'req-lifecycle-1', jobId: res.body.id, method: 'POST', route: '/v1/utilities/:slug/jobs', status: 202 })
 
     await api('GET', `/v1/jobs/${res.body.id}?wait=30`, { key })
@@ -134,7 +128,9 @@ describe('observability', () => {
     for (const series of ['dutil_operator_queue_depth', 'dutil_callback_queue_depth', 'dutil_operator_reconcile_errors_total', 'dutil_operator_leader']) {
       expect(metricValue(op, series)).toBeDefined()
     }
-    const opLines = logOf('operator').split('\n').filter((l) => l.includes(res.body.id))
+    const opLines = logOf('operator')
+      .split('\n')
+      .filter((l) => l.includes(res.body.id))
     expect(opLines.length).toBeGreaterThan(0)
     for (const l of opLines) expect(JSON.parse(l).jobId).toBe(res.body.id)
   })
@@ -172,7 +168,14 @@ describe('retention', () => {
     const oldOutput = `split-pdf/${utcDay(oldAt)}/${oldId}/page-1.pdf`
     await insertAccepted(db, {
       spec: { jobId: oldId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'old', createdAt: isoMs(oldAt), inputKey: `_jobs/${oldId}/input.json`, metadata: null },
-      status: { state: 'succeeded', startedAt: isoMs(oldAt), finishedAt: isoMs(oldAt + 1000), timings: { queueMs: 0, upstreamMs: 1, storageMs: 1, totalMs: 1000 }, result: { files: [{ key: oldOutput, name: 'page-1.pdf', size: 4, contentType: 'application/pdf' }], extras: { pageCount: 1 } }, error: null },
+      status: {
+        state: 'succeeded',
+        startedAt: isoMs(oldAt),
+        finishedAt: isoMs(oldAt + 1000),
+        timings: { queueMs: 0, upstreamMs: 1, storageMs: 1, totalMs: 1000 },
+        result: { files: [{ key: oldOutput, name: 'page-1.pdf', size: 4, contentType: 'application/pdf' }], extras: { pageCount: 1 } },
+        error: null,
+      },
     })
     await s3().putObject(bucket, `_jobs/${oldId}/input.json`, Buffer.from('{}'))
     await s3().putObject(bucket, oldOutput, Buffer.from('%PDF'))

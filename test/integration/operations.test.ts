@@ -39,7 +39,9 @@ describe('operator', () => {
     const done = await api('GET', `/v1/jobs/${id}?wait=60`, { key })
     expect(done.body.status).toBe('succeeded')
     expect(done.body.result.pageCount).toBe(4)
-    const jobs = await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(id)}` })
+    const jobs = await kubeConfig()
+      .makeApiClient(BatchV1Api)
+      .listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(id)}` })
     expect(jobs.items).toHaveLength(1)
     expect(jobs.items[0].metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'UtilityJob', name: objectNameOf(id), controller: true })
     expect(jobs.items[0].spec?.template.spec?.automountServiceAccountToken).toBe(false)
@@ -54,14 +56,21 @@ describe('operator', () => {
     expect(res.status).toBe(504)
     expect(res.body).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' } })
     expect(res.body.error.message).toContain('3 s')
-    const jobs = await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
+    const jobs = await kubeConfig()
+      .makeApiClient(BatchV1Api)
+      .listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
     expect(jobs.items[0].spec?.activeDeadlineSeconds).toBe(3)
     // The Job controller deleted the pod at the deadline and the node agent terminated it.
     await expect
-      .poll(async () => {
-        const pods = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
-        return pods.items.every((p) => p.status?.phase === 'Failed' || p.metadata?.deletionTimestamp)
-      }, { timeout: 30_000 })
+      .poll(
+        async () => {
+          const pods = await kubeConfig()
+            .makeApiClient(CoreV1Api)
+            .listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
+          return pods.items.every((p) => p.status?.phase === 'Failed' || p.metadata?.deletionTimestamp)
+        },
+        { timeout: 30_000 },
+      )
       .toBe(true)
   })
 
@@ -78,7 +87,12 @@ describe('operator', () => {
 })
 
 describe('Kubernetes-native status', () => {
-  const kubectlAsync = (...args: string[]) => new Promise<string>((resolve, reject) => execFile(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' }, (err, out, errOut) => (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out))))
+  const kubectlAsync = (...args: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' }, (err, out, errOut) =>
+        err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out),
+      ),
+    )
 
   it('kubectl wait --for=condition=Succeeded returns when the job succeeds; describe shows its conditions and Events; -o wide adds key and queue time', async () => {
     files.add('w.pdf', await makePdf(3))
@@ -120,7 +134,9 @@ describe('Kubernetes-native status', () => {
     const failed = uj.status.conditions.find((c: { type: string }) => c.type === 'Failed')
     expect(failed).toMatchObject({ status: 'True', reason: 'UpstreamRejected', message: uj.status.error.message })
     expect(uj.status.conditions.find((c: { type: string }) => c.type === 'Succeeded')).toMatchObject({ status: 'False', reason: 'Failed' })
-    await expect.poll(async () => (await eventsOf(name)).find((e) => e.type === 'Warning'), { timeout: 10_000 }).toMatchObject({ reason: 'UpstreamRejected', message: `upstream_rejected: ${uj.status.error.message}` })
+    await expect
+      .poll(async () => (await eventsOf(name)).find((e) => e.type === 'Warning'), { timeout: 10_000 })
+      .toMatchObject({ reason: 'UpstreamRejected', message: `upstream_rejected: ${uj.status.error.message}` })
   })
 })
 

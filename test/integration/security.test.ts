@@ -98,7 +98,7 @@ describe('idempotency when the first create is slow', () => {
 })
 
 describe('a compromised runner', () => {
-  it("cannot make the API hand out links to other objects: a forged result manifest fails the job as internal", async () => {
+  it('cannot make the API hand out links to other objects: a forged result manifest fails the job as internal', async () => {
     // Another tenant's output, which the forged manifest will claim.
     const victim = await createKey({ name: 'victim' })
     const theirs = await api('POST', '/v1/utilities/split-pdf', { key: victim.key, body: { input: { url: files.add('victim.pdf', await makePdf(1)) } } })
@@ -139,7 +139,13 @@ describe('a compromised runner', () => {
           spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'attacker', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
         },
       })) as UtilityJobResource
-      const settings = { imageRegistry: 'dutil.local', imageTag: 'dev', storage: { endpoint: storage.endpoint, region: storage.region, bucket: storage.bucket }, allowLoopbackUrls: false, jobTtlSeconds: 60 }
+      const settings = {
+        imageRegistry: 'dutil.local',
+        imageTag: 'dev',
+        storage: { endpoint: storage.endpoint, region: storage.region, bucket: storage.bucket },
+        allowLoopbackUrls: false,
+        jobTtlSeconds: 60,
+      }
       const job = desiredJob(uj, catalog.get('split-pdf')!, settings, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' })
       job.spec!.template.spec!.containers[0].command = ['/bin/sh', '-c', 'exit 0']
       await batch.createNamespacedJob({ namespace: 'dutil', body: job })
@@ -198,7 +204,7 @@ describe('the cost of a request before authentication', () => {
     const before = apiKeyLists()
     const statuses: number[] = []
     for (let batch = 0; batch < 20; batch++) {
-      const res = await Promise.all(Array.from({ length: 50 }, () => api('GET', '/v1/jobs', { key: `du_live_${randomBytes(24).toString("hex")}` })))
+      const res = await Promise.all(Array.from({ length: 50 }, () => api('GET', '/v1/jobs', { key: `du_live_${randomBytes(24).toString('hex')}` })))
       statuses.push(...res.map((r) => r.status))
     }
     expect(new Set(statuses)).toEqual(new Set([401]))
@@ -224,7 +230,10 @@ describe('the cost of a request before authentication', () => {
     const started = Date.now()
     let sent = 1
     const trickle = setInterval(() => {
-      if (!socket.destroyed && sent < 599) socket.write(' ', () => {}), sent++
+      if (!socket.destroyed && sent < 599) {
+        socket.write(' ', () => {})
+        sent++
+      }
     }, 1000)
     try {
       // The gateway's request timeout (30 s by default, 10 s on the test platform) ends it long before the 600 s the body would take.
@@ -294,13 +303,18 @@ describe('an API key and its signing Secret', () => {
 describe("a compromised runner's storage credentials", () => {
   /** The credentials the operator put in a job's runner pod (what code running there holds). */
   async function podCredentials(jobId: string) {
-    const job = await kubeConfig().makeApiClient(BatchV1Api).readNamespacedJob({ name: objectNameOf(jobId), namespace: 'dutil' })
+    const job = await kubeConfig()
+      .makeApiClient(BatchV1Api)
+      .readNamespacedJob({ name: objectNameOf(jobId), namespace: 'dutil' })
     const env = Object.fromEntries(job.spec!.template.spec!.containers[0].env!.map((e) => [e.name, e.value]))
     expect(job.spec!.template.spec!.containers[0].env!.some((e) => e.valueFrom)).toBe(false)
     return { accessKey: env.DUTIL_S3_ACCESS_KEY!, secretKey: env.DUTIL_S3_SECRET_KEY!, sessionToken: env.DUTIL_S3_SESSION_TOKEN! }
   }
   const denied = async (p: Promise<unknown>) => {
-    const err = await p.then(() => null, (e: { code?: string }) => e)
+    const err = await p.then(
+      () => null,
+      (e: { code?: string }) => e,
+    )
     return err?.code
   }
 
@@ -327,7 +341,16 @@ describe("a compromised runner's storage credentials", () => {
     expect(await denied(s3.putObject(storage.bucket, `${utility}/${day}/${theirs.body.id}/planted.pdf`, Buffer.from('x')))).toBe('AccessDenied')
     expect(await denied(s3.putObject(storage.bucket, `_jobs/${mine.body.id}/input.json`, Buffer.from('{}')))).toBe('AccessDenied')
     expect(await denied(s3.removeObject(storage.bucket, theirs.body.result.files[0].key))).toBe('AccessDenied')
-    expect(await denied(new Promise((resolve, reject) => { const l = s3.listObjectsV2(storage.bucket, '', true); l.on('data', () => {}); l.on('end', resolve); l.on('error', reject) }))).toBe('AccessDenied')
+    expect(
+      await denied(
+        new Promise((resolve, reject) => {
+          const l = s3.listObjectsV2(storage.bucket, '', true)
+          l.on('data', () => {})
+          l.on('end', resolve)
+          l.on('error', reject)
+        }),
+      ),
+    ).toBe('AccessDenied')
     // The victim's file is untouched.
     expect((await download((await api('GET', `/v1/jobs/${theirs.body.id}`, { key: victim.key })).body.result.files[0].url)).status).toBe(200)
     // Its own job: input readable, a large output (multipart, as the runners stream) writable under its prefix.

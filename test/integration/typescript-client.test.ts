@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { ConflictError, DutilClient, DutilConnectionError, InvalidRequestError, type Job, JobFailedError, NotFoundError, RateLimitedError, UnauthorizedError, verifyCallback } from '../../clients/typescript/src/index.js'
+import {
+  ConflictError,
+  DutilClient,
+  DutilConnectionError,
+  InvalidRequestError,
+  type Job,
+  JobFailedError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthorizedError,
+  verifyCallback,
+} from '../../clients/typescript/src/index.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'

@@ -48,7 +48,7 @@ describe('unzip-files through the whole platform', () => {
     expect(res.body.result.files[1].contentType).toBe('application/pdf')
   })
 
-  it("reads an s3:// archive made by one of its own jobs (zip-files, then unzip-files)", async () => {
+  it('reads an s3:// archive made by one of its own jobs (zip-files, then unzip-files)', async () => {
     const zipped = await api('POST', '/v1/utilities/zip-files', { key, body: { input: { files: [{ url: files.add('a.txt', Buffer.from('from storage'), 'text/plain'), fileName: 'a.txt' }] } } })
     expect(zipped.status).toBe(200)
     const res = await unzip(`s3://${inject('storage').bucket}/${zipped.body.result.files[0].key}`)
@@ -109,7 +109,9 @@ describe('unzip-files at its entry limit', () => {
     expect(job.body.result.files).toHaveLength(1000)
     expect(job.body.result.files[999].path).toBe(long(999))
     expect((await download(job.body.result.files[999].url)).bytes.toString()).toBe('entry 999')
-    const uj = (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name: objectNameOf(res.body.id) })) as UtilityJobResource
+    const uj = (await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name: objectNameOf(res.body.id) })) as UtilityJobResource
     const inStatus = uj.status!.result!.files.length
     expect(inStatus).toBeLessThan(1000)
     expect(uj.status!.result!.filesOmitted).toBe(1000 - inStatus)

@@ -18,7 +18,14 @@ const XLS = 'application/vnd.ms-excel'
 const convert = (url: string) => api('POST', '/v1/utilities/xls-to-xlsx', { key, body: { input: { url } } })
 
 function workbook(): Buffer {
-  const data = XLSX.utils.aoa_to_sheet([['item', 'qty', 'due'], ['bolts', 12, new Date(Date.UTC(2024, 0, 31))], ['nuts', 7.5, new Date(Date.UTC(2024, 1, 29))]], { cellDates: true })
+  const data = XLSX.utils.aoa_to_sheet(
+    [
+      ['item', 'qty', 'due'],
+      ['bolts', 12, new Date(Date.UTC(2024, 0, 31))],
+      ['nuts', 7.5, new Date(Date.UTC(2024, 1, 29))],
+    ],
+    { cellDates: true },
+  )
   data.D2 = { t: 'n', v: 19.5, f: 'B2+B3' }
   data['!ref'] = 'A1:D3'
   const wb = XLSX.utils.book_new()

@@ -75,7 +75,9 @@ describe('zip-files through the whole platform', () => {
 describe('progress of a running job', () => {
   it('shows files zipped so far while it runs, in the API and in kubectl get utilityjobs, and the whole count once it succeeded', async () => {
     // 20 downloads that each take 800 ms (4 open at once): a run of ~4 s.
-    const input = { files: Array.from({ length: 20 }, (_, i) => ({ url: `${files.add(`p${i}.txt`, Buffer.from(`part ${i}\n`), 'text/plain').replace('/files/', '/slow/')}?ms=800`, fileName: `p${i}.txt` })) }
+    const input = {
+      files: Array.from({ length: 20 }, (_, i) => ({ url: `${files.add(`p${i}.txt`, Buffer.from(`part ${i}\n`), 'text/plain').replace('/files/', '/slow/')}?ms=800`, fileName: `p${i}.txt` })),
+    }
     const res = await api('POST', '/v1/utilities/zip-files/jobs', { key, body: { input } })
     expect(res.status).toBe(202)
     const id = res.body.id as string

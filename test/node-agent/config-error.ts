@@ -6,7 +6,7 @@ export class PodConfigError extends Error {
     /** Container waiting reason: CreateContainerConfigError for env, ContainerCreating for volumes, ErrImagePull/ImagePullBackOff for an image the node does not have. */
     readonly reason: 'CreateContainerConfigError' | 'ContainerCreating' | 'ErrImagePull' | 'ImagePullBackOff' = 'CreateContainerConfigError',
   ) {
-    super(message);
-    this.name = 'PodConfigError';
+    super(message)
+    this.name = 'PodConfigError'
   }
 }

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { imagePresent, parseOptions, UsageError } from './options.js';
+import { describe, expect, it } from 'vitest'
+import { imagePresent, parseOptions, UsageError } from './options.js'
 
 describe('parseOptions', () => {
   it('applies defaults relative to the working directory', () => {
@@ -9,29 +9,29 @@ describe('parseOptions', () => {
       workDir: '/repo/.dev/node-agent/dutil-dev-node',
       imageRoot: '/repo',
       images: ['*'],
-    });
-  });
+    })
+  })
 
   it('prefers flags over environment variables', () => {
     const opts = parseOptions(
       ['--kubeconfig=/k', '--node-name', 'n1', '--work-dir', '/w', '--image-root', '/img', '--images', 'a/*:dev, b/c:1'],
       { KUBECONFIG: '/other', DUTIL_NODE_NAME: 'n2' },
       '/repo',
-    );
-    expect(opts).toEqual({ kubeconfig: '/k', nodeName: 'n1', workDir: '/w', imageRoot: '/img', images: ['a/*:dev', 'b/c:1'] });
-  });
+    )
+    expect(opts).toEqual({ kubeconfig: '/k', nodeName: 'n1', workDir: '/w', imageRoot: '/img', images: ['a/*:dev', 'b/c:1'] })
+  })
 
   it('falls back to environment variables', () => {
-    const opts = parseOptions([], { KUBECONFIG: '/k', DUTIL_NODE_NAME: 'n2', DUTIL_NODE_WORK_DIR: 'w' }, '/repo');
-    expect(opts).toMatchObject({ kubeconfig: '/k', nodeName: 'n2', workDir: '/repo/w' });
-  });
+    const opts = parseOptions([], { KUBECONFIG: '/k', DUTIL_NODE_NAME: 'n2', DUTIL_NODE_WORK_DIR: 'w' }, '/repo')
+    expect(opts).toMatchObject({ kubeconfig: '/k', nodeName: 'n2', workDir: '/repo/w' })
+  })
 
   it('rejects a missing kubeconfig, unknown flags and bad node names', () => {
-    expect(() => parseOptions([], {}, '/repo')).toThrow(UsageError);
-    expect(() => parseOptions(['--kubeconfig', 'k', '--nope'], {}, '/repo')).toThrow(UsageError);
-    expect(() => parseOptions(['--kubeconfig', 'k', '--node-name', 'Bad_Name'], {}, '/repo')).toThrow(UsageError);
-  });
-});
+    expect(() => parseOptions([], {}, '/repo')).toThrow(UsageError)
+    expect(() => parseOptions(['--kubeconfig', 'k', '--nope'], {}, '/repo')).toThrow(UsageError)
+    expect(() => parseOptions(['--kubeconfig', 'k', '--node-name', 'Bad_Name'], {}, '/repo')).toThrow(UsageError)
+  })
+})
 
 describe('imagePresent', () => {
   it('matches the node image patterns, * for any run of characters, dots literal', () => {
@@ -41,5 +41,5 @@ describe('imagePresent', () => {
     expect(imagePresent('dutil.local/dutil-runner-split-pdf:absent', node)).toBe(false)
     expect(imagePresent('dutilxlocal/dutil-gateway:dev', node)).toBe(false)
     expect(imagePresent('anything/at:all', ['*'])).toBe(true)
-  });
-});
+  })
+})

@@ -1,12 +1,12 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PodConfigError } from './config-error.js';
-import type { PodObjects } from './pod-objects.js';
-import { collectReferences } from './pod-objects.js';
-import { containerMounts, materializeVolumes, planVolume, safeJoin } from './volumes.js';
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import type { V1Pod } from '@kubernetes/client-node'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PodConfigError } from './config-error.js'
+import type { PodObjects } from './pod-objects.js'
+import { collectReferences } from './pod-objects.js'
+import { containerMounts, materializeVolumes, planVolume, safeJoin } from './volumes.js'
 
 const objects: PodObjects = {
   secrets: new Map([
@@ -17,7 +17,7 @@ const objects: PodObjects = {
     ['settings', { data: { 'app.yaml': 'mode: fast\n' }, binaryData: { 'blob.bin': Buffer.from([0, 1, 2]) } }],
     ['nocm', null],
   ]),
-};
+}
 
 const pod: V1Pod = {
   metadata: { name: 'p', namespace: 'ns', uid: 'u-1', labels: { app: 'x' } },
@@ -50,92 +50,84 @@ const pod: V1Pod = {
       },
     ],
   },
-};
+}
 
 describe('collectReferences', () => {
   it('finds secrets and config maps used by env, envFrom and volumes', () => {
-    const refs = collectReferences(pod);
-    expect([...refs.secrets].sort()).toEqual(['creds', 'envsecret']);
-    expect([...refs.configMaps].sort()).toEqual(['envcm', 'settings']);
-  });
-});
+    const refs = collectReferences(pod)
+    expect([...refs.secrets].sort()).toEqual(['creds', 'envsecret'])
+    expect([...refs.configMaps].sort()).toEqual(['envcm', 'settings'])
+  })
+})
 
 describe('planVolume', () => {
   it('writes every secret key, or only the listed items', () => {
-    const all = planVolume(pod, { name: 'v', secret: { secretName: 'creds', defaultMode: 0o400 } }, objects);
-    expect(all).toMatchObject({ kind: 'files' });
-    if (all.kind !== 'files') throw new Error('unreachable');
+    const all = planVolume(pod, { name: 'v', secret: { secretName: 'creds', defaultMode: 0o400 } }, objects)
+    expect(all).toMatchObject({ kind: 'files' })
+    if (all.kind !== 'files') throw new Error('unreachable')
     expect(all.files.map((f) => [f.path, f.mode, f.content.toString()])).toEqual([
       ['user', 0o400, 'alice'],
       ['token', 0o400, 's3cr3t'],
-    ]);
-    const some = planVolume(pod, { name: 'v', secret: { secretName: 'creds', items: [{ key: 'token', path: 'a/t' }] } }, objects);
-    if (some.kind !== 'files') throw new Error('unreachable');
-    expect(some.files.map((f) => f.path)).toEqual(['a/t']);
-  });
+    ])
+    const some = planVolume(pod, { name: 'v', secret: { secretName: 'creds', items: [{ key: 'token', path: 'a/t' }] } }, objects)
+    if (some.kind !== 'files') throw new Error('unreachable')
+    expect(some.files.map((f) => f.path)).toEqual(['a/t'])
+  })
 
   it('honours optional for missing objects and keys, otherwise keeps the pod ContainerCreating', () => {
-    const opt = planVolume(pod, { name: 'v', secret: { secretName: 'missing', optional: true } }, objects);
-    expect(opt).toEqual({ name: 'v', kind: 'files', files: [], tokens: [] });
-    const optKey = planVolume(
-      pod,
-      { name: 'v', configMap: { name: 'settings', optional: true, items: [{ key: 'nope', path: 'x' }] } },
-      objects,
-    );
-    expect(optKey).toEqual({ name: 'v', kind: 'files', files: [], tokens: [] });
-    const fail = () => planVolume(pod, { name: 'v', secret: { secretName: 'missing' } }, objects);
-    expect(fail).toThrow(PodConfigError);
-    expect(fail).toThrow('secret "missing" not found');
-    expect(() => planVolume(pod, { name: 'v', configMap: { name: 'settings', items: [{ key: 'nope', path: 'x' }] } }, objects)).toThrow(
-      'configmap references non-existent config key: nope',
-    );
-  });
+    const opt = planVolume(pod, { name: 'v', secret: { secretName: 'missing', optional: true } }, objects)
+    expect(opt).toEqual({ name: 'v', kind: 'files', files: [], tokens: [] })
+    const optKey = planVolume(pod, { name: 'v', configMap: { name: 'settings', optional: true, items: [{ key: 'nope', path: 'x' }] } }, objects)
+    expect(optKey).toEqual({ name: 'v', kind: 'files', files: [], tokens: [] })
+    const fail = () => planVolume(pod, { name: 'v', secret: { secretName: 'missing' } }, objects)
+    expect(fail).toThrow(PodConfigError)
+    expect(fail).toThrow('secret "missing" not found')
+    expect(() => planVolume(pod, { name: 'v', configMap: { name: 'settings', items: [{ key: 'nope', path: 'x' }] } }, objects)).toThrow('configmap references non-existent config key: nope')
+  })
 
   it('rejects volume types it cannot provide', () => {
-    expect(() => planVolume(pod, { name: 'v', persistentVolumeClaim: { claimName: 'c' } }, objects)).toThrow(
-      'type persistentVolumeClaim is not supported',
-    );
-  });
-});
+    expect(() => planVolume(pod, { name: 'v', persistentVolumeClaim: { claimName: 'c' } }, objects)).toThrow('type persistentVolumeClaim is not supported')
+  })
+})
 
 describe('materializeVolumes and containerMounts', () => {
-  let dir: string;
+  let dir: string
   beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vol-'));
-  });
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vol-'))
+  })
   afterAll(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
+    await fs.rm(dir, { recursive: true, force: true })
+  })
 
   it('writes the files, requests tokens, and resolves mounts (API data read-only)', async () => {
-    const plans = (pod.spec?.volumes ?? []).map((v) => planVolume(pod, v, objects));
-    const tokens: Array<[string | undefined, number]> = [];
+    const plans = (pod.spec?.volumes ?? []).map((v) => planVolume(pod, v, objects))
+    const tokens: Array<[string | undefined, number]> = []
     const paths = await materializeVolumes(dir, plans, async (aud, secs) => {
-      tokens.push([aud, secs]);
-      return 'jwt-token';
-    });
-    expect(tokens).toEqual([[undefined, 600]]);
-    const creds = paths.get('creds')!;
-    expect(await fs.readFile(path.join(creds, 'user'), 'utf8')).toBe('alice');
-    const cfgFile = path.join(paths.get('cfg')!, 'conf/app.yaml');
-    expect(await fs.readFile(cfgFile, 'utf8')).toBe('mode: fast\n');
-    expect((await fs.stat(cfgFile)).mode & 0o777).toBe(0o600);
-    const proj = paths.get('proj')!;
-    expect(await fs.readFile(path.join(proj, 'token'), 'utf8')).toBe('jwt-token');
-    expect([...(await fs.readFile(path.join(proj, 'blob.bin')))]).toEqual([0, 1, 2]);
-    expect(await fs.readFile(path.join(proj, 'namespace'), 'utf8')).toBe('ns');
-    expect(await fs.readdir(paths.get('scratch')!)).toEqual([]);
+      tokens.push([aud, secs])
+      return 'jwt-token'
+    })
+    expect(tokens).toEqual([[undefined, 600]])
+    const creds = paths.get('creds')!
+    expect(await fs.readFile(path.join(creds, 'user'), 'utf8')).toBe('alice')
+    const cfgFile = path.join(paths.get('cfg')!, 'conf/app.yaml')
+    expect(await fs.readFile(cfgFile, 'utf8')).toBe('mode: fast\n')
+    expect((await fs.stat(cfgFile)).mode & 0o777).toBe(0o600)
+    const proj = paths.get('proj')!
+    expect(await fs.readFile(path.join(proj, 'token'), 'utf8')).toBe('jwt-token')
+    expect([...(await fs.readFile(path.join(proj, 'blob.bin')))]).toEqual([0, 1, 2])
+    expect(await fs.readFile(path.join(proj, 'namespace'), 'utf8')).toBe('ns')
+    expect(await fs.readdir(paths.get('scratch')!)).toEqual([])
 
-    const mounts = await containerMounts(pod, pod.spec!.containers[0], paths);
+    const mounts = await containerMounts(pod, pod.spec!.containers[0], paths)
     expect(mounts).toEqual([
       { source: creds, target: '/var/run/creds', readOnly: true, file: false },
       { source: paths.get('scratch'), target: '/scratch', readOnly: false, file: false },
       { source: path.join(paths.get('scratch')!, 'sub/dir'), target: '/scratch-sub', readOnly: false, file: false },
-    ]);
-  });
+    ])
+  })
 
   it('refuses paths that escape the volume', () => {
-    expect(() => safeJoin('/w/v', '../etc/passwd')).toThrow(PodConfigError);
-    expect(safeJoin('/w/v', 'a/b')).toBe('/w/v/a/b');
-  });
-});
+    expect(() => safeJoin('/w/v', '../etc/passwd')).toThrow(PodConfigError)
+    expect(safeJoin('/w/v', 'a/b')).toBe('/w/v/a/b')
+  })
+})

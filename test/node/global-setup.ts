@@ -95,7 +95,9 @@ async function startAll(project: TestProject): Promise<void> {
   say('node Ready, cluster DNS up')
 
   // Our images, as `make images` built them, into the node's containerd (no registry, no pulls).
-  const images = execFileSync('docker', ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', `reference=${imageRef('*', tag)}`], { encoding: 'utf8' }).split('\n').filter(Boolean)
+  const images = execFileSync('docker', ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', `reference=${imageRef('*', tag)}`], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
   if (!images.some((i) => i.endsWith(`/dutil-gateway:${tag}`))) throw new Error(`no images tagged ${tag}: build them first (images/build-images.sh)`)
   const imported = importDockerImages(node, images)
   say(`images: ${imported.length} of ${images.length} imported (${images.length - imported.length} already in the node's store)`)
@@ -118,15 +120,26 @@ async function startAll(project: TestProject): Promise<void> {
   const podDatabaseUrl = platform.databaseUrl.replace('@127.0.0.1:', `@${NODE_IP}:`)
   kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${podDatabaseUrl}`])
   const helm = (...args: string[]) => execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', platform!.kubeconfigPath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
-  helm('install', RELEASE, CHART, '--namespace', NS, '--force-conflicts', '--wait', '--timeout', '180s', ...chartValues({
-    tag,
-    storage: platform.storage,
-    redisUrl: platform.redisUrl.replace('127.0.0.1', NODE_IP),
-    // The test services by the address their name resolves to (what dutil checks) and the pod's
-    // (what the NetworkPolicy sees after kube-proxy's DNAT); nothing else private.
-    allowedPrivateNetworks: [`${servicesClusterIp}/32`, `${servicesPodIp}/32`],
-    trustedCaConfigMap: 'dutil-test-ca',
-  }))
+  helm(
+    'install',
+    RELEASE,
+    CHART,
+    '--namespace',
+    NS,
+    '--force-conflicts',
+    '--wait',
+    '--timeout',
+    '180s',
+    ...chartValues({
+      tag,
+      storage: platform.storage,
+      redisUrl: platform.redisUrl.replace('127.0.0.1', NODE_IP),
+      // The test services by the address their name resolves to (what dutil checks) and the pod's
+      // (what the NetworkPolicy sees after kube-proxy's DNAT); nothing else private.
+      allowedPrivateNetworks: [`${servicesClusterIp}/32`, `${servicesPodIp}/32`],
+      trustedCaConfigMap: 'dutil-test-ca',
+    }),
+  )
   const clusterIp = kubectl(['-n', NS, 'get', 'service', `${RELEASE}-gateway`, '-o', 'jsonpath={.spec.clusterIP}'])
   const gatewayUrl = `http://${clusterIp}`
   await until('gateway through its Service', async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200, 60_000, 250)

@@ -25,13 +25,15 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
     expect(res.status, JSON.stringify(res.body)).toBe(504)
     expect(res.body).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' } })
     expect(res.body.error.message).toContain('5 s')
-    const [job] = (await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })).items
+    const [job] = (
+      await kubeConfig()
+        .makeApiClient(BatchV1Api)
+        .listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
+    ).items
     expect(job.spec?.activeDeadlineSeconds).toBe(5)
     expect(job.status?.conditions?.find((c) => c.type === 'Failed' || c.type === 'FailureTarget')?.reason).toBe('DeadlineExceeded')
     // The kubelet killed the container (the Job controller deleted its pod at the deadline).
-    await expect
-      .poll(async () => (await runnerPodsOf(res.body.id)).every((p) => p.metadata?.deletionTimestamp || p.status?.phase === 'Failed'), { timeout: 60_000, interval: 500 })
-      .toBe(true)
+    await expect.poll(async () => (await runnerPodsOf(res.body.id)).every((p) => p.metadata?.deletionTimestamp || p.status?.phase === 'Failed'), { timeout: 60_000, interval: 500 }).toBe(true)
   })
 
   it(`fails a runner OOM-killed at its memory limit (${OOM_LIMIT}) as upstream_error naming the limit, with one pod and no retry`, async () => {
@@ -89,7 +91,15 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
             restartPolicy: 'Never',
             automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true, runAsUser: 10001 },
-            containers: [{ name: 'probe', image: imageRef('runner-split-pdf', inject('imageTag')), imagePullPolicy: 'Never', command: ['node', '-e', script], securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } } }],
+            containers: [
+              {
+                name: 'probe',
+                image: imageRef('runner-split-pdf', inject('imageTag')),
+                imagePullPolicy: 'Never',
+                command: ['node', '-e', script],
+                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              },
+            ],
           },
         },
       })
@@ -99,7 +109,7 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
       return JSON.parse(out.trim().split('\n').pop()!)
     }
 
-    it('blocks a runner from the API server (Service and address), other pods and the tests\' own Service; DNS, storage and allowed networks stay open', async () => {
+    it("blocks a runner from the API server (Service and address), other pods and the tests' own Service; DNS, storage and allowed networks stay open", async () => {
       const np = inject('npTarget')
       const blocked = ['10.0.0.1:443', apiServer, `${gatewayPodIp}:8080`, `${np.podIp}:8080`, `${np.clusterIp}:80`]
       const open = [storage, services]
@@ -115,7 +125,7 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
     })
   })
 
-  it('refuses a runner input on a private address outside allowedPrivateNetworks (the runner\'s own address policy)', async () => {
+  it("refuses a runner input on a private address outside allowedPrivateNetworks (the runner's own address policy)", async () => {
     const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: 'http://np-target.dutil-test.svc.cluster.local/x.pdf' } } })
     expect(res.status, JSON.stringify(res.body)).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected' })

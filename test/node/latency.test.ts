@@ -29,7 +29,12 @@ describe.skipIf(inject('nodeBlocker'))('latency of a small job on a real node', 
     const toDone: number[] = []
     for (let i = 0; i <= RUNS; i++) {
       const created = (await (await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf/jobs`, { method: 'POST', headers, body: JSON.stringify({ input: { url } }) })).json()) as { id: string }
-      const done = (await (await fetch(`${inject('gatewayUrl')}/v1/jobs/${created.id}?wait=60`, { headers })).json()) as { status: string; createdAt: string; timings: { totalMs: number }; result: { pageCount: number } }
+      const done = (await (await fetch(`${inject('gatewayUrl')}/v1/jobs/${created.id}?wait=60`, { headers })).json()) as {
+        status: string
+        createdAt: string
+        timings: { totalMs: number }
+        result: { pageCount: number }
+      }
       expect(done.status).toBe('succeeded')
       expect(done.result.pageCount).toBe(10)
       if (i === 0) continue

@@ -10,7 +10,9 @@ import { api } from '../integration/helpers/api.js'
 import { core, helmAsync, putFile, runnerPodsOf, sleep } from './helpers.js'
 
 const readyGatewayEndpoints = async () => {
-  const slices = await kubeConfig().makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: `kubernetes.io/service-name=${RELEASE}-gateway` })
+  const slices = await kubeConfig()
+    .makeApiClient(DiscoveryV1Api)
+    .listNamespacedEndpointSlice({ namespace: NS, labelSelector: `kubernetes.io/service-name=${RELEASE}-gateway` })
   return slices.items.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready).length
 }
 
@@ -44,7 +46,9 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     const newTag = `${oldTag}-next`
     // A release ships under a new tag: the same images, tagged anew in the node's image store.
     const ctr = nodeCtr(inject('containerdSocket'))
-    const ours = ctr('images', 'ls', '-q').split('\n').filter((ref) => ref.endsWith(`:${oldTag}`))
+    const ours = ctr('images', 'ls', '-q')
+      .split('\n')
+      .filter((ref) => ref.endsWith(`:${oldTag}`))
     expect(ours.length).toBeGreaterThanOrEqual(7)
     for (const ref of ours) ctr('images', 'tag', '--force', ref, ref.replace(/:[^:]+$/, `:${newTag}`))
 
@@ -98,7 +102,12 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     expect(new Set(ids.values()).size).toBe(count)
     const outcomes = await awaitTerminal(key, [...ids.values()], 300_000)
     const notSucceeded = [...outcomes.values()].filter((o) => o.state !== 'succeeded')
-    const why = await Promise.all(notSucceeded.map(async (o) => `${o.id}: ${o.state} ${JSON.stringify((await (await fetch(`${inject('gatewayUrl')}/v1/jobs/${o.id}`, { headers: { Authorization: `Bearer ${key}` } })).json() as { error: unknown }).error)}`))
+    const why = await Promise.all(
+      notSucceeded.map(
+        async (o) =>
+          `${o.id}: ${o.state} ${JSON.stringify(((await (await fetch(`${inject('gatewayUrl')}/v1/jobs/${o.id}`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { error: unknown }).error)}`,
+      ),
+    )
     expect(why, 'every job succeeded').toEqual([])
     expect(await missingOutputs(key, [...ids.values()])).toEqual([])
     // Everything now runs the new tag, and runners started after the upgrade do too.
@@ -108,7 +117,13 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
       expect(dep.spec?.template.spec?.containers[0].image).toBe(imageRef(d, newTag))
       expect(dep.status?.updatedReplicas).toBe(2)
     }
-    const after = await (await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ input: { url } }) })).json() as { id: string; status: string }
+    const after = (await (
+      await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ input: { url } }),
+      })
+    ).json()) as { id: string; status: string }
     // An old gateway replica may still be draining: it answers a sync wait with 202 + Location
     // (README: On SIGTERM), and the job goes on; a careful client follows it.
     const [finished] = [...(await awaitTerminal(key, [after.id], 120_000)).values()]

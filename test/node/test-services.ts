@@ -87,7 +87,10 @@ export function testServicesManifest(o: { image: string; tlsCert: string; tlsKey
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'test-server', namespace: TEST_NS }, data: { 'server.js': SERVER_JS } },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'test-services-tls', namespace: TEST_NS }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': o.tlsCert, 'tls.key': o.tlsKey } },
     serverPod('test-services', o.image, true),
-    service('test-services', [{ name: 'http', port: 80, targetPort: 8080 }, { name: 'https', port: 443, targetPort: 8443 }]),
+    service('test-services', [
+      { name: 'http', port: 80, targetPort: 8080 },
+      { name: 'https', port: 443, targetPort: 8443 },
+    ]),
     serverPod('np-target', o.image, false),
     service('np-target', [{ name: 'http', port: 80, targetPort: 8080 }]),
   ]

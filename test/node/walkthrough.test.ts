@@ -56,10 +56,13 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(done.body).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
     let got: Array<{ path: string; headers: Record<string, string>; body: string }> = []
     await expect
-      .poll(async () => {
-        got = ((await (await fetch(inject('filesUrl').replace(/\/files$/, '/received'))).json()) as typeof got).filter((r) => r.path === '/callbacks/walkthrough')
-        return got.length
-      }, { timeout: 60_000, interval: 500 })
+      .poll(
+        async () => {
+          got = ((await (await fetch(inject('filesUrl').replace(/\/files$/, '/received'))).json()) as typeof got).filter((r) => r.path === '/callbacks/walkthrough')
+          return got.length
+        },
+        { timeout: 60_000, interval: 500 },
+      )
       .toBe(1)
     const event = new Webhook(signingSecret).verify(got[0].body, got[0].headers) as any
     expect(event).toMatchObject({ type: 'job.succeeded', data: { id: accepted.body.id, status: 'succeeded' } })

@@ -46,4 +46,3 @@ process.stdout.write(`
 
   Press Ctrl-C to stop.
 `)
-

@@ -57,19 +57,22 @@ export const DEV_PORTS: PlatformPorts = {
  * The test platform sits on other ports, so `make test` runs beside `make dev`;
  * DUTIL_TEST_PORT_OFFSET moves it again (two test runs on one machine).
  */
-export const TEST_PORTS: PlatformPorts = offsetPorts({
-  etcd: 23790,
-  etcdPeer: 23800,
-  apiserver: 16443,
-  controllerManager: 20257,
-  scheduler: 20259,
-  redis: 16379,
-  postgres: 25432,
-  minio: 19000,
-  minioConsole: 19001,
-  gateway: 18080,
-  operator: 18081,
-}, Number(process.env.DUTIL_TEST_PORT_OFFSET ?? 0))
+export const TEST_PORTS: PlatformPorts = offsetPorts(
+  {
+    etcd: 23790,
+    etcdPeer: 23800,
+    apiserver: 16443,
+    controllerManager: 20257,
+    scheduler: 20259,
+    redis: 16379,
+    postgres: 25432,
+    minio: 19000,
+    minioConsole: 19001,
+    gateway: 18080,
+    operator: 18081,
+  },
+  Number(process.env.DUTIL_TEST_PORT_OFFSET ?? 0),
+)
 
 export function offsetPorts(ports: PlatformPorts, offset: number): PlatformPorts {
   return Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, v + offset])) as unknown as PlatformPorts
@@ -270,9 +273,20 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--quota-backend-bytes=4294967296',
     ])
     mkdirSync(join(dir, 'redis'), { recursive: true })
-    start('redis', 'redis-server', ['--port', String(p.redis), '--bind', ['127.0.0.1', ...alsoOnNode].join(' '),
+    start('redis', 'redis-server', [
+      '--port',
+      String(p.redis),
+      '--bind',
+      ['127.0.0.1', ...alsoOnNode].join(' '),
       // Pods connect from the real node's pod network (protected mode would refuse them).
-      ...(opts.nodeAddress ? ['--protected-mode', 'no'] : []), '--save', '', '--appendonly', 'no', '--dir', join(dir, 'redis')])
+      ...(opts.nodeAddress ? ['--protected-mode', 'no'] : []),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      join(dir, 'redis'),
+    ])
     const postgres = preparePostgres(dir, p.postgres, { durable: !opts.fresh, nodeAddress: opts.nodeAddress, podCidr: opts.podCidr })
     start('postgres', postgres.command[0], postgres.command.slice(1))
     start('minio', bin('minio'), ['server', join(dir, 'minio'), '--address', `${host}:${p.minio}`, '--console-address', `127.0.0.1:${p.minioConsole}`, '--quiet'], {
@@ -360,20 +374,26 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     })
 
     if (opts.nodeAgent !== false) say('starting the node agent')
-    if (opts.nodeAgent !== false) start('node-agent', process.execPath, [
-      join(REPO_ROOT, 'dist', 'test', 'node-agent', 'main.js'),
-      `--kubeconfig=${kubeconfigPath}`,
-      '--node-name=dutil-local-node',
-      `--work-dir=${join(dir, 'node')}`,
-      `--image-root=${REPO_ROOT}`,
-      // The images this checkout stands in for: the operator's (tag dev) and the chart test's (tag
-      // test). Any other image is missing here, and its pods wait in ErrImagePull.
-      '--images=dutil.local/*:dev,dutil.local/*:test',
-    ], {
-      // Pods get the agent's environment (it stands in for the image's): never a kubeconfig, so
-      // programs in pods authenticate as their ServiceAccount, as on a real node.
-      KUBECONFIG: '',
-    })
+    if (opts.nodeAgent !== false)
+      start(
+        'node-agent',
+        process.execPath,
+        [
+          join(REPO_ROOT, 'dist', 'test', 'node-agent', 'main.js'),
+          `--kubeconfig=${kubeconfigPath}`,
+          '--node-name=dutil-local-node',
+          `--work-dir=${join(dir, 'node')}`,
+          `--image-root=${REPO_ROOT}`,
+          // The images this checkout stands in for: the operator's (tag dev) and the chart test's (tag
+          // test). Any other image is missing here, and its pods wait in ErrImagePull.
+          '--images=dutil.local/*:dev,dutil.local/*:test',
+        ],
+        {
+          // Pods get the agent's environment (it stands in for the image's): never a kubeconfig, so
+          // programs in pods authenticate as their ServiceAccount, as on a real node.
+          KUBECONFIG: '',
+        },
+      )
 
     const redisUrl = `redis://127.0.0.1:${p.redis}`
     const programEnv: NodeJS.ProcessEnv = {

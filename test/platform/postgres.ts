@@ -49,10 +49,11 @@ export function preparePostgres(stateDir: string, port: number, opts: { durable:
     const initPw = join(stateDir, '.postgres-initdb-password')
     writeFileSync(initPw, password, { mode: 0o600 })
     const [cmd, ...prefix] = [...asServerUser(), join(bin, 'initdb')]
-    const res = spawnSync(cmd, [
-      ...prefix,
-      '-D', dataDir, '-U', DATABASE_USER, `--pwfile=${initPw}`, '--auth-local=scram-sha-256', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions',
-    ], { encoding: 'utf8' })
+    const res = spawnSync(
+      cmd,
+      [...prefix, '-D', dataDir, '-U', DATABASE_USER, `--pwfile=${initPw}`, '--auth-local=scram-sha-256', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions'],
+      { encoding: 'utf8' },
+    )
     rmSync(initPw, { force: true })
     if (res.status !== 0) throw new Error(`initdb failed: ${res.stderr || res.stdout}`)
   }

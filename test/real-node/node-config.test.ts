@@ -60,7 +60,13 @@ describe('real node configuration', () => {
   it('points pods at the cluster DNS Service and runs kube-proxy in iptables mode without touching conntrack sysctls', () => {
     expect(kubeletConfig(layout(1))).toContain('clusterDNS: [10.0.0.10]')
     const proxy = YAML.parse(kubeProxyConfig(layout(1)))
-    expect(proxy).toMatchObject({ kind: 'KubeProxyConfiguration', mode: 'iptables', clusterCIDR: '10.244.0.0/24', hostnameOverride: 'dutil-real-node', conntrack: { maxPerCore: 0, tcpBeLiberal: true } })
+    expect(proxy).toMatchObject({
+      kind: 'KubeProxyConfiguration',
+      mode: 'iptables',
+      clusterCIDR: '10.244.0.0/24',
+      hostnameOverride: 'dutil-real-node',
+      conntrack: { maxPerCore: 0, tcpBeLiberal: true },
+    })
     expect(proxy.clientConnection.kubeconfig).toBe('/state/real-node/kube-proxy/kubeconfig')
   })
 

@@ -158,14 +158,7 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   o.supervisor.start({
     name: 'kubelet',
     command: join(BIN_DIR, 'kubelet'),
-    args: [
-      `--config=${p.kubeletConfig}`,
-      `--kubeconfig=${p.kubeletKubeconfig}`,
-      `--root-dir=${p.kubeletRoot}`,
-      `--hostname-override=${layout.nodeName}`,
-      `--node-ip=${layout.nodeIp}`,
-      '--v=1',
-    ],
+    args: [`--config=${p.kubeletConfig}`, `--kubeconfig=${p.kubeletKubeconfig}`, `--root-dir=${p.kubeletRoot}`, `--hostname-override=${layout.nodeName}`, `--node-ip=${layout.nodeIp}`, '--v=1'],
     logFile: join(o.platformDir, 'logs', 'kubelet.log'),
   })
   const kc = new KubeConfig()
@@ -187,7 +180,7 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   o.supervisor.start({ name: 'kube-router', command: join(BIN_DIR, 'kube-router'), args: kubeRouterArgs(layout, o.adminKubeconfig), logFile: logFile('kube-router') })
   // Pods on the bridge reach each other and Services through FORWARD: accepted after the
   // enforcer's chains (it inserts itself first), whatever a host firewall's policy is.
-  for (const rule of forwardRules(layout)) iptables('-C', ...rule) || iptables('-A', ...rule)
+  for (const rule of forwardRules(layout)) if (!iptables('-C', ...rule)) iptables('-A', ...rule)
 
   say('starting cluster DNS (CoreDNS)')
   // Tagged with the version build-binaries.sh stamped: the image store outlives the run.
@@ -242,7 +235,10 @@ function issueClientCert(pki: string, prefix: string, subject: string): { cert: 
   execFileSync('bash', [
     '-c',
     `openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$1.key" -out "$1.csr" 2>/dev/null && printf 'extendedKeyUsage=clientAuth\\nkeyUsage=digitalSignature,keyEncipherment\\n' > "$1.ext" && openssl x509 -req -in "$1.csr" -CA "$3/ca.crt" -CAkey "$3/ca.key" -CAcreateserial -days 30 -extfile "$1.ext" -out "$1.crt" 2>/dev/null && rm -f "$1.csr" "$1.ext"`,
-    '_', prefix, subject, pki,
+    '_',
+    prefix,
+    subject,
+    pki,
   ])
   return { cert: `${prefix}.crt`, key: `${prefix}.key` }
 }
@@ -290,7 +286,7 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
   // The kubelet's own chains (KUBE-FIREWALL and its canaries).
   for (const table of ['filter', 'nat', 'mangle']) {
     for (const chain of ['INPUT', 'OUTPUT']) while (iptables('-t', table, '-D', chain, '-j', 'KUBE-FIREWALL'));
-    for (const chain of ['KUBE-FIREWALL', 'KUBE-KUBELET-CANARY', 'KUBE-IPTABLES-HINT']) iptables('-t', table, '-F', chain) && iptables('-t', table, '-X', chain)
+    for (const chain of ['KUBE-FIREWALL', 'KUBE-KUBELET-CANARY', 'KUBE-IPTABLES-HINT']) if (iptables('-t', table, '-F', chain)) iptables('-t', table, '-X', chain)
   }
   sh('rm -rf /var/lib/cni/networks/dutil-pods')
   if (existsSync(p.sysctlsBefore)) {
@@ -375,10 +371,15 @@ export function nodeDiagnostics(platformDir: string, kubeconfig: string): string
     return existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') + '\n' : '(no log)\n'
   }
   return [
-    '--- nodes', run(['get', 'nodes', '-o', 'wide']),
-    '--- pods', run(['get', 'pods', '-A', '-o', 'wide']),
-    '--- newest events', run(['get', 'events', '-A', '--sort-by=.lastTimestamp']).trimEnd().split('\n').slice(-25).join('\n') + '\n',
-    '--- kubelet.log (end)', tail('kubelet', 25),
-    '--- containerd.log (end)', tail('containerd', 15),
+    '--- nodes',
+    run(['get', 'nodes', '-o', 'wide']),
+    '--- pods',
+    run(['get', 'pods', '-A', '-o', 'wide']),
+    '--- newest events',
+    run(['get', 'events', '-A', '--sort-by=.lastTimestamp']).trimEnd().split('\n').slice(-25).join('\n') + '\n',
+    '--- kubelet.log (end)',
+    tail('kubelet', 25),
+    '--- containerd.log (end)',
+    tail('containerd', 15),
   ].join('\n')
 }

@@ -8,5 +8,8 @@ export function firstKeyCommand(notes: string): string {
   if (first < 0) throw new Error('the NOTES print no `kubectl run dutil-keys` command')
   let last = first
   while (lines[last].trimEnd().endsWith('\\')) last++
-  return lines.slice(first, last + 1).map((l) => l.trim().replace(/\\$/, '')).join(' ')
+  return lines
+    .slice(first, last + 1)
+    .map((l) => l.trim().replace(/\\$/, ''))
+    .join(' ')
 }

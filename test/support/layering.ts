@@ -23,7 +23,24 @@ export const ALLOWED: Record<Layer, readonly Layer[]> = {
 }
 
 /** Packages that do I/O: contract/ may import their types, never their code. */
-export const IO_PACKAGES = ['@kubernetes/client-node', 'minio', 'pg', 'ioredis', 'node-pg-migrate', 'pino', 'koa', '@koa/router', 'puppeteer-core', 'node:http', 'node:https', 'node:fs', 'node:fs/promises', 'node:dns', 'node:child_process', 'node:worker_threads']
+export const IO_PACKAGES = [
+  '@kubernetes/client-node',
+  'minio',
+  'pg',
+  'ioredis',
+  'node-pg-migrate',
+  'pino',
+  'koa',
+  '@koa/router',
+  'puppeteer-core',
+  'node:http',
+  'node:https',
+  'node:fs',
+  'node:fs/promises',
+  'node:dns',
+  'node:child_process',
+  'node:worker_threads',
+]
 
 /** The layer of a repository path, or null for what the rules do not cover (tests, tooling outside the layers). */
 export function layerOf(path: string): Layer | null {

@@ -22,7 +22,16 @@ export async function startIdentityProvider(opts: { cert: Buffer; key: Buffer; r
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const issuer = `https://localhost:${(server.address() as AddressInfo).port}`
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [opts.redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [opts.redirectUri],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     conformIdTokenClaims: false,
     pkce: { required: () => true },
@@ -34,7 +43,10 @@ export async function startIdentityProvider(opts: { cert: Buffer; key: Buffer; r
         sub: `sub-${id}`,
         email: id.replace(/^unverified[.-]?/, ''),
         email_verified: !id.startsWith('unverified'),
-        name: id.split('@')[0].replace(/[._-]/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase()),
+        name: id
+          .split('@')[0]
+          .replace(/[._-]/g, ' ')
+          .replace(/\b\w/g, (c) => c.toUpperCase()),
       }),
     }),
   })

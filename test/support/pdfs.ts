@@ -22,7 +22,9 @@ export async function makeHeavyPdf(pages: number, imageBytes: number): Promise<B
   const width = 500
   const height = Math.floor(imageBytes / (width * 3))
   for (let i = 1; i <= pages; i++) {
-    const image = doc.context.register(doc.context.stream(randomBytes(width * height * 3), { Type: 'XObject', Subtype: 'Image', Width: width, Height: height, ColorSpace: 'DeviceRGB', BitsPerComponent: 8 }))
+    const image = doc.context.register(
+      doc.context.stream(randomBytes(width * height * 3), { Type: 'XObject', Subtype: 'Image', Width: width, Height: height, ColorSpace: 'DeviceRGB', BitsPerComponent: 8 }),
+    )
     const page = doc.addPage([width, height])
     page.node.setXObject(PDFName.of('Scan'), image)
     page.pushOperators(pushGraphicsState(), scale(width, height), drawObject('Scan'), popGraphicsState())

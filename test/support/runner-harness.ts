@@ -43,7 +43,12 @@ export function runnerJobEnv(jobId: string, slug: string, storage: StorageSettin
  * contract), but as a direct child process: for benchmarks and quick checks without the
  * Kubernetes path. Its input goes to storage first, like the gateway writes it.
  */
-export async function runRunner(slug: string, input: unknown, storage: StorageSettings, opts: { allowLoopback?: boolean; env?: Record<string, string>; /** Extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */ nodeArgs?: string[] } = {}): Promise<HarnessRun> {
+export async function runRunner(
+  slug: string,
+  input: unknown,
+  storage: StorageSettings,
+  opts: { allowLoopback?: boolean; env?: Record<string, string>; /** Extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */ nodeArgs?: string[] } = {},
+): Promise<HarnessRun> {
   const utility = catalog.get(slug)
   if (!utility) throw new Error(`unknown utility ${slug}`)
   const jobId = `job_${ulid()}`

@@ -19,7 +19,7 @@ describe('errors', () => {
     expect(odd).toMatchObject({ code: 'http_502', status: 502, message: 'HTTP 502' })
   })
 
-  it("carries a failed job and its error code", () => {
+  it('carries a failed job and its error code', () => {
     const job = { id: 'job_1', utility: 'split-pdf', status: 'failed', error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' } } as never
     const err = new JobFailedError(job)
     expect(err).toMatchObject({ code: 'upstream_rejected', job, name: 'JobFailedError' })

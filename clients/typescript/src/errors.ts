@@ -80,5 +80,12 @@ export function requestError(status: number, body: unknown, headers: Headers): D
   const e = (body as { error?: { code?: string; message?: string; details?: Array<{ path: string; message: string }>; requestId?: string } } | null)?.error
   const retry = Number(headers.get('retry-after'))
   const Cls = (e?.code && BY_CODE[e.code]) || DutilRequestError
-  return new Cls(e?.message ?? `HTTP ${status}`, e?.code ?? `http_${status}`, status, e?.details ?? [], e?.requestId ?? headers.get('x-request-id'), Number.isFinite(retry) && headers.has('retry-after') ? retry : null)
+  return new Cls(
+    e?.message ?? `HTTP ${status}`,
+    e?.code ?? `http_${status}`,
+    status,
+    e?.details ?? [],
+    e?.requestId ?? headers.get('x-request-id'),
+    Number.isFinite(retry) && headers.has('retry-after') ? retry : null,
+  )
 }

@@ -134,7 +134,12 @@ export class DutilClient {
   async *list(filter: ListFilter = {}): AsyncGenerator<JobSummary> {
     let cursor: string | undefined
     do {
-      const query = { ...(filter.utility ? { utility: filter.utility } : {}), ...(filter.status ? { status: filter.status } : {}), ...(filter.pageSize ? { limit: filter.pageSize } : {}), ...(cursor ? { cursor } : {}) }
+      const query = {
+        ...(filter.utility ? { utility: filter.utility } : {}),
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.pageSize ? { limit: filter.pageSize } : {}),
+        ...(cursor ? { cursor } : {}),
+      }
       const r = await this.guard(() => this.api.GET('/v1/jobs', { params: { query } }))
       if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
       yield* r.data.items as JobSummary[]
@@ -161,7 +166,10 @@ export class DutilClient {
     if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey
     if (opts.requestId) headers['X-Request-Id'] = opts.requestId
     // The per-utility routes differ only in their input type, which run()/submit() already checked.
-    const post = this.api.POST as unknown as (p: string, init: { body: unknown; headers: Record<string, string>; signal?: AbortSignal }) => Promise<{ data?: unknown; error?: unknown; response: Response }>
+    const post = this.api.POST as unknown as (
+      p: string,
+      init: { body: unknown; headers: Record<string, string>; signal?: AbortSignal },
+    ) => Promise<{ data?: unknown; error?: unknown; response: Response }>
     const r = await this.guard(() => post(path, { body, headers, signal: opts.signal }))
     const answer = r.data ?? r.error
     // A failed sync run answers with the job itself and the status of its error code.

@@ -22,7 +22,12 @@ export function ownsJob(job: JobRecord, s: ConsoleState, ownKeyIds: ReadonlySet<
 }
 
 export function ownKeyIds(d: ConsoleDeps, s: ConsoleState): Set<string> {
-  return new Set(d.keyList().filter((k) => k.spec.createdBy?.userId === s.user.spec.userId).map((k) => k.spec.keyId))
+  return new Set(
+    d
+      .keyList()
+      .filter((k) => k.spec.createdBy?.userId === s.user.spec.userId)
+      .map((k) => k.spec.keyId),
+  )
 }
 
 /** A predicate for the jobs this person may see. */
@@ -106,7 +111,16 @@ export function jobRoutes(d: ConsoleDeps): Router {
       apiKeyName: job.spec.apiKeyName || null,
       userEmail: job.spec.userEmail ?? null,
       callbackDelivery: delivery
-        ? { status: delivery.status, attempts: delivery.attempts, round: delivery.round ?? 1, lastAttemptAt: delivery.lastAttemptAt, lastStatusCode: delivery.lastStatusCode, lastError: delivery.lastError, nextAttemptAt: delivery.nextAttemptAt, finishedAt: delivery.finishedAt }
+        ? {
+            status: delivery.status,
+            attempts: delivery.attempts,
+            round: delivery.round ?? 1,
+            lastAttemptAt: delivery.lastAttemptAt,
+            lastStatusCode: delivery.lastStatusCode,
+            lastError: delivery.lastError,
+            nextAttemptAt: delivery.nextAttemptAt,
+            finishedAt: delivery.finishedAt,
+          }
         : null,
       // Every attempt, oldest first: what each got back, how long it took, what came next.
       callbackLog: job.spec.callbackUrl ? await d.records.callbackLog(job.spec.jobId) : [],

@@ -59,7 +59,7 @@ async function keyFor(ctx: Context, d: ConsoleDeps, action: 'keys.revoke' | 'key
   const id = ctx.params.id as string
   const key = ulidOf(id, 'key') ? (await d.keyAdmin.list()).find((k) => k.spec.keyId === id) : undefined
   // Keys a person may not see answer 404, as if they did not exist.
-  if (!key || !(can(s.user.spec.role, 'keys.read', ownsKey(s, key) ? 'own' : 'other'))) throw new ApiError('not_found', `No API key ${JSON.stringify(id.slice(0, 60))}.`)
+  if (!key || !can(s.user.spec.role, 'keys.read', ownsKey(s, key) ? 'own' : 'other')) throw new ApiError('not_found', `No API key ${JSON.stringify(id.slice(0, 60))}.`)
   authorize(ctx, action, ownsKey(s, key) ? 'own' : 'other')
   return key
 }
@@ -90,7 +90,8 @@ export function keyRoutes(d: ConsoleDeps): Router {
     const rate = body.rateLimitPerMinute
     if (rate !== undefined && rate !== null) {
       if (!can(s.user.spec.role, 'keys.rateLimit.set', 'own')) throw new ApiError('forbidden', 'Your keys get the default rate limit; ask staff to raise it.')
-      if (!Number.isInteger(rate) || (rate as number) < 1 || (rate as number) > MAX_RATE_LIMIT) f.problems.push({ path: 'rateLimitPerMinute', message: `must be a whole number from 1 to ${MAX_RATE_LIMIT}` })
+      if (!Number.isInteger(rate) || (rate as number) < 1 || (rate as number) > MAX_RATE_LIMIT)
+        f.problems.push({ path: 'rateLimitPerMinute', message: `must be a whole number from 1 to ${MAX_RATE_LIMIT}` })
     }
     f.check()
     const create = () =>

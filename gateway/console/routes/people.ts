@@ -119,7 +119,7 @@ export function peopleRoutes(d: ConsoleDeps): Router {
   r.post('/account/totp/setup', async (ctx) => {
     const s = signedIn(ctx)
     const creds = await d.people.readCredentials(s.user)
-    if (!creds.passwordHash) throw new ApiError('conflict', 'Two-factor codes protect password sign-in; identity-provider accounts use the provider\'s own second factor.')
+    if (!creds.passwordHash) throw new ApiError('conflict', "Two-factor codes protect password sign-in; identity-provider accounts use the provider's own second factor.")
     if (s.user.spec.totpEnabled) throw new ApiError('conflict', 'Two-factor authentication is already on.')
     const secret = newTotpSecret()
     await d.sessions.putTemp('totp-enrol', s.user.metadata.name, { secret }, TOTP_ENROL_MS)
@@ -136,7 +136,8 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     const pending = await d.sessions.takeTemp<{ secret: string }>('totp-enrol', s.user.metadata.name, false)
     if (!pending) throw new ApiError('conflict', 'The setup expired; start again.')
     const step = matchTotp(pending.secret, code!, Date.now())
-    if (step === null || !(await d.sessions.claimTotpStep(s.user.metadata.name, step))) throw new ApiError('invalid_request', 'That code is not right; check the time on your phone and try the next code.', [{ path: 'code', message: 'does not match' }])
+    if (step === null || !(await d.sessions.claimTotpStep(s.user.metadata.name, step)))
+      throw new ApiError('invalid_request', 'That code is not right; check the time on your phone and try the next code.', [{ path: 'code', message: 'does not match' }])
     await d.sessions.takeTemp('totp-enrol', s.user.metadata.name)
     const creds = await d.people.readCredentials(s.user)
     await d.people.writeCredentials(s.user, { ...creds, totpSecret: pending.secret })

@@ -62,7 +62,11 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     assertCallbackUrlAllowed(body)
     const req = body as RunRequest
     // Playground runs chain only the same person's playground outputs.
-    const storageInputKeys = await assertStorageInputsReadable(req.input, { bucket: d.bucket, find: (id) => d.records.find(id), owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email })
+    const storageInputKeys = await assertStorageInputsReadable(req.input, {
+      bucket: d.bucket,
+      find: (id) => d.records.find(id),
+      owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email,
+    })
     const now = Date.now()
     const jobId = newId('job', now)
     const spec = newJobSpec({ jobId, now, utility: utility.slug, mode: 'async', owner: { kind: 'playground', email: s.user.spec.email }, request: req, storageInputKeys })

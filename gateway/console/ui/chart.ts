@@ -66,7 +66,16 @@ export function jobsPerDayChart(points: readonly DayPoint[], title: string): HTM
       'figcaption',
       { id: summaryId },
       h('span', { class: 'visually-hidden' }, `${title}: ${num(total)} jobs over ${points.length} days, ${num(failed)} failed.`),
-      h('span', { class: 'legend' }, h('span', { class: 'swatch bar-ok' }), 'Succeeded', h('span', { class: 'swatch bar-bad' }), 'Failed', h('span', { class: 'swatch bar-other' }), 'Cancelled or in progress'),
+      h(
+        'span',
+        { class: 'legend' },
+        h('span', { class: 'swatch bar-ok' }),
+        'Succeeded',
+        h('span', { class: 'swatch bar-bad' }),
+        'Failed',
+        h('span', { class: 'swatch bar-other' }),
+        'Cancelled or in progress',
+      ),
     ),
   )
   const details = h(
@@ -80,11 +89,27 @@ export function jobsPerDayChart(points: readonly DayPoint[], title: string): HTM
         'table',
         {},
         h('caption', { class: 'visually-hidden' }, title),
-        h('thead', {}, h('tr', {}, ['Day', 'Jobs', 'Succeeded', 'Failed', 'Total time', 'Upstream time'].map((x) => h('th', { scope: 'col' }, x)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Day', 'Jobs', 'Succeeded', 'Failed', 'Total time', 'Upstream time'].map((x) => h('th', { scope: 'col' }, x)),
+          ),
+        ),
         h(
           'tbody',
           {},
-          points.filter((p) => p.jobs > 0).map((p) => h('tr', {}, [day(p.day), num(p.jobs), num(p.succeeded), num(p.failed), duration(p.totalMs), duration(p.upstreamMs)].map((c) => h('td', {}, c)))),
+          points
+            .filter((p) => p.jobs > 0)
+            .map((p) =>
+              h(
+                'tr',
+                {},
+                [day(p.day), num(p.jobs), num(p.succeeded), num(p.failed), duration(p.totalMs), duration(p.upstreamMs)].map((c) => h('td', {}, c)),
+              ),
+            ),
         ),
       ),
     ),

@@ -1,6 +1,8 @@
 /** A tiny DOM builder: elements from data, never from HTML strings (no injection). */
 export type Child = Node | string | number | null | undefined | false | Child[]
-type Attrs = Record<string, string | number | boolean | null | undefined | ((e: Event) => void)>
+/** An event handler; an async one's failure is reported, never left as an unhandled rejection. */
+type Handler = (e: Event) => void | Promise<void>
+type Attrs = Record<string, string | number | boolean | null | undefined | Handler>
 
 function append(parent: Node, children: Child[]): void {
   for (const c of children) {
@@ -13,8 +15,12 @@ function append(parent: Node, children: Child[]): void {
 function applyAttrs(el: Element, attrs: Attrs): void {
   for (const [k, v] of Object.entries(attrs)) {
     if (v === null || v === undefined || v === false) continue
-    if (typeof v === 'function') el.addEventListener(k.slice(2).toLowerCase(), v)
-    else if (v === true) el.setAttribute(k, '')
+    if (typeof v === 'function') {
+      el.addEventListener(k.slice(2).toLowerCase(), (e) => {
+        const done = v(e)
+        if (done instanceof Promise) done.catch((err: unknown) => console.error('dutil console: an action failed', err))
+      })
+    } else if (v === true) el.setAttribute(k, '')
     else el.setAttribute(k, String(v))
   }
 }
@@ -58,7 +64,18 @@ export function badge(text: string, tone: string): HTMLElement {
   return h('span', { class: `badge badge-${tone}` }, text)
 }
 
-const STATUS_TONES: Record<string, string> = { succeeded: 'ok', failed: 'bad', cancelled: 'muted', queued: 'info', running: 'info', active: 'ok', revoked: 'muted', expired: 'warn', delivered: 'ok', pending: 'info' }
+const STATUS_TONES: Record<string, string> = {
+  succeeded: 'ok',
+  failed: 'bad',
+  cancelled: 'muted',
+  queued: 'info',
+  running: 'info',
+  active: 'ok',
+  revoked: 'muted',
+  expired: 'warn',
+  delivered: 'ok',
+  pending: 'info',
+}
 export function statusBadge(status: string): HTMLElement {
   return badge(status, STATUS_TONES[status] ?? 'muted')
 }
@@ -88,7 +105,13 @@ export function copyButton(text: () => string, label = 'Copy'): HTMLButtonElemen
 
 /** A secret shown once, with a copy button. */
 export function secretValue(label: string, value: string, testId: string): HTMLElement {
-  return h('div', { class: 'secret' }, h('span', { class: 'secret-label' }, label), h('code', { 'data-testid': testId }, value), copyButton(() => value, `Copy ${/^[A-Z]{2}/.test(label) ? label : label.toLowerCase()}`))
+  return h(
+    'div',
+    { class: 'secret' },
+    h('span', { class: 'secret-label' }, label),
+    h('code', { 'data-testid': testId }, value),
+    copyButton(() => value, `Copy ${/^[A-Z]{2}/.test(label) ? label : label.toLowerCase()}`),
+  )
 }
 
 export function dialog(title: string, body: Child, actions: Child = null): HTMLDialogElement {
@@ -125,8 +148,26 @@ export function table(caption: string, headers: string[], rows: Child[][], opts:
       'table',
       opts.testId ? { 'data-testid': opts.testId } : {},
       h('caption', { class: opts.captionHidden ? 'visually-hidden' : '' }, caption),
-      h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x || h('span', { class: 'visually-hidden' }, 'Share'))))),
-      h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c))))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headers.map((x) => h('th', { scope: 'col' }, x || h('span', { class: 'visually-hidden' }, 'Share'))),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.map((r) =>
+          h(
+            'tr',
+            {},
+            r.map((c) => h('td', {}, c)),
+          ),
+        ),
+      ),
     ),
   )
 }

@@ -28,7 +28,14 @@ const ROUTES: Route[] = [
   { pattern: /^\/console\/members$/, render: membersPage, nav: 'Members', action: 'members.read' },
   { pattern: /^\/console\/account$/, render: accountPage, nav: 'Account' },
 ]
-const NAV_PATHS: Record<string, string> = { Jobs: '/console/jobs', 'API keys': '/console/keys', Usage: '/console/usage', Playground: '/console/playground', Members: '/console/members', Account: '/console/account' }
+const NAV_PATHS: Record<string, string> = {
+  Jobs: '/console/jobs',
+  'API keys': '/console/keys',
+  Usage: '/console/usage',
+  Playground: '/console/playground',
+  Members: '/console/members',
+  Account: '/console/account',
+}
 
 let me: Me | null = null
 const app = document.getElementById('app')!
@@ -63,11 +70,19 @@ function shell(route: Route, main: HTMLElement): HTMLElement {
     const current = location.pathname === href || (href === '/console/jobs' && location.pathname.startsWith('/console/jobs/'))
     return h('li', {}, h('a', { href, 'aria-current': current ? 'page' : null }, r.nav!))
   })
-  const signOut = h('button', { type: 'button', class: 'button secondary small', onclick: async () => {
-    await call('DELETE', '/session').catch(() => undefined)
-    me = null
-    navigate('/console/sign-in', true)
-  } }, 'Sign out')
+  const signOut = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button secondary small',
+      onclick: async () => {
+        await call('DELETE', '/session').catch(() => undefined)
+        me = null
+        navigate('/console/sign-in', true)
+      },
+    },
+    'Sign out',
+  )
   return h(
     'div',
     { class: 'layout' },
@@ -112,7 +127,10 @@ async function render(): Promise<void> {
   try {
     await route.render(page)
   } catch (err) {
-    replace(main, errorBox(err instanceof Error ? err.message : String(err), () => void render()))
+    replace(
+      main,
+      errorBox(err instanceof Error ? err.message : String(err), () => void render()),
+    )
   }
   if (!route.public) document.getElementById('main')?.focus({ preventScroll: true })
 }
@@ -135,5 +153,12 @@ try {
   await loadMe()
   await render()
 } catch (err) {
-  replace(app, h('main', { id: 'main', class: 'main-public' }, errorBox(`The console could not start: ${err instanceof Error ? err.message : String(err)}`, () => location.reload())))
+  replace(
+    app,
+    h(
+      'main',
+      { id: 'main', class: 'main-public' },
+      errorBox(`The console could not start: ${err instanceof Error ? err.message : String(err)}`, () => location.reload()),
+    ),
+  )
 }

@@ -75,7 +75,14 @@ export async function signInPage(p: Page): Promise<void> {
     replace(p.main, authCard('Two-factor authentication', totpForm))
     code.focus()
   }
-  const oidc = config.oidc.enabled ? h('div', { class: 'stack' }, h('p', { class: 'divider' }, h('span', {}, 'or')), h('a', { class: 'button secondary', href: '/console/api/oidc/start' }, `Continue with ${config.oidc.displayName}`)) : null
+  const oidc = config.oidc.enabled
+    ? h(
+        'div',
+        { class: 'stack' },
+        h('p', { class: 'divider' }, h('span', {}, 'or')),
+        h('a', { class: 'button secondary', href: '/console/api/oidc/start' }, `Continue with ${config.oidc.displayName}`),
+      )
+    : null
   replace(p.main, authCard('Sign in to the console', status, form, ...(oidc ? [oidc] : []), h('p', { class: 'muted small' }, 'No account yet? Ask an admin for an invite link.')))
   email.focus()
 }
@@ -128,7 +135,17 @@ export async function invitePage(p: Page): Promise<void> {
       'Accept your invite',
       notice(h('span', {}, 'You are invited as ', h('strong', {}, invite.role), ' with ', h('strong', { 'data-testid': 'invite-email' }, invite.email), '.')),
       form,
-      ...(invite.oidc ? [h('div', { class: 'stack' }, h('p', { class: 'divider' }, h('span', {}, 'or')), h('a', { class: 'button secondary', href: '/console/api/oidc/start' }, 'Continue with the identity provider'), h('p', { class: 'hint' }, `Sign in there as ${invite.email}; the invite decides your role.`))] : []),
+      ...(invite.oidc
+        ? [
+            h(
+              'div',
+              { class: 'stack' },
+              h('p', { class: 'divider' }, h('span', {}, 'or')),
+              h('a', { class: 'button secondary', href: '/console/api/oidc/start' }, 'Continue with the identity provider'),
+              h('p', { class: 'hint' }, `Sign in there as ${invite.email}; the invite decides your role.`),
+            ),
+          ]
+        : []),
     ),
   )
   name.focus()

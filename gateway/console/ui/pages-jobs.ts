@@ -35,7 +35,12 @@ export function sourceCell(j: { source: string; apiKeyName: string | null; userE
 }
 
 function select(name: string, label: string, options: Array<[string, string]>, value: string | null): HTMLElement {
-  const s = h('select', { name }, h('option', { value: '' }, `All`), options.map(([v, t]) => h('option', { value: v, selected: v === value }, t)))
+  const s = h(
+    'select',
+    { name },
+    h('option', { value: '' }, `All`),
+    options.map(([v, t]) => h('option', { value: v, selected: v === value }, t)),
+  )
   return field(label, s)
 }
 
@@ -46,8 +51,18 @@ export async function jobsPage(p: Page): Promise<void> {
   const filters = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
-    select('utility', 'Utility', UTILITIES.map((u) => [u, u]), q.get('utility')),
-    select('status', 'Status', STATES.map((s) => [s, s]), q.get('status')),
+    select(
+      'utility',
+      'Utility',
+      UTILITIES.map((u) => [u, u]),
+      q.get('utility'),
+    ),
+    select(
+      'status',
+      'Status',
+      STATES.map((s) => [s, s]),
+      q.get('status'),
+    ),
     select('key', 'Key', [...keys.items.map((k): [string, string] => [k.id, `${k.name}${k.status !== 'active' ? ` (${k.status})` : ''}`]), ['playground', 'Playground runs']], q.get('key')),
     field('From', h('input', { type: 'date', name: 'from', value: q.get('from') ?? undefined })),
     field('To', h('input', { type: 'date', name: 'to', value: q.get('to') ?? undefined })),
@@ -85,7 +100,11 @@ export async function jobsPage(p: Page): Promise<void> {
           results,
           filtered
             ? empty('No matching jobs', 'No job matches these filters.', h('a', { class: 'button secondary', href: '/console/jobs' }, 'Clear the filters'))
-            : empty('No jobs yet', 'Jobs appear here when someone calls the API with a key or runs a utility in the playground.', h('a', { class: 'button', href: '/console/playground' }, 'Open the playground')),
+            : empty(
+                'No jobs yet',
+                'Jobs appear here when someone calls the API with a key or runs a utility in the playground.',
+                h('a', { class: 'button', href: '/console/playground' }, 'Open the playground'),
+              ),
         )
         return
       }
@@ -109,7 +128,10 @@ export async function jobsPage(p: Page): Promise<void> {
         more,
       )
     } catch (err) {
-      replace(results, errorBox(messageOf(err), () => void jobsPage(p)))
+      replace(
+        results,
+        errorBox(messageOf(err), () => void jobsPage(p)),
+      )
     }
   }
   await load()
@@ -127,7 +149,8 @@ interface JobDetail {
     timings: { queueMs: number | null; upstreamMs: number | null; storageMs: number | null; totalMs: number | null }
     progress: { done: number; total: number | null; unit: string; updatedAt: string } | null
     metadata: Record<string, unknown> | null
-    result: ({ files: Array<{ url: string; name: string; size: number | null; contentType: string | null; pageNumber?: number; path?: string; urlExpiresAt?: string }> } & Record<string, unknown>) | null
+    result:
+      ({ files: Array<{ url: string; name: string; size: number | null; contentType: string | null; pageNumber?: number; path?: string; urlExpiresAt?: string }> } & Record<string, unknown>) | null
     error: { code: string; message: string; upstreamStatus?: number } | null
     callback: { url: string; status: string; attempts: number } | null
   }
@@ -135,8 +158,27 @@ interface JobDetail {
   apiKeyName: string | null
   apiKeyId: string | null
   userEmail: string | null
-  callbackDelivery: { status: string; attempts: number; round: number; lastAttemptAt: string | null; lastStatusCode: number | null; lastError: string | null; nextAttemptAt: string | null; finishedAt: string | null } | null
-  callbackLog: Array<{ round: number; attempt: number; at: string; durationMs: number; outcome: string; statusCode: number | null; errorClass: string | null; error: string | null; nextAttemptAt: string | null }>
+  callbackDelivery: {
+    status: string
+    attempts: number
+    round: number
+    lastAttemptAt: string | null
+    lastStatusCode: number | null
+    lastError: string | null
+    nextAttemptAt: string | null
+    finishedAt: string | null
+  } | null
+  callbackLog: Array<{
+    round: number
+    attempt: number
+    at: string
+    durationMs: number
+    outcome: string
+    statusCode: number | null
+    errorClass: string | null
+    error: string | null
+    nextAttemptAt: string | null
+  }>
 }
 
 /** Every callback attempt: when, what it got back, how long it took, what came next. */
@@ -179,16 +221,15 @@ function redeliverButton(id: string): HTMLElement {
 /** "120 of 500 pages" with a bar while the total is known. */
 function progressView(p: NonNullable<JobDetail['job']['progress']>): HTMLElement {
   const text = p.total === null ? `${p.done} ${p.unit}` : `${p.done} of ${p.total} ${p.unit}`
-  return h(
-    'span',
-    { 'data-testid': 'job-progress' },
-    p.total ? h('progress', { max: String(p.total), value: String(p.done), 'aria-label': 'Progress' }) : null,
-    ` ${text}`,
-  )
+  return h('span', { 'data-testid': 'job-progress' }, p.total ? h('progress', { max: String(p.total), value: String(p.done), 'aria-label': 'Progress' }) : null, ` ${text}`)
 }
 
 function dl(items: Array<[string, unknown]>): HTMLElement {
-  return h('dl', { class: 'facts' }, items.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v as HTMLElement | string)]))
+  return h(
+    'dl',
+    { class: 'facts' },
+    items.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v as HTMLElement | string)]),
+  )
 }
 
 export async function jobPage(p: Page): Promise<void> {
@@ -201,7 +242,12 @@ export async function jobPage(p: Page): Promise<void> {
     try {
       d = await call<JobDetail>('GET', `/jobs/${encodeURIComponent(id)}`)
     } catch (err) {
-      replace(p.main, h('p', {}, h('a', { href: '/console/jobs' }, '← All jobs')), h('h1', {}, 'Job'), errorBox(messageOf(err), () => void render()))
+      replace(
+        p.main,
+        h('p', {}, h('a', { href: '/console/jobs' }, '← All jobs')),
+        h('h1', {}, 'Job'),
+        errorBox(messageOf(err), () => void render()),
+      )
       return
     }
     if (!p.main.isConnected || location.pathname !== `/console/jobs/${id}`) return
@@ -209,24 +255,46 @@ export async function jobPage(p: Page): Promise<void> {
     const t = j.timings
     const extras = j.result ? Object.entries(j.result).filter(([k]) => k !== 'files') : []
     const sections: HTMLElement[] = [
-      h('section', { 'aria-labelledby': 'about' }, h('h2', { id: 'about' }, 'About'), dl([
-        ['Utility', j.utility],
-        ['Mode', j.mode],
-        ['Started by', d.source === 'playground' ? `Playground run by ${d.userEmail}` : `API key ${d.apiKeyName ?? ''}`],
-        ['Created', when(j.createdAt)],
-        ['Started', when(j.startedAt)],
-        ['Finished', when(j.finishedAt)],
-        ...(j.progress ? [['Progress', progressView(j.progress)] as [string, unknown]] : []),
-      ])),
-      h('section', { 'aria-labelledby': 'timings' }, h('h2', { id: 'timings' }, 'Timings'), dl([
-        ['Waiting in queue', duration(t.queueMs)],
-        ['Inside the utility', duration(t.upstreamMs)],
-        ['Copying to storage', duration(t.storageMs)],
-        ['Total', duration(t.totalMs)],
-      ])),
+      h(
+        'section',
+        { 'aria-labelledby': 'about' },
+        h('h2', { id: 'about' }, 'About'),
+        dl([
+          ['Utility', j.utility],
+          ['Mode', j.mode],
+          ['Started by', d.source === 'playground' ? `Playground run by ${d.userEmail}` : `API key ${d.apiKeyName ?? ''}`],
+          ['Created', when(j.createdAt)],
+          ['Started', when(j.startedAt)],
+          ['Finished', when(j.finishedAt)],
+          ...(j.progress ? [['Progress', progressView(j.progress)] as [string, unknown]] : []),
+        ]),
+      ),
+      h(
+        'section',
+        { 'aria-labelledby': 'timings' },
+        h('h2', { id: 'timings' }, 'Timings'),
+        dl([
+          ['Waiting in queue', duration(t.queueMs)],
+          ['Inside the utility', duration(t.upstreamMs)],
+          ['Copying to storage', duration(t.storageMs)],
+          ['Total', duration(t.totalMs)],
+        ]),
+      ),
     ]
     if (j.error) {
-      sections.push(h('section', { 'aria-labelledby': 'error' }, h('h2', { id: 'error' }, 'Error'), h('div', { class: 'alert alert-error' }, h('p', {}, h('strong', { class: 'mono' }, j.error.code), j.error.upstreamStatus ? ` (upstream answered ${j.error.upstreamStatus})` : ''), h('p', {}, j.error.message))))
+      sections.push(
+        h(
+          'section',
+          { 'aria-labelledby': 'error' },
+          h('h2', { id: 'error' }, 'Error'),
+          h(
+            'div',
+            { class: 'alert alert-error' },
+            h('p', {}, h('strong', { class: 'mono' }, j.error.code), j.error.upstreamStatus ? ` (upstream answered ${j.error.upstreamStatus})` : ''),
+            h('p', {}, j.error.message),
+          ),
+        ),
+      )
     }
     if (j.result) {
       sections.push(
@@ -236,7 +304,17 @@ export async function jobPage(p: Page): Promise<void> {
           h('h2', { id: 'files' }, `Files (${j.result.files.length})`),
           extras.length ? dl(extras.map(([k, v]) => [humanize(k), valueText(v)])) : null,
           j.result.files.length
-            ? table('Output files', ['File', 'Size', 'Type', 'Link valid until'], j.result.files.map((f) => [h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name), bytes(f.size), f.contentType ?? '—', f.urlExpiresAt ? when(f.urlExpiresAt) : 'no expiry']), { captionHidden: true, testId: 'files-table' })
+            ? table(
+                'Output files',
+                ['File', 'Size', 'Type', 'Link valid until'],
+                j.result.files.map((f) => [
+                  h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name),
+                  bytes(f.size),
+                  f.contentType ?? '—',
+                  f.urlExpiresAt ? when(f.urlExpiresAt) : 'no expiry',
+                ]),
+                { captionHidden: true, testId: 'files-table' },
+              )
             : h('p', { class: 'muted' }, 'The job produced no files.'),
         ),
       )
@@ -246,7 +324,14 @@ export async function jobPage(p: Page): Promise<void> {
         'section',
         { 'aria-labelledby': 'metadata' },
         h('h2', { id: 'metadata' }, 'Metadata'),
-        j.metadata && Object.keys(j.metadata).length ? table('Metadata', ['Key', 'Value'], Object.entries(j.metadata).map(([k, v]) => [h('span', { class: 'mono' }, k), valueText(v)]), { captionHidden: true }) : h('p', { class: 'muted' }, 'No metadata was sent with this job.'),
+        j.metadata && Object.keys(j.metadata).length
+          ? table(
+              'Metadata',
+              ['Key', 'Value'],
+              Object.entries(j.metadata).map(([k, v]) => [h('span', { class: 'mono' }, k), valueText(v)]),
+              { captionHidden: true },
+            )
+          : h('p', { class: 'muted' }, 'No metadata was sent with this job.'),
       ),
     )
     sections.push(
@@ -270,7 +355,12 @@ export async function jobPage(p: Page): Promise<void> {
         j.callback && d.callbackDelivery && d.callbackDelivery.status !== 'pending' ? redeliverButton(j.id) : null,
       ),
     )
-    replace(p.main, h('p', {}, h('a', { href: '/console/jobs' }, '← All jobs')), h('div', { class: 'page-head' }, h('h1', { class: 'mono' }, j.id), h('span', { 'data-testid': 'job-status' }, statusBadge(j.status))), h('div', { class: 'detail-grid' }, sections))
+    replace(
+      p.main,
+      h('p', {}, h('a', { href: '/console/jobs' }, '← All jobs')),
+      h('div', { class: 'page-head' }, h('h1', { class: 'mono' }, j.id), h('span', { 'data-testid': 'job-status' }, statusBadge(j.status))),
+      h('div', { class: 'detail-grid' }, sections),
+    )
     if (!['succeeded', 'failed', 'cancelled'].includes(j.status)) timer = window.setTimeout(() => void render(), 1500)
   }
   window.addEventListener('popstate', () => clearTimeout(timer), { once: true })

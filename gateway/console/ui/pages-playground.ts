@@ -21,11 +21,19 @@ export async function playgroundPage(p: Page): Promise<void> {
   try {
     utilities = (await call<{ items: Utility[] }>('GET', '/utilities')).items
   } catch (err) {
-    replace(p.main, h('h1', {}, 'Playground'), errorBox(messageOf(err), () => void playgroundPage(p)))
+    replace(
+      p.main,
+      h('h1', {}, 'Playground'),
+      errorBox(messageOf(err), () => void playgroundPage(p)),
+    )
     return
   }
   const chosen = utilities.find((u) => u.slug === p.query.get('utility')) ?? utilities[0]
-  const picker = h('select', { name: 'utility' }, utilities.map((u) => h('option', { value: u.slug, selected: u === chosen }, u.name)))
+  const picker = h(
+    'select',
+    { name: 'utility' },
+    utilities.map((u) => h('option', { value: u.slug, selected: u === chosen }, u.name)),
+  )
   picker.addEventListener('change', () => p.navigate(`/console/playground?utility=${picker.value}`, true))
   const formSlot = h('div')
   const result = h('div', { 'aria-live': 'polite' })
@@ -33,7 +41,12 @@ export async function playgroundPage(p: Page): Promise<void> {
   replace(
     p.main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Playground'), h('p', { class: 'muted' }, 'Run a utility without an API key. Runs are listed as playground jobs under your name.')),
-    h('div', { class: 'playground' }, h('section', { 'aria-labelledby': 'run' }, h('h2', { id: 'run', class: 'visually-hidden' }, 'Run a utility'), field('Utility', picker), h('p', { class: 'muted' }, chosen.description), formSlot), h('section', { 'aria-labelledby': 'result-h', class: 'result-panel' }, h('h2', { id: 'result-h' }, 'Result'), result)),
+    h(
+      'div',
+      { class: 'playground' },
+      h('section', { 'aria-labelledby': 'run' }, h('h2', { id: 'run', class: 'visually-hidden' }, 'Run a utility'), field('Utility', picker), h('p', { class: 'muted' }, chosen.description), formSlot),
+      h('section', { 'aria-labelledby': 'result-h', class: 'result-panel' }, h('h2', { id: 'result-h' }, 'Result'), result),
+    ),
     secretSection,
   )
   replace(result, h('p', { class: 'muted' }, 'Fill in the form and run it; the job appears here.'))
@@ -47,7 +60,16 @@ export async function playgroundPage(p: Page): Promise<void> {
       'form',
       { class: 'stack', 'data-testid': 'playground-form' },
       input.el,
-      h('details', { class: 'optional-group' }, h('summary', {}, 'Callback (optional)'), h('div', { 'data-field': 'callbackUrl' }, field('Callback URL', callbackUrl, 'An https:// URL that receives the signed job.succeeded / job.failed callback, signed with the workspace playground secret.'))),
+      h(
+        'details',
+        { class: 'optional-group' },
+        h('summary', {}, 'Callback (optional)'),
+        h(
+          'div',
+          { 'data-field': 'callbackUrl' },
+          field('Callback URL', callbackUrl, 'An https:// URL that receives the signed job.succeeded / job.failed callback, signed with the workspace playground secret.'),
+        ),
+      ),
       status,
       h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button secondary', onclick: () => build(chosen.exampleInput) }, 'Fill in the example'), run),
     )
@@ -57,7 +79,10 @@ export async function playgroundPage(p: Page): Promise<void> {
       showFieldErrors(form, [])
       run.disabled = true
       try {
-        const job = await call<{ id: string; status: string }>('POST', `/playground/${chosen.slug}`, { input: input.read() ?? {}, ...(callbackUrl.value.trim() ? { callbackUrl: callbackUrl.value.trim() } : {}) })
+        const job = await call<{ id: string; status: string }>('POST', `/playground/${chosen.slug}`, {
+          input: input.read() ?? {},
+          ...(callbackUrl.value.trim() ? { callbackUrl: callbackUrl.value.trim() } : {}),
+        })
         void follow(job.id)
       } catch (err) {
         const left = err instanceof ApiFailure ? showFieldErrors(form, err.details) : []
@@ -71,7 +96,15 @@ export async function playgroundPage(p: Page): Promise<void> {
   const follow = async (id: string) => {
     for (;;) {
       if (!result.isConnected) return
-      let d: { job: { id: string; status: string; timings: { totalMs: number | null }; result: { files: Array<{ url: string; name: string; path?: string }> } | null; error: { code: string; message: string } | null } }
+      let d: {
+        job: {
+          id: string
+          status: string
+          timings: { totalMs: number | null }
+          result: { files: Array<{ url: string; name: string; path?: string }> } | null
+          error: { code: string; message: string } | null
+        }
+      }
       try {
         d = await call('GET', `/jobs/${id}`)
       } catch (err) {
@@ -81,9 +114,22 @@ export async function playgroundPage(p: Page): Promise<void> {
       const j = d.job
       replace(
         result,
-        h('p', {}, h('a', { href: `/console/jobs/${j.id}`, class: 'mono' }, j.id), ' ', h('span', { 'data-testid': 'playground-status' }, statusBadge(j.status)), j.timings.totalMs !== null ? ` in ${duration(j.timings.totalMs)}` : ''),
+        h(
+          'p',
+          {},
+          h('a', { href: `/console/jobs/${j.id}`, class: 'mono' }, j.id),
+          ' ',
+          h('span', { 'data-testid': 'playground-status' }, statusBadge(j.status)),
+          j.timings.totalMs !== null ? ` in ${duration(j.timings.totalMs)}` : '',
+        ),
         j.error ? errorBox(`${j.error.code}: ${j.error.message}`) : null,
-        j.result ? h('ul', { class: 'files' }, j.result.files.map((f) => h('li', {}, h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name)))) : null,
+        j.result
+          ? h(
+              'ul',
+              { class: 'files' },
+              j.result.files.map((f) => h('li', {}, h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name))),
+            )
+          : null,
         ['queued', 'running'].includes(j.status) ? loading('the result') : null,
       )
       if (!['queued', 'running'].includes(j.status)) return
@@ -96,10 +142,23 @@ export async function playgroundPage(p: Page): Promise<void> {
 function workspaceSecret(p: Page): HTMLElement {
   const status = h('div', { 'aria-live': 'polite' })
   const show = async (kind: 'reveal' | 'rotate') => {
-    if (kind === 'rotate' && !(await confirmDialog('Rotate the workspace signing secret?', 'Playground callbacks, and callbacks of old keys without a secret of their own, are signed with the new secret from the next attempt on.', 'Rotate', false))) return
+    if (
+      kind === 'rotate' &&
+      !(await confirmDialog(
+        'Rotate the workspace signing secret?',
+        'Playground callbacks, and callbacks of old keys without a secret of their own, are signed with the new secret from the next attempt on.',
+        'Rotate',
+        false,
+      ))
+    )
+      return
     try {
       const res = await call<{ signingSecret: string }>('POST', `/workspace/signing-secret/${kind}`)
-      dialog(kind === 'rotate' ? 'New workspace signing secret' : 'Workspace signing secret', secretValue('Signing secret', res.signingSecret, 'workspace-secret'), h('button', { type: 'button', class: 'button', onclick: (e) => (e.target as HTMLElement).closest('dialog')!.close() }, 'Done'))
+      dialog(
+        kind === 'rotate' ? 'New workspace signing secret' : 'Workspace signing secret',
+        secretValue('Signing secret', res.signingSecret, 'workspace-secret'),
+        h('button', { type: 'button', class: 'button', onclick: (e) => (e.target as HTMLElement).closest('dialog')!.close() }, 'Done'),
+      )
       if (kind === 'rotate') replace(status, notice('The workspace signing secret was rotated.', 'success'))
     } catch (err) {
       replace(status, errorBox(messageOf(err)))
@@ -111,6 +170,11 @@ function workspaceSecret(p: Page): HTMLElement {
     h('h2', { id: 'ws-secret' }, 'Playground signing secret'),
     h('p', { class: 'muted' }, 'Callbacks of playground runs have no key, so they are signed with this workspace secret.'),
     status,
-    h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button secondary', onclick: () => void show('reveal') }, 'Reveal'), p.may('workspaceSecret.rotate') ? h('button', { type: 'button', class: 'button secondary', onclick: () => void show('rotate') }, 'Rotate') : null),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', class: 'button secondary', onclick: () => void show('reveal') }, 'Reveal'),
+      p.may('workspaceSecret.rotate') ? h('button', { type: 'button', class: 'button secondary', onclick: () => void show('rotate') }, 'Rotate') : null,
+    ),
   )
 }

@@ -31,9 +31,24 @@ export async function usagePage(p: Page): Promise<void> {
   title('Usage')
   const days = p.query.get('days') ?? '30'
   const keys = await call<{ items: Array<{ id: string; name: string }> }>('GET', '/keys').catch(() => ({ items: [] }))
-  const range = h('select', { name: 'days' }, ['7', '30', '90', '365'].map((d) => h('option', { value: d, selected: d === days }, `Last ${d} days`)))
-  const key = h('select', { name: 'key' }, h('option', { value: '' }, 'All keys'), keys.items.map((k) => h('option', { value: k.id, selected: p.query.get('key') === k.id }, k.name)), h('option', { value: 'playground', selected: p.query.get('key') === 'playground' }, 'Playground runs'))
-  const utility = h('select', { name: 'utility' }, h('option', { value: '' }, 'All utilities'), ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'].map((u) => h('option', { value: u, selected: p.query.get('utility') === u }, u)))
+  const range = h(
+    'select',
+    { name: 'days' },
+    ['7', '30', '90', '365'].map((d) => h('option', { value: d, selected: d === days }, `Last ${d} days`)),
+  )
+  const key = h(
+    'select',
+    { name: 'key' },
+    h('option', { value: '' }, 'All keys'),
+    keys.items.map((k) => h('option', { value: k.id, selected: p.query.get('key') === k.id }, k.name)),
+    h('option', { value: 'playground', selected: p.query.get('key') === 'playground' }, 'Playground runs'),
+  )
+  const utility = h(
+    'select',
+    { name: 'utility' },
+    h('option', { value: '' }, 'All utilities'),
+    ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'].map((u) => h('option', { value: u, selected: p.query.get('utility') === u }, u)),
+  )
   const controls = h('form', { class: 'filters', 'aria-label': 'Usage range' }, field('Range', range), field('Key', key), field('Utility', utility))
   controls.addEventListener('change', () => {
     const params = new URLSearchParams()
@@ -41,7 +56,12 @@ export async function usagePage(p: Page): Promise<void> {
     p.navigate(`/console/usage?${params}`, true)
   })
   const body = h('div', { 'aria-live': 'polite' }, loading('usage'))
-  replace(p.main, h('div', { class: 'page-head' }, h('h1', {}, 'Usage'), h('p', { class: 'muted' }, 'Jobs per day by key and utility (UTC days). Usage is kept for 400 days, longer than the jobs themselves.')), controls, body)
+  replace(
+    p.main,
+    h('div', { class: 'page-head' }, h('h1', {}, 'Usage'), h('p', { class: 'muted' }, 'Jobs per day by key and utility (UTC days). Usage is kept for 400 days, longer than the jobs themselves.')),
+    controls,
+    body,
+  )
   const params = new URLSearchParams({ days })
   if (p.query.get('key')) params.set('key', p.query.get('key')!)
   if (p.query.get('utility')) params.set('utility', p.query.get('utility')!)
@@ -49,11 +69,21 @@ export async function usagePage(p: Page): Promise<void> {
   try {
     u = await call<Usage>('GET', `/usage?${params}`)
   } catch (err) {
-    replace(body, errorBox(messageOf(err), () => void usagePage(p)))
+    replace(
+      body,
+      errorBox(messageOf(err), () => void usagePage(p)),
+    )
     return
   }
   if (u.total.jobs === 0) {
-    replace(body, empty('No usage in this range', 'Nothing ran in these days. Pick a longer range, or run a utility in the playground.', h('a', { class: 'button secondary', href: '/console/playground' }, 'Open the playground')))
+    replace(
+      body,
+      empty(
+        'No usage in this range',
+        'Nothing ran in these days. Pick a longer range, or run a utility in the playground.',
+        h('a', { class: 'button secondary', href: '/console/playground' }, 'Open the playground'),
+      ),
+    )
     return
   }
   const maxKey = Math.max(...u.byKey.map((k) => k.jobs))
@@ -81,7 +111,14 @@ export async function usagePage(p: Page): Promise<void> {
         table(
           'Usage by key',
           ['Key', 'Jobs', '', 'Failed', 'Total time', 'Upstream time'],
-          u.byKey.map((k) => [k.source === 'playground' ? h('span', {}, badge('playground', 'info'), ' ', k.userEmail) : k.keyName, num(k.jobs), meter(k.jobs, maxKey), num(k.failed), duration(k.totalMs), duration(k.upstreamMs)]),
+          u.byKey.map((k) => [
+            k.source === 'playground' ? h('span', {}, badge('playground', 'info'), ' ', k.userEmail) : k.keyName,
+            num(k.jobs),
+            meter(k.jobs, maxKey),
+            num(k.failed),
+            duration(k.totalMs),
+            duration(k.upstreamMs),
+          ]),
           { captionHidden: true, testId: 'usage-by-key' },
         ),
       ),
@@ -89,14 +126,26 @@ export async function usagePage(p: Page): Promise<void> {
         'section',
         { 'aria-labelledby': 'per-utility' },
         h('h2', { id: 'per-utility' }, 'By utility'),
-        table('Usage by utility', ['Utility', 'Jobs', '', 'Failed', 'Total time', 'Upstream time'], u.byUtility.map((x) => [x.utility, num(x.jobs), meter(x.jobs, maxUtil), num(x.failed), duration(x.totalMs), duration(x.upstreamMs)]), { captionHidden: true, testId: 'usage-by-utility' }),
+        table(
+          'Usage by utility',
+          ['Utility', 'Jobs', '', 'Failed', 'Total time', 'Upstream time'],
+          u.byUtility.map((x) => [x.utility, num(x.jobs), meter(x.jobs, maxUtil), num(x.failed), duration(x.totalMs), duration(x.upstreamMs)]),
+          { captionHidden: true, testId: 'usage-by-utility' },
+        ),
       ),
     ),
     h(
       'section',
       { 'aria-labelledby': 'per-code' },
       h('h2', { id: 'per-code' }, 'Failures by error code'),
-      u.byErrorCode.length ? table('Failures by error code', ['Code', 'Failures', ''], u.byErrorCode.map((c) => [h('code', {}, c.code), num(c.count), meter(c.count, maxCode, 'bad')]), { captionHidden: true }) : h('p', { class: 'muted' }, 'No failures in this range.'),
+      u.byErrorCode.length
+        ? table(
+            'Failures by error code',
+            ['Code', 'Failures', ''],
+            u.byErrorCode.map((c) => [h('code', {}, c.code), num(c.count), meter(c.count, maxCode, 'bad')]),
+            { captionHidden: true },
+          )
+        : h('p', { class: 'muted' }, 'No failures in this range.'),
     ),
   )
 }

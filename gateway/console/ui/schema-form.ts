@@ -70,7 +70,12 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
   const label = humanize(name)
   const choices = choicesOf(schema)
   if (choices) {
-    const select = h('select', { required }, required ? null : h('option', { value: '' }, 'Not set'), choices.map((c) => h('option', { value: String(c), selected: value === c }, String(c))))
+    const select = h(
+      'select',
+      { required },
+      required ? null : h('option', { value: '' }, 'Not set'),
+      choices.map((c) => h('option', { value: String(c), selected: value === c }, String(c))),
+    )
     return { el: control(path, label, select, schema.description, required), read: () => (select.value === '' ? undefined : choices.find((c) => String(c) === select.value)) }
   }
   switch (schema.type) {
@@ -86,7 +91,13 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
         return Object.keys(out).length || required ? out : undefined
       }
       const legend = h('legend', {}, label, required ? null : h('span', { class: 'optional' }, ' (optional)'))
-      const fieldset = h('fieldset', { class: 'group', 'data-field': path }, legend, schema.description ? h('p', { class: 'hint' }, schema.description) : null, parts.map((p) => p.el))
+      const fieldset = h(
+        'fieldset',
+        { class: 'group', 'data-field': path },
+        legend,
+        schema.description ? h('p', { class: 'hint' }, schema.description) : null,
+        parts.map((p) => p.el),
+      )
       if (required || path === 'input') return { el: fieldset, read }
       return { el: h('details', { class: 'optional-group', open: value !== undefined }, h('summary', {}, `${label} (optional)`), fieldset), read }
     }
@@ -97,7 +108,10 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
         return {
           el: control(path, label, area, `${schema.description ?? ''} One per line.`.trim(), required),
           read: () => {
-            const lines = area.value.split('\n').map((s) => s.trim()).filter(Boolean)
+            const lines = area.value
+              .split('\n')
+              .map((s) => s.trim())
+              .filter(Boolean)
             return lines.length ? lines : undefined
           },
         }
@@ -128,17 +142,39 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
       }
     }
     case 'boolean': {
-      const select = h('select', {}, h('option', { value: '' }, 'Not set'), h('option', { value: 'true', selected: value === true }, 'Yes'), h('option', { value: 'false', selected: value === false }, 'No'))
+      const select = h(
+        'select',
+        {},
+        h('option', { value: '' }, 'Not set'),
+        h('option', { value: 'true', selected: value === true }, 'Yes'),
+        h('option', { value: 'false', selected: value === false }, 'No'),
+      )
       return { el: control(path, label, select, schema.description, required), read: () => (select.value === '' ? undefined : select.value === 'true') }
     }
     case 'number':
     case 'integer': {
-      const input = h('input', { type: 'number', step: schema.type === 'integer' ? 1 : 'any', min: schema.minimum, max: schema.maximum, value: typeof value === 'number' ? value : undefined, required, inputmode: 'decimal' })
+      const input = h('input', {
+        type: 'number',
+        step: schema.type === 'integer' ? 1 : 'any',
+        min: schema.minimum,
+        max: schema.maximum,
+        value: typeof value === 'number' ? value : undefined,
+        required,
+        inputmode: 'decimal',
+      })
       return { el: control(path, label, input, schema.description, required), read: () => (input.value === '' ? undefined : Number(input.value)) }
     }
     default: {
       const isUrl = /url/i.test(name)
-      const input = h('input', { type: 'text', inputmode: isUrl ? 'url' : undefined, autocomplete: 'off', spellcheck: 'false', maxlength: schema.maxLength, required, value: typeof value === 'string' ? value : undefined })
+      const input = h('input', {
+        type: 'text',
+        inputmode: isUrl ? 'url' : undefined,
+        autocomplete: 'off',
+        spellcheck: 'false',
+        maxlength: schema.maxLength,
+        required,
+        value: typeof value === 'string' ? value : undefined,
+      })
       return { el: control(path, label, input, schema.description, required), read: () => (input.value.trim() === '' ? undefined : input.value.trim()) }
     }
   }

@@ -82,7 +82,12 @@ export { timeStep }
 export const uniqueEmail = (who: string, domain = 'example.com') => `${who}-${Math.random().toString(36).slice(2, 8)}@${domain}`
 
 /** Invites someone with `role` (as the admin `by`) and accepts the invite: a signed-in client. */
-export async function invitePerson(by: ConsoleClient, role: 'admin' | 'member' | 'external', password: string, email = uniqueEmail(role)): Promise<{ client: ConsoleClient; email: string; id: string }> {
+export async function invitePerson(
+  by: ConsoleClient,
+  role: 'admin' | 'member' | 'external',
+  password: string,
+  email = uniqueEmail(role),
+): Promise<{ client: ConsoleClient; email: string; id: string }> {
   const invited = await by.call('POST', '/members/invites', { email, role })
   if (invited.status !== 201) throw new Error(`invite failed: ${invited.status} ${JSON.stringify(invited.body)}`)
   const client = new ConsoleClient()

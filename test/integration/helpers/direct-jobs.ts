@@ -24,11 +24,25 @@ export async function createJobDirectly(opts: { keyId: string; mode: 'sync' | 'a
     apiVersion: API_GROUP_VERSION,
     kind: 'UtilityJob',
     metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: objectNameOf(opts.keyId), [LABELS.utility]: 'split-pdf' } },
-    spec: { jobId, utility: 'split-pdf', mode: opts.mode, apiKeyId: opts.keyId, apiKeyName: 'direct', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null, callbackUrl: opts.callbackUrl },
+    spec: {
+      jobId,
+      utility: 'split-pdf',
+      mode: opts.mode,
+      apiKeyId: opts.keyId,
+      apiKeyName: 'direct',
+      createdAt: isoMs(now),
+      inputKey: inputObjectKey(jobId),
+      metadata: null,
+      callbackUrl: opts.callbackUrl,
+    },
   }
-  return (await kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ ...coords, body })) as UtilityJobResource
+  return (await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({ ...coords, body })) as UtilityJobResource
 }
 
 export async function readJob(name: string): Promise<UtilityJobResource> {
-  return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...coords, name })) as UtilityJobResource
+  return (await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ ...coords, name })) as UtilityJobResource
 }

@@ -22,7 +22,9 @@ export async function runnerPods(jobId: string): Promise<number> {
   const { CoreV1Api } = await import('@kubernetes/client-node')
   const { LABELS } = await import('../../../contract/api-group.js')
   const { objectNameOf } = await import('../../../contract/ids.js')
-  const pods = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })
+  const pods = await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })
   return pods.items.length
 }
 
