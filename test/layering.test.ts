@@ -36,15 +36,19 @@ describe('layering (docs/architecture.md)', () => {
       ['gateway/app.ts', "import { catalog } from '../runners/catalog.js'\nimport { f } from '../runners/common/outbound-fetch.js'\nimport { g } from '../operator/main.js'\n"],
       ['runners/common/x.ts', "export * from '../../gateway/app.js'\nimport '../../test/support/pdfs.js'\n"],
       ['gateway/app.test.ts', "import { g } from '../operator/main.js'\n"],
+      ['gateway/console/routes/keys.ts', "import type { KeyItem } from '../ui/api-types.js'\nimport { h } from '../ui/dom.js'\n"],
+      ['gateway/console/ui/api-types.ts', "import type { JobView } from '../../../contract/job-view.js'\n"],
     ])
     expect(layeringViolations(files)).toEqual([
       'contract/ids.ts → gateway/app.ts (contract may import contract; not gateway)',
       "contract/status.ts → minio (contract/ is data: no I/O package's code)",
       'contract/status.ts → platform/kube.ts (contract may import contract; not platform)',
-      'gateway/app.ts → runners/common/outbound-fetch.ts (gateway may import contract, platform, catalog, gateway; not runners)',
-      'gateway/app.ts → operator/main.ts (gateway may import contract, platform, catalog, gateway; not operator)',
+      'gateway/app.ts → runners/common/outbound-fetch.ts (gateway may import contract, platform, catalog, gateway, console-types; not runners)',
+      'gateway/app.ts → operator/main.ts (gateway may import contract, platform, catalog, gateway, console-types; not operator)',
       'runners/common/x.ts → gateway/app.ts (runners may import contract, platform, runners, catalog; not gateway)',
       'runners/common/x.ts → test/support/pdfs.ts (nothing outside test/ imports test/)',
+      'gateway/console/routes/keys.ts → gateway/console/ui/dom.ts (gateway may import contract, platform, catalog, gateway, console-types; not ui)',
+      'gateway/console/ui/api-types.ts → contract/job-view.ts (console-types may import nothing of ours; not contract)',
     ])
   })
 

@@ -10,10 +10,11 @@ import type { SessionData } from '../sessions.js'
 import type { Credentials } from '../../../platform/people-store.js'
 import { matchTotp } from '../totp.js'
 import type { ConsoleDeps } from './deps.js'
+import type { ConsolePublicConfig, Me } from '../ui/api-types.js'
 
 const OIDC_FLOW_MS = 10 * 60_000
 
-export function meView(s: ConsoleState, hasPassword?: boolean) {
+export function meView(s: ConsoleState, hasPassword?: boolean): Me {
   const u = s.user.spec
   return {
     user: { id: u.userId, email: u.email, name: u.name, role: u.role, totpEnabled: u.totpEnabled, signInMethod: s.session.method, ...(hasPassword === undefined ? {} : { hasPassword }) },
@@ -42,7 +43,7 @@ export function authRoutes(d: ConsoleDeps): Router {
   const insecure = d.config.insecureCookies
 
   r.get('/config', (ctx) => {
-    ctx.body = { oidc: d.oidc ? { enabled: true, displayName: d.config.oidc!.displayName } : { enabled: false } }
+    ctx.body = { oidc: d.oidc ? { enabled: true, displayName: d.config.oidc!.displayName } : { enabled: false } } satisfies ConsolePublicConfig
   })
 
   r.get('/session', async (ctx) => {

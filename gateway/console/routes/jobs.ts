@@ -12,6 +12,7 @@ import { toSummary } from '../../job-list.js'
 import { authorize, type ConsoleState } from '../http.js'
 import { can } from '../permissions.js'
 import type { ConsoleDeps } from './deps.js'
+import type { JobDetail, JobPage, JobSummary } from '../ui/api-types.js'
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 
@@ -65,7 +66,7 @@ function parseQuery(q: Record<string, unknown>): ConsoleJobQuery {
   return out
 }
 
-export function consoleJobSummary(job: JobRecord) {
+export function consoleJobSummary(job: JobRecord): JobSummary {
   return { ...toSummary(job), apiKeyId: job.spec.apiKeyId || null }
 }
 
@@ -97,14 +98,14 @@ export function jobRoutes(d: ConsoleDeps): Router {
       limit: q.limit,
     })
     const page = rows.slice(0, q.limit)
-    ctx.body = { items: page.map(consoleJobSummary), nextCursor: rows.length > q.limit ? page[page.length - 1].spec.jobId : null }
+    ctx.body = { items: page.map(consoleJobSummary), nextCursor: rows.length > q.limit ? page[page.length - 1].spec.jobId : null } satisfies JobPage
   })
 
   r.get('/:id', async (ctx) => {
     const job = await visibleJob(ctx, d)
     const view = await d.links.view(job)
     const delivery = job.status?.callback
-    ctx.body = {
+    const detail: JobDetail = {
       job: view,
       source: job.spec.source ?? 'api',
       apiKeyId: job.spec.apiKeyId || null,
@@ -125,6 +126,7 @@ export function jobRoutes(d: ConsoleDeps): Router {
       // Every attempt, oldest first: what each got back, how long it took, what came next.
       callbackLog: job.spec.callbackUrl ? await d.records.callbackLog(job.spec.jobId) : [],
     }
+    ctx.body = detail
   })
 
   /** Sends a finished job's callback again, with the same webhook-id (admins, members; externals for their own jobs). */

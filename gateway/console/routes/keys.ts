@@ -10,6 +10,7 @@ import { ApiError, invalid } from '../../api-error.js'
 import { authorize, Fields, jsonBody, type ConsoleState } from '../http.js'
 import { can } from '../permissions.js'
 import type { ConsoleDeps } from './deps.js'
+import type { KeyItem, KeyList } from '../ui/api-types.js'
 
 export const MAX_RATE_LIMIT = 100_000
 
@@ -23,7 +24,7 @@ export function keyStatus(key: ApiKeyResource, now = Date.now()): 'active' | 're
   return exp !== null && exp <= now ? 'expired' : 'active'
 }
 
-export function keyView(key: ApiKeyResource, s: ConsoleState) {
+export function keyView(key: ApiKeyResource, s: ConsoleState): KeyItem {
   const own = ownsKey(s, key)
   const role = s.user.spec.role
   return {
@@ -70,7 +71,7 @@ export function keyRoutes(d: ConsoleDeps): Router {
   r.get('/', async (ctx) => {
     const s = authorize(ctx, 'keys.read', 'own')
     const keys = await visibleKeys(d, s)
-    ctx.body = { items: keys.map((k) => keyView(k, s)), defaults: { rateLimitPerMinute: DEFAULT_RATE_LIMIT, expiryDays: EXPIRY_DAYS, utilities: CONTRACT_SLUGS } }
+    ctx.body = { items: keys.map((k) => keyView(k, s)), defaults: { rateLimitPerMinute: DEFAULT_RATE_LIMIT, expiryDays: [...EXPIRY_DAYS], utilities: [...CONTRACT_SLUGS] } } satisfies KeyList
   })
 
   r.post('/', async (ctx) => {

@@ -9,6 +9,7 @@ import { lastAdminProblem } from '../permissions.js'
 import { matchTotp, newTotpSecret, otpauthUri } from '../totp.js'
 import { assertEmail, lockedError } from './auth.js'
 import type { ConsoleDeps } from './deps.js'
+import type { Invite, Member } from '../ui/api-types.js'
 
 const TOTP_ENROL_MS = 10 * 60_000
 
@@ -16,7 +17,7 @@ export function inviteLink(d: ConsoleDeps, token: string): string {
   return `${d.config.publicUrl}/console/invite/${token}`
 }
 
-function personView(u: ConsoleUserResource) {
+function personView(u: ConsoleUserResource): Member {
   return {
     id: u.spec.userId,
     email: u.spec.email,
@@ -42,7 +43,7 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     const invites = (await d.people.listInvitesFresh()).filter((i) => Date.parse(i.spec.expiresAt) > Date.now()).sort((a, b) => b.spec.createdAt.localeCompare(a.spec.createdAt))
     ctx.body = {
       members: users.map(personView),
-      invites: invites.map((i) => ({ id: i.spec.inviteId, email: i.spec.email, role: i.spec.role, createdAt: i.spec.createdAt, expiresAt: i.spec.expiresAt, invitedBy: i.spec.invitedBy })),
+      invites: invites.map((i): Invite => ({ id: i.spec.inviteId, email: i.spec.email, role: i.spec.role, createdAt: i.spec.createdAt, expiresAt: i.spec.expiresAt, invitedBy: i.spec.invitedBy })),
     }
   })
 

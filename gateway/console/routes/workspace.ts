@@ -15,6 +15,7 @@ import { can } from '../permissions.js'
 import { dayRange, summarizeUsage } from '../usage.js'
 import { ownKeyIds } from './jobs.js'
 import type { ConsoleDeps } from './deps.js'
+import type { Usage, Utility } from '../ui/api-types.js'
 
 export const USAGE_RANGES = [7, 30, 90, 365] as const
 
@@ -24,7 +25,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
 
   r.get('/utilities', (ctx) => {
     authorize(ctx, 'playground.run', 'own')
-    ctx.body = { items: [...catalog.values()].filter((u) => u.enabled).map(catalogEntry) }
+    ctx.body = { items: [...catalog.values()].filter((u) => u.enabled).map(catalogEntry) } satisfies { items: Utility[] }
   })
 
   r.get('/usage', async (ctx) => {
@@ -42,7 +43,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     }
     if (key) rows = rows.filter((row) => (key === 'playground' ? row.source === 'playground' : row.keyId === key))
     if (utility) rows = rows.filter((row) => row.utility === utility)
-    ctx.body = { from: range[0], to: range[range.length - 1], ...summarizeUsage(rows, range) }
+    ctx.body = { from: range[0], to: range[range.length - 1], ...summarizeUsage(rows, range) } satisfies Usage
   })
 
   // Playground: an async job with no key, source playground and the person's e-mail. Its

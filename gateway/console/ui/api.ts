@@ -53,11 +53,3 @@ export function messageOf(err: unknown): string {
   }
   return err instanceof Error ? err.message : String(err)
 }
-
-export type Scope = 'all' | 'own' | 'none'
-
-export interface Me {
-  user: { id: string; email: string; name: string; role: 'admin' | 'member' | 'external'; totpEnabled: boolean; signInMethod: string; hasPassword?: boolean }
-  csrfToken: string
-  permissions: Record<string, Scope>
-}

@@ -1,15 +1,6 @@
+import type { DayPoint } from './api-types.js'
 import { h, svg } from './dom.js'
 import { day, duration, num } from './format.js'
-
-export interface DayPoint {
-  day: string
-  jobs: number
-  succeeded: number
-  failed: number
-  cancelled: number
-  totalMs: number
-  upstreamMs: number
-}
 
 function niceMax(v: number): number {
   if (v <= 4) return 4

@@ -1,4 +1,5 @@
-import { ApiFailure, call, setCsrfToken, whenSignedOut, type Me } from './api.js'
+import { ApiFailure, call, setCsrfToken, whenSignedOut } from './api.js'
+import type { Me } from './api-types.js'
 import { errorBox, h, replace } from './dom.js'
 import type { Page } from './page.js'
 import { invitePage, signInPage } from './pages-auth.js'

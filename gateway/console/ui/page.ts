@@ -1,4 +1,4 @@
-import type { Me } from './api.js'
+import type { Me } from './api-types.js'
 
 /** What a page gets: where to render, who is signed in, the route's parameters. */
 export interface Page {

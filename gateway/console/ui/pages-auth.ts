@@ -1,3 +1,4 @@
+import type { ConsolePublicConfig } from './api-types.js'
 import { ApiFailure, call, messageOf, setCsrfToken } from './api.js'
 import { errorBox, field, h, loading, notice, replace } from './dom.js'
 import { title, type Page } from './page.js'
@@ -10,10 +11,6 @@ const OIDC_ERRORS: Record<string, string> = {
   disabled: 'This account is disabled. Ask an admin.',
   subject: 'This e-mail address is linked to a different identity-provider account.',
   not_allowed: 'Your account is not on an allowed domain and has no open invite. Ask an admin for an invite.',
-}
-
-interface ConsolePublicConfig {
-  oidc: { enabled: boolean; displayName?: string }
 }
 
 function authCard(heading: string, ...children: HTMLElement[]): HTMLElement {

@@ -1,34 +1,10 @@
+import type { JobDetail, JobPage, JobSummary, KeyItem, KeyList } from './api-types.js'
+import { JOB_STATES, UTILITY_SLUGS } from './vocabulary.js'
 import { call, messageOf } from './api.js'
 import { badge, empty, errorBox, field, h, loading, notice, replace, statusBadge, table } from './dom.js'
 import { ago, bytes, duration, valueText, when } from './format.js'
 import { title, type Page } from './page.js'
 import { humanize } from './schema-form.js'
-
-export interface JobSummary {
-  id: string
-  utility: string
-  mode: string
-  status: string
-  source: string
-  createdAt: string
-  finishedAt: string | null
-  totalMs: number | null
-  upstreamMs: number | null
-  errorCode: string | null
-  apiKeyName: string | null
-  apiKeyId: string | null
-  userEmail: string | null
-  fileCount: number
-}
-
-interface KeyItem {
-  id: string
-  name: string
-  status: string
-}
-
-const UTILITIES = ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx']
-const STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
 
 export function sourceCell(j: { source: string; apiKeyName: string | null; userEmail: string | null }): HTMLElement {
   return j.source === 'playground' ? h('span', {}, badge('playground', 'info'), ' ', j.userEmail ?? '') : h('span', {}, j.apiKeyName ?? '—')
@@ -47,20 +23,20 @@ function select(name: string, label: string, options: Array<[string, string]>, v
 export async function jobsPage(p: Page): Promise<void> {
   title('Jobs')
   const q = p.query
-  const keys = await call<{ items: KeyItem[] }>('GET', '/keys').catch(() => ({ items: [] as KeyItem[] }))
+  const keys = await call<Pick<KeyList, 'items'>>('GET', '/keys').catch(() => ({ items: [] as KeyItem[] }))
   const filters = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
     select(
       'utility',
       'Utility',
-      UTILITIES.map((u) => [u, u]),
+      UTILITY_SLUGS.map((u) => [u, u]),
       q.get('utility'),
     ),
     select(
       'status',
       'Status',
-      STATES.map((s) => [s, s]),
+      JOB_STATES.map((s) => [s, s]),
       q.get('status'),
     ),
     select('key', 'Key', [...keys.items.map((k): [string, string] => [k.id, `${k.name}${k.status !== 'active' ? ` (${k.status})` : ''}`]), ['playground', 'Playground runs']], q.get('key')),
@@ -92,7 +68,7 @@ export async function jobsPage(p: Page): Promise<void> {
     for (const k of ['utility', 'status', 'key', 'from', 'to']) if (q.get(k)) params.set(k, q.get(k)!)
     if (cursor) params.set('cursor', cursor)
     try {
-      const page = await call<{ items: JobSummary[]; nextCursor: string | null }>('GET', `/jobs?${params}`)
+      const page = await call<JobPage>('GET', `/jobs?${params}`)
       rows.push(...page.items)
       if (rows.length === 0) {
         const filtered = ['utility', 'status', 'key', 'from', 'to'].some((k) => q.get(k))
@@ -135,50 +111,6 @@ export async function jobsPage(p: Page): Promise<void> {
     }
   }
   await load()
-}
-
-interface JobDetail {
-  job: {
-    id: string
-    utility: string
-    mode: string
-    status: string
-    createdAt: string
-    startedAt: string | null
-    finishedAt: string | null
-    timings: { queueMs: number | null; upstreamMs: number | null; storageMs: number | null; totalMs: number | null }
-    progress: { done: number; total: number | null; unit: string; updatedAt: string } | null
-    metadata: Record<string, unknown> | null
-    result:
-      ({ files: Array<{ url: string; name: string; size: number | null; contentType: string | null; pageNumber?: number; path?: string; urlExpiresAt?: string }> } & Record<string, unknown>) | null
-    error: { code: string; message: string; upstreamStatus?: number } | null
-    callback: { url: string; status: string; attempts: number } | null
-  }
-  source: string
-  apiKeyName: string | null
-  apiKeyId: string | null
-  userEmail: string | null
-  callbackDelivery: {
-    status: string
-    attempts: number
-    round: number
-    lastAttemptAt: string | null
-    lastStatusCode: number | null
-    lastError: string | null
-    nextAttemptAt: string | null
-    finishedAt: string | null
-  } | null
-  callbackLog: Array<{
-    round: number
-    attempt: number
-    at: string
-    durationMs: number
-    outcome: string
-    statusCode: number | null
-    errorClass: string | null
-    error: string | null
-    nextAttemptAt: string | null
-  }>
 }
 
 /** Every callback attempt: when, what it got back, how long it took, what came next. */

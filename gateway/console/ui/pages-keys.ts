@@ -1,27 +1,8 @@
+import type { KeyItem, KeyList } from './api-types.js'
 import { call, messageOf } from './api.js'
 import { confirmDialog, dialog, empty, errorBox, field, h, loading, notice, replace, secretValue, statusBadge, table } from './dom.js'
 import { ago, num, when } from './format.js'
 import { title, type Page } from './page.js'
-
-interface KeyItem {
-  id: string
-  name: string
-  prefix: string
-  utilities: string[]
-  rateLimitPerMinute: number
-  createdAt: string
-  expiresAt: string | null
-  revokedAt: string | null
-  lastUsedAt: string | null
-  status: string
-  createdBy: string | null
-  can: { revoke: boolean; revealSecret: boolean; rotateSecret: boolean; setRateLimit: boolean }
-}
-
-interface KeyList {
-  items: KeyItem[]
-  defaults: { rateLimitPerMinute: number; expiryDays: number[]; utilities: string[] }
-}
 
 export async function keysPage(p: Page): Promise<void> {
   title('API keys')

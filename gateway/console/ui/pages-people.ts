@@ -1,28 +1,8 @@
+import type { Invite, Member } from './api-types.js'
 import { call, messageOf } from './api.js'
 import { badge, confirmDialog, empty, errorBox, field, h, loading, notice, replace, secretValue, table } from './dom.js'
 import { ago, when } from './format.js'
 import { title, type Page } from './page.js'
-
-interface Member {
-  id: string
-  email: string
-  name: string
-  role: string
-  disabled: boolean
-  totpEnabled: boolean
-  identityProvider: boolean
-  createdAt: string
-  lastSignInAt: string | null
-}
-
-interface Invite {
-  id: string
-  email: string
-  role: string
-  createdAt: string
-  expiresAt: string
-  invitedBy: string
-}
 
 const ROLE_HELP = 'Admins manage everything and everyone. Members see and manage all keys, jobs and usage. Externals see only their own keys, jobs and usage.'
 

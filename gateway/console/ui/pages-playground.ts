@@ -1,18 +1,9 @@
+import type { Utility } from './api-types.js'
 import { ApiFailure, call, messageOf } from './api.js'
 import { confirmDialog, dialog, errorBox, field, h, loading, notice, replace, secretValue, statusBadge } from './dom.js'
 import { duration } from './format.js'
 import { title, type Page } from './page.js'
-import { schemaForm, showFieldErrors, type Schema } from './schema-form.js'
-
-interface Utility {
-  slug: string
-  name: string
-  description: string
-  category: string
-  maxDurationSeconds: number
-  inputSchema: Schema
-  exampleInput: Record<string, unknown>
-}
+import { schemaForm, showFieldErrors } from './schema-form.js'
 
 export async function playgroundPage(p: Page): Promise<void> {
   title('Playground')

@@ -1,27 +1,10 @@
+import type { Usage } from './api-types.js'
 import { call, messageOf } from './api.js'
 import { badge, empty, errorBox, field, h, loading, replace, table } from './dom.js'
-import { jobsPerDayChart, meter, type DayPoint } from './chart.js'
+import { jobsPerDayChart, meter } from './chart.js'
+import { UTILITY_SLUGS } from './vocabulary.js'
 import { duration, num, percent } from './format.js'
 import { title, type Page } from './page.js'
-
-interface Totals {
-  jobs: number
-  succeeded: number
-  failed: number
-  cancelled: number
-  totalMs: number
-  upstreamMs: number
-}
-
-interface Usage {
-  from: string
-  to: string
-  total: Totals
-  days: DayPoint[]
-  byKey: Array<Totals & { keyId: string; keyName: string; source: string; userEmail: string }>
-  byUtility: Array<Totals & { utility: string }>
-  byErrorCode: Array<{ code: string; count: number }>
-}
 
 function tile(label: string, value: string, testId?: string): HTMLElement {
   return h('div', { class: 'tile' }, h('p', { class: 'tile-label' }, label), h('p', { class: 'tile-value', 'data-testid': testId }, value))
@@ -47,7 +30,7 @@ export async function usagePage(p: Page): Promise<void> {
     'select',
     { name: 'utility' },
     h('option', { value: '' }, 'All utilities'),
-    ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'].map((u) => h('option', { value: u, selected: p.query.get('utility') === u }, u)),
+    UTILITY_SLUGS.map((u) => h('option', { value: u, selected: p.query.get('utility') === u }, u)),
   )
   const controls = h('form', { class: 'filters', 'aria-label': 'Usage range' }, field('Range', range), field('Key', key), field('Utility', utility))
   controls.addEventListener('change', () => {

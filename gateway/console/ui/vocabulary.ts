@@ -1,0 +1,7 @@
+/**
+ * The contract's words the console's filters offer: the utilities and the job states. The
+ * browser code cannot import contract/ (its own build); gateway/console/ui-vocabulary.test.ts holds these equal to
+ * contract/utility.ts CONTRACT_SLUGS and contract/crd-schemas.ts JOB_STATES.
+ */
+export const UTILITY_SLUGS: readonly string[] = ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx']
+export const JOB_STATES: readonly string[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
