@@ -4,6 +4,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import { DutilClient, DutilConnectionError, DutilError, DutilRequestError, type Job, JobFailedError, type JobStatus, type Utility, WaitTimeoutError } from '../clients/typescript/src/index.js'
+import { JOB_STATES } from '../contract/crd-schemas.js'
 
 /**
  * `dutil run` and `dutil jobs`: the API from a shell, through the typed client
@@ -136,8 +137,6 @@ async function follow(c: DutilClient, id: string, v: { timeout?: string; out?: s
   }
 }
 
-const JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
-
 async function commands(group: 'run' | 'jobs', args: string[], io: Io): Promise<number> {
   const { values: v, positionals } = parseArgs({
     args,
@@ -176,7 +175,7 @@ async function commands(group: 'run' | 'jobs', args: string[], io: Io): Promise<
   }
   switch (command) {
     case 'list': {
-      if (v.status && !(JOB_STATUSES as readonly string[]).includes(v.status)) throw new ApiUsageError(`--status must be one of ${JOB_STATUSES.join(', ')}`)
+      if (v.status && !(JOB_STATES as readonly string[]).includes(v.status)) throw new ApiUsageError(`--status must be one of ${JOB_STATES.join(', ')}`)
       const limit = v.limit === undefined ? 25 : Number(v.limit)
       if (!Number.isInteger(limit) || limit < 1) throw new ApiUsageError('--limit must be a positive whole number')
       const jobs = []

@@ -1,5 +1,5 @@
 import type { JobDetail, JobPage, JobSummary, KeyItem, KeyList } from './api-types.js'
-import { JOB_STATES, UTILITY_SLUGS } from './vocabulary.js'
+import { isTerminal, JOB_STATES, UTILITY_SLUGS } from './vocabulary.js'
 import { call, messageOf } from './api.js'
 import { badge, empty, errorBox, field, h, loading, notice, replace, statusBadge, table } from './dom.js'
 import { ago, bytes, duration, valueText, when } from './format.js'
@@ -293,7 +293,7 @@ export async function jobPage(p: Page): Promise<void> {
       h('div', { class: 'page-head' }, h('h1', { class: 'mono' }, j.id), h('span', { 'data-testid': 'job-status' }, statusBadge(j.status))),
       h('div', { class: 'detail-grid' }, sections),
     )
-    if (!['succeeded', 'failed', 'cancelled'].includes(j.status)) timer = window.setTimeout(() => void render(), 1500)
+    if (!isTerminal(j.status)) timer = window.setTimeout(() => void render(), 1500)
   }
   window.addEventListener('popstate', () => clearTimeout(timer), { once: true })
   await render()

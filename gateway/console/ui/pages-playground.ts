@@ -4,6 +4,7 @@ import { confirmDialog, dialog, errorBox, field, h, loading, notice, replace, se
 import { duration } from './format.js'
 import { title, type Page } from './page.js'
 import { schemaForm, showFieldErrors } from './schema-form.js'
+import { isTerminal } from './vocabulary.js'
 
 export async function playgroundPage(p: Page): Promise<void> {
   title('Playground')
@@ -121,9 +122,9 @@ export async function playgroundPage(p: Page): Promise<void> {
               j.result.files.map((f) => h('li', {}, h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name))),
             )
           : null,
-        ['queued', 'running'].includes(j.status) ? loading('the result') : null,
+        !isTerminal(j.status) ? loading('the result') : null,
       )
-      if (!['queued', 'running'].includes(j.status)) return
+      if (isTerminal(j.status)) return
       await new Promise((r) => setTimeout(r, 1000))
     }
   }
