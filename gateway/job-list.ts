@@ -4,6 +4,7 @@ import { createdAtOfJobId } from '../platform/db/job-row.js'
 import type { JobListQuery } from '../platform/db/jobs-table.js'
 import { effectiveStatus, type JobRecord } from '../contract/job-view.js'
 import { invalid, type ErrorDetail } from './api-error.js'
+import type { JobSummary as ConsoleJobSummary } from './console/ui/api-types.js'
 
 export const LIST_LIMITS = { default: 25, max: 100 } as const
 const STATES: readonly string[] = JOB_STATES
@@ -16,21 +17,8 @@ export interface ListQuery {
   before?: string
 }
 
-export interface JobSummary {
-  id: string
-  utility: string
-  mode: string
-  status: string
-  source: string
-  createdAt: string
-  finishedAt: string | null
-  totalMs: number | null
-  upstreamMs: number | null
-  errorCode: string | null
-  apiKeyName: string | null
-  userEmail: string | null
-  fileCount: number
-}
+/** A job in a list (the console's summary without the key's id). */
+export type JobSummary = Omit<ConsoleJobSummary, 'apiKeyId'>
 
 /**
  * The opaque cursor: the last id of a page, with the filters it was made for. The id is a ULID,

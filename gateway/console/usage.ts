@@ -1,6 +1,7 @@
 import type { UsageRow } from '../../platform/db/usage-table.js'
 import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
 import { utcDay } from '../../contract/time.js'
+import type { Totals } from './ui/api-types.js'
 
 /**
  * Usage statistics: jobs per UTC day × key (or playground user) × utility, with outcomes,
@@ -65,14 +66,7 @@ export function dayRange(fromDay: string, toDay: string): string[] {
   return out
 }
 
-export interface UsageTotals {
-  jobs: number
-  succeeded: number
-  failed: number
-  cancelled: number
-  totalMs: number
-  upstreamMs: number
-}
+export type UsageTotals = Totals
 
 function add(into: UsageTotals, r: UsageTotals): void {
   into.jobs += r.jobs

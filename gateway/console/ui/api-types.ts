@@ -141,8 +141,7 @@ export interface Utility {
   enabled: boolean
 }
 
-export interface DayPoint {
-  day: string
+export interface Totals {
   jobs: number
   succeeded: number
   failed: number
@@ -151,13 +150,9 @@ export interface DayPoint {
   upstreamMs: number
 }
 
-export interface Totals {
-  jobs: number
-  succeeded: number
-  failed: number
-  cancelled: number
-  totalMs: number
-  upstreamMs: number
+/** One day of the usage chart. */
+export interface DayPoint extends Totals {
+  day: string
 }
 
 export interface Usage {
