@@ -123,12 +123,12 @@ async function runInContainer(slug: string, input: unknown, limitBytes: number):
 }
 
 const cases: Array<{ slug: string; input: string; make: () => Promise<unknown>; tight: string }> = [
-  { slug: 'split-pdf', input: '500 pages', make: async () => ({ url: files.add('m.pdf', await makePdf(500)) }), tight: '48Mi' },
+  { slug: 'split-pdf', input: '500 pages', make: async () => ({ url: files.add('m.pdf', await makePdf(500)) }), tight: '24Mi' },
   {
     slug: 'zip-files',
     input: '100 files, 200 MB',
     make: async () => ({ files: Array.from({ length: 100 }, (_, i) => ({ url: files.add(`z${i}.log`, textFile(i, 2 * MI), 'text/plain'), fileName: `logs/z${i}.log` })) }),
-    tight: '32Mi',
+    tight: '16Mi',
   },
   {
     slug: 'unzip-files',
@@ -140,9 +140,9 @@ const cases: Array<{ slug: string; input: string; make: () => Promise<unknown>; 
       execFileSync('zip', ['-q', '-r', '../in.zip', '.'], { cwd: join(dir, 'in') })
       return { url: files.add('m.zip', readFileSync(join(dir, 'in.zip')), 'application/zip') }
     },
-    tight: '32Mi',
+    tight: '16Mi',
   },
-  { slug: 'xls-to-xlsx', input: '4 sheets × 5,000 rows', make: async () => ({ url: files.add('m.xls', benchWorkbook(), 'application/vnd.ms-excel') }), tight: '128Mi' },
+  { slug: 'xls-to-xlsx', input: '4 sheets × 5,000 rows', make: async () => ({ url: files.add('m.xls', benchWorkbook(), 'application/vnd.ms-excel') }), tight: '40Mi' },
   { slug: 'html-pdf', input: 'report, 400-row table', make: async () => ({ url: files.add('report.html', benchPage(), 'text/html') }), tight: '128Mi' },
 ]
 
