@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { catalog } from '../runners/catalog.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { parseRunnerResources } from './config.js'
-import { desiredJob, type RunnerSettings } from './desired-job.js'
+import { desiredJob } from './desired-job.js'
+import { runnerSettings } from '../test/support/runner-settings.js'
 
 const uj: UtilityJobResource = {
   apiVersion: 'dutil.io/v1alpha1',
@@ -19,13 +20,7 @@ const uj: UtilityJobResource = {
     metadata: null,
   },
 }
-const settings: RunnerSettings = {
-  imageRegistry: 'registry.example.com/dutil',
-  imageTag: '1.2.3',
-  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil' },
-  allowLoopbackUrls: false,
-  jobTtlSeconds: 60,
-}
+const settings = runnerSettings({ imageRegistry: 'registry.example.com/dutil', imageTag: '1.2.3', jobTtlSeconds: 60 })
 const splitPdf = catalog.get('split-pdf')!
 
 describe('desiredJob with chart settings', () => {

@@ -1,16 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { catalog } from '../runners/catalog.js'
-import { desiredJob, type RunnerSettings } from './desired-job.js'
+import { desiredJob } from './desired-job.js'
 import { runnerPolicy, sessionSeconds } from './runner-credentials.js'
+import { runnerSettings } from '../test/support/runner-settings.js'
 
-const settings: RunnerSettings = {
-  imageRegistry: 'ghcr.io/dutil',
-  imageTag: 'v1',
-  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil' },
-  allowLoopbackUrls: false,
-  jobTtlSeconds: 3600,
-}
+const settings = runnerSettings()
 
 function utilityJob(utility: string): UtilityJobResource {
   return {

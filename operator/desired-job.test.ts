@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { catalog } from '../runners/catalog.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { deadlineSeconds, desiredJob, type RunnerSettings } from './desired-job.js'
+import { deadlineSeconds, desiredJob } from './desired-job.js'
+import { runnerSettings } from '../test/support/runner-settings.js'
 
-const settings: RunnerSettings = {
-  imageRegistry: 'registry.example/dutil',
-  imageTag: '1.2.3',
-  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil' },
-  allowLoopbackUrls: false,
-  jobTtlSeconds: 3600,
-}
+const settings = runnerSettings({ imageRegistry: 'registry.example/dutil', imageTag: '1.2.3' })
 
 function uj(spec: Partial<UtilityJobResource['spec']> = {}): UtilityJobResource {
   return {

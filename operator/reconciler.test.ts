@@ -3,19 +3,14 @@ import type { Client } from 'minio'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { jobNameFor, type RunnerSettings } from './desired-job.js'
+import { jobNameFor } from './desired-job.js'
 import { type JobRecordWriter, UtilityJobReconciler } from './reconciler.js'
+import { runnerSettings } from '../test/support/runner-settings.js'
 
 const NS = 'dutil'
 const NOW = Date.parse('2026-11-24T10:00:00.000Z')
 
-const settings: RunnerSettings = {
-  imageRegistry: 'ghcr.io/dutil',
-  imageTag: 'v1',
-  storage: { endpoint: 'http://minio:9000', region: 'us-east-1', bucket: 'dutil' },
-  allowLoopbackUrls: false,
-  jobTtlSeconds: 3600,
-}
+const settings = runnerSettings()
 
 function utilityJob(spec: Partial<UtilityJobResource['spec']> = {}, status?: UtilityJobResource['status']): UtilityJobResource {
   return {
