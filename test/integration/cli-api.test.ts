@@ -2,21 +2,14 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { REPO_ROOT } from '../platform/platform.js'
-import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
-import { createKey } from './helpers/keys.js'
+import { jobInputs } from './helpers/job-inputs.js'
 
 /** `dutil run` and `dutil jobs` against the running platform, as a shell script uses them. */
-let files: FileServer
-let key: string
-
-beforeAll(async () => {
-  files = await new FileServer().start()
-  key = (await createKey()).key
-})
-afterAll(() => files.stop())
+const inputs = jobInputs()
+const { files } = inputs
 
 /** Runs the CLI as a child process (asynchronously: this process serves the input files). */
 function dutil(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
@@ -24,7 +17,7 @@ function dutil(args: string[], env: Record<string, string> = {}): Promise<{ code
     execFile(
       process.execPath,
       [join(REPO_ROOT, 'bin', 'dutil.js'), ...args],
-      { encoding: 'utf8', cwd: tmpdir(), env: { PATH: process.env.PATH, DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: key, ...env }, timeout: 90_000 },
+      { encoding: 'utf8', cwd: tmpdir(), env: { PATH: process.env.PATH, DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: inputs.key, ...env }, timeout: 90_000 },
       (err, out, errOut) => resolve({ code: err ? (((err as { code?: unknown }).code as number | null) ?? null) : 0, out, err: errOut }),
     )
   })

@@ -2,41 +2,36 @@ import { SECRET_OBJECTS } from '../../platform/secret-entries.js'
 import { execFile, execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { hashApiKey } from '../../contract/api-keys.js'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { api } from './helpers/api.js'
-import { FileServer } from '../support/file-server.js'
 import { eventsOf } from './helpers/events.js'
-import { createKey, keyAdmin, kubeConfig } from './helpers/keys.js'
+import { keyAdmin, kubeConfig } from './helpers/keys.js'
 import { makePdf } from '../support/pdfs.js'
 import { killComponent, startOperator } from './helpers/processes.js'
+import { jobInputs } from './helpers/job-inputs.js'
 
-let files: FileServer
-let key: string
-beforeAll(async () => {
-  files = await new FileServer().start()
-  key = (await createKey()).key
-})
-afterAll(() => files.stop())
+const inputs = jobInputs()
+const { files } = inputs
 
 const kubectl = (...args: string[]) => execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' })
 
 describe('operator', () => {
   it('given the operator is killed while a job runs, after a restart there is exactly one Job and the job succeeds', async () => {
     files.add('slow.pdf', await makePdf(4))
-    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: `${files.url}/slow/slow.pdf?ms=4000` } } })
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: inputs.key, body: { input: { url: `${files.url}/slow/slow.pdf?ms=4000` } } })
     expect(res.status).toBe(202)
     const id = res.body.id
-    await expect.poll(async () => (await api('GET', `/v1/jobs/${id}`, { key })).body.status, { timeout: 30_000, interval: 100 }).toBe('running')
+    await expect.poll(async () => (await api('GET', `/v1/jobs/${id}`, { key: inputs.key })).body.status, { timeout: 30_000, interval: 100 }).toBe('running')
 
     killComponent('operator')
     await new Promise((r) => setTimeout(r, 5000)) // the runner finishes while no operator watches
     startOperator()
 
-    const done = await api('GET', `/v1/jobs/${id}?wait=60`, { key })
+    const done = await api('GET', `/v1/jobs/${id}?wait=60`, { key: inputs.key })
     expect(done.body.status).toBe('succeeded')
     expect(done.body.result.pageCount).toBe(4)
     const jobs = await kubeConfig()
@@ -49,7 +44,7 @@ describe('operator', () => {
 
   it('given a run past its time limit, the Job controller stops it and the job fails as upstream_timeout (504)', async () => {
     const res = await api('POST', '/v1/utilities/split-pdf', {
-      key,
+      key: inputs.key,
       body: { input: { url: `${files.url}/stall` } },
       headers: { 'Dutil-Test-Deadline-Seconds': '3' },
     })
@@ -76,7 +71,7 @@ describe('operator', () => {
 
   it('kubectl get utilityjobs lists jobs with id, utility, mode and status columns', async () => {
     const url = files.add('k.pdf', await makePdf(1))
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(200)
     const out = kubectl('get', 'utilityjobs', '-n', 'dutil')
     const [header] = out.split('\n')
@@ -96,14 +91,14 @@ describe('Kubernetes-native status', () => {
 
   it('kubectl wait --for=condition=Succeeded returns when the job succeeds; describe shows its conditions and Events; -o wide adds key and queue time', async () => {
     files.add('w.pdf', await makePdf(3))
-    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: `${files.url}/slow/w.pdf?ms=1500` } } })
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: inputs.key, body: { input: { url: `${files.url}/slow/w.pdf?ms=1500` } } })
     expect(res.status).toBe(202)
     const name = objectNameOf(res.body.id)
     const succeeded = kubectlAsync('wait', '-n', 'dutil', '--for=condition=Succeeded', '--timeout=60s', `utilityjob/${name}`)
     // Admitted (its batch Job exists) well before it succeeds.
     expect(await kubectlAsync('wait', '-n', 'dutil', '--for=condition=Admitted', '--timeout=30s', `utilityjob/${name}`)).toContain('condition met')
     expect(await succeeded).toContain('condition met')
-    expect((await api('GET', `/v1/jobs/${res.body.id}`, { key })).body.status).toBe('succeeded')
+    expect((await api('GET', `/v1/jobs/${res.body.id}`, { key: inputs.key })).body.status).toBe('succeeded')
 
     const uj = JSON.parse(kubectl('get', 'utilityjob', name, '-n', 'dutil', '-o', 'json'))
     const conditions = Object.fromEntries(uj.status.conditions.map((c: { type: string }) => [c.type, c]))
@@ -127,7 +122,7 @@ describe('Kubernetes-native status', () => {
 
   it('kubectl wait --for=condition=Failed returns for a failed job, with the error code as the reason and a Warning event', async () => {
     const url = files.add('not-a.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
-    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: inputs.key, body: { input: { url } } })
     const name = objectNameOf(res.body.id)
     expect(await kubectlAsync('wait', '-n', 'dutil', '--for=condition=Failed', '--timeout=60s', `utilityjob/${name}`)).toContain('condition met')
     const uj = JSON.parse(kubectl('get', 'utilityjob', name, '-n', 'dutil', '-o', 'json'))

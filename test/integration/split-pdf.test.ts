@@ -1,28 +1,22 @@
 import { PDFDocument } from 'pdf-lib'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
-import { FileServer } from '../support/file-server.js'
-import { createKey, runnerPods } from './helpers/keys.js'
+import { runnerPods } from './helpers/keys.js'
 import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
 import { hostile } from '../support/fixtures.js'
 import { jobOutputs } from './helpers/storage.js'
+import { jobInputs } from './helpers/job-inputs.js'
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/
 
-let files: FileServer
-let key: string
-
-beforeAll(async () => {
-  files = await new FileServer().start()
-  key = (await createKey()).key
-})
-afterAll(() => files.stop())
+const inputs = jobInputs()
+const { files } = inputs
 
 describe('split-pdf through the whole platform', () => {
   it('given a 3-page PDF, a sync run answers 200 with one downloadable single-page PDF per page', async () => {
     const url = files.add('three.pdf', await makePdf(3))
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url }, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url }, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } } })
     expect(res.status).toBe(200)
     const job = res.body
     expect(job).toMatchObject({ object: 'job', utility: 'split-pdf', mode: 'sync', status: 'succeeded', error: null, callback: null, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } })
@@ -52,13 +46,13 @@ describe('split-pdf through the whole platform', () => {
 
   it('given an async run, answers 202 with Location at once, and ?wait=30 returns the finished job', async () => {
     const url = files.add('five.pdf', await makePdf(5))
-    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(202)
     expect(res.body).toMatchObject({ status: 'queued', mode: 'async', startedAt: null, finishedAt: null, result: null, error: null, metadata: null })
     expect(res.body.timings).toEqual({ queueMs: null, upstreamMs: null, storageMs: null, totalMs: null })
     expect(res.headers.get('location')).toBe(`/v1/jobs/${res.body.id}`)
 
-    const done = await api('GET', `${res.headers.get('location')}?wait=30`, { key })
+    const done = await api('GET', `${res.headers.get('location')}?wait=30`, { key: inputs.key })
     expect(done.status).toBe(200)
     expect(done.body.status).toBe('succeeded')
     expect(done.body.result.pageCount).toBe(5)
@@ -69,16 +63,16 @@ describe('split-pdf through the whole platform', () => {
 
   it('renews presigned links on every read', async () => {
     const url = files.add('one.pdf', await makePdf(1))
-    const first = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    const first = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     await new Promise((r) => setTimeout(r, 1100))
-    const again = await api('GET', `/v1/jobs/${first.body.id}`, { key })
+    const again = await api('GET', `/v1/jobs/${first.body.id}`, { key: inputs.key })
     expect(again.body.result.files[0].url).not.toBe(first.body.result.files[0].url)
     expect(Date.parse(again.body.result.files[0].urlExpiresAt)).toBeGreaterThan(Date.parse(first.body.result.files[0].urlExpiresAt))
   })
 
   it('given a file that is not a PDF, the sync run answers 422 with the failed job', async () => {
     const url = files.add('not.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(422)
     expect(res.body).toMatchObject({ object: 'job', status: 'failed', result: null, error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' } })
     expect(res.body.finishedAt).toMatch(ISO_MS)
@@ -86,26 +80,26 @@ describe('split-pdf through the whole platform', () => {
 
   it('given a password-protected PDF, the run fails as upstream_rejected saying so', async () => {
     const url = files.add('locked.pdf', await makeEncryptedPdf(2))
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(422)
     expect(res.body.error.code).toBe('upstream_rejected')
     expect(res.body.error.message).toContain('password-protected')
   })
 
   it("given an s3:// URL of one of its own job's outputs, splits it from storage (jobs chain); another bucket is 404", async () => {
-    const first = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: files.add('chain.pdf', await makePdf(2)) } } })
+    const first = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: files.add('chain.pdf', await makePdf(2)) } } })
     expect(first.status).toBe(200)
     const bucket = inject('storage').bucket
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `s3://${bucket}/${first.body.result.files[1].key}` } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: `s3://${bucket}/${first.body.result.files[1].key}` } } })
     expect(res.status).toBe(200)
     expect(res.body.result.pageCount).toBe(1)
-    const other = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `s3://someone-elses-bucket/${first.body.result.files[1].key}` } } })
+    const other = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: `s3://someone-elses-bucket/${first.body.result.files[1].key}` } } })
     expect(other.status).toBe(404)
     expect(other.body.error.code).toBe('not_found')
   })
 
   it('given an input URL that answers 404, the run fails with upstreamStatus 404', async () => {
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: `${files.url}/files/missing.pdf` } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: `${files.url}/files/missing.pdf` } } })
     expect(res.status).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
   })
@@ -119,7 +113,7 @@ describe('split-pdf against the hostile corpus', () => {
     ['decompression-bomb.pdf', 'decompression bomb'],
   ])('given %s, the run fails once as upstream_rejected (%s), with no retry and no output', async (fixture, why) => {
     const url = files.add(fixture, hostile(fixture))
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(422)
     expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'upstream_rejected' } })
     expect(res.body.error.message).toContain(why)
@@ -129,7 +123,7 @@ describe('split-pdf against the hostile corpus', () => {
 
   it('given an input URL that redirects to the metadata address, the run is refused before connecting there', async () => {
     const url = files.redirect('http://169.254.169.254/latest/meta-data/')
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('redirects to a URL that is refused') })
   })

@@ -1,27 +1,22 @@
 import { randomBytes } from 'node:crypto'
 import { CustomObjectsApi } from '@kubernetes/client-node'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { until } from '../platform/wait-for.js'
 import { api, download } from './helpers/api.js'
-import { createKey, kubeConfig } from './helpers/keys.js'
+import { kubeConfig } from './helpers/keys.js'
 import { jobOutputs, listKeys } from './helpers/storage.js'
-import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { readZip } from '../support/zips.js'
+import { jobInputs } from './helpers/job-inputs.js'
 
-let files: FileServer
-let key: string
-beforeAll(async () => {
-  files = await new FileServer().start()
-  key = (await createKey()).key
-})
-afterAll(() => files.stop())
+const inputs = jobInputs()
+const { files } = inputs
 
-const unzip = (url: string) => api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url } } })
+const unzip = (url: string) => api('POST', '/v1/utilities/unzip-files', { key: inputs.key, body: { input: { url } } })
 
 describe('unzip-files through the whole platform', () => {
   it('given a zip with folders, a sync run answers 200 with one file reference per file entry, path and fileCount set', async () => {
@@ -49,7 +44,10 @@ describe('unzip-files through the whole platform', () => {
   })
 
   it('reads an s3:// archive made by one of its own jobs (zip-files, then unzip-files)', async () => {
-    const zipped = await api('POST', '/v1/utilities/zip-files', { key, body: { input: { files: [{ url: files.add('a.txt', Buffer.from('from storage'), 'text/plain'), fileName: 'a.txt' }] } } })
+    const zipped = await api('POST', '/v1/utilities/zip-files', {
+      key: inputs.key,
+      body: { input: { files: [{ url: files.add('a.txt', Buffer.from('from storage'), 'text/plain'), fileName: 'a.txt' }] } },
+    })
     expect(zipped.status).toBe(200)
     const res = await unzip(`s3://${inject('storage').bucket}/${zipped.body.result.files[0].key}`)
     expect(res.status).toBe(200)
@@ -100,10 +98,10 @@ describe('unzip-files at its entry limit', () => {
   it('finishes a 1,000-entry archive with long multi-byte paths (~1.9 MB of file entries, over the etcd object limit): the API lists every file, the UtilityJob only what fits', async () => {
     const long = (i: number) => `${'漢'.repeat(84)}/${'漢'.repeat(84)}/${String(i).padStart(4, '0')}-${'漢'.repeat(75)}.txt`
     const zip = writeZip(Array.from({ length: 1000 }, (_, i) => fileEntry(long(i), Buffer.from(`entry ${i}`), 0)))
-    const res = await api('POST', '/v1/utilities/unzip-files/jobs', { key, body: { input: { url: files.add('many-long.zip', zip, 'application/zip') } } })
+    const res = await api('POST', '/v1/utilities/unzip-files/jobs', { key: inputs.key, body: { input: { url: files.add('many-long.zip', zip, 'application/zip') } } })
     expect(res.status).toBe(202)
-    await until('the job finished', async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${res.body.id}`, { key })).body.status), 110_000, 500)
-    const job = await api('GET', `/v1/jobs/${res.body.id}`, { key })
+    await until('the job finished', async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${res.body.id}`, { key: inputs.key })).body.status), 110_000, 500)
+    const job = await api('GET', `/v1/jobs/${res.body.id}`, { key: inputs.key })
     expect(job.body.status, JSON.stringify(job.body.error)).toBe('succeeded')
     expect(job.body.result.fileCount).toBe(1000)
     expect(job.body.result.files).toHaveLength(1000)
@@ -117,7 +115,7 @@ describe('unzip-files at its entry limit', () => {
     expect(uj.status!.result!.filesOmitted).toBe(1000 - inStatus)
     expect(Buffer.byteLength(JSON.stringify(uj))).toBeLessThan(512 * 1024)
     // The list summary counts every file too.
-    const listed = (await api('GET', '/v1/jobs?limit=5', { key })).body.items.find((j: { id: string }) => j.id === res.body.id)
+    const listed = (await api('GET', '/v1/jobs?limit=5', { key: inputs.key })).body.items.find((j: { id: string }) => j.id === res.body.id)
     expect(listed.fileCount).toBe(1000)
   }, 120_000)
 

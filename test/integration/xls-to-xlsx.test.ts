@@ -1,21 +1,16 @@
 import XLSX from 'xlsx'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { api, download } from './helpers/api.js'
-import { createKey, runnerPods } from './helpers/keys.js'
+import { runnerPods } from './helpers/keys.js'
 import { jobOutputs } from './helpers/storage.js'
-import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
+import { jobInputs } from './helpers/job-inputs.js'
 
-let files: FileServer
-let key: string
-beforeAll(async () => {
-  files = await new FileServer().start()
-  key = (await createKey()).key
-})
-afterAll(() => files.stop())
+const inputs = jobInputs()
+const { files } = inputs
 
 const XLS = 'application/vnd.ms-excel'
-const convert = (url: string) => api('POST', '/v1/utilities/xls-to-xlsx', { key, body: { input: { url } } })
+const convert = (url: string) => api('POST', '/v1/utilities/xls-to-xlsx', { key: inputs.key, body: { input: { url } } })
 
 function workbook(): Buffer {
   const data = XLSX.utils.aoa_to_sheet(

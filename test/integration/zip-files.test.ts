@@ -1,22 +1,16 @@
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { objectNameOf } from '../../contract/ids.js'
 import { BIN_DIR } from '../platform/platform.js'
 import { api, download } from './helpers/api.js'
-import { createKey } from './helpers/keys.js'
 import { jobOutputs } from './helpers/storage.js'
-import { FileServer } from '../support/file-server.js'
 import { readZip } from '../support/zips.js'
+import { jobInputs } from './helpers/job-inputs.js'
 
-let files: FileServer
-let key: string
-beforeAll(async () => {
-  files = await new FileServer().start()
-  key = (await createKey()).key
-})
-afterAll(() => files.stop())
+const inputs = jobInputs()
+const { files } = inputs
 
 describe('zip-files through the whole platform', () => {
   it('given three URLs, a sync run answers 200 with one zip holding each file under its fileName', async () => {
@@ -30,7 +24,7 @@ describe('zip-files through the whole platform', () => {
         { url: files.add('data.csv', csv, 'text/csv'), fileName: 'reports/2024/data.csv' },
       ],
     }
-    const res = await api('POST', '/v1/utilities/zip-files', { key, body: { input } })
+    const res = await api('POST', '/v1/utilities/zip-files', { key: inputs.key, body: { input } })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ utility: 'zip-files', status: 'succeeded', error: null })
     const [file] = res.body.result.files
@@ -55,7 +49,7 @@ describe('zip-files through the whole platform', () => {
         { url: `${files.url}/status/404`, fileName: 'gone.pdf' },
       ],
     }
-    const res = await api('POST', '/v1/utilities/zip-files', { key, body: { input } })
+    const res = await api('POST', '/v1/utilities/zip-files', { key: inputs.key, body: { input } })
     expect(res.status).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
     expect(res.body.error.message).toContain('files.1 ("gone.pdf")')
@@ -64,7 +58,7 @@ describe('zip-files through the whole platform', () => {
 
   it('given a URL that redirects to the metadata address, the run is refused and nothing is fetched from there', async () => {
     const input = { files: [{ url: files.redirect('http://169.254.169.254/latest/meta-data/iam/security-credentials/'), fileName: 'creds.txt' }] }
-    const res = await api('POST', '/v1/utilities/zip-files', { key, body: { input } })
+    const res = await api('POST', '/v1/utilities/zip-files', { key: inputs.key, body: { input } })
     expect(res.status).toBe(422)
     expect(res.body.error.code).toBe('upstream_rejected')
     expect(res.body.error.message).toContain('redirects to a URL that is refused')
@@ -78,7 +72,7 @@ describe('progress of a running job', () => {
     const input = {
       files: Array.from({ length: 20 }, (_, i) => ({ url: `${files.add(`p${i}.txt`, Buffer.from(`part ${i}\n`), 'text/plain').replace('/files/', '/slow/')}?ms=800`, fileName: `p${i}.txt` })),
     }
-    const res = await api('POST', '/v1/utilities/zip-files/jobs', { key, body: { input } })
+    const res = await api('POST', '/v1/utilities/zip-files/jobs', { key: inputs.key, body: { input } })
     expect(res.status).toBe(202)
     const id = res.body.id as string
     const seen: Array<{ done: number; total: number | null; unit: string }> = []
@@ -86,7 +80,7 @@ describe('progress of a running job', () => {
     let job = res.body
     while (!['succeeded', 'failed'].includes(job.status)) {
       await new Promise((r) => setTimeout(r, 100))
-      job = (await api('GET', `/v1/jobs/${id}`, { key })).body
+      job = (await api('GET', `/v1/jobs/${id}`, { key: inputs.key })).body
       if (job.status === 'running' && job.progress) {
         seen.push(job.progress)
         if (!kubectlRow && job.progress.done > 0 && job.progress.done < 20) {
