@@ -3,11 +3,11 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { BIN_DIR, offsetPorts, REPO_ROOT, startPlatform, TEST_PORTS, type Platform } from '../platform/platform.js'
-import { until } from '../platform/wait-for.js'
 import { paths, type RealNodeLayout } from '../real-node/node-config.js'
 import { ensureNodeAddress, importDockerImages, NODE_IP, nodeDiagnostics, POD_CIDR, realNodeBlocker, realNodeLayout, startRealNode, stopRealNode } from '../real-node/real-node.js'
 import { makeTestCa, type TestCa } from '../support/test-ca.js'
 import { CHART, chartValues, imageRef, NS, RELEASE } from './chart-values.js'
+import { waitForServiceAnswer } from './service-answer.js'
 import { SERVICES_HOST, TEST_NS, testServicesManifest } from './test-services.js'
 
 declare module 'vitest' {
@@ -142,7 +142,17 @@ async function startAll(project: TestProject): Promise<void> {
   )
   const clusterIp = kubectl(['-n', NS, 'get', 'service', `${RELEASE}-gateway`, '-o', 'jsonpath={.spec.clusterIP}'])
   const gatewayUrl = `http://${clusterIp}`
-  await until('gateway through its Service', async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
+  // Helm waited for ready pods; kube-proxy's rules for the new Service follow on their own clock.
+  await waitForServiceAnswer({
+    url: gatewayUrl,
+    path: '/readyz',
+    namespace: NS,
+    service: `${RELEASE}-gateway`,
+    kubectl: (args) => kubectl(args),
+    platformDir: platform.dir,
+    timeoutMs: 120_000,
+    progress: say,
+  })
   say('chart installed, gateway answers on its Service')
 
   project.provide('kubeconfigPath', platform.kubeconfigPath)

@@ -66,6 +66,7 @@ describe('real node configuration', () => {
       clusterCIDR: '10.244.0.0/24',
       hostnameOverride: 'dutil-real-node',
       conntrack: { maxPerCore: 0, tcpBeLiberal: true },
+      iptables: { syncPeriod: '5s', minSyncPeriod: '1s' },
     })
     expect(proxy.clientConnection.kubeconfig).toBe('/state/real-node/kube-proxy/kubeconfig')
   })

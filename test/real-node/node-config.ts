@@ -169,7 +169,9 @@ current-context: node
  * alone; `tcpBeLiberal` keeps conntrack from marking out-of-window TCP segments INVALID, which
  * kube-proxy's and kube-router's INVALID-drop rules would otherwise drop: under load that stalled
  * a runner's download for a minute (the machine's value comes back at teardown). NodePorts only
- * on the node's address.
+ * on the node's address. A sync that fails (an iptables-restore beside kube-router's own) is
+ * retried after `iptables.syncPeriod`: 5 s here, not the default 30 s, so a new Service's rules
+ * are never a minute late on a busy test node.
  */
 export function kubeProxyConfig(l: RealNodeLayout): string {
   const p = paths(l)
@@ -184,6 +186,9 @@ bindAddress: ${l.nodeIp}
 healthzBindAddress: 127.0.0.1:${l.proxyHealthzPort}
 metricsBindAddress: 127.0.0.1:${l.proxyMetricsPort}
 nodePortAddresses: [${l.nodeIp}/32]
+iptables:
+  syncPeriod: 5s
+  minSyncPeriod: 1s
 conntrack:
   maxPerCore: 0
   tcpEstablishedTimeout: 0s

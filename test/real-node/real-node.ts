@@ -356,7 +356,7 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): str
 
 /**
  * What a failed start leaves to read (CI keeps only the output): the node and its pods, the
- * newest events, and the end of the kubelet's and containerd's logs.
+ * newest events, and the end of the kubelet's, containerd's, kube-proxy's and kube-router's logs.
  */
 export function nodeDiagnostics(platformDir: string, kubeconfig: string): string {
   const run = (args: string[]) => {
@@ -381,5 +381,9 @@ export function nodeDiagnostics(platformDir: string, kubeconfig: string): string
     tail('kubelet', 25),
     '--- containerd.log (end)',
     tail('containerd', 15),
+    '--- kube-proxy.log (end)',
+    tail('kube-proxy', 10),
+    '--- kube-router.log (end)',
+    tail('kube-router', 10),
   ].join('\n')
 }
