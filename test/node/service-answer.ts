@@ -4,6 +4,8 @@ import { join } from 'node:path'
 
 type Kubectl = (args: string[]) => string
 
+const ATTEMPT_MS = 5000
+
 export interface ServiceProbe {
   /** The Service's URL as this host reaches it (its ClusterIP, through kube-proxy's rules). */
   url: string
@@ -46,7 +48,7 @@ export async function waitForServiceAnswer(p: ServiceProbe): Promise<void> {
 /** One GET: `HTTP <status>` (with the body's start when not 200), or the connection error's code. */
 async function attempt(url: string): Promise<string> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
+    const res = await fetch(url, { signal: AbortSignal.timeout(ATTEMPT_MS) })
     const body = await res.text()
     return res.status === 200 ? 'HTTP 200' : `HTTP ${res.status} ${body.slice(0, 160)}`
   } catch (err) {
@@ -54,9 +56,9 @@ async function attempt(url: string): Promise<string> {
   }
 }
 
-export function errorCode(err: unknown): string {
+function errorCode(err: unknown): string {
   const e = err as { name?: string; code?: string; cause?: { code?: string; message?: string } }
-  return e.cause?.code ?? e.code ?? (e.name === 'TimeoutError' ? 'no answer within 5 s' : (e.cause?.message ?? String(err)))
+  return e.cause?.code ?? e.code ?? (e.name === 'TimeoutError' ? `no answer within ${ATTEMPT_MS / 1000} s` : (e.cause?.message ?? String(err)))
 }
 
 async function diagnose(p: ServiceProbe, last: string): Promise<string> {
@@ -83,8 +85,9 @@ async function diagnose(p: ServiceProbe, last: string): Promise<string> {
   const log = join(p.platformDir, 'logs', 'kube-proxy.log')
   if (existsSync(log)) {
     const lines = readFileSync(log, 'utf8').trimEnd().split('\n')
-    const notable = lines.filter((l) => /^[EW]\d{4}/.test(l)).slice(-3)
-    parts.push(`kube-proxy.log: ${lines.length} lines, last warnings or errors: ${notable.length ? notable.join(' | ') : 'none'}`)
+    // Warnings, errors, and its "Sync failed" (logged as info: it retries after iptables.syncPeriod).
+    const notable = lines.filter((l) => /^[EW]\d{4}/.test(l) || l.includes('"Sync failed"')).slice(-3)
+    parts.push(`kube-proxy.log: ${lines.length} lines, last warnings, errors or failed syncs: ${notable.length ? notable.join(' | ') : 'none'}`)
   }
   return parts.join('; ')
 }
