@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { until } from '../platform/wait-for.js'
 
 type Kubectl = (args: string[]) => string
 
@@ -29,20 +30,21 @@ export interface ServiceProbe {
  * kube-proxy has written a rule for the ClusterIP, and the end of kube-proxy's log.
  */
 export async function waitForServiceAnswer(p: ServiceProbe): Promise<void> {
-  const deadline = Date.now() + p.timeoutMs
   let last = 'no attempt finished'
   let nextReport = Date.now() + 20_000
-  for (;;) {
+  const answered = async () => {
     last = await attempt(`${p.url}${p.path}`)
-    if (last === 'HTTP 200') return
-    if (Date.now() > deadline) break
-    if (Date.now() > nextReport) {
+    if (last !== 'HTTP 200' && Date.now() > nextReport) {
       p.progress?.(`${p.service} not answering through its Service yet (${last})`)
       nextReport += 20_000
     }
-    await new Promise((r) => setTimeout(r, 250))
+    return last === 'HTTP 200'
   }
-  throw new Error(`service ${p.namespace}/${p.service} (${p.url}) did not answer ${p.path} with 200 within ${p.timeoutMs / 1000} s; ${await diagnose(p, last)}`)
+  try {
+    await until(`${p.service} through its Service`, answered, p.timeoutMs, 250)
+  } catch {
+    throw new Error(`service ${p.namespace}/${p.service} (${p.url}) did not answer ${p.path} with 200 within ${p.timeoutMs / 1000} s; ${await diagnose(p, last)}`)
+  }
 }
 
 /** One GET: `HTTP <status>` (with the body's start when not 200), or the connection error's code. */
