@@ -5,7 +5,7 @@ import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node'
 import { EXPIRY_DAYS } from '../contract/api-keys.js'
 import { CONTRACT_SLUGS } from '../contract/utility.js'
 import { apiStatus } from '../platform/kube.js'
-import { ApiKeyAdmin, type RevealedSecret } from '../platform/api-key-admin.js'
+import { ApiKeyAdmin, RevokedKeyError, type RevealedSecret } from '../platform/api-key-admin.js'
 import { adminCommand, ADMIN_USAGE } from './console-admin.js'
 import { redeliveryProblem, requestRedelivery } from '../platform/callback-redelivery.js'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
@@ -125,6 +125,7 @@ async function main(argv: string[]): Promise<void> {
         revealed = command === 'rotate-secret' ? await admin.rotateSecret(id) : await admin.revealSecret(id)
       } catch (err) {
         if (apiStatus(err) === 404) throw new UsageError(`no API key ${id}`)
+        if (err instanceof RevokedKeyError) throw new UsageError(err.message)
         throw err
       }
       if (values.json) return void console.log(JSON.stringify(revealed))

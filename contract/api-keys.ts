@@ -39,3 +39,8 @@ export function keyAllows(utilities: readonly string[], slug: string): boolean {
  * Made when first needed. Each key's own secret is the entry named after its ApiKey object.
  */
 export const WORKSPACE_SIGNING_ENTRY = 'workspace'
+/**
+ * The entry that signs console playground callbacks: a secret of their own, so that a playground
+ * user (an external, say) never receives events signed with a secret a key's receiver trusts.
+ */
+export const PLAYGROUND_SIGNING_ENTRY = 'playground'

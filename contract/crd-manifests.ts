@@ -68,6 +68,14 @@ function crd(names: { kind: string; plural: string; singular: string; shortNames
   }
 }
 
+/** UtilityJob spec fields beside the always-present ones that never change once the job exists. */
+const UNCHANGEABLE_WHEN_SET = ['apiKeyName', 'source', 'userEmail', 'metadata', 'callbackUrl', 'idempotencyKeyHash', 'deadlineSeconds', 'storageInputKeys'] as const
+
+/** CEL: the field is present in both or neither (a null counts as absent), with the same value. */
+function unchanged(field: string): string {
+  return `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`
+}
+
 /** The CustomResourceDefinitions, generated from the TypeBox schemas (see crds/). */
 export function crdManifests() {
   const utilityJob = crd(
@@ -82,6 +90,9 @@ export function crdManifests() {
             message: 'spec is immutable except cancelRequested',
           },
           { rule: '!has(oldSelf.cancelRequested) || !oldSelf.cancelRequested || (has(self.cancelRequested) && self.cancelRequested)', message: 'cancelRequested cannot be taken back' },
+          // The fields that may be absent: neither added, removed nor changed (one rule each, so
+          // each stays within the API server's cost budget).
+          ...UNCHANGEABLE_WHEN_SET.map((f) => ({ rule: unchanged(f), message: 'spec is immutable except cancelRequested' })),
         ],
       },
       status: plain(UtilityJobStatusSchema),
@@ -102,7 +113,20 @@ export function crdManifests() {
   )
   const apiKey = crd(
     API_KEY,
-    { description: 'A dutil API key. Only the SHA-256 of the key is stored; the signing secret lives in a Secret.', spec: plain(ApiKeySpecSchema), status: plain(ApiKeyStatusSchema) },
+    {
+      description: 'A dutil API key. Only the SHA-256 of the key is stored; the signing secret lives in a Secret.',
+      spec: {
+        ...(plain(ApiKeySpecSchema) as object),
+        'x-kubernetes-validations': [
+          {
+            rule: '!has(oldSelf.revokedAt) || (has(self.revokedAt) && self.revokedAt == oldSelf.revokedAt)',
+            message: 'revokedAt cannot be cleared or changed once set',
+          },
+          { rule: 'self.keyId == oldSelf.keyId && self.hash == oldSelf.hash', message: 'keyId and hash are immutable' },
+        ],
+      },
+      status: plain(ApiKeyStatusSchema),
+    },
     [
       { name: 'Key ID', type: 'string', jsonPath: '.spec.keyId' },
       { name: 'Name', type: 'string', jsonPath: '.spec.name' },

@@ -33,7 +33,7 @@ export const UtilityJobSpecSchema = Type.Object({
   idempotencyKeyHash: Type.Optional(Type.String()),
   deadlineSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Shorter time limit (test hook only).' })),
   storageInputKeys: Type.Optional(
-    Type.Array(Type.String(), {
+    Type.Array(Type.String({ maxLength: 1024 }), {
       maxItems: 500,
       description: "Object keys of the s3:// inputs (the caller's own outputs, checked by the gateway): the runner's storage credentials may read these too.",
     }),

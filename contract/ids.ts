@@ -1,7 +1,8 @@
 import { monotonicFactory } from 'ulid'
 
 const nextUlid = monotonicFactory()
-const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/
+/** 26 Crockford base-32 characters; the first at most 7 (a ULID's 48-bit time ends there). */
+const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 
 export type IdPrefix = 'job' | 'key' | 'usr' | 'inv'
 

@@ -48,16 +48,15 @@ export interface JobView {
 }
 
 /**
- * The status a job has before the operator first wrote one: async jobs are queued; sync jobs
- * start running at once (the spec: "Sync runs start with queueMs 0").
+ * The status a job has before the operator first wrote one: queued, sync jobs included (they
+ * wait for a run slot like the rest, docs/adr/0013; one admitted at once starts with queueMs 0).
  */
-export function initialStatus(job: JobRecord): UtilityJobStatus {
-  const sync = job.spec.mode === 'sync'
+export function initialStatus(_job: JobRecord): UtilityJobStatus {
   return {
-    state: sync ? 'running' : 'queued',
-    startedAt: sync ? job.spec.createdAt : null,
+    state: 'queued',
+    startedAt: null,
     finishedAt: null,
-    timings: { queueMs: sync ? 0 : null, upstreamMs: null, storageMs: null, totalMs: null },
+    timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null },
     result: null,
     error: null,
   }

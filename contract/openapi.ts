@@ -95,6 +95,19 @@ function runOperations(utilities: readonly UtilityDefinition[]) {
   return paths
 }
 
+/** The Standard Webhooks headers of every callback attempt. */
+const WEBHOOK_HEADERS = [
+  { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'The job id: the same on every retry (de-duplicate on it).' },
+  { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'Unix seconds when this attempt was signed; refuse one older than about 5 minutes.' },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description: 'Space-separated v1,<base64 HMAC-SHA256> over "<webhook-id>.<webhook-timestamp>.<raw body>", keyed with the base64-decoded part of the whsec_ secret after its prefix.',
+  },
+]
+
 const pick = (...codes: Array<keyof typeof ERR>) => Object.fromEntries(codes.map((c) => [c, ERR[c]]))
 
 /**
@@ -174,6 +187,22 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
         },
       },
     },
+    // The callbacks an async job with a callbackUrl sends (Standard Webhooks), typed for generators.
+    webhooks: Object.fromEntries(
+      (['job.succeeded', 'job.failed'] as const).map((event) => [
+        event,
+        {
+          post: {
+            operationId: event.replace('.', '_'),
+            summary: event === 'job.succeeded' ? 'A job with a callbackUrl succeeded' : 'A job with a callbackUrl failed (error code lost included)',
+            security: [],
+            parameters: WEBHOOK_HEADERS,
+            requestBody: { required: true, content: json(ref('CallbackEvent')) },
+            responses: { 200: { description: 'Any 2xx within 10 s acknowledges it; anything else is retried (8 attempts from 10 s, doubling).' } },
+          },
+        },
+      ]),
+    ),
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: du_live_ + 48 hex characters.' } },
       schemas: Object.fromEntries(RESPONSE_SCHEMAS.map((s) => [(s as unknown as { $id: string }).$id, componentRefs(s)])),

@@ -126,4 +126,14 @@ export const CatalogEntrySchema = Type.Object(
 
 export const UtilityListSchema = Type.Object({ items: Type.Array(Type.Ref('CatalogEntry')) }, { $id: 'UtilityList' })
 
-export const RESPONSE_SCHEMAS = [FileReferenceSchema, JobSchema, JobSummarySchema, JobListSchema, ErrorSchema, CatalogEntrySchema, UtilityListSchema]
+/** The body of a callback (a webhook): the event and the job exactly as GET /v1/jobs/{id} returns it. */
+export const CallbackEventSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('job.succeeded'), Type.Literal('job.failed')]),
+    timestamp: Type.String({ description: 'When the event was made (ISO-8601 with milliseconds).' }),
+    data: Type.Ref('Job'),
+  },
+  { $id: 'CallbackEvent' },
+)
+
+export const RESPONSE_SCHEMAS = [FileReferenceSchema, JobSchema, JobSummarySchema, JobListSchema, ErrorSchema, CatalogEntrySchema, UtilityListSchema, CallbackEventSchema]

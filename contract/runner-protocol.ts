@@ -43,6 +43,16 @@ export function inputObjectKey(jobId: string): string {
   return `_jobs/${jobId}/input.json`
 }
 
+/**
+ * The most the operator reads of a runner's result manifest: 1,000 unzipped entries with long
+ * names fit in a quarter of it. A larger one is refused (the job fails `internal`).
+ */
+export const MAX_RESULT_MANIFEST_BYTES = 4 * 1024 * 1024
+/** The most the operator reads of a runner's progress report (a few numbers). */
+export const MAX_PROGRESS_BYTES = 16 * 1024
+/** The most the gateway reads back of a job input it stored itself (its request body's bound). */
+export const MAX_INPUT_BYTES = 4 * 1024 * 1024
+
 export function resultObjectKey(jobId: string): string {
   return `_jobs/${jobId}/result.json`
 }

@@ -37,4 +37,23 @@ describe('settings', () => {
     expect(problems({})).toEqual(['URL is required'])
     expect(problems({ URL: 'ftp://x', WORKERS: '-1' })).toHaveLength(2)
   })
+
+  it('never echoes a password or a secret in its error', () => {
+    const S = Type.Object({ DB_URL: Setting.url('db', { schemes: ['postgres'] }), S3_SECRET_KEY: Setting.string('s', { minLength: 40 }) })
+    const got = (env: NodeJS.ProcessEnv) => {
+      try {
+        readSettings(S, env)
+        return ''
+      } catch (err) {
+        return (err as SettingsError).message
+      }
+    }
+    // A mistyped scheme: the URL is shown, its password is not.
+    const typo = got({ DB_URL: 'postgress://dutil:hunter2-pass@db:5432/dutil', S3_SECRET_KEY: 'x'.repeat(40) })
+    expect(typo).toContain('"postgress://dutil:***@db:5432/dutil"')
+    expect(typo).not.toContain('hunter2')
+    expect(got({ DB_URL: 'postgres//dutil:hunter2-pass@db/dutil', S3_SECRET_KEY: 'x'.repeat(40) })).not.toContain('hunter2')
+    const secret = got({ DB_URL: 'postgres://db/dutil', S3_SECRET_KEY: 'too-short-secret' })
+    expect(secret).toBe('invalid settings: S3_SECRET_KEY must NOT have fewer than 40 characters (got a value of 16 characters)')
+  })
 })

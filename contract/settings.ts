@@ -43,6 +43,29 @@ export const STORAGE_SETTINGS = {
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })
 
+/** Names of settings whose value is never echoed (only its length is): keys, secrets, passwords. */
+const SECRET_NAME = /SECRET|PASSWORD|TOKEN|ACCESS_KEY/
+
+/**
+ * A wrong value as an error may quote it: a secret's only by length; anything else with the
+ * password of a URL (`scheme://user:password@host`, also when the URL is malformed) masked.
+ */
+export function quotable(name: string, raw: string): string {
+  if (SECRET_NAME.test(name)) return `a value of ${raw.length} characters`
+  const masked = maskPassword(raw)
+  return JSON.stringify(masked.length > 60 ? `${masked.slice(0, 60)}…` : masked)
+}
+
+/** `user:password@` → `user:***@`, in a URL or something meant to be one. */
+function maskPassword(raw: string): string {
+  const at = raw.lastIndexOf('@')
+  if (at < 0) return raw
+  const slashes = raw.lastIndexOf('//', at)
+  const colon = raw.indexOf(':', slashes >= 0 ? slashes + 2 : 0)
+  if (colon < 0 || colon > at) return raw
+  return `${raw.slice(0, colon + 1)}***${raw.slice(at)}`
+}
+
 function describe(e: ErrorObject, env: Record<string, string | undefined>): string {
   if (e.keyword === 'required') {
     const name = (e.params as { missingProperty: string }).missingProperty
@@ -50,7 +73,7 @@ function describe(e: ErrorObject, env: Record<string, string | undefined>): stri
   }
   const name = e.instancePath.replace(/^\//, '')
   const raw = env[name]
-  const got = raw === undefined ? '' : ` (got ${JSON.stringify(raw.length > 60 ? `${raw.slice(0, 60)}…` : raw)})`
+  const got = raw === undefined ? '' : ` (got ${quotable(name, raw)})`
   if (e.keyword === 'anyOf' || e.keyword === 'const') return `${name} must be one of the allowed values${got}`
   return `${name} ${e.message ?? 'is not valid'}${got}`
 }
@@ -90,4 +113,16 @@ export function loadOrExit<T>(log: { fatal(obj: object, msg: string): void }, lo
     process.stderr.write(`${err.message}\n`)
     process.exit(1)
   }
+}
+
+/** A setting that holds a JSON object keyed by `keyedBy` (checked at start; errors name the variable). */
+export function jsonObjectSetting(name: string, raw: string, keyedBy: string): Record<string, unknown> {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    throw new Error(`${name} must be JSON`)
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${name} must be a JSON object keyed by ${keyedBy}`)
+  return parsed as Record<string, unknown>
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import type { JobRecord } from '../contract/job-view.js'
 import { objectNameOf } from '../contract/ids.js'
+import { MAX_INPUT_BYTES } from '../contract/runner-protocol.js'
 import { apiStatus } from '../platform/kube.js'
 import { readJsonObject, writeJsonObject } from '../platform/storage-client.js'
 import { assertStorageInputsReadable } from './storage-inputs.js'
@@ -24,14 +25,21 @@ export interface AcceptDeps {
 export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'existing'; job: JobRecord }
 
 /**
- * The one way a job comes to be, for API keys and the console playground alike: its input in
- * storage, then its row in the job record (the job exists once that commits, and holds its
- * Idempotency-Key), then its UtilityJob. A UtilityJob that cannot be created fails the row, so no
- * job is ever left queued without one.
+ * The one way a job comes to be, for API keys and the console playground alike: its row in the
+ * job record, decided first (the queued ceilings, the Idempotency-Key), with its input written to
+ * storage before that commits (the job exists once it does, and holds its Idempotency-Key), then
+ * its UtilityJob. A refused request stores nothing. A UtilityJob that cannot be created fails
+ * the row, so no job is ever left queued without one.
  */
 export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: unknown): Promise<Accepted> {
-  await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, input)
-  const accepted = await d.records.accept(uj)
+  const accepted = await d.records.accept(uj, async () => {
+    try {
+      await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, input)
+    } catch (err) {
+      // A storage failure, not the database's: the transaction rolls back, nothing is accepted.
+      throw new Error('storing the job input failed', { cause: err })
+    }
+  })
   if (accepted.kind === 'over_ceiling') {
     const message =
       accepted.scope === 'key'
@@ -103,7 +111,7 @@ export async function completeHandOff(d: AcceptDeps, job: JobRecord, keyObjectNa
   const live = await d.store.get(name)
   if (live) return live
   // The stored input is what the job was accepted with; its s3:// inputs are checked again.
-  const input = await readJsonObject<unknown>(d.storage, d.bucket, job.spec.inputKey)
+  const input = await readJsonObject<unknown>(d.storage, d.bucket, job.spec.inputKey, MAX_INPUT_BYTES)
   const storageInputKeys = await assertStorageInputsReadable(input, {
     bucket: d.bucket,
     find: (id) => d.records.find(id),

@@ -1,3 +1,5 @@
+import type { AllowedNetworks } from '../contract/address-policy.js'
+import { trustForwardedHeadersFrom } from './forwarded.js'
 import Koa, { type Context, type Middleware, type Next } from 'koa'
 import type { Logger } from 'pino'
 import { openApiDocument } from '../contract/openapi.js'
@@ -22,6 +24,8 @@ export interface AppDeps extends RouteDeps {
   isReady: () => Promise<string | null>
   /** The person-facing console under /console (gateway/console/); other paths pass through it. */
   console?: Middleware
+  /** Proxies whose X-Forwarded-* headers are believed (gateway/forwarded.ts). */
+  trustedProxies?: AllowedNetworks
 }
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
@@ -52,6 +56,7 @@ function observeRequests(deps: AppDeps, routeOf: (ctx: Context) => string) {
 /** The gateway's HTTP surface: operational endpoints, then /v1 behind auth and rate limiting. */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa()
+  // Koa reads X-Forwarded-*; the first middleware removes them unless a trusted proxy sent them.
   app.proxy = true
   const v1 = [runUtilityRoutes(deps), jobRoutes(deps), utilityRoutes()]
   // The route pattern of a request, also when auth or rate limiting answered before routing.
@@ -65,7 +70,8 @@ export function createApp(deps: AppDeps): Koa {
     }
     return 'unmatched'
   }
-  // Outermost, so metrics and the access log see the status the error mapping chose.
+  app.use(trustForwardedHeadersFrom(deps.trustedProxies))
+  // Outermost (after the client address), so metrics and the access log see the status the error mapping chose.
   app.use(observeRequests(deps, routeOf))
   app.use(errorMiddleware(deps.log))
   app.use(requestId)

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox'
-import { readSettings, Setting, STORAGE_SETTINGS } from '../contract/settings.js'
+import { AllowedNetworks } from '../contract/address-policy.js'
+import { readSettings, Setting, SettingsError, STORAGE_SETTINGS } from '../contract/settings.js'
 
 /** Every environment variable the gateway reads (README: Configuration), checked once at start. */
 export const GATEWAY_SETTINGS = Type.Object({
@@ -18,8 +19,17 @@ export const GATEWAY_SETTINGS = Type.Object({
   DUTIL_HEADERS_TIMEOUT_SECONDS: Setting.number('A client must send its request headers within this', { default: 10, minimum: 1, maximum: 300 }),
   DUTIL_REQUEST_TIMEOUT_SECONDS: Setting.number('A client must send its whole request (headers and body) within this; the answer may take longer', { default: 30, minimum: 1, maximum: 3600 }),
   DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS: Setting.number('Idle keep-alive connections are closed after this', { default: 5, minimum: 1, maximum: 600 }),
-  DUTIL_MAX_QUEUED_JOBS_PER_KEY: Setting.integer('Async jobs one API key may have waiting (queued); more answer 429', { default: 1000, minimum: 1, maximum: 1_000_000 }),
-  DUTIL_MAX_QUEUED_JOBS: Setting.integer('Async jobs the whole platform may have waiting (queued); more answer 429', { default: 20_000, minimum: 1, maximum: 10_000_000 }),
+  DUTIL_MAX_QUEUED_JOBS_PER_KEY: Setting.integer('Jobs (sync or async) one API key may have waiting (queued); more answer 429', { default: 1000, minimum: 1, maximum: 1_000_000 }),
+  DUTIL_MAX_QUEUED_JOBS: Setting.integer('Jobs (sync or async) the whole platform may have waiting (queued); more answer 429', { default: 20_000, minimum: 1, maximum: 10_000_000 }),
+  DUTIL_FILES_PORT: Setting.optional(
+    Setting.integer('Port of the files host: download links presigned for it (DUTIL_S3_PUBLIC_ENDPOINT) are passed to storage with a CSP sandbox and nosniff on every answer; off when unset', {
+      minimum: 1,
+      maximum: 65_535,
+    }),
+  ),
+  DUTIL_TRUSTED_PROXIES: Setting.optional(
+    Setting.string('Comma-separated CIDRs of the proxies (ingress controller) whose X-Forwarded-For, -Proto and -Host are believed; from anyone else they are ignored'),
+  ),
   DUTIL_KEY_LOOKUPS_PER_SECOND: Setting.number('API-server look-ups for keys not (yet) in the watched cache, across all requests', { default: 5, exclusiveMinimum: 0, maximum: 1000 }),
 })
 export type GatewaySettings = Static<typeof GATEWAY_SETTINGS>
@@ -38,6 +48,10 @@ export interface GatewayConfig {
   syncWaitMs: number
   retentionDays: number
   testHooks: boolean
+  /** The files host's port (gateway/files-host.ts), or undefined when downloads go to storage directly. */
+  filesPort?: number
+  /** Proxies whose forwarding headers are believed (none: the peer is the client). */
+  trustedProxies: AllowedNetworks | undefined
   /** Slow-client bounds: headers, whole request, idle keep-alive. */
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number }
   /** Budget of API-server look-ups for unknown key hashes (new keys the watch has not delivered). */
@@ -70,6 +84,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     syncWaitMs: s.DUTIL_SYNC_WAIT_SECONDS * 1000,
     retentionDays: s.DUTIL_RETENTION_DAYS,
     testHooks: s.DUTIL_TEST_HOOKS,
+    trustedProxies: parseCidrs('DUTIL_TRUSTED_PROXIES', s.DUTIL_TRUSTED_PROXIES),
+    filesPort: s.DUTIL_FILES_PORT,
     timeouts: {
       headersMs: Math.min(s.DUTIL_HEADERS_TIMEOUT_SECONDS, s.DUTIL_REQUEST_TIMEOUT_SECONDS) * 1000,
       requestMs: s.DUTIL_REQUEST_TIMEOUT_SECONDS * 1000,
@@ -78,5 +94,14 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     keyLookupsPerSecond: s.DUTIL_KEY_LOOKUPS_PER_SECOND,
     maxQueuedJobsPerKey: s.DUTIL_MAX_QUEUED_JOBS_PER_KEY,
     maxQueuedJobs: s.DUTIL_MAX_QUEUED_JOBS,
+  }
+}
+
+/** A CIDR list setting; a malformed entry stops the program at start, naming the variable. */
+function parseCidrs(name: string, raw: string | undefined): AllowedNetworks | undefined {
+  try {
+    return AllowedNetworks.parse(raw)
+  } catch (err) {
+    throw new SettingsError([`${name}: ${(err as Error).message}`])
   }
 }

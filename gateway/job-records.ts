@@ -20,13 +20,13 @@ export class JobRecords {
   ) {}
 
   /**
-   * Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists; an
-   * async job is refused (over_ceiling) when its API key, or the whole platform, already has its
-   * most queued jobs.
+   * Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists; a job
+   * is refused (over_ceiling) when its API key, or the whole platform, already has its most
+   * queued jobs. `beforeCommit` runs once the job is sure to be accepted (insertAccepted).
    */
-  accept(uj: UtilityJobResource): Promise<AcceptOutcome> {
+  accept(uj: UtilityJobResource, beforeCommit?: () => Promise<void>): Promise<AcceptOutcome> {
     const maxQueuedPerKey = uj.spec.apiKeyId ? this.limits.maxQueuedPerKey : undefined
-    return guarded(() => insertAccepted(this.db, uj, { maxQueuedPerKey, maxQueuedTotal: this.limits.maxQueuedTotal }))
+    return guarded(() => insertAccepted(this.db, uj, { maxQueuedPerKey, maxQueuedTotal: this.limits.maxQueuedTotal, beforeCommit }))
   }
 
   /** Records that the job could not be handed to the cluster, so it never stays queued. */

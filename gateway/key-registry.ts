@@ -72,12 +72,12 @@ export class KeyRegistry {
     private readonly cache: ObjectCache<ApiKeyResource>,
     private readonly api: KeyLookupApi,
     private readonly namespace: string,
-    opts: { lookupsPerSecond?: number; missTtlMs?: number; now?: () => number } = {},
+    opts: { lookupsPerSecond?: number; budget?: TokenBucket; missTtlMs?: number; now?: () => number } = {},
   ) {
     const rate = opts.lookupsPerSecond ?? 5
     this.now = opts.now ?? Date.now
     this.missTtlMs = opts.missTtlMs ?? 2000
-    this.budget = new TokenBucket(rate, Math.max(1, Math.ceil(rate)), this.now)
+    this.budget = opts.budget ?? new TokenBucket(rate, Math.max(1, Math.ceil(rate)), this.now)
   }
 
   private readonly now: () => number

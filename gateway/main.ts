@@ -18,7 +18,8 @@ import { loadConsoleConfig } from './console/config.js'
 import { FileLinks } from './file-links.js'
 import { JobRecords } from './job-records.js'
 import { JobStore } from './job-store.js'
-import { KeyRegistry, kubeKeyLookup } from './key-registry.js'
+import { KeyRegistry, kubeKeyLookup, TokenBucket } from './key-registry.js'
+import { filesHostHandler } from './files-host.js'
 import { KeyUsage } from './key-usage.js'
 import { gatewayMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
@@ -53,7 +54,10 @@ const keyCache = watchedCache<ApiKeyResource>(
   log,
   (ev, key) => keys?.observe(ev, key),
 )
-keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { lookupsPerSecond: config.keyLookupsPerSecond })
+// One budget of API-server look-ups for whatever the watched caches miss before authentication
+// (unknown API keys, console invite tokens and e-mails), shared by every request.
+const lookupBudget = new TokenBucket(config.keyLookupsPerSecond, Math.max(1, Math.ceil(config.keyLookupsPerSecond)))
+keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { budget: lookupBudget })
 for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
 
 /** Rejects after `ms`, so a hung connection cannot hold a probe. */
@@ -63,7 +67,21 @@ const shutdown = new AbortController()
 const metrics = gatewayMetrics(() => keys!.counts)
 let synced = false
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) => guarded(() => getJob(db, id)))
-const consoleApp = createConsole({ kc, namespace: ns, redis, store, records, metrics, keyCache: keyCache.cache, links, storage, bucket: config.storage.bucket, config: consoleConfig, log })
+const consoleApp = createConsole({
+  kc,
+  namespace: ns,
+  redis,
+  store,
+  records,
+  metrics,
+  keyCache: keyCache.cache,
+  links,
+  storage,
+  bucket: config.storage.bucket,
+  config: consoleConfig,
+  log,
+  lookupBudget,
+})
 const app = createApp({
   store,
   keys,
@@ -78,6 +96,7 @@ const app = createApp({
   metrics,
   syncWaitMs: config.syncWaitMs,
   testHooks: config.testHooks,
+  trustedProxies: config.trustedProxies,
   shutdown: shutdown.signal,
   // Ready: caches synced, Redis, storage and the job record reachable (and migrated), not
   // draining (docs/adr/0003 for Redis, 0010 for the job record).
@@ -112,8 +131,17 @@ const server = createServer(
   app.callback(),
 )
 server.listen(config.port, config.host)
+// The files host: downloads with a CSP sandbox whatever storage is behind it (gateway/files-host.ts).
+const filesServer = config.filesPort
+  ? createServer({ headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs }, filesHostHandler({ storage: config.storage.endpoint, log }))
+  : undefined
+if (filesServer && config.filesPort) {
+  filesServer.listen(config.filesPort, config.host)
+  log.info({ url: `http://${config.host}:${config.filesPort}`, links: config.storage.publicEndpoint }, 'files host listening')
+}
 log.info({ url: `http://${config.host}:${config.port}`, namespace: ns, testHooks: config.testHooks, kubeUser: await kubeIdentity(kc) }, 'gateway listening')
-log.info({ console: `${consoleConfig.publicUrl}/console/`, oidc: consoleConfig.oidc?.issuer ?? null, insecureCookies: consoleConfig.insecureCookies }, 'console ready')
+if (consoleConfig.off) log.warn({ reason: consoleConfig.off }, 'console off')
+else log.info({ console: `${consoleConfig.publicUrl}/console/`, oidc: consoleConfig.oidc?.issuer ?? null, insecureCookies: consoleConfig.insecureCookies }, 'console ready')
 
 /**
  * SIGTERM: stop accepting connections, answer what is in flight (sync waits end with 202 +
@@ -124,6 +152,7 @@ const stop = (signal: string) => {
   if (stopping) return
   stopping = true
   log.info({ signal }, 'gateway stopping')
+  filesServer?.close()
   server.close(async () => {
     await Promise.allSettled([jobWatch.stop(), keyCache.stop(), consoleApp.stop()])
     redis.disconnect()

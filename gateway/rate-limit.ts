@@ -25,12 +25,12 @@ export class RateLimiter {
     redis.defineCommand('dutilCount', { numberOfKeys: 1, lua: SCRIPT })
   }
 
-  /** Counts one request in a fixed one-minute window; null when Redis cannot be reached. */
-  async hit(keyId: string, now: number, requestId?: string): Promise<WindowCount | null> {
-    const windowStart = now - (now % WINDOW_MS)
+  /** Counts one request in a fixed window (one minute unless told); null when Redis cannot be reached. */
+  async hit(keyId: string, now: number, requestId?: string, windowMs = WINDOW_MS): Promise<WindowCount | null> {
+    const windowStart = now - (now % windowMs)
     try {
-      const count = (await (this.redis as unknown as { dutilCount(k: string, ttl: number): Promise<number> }).dutilCount(`rl:${keyId}:${windowStart}`, WINDOW_MS + 1000)) as number
-      return { count, resetMs: windowStart + WINDOW_MS - now }
+      const count = (await (this.redis as unknown as { dutilCount(k: string, ttl: number): Promise<number> }).dutilCount(`rl:${keyId}:${windowStart}`, windowMs + 1000)) as number
+      return { count, resetMs: windowStart + windowMs - now }
     } catch (err) {
       this.log.warn({ err: (err as Error).message, ...(requestId ? { requestId } : {}) }, 'rate limiter unavailable, request allowed')
       return null

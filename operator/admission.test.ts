@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { Admission, planAdmissions, tenantOf, type AdmissionView } from './admission.js'
+import { Admission, planAdmissions, tenantCap, tenantOf, type AdmissionView } from './admission.js'
 
 const view = (name: string, tenant: string, createdAtMs: number, over: Partial<AdmissionView> = {}): AdmissionView => ({
   name,
@@ -36,9 +36,27 @@ describe('planAdmissions', () => {
     expect(names(planAdmissions(q, limit(5)))).toEqual(['a1', 'c1', 'b1', 'a2', 'b2'])
   })
 
-  it('counts sync jobs against the limit without holding them back, and skips jobs being cancelled', () => {
-    const q = [view('s1', 'A', 0, { mode: 'sync' }), view('x', 'B', 1, { cancelRequested: true }), view('a1', 'A', 2), view('b1', 'B', 3)]
-    expect(names(planAdmissions(q, limit(2)))).toEqual(['b1'])
+  it('holds sync jobs back like the rest, puts them first within their tenant, and skips jobs being cancelled', () => {
+    const q = [view('s1', 'A', 5, { mode: 'sync' }), view('x', 'B', 1, { cancelRequested: true }), view('a1', 'A', 2), view('b1', 'B', 3)]
+    // B's head is older; within A the sync job goes before its older async one.
+    expect(names(planAdmissions(q, limit(2)))).toEqual(['b1', 's1'])
+    // Every slot taken: a sync job waits too.
+    expect(planAdmissions([view('r1', 'B', 0, { holdsSlot: true }), view('s2', 'A', 1, { mode: 'sync' })], limit(1))).toEqual([])
+  })
+
+  it('keeps a tenant within its share of the slots, so another tenant never waits on its jobs', () => {
+    // 30 sync jobs of one key against a limit of 8, share 0.5: 4 run, the rest wait.
+    const hog = Array.from({ length: 30 }, (_, i) => view(`h${i}`, 'A', i, { mode: 'sync' }))
+    expect(names(planAdmissions(hog, limit(8), new Map(), 0.5))).toEqual(['h0', 'h1', 'h2', 'h3'])
+    // With its 4 running (slow jobs), another key's job is admitted at once: a slot is free for it.
+    const running = hog.slice(0, 4).map((v) => ({ ...v, holdsSlot: true }))
+    expect(names(planAdmissions([...running, ...hog.slice(4), view('b0', 'B', 100)], limit(8), new Map(), 0.5))).toEqual(['b0'])
+    // Share 1: one key may take every slot.
+    expect(planAdmissions(hog, limit(8), new Map(), 1)).toHaveLength(8)
+  })
+
+  it('caps a tenant at its share rounded down, at least one slot', () => {
+    expect([tenantCap(8, 0.5), tenantCap(4, 0.5), tenantCap(3, 0.5), tenantCap(1, 0.5), tenantCap(8, 1), tenantCap(10, 0.3)]).toEqual([4, 2, 1, 1, 8, 3])
   })
 
   it('keeps utilities apart', () => {
@@ -84,6 +102,21 @@ describe('Admission', () => {
     expect(names(admission.pass())).toEqual(['a3'])
     expect(enqueued).toEqual(['a1', 'b1', 'a3'])
     expect(admission.mayStart(jobs[1])).toBe(false)
-    expect(admission.mayStart(uj('s', 'A', 9, { mode: 'sync' }))).toBe(true)
+    expect(admission.mayStart(uj('s', 'A', 9, { mode: 'sync' }))).toBe(false)
+  })
+
+  it('holds a sync job back when no slot is free, hands it to the reconciler once to show it queued, then admits it', () => {
+    const jobs = [uj('a1', 'A', 1), uj('s1', 'B', 2, { mode: 'sync' })]
+    const withJob = new Set<string>()
+    const enqueued: string[] = []
+    const admission = new Admission({ limitOf: limit(1), list: () => jobs, hasJob: (j) => withJob.has(j.metadata.name), enqueue: (n) => enqueued.push(n), log: pino({ level: 'silent' }) })
+    expect(names(admission.pass())).toEqual(['a1'])
+    expect(admission.wasHeld('s1')).toBe(true)
+    expect(admission.pass()).toEqual([])
+    expect(enqueued).toEqual(['s1', 'a1'])
+    withJob.add('a1')
+    jobs[0] = uj('a1', 'A', 1, {}, 'succeeded')
+    expect(names(admission.pass())).toEqual(['s1'])
+    expect(admission.mayStart(jobs[1])).toBe(true)
   })
 })

@@ -4,9 +4,8 @@ import { effectiveStatus, isTerminal } from '../contract/job-view.js'
 
 /**
  * Admission: how many jobs of each utility run at once, and which queued job goes next
- * (docs/adr/0013-admission-and-fair-share.md). An async job stays `queued`, with no batch Job
- * and no Pod, until admitted; sync jobs (a client is waiting, the spec starts them at once) are
- * never held back, but they occupy slots like the rest.
+ * (docs/adr/0013-admission-and-fair-share.md). Every job, sync or async, stays `queued` with no
+ * batch Job and no Pod until admitted; no tenant holds more than its share of a utility's slots.
  */
 
 /** Whose turn it is measured per tenant: an API key, or one person's console playground. */
@@ -28,27 +27,41 @@ export interface AdmissionView {
 }
 
 /**
+ * The most slots of a utility one tenant may hold at once: its share of the limit, rounded
+ * down, at least one. With a share below 1 the rest stay free for other tenants, so a tenant
+ * that fills its share with jobs that never end cannot make another wait on them.
+ */
+export function tenantCap(limit: number, share: number): number {
+  return Math.max(1, Math.floor(limit * share + 1e-9))
+}
+
+/**
  * The queued jobs to admit now (pure). Per utility, the free slots (limit minus jobs holding a
  * slot) go one at a time to the tenant with the fewest jobs holding or just given a slot; among
  * equals, to the tenant served longest ago (`lastServed`, a serial per tenant, updated here as
- * slots are given; never served comes first), then the oldest job. Within a tenant, oldest job
- * first. So a key with 10,000 queued jobs and a key with one take turns: the single job waits
- * at most one slot turnover, whatever the backlog ahead of it.
+ * slots are given; never served comes first), then the oldest job. A tenant at its cap
+ * (`tenantCap`) gets no more. Within a tenant, sync jobs (a client is waiting) first, then the
+ * oldest. So a key with 10,000 queued jobs and a key with one take turns: the single job waits
+ * at most one slot turnover, whatever the backlog ahead of it, and never on the jobs of a
+ * tenant at its cap.
  */
-export function planAdmissions(views: readonly AdmissionView[], limitOf: (utility: string) => number, lastServed: Map<string, number> = new Map()): AdmissionView[] {
+export function planAdmissions(views: readonly AdmissionView[], limitOf: (utility: string) => number, lastServed: Map<string, number> = new Map(), share = 1): AdmissionView[] {
   let serial = Math.max(0, ...lastServed.values())
   const out: AdmissionView[] = []
   for (const [utility, jobs] of groupBy(views, (v) => v.utility)) {
-    const holding = jobs.filter((j) => j.holdsSlot || j.mode === 'sync')
-    let free = limitOf(utility) - holding.length
+    const holding = jobs.filter((j) => j.holdsSlot)
+    const limit = limitOf(utility)
+    const cap = tenantCap(limit, share)
+    let free = limit - holding.length
     if (free <= 0) continue
     const load = new Map<string, number>()
     for (const j of holding) load.set(j.tenant, (load.get(j.tenant) ?? 0) + 1)
     const queues = groupBy(
-      jobs.filter((j) => !j.holdsSlot && j.mode !== 'sync' && !j.cancelRequested),
+      jobs.filter((j) => !j.holdsSlot && !j.cancelRequested && (load.get(j.tenant) ?? 0) < cap),
       (j) => j.tenant,
     )
-    for (const q of queues.values()) q.sort((a, b) => a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
+    const rank = (v: AdmissionView) => (v.mode === 'sync' ? 0 : 1)
+    for (const q of queues.values()) q.sort((a, b) => rank(a) - rank(b) || a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
     const before = (t: string, head: AdmissionView, u: string, uHead: AdmissionView): boolean => {
       const [lt, lu] = [load.get(t) ?? 0, load.get(u) ?? 0]
       if (lt !== lu) return lt < lu
@@ -63,8 +76,8 @@ export function planAdmissions(views: readonly AdmissionView[], limitOf: (utilit
       }
       const q = queues.get(best!)!
       out.push(q.shift()!)
-      if (q.length === 0) queues.delete(best!)
       load.set(best!, (load.get(best!) ?? 0) + 1)
+      if (q.length === 0 || load.get(best!)! >= cap) queues.delete(best!)
       lastServed.set(best!, ++serial)
       free--
     }
@@ -80,6 +93,8 @@ export interface AdmissionMetrics {
 
 export interface AdmissionOptions {
   limitOf: (utility: string) => number
+  /** The share of each utility's slots one tenant may hold (0 < share ≤ 1; `tenantCap`). */
+  share?: number
   /** Unfinished and finished UtilityJobs as the watch has them. */
   list: () => readonly UtilityJobResource[]
   hasJob: (uj: UtilityJobResource) => boolean
@@ -100,6 +115,8 @@ export interface AdmissionOptions {
  */
 export class Admission {
   private readonly admitted = new Set<string>()
+  /** Sync jobs a pass has held back (a client waits on them: the reconciler marks them queued). */
+  private readonly held = new Set<string>()
   /** Round-robin memory: when each tenant last got a slot (a serial), per utility. */
   private readonly lastServed = new Map<string, Map<string, number>>()
   /** Utilities seen so far: their gauges go back to 0 when they have no jobs. */
@@ -110,7 +127,12 @@ export class Admission {
 
   /** Whether the reconciler may create this job's batch Job now. */
   mayStart(uj: UtilityJobResource): boolean {
-    return uj.spec.mode === 'sync' || this.admitted.has(uj.metadata.name) || this.o.hasJob(uj)
+    return this.admitted.has(uj.metadata.name) || this.o.hasJob(uj)
+  }
+
+  /** Whether a pass has held this sync job back for want of a slot (it may have been admitted since). */
+  wasHeld(name: string): boolean {
+    return this.held.has(name)
   }
 
   /** Asks for a pass soon (many asks, one pass). */
@@ -125,14 +147,6 @@ export class Admission {
       }
     }, this.o.debounceMs ?? 20)
     this.timer.unref?.()
-  }
-
-  /** Forgets what this process admitted (it lost the lease: the next leader decides afresh). */
-  reset(): void {
-    this.admitted.clear()
-    this.lastServed.clear()
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = undefined
   }
 
   pass(): AdmissionView[] {
@@ -157,19 +171,27 @@ export class Admission {
         cancelRequested: Boolean(uj.spec.cancelRequested),
       })
       const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }
-      if (holdsSlot || uj.spec.mode === 'sync' || effectiveStatus(uj).state === 'running') c.running++
+      if (holdsSlot || effectiveStatus(uj).state === 'running') c.running++
       else c.queued++
       perUtility.set(uj.spec.utility, c)
     }
     for (const name of this.admitted) if (!live.has(name)) this.admitted.delete(name)
+    for (const name of this.held) if (!live.has(name)) this.held.delete(name)
     const chosen: AdmissionView[] = []
     for (const [utility, list] of groupBy(views, (v) => v.utility)) {
       const served = this.lastServed.get(utility) ?? new Map<string, number>()
       this.lastServed.set(utility, served)
-      chosen.push(...planAdmissions(list, this.o.limitOf, served))
+      chosen.push(...planAdmissions(list, this.o.limitOf, served, this.o.share ?? 1))
       // Tenants with nothing left to run are forgotten (they start as "never served" again).
       const tenants = new Set(list.map((v) => v.tenant))
       for (const t of served.keys()) if (!tenants.has(t)) served.delete(t)
+    }
+    const chosenNames = new Set(chosen.map((v) => v.name))
+    for (const v of views) {
+      // A sync job this pass could not admit: its reconcile shows it queued (Admitted False).
+      if (v.mode !== 'sync' || v.holdsSlot || v.cancelRequested || chosenNames.has(v.name) || this.held.has(v.name)) continue
+      this.held.add(v.name)
+      this.o.enqueue(v.name)
     }
     for (const v of chosen) {
       this.admitted.add(v.name)

@@ -21,6 +21,20 @@ describe('operator settings', () => {
     expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'mysql://x' })).toThrow(/DUTIL_DATABASE_URL/)
   })
 
+  it('names the variable of every malformed JSON or CIDR setting, all at once, without echoing a password', () => {
+    let message = ''
+    try {
+      loadOperatorConfig({ ...BASE, DUTIL_RUNNER_RESOURCES: '{oops', DUTIL_UTILITY_CONCURRENCY: 'four', DUTIL_ALLOWED_PRIVATE_NETWORKS: '10.0.0.0/33' })
+    } catch (err) {
+      message = (err as Error).message
+    }
+    expect(message).toContain('DUTIL_RUNNER_RESOURCES must be JSON')
+    expect(message).toContain('DUTIL_UTILITY_CONCURRENCY must be JSON')
+    expect(message).toContain('DUTIL_ALLOWED_PRIVATE_NETWORKS: "10.0.0.0/33" is not a CIDR')
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'postgress://dutil:s3cret-pw@db/dutil' })).toThrow(/postgress:\/\/dutil:\*\*\*@db\/dutil/)
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'postgress://dutil:s3cret-pw@db/dutil' })).not.toThrow(/s3cret/)
+  })
+
   it('stops the operator at start with a message naming the variable', () => {
     const main = fileURLToPath(new URL('./main.ts', import.meta.url))
     const run = spawnSync(process.execPath, ['--import', 'tsx', main], {

@@ -4,8 +4,9 @@ import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
 import { AllowedNetworks, type AddressAllowance } from '../contract/address-policy.js'
 import { catalog } from '../runners/catalog.js'
-import { readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
+import { jsonObjectSetting, readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
+import { parseRunnerPods } from './runner-pod.js'
 
 export interface OperatorConfig {
   kubeconfig?: string
@@ -24,6 +25,8 @@ export interface OperatorConfig {
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
   /** Admission: jobs of each utility running at once (every catalog utility has an entry). */
   utilityConcurrency: Record<string, number>
+  /** Admission: the share of each utility's slots one tenant (API key, playground person) may hold. */
+  keyShare: number
   /** Issues runner credentials: the operator's own storage credentials against this STS endpoint. */
   sts: { endpoint: string; roleArn?: string }
   runner: RunnerSettings
@@ -89,7 +92,17 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_ALLOWED_PRIVATE_NETWORKS: Setting.optional(Setting.string('Private networks (comma-separated CIDRs) that input URLs and callbacks may reach, e.g. an in-cluster receiver; none by default')),
   DUTIL_JOB_TTL_SECONDS: Setting.integer('ttlSecondsAfterFinished of runner Jobs', { default: 86_400, minimum: 0 }),
   DUTIL_RUNNER_RESOURCES: Setting.optional(Setting.string('Per-utility requests and limits as JSON')),
+  DUTIL_RUNNER_POD: Setting.optional(
+    Setting.string(
+      'Runner pod placement as JSON {"default": {...}, "<utility>": {...}}: imagePullSecrets, nodeSelector, tolerations, affinity, priorityClassName, runtimeClassName, annotations, labels',
+    ),
+  ),
   DUTIL_UTILITY_CONCURRENCY: Setting.optional(Setting.string('Per-utility jobs running at once, as JSON {"html-pdf": 4}; others keep the catalog default')),
+  DUTIL_KEY_SHARE: Setting.number("Share of each utility's run slots one API key (or one person's playground) may hold at once; the rest stay free for others (1: no reserve)", {
+    default: 0.5,
+    exclusiveMinimum: 0,
+    maximum: 1,
+  }),
   DUTIL_CALLBACK_CONCURRENCY: Setting.integer('Callback attempts in flight at once', { default: 16, minimum: 1, maximum: 1024 }),
   DUTIL_CALLBACK_DELAY_SCALE: Setting.number('Tests only: multiplies the callback back-off delays', { default: 1, exclusiveMinimum: 0, maximum: 1 }),
   DUTIL_SIGNING_SECRETS: Setting.string('Secret with the callback signing secrets (workspace and per key)', { default: SECRET_OBJECTS.signing }),
@@ -106,16 +119,22 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     accessKey: s.DUTIL_S3_ACCESS_KEY,
     secretKey: s.DUTIL_S3_SECRET_KEY,
   }
-  let resources: Record<string, RunnerResources>
-  let concurrency: Record<string, number>
-  let allowedNetworks: AllowedNetworks | undefined
-  try {
-    resources = parseRunnerResources(s.DUTIL_RUNNER_RESOURCES)
-    concurrency = parseUtilityConcurrency(s.DUTIL_UTILITY_CONCURRENCY)
-    allowedNetworks = AllowedNetworks.parse(s.DUTIL_ALLOWED_PRIVATE_NETWORKS)
-  } catch (err) {
-    throw new SettingsError([(err as Error).message])
+  // Each structured setting parsed on its own, every problem named by its variable.
+  const problems: string[] = []
+  const parsed = <T>(name: string, parse: () => T, fallback: T): T => {
+    try {
+      return parse()
+    } catch (err) {
+      const message = (err as Error).message
+      problems.push(message.startsWith(name) ? message : `${name}: ${message}`)
+      return fallback
+    }
   }
+  const resources = parsed('DUTIL_RUNNER_RESOURCES', () => parseRunnerResources(s.DUTIL_RUNNER_RESOURCES), {})
+  const concurrency = parsed('DUTIL_UTILITY_CONCURRENCY', () => parseUtilityConcurrency(s.DUTIL_UTILITY_CONCURRENCY), {})
+  const pods = parsed('DUTIL_RUNNER_POD', () => parseRunnerPods(s.DUTIL_RUNNER_POD), {})
+  const allowedNetworks = parsed('DUTIL_ALLOWED_PRIVATE_NETWORKS', () => AllowedNetworks.parse(s.DUTIL_ALLOWED_PRIVATE_NETWORKS), undefined)
+  if (problems.length) throw new SettingsError(problems)
   return {
     kubeconfig: s.KUBECONFIG,
     namespace: s.DUTIL_NAMESPACE,
@@ -138,6 +157,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     },
     storage,
     utilityConcurrency: concurrency,
+    keyShare: s.DUTIL_KEY_SHARE,
     sts: { endpoint: s.DUTIL_STS_ENDPOINT ?? storage.endpoint, roleArn: s.DUTIL_STS_ROLE_ARN },
     runner: {
       imageRegistry: s.DUTIL_IMAGE_REGISTRY,
@@ -151,6 +171,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       allowedNetworks: allowedNetworks?.cidrs.join(','),
       jobTtlSeconds: s.DUTIL_JOB_TTL_SECONDS,
       resources,
+      pods,
     },
     callbacks: {
       concurrency: s.DUTIL_CALLBACK_CONCURRENCY,
@@ -172,7 +193,12 @@ const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$/
  */
 export function parseRunnerResources(raw: string | undefined): Record<string, RunnerResources> {
   if (!raw) return {}
-  const parsed = JSON.parse(raw) as unknown
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    throw new Error('DUTIL_RUNNER_RESOURCES must be JSON')
+  }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DUTIL_RUNNER_RESOURCES must be a JSON object keyed by utility')
   const out: Record<string, RunnerResources> = {}
   for (const [slug, r] of Object.entries(parsed as Record<string, unknown>)) {
@@ -196,14 +222,7 @@ export function parseRunnerResources(raw: string | undefined): Record<string, Ru
 export function parseUtilityConcurrency(raw: string | undefined): Record<string, number> {
   const out: Record<string, number> = Object.fromEntries([...catalog.values()].map((u) => [u.slug, u.runner.concurrency]))
   if (!raw) return out
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(raw)
-  } catch {
-    throw new Error('DUTIL_UTILITY_CONCURRENCY must be JSON')
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DUTIL_UTILITY_CONCURRENCY must be a JSON object keyed by utility')
-  for (const [slug, n] of Object.entries(parsed as Record<string, unknown>)) {
+  for (const [slug, n] of Object.entries(jsonObjectSetting('DUTIL_UTILITY_CONCURRENCY', raw, 'utility'))) {
     if (!catalog.has(slug)) throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} is not a utility`)
     if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 10_000) throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} must be a whole number from 1 to 10000`)
     out[slug] = n as number

@@ -3,6 +3,7 @@ import { API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { CLASSIFIED_EXIT_CODES, ENV, type RunnerCredentials } from '../contract/runner-protocol.js'
 import type { RunnerResources, UtilityDefinition } from '../contract/utility.js'
+import { podPlacement, type RunnerPod } from './runner-pod.js'
 
 export const RUNNER_CONTAINER = 'runner'
 /** Where a runner's scratch emptyDir is mounted (TMPDIR and HOME point there). */
@@ -19,6 +20,8 @@ export interface RunnerSettings {
   jobTtlSeconds: number
   /** Per-utility requests and limits that replace the catalog's (operator setting DUTIL_RUNNER_RESOURCES). */
   resources?: Record<string, RunnerResources>
+  /** Per-utility pod placement, pull secrets, annotations and labels (operator setting DUTIL_RUNNER_POD). */
+  pods?: Record<string, RunnerPod>
 }
 
 /** Name of the batch/v1 Job for a UtilityJob: the same name, so a retry can never make a second one. */
@@ -43,7 +46,10 @@ export function runnerNodeArgs(utility: UtilityDefinition): string[] {
  */
 
 export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings, credentials: RunnerCredentials): V1Job {
+  const pod = settings.pods?.[utility.slug]
+  // The platform team's labels first: dutil's own (which its NetworkPolicy and watches select on) win.
   const labels = {
+    ...(pod?.labels ?? {}),
     [LABELS.managedBy]: MANAGED_BY,
     [LABELS.jobId]: uj.metadata.name,
     [LABELS.utility]: utility.slug,
@@ -84,8 +90,12 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
         ],
       },
       template: {
-        metadata: { labels },
+        metadata: { labels, ...(pod?.annotations && Object.keys(pod.annotations).length ? { annotations: pod.annotations } : {}) },
         spec: {
+          ...podPlacement(pod),
+          // The Job's time limit again, counted from the pod's start (so the Job's comes first); it
+          // also puts runner pods in the ResourceQuota scope `Terminating` (the chart's runner quota).
+          activeDeadlineSeconds: deadlineSeconds(uj, utility),
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           enableServiceLinks: false,

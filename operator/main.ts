@@ -17,6 +17,7 @@ import { loadOrExit } from '../contract/settings.js'
 import { LeaderElector } from './leader-election.js'
 import { JobRecordUpkeep } from './job-record-upkeep.js'
 import { RetentionSweeper } from './retention.js'
+import { keyRevoked, SigningSecretSweeper } from './signing-secret-sweep.js'
 import { catalog } from '../runners/catalog.js'
 import { operatorMetrics } from './metrics.js'
 import { Admission } from './admission.js'
@@ -88,7 +89,7 @@ const callbacks = new CallbackController({
   namespace: ns,
   utilityJobs: utilityJobs.cache,
   custom,
-  secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName),
+  secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName, (apiKeyId) => keyRevoked(custom, ns, apiKeyId)),
   view: (uj) => fileLinks.view(uj),
   send: (msg) => deliverCallback(msg, { ...config.callbacks.destinations, timeoutMs: callbackSchedule.timeoutMs }),
   schedule: callbackSchedule,
@@ -102,6 +103,7 @@ const callbacks = new CallbackController({
 // stay queued and are admitted in fair turns between tenants as slots free (docs/adr/0013).
 const admission = new Admission({
   limitOf: (utility) => config.utilityConcurrency[utility] ?? 1,
+  share: config.keyShare,
   list: () => utilityJobs.cache.list(ns),
   hasJob: (uj) => Boolean(jobs.cache.get(jobNameFor(uj), ns)),
   enqueue: (name) => queue.add(name),
@@ -163,6 +165,13 @@ const sweepDeps = {
   metrics: { deletedJobs: metrics.retentionDeletedJobs, deletedObjects: metrics.retentionDeletedObjects },
 }
 const retention = new RetentionSweeper({ ...sweepDeps, log: log.child({ controller: 'retention' }) })
+const signingSweep = new SigningSecretSweeper({
+  kc,
+  namespace: ns,
+  secretName: config.callbacks.signingSecretsName,
+  utilityJobs: utilityJobs.cache,
+  log: log.child({ controller: 'signing-secrets' }),
+})
 const upkeep = new JobRecordUpkeep({ ...sweepDeps, db, log: log.child({ controller: 'job-record' }) })
 
 const elector = config.leaderElection.enabled
@@ -269,6 +278,7 @@ function lead(): void {
   const sweep = () => {
     void retention.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'retention sweep failed'))
     void upkeep.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'job record upkeep failed'))
+    void signingSweep.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'signing secret sweep failed'))
   }
   sweep()
   timers.push(setInterval(sweep, config.retention.sweepMs))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { cancelledStatus, failedStatus, progressUpdate, runningStatus, startedAtFor, succeededStatus } from './next-status.js'
+import { admittedSyncStatus, cancelledStatus, failedStatus, progressUpdate, runningStatus, startedAtFor, succeededStatus } from './next-status.js'
 
 const created = Date.parse('2026-11-22T10:00:00.500Z')
 const uj = (mode: 'sync' | 'async' = 'async', status?: UtilityJobResource['status']): UtilityJobResource => ({
@@ -20,9 +20,14 @@ describe('next status', () => {
     expect(startedAtFor(uj(), Date.parse('2026-11-22T10:00:00Z'), created + 60_000)).toBe(created)
   })
 
-  it('gives sync runs queueMs 0 from the start', () => {
-    const s = runningStatus(uj('sync'), created + 2000, created + 2100)
-    expect(s).toMatchObject({ state: 'running', startedAt: new Date(created).toISOString(), timings: { queueMs: 0 } })
+  it('gives sync runs admitted on arrival queueMs 0, and those that waited for a slot their wait', () => {
+    const atOnce = admittedSyncStatus(uj('sync'), false, created + 30)
+    expect(atOnce).toMatchObject({ state: 'running', startedAt: new Date(created).toISOString(), timings: { queueMs: 0 } })
+    // The runner's start keeps the start admission gave.
+    expect(runningStatus(uj('sync', atOnce), created + 2000, created + 2100)).toMatchObject({ startedAt: new Date(created).toISOString(), timings: { queueMs: 0 } })
+    const waited = admittedSyncStatus(uj('sync'), true, created + 4000)
+    expect(waited).toMatchObject({ state: 'running', startedAt: new Date(created + 4000).toISOString(), timings: { queueMs: 4000 } })
+    expect(runningStatus(uj('sync', waited), created + 5000, created + 5100).timings.queueMs).toBe(4000)
   })
 
   it('fills result and every timing on success', () => {

@@ -16,10 +16,22 @@ export function startedAtFor(uj: UtilityJobResource, podStartedAt: number, now: 
   return Math.max(created, seen)
 }
 
+/**
+ * A sync job the moment admission lets it start: a client is waiting, so it runs from here on.
+ * Admitted on arrival it starts at its acceptance (queueMs 0); one that waited for a slot starts
+ * now, and its queueMs is that wait.
+ */
+export function admittedSyncStatus(uj: UtilityJobResource, waited: boolean, now: number): UtilityJobStatus {
+  const current = effectiveStatus(uj)
+  const created = parseTime(uj.spec.createdAt)!
+  const started = waited ? Math.max(created, now) : created
+  return { ...current, state: 'running', startedAt: isoMs(started), timings: { ...current.timings, queueMs: started - created } }
+}
+
 export function runningStatus(uj: UtilityJobResource, podStartedAt: number, now: number): UtilityJobStatus {
   const current = effectiveStatus(uj)
   const created = parseTime(uj.spec.createdAt)!
-  const started = uj.spec.mode === 'sync' ? created : startedAtFor(uj, podStartedAt, now)
+  const started = uj.spec.mode === 'sync' ? (parseTime(current.startedAt) ?? created) : startedAtFor(uj, podStartedAt, now)
   return {
     ...current,
     state: 'running',

@@ -1,7 +1,10 @@
 import type { BatchV1Api, CustomObjectsApi, ObjectCache, V1Job, V1Pod } from '@kubernetes/client-node'
 import type { Client } from 'minio'
 import pino from 'pino'
+import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
+import { LABELS } from '../contract/api-group.js'
+import { MAX_PROGRESS_BYTES, MAX_RESULT_MANIFEST_BYTES } from '../contract/runner-protocol.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { jobNameFor } from './desired-job.js'
 import { type JobRecordWriter, UtilityJobReconciler } from './reconciler.js'
@@ -38,7 +41,7 @@ const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, 
  * The reconciler against fakes of the world it reads (caches of UtilityJobs, Jobs and Pods) and
  * of the APIs it writes: every write is recorded in order, with the fence calls between them.
  */
-function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolean }) {
+function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolean; held?: boolean; storage?: Client }) {
   const writes: string[] = []
   const utilityJobs = new Map([[opts.uj.metadata.name, opts.uj]])
   const jobs = new Map((opts.jobs ?? []).map((j) => [j.metadata!.name!, j]))
@@ -78,9 +81,9 @@ function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolea
     pods: cacheOf(pods),
     batch,
     custom,
-    storage: {} as Client,
+    storage: opts.storage ?? ({} as Client),
     fence: () => writes.push('fence'),
-    admission: { mayStart: () => opts.mayStart ?? true, schedule: () => void scheduled++ },
+    admission: { mayStart: () => opts.mayStart ?? true, schedule: () => void scheduled++, wasHeld: () => opts.held ?? false },
     issueCredentials: async () => ({ accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't', expiresAt: '2026-11-24T10:30:00.000Z' }),
     bucket: 'dutil',
     runner: settings,
@@ -89,7 +92,7 @@ function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolea
     records,
     graceMs: 60_000,
   })
-  return { reconciler, writes, created, statuses, jobs, utilityJobs, scheduled: () => scheduled }
+  return { reconciler, writes, created, statuses, jobs, pods, utilityJobs, scheduled: () => scheduled }
 }
 
 describe('the reconciler pass', () => {
@@ -137,6 +140,30 @@ describe('the reconciler pass', () => {
     expect(w.scheduled()).toBe(1)
   })
 
+  it('shows a sync job held back for want of a slot as queued, Admitted False, and creates no Job', async () => {
+    const uj = utilityJob({ mode: 'sync' })
+    const w = world({ uj, mayStart: false, held: true })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.created).toEqual([])
+    expect(w.statuses.map((s) => s.status!.state)).toEqual(['queued'])
+    expect(w.statuses[0].status!.conditions!.find((c) => c.type === 'Admitted')).toMatchObject({ status: 'False', reason: 'Queued' })
+    // Not yet looked at by admission: nothing written, a pass asked for.
+    const fresh = world({ uj, mayStart: false, held: false })
+    await fresh.reconciler.reconcile(uj.metadata.name)
+    expect(fresh.statuses).toEqual([])
+    expect(fresh.scheduled()).toBe(1)
+  })
+
+  it('starts a sync job admitted on arrival at its acceptance (queueMs 0), and one that waited at its admission', async () => {
+    const onArrival = world({ uj: utilityJob({ mode: 'sync' }) })
+    await onArrival.reconciler.reconcile('job-01m8abc')
+    expect(onArrival.created).toHaveLength(1)
+    expect(onArrival.statuses[0].status).toMatchObject({ state: 'running', startedAt: '2026-11-24T09:59:59.000Z', timings: { queueMs: 0 } })
+    const waited = world({ uj: utilityJob({ mode: 'sync' }, { state: 'queued' } as UtilityJobResource['status']) })
+    await waited.reconciler.reconcile('job-01m8abc')
+    expect(waited.statuses[0].status).toMatchObject({ state: 'running', startedAt: '2026-11-24T10:00:00.000Z', timings: { queueMs: 1000 } })
+  })
+
   it('cancels a job still queued: its Job goes (by name, whatever the cache says) and the status says cancelled', async () => {
     const uj = utilityJob({ cancelRequested: true } as Partial<UtilityJobResource['spec']>, { state: 'queued' } as UtilityJobResource['status'])
     const w = world({ uj })
@@ -169,5 +196,54 @@ describe('the reconciler pass', () => {
     w.utilityJobs.clear()
     expect(await w.reconciler.reconcile(uj.metadata.name)).toBeUndefined()
     expect(w.writes).toEqual([])
+  })
+
+  describe('objects a runner wrote, read within their bounds', () => {
+    /** Storage whose every object is `size` bytes of JSON-ish filler, produced as it is read. */
+    const endless = (size: number) => {
+      const pulled = { bytes: 0 }
+      const client = {
+        getObject: async () =>
+          Readable.from(
+            (function* () {
+              for (let sent = 0; sent < size; sent += 65_536) {
+                pulled.bytes += 65_536
+                yield Buffer.alloc(65_536, 0x20)
+              }
+            })(),
+          ),
+      } as unknown as Client
+      return { client, pulled }
+    }
+    const jobFor = (uj: UtilityJobResource, complete: boolean) =>
+      ({
+        metadata: { name: jobNameFor(uj), namespace: NS, ownerReferences: [{ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: uj.metadata.name, uid: 'uid-1' }] },
+        status: complete ? { conditions: [{ type: 'Complete', status: 'True' }], completionTime: new Date(NOW - 100) } : { active: 1 },
+      }) as unknown as V1Job
+    const runningPod = (uj: UtilityJobResource) =>
+      ({
+        metadata: { name: 'p', namespace: NS, labels: { [LABELS.jobId]: uj.metadata.name } },
+        status: { phase: 'Running', containerStatuses: [{ name: 'runner', state: { running: { startedAt: new Date(NOW - 1000) } } }] },
+      }) as unknown as V1Pod
+
+    it('fails a job whose result manifest is 400 MB as internal, having read no more than its bound', async () => {
+      const uj = utilityJob({}, { state: 'running' } as UtilityJobResource['status'])
+      const store = endless(400 * 1024 * 1024)
+      const w = world({ uj, jobs: [jobFor(uj, true)], storage: store.client })
+      await w.reconciler.reconcile(uj.metadata.name)
+      expect(w.statuses.map((x) => x.status)).toEqual([expect.objectContaining({ state: 'failed', error: { code: 'internal', message: "The job's result could not be accepted." } })])
+      expect(store.pulled.bytes).toBeLessThanOrEqual(MAX_RESULT_MANIFEST_BYTES + 2 * 65_536)
+    })
+
+    it('fails a running job whose progress report is oversize as internal and stops its Job', async () => {
+      const uj = utilityJob({ utility: 'zip-files' }, { state: 'running' } as UtilityJobResource['status'])
+      const store = endless(50 * 1024 * 1024)
+      const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
+      w.pods.set('p', runningPod(uj))
+      await w.reconciler.reconcile(uj.metadata.name)
+      expect(w.statuses.map((x) => x.status!.state)).toEqual(['failed'])
+      expect(w.writes).toContain(`delete job ${jobNameFor(uj)}`)
+      expect(store.pulled.bytes).toBeLessThanOrEqual(MAX_PROGRESS_BYTES + 2 * 65_536)
+    })
   })
 })

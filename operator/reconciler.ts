@@ -6,11 +6,12 @@ import { catalog } from '../runners/catalog.js'
 import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../contract/job-view.js'
 import { apiStatus } from '../platform/kube.js'
-import { progressObjectKey, resultObjectKey, type RunnerResult } from '../contract/runner-protocol.js'
+import { MAX_PROGRESS_BYTES, MAX_RESULT_MANIFEST_BYTES, progressObjectKey, resultObjectKey, type RunnerResult } from '../contract/runner-protocol.js'
+import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
 import { parseTime } from '../contract/time.js'
 import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
-import { cancelledStatus, failedStatus, progressUpdate, runningStatus, succeededStatus } from './next-status.js'
+import { admittedSyncStatus, cancelledStatus, failedStatus, progressUpdate, runningStatus, succeededStatus } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
 import { resultProblem } from './result-check.js'
 import { boundedStatus } from '../contract/status-budget.js'
@@ -31,7 +32,7 @@ export interface ReconcilerDeps {
   /** Throws (or ends the process) when this replica may no longer act as leader: called before every write. */
   fence?: () => void
   /** Whether a queued job may have its batch Job now (per-utility limits, fair turns). */
-  admission: Pick<Admission, 'mayStart' | 'schedule'>
+  admission: Pick<Admission, 'mayStart' | 'schedule' | 'wasHeld'>
   /** Each runner's own temporary storage credentials (STS with the job's session policy). */
   issueCredentials: IssueCredentials
   bucket: string
@@ -139,8 +140,10 @@ export class UtilityJobReconciler {
         await this.writeStatus(uj, failedStatus(uj, { code: 'lost', message: 'The job was interrupted and ran past its time limit.' }, null, this.now()), log)
         return
       }
-      // Above its utility's limit it stays queued, with no Job and no Pod, until admitted.
+      // Above its utility's limit (or its tenant's share) it stays queued, with no Job and no
+      // Pod, until admitted. A sync job held back says so (Admitted False) while its client waits.
       if (!this.d.admission.mayStart(uj)) {
+        if (uj.spec.mode === 'sync' && status.state === 'queued' && !uj.status?.state && this.d.admission.wasHeld(name)) await this.writeStatus(uj, status, log)
         this.d.admission.schedule()
         return
       }
@@ -165,7 +168,13 @@ export class UtilityJobReconciler {
           return
         }
         // A runner that counts progress writes it to storage; it is copied here while the job runs.
-        const report = await readJsonObject<unknown>(this.d.storage, this.d.bucket, progressObjectKey(uj.spec.jobId)).catch(() => null)
+        // Read within a size and depth bound: a runner that parsed hostile input may be hostile.
+        let report: unknown = null
+        try {
+          report = await readJsonObject<unknown>(this.d.storage, this.d.bucket, progressObjectKey(uj.spec.jobId), MAX_PROGRESS_BYTES)
+        } catch (err) {
+          if (err instanceof JsonBoundError && err.bound !== 'syntax') return this.refuseRunnerOutput(uj, 'progress report', err, obs.podStartedAt, log)
+        }
         const progress = progressUpdate(uj.status?.progress, report, unit)
         if (progress) status = { ...(status ?? effectiveStatus(uj)), progress }
         if (status) await this.writeStatus(uj, status, log)
@@ -180,8 +189,9 @@ export class UtilityJobReconciler {
       case 'succeeded': {
         let result: RunnerResult
         try {
-          result = await readJsonObject<RunnerResult>(this.d.storage, this.d.bucket, resultObjectKey(uj.spec.jobId))
+          result = await readJsonObject<RunnerResult>(this.d.storage, this.d.bucket, resultObjectKey(uj.spec.jobId), MAX_RESULT_MANIFEST_BYTES)
         } catch (err) {
+          if (err instanceof JsonBoundError) return this.refuseRunnerOutput(uj, 'result manifest', err, obs.podStartedAt, log)
           // Storage briefly unreachable: the output is there, so look again for a while before failing.
           const completedAt = obs.finishedAt ?? this.now()
           const missing = ['NoSuchKey', 'NotFound'].includes((err as { code?: string }).code ?? '')
@@ -204,6 +214,16 @@ export class UtilityJobReconciler {
         return
       }
     }
+  }
+
+  /**
+   * A runner wrote a progress report or result manifest over its size or nesting bound, or (a
+   * manifest) not JSON at all: it is not read further, the job fails `internal` and its Job goes.
+   */
+  private async refuseRunnerOutput(uj: UtilityJobResource, what: string, err: JsonBoundError, podStartedAt: number | null, log: Logger): Promise<void> {
+    log.error({ what, bound: err.bound, err: err.message }, 'runner output refused')
+    await this.writeStatus(uj, failedStatus(uj, { code: 'internal', message: "The job's result could not be accepted." }, podStartedAt, this.now()), log)
+    await this.deleteJob(jobNameFor(uj), log, 'runner output refused')
   }
 
   private async createJob(uj: UtilityJobResource, utility: NonNullable<ReturnType<typeof catalog.get>>, log: Logger): Promise<void> {
@@ -230,8 +250,11 @@ export class UtilityJobReconciler {
       note: `Created batch Job ${jobName} (time limit ${body.spec!.activeDeadlineSeconds} s).`,
       related: { apiVersion: 'batch/v1', kind: 'Job', name: jobName, uid: created.metadata?.uid },
     })
-    // Still queued, now admitted: the Admitted condition turns True.
-    await this.writeStatus(uj, effectiveStatus(uj), log, { admitted: true })
+    // Admitted: the Admitted condition turns True. An async job stays queued until its runner
+    // starts; a sync job runs from here (its client is waiting).
+    const waited = uj.status?.state === 'queued' || this.d.admission.wasHeld(uj.metadata.name)
+    const status = uj.spec.mode === 'sync' ? admittedSyncStatus(uj, waited, this.now()) : effectiveStatus(uj)
+    await this.writeStatus(uj, status, log, { admitted: true })
   }
 
   /**

@@ -1,6 +1,6 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
 import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
-import { DEFAULT_RATE_LIMIT, hashApiKey, hashLabel, keyPrefix, newApiKeyValue, newSigningSecret, WORKSPACE_SIGNING_ENTRY } from '../contract/api-keys.js'
+import { DEFAULT_RATE_LIMIT, hashApiKey, hashLabel, keyPrefix, newApiKeyValue, newSigningSecret, PLAYGROUND_SIGNING_ENTRY, WORKSPACE_SIGNING_ENTRY } from '../contract/api-keys.js'
 import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
 import type { ApiKeyResource } from '../contract/crd-schemas.js'
 import { newId, objectNameOf, ulidOf } from '../contract/ids.js'
@@ -89,23 +89,40 @@ export class ApiKeyAdmin {
    */
   async rotateSecret(id: string): Promise<RevealedSecret> {
     const apiKey = await this.get(id)
+    if (apiKey.spec.revokedAt) throw new RevokedKeyError(id)
     const signingSecret = newSigningSecret()
     await this.signing.write({ [apiKey.metadata.name]: signingSecret })
     return { id, signingSecret, source: 'key' }
   }
 
-  /** The secret callbacks of this key are signed with now. */
+  /**
+   * The secret callbacks of this key are signed with now. A revoked key whose entry was removed
+   * (its last callback settled) has none: never the workspace secret in its place.
+   */
   async revealSecret(id: string): Promise<RevealedSecret> {
     const apiKey = await this.get(id)
     const entries = await this.signing.all()
     const own = entries[apiKey.metadata.name]
     if (own) return { id, signingSecret: own, source: 'key' }
+    if (apiKey.spec.revokedAt) throw new RevokedKeyError(id)
     return { id, signingSecret: await this.ensureWorkspaceSecret(), source: 'workspace' }
   }
 
   /** The workspace signing secret, made when missing (keys without a secret of their own use it). */
   ensureWorkspaceSecret(): Promise<string> {
     return this.signing.setIfAbsent(WORKSPACE_SIGNING_ENTRY, newSigningSecret())
+  }
+
+  /** The playground signing secret, made when missing (console playground callbacks). */
+  ensurePlaygroundSecret(): Promise<string> {
+    return this.signing.setIfAbsent(PLAYGROUND_SIGNING_ENTRY, newSigningSecret())
+  }
+
+  /** Replaces the playground signing secret. */
+  async rotatePlaygroundSecret(): Promise<string> {
+    const signingSecret = newSigningSecret()
+    await this.signing.write({ [PLAYGROUND_SIGNING_ENTRY]: signingSecret })
+    return signingSecret
   }
 
   /** Active keys first, then revoked ones, each newest first. */
@@ -135,5 +152,13 @@ export class ApiKeyAdmin {
       { ...this.coords(), name: objectNameOf(id), body: { spec: { revokedAt: isoMs(now) } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     )) as ApiKeyResource
+  }
+}
+
+/** A revoked key has no signing secret to reveal or rotate. */
+export class RevokedKeyError extends Error {
+  constructor(readonly keyId: string) {
+    super(`${keyId} is revoked: it has no signing secret any more`)
+    this.name = 'RevokedKeyError'
   }
 }

@@ -10,7 +10,8 @@ describe('download link headers', () => {
   })
 
   it('serves types a browser would run or render as a page as application/octet-stream', () => {
-    for (const t of ['text/html', 'text/html; charset=utf-8', 'image/svg+xml', 'application/xhtml+xml', 'text/xml', 'application/javascript', 'multipart/related']) {
+    const xmlKinds = ['application/mathml+xml', 'application/rss+xml', 'application/atom+xml', 'application/xslt+xml', 'application/vnd.example.doc+xml; charset=utf-8']
+    for (const t of ['text/html', 'text/html; charset=utf-8', 'image/svg+xml', 'application/xhtml+xml', 'text/xml', 'application/javascript', 'multipart/related', ...xmlKinds]) {
       expect(downloadHeaders({ name: 'x', contentType: t })['response-content-type'], t).toBe('application/octet-stream')
     }
     expect(downloadHeaders({ name: 'x', contentType: null })['response-content-type']).toBe('application/octet-stream')

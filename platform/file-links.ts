@@ -4,8 +4,12 @@ import type { StoredFile } from '../contract/runner-protocol.js'
 import { hasOmittedFiles } from '../contract/status-budget.js'
 import { isoMs } from '../contract/time.js'
 
-/** Media types a browser would run script in (or render as a document) when opened in place. */
-const ACTIVE_TYPES = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|text\/xsl|application\/xslt\+xml|multipart\/|text\/javascript|application\/(x-)?javascript)\b/i
+/**
+ * Media types a browser would run script in (or render as a document) when opened in place:
+ * HTML, scripts, multipart, and every XML type, `+xml` suffixes included (XHTML, SVG, XSLT,
+ * MathML, RSS, Atom… can all carry script or styles a browser applies).
+ */
+const ACTIVE_TYPES = /^(text\/html|text\/xml|application\/xml|text\/xsl|multipart\/|text\/javascript|application\/(x-)?javascript|[a-z0-9.+-]+\/[a-z0-9.-]+\+xml)\b/i
 
 /**
  * Response headers the storage server sends for a download link (S3's `response-*` overrides,

@@ -44,6 +44,12 @@ export class PeopleStore {
     kc: KubeConfig,
     readonly namespace: string,
     private readonly caches?: { users: ObjectCache<ConsoleUserResource>; invites: ObjectCache<ConsoleInviteResource> },
+    /**
+     * Look-ups past the watched caches for what they do not hold (an invite or a person made a
+     * moment ago) take a token first: a flood of made-up tokens or e-mails before sign-in costs
+     * the API server this budget and no more (shared with unknown API keys).
+     */
+    private readonly fallbackBudget?: { take(): boolean },
   ) {
     this.custom = kc.makeApiClient(CustomObjectsApi)
     this.credentials = new SecretEntries(kc.makeApiClient(CoreV1Api), namespace, SECRET_OBJECTS.consoleCredentials)
@@ -88,9 +94,15 @@ export class PeopleStore {
     }
   }
 
-  /** Sign-in paths read fresh: a person disabled a moment ago must not get in through a stale cache. */
-  findUserByEmail(email: string, fresh = false): Promise<ConsoleUserResource | undefined> {
-    return this.getUser(userObjectName(email), fresh)
+  /**
+   * Sign-in paths read fresh: a person disabled a moment ago must not get in through a stale
+   * cache. An e-mail the cache does not know is read from the API server only within the
+   * fall-back budget (a person invited a moment ago; otherwise nobody).
+   */
+  async findUserByEmail(email: string, fresh = false): Promise<ConsoleUserResource | undefined> {
+    const name = userObjectName(email)
+    if (fresh && this.caches && !this.caches.users.get(name, this.namespace) && !(this.fallbackBudget?.take() ?? true)) return undefined
+    return this.getUser(name, fresh)
   }
 
   async findUserById(userId: string): Promise<ConsoleUserResource | undefined> {
@@ -177,7 +189,7 @@ export class PeopleStore {
     const hash = sha256(token)
     let found = (await this.listInvites()).find((i) => i.spec.tokenHash === hash)
     // An invite issued a moment ago may not have reached the cache yet.
-    if (!found && this.caches) found = (await this.listInvitesFresh()).find((i) => i.spec.tokenHash === hash)
+    if (!found && this.caches && (this.fallbackBudget?.take() ?? true)) found = (await this.listInvitesFresh()).find((i) => i.spec.tokenHash === hash)
     if (!found) return undefined
     return (parseTime(found.spec.expiresAt) ?? 0) > now ? found : undefined
   }

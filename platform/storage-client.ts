@@ -1,5 +1,6 @@
 import * as Minio from 'minio'
 import type { StorageSettings } from '../contract/storage-keys.js'
+import { JsonBoundError, parseBoundedJson } from './bounded-json.js'
 
 /** An S3 client for dutil's bucket (MinIO locally, any S3 in production). */
 export function storageClient(s: StorageSettings): Minio.Client {
@@ -17,11 +18,24 @@ export function storageClient(s: StorageSettings): Minio.Client {
   })
 }
 
-export async function readJsonObject<T>(client: Minio.Client, bucket: string, key: string): Promise<T> {
+/**
+ * Reads a JSON object of at most `maxBytes` (the download stops as soon as it is over) and at
+ * most MAX_JSON_DEPTH levels deep; an object over either bound, or malformed, throws
+ * JsonBoundError. Objects a runner wrote are read this way: a hostile one cannot exhaust memory.
+ */
+export async function readJsonObject<T>(client: Minio.Client, bucket: string, key: string, maxBytes: number): Promise<T> {
   const stream = await client.getObject(bucket, key)
   const chunks: Buffer[] = []
-  for await (const c of stream) chunks.push(c as Buffer)
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T
+  let size = 0
+  for await (const c of stream) {
+    size += (c as Buffer).length
+    if (size > maxBytes) {
+      stream.destroy()
+      throw new JsonBoundError(`${key} is larger than ${maxBytes} bytes`, 'size')
+    }
+    chunks.push(c as Buffer)
+  }
+  return parseBoundedJson(Buffer.concat(chunks).toString('utf8')) as T
 }
 
 export async function writeJsonObject(client: Minio.Client, bucket: string, key: string, value: unknown): Promise<void> {

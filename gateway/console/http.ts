@@ -6,6 +6,7 @@ import { MAX_BODY_BYTES, readJsonBody, UNAUTHENTICATED_BODY_BYTES } from '../jso
 import { can, type Action, type Ownership } from './permissions.js'
 import { SESSION_IDLE_MS, type SessionData, type SessionStore } from './sessions.js'
 import type { PeopleStore } from '../../platform/people-store.js'
+import type { RateLimiter } from '../rate-limit.js'
 
 export const SESSION_COOKIE = 'dutil_session'
 export const PENDING_COOKIE = 'dutil_pending'
@@ -167,5 +168,24 @@ export class Fields {
 
   check(): void {
     if (this.problems.length) throw invalid(this.problems.map((p) => `${p.path} ${p.message}`).join('; ') + '.', this.problems)
+  }
+}
+
+/**
+ * Before sign-in the console is anyone's: each client address may make `perMinute` console API
+ * requests a minute without a session (sign-in, invites, OIDC), counted in Redis across
+ * replicas; more answer 429 with Retry-After. Signed-in people are not counted here. While Redis
+ * is down requests pass (the sign-in lockout and password-work limits still hold).
+ */
+export function limitAnonymous(limiter: RateLimiter, perMinute: number) {
+  return async (ctx: Context, next: Next) => {
+    if (!ctx.state.console) {
+      const hit = await limiter.hit(`console-addr:${ctx.ip}`, Date.now(), ctx.state.requestId as string | undefined)
+      if (hit && hit.count > perMinute) {
+        const seconds = Math.max(1, Math.ceil(hit.resetMs / 1000))
+        throw new ApiError('rate_limited', 'Too many console requests from this address; try again shortly.', undefined, { 'Retry-After': String(seconds) })
+      }
+    }
+    await next()
   }
 }

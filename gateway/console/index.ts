@@ -9,12 +9,13 @@ import { API_GROUP, API_VERSION } from '../../contract/api-group.js'
 import { CONSOLE_INVITE, CONSOLE_USER, type ConsoleInviteResource, type ConsoleUserResource } from '../../contract/console-resources.js'
 import type { ApiKeyResource } from '../../contract/crd-schemas.js'
 import { watchedCache } from '../../platform/kube.js'
+import { ApiError } from '../api-error.js'
 import type { FileLinks } from '../file-links.js'
 import type { JobRecords } from '../job-records.js'
 import type { JobStore } from '../job-store.js'
 import type { GatewayMetrics } from '../metrics.js'
 import type { ConsoleConfig } from './config.js'
-import { loadSession, originCheck } from './http.js'
+import { limitAnonymous, loadSession, originCheck } from './http.js'
 import { Lockout } from './lockout.js'
 import { RedisMutex } from './redis-mutex.js'
 import { RateLimiter } from '../rate-limit.js'
@@ -43,6 +44,8 @@ export interface ConsoleOptions {
   bucket: string
   config: ConsoleConfig
   log: Logger
+  /** API-server look-ups for what the watched caches miss, shared with unknown API keys. */
+  lookupBudget?: { take(): boolean }
 }
 
 export interface Console {
@@ -55,7 +58,12 @@ export interface Console {
 /** The console's routes wired to their dependencies (a test can pass its own). */
 export function consoleMiddleware(d: ConsoleDeps): Middleware {
   const routers = [authRoutes(d), keyRoutes(d), jobRoutes(d), workspaceRoutes(d), peopleRoutes(d)].map((r) => r.routes() as unknown as Middleware)
-  const api = compose([originCheck(d.config.publicUrl), loadSession(d.sessions, d.people, d.config.insecureCookies), ...routers])
+  const api = compose([
+    originCheck(d.config.publicUrl),
+    loadSession(d.sessions, d.people, d.config.insecureCookies),
+    limitAnonymous(d.playgroundLimiter, d.config.limits.anonymousRequestsPerMinute),
+    ...routers,
+  ])
   const ui = uiRoutes(d.config).routes() as unknown as Middleware
   return async (ctx, next) => {
     if (ctx.path === '/console/api' || ctx.path.startsWith('/console/api/')) {
@@ -83,7 +91,7 @@ export function createConsole(o: ConsoleOptions): Console {
   const invites = watch<ConsoleInviteResource>(CONSOLE_INVITE.plural)
   const deps: ConsoleDeps = {
     config: o.config,
-    people: new PeopleStore(o.kc, o.namespace, { users: users.cache, invites: invites.cache }),
+    people: new PeopleStore(o.kc, o.namespace, { users: users.cache, invites: invites.cache }, o.lookupBudget),
     sessions: new SessionStore(o.redis),
     lockout: new Lockout(o.redis),
     mutex: new RedisMutex(o.redis),
@@ -101,10 +109,18 @@ export function createConsole(o: ConsoleOptions): Console {
   }
   const synced = Promise.all([users.synced, invites.synced]).then(() => undefined)
   return {
-    middleware: consoleMiddleware(deps),
+    middleware: o.config.off ? consoleOff(o.config.off) : consoleMiddleware(deps),
     synced,
     stop: async () => {
       await Promise.allSettled([users.stop(), invites.stop()])
     },
+  }
+}
+
+/** Every console path answers 404 with the reason (the API is not affected). */
+function consoleOff(reason: string): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path !== '/console' && !ctx.path.startsWith('/console/')) return next()
+    throw new ApiError('not_found', reason)
   }
 }

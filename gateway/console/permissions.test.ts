@@ -19,6 +19,8 @@ const TABLE: Array<[Action, boolean, boolean, boolean, boolean, boolean, boolean
   ['members.manage', true, true, false, false, false, false],
   ['workspaceSecret.reveal', true, true, true, true, false, false],
   ['workspaceSecret.rotate', true, true, false, false, false, false],
+  ['playgroundSecret.reveal', true, true, true, true, false, false],
+  ['playgroundSecret.rotate', true, true, false, false, false, false],
 ]
 
 const cases = TABLE.flatMap(([action, ...allowed]) => {

@@ -13,7 +13,7 @@ export const ACTIONS = [
   'keys.secret.rotate',
   'keys.rateLimit.set',
   'jobs.read',
-  /** Send a finished job's callback again (issue 18; jobs of their own keys for externals). */
+  /** Send a finished job's callback again (docs/adr/0019; jobs of their own keys for externals). */
   'callbacks.redeliver',
   'usage.read',
   'playground.run',
@@ -21,6 +21,9 @@ export const ACTIONS = [
   'members.manage',
   'workspaceSecret.reveal',
   'workspaceSecret.rotate',
+  /** The secret playground callbacks are signed with (everyone who runs the playground verifies with it). */
+  'playgroundSecret.reveal',
+  'playgroundSecret.rotate',
 ] as const
 export type Action = (typeof ACTIONS)[number]
 export type Scope = 'all' | 'own' | 'none'
@@ -42,6 +45,8 @@ export const PERMISSIONS: Record<Role, Record<Action, Scope>> = {
     'members.manage': 'all',
     'workspaceSecret.reveal': 'all',
     'workspaceSecret.rotate': 'all',
+    'playgroundSecret.reveal': 'all',
+    'playgroundSecret.rotate': 'all',
   },
   member: {
     'keys.read': 'all',
@@ -56,9 +61,11 @@ export const PERMISSIONS: Record<Role, Record<Action, Scope>> = {
     'playground.run': 'all',
     'members.read': 'none',
     'members.manage': 'none',
-    // Members verify playground callbacks with it; only admins rotate it.
+    // Members verify callbacks of keys without a secret of their own with it; only admins rotate it.
     'workspaceSecret.reveal': 'all',
     'workspaceSecret.rotate': 'none',
+    'playgroundSecret.reveal': 'all',
+    'playgroundSecret.rotate': 'none',
   },
   external: {
     'keys.read': 'own',
@@ -76,6 +83,9 @@ export const PERMISSIONS: Record<Role, Record<Action, Scope>> = {
     'members.manage': 'none',
     'workspaceSecret.reveal': 'none',
     'workspaceSecret.rotate': 'none',
+    // Like the workspace secret, not theirs to see (their playground callbacks are signed with it).
+    'playgroundSecret.reveal': 'none',
+    'playgroundSecret.rotate': 'none',
   },
 }
 

@@ -3,7 +3,8 @@ import type { Context } from 'koa'
 import { keyAllows } from '../../contract/api-keys.js'
 import { enabledUtility } from '../../runners/catalog.js'
 import { newId } from '../../contract/ids.js'
-import { isTerminal, type JobRecord } from '../../contract/job-view.js'
+import { effectiveStatus, isTerminal, type JobRecord } from '../../contract/job-view.js'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
 import { acceptJob, completeHandOff } from '../accept-job.js'
 import { ApiError, invalid } from '../api-error.js'
@@ -16,6 +17,7 @@ import { readJsonBody } from '../json-body.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../utility-job.js'
 import { validateRunRequest } from '../validation.js'
 import type { RouteDeps } from './context.js'
+import { syncWait } from './sync-wait.js'
 import { respondWithJob } from './respond.js'
 
 /** Header sent by tests to shorten a job's time limit; honoured only with test hooks on. */
@@ -78,8 +80,30 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
   const created = accepted.job
   deps.log.info({ requestId: ctx.state.requestId, jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
-  const answered = mode === 'sync' ? await deps.store.waitForTerminal(created, deps.syncWaitMs, deps.shutdown) : created
-  await respondWithJob(ctx, deps, answered, mode === 'sync')
+  if (mode === 'async') return respondWithJob(ctx, deps, created, false)
+  const wait = syncWait(ctx, deps.shutdown)
+  try {
+    const answered = await deps.store.waitForTerminal(created, deps.syncWaitMs, wait.signal)
+    if (wait.clientGone()) await forgetQueued(deps, answered, ctx.state.requestId as string)
+    await respondWithJob(ctx, deps, answered, true)
+  } finally {
+    wait.dispose()
+  }
+}
+
+/**
+ * A sync run whose client hung up while the job still waited for a run slot: nobody can read
+ * its result (the caller never got the id), so it is cancelled rather than started. With an
+ * Idempotency-Key it stays: the caller's retry with that key gets this job (docs/api.md, Sync runs).
+ */
+async function forgetQueued(deps: RouteDeps, job: UtilityJobResource, requestId: string): Promise<void> {
+  if (job.spec.idempotencyKeyHash || effectiveStatus(job).state !== 'queued' || job.spec.cancelRequested) return
+  try {
+    await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
+    deps.log.info({ requestId, jobId: job.spec.jobId }, 'sync client gone before its job started; job cancelled')
+  } catch (err) {
+    deps.log.warn({ requestId, jobId: job.spec.jobId, err: (err as Error).message }, 'cancelling the job of a sync client that left failed')
+  }
 }
 
 async function replay(ctx: Context, deps: RouteDeps, job: JobRecord, utility: UtilityDefinition, mode: 'sync' | 'async'): Promise<void> {

@@ -1,11 +1,11 @@
 import type { CoreV1Api } from '@kubernetes/client-node'
-import { WORKSPACE_SIGNING_ENTRY } from '../../contract/api-keys.js'
+import { PLAYGROUND_SIGNING_ENTRY, WORKSPACE_SIGNING_ENTRY } from '../../contract/api-keys.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { SECRET_OBJECTS, SecretEntries } from '../../platform/secret-entries.js'
 
 export interface SigningSecret {
   secret: string
-  source: 'key' | 'workspace'
+  source: 'key' | 'workspace' | 'playground'
 }
 
 export interface SecretSource {
@@ -15,20 +15,32 @@ export interface SecretSource {
 /**
  * The `whsec_` secret a job's callback is signed with, read from the signing Secret at every
  * attempt (never cached), so a rotation takes effect for the next attempt. A key without a secret
- * of its own, and a console playground run (no key), use the workspace entry; null when neither exists.
+ * of its own uses the workspace entry; a console playground run (no key) the playground entry,
+ * never the workspace's. Null when the entry needed does not exist.
  */
 export class KubeSigningSecrets implements SecretSource {
   private readonly entries: SecretEntries
 
-  constructor(core: CoreV1Api, namespace: string, secretName: string = SECRET_OBJECTS.signing) {
+  constructor(
+    core: CoreV1Api,
+    namespace: string,
+    secretName: string = SECRET_OBJECTS.signing,
+    /** Whether a key is revoked: its callbacks never fall back to the workspace secret. */
+    private readonly revoked: (apiKeyId: string) => Promise<boolean> = async () => false,
+  ) {
     this.entries = new SecretEntries(core, namespace, secretName)
   }
 
   async forKey(apiKeyId: string): Promise<SigningSecret | null> {
     const all = await this.entries.all()
-    // Console playground runs have no key: the workspace secret signs them.
-    const own = apiKeyId ? all[objectNameOf(apiKeyId)]?.trim() : undefined
+    if (!apiKeyId) {
+      const playground = all[PLAYGROUND_SIGNING_ENTRY]?.trim()
+      return playground ? { secret: playground, source: 'playground' } : null
+    }
+    const own = all[objectNameOf(apiKeyId)]?.trim()
     if (own) return { secret: own, source: 'key' }
+    // A revoked key's entry is removed once its callbacks settled: a later redelivery fails.
+    if (await this.revoked(apiKeyId)) return null
     const workspace = all[WORKSPACE_SIGNING_ENTRY]?.trim()
     return workspace ? { secret: workspace, source: 'workspace' } : null
   }

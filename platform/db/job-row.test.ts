@@ -57,10 +57,10 @@ describe('job rows', () => {
     }
   })
 
-  it('take a job without a status as the spec says it starts (async queued, sync running)', () => {
+  it('take a job without a status as queued, sync or async (a sync job waits for a run slot too)', () => {
     const { status: _s, ...noStatus } = job()
     expect(rowOf(noStatus).state).toBe('queued')
-    expect(rowOf({ ...noStatus, spec: { ...noStatus.spec, mode: 'sync' } })).toMatchObject({ state: 'running', queue_ms: 0 })
+    expect(rowOf({ ...noStatus, spec: { ...noStatus.spec, mode: 'sync' } })).toMatchObject({ state: 'queued', queue_ms: null, started_at: null })
   })
 
   it('read timestamps back in the API form whatever text PostgreSQL gives', () => {
@@ -74,6 +74,9 @@ describe('job rows', () => {
     expect(createdAtOfJobId(j.spec.jobId)).toBe(j.spec.createdAt)
     expect(createdAtOfJobId('key_01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeNull()
     expect(createdAtOfJobId('job_nope')).toBeNull()
+    // Well-formed characters, but past the largest ULID (its time would overflow 48 bits).
+    expect(createdAtOfJobId('job_ZZZZZZZZZZZZZZZZZZZZZZZZZZ')).toBeNull()
+    expect(createdAtOfJobId('job_7ZZZZZZZZZZZZZZZZZZZZZZZZZ')).not.toBeNull()
   })
 })
 

@@ -63,9 +63,11 @@ const QUEUED_OF_KEY = "SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1
  * Writes a job the gateway is accepting, before it answers: its row, its Idempotency-Key (when
  * given) and the day's accepted count, in one transaction. A key already used by this API key
  * hands back the job that holds it instead (concurrent requests wait on the unique key; the
- * first to commit wins).
+ * first to commit wins). `beforeCommit` (the job's input, written to storage) runs only once
+ * every decision went the job's way, inside the transaction: a refused request or the loser of
+ * an Idempotency-Key race writes nothing, and a failed write leaves no row.
  */
-export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQueuedPerKey?: number; maxQueuedTotal?: number } = {}): Promise<AcceptOutcome> {
+export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQueuedPerKey?: number; maxQueuedTotal?: number; beforeCommit?: () => Promise<void> } = {}): Promise<AcceptOutcome> {
   const row = rowOf(job)
   try {
     return await withPartition(db, row.created_at, () =>
@@ -98,6 +100,7 @@ export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQu
         }
         await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
         await countAccepted(c, job)
+        await opts.beforeCommit?.()
         return { kind: 'inserted' } as const
       }),
     )

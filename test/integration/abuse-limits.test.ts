@@ -5,6 +5,7 @@ import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
 import { bootstrapAdmin, ConsoleClient, invitePerson, inviteToken, uniqueEmail } from './helpers/console.js'
 import { createKey } from './helpers/keys.js'
+import { listKeys } from './helpers/storage.js'
 import { componentProcess, restartGateway } from './helpers/processes.js'
 
 /**
@@ -12,7 +13,13 @@ import { componentProcess, restartGateway } from './helpers/processes.js'
  * per-key ceiling on queued jobs, per-person playground run limits, and a cap on external
  * people's keys. The gateway runs with small limits for this file, then with its defaults again.
  */
-const LIMITS = { DUTIL_MAX_QUEUED_JOBS: '8', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '5', DUTIL_PLAYGROUND_RUNS_PER_MINUTE: '3', DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: '2' }
+const LIMITS = {
+  DUTIL_MAX_QUEUED_JOBS: '8',
+  DUTIL_MAX_QUEUED_JOBS_PER_KEY: '5',
+  DUTIL_PLAYGROUND_RUNS_PER_MINUTE: '3',
+  DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: '2',
+  DUTIL_CONSOLE_KEYS_PER_DAY: '10',
+}
 const PASSWORD = 'a long enough passphrase'
 let files: FileServer
 let pdfUrl: string
@@ -37,6 +44,10 @@ describe('queued jobs per API key', () => {
     // Nothing starts while the operator is paused: every accepted job stays queued.
     process.kill(operatorPid(), 'SIGSTOP')
     let accepted: string[] = []
+    // Job inputs in storage (one per accepted job): a refused request or a lost race stores none.
+    const inputsBefore = new Set(await listKeys('_jobs/'))
+    const newInputs = async () => (await listKeys('_jobs/')).filter((k) => !inputsBefore.has(k)).sort()
+    const inputsOf = (ids: string[]) => ids.map((id) => `_jobs/${id}/input.json`).sort()
     try {
       const first = await submit(flood.key, { 'Idempotency-Key': 'flood-1' })
       expect(first.status).toBe(202)
@@ -55,16 +66,23 @@ describe('queued jobs per API key', () => {
       const replay = await submit(flood.key, { 'Idempotency-Key': 'flood-1' })
       expect(replay.status).toBe(202)
       expect(replay.body.id).toBe(first.body.id)
+      expect(await newInputs()).toEqual(inputsOf(accepted))
       // Another key is not held back by the flood.
-      expect((await submit(quiet.key)).status).toBe(202)
-      // The platform-wide ceiling (8 queued here) holds for every key: two more fit, then 429.
+      const other = await submit(quiet.key)
+      expect(other.status).toBe(202)
+      // Twelve requests at once with one Idempotency-Key: one job, one stored input.
+      const race = await Promise.all(Array.from({ length: 12 }, () => submit(quiet.key, { 'Idempotency-Key': 'race-1' })))
+      expect(race.map((r) => r.status)).toEqual(Array(12).fill(202))
+      expect(new Set(race.map((r) => r.body.id)).size).toBe(1)
+      expect(await newInputs()).toEqual(inputsOf([...accepted, other.body.id, race[0].body.id]))
+      // The platform-wide ceiling (8 queued here) holds for every key: one more fits, then 429.
       const third = await createKey({ name: 'third' })
-      expect((await submit(third.key)).status).toBe(202)
       expect((await submit(third.key)).status).toBe(202)
       const full = await submit(third.key)
       expect(full.status).toBe(429)
       expect(full.body.error).toMatchObject({ code: 'rate_limited', message: 'The service has as many jobs waiting to start as it takes; send this one again shortly.' })
       expect(full.headers.get('retry-after')).toBe('10')
+      expect((await newInputs()).length).toBe(accepted.length + 3)
     } finally {
       process.kill(operatorPid(), 'SIGCONT')
     }
@@ -113,5 +131,23 @@ describe('console abuse limits', () => {
     // Members are not capped.
     const member = await person('member')
     for (let i = 0; i < 3; i++) expect((await member.call('POST', '/keys', { name: `member-${i}` })).status).toBe(201)
+  })
+
+  it('caps the keys one person may create a day, however many they revoke (churn of the signing Secret)', async () => {
+    // The count is per UTC day: not in the last seconds of one.
+    const intoDay = Date.now() % 86_400_000
+    if (intoDay > 86_400_000 - 15_000) await new Promise((r) => setTimeout(r, 86_400_000 - intoDay + 200))
+    const churner = await person('member')
+    for (let i = 0; i < 10; i++) {
+      const made = await churner.call('POST', '/keys', { name: `churn-${i}` })
+      expect(made.status).toBe(201)
+      expect((await churner.call('POST', `/keys/${made.body.id}/revoke`)).status).toBe(200)
+    }
+    const refused = await churner.call('POST', '/keys', { name: 'churn-10' })
+    expect(refused.status).toBe(429)
+    expect(refused.body.error).toMatchObject({ code: 'rate_limited', message: 'A person may create 10 API keys a day; try again tomorrow.' })
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    // Someone else still can.
+    expect((await (await person('member')).call('POST', '/keys', { name: 'fresh' })).status).toBe(201)
   })
 })

@@ -16,7 +16,7 @@ import { api, download } from './helpers/api.js'
 import { createJobDirectly, readJob } from './helpers/direct-jobs.js'
 import { eventsOf } from './helpers/events.js'
 import { databaseClient } from './helpers/database.js'
-import { createKey, kubeConfig } from './helpers/keys.js'
+import { createKey, keyAdmin, kubeConfig } from './helpers/keys.js'
 import { whileCordoned } from './helpers/node.js'
 import { killComponent, startOperator, waitForOperatorReady } from './helpers/processes.js'
 
@@ -346,6 +346,52 @@ describe('signed callbacks', () => {
       expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 2 })
       await sleep(500)
       expect(receiver.requests(path)).toHaveLength(2)
+    } finally {
+      killComponent('operator')
+      startOperator()
+      await waitForOperatorReady()
+    }
+  })
+})
+
+describe('signing secrets of revoked keys', () => {
+  it("are removed once the key's last callback settled, never replaced by the workspace secret; other entries stay", async () => {
+    const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
+    // The leader sweeps every second here (the chart: DUTIL_RETENTION_SWEEP_SECONDS, hourly).
+    killComponent('operator')
+    startOperator({ DUTIL_RETENTION_SWEEP_SECONDS: '1' })
+    await waitForOperatorReady()
+    try {
+      const busy = await createKey({ name: 'revoked-busy' })
+      const idle = await createKey({ name: 'revoked-idle' })
+      const active = await createKey({ name: 'active' })
+      let open = false
+      const { path, url } = hook(...Array.from({ length: 8 }, () => () => (open ? 200 : 503)))
+      const id = await startJob(busy.key, url)
+      await receiver.waitFor(path, 1)
+      await keyAdmin().revoke(busy.id)
+      await keyAdmin().revoke(idle.id)
+      const entry = async (keyId: string) => (await signing.all())[objectNameOf(keyId)]
+      // The idle key's entry goes; the busy one stays while its callback is still being delivered.
+      await expect.poll(() => entry(idle.id), { timeout: 10_000, interval: 250 }).toBeUndefined()
+      expect((await readJob(objectNameOf(id))).status?.callback?.status).toBe('pending')
+      expect(await entry(busy.id)).toBe(busy.signingSecret)
+      open = true
+      // (The key is revoked: the job is read from the cluster, not through the API.)
+      await expect.poll(async () => (await readJob(objectNameOf(id))).status?.callback?.status, { timeout: 30_000, interval: 200 }).toBe('delivered')
+      const delivered = receiver.requests(path).at(-1)!
+      expect(verify(delivered, busy.signingSecret).type).toBe('job.succeeded')
+      await expect.poll(() => entry(busy.id), { timeout: 10_000, interval: 250 }).toBeUndefined()
+      expect(await entry(active.id)).toBe(active.signingSecret)
+      expect(await signing.get(WORKSPACE_SIGNING_ENTRY)).toMatch(/^whsec_/)
+      // Nothing reveals or signs with the workspace secret in its place.
+      await expect(cli('reveal-secret', busy.id)).rejects.toThrow(/is revoked: it has no signing secret any more/)
+      const sent = receiver.requests(path).length
+      await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })
+      await expect
+        .poll(async () => (await readJob(objectNameOf(id))).status?.callback, { timeout: 15_000 })
+        .toMatchObject({ status: 'failed', round: 2, lastError: 'No signing secret exists for this API key or the workspace.' })
+      expect(receiver.requests(path)).toHaveLength(sent)
     } finally {
       killComponent('operator')
       startOperator()

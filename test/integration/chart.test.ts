@@ -82,7 +82,8 @@ describe('helm lint and template', () => {
       'dutil.io/utilityjobs/status: update',
       'batch/jobs: get,list,watch,create,delete',
       '/pods: get,list,watch',
-      '/secrets[dutil-signing-secrets]: get',
+      '/secrets[dutil-signing-secrets]: get,patch',
+      'dutil.io/apikeys: get,list',
       'coordination.k8s.io/leases: create',
       'coordination.k8s.io/leases[dutil-operator]: get,update',
       'events.k8s.io/events: create',
@@ -184,6 +185,24 @@ describe('helm lint and template', () => {
     expect(apiOnly.spec.rules[0].http.paths.map((p: any) => p.path)).toEqual(['/v1'])
     expect(() => render('--set', 'runners.split-pdf.resources.requests.cpu=lots')).toThrow(/runners\/split-pdf\/resources/)
     expect(() => render('--set', 'retentionDays=0')).toThrow(/retentionDays/)
+  })
+
+  it("gives runner pods the chart's pull secrets and the placement set for all runners or one, which the operator accepts", async () => {
+    const docs = render(
+      '--set-json',
+      'imagePullSecrets=[{"name":"regcred"}]',
+      '--set-json',
+      'runnerPod.nodeSelector={"pool":"documents"}',
+      '--set-json',
+      'runners.html-pdf.pod={"runtimeClassName":"gvisor","nodeSelector":{"pool":"sandboxed"}}',
+    )
+    const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
+    // What the operator makes of it, as it reads it at start.
+    const { parseRunnerPods } = await import('../../operator/runner-pod.js')
+    const pods = parseRunnerPods(env.DUTIL_RUNNER_POD)
+    expect(pods['split-pdf']).toMatchObject({ imagePullSecrets: ['regcred'], nodeSelector: { pool: 'documents' } })
+    expect(pods['html-pdf']).toMatchObject({ imagePullSecrets: ['regcred'], nodeSelector: { pool: 'sandboxed' }, runtimeClassName: 'gvisor' })
+    expect(() => render('--set-json', 'runners.html-pdf.pod={"serviceAccountName":"x"}')).toThrow(/runners\/html-pdf\/pod/)
   })
 
   it('gives the console its public URL and identity-provider settings, the client secret by Secret reference', () => {
@@ -401,6 +420,7 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(can('dutil-gateway', 'get', 'secrets')).toBe('no')
     expect(can('dutil-gateway', 'list', 'secrets')).toBe('no')
     expect(can('dutil-gateway', 'delete', 'secrets')).toBe('no')
+    expect(can('dutil-operator', 'create', 'secrets')).toBe('no')
     expect(can('dutil-operator', 'get', 'secrets/dutil-signing-secrets')).toBe('yes')
     expect(can('dutil-operator', 'get', 'secrets/dutil-console-credentials')).toBe('no')
     expect(can('dutil-gateway', 'create', 'apikeys.dutil.io')).toBe('yes')
@@ -414,6 +434,74 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(can('dutil-operator', 'create', 'pods')).toBe('no')
     expect(can('default', 'get', 'utilityjobs.dutil.io')).toBe('no')
     expect(can('dutil-gateway', 'list', 'utilityjobs.dutil.io', '-n', 'default')).toBe('no')
+  })
+
+  it("refuses, as the operator's ServiceAccount, a batch Job that mounts a Secret, reads one into its environment, runs another ServiceAccount or another image", () => {
+    const runnerJob = (change: (pod: any) => void) => {
+      const pod: any = {
+        restartPolicy: 'Never',
+        automountServiceAccountToken: false,
+        securityContext: { runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+        containers: [
+          {
+            name: 'runner',
+            image: 'dutil.local/dutil-runner-split-pdf:test',
+            command: ['node', '/app/main.js'],
+            securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+          },
+        ],
+      }
+      change(pod)
+      return JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { generateName: 'probe-' }, spec: { template: { spec: pod } } })
+    }
+    const create = (job: string) =>
+      spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), 'create', '--dry-run=server', '-n', NS, `--as=system:serviceaccount:${NS}:dutil-operator`, '-f', '-', '-o', 'name'], {
+        input: job,
+        encoding: 'utf8',
+      })
+    // A runner Job as the operator makes it passes.
+    const ok = create(runnerJob(() => {}))
+    expect(ok.stderr).toBe('')
+    expect(ok.status).toBe(0)
+    const attempts: Array<[string, (pod: any) => void, string]> = [
+      ['a Secret volume', (p) => ((p.volumes = [{ name: 's', secret: { secretName: 'dutil-storage' } }]), (p.containers[0].volumeMounts = [{ name: 's', mountPath: '/s' }])), 'may not mount Secrets'],
+      [
+        'a Secret in the environment',
+        (p) => (p.containers[0].env = [{ name: 'X', valueFrom: { secretKeyRef: { name: 'dutil-database', key: 'url' } } }]),
+        'may not read Secrets into their environment',
+      ],
+      ['a Secret as envFrom', (p) => (p.containers[0].envFrom = [{ secretRef: { name: 'dutil-storage' } }]), 'may not read Secrets into their environment'],
+      ['another ServiceAccount', (p) => (p.serviceAccountName = 'dutil-gateway'), 'default ServiceAccount, without a token'],
+      ['a token', (p) => (p.automountServiceAccountToken = true), 'default ServiceAccount, without a token'],
+      ['another image', (p) => (p.containers[0].image = 'busybox'), "dutil's runner images only"],
+      ['the host network', (p) => (p.hostNetwork = true), "host's namespaces"],
+    ]
+    for (const [what, change, message] of attempts) {
+      const r = create(runnerJob(change))
+      expect(r.status, what).not.toBe(0)
+      expect(r.stderr, what).toContain(message)
+    }
+  })
+
+  it('lets the gateway and key-admin ServiceAccounts create only the two named Secrets', () => {
+    const create = (sa: string, name: string) =>
+      spawnSync(
+        join(BIN_DIR, 'kubectl'),
+        ['--kubeconfig', kubeconfig(), 'create', 'secret', 'generic', name, '--from-literal=a=b', '--dry-run=server', '-n', NS, `--as=system:serviceaccount:${NS}:${sa}`],
+        {
+          encoding: 'utf8',
+        },
+      )
+    for (const sa of ['dutil-gateway', 'dutil-keys']) {
+      // RBAC lets them create Secrets (it cannot name them); the admission policy refuses other names.
+      for (const name of ['dutil-storage-copy', 'anything-else']) {
+        const r = create(sa, name)
+        expect(r.status, `${sa} ${name}`).not.toBe(0)
+        expect(r.stderr, `${sa} ${name}`).toContain("dutil's programs may create only its two named Secrets")
+      }
+    }
+    // The named one is refused for another reason only: it exists (the programs made it on first use).
+    expect(create('dutil-gateway', 'dutil-signing-secrets').stderr).toContain('already exists')
   })
 
   it('creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)', async () => {

@@ -6,6 +6,7 @@ import { api } from './helpers/api.js'
 import { databaseClient } from './helpers/database.js'
 import { bootstrapAdmin, ConsoleClient, inviteToken, timeStep, totpCodeAtStep, uniqueEmail } from './helpers/console.js'
 import { createKey } from './helpers/keys.js'
+import { restartOperator } from './helpers/processes.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
@@ -221,22 +222,31 @@ describe('console callback delivery log and redelivery', () => {
 })
 
 describe('console playground', () => {
-  it('signs playground callbacks with the workspace secret, which members reveal and only admins rotate', async () => {
+  it('signs playground callbacks with a secret of their own, never the workspace secret; members reveal it, only admins rotate it', async () => {
     const { client: member } = await person('member')
-    const secret = (await member.call('POST', '/workspace/signing-secret/reveal')).body.signingSecret
+    const { client: external } = await person('external')
+    const workspace = (await member.call('POST', '/workspace/signing-secret/reveal')).body.signingSecret
+    const secret = (await member.call('POST', '/workspace/playground-secret/reveal')).body.signingSecret
     expect(secret).toMatch(/^whsec_/)
-    expect((await member.call('POST', '/workspace/signing-secret/rotate')).status).toBe(403)
+    expect(secret).not.toBe(workspace)
+    expect((await member.call('POST', '/workspace/playground-secret/rotate')).status).toBe(403)
+    for (const path of ['/workspace/signing-secret/reveal', '/workspace/playground-secret/reveal']) expect((await external.call('POST', path)).status).toBe(403)
+    // An external's playground run with metadata of their choosing: what their receiver gets is
+    // signed with the playground secret and does not verify under the workspace secret.
     const path = '/hooks/playground'
     const callbackUrl = receiver.url(path, 200)
-    const run = await member.call('POST', '/playground/split-pdf', { input: { url: files.add('p.pdf', await makePdf(1)) }, metadata: { from: 'console' }, callbackUrl })
+    const run = await external.call('POST', '/playground/split-pdf', { input: { url: files.add('p.pdf', await makePdf(1)) }, metadata: { from: 'console' }, callbackUrl })
     expect(run.status, JSON.stringify(run.body)).toBe(202)
     const [got] = await receiver.waitFor(path, 1)
     const event = new Webhook(secret).verify(got.body, got.headers) as { type: string; data: { id: string; metadata: unknown } }
     expect(event).toMatchObject({ type: 'job.succeeded', data: { id: run.body.id, metadata: { from: 'console' } } })
+    expect(() => new Webhook(workspace).verify(got.body, got.headers)).toThrow()
 
-    const rotated = (await admin.call('POST', '/workspace/signing-secret/rotate')).body.signingSecret
+    const rotated = (await admin.call('POST', '/workspace/playground-secret/rotate')).body.signingSecret
     expect(rotated).not.toBe(secret)
-    expect((await member.call('POST', '/workspace/signing-secret/reveal')).body.signingSecret).toBe(rotated)
+    expect((await member.call('POST', '/workspace/playground-secret/reveal')).body.signingSecret).toBe(rotated)
+    // The workspace secret is untouched by it.
+    expect((await member.call('POST', '/workspace/signing-secret/reveal')).body.signingSecret).toBe(workspace)
   })
 
   it("validates playground input like the API and keeps playground jobs out of every key's list", async () => {
@@ -268,5 +278,32 @@ describe('console playground', () => {
     const page = await client.call('GET', '/usage?days=7')
     expect(page.status).toBe(200)
     expect(page.body.byKey.find((k: { source: string; userEmail: string }) => k.source === 'playground' && k.userEmail === email)).toMatchObject({ jobs: 1, succeeded: 1 })
+  })
+})
+
+describe('callback errors in the console', () => {
+  afterAll(() => restartOperator({}))
+
+  it('name the address a callback host resolved to for admins only', async () => {
+    const { client: external } = await person('external')
+    const made = await external.call('POST', '/keys', { name: 'external-hooks' })
+    expect(made.status).toBe(201)
+    // The operator as installed: loopback is not an allowed destination (the tests' allowance off).
+    await restartOperator({ DUTIL_ALLOW_LOOPBACK_URLS: 'false' })
+    const run = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key: made.body.key,
+      body: { input: { url: 'https://localhost:1/a.pdf' }, callbackUrl: `https://localhost:${new URL(receiver.url('/hooks/private', 200)).port}/hooks/private` },
+    })
+    expect(run.status).toBe(202)
+    const id = run.body.id as string
+    let seen: any
+    await expect.poll(async () => (seen = (await admin.call('GET', `/jobs/${id}`)).body).callbackDelivery?.status, { timeout: 60_000, interval: 250 }).toBe('failed')
+    // The admin sees the address; the external (whose key it is) does not, in the summary or the log.
+    expect(seen.callbackDelivery.lastError).toContain('resolves to 127.0.0.1')
+    expect(seen.callbackLog.at(-1).error).toContain('127.0.0.1')
+    const theirs = (await external.call('GET', `/jobs/${id}`)).body
+    expect(theirs.callbackDelivery.lastError).toContain('resolves to (an address)')
+    expect(JSON.stringify([theirs.callbackDelivery, theirs.callbackLog])).not.toContain('127.0.0.1')
+    expect(theirs.callbackLog.at(-1).error).toContain('(an address)')
   })
 })

@@ -1,5 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bootstrapAdmin, ConsoleClient, invitePerson, inviteToken, timeStep, totpCodeAtStep, uniqueEmail } from './helpers/console.js'
+import { restartGateway } from './helpers/processes.js'
 
 /**
  * Console attacks from the security review (docs/security.md items 5, 6 and 13), performed as
@@ -95,5 +96,25 @@ describe('the last-admin rule under concurrency', () => {
     } finally {
       for (const m of others) await survivor.client.call('PATCH', `/members/${m.id}`, { disabled: false })
     }
+  })
+})
+
+describe('forged X-Forwarded-For', () => {
+  afterAll(() => restartGateway({}))
+
+  it('is ignored from a client that is not a trusted proxy: ten guesses under ten made-up addresses lock the e-mail', async () => {
+    // An admin of its own (earlier tests of this file demote and sign out theirs).
+    const { link } = bootstrapAdmin(uniqueEmail('forwarded-admin'))
+    const inviter = new ConsoleClient()
+    expect((await inviter.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Forwarded Admin', password: PASSWORD })).status).toBe(201)
+    const { email } = await person('member', inviter)
+    // The gateway as installed with no trusted proxies: the connection's own address counts.
+    await restartGateway({ DUTIL_TRUSTED_PROXIES: '' })
+    const attacker = new ConsoleClient()
+    const statuses: number[] = []
+    for (let i = 0; i < 12; i++) statuses.push((await attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: `198.51.100.${i + 1}` })).status)
+    // Nine wrong answers, then the tenth locks: one address (loopback), whatever the header said.
+    expect(tally(statuses)).toEqual({ 401: 9, 429: 3 })
+    expect((await new ConsoleClient().call('POST', '/session', { email, password: PASSWORD }, { forwardedFor: '203.0.113.60' })).status).toBe(429)
   })
 })

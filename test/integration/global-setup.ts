@@ -58,6 +58,11 @@ export async function setup(project: TestProject): Promise<void> {
       DUTIL_OIDC_DISPLAY_NAME: 'Test IdP',
       // A trickled body is cut off after 10 s instead of 30 (security.test.ts waits for it).
       DUTIL_REQUEST_TIMEOUT_SECONDS: '10',
+      // The tests stand in for an ingress controller on loopback: they send X-Forwarded-For to act
+      // as people at other addresses (security.test.ts checks that nobody else may).
+      DUTIL_TRUSTED_PROXIES: '127.0.0.1/32',
+      // Console requests before sign-in per address and minute (security.test.ts goes past it).
+      DUTIL_CONSOLE_ANONYMOUS_REQUESTS_PER_MINUTE: '300',
     },
     dir: join(REPO_ROOT, '.test'),
     ports: TEST_PORTS,

@@ -9,7 +9,7 @@ import { parse, stringify } from 'yaml'
 import { catalog } from '../../runners/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
-import { EXIT, inputObjectKey, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
+import { EXIT, inputObjectKey, MAX_RESULT_MANIFEST_BYTES, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
 import { readJsonObject, storageClient, writeJsonObject } from '../../platform/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
@@ -114,7 +114,7 @@ describe('images', () => {
       await s3.putObject(storage().bucket, 'test-inputs/image.pdf', await makePdf(3))
       const { jobId, res } = await runJob(`s3://${storage().bucket}/test-inputs/image.pdf`)
       expect(res.status, res.stdout + res.stderr).toBe(0)
-      const result = await readJsonObject<RunnerResult>(s3, storage().bucket, resultObjectKey(jobId))
+      const result = await readJsonObject<RunnerResult>(s3, storage().bucket, resultObjectKey(jobId), MAX_RESULT_MANIFEST_BYTES)
       expect(result.extras.pageCount).toBe(3)
       expect(result.files).toHaveLength(3)
       for (const f of result.files) {
@@ -144,7 +144,8 @@ describe('images', () => {
     try {
       const start = (name: string, img: string, extra: Record<string, string>) =>
         execFileSync(docker, ['run', '-d', '--name', name, ...RESTRICTED, '-v', `${dir}:${dir}:ro`, ...env(extra), img], { encoding: 'utf8' })
-      start(names[0], image('dutil-gateway'), { DUTIL_HOST: '127.0.0.1', DUTIL_PORT: String(gatewayPort) })
+      // Its own ports: the platform's gateway holds the programEnv ones (its files host included).
+      start(names[0], image('dutil-gateway'), { DUTIL_HOST: '127.0.0.1', DUTIL_PORT: String(gatewayPort), DUTIL_FILES_PORT: String(gatewayPort + 2) })
       start(names[1], image('dutil-operator'), { DUTIL_OPERATOR_HOST: '127.0.0.1', DUTIL_OPERATOR_PORT: String(operatorPort), DUTIL_POD_NAME: 'operator-image' })
       await until('gateway image ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
       await until('operator image ready', async () => (await fetch(`http://127.0.0.1:${operatorPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
 import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { SECRET_OBJECTS, SecretEntries } from '../../platform/secret-entries.js'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -11,7 +11,7 @@ import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS
 import { catalog } from '../../runners/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
-import { inputObjectKey, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
+import { inputObjectKey, progressObjectKey, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
 import { storageClient, writeJsonObject } from '../../platform/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
@@ -24,6 +24,7 @@ import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { api, download } from './helpers/api.js'
 import { createKey, keyAdmin, kubeConfig, kubeConfigWithOnly } from './helpers/keys.js'
+import { ConsoleClient } from './helpers/console.js'
 
 /**
  * Attacks a review found (docs/security.md), performed as a tenant holding one ordinary key
@@ -98,35 +99,23 @@ describe('idempotency when the first create is slow', () => {
 })
 
 describe('a compromised runner', () => {
-  it('cannot make the API hand out links to other objects: a forged result manifest fails the job as internal', async () => {
-    // Another tenant's output, which the forged manifest will claim.
-    const victim = await createKey({ name: 'victim' })
-    const theirs = await api('POST', '/v1/utilities/split-pdf', { key: victim.key, body: { input: { url: files.add('victim.pdf', await makePdf(1)) } } })
-    expect(theirs.status).toBe(200)
-    const { key, id: keyId } = await createKey({ name: 'attacker' })
+  /**
+   * A job whose "runner" is the attacker's code: the objects it leaves in storage are written
+   * first, then its UtilityJob and its Job (running `script` instead of the utility), made while
+   * the operator is paused so that the Job is this one.
+   */
+  async function forgedRun(utility: string, keyId: string, script: string, leave: (jobId: string, s3: ReturnType<typeof storageClient>) => Promise<void>): Promise<string> {
     const storage = inject('storage')
     const s3 = storageClient(storage)
     const now = Date.now()
     const jobId = newId('job', now)
-    const forged: RunnerResult = {
-      files: [
-        { key: theirs.body.result.files[0].key, name: 'loot.pdf', size: 1, contentType: 'application/pdf' },
-        { key: `_jobs/${theirs.body.id}/input.json`, name: 'input.json', size: 1, contentType: 'application/json' },
-      ],
-      extras: { pageCount: 1 },
-      startedAt: isoMs(now),
-      upstreamMs: 1,
-      storageMs: 1,
-    }
     const custom = kubeConfig().makeApiClient(CustomObjectsApi)
     const batch = kubeConfig().makeApiClient(BatchV1Api)
-    // The "runner" of this job is the attacker's code: it leaves the forged manifest and exits 0.
-    // The operator is paused while the job and its Job are made, so the Job is this one.
     const operator = componentProcess('operator').pid
     process.kill(operator, 'SIGSTOP')
     try {
       await writeJsonObject(s3, storage.bucket, inputObjectKey(jobId), { url: 'https://example.invalid/x.pdf' })
-      await writeJsonObject(s3, storage.bucket, resultObjectKey(jobId), forged)
+      await leave(jobId, s3)
       const uj = (await custom.createNamespacedCustomObject({
         group: API_GROUP,
         version: API_VERSION,
@@ -135,8 +124,8 @@ describe('a compromised runner', () => {
         body: {
           apiVersion: API_GROUP_VERSION,
           kind: 'UtilityJob',
-          metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: 'split-pdf' }, finalizers: [JOB_RECORD_FINALIZER] },
-          spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'attacker', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+          metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: utility }, finalizers: [JOB_RECORD_FINALIZER] },
+          spec: { jobId, utility, mode: 'async', apiKeyId: keyId, apiKeyName: 'attacker', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
         },
       })) as UtilityJobResource
       const settings = {
@@ -146,23 +135,104 @@ describe('a compromised runner', () => {
         allowLoopbackUrls: false,
         jobTtlSeconds: 60,
       }
-      const job = desiredJob(uj, catalog.get('split-pdf')!, settings, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' })
-      job.spec!.template.spec!.containers[0].command = ['/bin/sh', '-c', 'exit 0']
+      const job = desiredJob(uj, catalog.get(utility)!, settings, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' })
+      job.spec!.template.spec!.containers[0].command = ['/bin/sh', '-c', script]
       await batch.createNamespacedJob({ namespace: 'dutil', body: job })
     } finally {
       process.kill(operator, 'SIGCONT')
     }
+    return jobId
+  }
+
+  const finished = async (jobId: string, key: string) => {
     await until('the job finished', async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${jobId}`, { key })).body.status), 60_000, 250)
-    const res = await api('GET', `/v1/jobs/${jobId}`, { key })
-    expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'internal' } })
-    expect(JSON.stringify(res.body)).not.toContain(theirs.body.id)
-    const log = readFileSync(join(inject('platformDir'), 'logs', 'operator.log'), 'utf8')
-    expect(log.split('\n').some((l) => l.includes(jobId) && l.includes('runner result manifest refused'))).toBe(true)
+    return (await api('GET', `/v1/jobs/${jobId}`, { key })).body
+  }
+  const operatorLogged = (jobId: string, what: string) =>
+    readFileSync(join(inject('platformDir'), 'logs', 'operator.log'), 'utf8')
+      .split('\n')
+      .some((l) => l.includes(jobId) && l.includes(what))
+
+  it('cannot make the API hand out links to other objects: a forged result manifest fails the job as internal', async () => {
+    // Another tenant's output, which the forged manifest will claim.
+    const victim = await createKey({ name: 'victim' })
+    const theirs = await api('POST', '/v1/utilities/split-pdf', { key: victim.key, body: { input: { url: files.add('victim.pdf', await makePdf(1)) } } })
+    expect(theirs.status).toBe(200)
+    const { key, id: keyId } = await createKey({ name: 'attacker' })
+    const jobId = await forgedRun('split-pdf', keyId, 'exit 0', async (id, s3) => {
+      const forged: RunnerResult = {
+        files: [
+          { key: theirs.body.result.files[0].key, name: 'loot.pdf', size: 1, contentType: 'application/pdf' },
+          { key: `_jobs/${theirs.body.id}/input.json`, name: 'input.json', size: 1, contentType: 'application/json' },
+        ],
+        extras: { pageCount: 1 },
+        startedAt: isoMs(Date.now()),
+        upstreamMs: 1,
+        storageMs: 1,
+      }
+      await writeJsonObject(s3, inject('storage').bucket, resultObjectKey(id), forged)
+    })
+    const res = await finished(jobId, key)
+    expect(res).toMatchObject({ status: 'failed', result: null, error: { code: 'internal' } })
+    expect(JSON.stringify(res)).not.toContain(theirs.body.id)
+    expect(operatorLogged(jobId, 'runner result manifest refused')).toBe(true)
+  })
+
+  it('cannot exhaust the operator with a 64 MB result manifest: it is not read past its bound and the job fails as internal', async () => {
+    const { key, id: keyId } = await createKey({ name: 'attacker' })
+    const huge = Buffer.alloc(64 * 1024 * 1024, 0x20)
+    huge.write('{"files":[', 0)
+    const jobId = await forgedRun('split-pdf', keyId, 'exit 0', async (id, s3) => {
+      await s3.putObject(inject('storage').bucket, resultObjectKey(id), huge, huge.length, { 'Content-Type': 'application/json' })
+    })
+    expect(await finished(jobId, key)).toMatchObject({ status: 'failed', result: null, error: { code: 'internal', message: "The job's result could not be accepted." } })
+    expect(operatorLogged(jobId, 'runner output refused')).toBe(true)
+    expect(componentProcess('operator').running()).toBe(true)
+  })
+
+  it('cannot exhaust the operator with a 16 MB progress report: the running job fails as internal and its Job is deleted', async () => {
+    const { key, id: keyId } = await createKey({ name: 'attacker' })
+    const huge = Buffer.alloc(16 * 1024 * 1024, 0x20)
+    huge.write('{"done":1,"total":2,"at":"', 0)
+    const jobId = await forgedRun('zip-files', keyId, 'sleep 120', async (id, s3) => {
+      await s3.putObject(inject('storage').bucket, progressObjectKey(id), huge, huge.length, { 'Content-Type': 'application/json' })
+    })
+    expect(await finished(jobId, key)).toMatchObject({ status: 'failed', error: { code: 'internal' } })
+    expect(operatorLogged(jobId, 'runner output refused')).toBe(true)
+    const batch = kubeConfig().makeApiClient(BatchV1Api)
+    await until('its Job deleted', async () => (await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })).items.length === 0, 30_000)
+  })
+})
+
+describe('malformed ids and bodies', () => {
+  it('answers an id past the ULID range with 404 on GET and cancel, and as an s3:// input', async () => {
+    const { key } = await createKey({ name: 'ids' })
+    const id = 'job_ZZZZZZZZZZZZZZZZZZZZZZZZZZ'
+    for (const [method, path] of [
+      ['GET', `/v1/jobs/${id}`],
+      ['POST', `/v1/jobs/${id}/cancel`],
+    ] as const) {
+      const res = await api(method, path, { key })
+      expect(res.status, path).toBe(404)
+      expect(res.body.error.code).toBe('not_found')
+    }
+    const s3 = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: `s3://${inject('storage').bucket}/split-pdf/2026-11-24/${id}/page-001.pdf` } } })
+    expect(s3.status).toBe(404)
+    expect(s3.body.error.code).toBe('not_found')
+  })
+
+  it('answers a body nested 100,000 levels deep with 400 invalid_request, and creates no job', async () => {
+    const { key } = await createKey({ name: 'deep' })
+    const deep = `{"input":{"url":"https://example.com/a.pdf"},"metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, rawBody: deep, headers: { 'Content-Type': 'application/json' } })
+    expect(res.status).toBe(400)
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', message: 'The request body nests arrays and objects deeper than 32 levels.' })
+    expect((await api('GET', '/v1/jobs', { key })).body.items).toEqual([])
   })
 })
 
 describe('crafted outputs on the files host', () => {
-  it('serves HTML and SVG outputs as downloads that no browser renders: attachment, octet-stream, nosniff', async () => {
+  it('serves HTML and SVG outputs as downloads that no browser renders: attachment, octet-stream, nosniff, a CSP sandbox on every file', async () => {
     const { key } = await createKey()
     const script = '<script>fetch("/dutil/", { credentials: "include" })</script>'
     const zip = writeZip([
@@ -186,18 +256,35 @@ describe('crafted outputs on the files host', () => {
     expect(txt.headers.get('content-disposition')).toMatch(/^attachment; filename="notes.txt"/)
     expect(txt.headers.get('content-type')).toMatch(/^text\/plain/)
     expect(await txt.text()).toBe('plain text')
+    // The files host's own headers, on every download whatever storage sends (gateway/files-host.ts).
+    for (const f of Object.values(byName) as Array<{ name: string; url: string }>) {
+      const got = await fetch(f.url)
+      expect(got.headers.get('content-security-policy'), f.name).toBe("sandbox; default-src 'none'; frame-ancestors 'none'")
+      expect(got.headers.get('x-content-type-options'), f.name).toBe('nosniff')
+      await got.arrayBuffer()
+    }
+    // Storage still checks every link: one changed by a byte, or another verb, gets nothing.
+    const tampered = byName['notes.txt'].url.replace('notes.txt', 'evil.html')
+    expect((await fetch(tampered)).status).toBe(403)
+    expect((await fetch(byName['notes.txt'].url, { method: 'PUT', body: 'x' })).status).toBe(405)
+    // Ranges pass through.
+    const part = await fetch(byName['notes.txt'].url, { headers: { Range: 'bytes=0-4' } })
+    expect(part.status).toBe(206)
+    expect(await part.text()).toBe('plain')
   })
 })
 
 /** Sum of kube-apiserver's own request counter for LISTs of ApiKeys. */
-function apiKeyLists(): number {
+/** Requests the API server has served for a resource and verb (its own counter). */
+function apiRequests(resource: string, verb: string): number {
   const text = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })
   let sum = 0
   for (const line of text.split('\n')) {
-    if (line.startsWith('apiserver_request_total{') && line.includes('resource="apikeys"') && line.includes('verb="LIST"')) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+    if (line.startsWith('apiserver_request_total{') && line.includes(`resource="${resource}"`) && line.includes(`verb="${verb}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
   }
   return sum
 }
+const apiKeyLists = () => apiRequests('apikeys', 'LIST')
 
 describe('the cost of a request before authentication', () => {
   it('1,000 requests with distinct random keys cost the API server a handful of requests and answer 401', async () => {
@@ -216,6 +303,44 @@ describe('the cost of a request before authentication', () => {
     // A key made a moment ago still works once the watch has it.
     const { key } = await createKey()
     await until('the new key is accepted', async () => (await api('GET', '/v1/jobs', { key })).status === 200, 10_000, 200)
+  })
+
+  it('200 made-up invite links and 100 sign-ins of unknown e-mails cost the API server a handful of requests', async () => {
+    const [invitesBefore, usersBefore] = [apiRequests('consoleinvites', 'LIST'), apiRequests('consoleusers', 'GET')]
+    // Each from an address of its own (the tests are the trusted proxy): only the shared budget limits them.
+    const invites = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => new ConsoleClient().call('GET', `/invites/${randomBytes(32).toString('base64url')}`, undefined, { forwardedFor: `198.18.20.${i}` })),
+    )
+    expect(new Set(invites.map((r) => r.status))).toEqual(new Set([404]))
+    const signIns = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        new ConsoleClient().call('POST', '/session', { email: `nobody-${i}-${Date.now()}@example.com`, password: 'not the password' }, { forwardedFor: `198.18.21.${i}` }),
+      ),
+    )
+    expect([...new Set(signIns.map((r) => r.status))].every((s) => s === 401 || s === 429)).toBe(true)
+    // The budget is 5 a second (burst 5), shared with unknown API keys.
+    expect(apiRequests('consoleinvites', 'LIST') - invitesBefore).toBeLessThanOrEqual(30)
+    expect(apiRequests('consoleusers', 'GET') - usersBefore).toBeLessThanOrEqual(30)
+  })
+
+  it('limits console requests before sign-in per client address', async () => {
+    // The count is per minute of the clock: start well inside one, so all 350 land in it.
+    const intoMinute = Date.now() % 60_000
+    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 200))
+    const statuses: number[] = []
+    for (let batch = 0; batch < 7; batch++) {
+      const res = await Promise.all(Array.from({ length: 50 }, () => new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.1' })))
+      statuses.push(...res.map((r) => r.status))
+    }
+    // The test platform allows 300 a minute per address: the rest of the 350 are refused.
+    const refused = statuses.filter((s) => s === 429)
+    expect(refused.length).toBeGreaterThanOrEqual(50)
+    expect(statuses.filter((s) => s === 404).length).toBeLessThanOrEqual(300)
+    const one = await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.1' })
+    expect(one.status).toBe(429)
+    expect(Number(one.headers.get('retry-after'))).toBeGreaterThan(0)
+    // Another address is not held back.
+    expect((await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.2' })).status).toBe(404)
   })
 
   it('cuts off a client that trickles its body a byte at a time (408, connection closed)', async () => {
@@ -362,5 +487,50 @@ describe("a compromised runner's storage credentials", () => {
     await store.completeMultipart(`${prefix}probe.bin`, upload, [{ part: 1, etag }])
     expect((await root.statObject(storage.bucket, `${prefix}probe.bin`)).size).toBe(6 * 1024 * 1024)
     await store.deleteObject(`${prefix}probe.bin`)
+  })
+})
+
+describe('what the CRDs let a writer change', () => {
+  // JSON patches: a merge patch's null removes a field, which the schema refuses on its own; a
+  // JSON patch can set a nullable field to null, which only the CEL rules stop.
+  const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)
+  const rejected = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e as { code?: number; body?: string },
+    )
+    expect(err, 'the patch was accepted').not.toBeNull()
+    expect(err!.code).toBe(422)
+    return String(err!.body)
+  }
+
+  it("refuses a patch of a UtilityJob's callbackUrl, metadata, storageInputKeys or idempotency key; cancelRequested still goes through", async () => {
+    const { key } = await createKey({ name: 'crd-rules' })
+    const job = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: files.add('crd.pdf', await makePdf(1)) }, metadata: { a: 1 } } })
+    expect(job.status).toBe(202)
+    const custom = kubeConfig().makeApiClient(CustomObjectsApi)
+    const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name: objectNameOf(job.body.id) }
+    for (const op of [
+      { op: 'add', path: '/spec/callbackUrl', value: 'https://attacker.example.com/x' },
+      { op: 'replace', path: '/spec/metadata', value: { a: 2 } },
+      { op: 'replace', path: '/spec/metadata', value: null },
+      { op: 'add', path: '/spec/storageInputKeys', value: ['split-pdf/2026-11-24/job_01ARZ3NDEKTSV4RRFFQ69G5FAV/page-001.pdf'] },
+      { op: 'add', path: '/spec/idempotencyKeyHash', value: 'x' },
+    ]) {
+      expect(await rejected(custom.patchNamespacedCustomObject({ ...coords, body: [op] }, jsonPatch)), JSON.stringify(op)).toContain('spec is immutable except cancelRequested')
+    }
+    await custom.patchNamespacedCustomObject({ ...coords, body: [{ op: 'add', path: '/spec/cancelRequested', value: true }] }, jsonPatch)
+  })
+
+  it("refuses clearing or changing an ApiKey's revokedAt", async () => {
+    const made = await createKey({ name: 'revoked' })
+    await keyAdmin().revoke(made.id)
+    const custom = kubeConfig().makeApiClient(CustomObjectsApi)
+    const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: 'apikeys', name: objectNameOf(made.id) }
+    for (const value of [null, '2099-01-01T00:00:00.000Z']) {
+      const body = [{ op: 'replace', path: '/spec/revokedAt', value }]
+      expect(await rejected(custom.patchNamespacedCustomObject({ ...coords, body }, jsonPatch))).toContain('revokedAt cannot be cleared or changed once set')
+    }
+    expect((await api('GET', '/v1/jobs', { key: made.key })).status).toBe(401)
   })
 })

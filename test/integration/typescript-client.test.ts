@@ -76,12 +76,12 @@ describe('the TypeScript client', () => {
     expect(await stranger.utilities().catch((e: unknown) => e)).toBeInstanceOf(UnauthorizedError)
   })
 
-  it('throws RateLimitedError with retryAfter once the key spends its budget', async () => {
+  it('throws RateLimitedError with retryAfter once the key spends its budget (a call without retries; by default the client waits Retry-After and tries again)', async () => {
     const limited = await createKey({ rateLimitPerMinute: 2 })
     const c = new DutilClient({ baseUrl: gateway(), apiKey: limited.key })
     await c.utilities()
     await c.utilities()
-    const err = await c.utilities().catch((e: unknown) => e)
+    const err = await c.utilities({ maxRetries: 0 }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(RateLimitedError)
     expect((err as RateLimitedError).retryAfter).toBeGreaterThan(0)
     expect((err as RateLimitedError).retryAfter).toBeLessThanOrEqual(60)

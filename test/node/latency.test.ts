@@ -9,7 +9,7 @@ import { makePdf } from '../support/pdfs.js'
 import { putFile } from './helpers.js'
 
 /**
- * What a small job costs on a real node (issue 16's figures; compare `make bench-latency` on the
+ * What a small job costs on a real node (docs/benchmarks.md; compare `make bench-latency` on the
  * node agent): a 10-page split-pdf, one job at a time. Accept → runner start is the job's
  * createdAt to the runner program's own start (its result manifest, in ms, after container
  * creation and Node start-up); accept → succeeded is the job's totalMs. Printed and written to

@@ -37,6 +37,9 @@ export interface PlatformPorts {
   minioConsole: number
   gateway: number
   operator: number
+  /** The gateway's files host: download links point here (CSP sandbox on every answer). Tests
+   * use the gateway's port + 2, + 5 and + 6 for extra replicas: not those. */
+  files: number
 }
 
 export const DEV_PORTS: PlatformPorts = {
@@ -51,6 +54,7 @@ export const DEV_PORTS: PlatformPorts = {
   minioConsole: 9001,
   gateway: 8080,
   operator: 8081,
+  files: 8082,
 }
 
 /**
@@ -70,6 +74,7 @@ export const TEST_PORTS: PlatformPorts = offsetPorts(
     minioConsole: 19001,
     gateway: 18080,
     operator: 18081,
+    files: 18090,
   },
   Number(process.env.DUTIL_TEST_PORT_OFFSET ?? 0),
 )
@@ -400,6 +405,9 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       KUBECONFIG: kubeconfigPath,
       DUTIL_NAMESPACE: NAMESPACE,
       DUTIL_S3_ENDPOINT: storage.endpoint,
+      // Download links go through the gateway's files host, as a chart with files.enabled has it.
+      DUTIL_FILES_PORT: String(p.files),
+      DUTIL_S3_PUBLIC_ENDPOINT: `http://127.0.0.1:${p.files}`,
       DUTIL_S3_REGION: storage.region,
       DUTIL_S3_BUCKET: BUCKET,
       DUTIL_S3_ACCESS_KEY: creds.accessKey,

@@ -3,13 +3,15 @@ import type { AddressInfo } from 'node:net'
 
 /**
  * A loopback HTTP server for input files. `/files/<name>` serves a registered file;
- * `/slow/<name>?ms=N` waits N ms first; `/stall` accepts and never answers;
+ * `/slow/<name>?ms=N` waits N ms first; `/stall` accepts and never answers; `/trickle?every=N`
+ * answers 200 and sends one byte every N ms, never ending (a download that is alive but endless);
  * `/status/<code>` answers with that status; `/redirect?to=<url>` answers 302 to that URL.
  */
 export class FileServer {
   private readonly files = new Map<string, { body: Buffer; type: string }>()
   private readonly server = http.createServer((req, res) => this.handle(req, res))
   private readonly stalled = new Set<http.ServerResponse>()
+  private readonly trickles = new Set<NodeJS.Timeout>()
   url = ''
 
   async start(): Promise<this> {
@@ -39,6 +41,19 @@ export class FileServer {
       this.stalled.add(res)
       return
     }
+    if (kind === 'trickle') {
+      this.stalled.add(res)
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      res.write('x')
+      const timer = setInterval(() => res.write('x'), Number(url.searchParams.get('every') ?? 20_000))
+      this.trickles.add(timer)
+      res.on('close', () => {
+        clearInterval(timer)
+        this.trickles.delete(timer)
+        this.stalled.delete(res)
+      })
+      return
+    }
     if (kind === 'redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' })
       return void res.end()
@@ -61,6 +76,7 @@ export class FileServer {
   }
 
   async stop(): Promise<void> {
+    for (const t of this.trickles) clearInterval(t)
     for (const r of this.stalled) r.destroy()
     this.server.closeAllConnections()
     await new Promise((r) => this.server.close(r))

@@ -2,7 +2,7 @@ import { posix } from 'node:path'
 import ts from 'typescript'
 
 /**
- * The layers of docs/architecture.md and what each may import (issue 19). From the bottom:
+ * The layers of docs/architecture.md and what each may import. From the bottom:
  * contract (data: schemas, types, codes, pure functions) ← platform (clients: Kubernetes,
  * storage, PostgreSQL, pinned DNS) ← runners (utility definitions and programs) ← programs
  * (gateway, operator, cli), which reach runners/ only through the catalog (runners/catalog.ts). The typed

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ulid } from 'ulid'
 import { catalog } from '../../runners/catalog.js'
-import { ENV, inputObjectKey, resultObjectKey, type RunnerFailure, type RunnerResult } from '../../contract/runner-protocol.js'
+import { ENV, inputObjectKey, MAX_RESULT_MANIFEST_BYTES, resultObjectKey, type RunnerFailure, type RunnerResult } from '../../contract/runner-protocol.js'
 import type { StorageSettings } from '../../contract/storage-keys.js'
 import { readJsonObject, storageClient, writeJsonObject } from '../../platform/storage-client.js'
 import { runnerNodeArgs } from '../../operator/desired-job.js'
@@ -75,7 +75,7 @@ export async function runRunner(
   const wallMs = performance.now() - t0
   const peakRssKb = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop())
   const run: HarnessRun = { exitCode, wallMs, peakRssKb, log }
-  if (exitCode === 0) run.result = await readJsonObject<RunnerResult>(s3, storage.bucket, resultObjectKey(jobId))
+  if (exitCode === 0) run.result = await readJsonObject<RunnerResult>(s3, storage.bucket, resultObjectKey(jobId), MAX_RESULT_MANIFEST_BYTES)
   else {
     try {
       run.failure = JSON.parse(readFileSync(termination, 'utf8'))

@@ -146,3 +146,24 @@ security context; the arguments after `--` stay.
 -}}
 {{- toJson (dict "apiVersion" "v1" "spec" $spec) -}}
 {{- end -}}
+
+{{/*
+DUTIL_RUNNER_POD: where runner pods run. `default` from `runnerPod` (its pull secrets default to
+the chart's `imagePullSecrets`, so runner images come from the same private registry), each
+utility's from `runners.<slug>.pod`.
+*/}}
+{{- define "dutil.runnerPod" -}}
+{{- $d := .Values.runnerPod -}}
+{{- $secrets := list -}}
+{{- range (default .Values.imagePullSecrets $d.imagePullSecrets) -}}
+{{- $secrets = append $secrets (ternary . (get . "name") (kindIs "string" .)) -}}
+{{- end -}}
+{{- $default := dict "imagePullSecrets" $secrets "nodeSelector" $d.nodeSelector "tolerations" $d.tolerations "affinity" $d.affinity "priorityClassName" $d.priorityClassName "runtimeClassName" $d.runtimeClassName "annotations" $d.podAnnotations "labels" $d.podLabels -}}
+{{- $out := dict "default" $default -}}
+{{- range $slug, $r := .Values.runners -}}
+{{- if and $r $r.pod -}}
+{{- $_ := set $out $slug $r.pod -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}

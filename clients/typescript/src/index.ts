@@ -1,10 +1,11 @@
 import createClient, { type Client } from 'openapi-fetch'
+import { randomUUID } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
-import { DutilConnectionError, DutilRequestError, type Job, JobFailedError, RateLimitedError, requestError, WaitTimeoutError } from './errors.js'
+import { DutilConnectionError, type Job, JobFailedError, RateLimitedError, requestError, WaitTimeoutError } from './errors.js'
 import type { components, paths } from './schema.js'
 
 export * from './errors.js'
-export type { components, paths } from './schema.js'
+export type { components, paths, webhooks } from './schema.js'
 
 export type JobSummary = components['schemas']['JobSummary']
 export type CatalogEntry = components['schemas']['CatalogEntry']
@@ -25,14 +26,39 @@ export interface ClientOptions {
   apiKey: string
   /** A fetch to use instead of the global one (tests, proxies). */
   fetch?: typeof fetch
+  /**
+   * Retries of a request that could not reach the API or got a 5xx or 429 error envelope, with
+   * exponential back-off and jitter (a `Retry-After` is honoured). Reads and cancels are
+   * retried; so are creates, which always carry an `Idempotency-Key` (one is made when you give
+   * none), so a retry never makes a second job. Default 2.
+   */
+  maxRetries?: number
+  /** The first back-off (ms), doubling per retry up to 8 s. Default 500. */
+  retryBaseMs?: number
+  /**
+   * Longest time one HTTP request may take, in ms (a long-poll's own wait is added to it). Default:
+   * none. A sync run() may wait 90 s for its answer: give it more than that.
+   */
+  timeoutMs?: number
 }
 
 export interface RequestOptions {
   metadata?: Record<string, unknown>
-  /** Retries with the same key return the original job (at most 200 characters). */
+  /** Retries with the same key return the original job (at most 200 characters). Default: a new UUID per call. */
   idempotencyKey?: string
   requestId?: string
   signal?: AbortSignal
+  /** This call's request timeout (ms), instead of the client's `timeoutMs`. */
+  requestTimeoutMs?: number
+  /** This call's retries, instead of the client's. */
+  maxRetries?: number
+}
+
+/** What every call takes: a signal to abort it, and its own request timeout and retries. */
+export interface CallOptions {
+  signal?: AbortSignal
+  requestTimeoutMs?: number
+  maxRetries?: number
 }
 
 export interface WaitOptions {
@@ -46,6 +72,9 @@ export interface WaitOptions {
    */
   pollSeconds?: number
   signal?: AbortSignal
+  /** Each poll's request timeout (beyond its own wait) and retries, instead of the client's. */
+  requestTimeoutMs?: number
+  maxRetries?: number
 }
 
 export interface ListFilter {
@@ -97,8 +126,12 @@ export class DutilClient {
     return (await this.start(`/v1/utilities/${utility}/jobs`, body, opts)).job
   }
 
-  async get(id: string, opts: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<Job> {
-    const r = await this.guard(() => this.api.GET('/v1/jobs/{id}', { params: { path: { id }, query: opts.waitSeconds ? { wait: opts.waitSeconds } : {} }, signal: opts.signal }))
+  async get(id: string, opts: CallOptions & { waitSeconds?: number } = {}): Promise<Job> {
+    const r = await this.call(
+      opts,
+      (signal) => this.api.GET('/v1/jobs/{id}', { params: { path: { id }, query: opts.waitSeconds ? { wait: opts.waitSeconds } : {} }, signal }),
+      (opts.waitSeconds ?? 0) * 1000,
+    )
     if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
     return r.data as Job
   }
@@ -114,7 +147,7 @@ export class DutilClient {
       const waitSeconds = Math.max(0, Math.min(opts.pollSeconds ?? LONG_POLL_SECONDS, LONG_POLL_SECONDS, Math.floor(left / 1000)))
       let job: Job
       try {
-        job = await this.get(id, { waitSeconds, signal: opts.signal })
+        job = await this.get(id, { waitSeconds, signal: opts.signal, requestTimeoutMs: opts.requestTimeoutMs, maxRetries: opts.maxRetries })
       } catch (err) {
         if (err instanceof RateLimitedError) {
           await sleep((err.retryAfter ?? 1) * 1000, opts.signal)
@@ -131,7 +164,7 @@ export class DutilClient {
   }
 
   /** This key's jobs, newest first, following `nextCursor` page by page. */
-  async *list(filter: ListFilter = {}): AsyncGenerator<JobSummary> {
+  async *list(filter: ListFilter = {}, opts: CallOptions = {}): AsyncGenerator<JobSummary> {
     let cursor: string | undefined
     do {
       const query = {
@@ -140,51 +173,83 @@ export class DutilClient {
         ...(filter.pageSize ? { limit: filter.pageSize } : {}),
         ...(cursor ? { cursor } : {}),
       }
-      const r = await this.guard(() => this.api.GET('/v1/jobs', { params: { query } }))
+      const r = await this.call(opts, (signal) => this.api.GET('/v1/jobs', { params: { query }, signal }))
       if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
       yield* r.data.items as JobSummary[]
       cursor = r.data.nextCursor ?? undefined
     } while (cursor)
   }
 
-  /** Cancels a queued job (a running or finished one: ConflictError). */
-  async cancel(id: string): Promise<Job> {
-    const r = await this.guard(() => this.api.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }))
+  /** Cancels a queued job (a running or finished one: ConflictError). Cancelling twice is harmless, so it is retried too. */
+  async cancel(id: string, opts: CallOptions = {}): Promise<Job> {
+    const r = await this.call(opts, (signal) => this.api.POST('/v1/jobs/{id}/cancel', { params: { path: { id } }, signal }))
     if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
     return r.data as Job
   }
 
   /** The utilities this key may call. */
-  async utilities(): Promise<CatalogEntry[]> {
-    const r = await this.guard(() => this.api.GET('/v1/utilities'))
+  async utilities(opts: CallOptions = {}): Promise<CatalogEntry[]> {
+    const r = await this.call(opts, (signal) => this.api.GET('/v1/utilities', { signal }))
     if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
     return r.data.items as CatalogEntry[]
   }
 
   private async start(path: string, body: unknown, opts: RequestOptions): Promise<{ status: number; job: Job }> {
-    const headers: Record<string, string> = {}
-    if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey
+    // Every create carries a key, so that a retry (ours or the caller's) is the same job.
+    const headers: Record<string, string> = { 'Idempotency-Key': opts.idempotencyKey ?? randomUUID() }
     if (opts.requestId) headers['X-Request-Id'] = opts.requestId
     // The per-utility routes differ only in their input type, which run()/submit() already checked.
     const post = this.api.POST as unknown as (
       p: string,
       init: { body: unknown; headers: Record<string, string>; signal?: AbortSignal },
     ) => Promise<{ data?: unknown; error?: unknown; response: Response }>
-    const r = await this.guard(() => post(path, { body, headers, signal: opts.signal }))
+    const r = await this.call(opts, (signal) => post(path, { body, headers, signal }))
     const answer = r.data ?? r.error
     // A failed sync run answers with the job itself and the status of its error code.
     if ((answer as { object?: string } | undefined)?.object === 'job') return { status: r.response.status, job: answer as Job }
     throw requestError(r.response.status, answer, r.response.headers)
   }
 
-  private async guard<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call()
-    } catch (err) {
-      if (err instanceof DutilRequestError || (err as Error)?.name === 'AbortError') throw err
-      throw new DutilConnectionError(`The dutil API at ${this.options.baseUrl} could not be reached: ${(err as Error)?.message ?? String(err)}`, err)
+  /**
+   * One API call with the client's habits: a timeout per attempt (plus `extraMs`, a long-poll's
+   * wait), the caller's signal, and retries with back-off for connection errors and 5xx error
+   * envelopes. A failed job's answer (a job body, whatever its status) is an answer, not retried.
+   */
+  private async call<T extends { response: Response; error?: unknown; data?: unknown }>(opts: CallOptions, send: (signal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
+    const retries = opts.maxRetries ?? this.options.maxRetries ?? 2
+    const timeoutMs = opts.requestTimeoutMs ?? this.options.timeoutMs
+    for (let attempt = 0; ; attempt++) {
+      const signals = [opts.signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs + extraMs)].filter((x): x is AbortSignal => x !== undefined)
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
+      let r: T | undefined
+      let failure: unknown
+      try {
+        r = await send(signal)
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason ?? err
+        failure = err
+      }
+      const status = r?.response.status ?? 0
+      const retryable = r === undefined || ((status >= 500 || status === 429) && !isJob(r.data ?? r.error))
+      if (!retryable) return r!
+      if (attempt >= retries) {
+        if (r) return r
+        const timedOut = (failure as Error)?.name === 'TimeoutError'
+        throw new DutilConnectionError(
+          `The dutil API at ${this.options.baseUrl} could not be reached${timedOut ? ` within ${timeoutMs} ms` : ''}: ${(failure as Error)?.message ?? String(failure)}`,
+          failure,
+        )
+      }
+      const retryAfter = Number(r?.response.headers.get('retry-after'))
+      const base = (this.options.retryBaseMs ?? 500) * 2 ** attempt
+      const delay = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(8000, base) * (0.5 + Math.random() / 2)
+      await sleep(delay, opts.signal)
     }
   }
+}
+
+function isJob(body: unknown): boolean {
+  return (body as { object?: string } | undefined)?.object === 'job'
 }
 
 function finished(job: Job): Job {
@@ -192,12 +257,8 @@ function finished(job: Job): Job {
   throw new JobFailedError(job)
 }
 
-/** A verified callback: `type` is job.succeeded or job.failed, `data` the job as GET returns it. */
-export interface CallbackEvent {
-  type: 'job.succeeded' | 'job.failed'
-  timestamp: string
-  data: Job
-}
+/** A verified callback: `type` is job.succeeded or job.failed, `data` the job as GET returns it (the API description's `webhooks`). */
+export type CallbackEvent = components['schemas']['CallbackEvent']
 
 /**
  * Verifies a callback's Standard Webhooks signature (webhook-id, webhook-timestamp,

@@ -9,7 +9,8 @@ import { redeliveryProblem } from '../../../platform/callback-redelivery.js'
 import type { JobRecord } from '../../../contract/job-view.js'
 import { ApiError, invalid, type ErrorDetail } from '../../api-error.js'
 import { toSummary } from '../../job-list.js'
-import { authorize, type ConsoleState } from '../http.js'
+import { authorize, signedIn, type ConsoleState } from '../http.js'
+import { withoutAddresses } from '../redact-addresses.js'
 import { can } from '../permissions.js'
 import type { ConsoleDeps } from './deps.js'
 import type { JobDetail, JobPage, JobSummary } from '../ui/api-types.js'
@@ -105,6 +106,9 @@ export function jobRoutes(d: ConsoleDeps): Router {
     const job = await visibleJob(ctx, d)
     const view = await d.links.view(job)
     const delivery = job.status?.callback
+    // Addresses a callback host resolved to are for admins only (docs/security.md).
+    const shown = signedIn(ctx).user.spec.role === 'admin' ? (t: string | null) => t : withoutAddresses
+    const log = job.spec.callbackUrl ? await d.records.callbackLog(job.spec.jobId) : []
     const detail: JobDetail = {
       job: view,
       source: job.spec.source ?? 'api',
@@ -118,13 +122,13 @@ export function jobRoutes(d: ConsoleDeps): Router {
             round: delivery.round ?? 1,
             lastAttemptAt: delivery.lastAttemptAt,
             lastStatusCode: delivery.lastStatusCode,
-            lastError: delivery.lastError,
+            lastError: shown(delivery.lastError ?? null),
             nextAttemptAt: delivery.nextAttemptAt,
             finishedAt: delivery.finishedAt,
           }
         : null,
       // Every attempt, oldest first: what each got back, how long it took, what came next.
-      callbackLog: job.spec.callbackUrl ? await d.records.callbackLog(job.spec.jobId) : [],
+      callbackLog: log.map((a) => ({ ...a, error: shown(a.error) })),
     }
     ctx.body = detail
   })

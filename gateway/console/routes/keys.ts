@@ -95,6 +95,13 @@ export function keyRoutes(d: ConsoleDeps): Router {
         f.problems.push({ path: 'rateLimitPerMinute', message: `must be a whole number from 1 to ${MAX_RATE_LIMIT}` })
     }
     f.check()
+    // Key churn is bounded per person and day (each key is an entry of the signing Secret until
+    // its revocation is swept): counted in Redis across replicas, failing open while it is down.
+    const perDay = d.config.limits.keysPerDay
+    const today = await d.playgroundLimiter.hit(`keys-created:${s.user.spec.userId}`, Date.now(), ctx.state.requestId as string | undefined, 86_400_000)
+    if (today && today.count > perDay) {
+      throw new ApiError('rate_limited', `A person may create ${perDay} API keys a day; try again tomorrow.`, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(today.resetMs / 1000))) })
+    }
     const create = () =>
       d.keyAdmin.create({
         name: name!,
@@ -140,12 +147,14 @@ export function keyRoutes(d: ConsoleDeps): Router {
   // Secrets are POSTs: never cached, never prefetched, and they need the CSRF token.
   r.post('/:id/secret/reveal', async (ctx) => {
     const key = await keyFor(ctx, d, 'keys.secret.reveal')
+    if (key.spec.revokedAt) throw new ApiError('conflict', 'This key is revoked: it has no signing secret any more.')
     ctx.body = await d.keyAdmin.revealSecret(key.spec.keyId)
     ctx.set('Cache-Control', 'no-store')
   })
 
   r.post('/:id/secret/rotate', async (ctx) => {
     const key = await keyFor(ctx, d, 'keys.secret.rotate')
+    if (key.spec.revokedAt) throw new ApiError('conflict', 'This key is revoked: it has no signing secret any more.')
     try {
       ctx.body = await d.keyAdmin.rotateSecret(key.spec.keyId)
     } catch (err) {

@@ -47,7 +47,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
   })
 
   // Playground: an async job with no key, source playground and the person's e-mail. Its
-  // callback (if any) is signed with the workspace secret.
+  // callback (if any) is signed with the playground secret (made here on first use).
   r.post('/playground/:slug', async (ctx) => {
     const s = authorize(ctx, 'playground.run', 'own')
     // Each person's playground runs are limited per minute like a key's requests (fail open while Redis is down).
@@ -72,23 +72,46 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const jobId = newId('job', now)
     const spec = newJobSpec({ jobId, now, utility: utility.slug, mode: 'async', owner: { kind: 'playground', email: s.user.spec.email }, request: req, storageInputKeys })
     const uj = utilityJobResource(spec)
+    // Its callback is signed with the playground secret: there is one before the job exists.
+    if (req.callbackUrl) await d.keyAdmin.ensurePlaygroundSecret()
     const created = (await acceptJob(d, uj, req.input)).job
     d.log.info({ jobId, utility: utility.slug, userId: s.user.spec.userId }, 'playground job accepted')
     ctx.status = 202
     ctx.body = await d.links.view(created)
   })
 
-  r.post('/workspace/signing-secret/reveal', async (ctx) => {
-    authorize(ctx, 'workspaceSecret.reveal')
-    ctx.set('Cache-Control', 'no-store')
-    ctx.body = { signingSecret: await d.keyAdmin.ensureWorkspaceSecret() }
-  })
-
-  r.post('/workspace/signing-secret/rotate', async (ctx) => {
-    const s = authorize(ctx, 'workspaceSecret.rotate')
-    ctx.set('Cache-Control', 'no-store')
-    ctx.body = { signingSecret: await d.keyAdmin.rotateWorkspaceSecret() }
-    d.log.info({ userId: s.user.spec.userId }, 'workspace signing secret rotated')
-  })
+  // The two signing secrets without a key: the workspace's (keys made before per-key secrets)
+  // and the playground's. Secrets are POSTs: never cached, never prefetched, CSRF-checked.
+  const secrets = [
+    {
+      path: 'signing-secret',
+      which: 'workspace',
+      reveal: 'workspaceSecret.reveal',
+      rotate: 'workspaceSecret.rotate',
+      ensure: () => d.keyAdmin.ensureWorkspaceSecret(),
+      renew: () => d.keyAdmin.rotateWorkspaceSecret(),
+    },
+    {
+      path: 'playground-secret',
+      which: 'playground',
+      reveal: 'playgroundSecret.reveal',
+      rotate: 'playgroundSecret.rotate',
+      ensure: () => d.keyAdmin.ensurePlaygroundSecret(),
+      renew: () => d.keyAdmin.rotatePlaygroundSecret(),
+    },
+  ] as const
+  for (const secret of secrets) {
+    r.post(`/workspace/${secret.path}/reveal`, async (ctx) => {
+      authorize(ctx, secret.reveal, 'own')
+      ctx.set('Cache-Control', 'no-store')
+      ctx.body = { signingSecret: await secret.ensure() }
+    })
+    r.post(`/workspace/${secret.path}/rotate`, async (ctx) => {
+      const s = authorize(ctx, secret.rotate)
+      ctx.set('Cache-Control', 'no-store')
+      ctx.body = { signingSecret: await secret.renew() }
+      d.log.info({ userId: s.user.spec.userId, secret: secret.which }, 'signing secret rotated')
+    })
+  }
   return r
 }

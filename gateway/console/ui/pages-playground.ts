@@ -29,7 +29,7 @@ export async function playgroundPage(p: Page): Promise<void> {
   picker.addEventListener('change', () => p.navigate(`/console/playground?utility=${picker.value}`, true))
   const formSlot = h('div')
   const result = h('div', { 'aria-live': 'polite' })
-  const secretSection = p.may('workspaceSecret.reveal') ? workspaceSecret(p) : null
+  const secretSection = p.may('playgroundSecret.reveal') ? playgroundSecret(p) : null
   replace(
     p.main,
     h('div', { class: 'page-head' }, h('h1', {}, 'Playground'), h('p', { class: 'muted' }, 'Run a utility without an API key. Runs are listed as playground jobs under your name.')),
@@ -59,7 +59,7 @@ export async function playgroundPage(p: Page): Promise<void> {
         h(
           'div',
           { 'data-field': 'callbackUrl' },
-          field('Callback URL', callbackUrl, 'An https:// URL that receives the signed job.succeeded / job.failed callback, signed with the workspace playground secret.'),
+          field('Callback URL', callbackUrl, 'An https:// URL that receives the signed job.succeeded / job.failed callback, signed with the playground signing secret below.'),
         ),
       ),
       status,
@@ -131,27 +131,18 @@ export async function playgroundPage(p: Page): Promise<void> {
   build(undefined)
 }
 
-function workspaceSecret(p: Page): HTMLElement {
+function playgroundSecret(p: Page): HTMLElement {
   const status = h('div', { 'aria-live': 'polite' })
   const show = async (kind: 'reveal' | 'rotate') => {
-    if (
-      kind === 'rotate' &&
-      !(await confirmDialog(
-        'Rotate the workspace signing secret?',
-        'Playground callbacks, and callbacks of old keys without a secret of their own, are signed with the new secret from the next attempt on.',
-        'Rotate',
-        false,
-      ))
-    )
-      return
+    if (kind === 'rotate' && !(await confirmDialog('Rotate the playground signing secret?', 'Playground callbacks are signed with the new secret from the next attempt on.', 'Rotate', false))) return
     try {
-      const res = await call<{ signingSecret: string }>('POST', `/workspace/signing-secret/${kind}`)
+      const res = await call<{ signingSecret: string }>('POST', `/workspace/playground-secret/${kind}`)
       dialog(
-        kind === 'rotate' ? 'New workspace signing secret' : 'Workspace signing secret',
-        secretValue('Signing secret', res.signingSecret, 'workspace-secret'),
+        kind === 'rotate' ? 'New playground signing secret' : 'Playground signing secret',
+        secretValue('Signing secret', res.signingSecret, 'playground-secret'),
         h('button', { type: 'button', class: 'button', onclick: (e) => (e.target as HTMLElement).closest('dialog')!.close() }, 'Done'),
       )
-      if (kind === 'rotate') replace(status, notice('The workspace signing secret was rotated.', 'success'))
+      if (kind === 'rotate') replace(status, notice('The playground signing secret was rotated.', 'success'))
     } catch (err) {
       replace(status, errorBox(messageOf(err)))
     }
@@ -160,13 +151,13 @@ function workspaceSecret(p: Page): HTMLElement {
     'section',
     { 'aria-labelledby': 'ws-secret', class: 'card' },
     h('h2', { id: 'ws-secret' }, 'Playground signing secret'),
-    h('p', { class: 'muted' }, 'Callbacks of playground runs have no key, so they are signed with this workspace secret.'),
+    h('p', { class: 'muted' }, 'Callbacks of playground runs have no key: they are signed with this secret of their own.'),
     status,
     h(
       'div',
       { class: 'actions' },
       h('button', { type: 'button', class: 'button secondary', onclick: () => void show('reveal') }, 'Reveal'),
-      p.may('workspaceSecret.rotate') ? h('button', { type: 'button', class: 'button secondary', onclick: () => void show('rotate') }, 'Rotate') : null,
+      p.may('playgroundSecret.rotate') ? h('button', { type: 'button', class: 'button secondary', onclick: () => void show('rotate') }, 'Rotate') : null,
     ),
   )
 }

@@ -307,7 +307,42 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "job.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A job with a callbackUrl succeeded */
+        post: operations["job_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "job.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A job with a callbackUrl failed (error code lost included) */
+        post: operations["job_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         FileReference: {
@@ -428,6 +463,12 @@ export interface components {
         };
         UtilityList: {
             items: components["schemas"]["CatalogEntry"][];
+        };
+        CallbackEvent: {
+            type: "job.succeeded" | "job.failed";
+            /** @description When the event was made (ISO-8601 with milliseconds). */
+            timestamp: string;
+            data: components["schemas"]["Job"];
         };
     };
     responses: never;
@@ -2600,6 +2641,64 @@ export interface operations {
                 content: {
                     "application/json": Record<string, never>;
                 };
+            };
+        };
+    };
+    job_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The job id: the same on every retry (de-duplicate on it). */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; refuse one older than about 5 minutes. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> over "<webhook-id>.<webhook-timestamp>.<raw body>", keyed with the base64-decoded part of the whsec_ secret after its prefix. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CallbackEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges it; anything else is retried (8 attempts from 10 s, doubling). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    job_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The job id: the same on every retry (de-duplicate on it). */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed; refuse one older than about 5 minutes. */
+                "webhook-timestamp": string;
+                /** @description Space-separated v1,<base64 HMAC-SHA256> over "<webhook-id>.<webhook-timestamp>.<raw body>", keyed with the base64-decoded part of the whsec_ secret after its prefix. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CallbackEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 s acknowledges it; anything else is retried (8 attempts from 10 s, doubling). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

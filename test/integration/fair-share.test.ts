@@ -1,0 +1,136 @@
+import { BatchV1Api } from '@kubernetes/client-node'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { LABELS } from '../../contract/api-group.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { until } from '../platform/wait-for.js'
+import { FileServer } from '../support/file-server.js'
+import { api } from './helpers/api.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
+import { restartGateway } from './helpers/processes.js'
+
+/**
+ * One API key against every other (docs/adr/0013): sync runs go through admission, and no key
+ * holds more than its share of a utility's slots. The operator runs with the defaults: zip-files
+ * has 8 slots, a key may hold half of them. The gateway answers sync runs after 6 s here.
+ */
+const SYNC_WAIT_SECONDS = 6
+const SHARE = 4
+let files: FileServer
+let trickle: string
+
+interface Summary {
+  id: string
+  status: string
+  mode: string
+}
+
+/** Every job of a key, newest first (the list, page by page). */
+async function jobsOf(key: string): Promise<Summary[]> {
+  const out: Summary[] = []
+  let cursor: string | null = null
+  do {
+    const page = await api('GET', `/v1/jobs?utility=zip-files&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key })
+    expect(page.status).toBe(200)
+    out.push(...(page.body.items as Summary[]))
+    cursor = page.body.nextCursor as string | null
+  } while (cursor)
+  return out
+}
+
+/** The batch Jobs (runner Jobs) that exist for these job ids. */
+async function batchJobsOf(ids: string[]): Promise<string[]> {
+  const names = new Set(ids.map(objectNameOf))
+  const jobs = await kubeConfig()
+    .makeApiClient(BatchV1Api)
+    .listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.utility}=zip-files` })
+  return jobs.items.map((j) => j.metadata!.labels![LABELS.jobId]).filter((n) => names.has(n))
+}
+
+/** A sync zip-files run whose only input never finishes downloading; the client gives up after 2 s. */
+async function hangingSyncRun(key: string, idempotencyKey?: string): Promise<void> {
+  const body = JSON.stringify({ input: { files: [{ url: trickle, fileName: 'never.bin' }] } })
+  const headers: Record<string, string> = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
+  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey
+  await fetch(`${inject('gatewayUrl')}/v1/utilities/zip-files`, { method: 'POST', headers, body, signal: AbortSignal.timeout(2000) }).then(
+    (res) => res.text(),
+    () => undefined,
+  )
+}
+
+beforeAll(async () => {
+  files = await new FileServer().start()
+  trickle = `${files.url}/trickle?every=20000`
+  await restartGateway({ DUTIL_SYNC_WAIT_SECONDS: String(SYNC_WAIT_SECONDS) })
+})
+afterAll(async () => {
+  // The endless downloads end: the hog's runners fail, its queued jobs fail as they start.
+  await files.stop()
+  await restartGateway({})
+})
+
+describe('fair share between API keys', () => {
+  const hog = { key: '', ids: [] as string[] }
+
+  it("one key's 24 hanging sync runs hold at most its share of zip-files' slots; another key's job succeeds meanwhile", async () => {
+    hog.key = (await createKey({ name: 'hog' })).key
+    const other = (await createKey({ name: 'other' })).key
+    // Kept by their Idempotency-Keys (a retry would find them), so they stay after the hang-up.
+    await Promise.all(Array.from({ length: 24 }, (_, i) => hangingSyncRun(hog.key, `hog-${i}`)))
+    let hogJobs: Summary[] = []
+    await until('the 24 hog jobs listed', async () => (hogJobs = await jobsOf(hog.key)).length === 24, 30_000)
+    hog.ids = hogJobs.map((j) => j.id)
+    expect(hogJobs.every((j) => j.mode === 'sync')).toBe(true)
+
+    const small = files.add('small.txt', Buffer.from('small\n'), 'text/plain')
+    const started = Date.now()
+    const accepted = await api('POST', '/v1/utilities/zip-files/jobs', { key: other, body: { input: { files: [{ url: small, fileName: 'small.txt' }] } } })
+    expect(accepted.status).toBe(202)
+    let mostRunning = 0
+    let job = accepted.body
+    await until(
+      "the other key's job finished",
+      async () => {
+        mostRunning = Math.max(mostRunning, (await batchJobsOf(hog.ids)).length)
+        job = (await api('GET', `/v1/jobs/${accepted.body.id}?wait=2`, { key: other })).body
+        return job.status !== 'queued' && job.status !== 'running'
+      },
+      60_000,
+      200,
+    )
+    expect(job.status).toBe('succeeded')
+    expect(Date.now() - started).toBeLessThan(60_000)
+    // Meanwhile the hog's jobs were all still running or waiting, never more than its share with a Job.
+    const now = await jobsOf(hog.key)
+    expect(now.filter((j) => j.status === 'running' || j.status === 'queued')).toHaveLength(24)
+    expect(now.filter((j) => j.status === 'running').length).toBeLessThanOrEqual(SHARE)
+    expect(now.filter((j) => j.status === 'queued').length).toBeGreaterThanOrEqual(24 - SHARE)
+    expect(mostRunning).toBeLessThanOrEqual(SHARE)
+    expect((await batchJobsOf(hog.ids)).length).toBeLessThanOrEqual(SHARE)
+  }, 120_000)
+
+  it('a sync run still waiting for a slot when the sync wait ends answers 202 with the queued job', async () => {
+    const res = await api('POST', '/v1/utilities/zip-files', { key: hog.key, body: { input: { files: [{ url: trickle, fileName: 'never.bin' }] } }, headers: { 'Idempotency-Key': 'hog-waits' } })
+    expect(res.status).toBe(202)
+    expect(res.body).toMatchObject({ mode: 'sync', status: 'queued', startedAt: null, timings: { queueMs: null } })
+    expect(res.headers.get('location')).toBe(`/v1/jobs/${res.body.id}`)
+    expect(res.headers.get('retry-after')).toBe('5')
+    expect(await batchJobsOf([res.body.id])).toEqual([])
+  })
+
+  it('a sync run whose client hangs up before its job got a slot is cancelled, never started', async () => {
+    const before = new Set((await jobsOf(hog.key)).map((j) => j.id))
+    await Promise.all(Array.from({ length: 6 }, () => hangingSyncRun(hog.key)))
+    let left: Summary[] = []
+    await until(
+      'the six runs cancelled',
+      async () => {
+        left = (await jobsOf(hog.key)).filter((j) => !before.has(j.id))
+        return left.length === 6 && left.every((j) => j.status === 'cancelled')
+      },
+      30_000,
+    )
+    expect(await batchJobsOf(left.map((j) => j.id))).toEqual([])
+    const one = await api('GET', `/v1/jobs/${left[0].id}`, { key: hog.key })
+    expect(one.body).toMatchObject({ mode: 'sync', status: 'cancelled', startedAt: null, result: null })
+  })
+})
