@@ -205,6 +205,44 @@ describe('helm lint and template', () => {
     expect(() => render('--set-json', 'runners.html-pdf.pod={"serviceAccountName":"x"}')).toThrow(/runners\/html-pdf\/pod/)
   })
 
+  it('follows the conventions of charts: global for umbrella charts, name overrides, common labels, an HPA, spread and an HTTPRoute', () => {
+    const docs = render(
+      '--set-json',
+      'global={"imageRegistry":"mirror.example.com"}',
+      '--set',
+      'fullnameOverride=docs',
+      '--set-json',
+      'commonLabels={"team":"documents"}',
+      '--set',
+      'gateway.autoscaling.enabled=true',
+      '--set-json',
+      'gateway.topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app.kubernetes.io/component":"gateway"}}}]',
+      '--set',
+      'gateway.httpRoute.enabled=true',
+      '--set-json',
+      'gateway.httpRoute.parentRefs=[{"name":"public","namespace":"gateways"}]',
+      '--set-json',
+      'gateway.httpRoute.hostnames=["api.example.com"]',
+    )
+    for (const d of docs) expect(d.metadata.labels?.team, `${d.kind} ${d.metadata.name}`).toBe('documents')
+    const gateway = named(docs, 'Deployment', 'docs-gateway')
+    expect(gateway.spec.replicas).toBeUndefined()
+    expect(gateway.spec.template.spec.topologySpreadConstraints[0].topologyKey).toBe('topology.kubernetes.io/zone')
+    expect(named(docs, 'HorizontalPodAutoscaler', 'docs-gateway').spec).toMatchObject({ scaleTargetRef: { kind: 'Deployment', name: 'docs-gateway' }, minReplicas: 2, maxReplicas: 6 })
+    const route = named(docs, 'HTTPRoute', 'docs-gateway').spec
+    expect(route.parentRefs).toEqual([{ name: 'public', namespace: 'gateways' }])
+    expect(route.rules.map((r: any) => [r.matches[0].path.value, r.backendRefs[0].name, r.timeouts.request])).toEqual([
+      ['/v1', 'docs-gateway', '120s'],
+      ['/console', 'docs-gateway', '120s'],
+    ])
+    // The operator is told the Lease its Role names, under the new prefix too.
+    const operatorEnv = named(docs, 'Deployment', 'docs-operator').spec.template.spec.containers[0].env
+    expect(operatorEnv.find((e: any) => e.name === 'DUTIL_LEASE_NAME').value).toBe('docs-operator')
+    expect(named(docs, 'Role', 'docs-operator').rules.some((r: any) => r.resourceNames?.includes('docs-operator'))).toBe(true)
+    expect(byKind(render('--set', 'nameOverride=docsvc'), 'Deployment').map((d: any) => d.metadata.name)).toEqual(['dutil-docsvc-gateway', 'dutil-docsvc-operator'])
+    expect(() => render('--set', 'gateway.httpRoute.requestTimeout=forever')).toThrow(/requestTimeout/)
+  })
+
   it('gives the console its public URL and identity-provider settings, the client secret by Secret reference', () => {
     const docs = render(
       '--set',
