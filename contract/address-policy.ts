@@ -114,7 +114,7 @@ export function addressAllowed(address: string, allowLoopback: boolean, allowedN
 /**
  * Private networks an installation lets dutil reach on a caller's behalf: input URLs, the
  * pages Chromium loads, callbacks (DUTIL_ALLOWED_PRIVATE_NETWORKS; the chart's
- * `allowedPrivateNetworks`, which also opens them in the runner NetworkPolicy). The spec refuses
+ * `allowedPrivateNetworks`, which also opens them in the runner NetworkPolicy). The API refuses
  * every private address; this is an administrator's deliberate exception for an in-cluster
  * document store or webhook receiver, empty by default (docs/adr/0015-allowed-private-networks.md).
  */

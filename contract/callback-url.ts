@@ -3,7 +3,7 @@ import { classifyAddress } from './address-policy.js'
 import { MAX_CALLBACK_URL_LENGTH } from './request-schemas.js'
 
 /**
- * The shape rules of a callback URL (spec, Events: Allowed destinations), checked without any
+ * The shape rules of a callback URL (docs/api.md, Callbacks), checked without any
  * network access: at submission by the gateway, and again by the operator before every attempt
  * (which then also resolves the host). Returns why the URL is refused, or null when its shape
  * is acceptable. A host written as an IP literal must be a public address; loopback literals

@@ -1,4 +1,4 @@
-/** Every error code of the v1 contract with its HTTP status (spec: Errors → Codes). */
+/** Every error code of the v1 contract with its HTTP status (docs/api.md, Errors). */
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,

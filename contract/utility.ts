@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox'
 
 /**
- * Every slug the v1 contract names (the spec's utilities); API keys may be scoped to any of
+ * Every slug the v1 contract names (docs/api.md's utilities); API keys may be scoped to any of
  * them, and the catalog (runners/catalog.ts) implements them.
  */
 export const CONTRACT_SLUGS = ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'] as const

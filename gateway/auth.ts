@@ -16,7 +16,7 @@ export interface AuthenticatedKey {
 
 const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer error="${error}"` : 'Bearer' })
 
-/** Checks a key resource presented at `now`; throws the spec's 401 for revoked and expired keys. */
+/** Checks a key resource presented at `now`; throws docs/api.md's 401 for revoked and expired keys. */
 export function checkKeyUsable(key: ApiKeyResource, now: number): AuthenticatedKey {
   if (key.spec.revokedAt) throw new ApiError('unauthorized', 'This API key has been revoked.', undefined, challenge('invalid_token'))
   const expires = parseTime(key.spec.expiresAt)

@@ -10,7 +10,7 @@ export function errorEnvelope(code: string, message: string, extra: Record<strin
   return { error: { code, message, ...extra } }
 }
 
-/** Maps every error to the spec's envelope; unexpected ones are logged with the request id. */
+/** Maps every error to the error envelope (docs/api.md); unexpected ones are logged with the request id. */
 export function errorMiddleware(log: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
@@ -23,7 +23,7 @@ export function errorMiddleware(log: Logger) {
       if (err instanceof ApiError) {
         ctx.status = err.status
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v)
-        // Every 500 carries the request id that the logs hold, as the spec has it.
+        // Every 500 carries the request id that the logs hold, as docs/api.md has it.
         ctx.body = errorEnvelope(err.code, err.message, { ...(err.details ? { details: err.details } : {}), ...(err.status >= 500 ? { requestId } : {}) })
         if (err.status >= 500)
           log.warn({ requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), code: err.code, message: err.message, cause: (err.cause as Error | undefined)?.message }, 'request failed')

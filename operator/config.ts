@@ -36,7 +36,7 @@ export interface OperatorConfig {
 export interface CallbackSettings {
   /** Attempts in flight at once (each waits at most 10 s for its receiver). */
   concurrency: number
-  /** Tests only: multiplies the back-off delays (1 = the spec's 10 s, 20 s, …). */
+  /** Tests only: multiplies the back-off delays (1 = docs/api.md's 10 s, 20 s, …). */
   delayScale: number
   /** Secret with the `whsec_` signing secrets: the workspace's and each key's own. */
   signingSecretsName: string

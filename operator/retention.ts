@@ -62,7 +62,7 @@ export interface RetentionDeps {
 }
 
 /**
- * Deletes finished UtilityJobs and their files once the retention has run out (the spec: jobs and
+ * Deletes finished UtilityJobs and their files once the retention has run out (docs/api.md: jobs and
  * their files are kept 90 days by default). Files go first, then the object, so a sweep that
  * stops half-way leaves the object to be found again by the next one. The batch/v1 Job (owned
  * by the UtilityJob) goes with it through garbage collection.

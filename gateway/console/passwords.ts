@@ -2,7 +2,7 @@ import { Algorithm, hash, verify } from '@node-rs/argon2'
 import { ApiError } from '../api-error.js'
 import { ConcurrencyGate, GateFullError } from '../concurrency-gate.js'
 
-/** The spec's minimum; the longest accepted keeps hashing cheap to ask for. */
+/** The console's minimum (README: Console); the longest accepted keeps hashing cheap to ask for. */
 export const PASSWORD_LIMITS = { minLength: 10, maxLength: 200 } as const
 
 /**

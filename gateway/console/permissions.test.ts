@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ACTIONS, can, lastAdminProblem, type Action, type Ownership } from './permissions.js'
 import type { Role } from '../../contract/console-resources.js'
 
-// role × action × ownership, written out as the spec's roles read: true = allowed.
+// role × action × ownership, written out as the README's console roles read: true = allowed.
 // [action, admin own, admin other, member own, member other, external own, external other]
 const TABLE: Array<[Action, boolean, boolean, boolean, boolean, boolean, boolean]> = [
   ['keys.read', true, true, true, true, true, false],

@@ -1,7 +1,7 @@
 import type { Role } from '../../contract/console-resources.js'
 
 /**
- * What each console role may do: the spec's "People and console roles" as one table.
+ * What each console role may do: the README's console roles (Console) as one table.
  * `all` allows the action on anything, `own` only on what the person owns (keys they created,
  * jobs of those keys and their own playground runs, usage of those keys), `none` never.
  */

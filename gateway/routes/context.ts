@@ -15,7 +15,7 @@ export interface RouteDeps {
   bucket: string
   log: Logger
   metrics: GatewayMetrics
-  /** Sync runs answer 202 after this long (spec: 90 s). */
+  /** Sync runs answer 202 after this long (docs/api.md: 90 s). */
   syncWaitMs: number
   /** Accept test-only request headers (shorter time limits). Never on in production. */
   testHooks: boolean

@@ -17,7 +17,7 @@ export interface CallbackMessage {
 }
 
 export interface DeliveryOptions extends DestinationOptions {
-  /** The receiver must answer within this long (spec: 10 s). */
+  /** The receiver must answer within this long (docs/api.md: 10 s). */
   timeoutMs: number
   /** Extra trust for the receiver's certificate (tests); the system store (and NODE_EXTRA_CA_CERTS) otherwise. */
   ca?: SecureContextOptions['ca']

@@ -20,7 +20,7 @@ export interface DestinationOptions extends AddressAllowance {
 export type DestinationCheck = { kind: 'ok'; url: URL; addresses: LookupAddress[] } | { kind: 'refused'; reason: string } | { kind: 'unresolved'; reason: string }
 
 /**
- * The check made before every callback attempt (spec, Events: Allowed destinations): https
+ * The check made before every callback attempt (docs/api.md, Callbacks): https
  * only, no credentials, and every address the host resolves to must be public (one private,
  * loopback, link-local, multicast or unique-local answer, IPv4-mapped forms included, refuses
  * the host). The caller then connects to a checked address, so a second DNS answer cannot

@@ -1,5 +1,5 @@
 /**
- * The callback retry schedule (spec, Events: Delivery and retries): at most 8 attempts, the
+ * The callback retry schedule (docs/api.md, Callbacks): at most 8 attempts, the
  * first retry 10 s after a failed attempt, each later one twice as long after the one before
  * (10, 20, 40 … 640 s: about 21 minutes in all). Every attempt has 10 s to be answered.
  */

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 
 /**
- * Standard Webhooks signing (spec, Events: Delivery request). The HMAC-SHA256 key is the
+ * Standard Webhooks signing (docs/api.md, Callbacks). The HMAC-SHA256 key is the
  * base64-decoded part of the `whsec_` secret; the signed content is `<id>.<timestamp>.<body>`
  * with the raw body exactly as sent.
  */

@@ -15,7 +15,7 @@ interface HtmlPdfInput {
   pdfOptions?: PdfOptionsInput
 }
 
-/** Budgets inside the 900 s limit, and size caps (README: Decisions the spec leaves open). */
+/** Budgets inside the 900 s limit, and size caps (docs/api.md, Utilities). */
 export const HTML_PDF_LIMITS = {
   launchMs: 30_000,
   navigationMs: 120_000,

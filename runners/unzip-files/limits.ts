@@ -1,7 +1,7 @@
 import { rejected, type RunnerError } from '../common/runner-error.js'
 
 /**
- * What unzip-files accepts (README: Decisions the spec leaves open; docs/adr/0002). Every limit
+ * What unzip-files accepts (docs/api.md, Utilities; docs/adr/0002). Every limit
  * is checked from the central directory before a byte is extracted, and again while streaming
  * (yauzl validates each entry's real size against its declared size).
  */

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { rejected } from '../common/runner-error.js'
 import type { WorkerAnswer } from './convert.worker.js'
 
-/** README: Decisions the spec leaves open; docs/security/sheetjs-residual-risk.md. */
+/** docs/api.md, Utilities; docs/security/sheetjs-residual-risk.md. */
 export const XLS_LIMITS = {
   maxInputBytes: 50 * 1024 ** 2,
   /** The parse runs in a worker that is terminated past this (contains CVE-2024-22363 and kin). */

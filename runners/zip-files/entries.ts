@@ -1,6 +1,6 @@
 import { RunnerError, rejected } from '../common/runner-error.js'
 
-/** Size caps of zip-files (see README: Decisions the spec leaves open). */
+/** Size caps of zip-files (docs/api.md, Utilities). */
 export const ZIP_SIZE_LIMITS = {
   maxFileBytes: 1024 * 1024 * 1024,
   maxTotalBytes: 3 * 1024 * 1024 * 1024,

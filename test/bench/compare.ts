@@ -228,7 +228,7 @@ try {
       { ...unzipTo(join(WORK, 'native.zip')), runner: runner('unzip-files', { url }), platformInput: { url } },
     )
     if (LARGE) {
-      // A 1 GB archive: ten 100 MB entries that do not compress (the spec's archive limit).
+      // A 1 GB archive: ten 100 MB entries that do not compress (docs/api.md's archive limit).
       say('unzip-files: a 1 GB archive')
       const bigDir = join(WORK, 'unzipbig')
       mkdirSync(bigDir, { recursive: true })

@@ -3,7 +3,7 @@ export interface ErrorDetail {
   message: string
 }
 
-/** A console API error: the spec's envelope, kept as data for the page to show. */
+/** A console API error: the error envelope (docs/api.md), kept as data for the page to show. */
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
