@@ -11,7 +11,10 @@ describe('dutil run / jobs helpers', () => {
         { url: 'https://x.test/dir/c.png', fileName: 'c.png' },
       ],
     })
-    expect(inputFrom('html-pdf', { input: '{"url":"https://x.test","pdfOptions":{"format":"A4"}}' })).toEqual({ url: 'https://x.test', pdfOptions: { format: 'A4' } })
+    expect(inputFrom('html-pdf', { input: '{"url":"https://x.test","pdfOptions":{"format":"A4"}}' })).toEqual({
+      url: 'https://x.test',
+      pdfOptions: { format: 'A4' },
+    })
     expect(() => inputFrom('split-pdf', {})).toThrow(ApiUsageError)
     expect(() => inputFrom('split-pdf', { url: ['a'], input: '{}' })).toThrow(/exactly one/)
     expect(() => inputFrom('split-pdf', { url: ['https://a', 'https://b'] })).toThrow(/one --url/)

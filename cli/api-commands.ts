@@ -3,7 +3,17 @@ import { dirname, join, normalize, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
-import { DutilClient, DutilConnectionError, DutilError, DutilRequestError, type Job, JobFailedError, type JobStatus, type Utility, WaitTimeoutError } from '../clients/typescript/src/index.js'
+import {
+  DutilClient,
+  DutilConnectionError,
+  DutilError,
+  DutilRequestError,
+  type Job,
+  JobFailedError,
+  type JobStatus,
+  type Utility,
+  WaitTimeoutError,
+} from '../clients/typescript/src/index.js'
 import { JOB_STATES } from '../contract/crd-schemas.js'
 
 /**
@@ -56,13 +66,29 @@ function json(raw: string, what: string): unknown {
 }
 
 /** The job's input from the flags: --input / --input-file as given, or --url (several for zip-files). */
-export function inputFrom(utility: string, v: { url?: string[]; input?: string; 'input-file'?: string }): Record<string, unknown> {
-  const given = [v.url?.length ? '--url' : null, v.input ? '--input' : null, v['input-file'] ? '--input-file' : null].filter(Boolean)
-  if (given.length !== 1) throw new ApiUsageError(`run needs exactly one of --url, --input or --input-file (got ${given.length ? given.join(', ') : 'none'})`)
+export function inputFrom(
+  utility: string,
+  v: { url?: string[]; input?: string; 'input-file'?: string },
+): Record<string, unknown> {
+  const given = [
+    v.url?.length ? '--url' : null,
+    v.input ? '--input' : null,
+    v['input-file'] ? '--input-file' : null,
+  ].filter(Boolean)
+  if (given.length !== 1)
+    throw new ApiUsageError(
+      `run needs exactly one of --url, --input or --input-file (got ${given.length ? given.join(', ') : 'none'})`,
+    )
   if (v.input) return json(v.input, '--input') as Record<string, unknown>
   if (v['input-file']) return json(readFileSync(v['input-file'], 'utf8'), v['input-file']) as Record<string, unknown>
   const urls = v.url!
-  if (utility === 'zip-files') return { files: urls.map((url) => ({ url, fileName: decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file') })) }
+  if (utility === 'zip-files')
+    return {
+      files: urls.map((url) => ({
+        url,
+        fileName: decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'),
+      })),
+    }
   if (urls.length > 1) throw new ApiUsageError(`${utility} takes one --url`)
   return { url: urls[0] }
 }
@@ -77,7 +103,8 @@ export function progressLine(job: Job, startedAt: number, now: number): string {
 /** A file's place under --out: its path inside an unzipped archive, or its name; never outside DIR. */
 export function outputPath(dir: string, file: { name: string; path?: string }): string {
   const rel = normalize(file.path || file.name).replace(/^([/\\])+/, '')
-  if (rel === '..' || rel.startsWith(`..${sep}`) || rel.includes(`${sep}..${sep}`)) throw new Error(`refusing to write ${JSON.stringify(file.path || file.name)} outside ${dir}`)
+  if (rel === '..' || rel.startsWith(`..${sep}`) || rel.includes(`${sep}..${sep}`))
+    throw new Error(`refusing to write ${JSON.stringify(file.path || file.name)} outside ${dir}`)
   return join(dir, rel)
 }
 
@@ -94,17 +121,24 @@ async function download(job: Job, dir: string, io: Io): Promise<void> {
 
 function summary(job: Job): string {
   const files = job.result?.files.length ?? 0
-  if (job.status === 'succeeded') return `${job.id} succeeded in ${job.timings.totalMs} ms: ${files === 1 ? '1 file' : `${files} files`}`
+  if (job.status === 'succeeded')
+    return `${job.id} succeeded in ${job.timings.totalMs} ms: ${files === 1 ? '1 file' : `${files} files`}`
   if (job.status === 'failed') return `${job.id} failed: ${job.error?.code}: ${job.error?.message}`
   return `${job.id} ${job.status}`
 }
 
-async function follow(c: DutilClient, id: string, v: { timeout?: string; out?: string; json?: boolean }, io: Io): Promise<number> {
+async function follow(
+  c: DutilClient,
+  id: string,
+  v: { timeout?: string; out?: string; json?: boolean },
+  io: Io,
+): Promise<number> {
   const t0 = Date.now()
   const tty = io.err.isTTY
   let last = ''
   const timeoutMs = v.timeout === undefined ? undefined : Number(v.timeout) * 1000
-  if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new ApiUsageError('--timeout must be a positive number of seconds')
+  if (timeoutMs !== undefined && !(timeoutMs > 0))
+    throw new ApiUsageError('--timeout must be a positive number of seconds')
   const show = (job: Job) => {
     const line = progressLine(job, t0, Date.now())
     if (tty) io.err.write(`\r${line}\x1b[K`)
@@ -128,7 +162,11 @@ async function follow(c: DutilClient, id: string, v: { timeout?: string; out?: s
       return EXIT.jobFailed
     }
     if (err instanceof WaitTimeoutError) {
-      io.out(v.json ? JSON.stringify(err.job) : `${err.job.id} is still ${err.job.status} after ${v.timeout} s; it goes on (dutil jobs wait ${err.job.id})`)
+      io.out(
+        v.json
+          ? JSON.stringify(err.job)
+          : `${err.job.id} is still ${err.job.status} after ${v.timeout} s; it goes on (dutil jobs wait ${err.job.id})`,
+      )
       return EXIT.timedOut
     }
     throw err
@@ -158,7 +196,8 @@ async function commands(group: 'run' | 'jobs', args: string[], io: Io): Promise<
   const c = client()
   if (group === 'run') {
     const [utility] = positionals
-    if (!utility) throw new ApiUsageError('run needs a utility: html-pdf, split-pdf, zip-files, unzip-files or xls-to-xlsx')
+    if (!utility)
+      throw new ApiUsageError('run needs a utility: html-pdf, split-pdf, zip-files, unzip-files or xls-to-xlsx')
     const input = inputFrom(utility, v)
     const metadata = v.metadata ? (json(v.metadata, '--metadata') as Record<string, unknown>) : undefined
     const job = await c.submit(utility as Utility, input as never, { metadata })
@@ -175,11 +214,16 @@ async function commands(group: 'run' | 'jobs', args: string[], io: Io): Promise<
   }
   switch (command) {
     case 'list': {
-      if (v.status && !(JOB_STATES as readonly string[]).includes(v.status)) throw new ApiUsageError(`--status must be one of ${JOB_STATES.join(', ')}`)
+      if (v.status && !(JOB_STATES as readonly string[]).includes(v.status))
+        throw new ApiUsageError(`--status must be one of ${JOB_STATES.join(', ')}`)
       const limit = v.limit === undefined ? 25 : Number(v.limit)
       if (!Number.isInteger(limit) || limit < 1) throw new ApiUsageError('--limit must be a positive whole number')
       const jobs = []
-      for await (const j of c.list({ utility: v.utility as Utility | undefined, status: v.status as JobStatus | undefined, pageSize: Math.min(limit, 100) })) {
+      for await (const j of c.list({
+        utility: v.utility as Utility | undefined,
+        status: v.status as JobStatus | undefined,
+        pageSize: Math.min(limit, 100),
+      })) {
         jobs.push(j)
         if (jobs.length >= limit) break
       }
@@ -192,7 +236,11 @@ async function commands(group: 'run' | 'jobs', args: string[], io: Io): Promise<
     }
     case 'get': {
       const job = await c.get(needId())
-      io.out(v.json ? JSON.stringify(job) : `${summary(job)}${job.progress ? ` (${job.progress.done}${job.progress.total === null ? '' : `/${job.progress.total}`} ${job.progress.unit})` : ''}`)
+      io.out(
+        v.json
+          ? JSON.stringify(job)
+          : `${summary(job)}${job.progress ? ` (${job.progress.done}${job.progress.total === null ? '' : `/${job.progress.total}`} ${job.progress.unit})` : ''}`,
+      )
       return EXIT.ok
     }
     case 'wait':

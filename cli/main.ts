@@ -37,7 +37,8 @@ function kubeConfig(): KubeConfig {
   if (process.env.KUBECONFIG) kc.loadFromDefault()
   // In a pod (the chart's NOTES run the CLI under its key-admin service account).
   else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster()
-  else if (existsSync(join(process.cwd(), '.dev', 'kubeconfig'))) kc.loadFromFile(join(process.cwd(), '.dev', 'kubeconfig'))
+  else if (existsSync(join(process.cwd(), '.dev', 'kubeconfig')))
+    kc.loadFromFile(join(process.cwd(), '.dev', 'kubeconfig'))
   else throw new UsageError('no kubeconfig: set KUBECONFIG or run `make dev` in this directory first')
   return kc
 }
@@ -49,7 +50,8 @@ function parseUtilities(raw: string | undefined): string[] {
     .map((s) => s.trim())
     .filter(Boolean)
   const unknown = list.filter((s) => !(CONTRACT_SLUGS as readonly string[]).includes(s))
-  if (unknown.length) throw new UsageError(`unknown utilities: ${unknown.join(', ')} (known: ${CONTRACT_SLUGS.join(', ')})`)
+  if (unknown.length)
+    throw new UsageError(`unknown utilities: ${unknown.join(', ')} (known: ${CONTRACT_SLUGS.join(', ')})`)
   return [...new Set(list)]
 }
 
@@ -85,23 +87,40 @@ async function main(argv: string[]): Promise<void> {
     case 'create': {
       if (!values.name) throw new UsageError('keys create needs --name (where the key runs, e.g. --name laptop)')
       const expires = parsePositiveInt(values['expires-in-days'], '--expires-in-days')
-      if (expires !== undefined && !(EXPIRY_DAYS as readonly number[]).includes(expires)) throw new UsageError('--expires-in-days must be 30, 90 or 365 (omit it for a key that never expires)')
+      if (expires !== undefined && !(EXPIRY_DAYS as readonly number[]).includes(expires))
+        throw new UsageError('--expires-in-days must be 30, 90 or 365 (omit it for a key that never expires)')
       const created = await admin.create({
         name: values.name,
         utilities: parseUtilities(values.utilities),
-        rateLimitPerMinute: parsePositiveInt(values['rate-limit'], '--rate-limit') ?? parsePositiveInt(process.env.DUTIL_DEFAULT_RATE_LIMIT, 'DUTIL_DEFAULT_RATE_LIMIT'),
+        rateLimitPerMinute:
+          parsePositiveInt(values['rate-limit'], '--rate-limit') ??
+          parsePositiveInt(process.env.DUTIL_DEFAULT_RATE_LIMIT, 'DUTIL_DEFAULT_RATE_LIMIT'),
         expiresInDays: expires,
       })
       if (values.json) console.log(JSON.stringify(created))
-      else console.log(`API key ${created.id} created. It is shown only this once:\n\n  key:            ${created.key}\n  signing secret: ${created.signingSecret}\n`)
+      else
+        console.log(
+          `API key ${created.id} created. It is shown only this once:\n\n  key:            ${created.key}\n  signing secret: ${created.signingSecret}\n`,
+        )
       return
     }
     case 'list': {
       const keys = await admin.list()
-      if (values.json) return void console.log(JSON.stringify(keys.map((k) => ({ id: k.spec.keyId, ...k.spec, hash: undefined }))))
+      if (values.json)
+        return void console.log(JSON.stringify(keys.map((k) => ({ id: k.spec.keyId, ...k.spec, hash: undefined }))))
       console.log(['ID', 'NAME', 'PREFIX', 'UTILITIES', 'RATE/MIN', 'EXPIRES', 'REVOKED'].join('\t'))
       for (const k of keys)
-        console.log([k.spec.keyId, k.spec.name, k.spec.prefix, k.spec.utilities.join(','), k.spec.rateLimitPerMinute, k.spec.expiresAt ?? 'never', k.spec.revokedAt ?? '-'].join('\t'))
+        console.log(
+          [
+            k.spec.keyId,
+            k.spec.name,
+            k.spec.prefix,
+            k.spec.utilities.join(','),
+            k.spec.rateLimitPerMinute,
+            k.spec.expiresAt ?? 'never',
+            k.spec.revokedAt ?? '-',
+          ].join('\t'),
+        )
       return
     }
     case 'revoke': {
@@ -129,8 +148,14 @@ async function main(argv: string[]): Promise<void> {
         throw err
       }
       if (values.json) return void console.log(JSON.stringify(revealed))
-      const note = revealed.source === 'workspace' ? '\n(this key has no secret of its own and uses the workspace secret; `keys rotate-secret` gives it one)' : ''
-      const heading = command === 'rotate-secret' ? `New signing secret of ${id} (signs every callback attempt from now on):` : `Signing secret of ${id}:`
+      const note =
+        revealed.source === 'workspace'
+          ? '\n(this key has no secret of its own and uses the workspace secret; `keys rotate-secret` gives it one)'
+          : ''
+      const heading =
+        command === 'rotate-secret'
+          ? `New signing secret of ${id} (signs every callback attempt from now on):`
+          : `Signing secret of ${id}:`
       console.log(`${heading}\n\n  ${revealed.signingSecret}\n${note}`)
       return
     }
@@ -149,14 +174,22 @@ async function redeliverCommand(command: string | undefined, rest: string[]): Pr
   const name = objectNameOf(id)
   let uj: UtilityJobResource | undefined
   try {
-    uj = (await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: UTILITY_JOB.plural, name })) as UtilityJobResource
+    uj = (await custom.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: UTILITY_JOB.plural,
+      name,
+    })) as UtilityJobResource
   } catch (err) {
     if (apiStatus(err) !== 404) throw err
   }
   const problem = redeliveryProblem(uj)
   if (problem) throw new Error(`cannot redeliver ${id}: ${problem}`)
   const at = await requestRedelivery(custom, namespace, name)
-  console.log(`Redelivery of ${id}'s callback asked for at ${at} (round ${(uj!.status?.callback?.round ?? 1) + 1}); the operator sends it with the same webhook-id.`)
+  console.log(
+    `Redelivery of ${id}'s callback asked for at ${at} (round ${(uj!.status?.callback?.round ?? 1) + 1}); the operator sends it with the same webhook-id.`,
+  )
 }
 
 main(process.argv.slice(2)).catch((err) => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { addressAllowed, AllowedNetworks, canonicalIpv6, classifyAddress, embeddedIpv4, urlShapeProblem } from './address-policy.js'
+import {
+  addressAllowed,
+  AllowedNetworks,
+  canonicalIpv6,
+  classifyAddress,
+  embeddedIpv4,
+  urlShapeProblem,
+} from './address-policy.js'
 
 describe('classifyAddress', () => {
   it.each([
@@ -65,7 +72,13 @@ describe('classifyAddress', () => {
 })
 
 describe('urlShapeProblem', () => {
-  it.each(['https://example.com/a.pdf', 'http://93.184.216.34/x', 'http://[2606:4700::1111]:8080/x', 'HTTPS://Example.COM/A?q=1#f', 'http://user-less.example/path%5Cencoded'])('accepts %s', (url) => {
+  it.each([
+    'https://example.com/a.pdf',
+    'http://93.184.216.34/x',
+    'http://[2606:4700::1111]:8080/x',
+    'HTTPS://Example.COM/A?q=1#f',
+    'http://user-less.example/path%5Cencoded',
+  ])('accepts %s', (url) => {
     expect(urlShapeProblem(url)).toBeNull()
   })
 

@@ -157,7 +157,8 @@ export class AllowedNetworks {
     for (const cidr of cidrs) {
       const m = /^([^/]+)\/(\d{1,3})$/.exec(cidr)
       const family = m ? isIP(m[1]) : 0
-      if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128)) throw new Error(`${JSON.stringify(cidr)} is not a CIDR (like 10.20.0.0/16 or fd00::/64)`)
+      if (!m || family === 0 || Number(m[2]) > (family === 4 ? 32 : 128))
+        throw new Error(`${JSON.stringify(cidr)} is not a CIDR (like 10.20.0.0/16 or fd00::/64)`)
     }
     return new AllowedNetworks(cidrs)
   }
@@ -185,7 +186,8 @@ export function urlShapeProblem(raw: string): string | null {
   } catch {
     return 'The URL is not a valid URL.'
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Only http and https URLs can be fetched, not ${url.protocol}`
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `Only http and https URLs can be fetched, not ${url.protocol}`
   if (url.username || url.password) return 'URLs with embedded credentials are refused.'
   const written = rawHost(raw)
   if (written === null) return 'The URL is not a valid URL.'

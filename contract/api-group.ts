@@ -3,7 +3,12 @@ export const API_GROUP = 'dutil.io'
 export const API_VERSION = 'v1alpha1'
 export const API_GROUP_VERSION = `${API_GROUP}/${API_VERSION}`
 
-export const UTILITY_JOB = { kind: 'UtilityJob', plural: 'utilityjobs', singular: 'utilityjob', shortNames: ['uj'] } as const
+export const UTILITY_JOB = {
+  kind: 'UtilityJob',
+  plural: 'utilityjobs',
+  singular: 'utilityjob',
+  shortNames: ['uj'],
+} as const
 export const API_KEY = { kind: 'ApiKey', plural: 'apikeys', singular: 'apikey', shortNames: ['dak'] } as const
 
 /** Labels and annotations dutil puts on its objects. */

@@ -9,8 +9,18 @@ import { Nullable } from './schema-helpers.js'
  * one open invite per address: a second account for the same address is a 409, and re-inviting
  * an address replaces (revokes) the earlier invite.
  */
-export const CONSOLE_USER = { kind: 'ConsoleUser', plural: 'consoleusers', singular: 'consoleuser', shortNames: ['dcu'] } as const
-export const CONSOLE_INVITE = { kind: 'ConsoleInvite', plural: 'consoleinvites', singular: 'consoleinvite', shortNames: ['dci'] } as const
+export const CONSOLE_USER = {
+  kind: 'ConsoleUser',
+  plural: 'consoleusers',
+  singular: 'consoleuser',
+  shortNames: ['dcu'],
+} as const
+export const CONSOLE_INVITE = {
+  kind: 'ConsoleInvite',
+  plural: 'consoleinvites',
+  singular: 'consoleinvite',
+  shortNames: ['dci'],
+} as const
 
 export const ROLES = ['admin', 'member', 'external'] as const
 export type Role = (typeof ROLES)[number]
@@ -23,9 +33,16 @@ export const ConsoleUserSpecSchema = Type.Object({
   role: RoleSchema,
   disabled: Type.Boolean(),
   createdAt: Type.String(),
-  totpEnabled: Type.Boolean({ description: 'Password sign-in asks for a TOTP code (the secret is in the credentials Secret).' }),
-  oidcSubject: Type.Optional(Type.String({ description: 'The identity provider subject bound at the first identity-provider sign-in.' })),
-  credentialsSecretName: Type.String({ description: "Secret holding this person's passwordHash (argon2id) and totpSecret entries (dutil-console-credentials)." }),
+  totpEnabled: Type.Boolean({
+    description: 'Password sign-in asks for a TOTP code (the secret is in the credentials Secret).',
+  }),
+  oidcSubject: Type.Optional(
+    Type.String({ description: 'The identity provider subject bound at the first identity-provider sign-in.' }),
+  ),
+  credentialsSecretName: Type.String({
+    description:
+      "Secret holding this person's passwordHash (argon2id) and totpSecret entries (dutil-console-credentials).",
+  }),
 })
 export type ConsoleUserSpec = Static<typeof ConsoleUserSpecSchema>
 
@@ -37,7 +54,10 @@ export const ConsoleInviteSpecSchema = Type.Object({
   inviteId: Type.String({ description: 'Public id, inv_ + ULID.' }),
   email: Type.String(),
   role: RoleSchema,
-  tokenHash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the link token; the token itself is never stored.' }),
+  tokenHash: Type.String({
+    pattern: '^[0-9a-f]{64}$',
+    description: 'SHA-256 of the link token; the token itself is never stored.',
+  }),
   createdAt: Type.String(),
   expiresAt: Type.String(),
   invitedBy: Type.String({ description: 'E-mail of the admin who invited, or "cli" for the bootstrap.' }),

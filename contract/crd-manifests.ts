@@ -1,5 +1,11 @@
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from './api-group.js'
-import { CONSOLE_INVITE, CONSOLE_USER, ConsoleInviteSpecSchema, ConsoleUserSpecSchema, ConsoleUserStatusSchema } from './console-resources.js'
+import {
+  CONSOLE_INVITE,
+  CONSOLE_USER,
+  ConsoleInviteSpecSchema,
+  ConsoleUserSpecSchema,
+  ConsoleUserStatusSchema,
+} from './console-resources.js'
 import { ApiKeySpecSchema, ApiKeyStatusSchema, UtilityJobSpecSchema, UtilityJobStatusSchema } from './crd-schemas.js'
 
 /**
@@ -32,7 +38,11 @@ interface ResourceSchema {
   status?: unknown
 }
 
-function crd(names: { kind: string; plural: string; singular: string; shortNames: readonly string[] }, resource: ResourceSchema, printerColumns: object[]) {
+function crd(
+  names: { kind: string; plural: string; singular: string; shortNames: readonly string[] },
+  resource: ResourceSchema,
+  printerColumns: object[],
+) {
   const withStatus = resource.status !== undefined
   const schema = {
     type: 'object',
@@ -53,7 +63,13 @@ function crd(names: { kind: string; plural: string; singular: string; shortNames
     spec: {
       group: API_GROUP,
       scope: 'Namespaced',
-      names: { kind: names.kind, plural: names.plural, singular: names.singular, shortNames: [...names.shortNames], categories: ['dutil'] },
+      names: {
+        kind: names.kind,
+        plural: names.plural,
+        singular: names.singular,
+        shortNames: [...names.shortNames],
+        categories: ['dutil'],
+      },
       versions: [
         {
           name: API_VERSION,
@@ -69,7 +85,16 @@ function crd(names: { kind: string; plural: string; singular: string; shortNames
 }
 
 /** UtilityJob spec fields beside the always-present ones that never change once the job exists. */
-const UNCHANGEABLE_WHEN_SET = ['apiKeyName', 'source', 'userEmail', 'metadata', 'callbackUrl', 'idempotencyKeyHash', 'deadlineSeconds', 'storageInputKeys'] as const
+const UNCHANGEABLE_WHEN_SET = [
+  'apiKeyName',
+  'source',
+  'userEmail',
+  'metadata',
+  'callbackUrl',
+  'idempotencyKeyHash',
+  'deadlineSeconds',
+  'storageInputKeys',
+] as const
 
 /** CEL: the field is present in both or neither (a null counts as absent), with the same value. */
 function unchanged(field: string): string {
@@ -81,7 +106,8 @@ export function crdManifests() {
   const utilityJob = crd(
     UTILITY_JOB,
     {
-      description: 'One run of a document utility, created by the dutil gateway and run by the operator as a batch/v1 Job.',
+      description:
+        'One run of a document utility, created by the dutil gateway and run by the operator as a batch/v1 Job.',
       spec: {
         ...(plain(UtilityJobSpecSchema) as object),
         'x-kubernetes-validations': [
@@ -89,10 +115,16 @@ export function crdManifests() {
             rule: 'self.jobId == oldSelf.jobId && self.utility == oldSelf.utility && self.mode == oldSelf.mode && self.apiKeyId == oldSelf.apiKeyId && self.createdAt == oldSelf.createdAt && self.inputKey == oldSelf.inputKey',
             message: 'spec is immutable except cancelRequested',
           },
-          { rule: '!has(oldSelf.cancelRequested) || !oldSelf.cancelRequested || (has(self.cancelRequested) && self.cancelRequested)', message: 'cancelRequested cannot be taken back' },
+          {
+            rule: '!has(oldSelf.cancelRequested) || !oldSelf.cancelRequested || (has(self.cancelRequested) && self.cancelRequested)',
+            message: 'cancelRequested cannot be taken back',
+          },
           // The fields that may be absent: neither added, removed nor changed (one rule each, so
           // each stays within the API server's cost budget).
-          ...UNCHANGEABLE_WHEN_SET.map((f) => ({ rule: unchanged(f), message: 'spec is immutable except cancelRequested' })),
+          ...UNCHANGEABLE_WHEN_SET.map((f) => ({
+            rule: unchanged(f),
+            message: 'spec is immutable except cancelRequested',
+          })),
         ],
       },
       status: plain(UtilityJobStatusSchema),
@@ -140,7 +172,11 @@ export function crdManifests() {
   )
   const consoleUser = crd(
     CONSOLE_USER,
-    { description: 'A person who signs in to the dutil console. Password hash and TOTP secret live in a Secret.', spec: plain(ConsoleUserSpecSchema), status: plain(ConsoleUserStatusSchema) },
+    {
+      description: 'A person who signs in to the dutil console. Password hash and TOTP secret live in a Secret.',
+      spec: plain(ConsoleUserSpecSchema),
+      status: plain(ConsoleUserStatusSchema),
+    },
     [
       { name: 'Email', type: 'string', jsonPath: '.spec.email' },
       { name: 'Role', type: 'string', jsonPath: '.spec.role' },
@@ -151,12 +187,21 @@ export function crdManifests() {
   )
   const consoleInvite = crd(
     CONSOLE_INVITE,
-    { description: 'An open invite to the dutil console: single use, valid 7 days. Only the SHA-256 of the link token is stored.', spec: plain(ConsoleInviteSpecSchema) },
+    {
+      description:
+        'An open invite to the dutil console: single use, valid 7 days. Only the SHA-256 of the link token is stored.',
+      spec: plain(ConsoleInviteSpecSchema),
+    },
     [
       { name: 'Email', type: 'string', jsonPath: '.spec.email' },
       { name: 'Role', type: 'string', jsonPath: '.spec.role' },
       { name: 'Expires', type: 'string', jsonPath: '.spec.expiresAt' },
     ],
   )
-  return { 'utilityjobs.yaml': utilityJob, 'apikeys.yaml': apiKey, 'consoleusers.yaml': consoleUser, 'consoleinvites.yaml': consoleInvite }
+  return {
+    'utilityjobs.yaml': utilityJob,
+    'apikeys.yaml': apiKey,
+    'consoleusers.yaml': consoleUser,
+    'consoleinvites.yaml': consoleInvite,
+  }
 }

@@ -10,7 +10,13 @@ import { FreeObject, Nullable } from './schema-helpers.js'
 export const JobModeSchema = Type.Union([Type.Literal('sync'), Type.Literal('async')])
 export type JobMode = Static<typeof JobModeSchema>
 
-export const JobStateSchema = Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')])
+export const JobStateSchema = Type.Union([
+  Type.Literal('queued'),
+  Type.Literal('running'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('cancelled'),
+])
 export type JobState = Static<typeof JobStateSchema>
 export const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
 export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled']
@@ -24,7 +30,11 @@ export const UtilityJobSpecSchema = Type.Object({
   mode: JobModeSchema,
   apiKeyId: Type.String({ description: 'The key that started the job; empty for console playground runs.' }),
   apiKeyName: Type.String({ description: 'The key name at the time; empty for console playground runs.' }),
-  source: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('playground')], { description: 'How the job was started; absent means api.' })),
+  source: Type.Optional(
+    Type.Union([Type.Literal('api'), Type.Literal('playground')], {
+      description: 'How the job was started; absent means api.',
+    }),
+  ),
   userEmail: Type.Optional(Type.String({ description: 'The console user who ran it from the playground.' })),
   createdAt: Type.String({ description: 'Accept time, ISO-8601 with milliseconds.' }),
   inputKey: Type.String({ description: 'Storage key of the input document written by the gateway.' }),
@@ -35,10 +45,15 @@ export const UtilityJobSpecSchema = Type.Object({
   storageInputKeys: Type.Optional(
     Type.Array(Type.String({ maxLength: 1024 }), {
       maxItems: 500,
-      description: "Object keys of the s3:// inputs (the caller's own outputs, checked by the gateway): the runner's storage credentials may read these too.",
+      description:
+        "Object keys of the s3:// inputs (the caller's own outputs, checked by the gateway): the runner's storage credentials may read these too.",
     }),
   ),
-  cancelRequested: Type.Optional(Type.Boolean({ description: 'Set by the gateway on POST /cancel; the operator cancels the job if it is still queued.' })),
+  cancelRequested: Type.Optional(
+    Type.Boolean({
+      description: 'Set by the gateway on POST /cancel; the operator cancels the job if it is still queued.',
+    }),
+  ),
 })
 export type UtilityJobSpec = Static<typeof UtilityJobSpecSchema>
 
@@ -66,7 +81,11 @@ export const JobErrorSchema = Type.Object({
 })
 export type JobError = Static<typeof JobErrorSchema>
 
-export const CallbackStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')])
+export const CallbackStatusSchema = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('delivered'),
+  Type.Literal('failed'),
+])
 export type CallbackStatus = Static<typeof CallbackStatusSchema>
 
 /**
@@ -85,8 +104,15 @@ export const CallbackDeliverySchema = Type.Object({
   lastStatusCode: Nullable(Type.Integer({ description: 'HTTP status of the last answered attempt.' })),
   lastError: Nullable(Type.String({ description: 'Why the last attempt failed; null after a delivery.' })),
   finishedAt: Nullable(Type.String({ description: 'When the callback was delivered or given up.' })),
-  round: Type.Optional(Type.Integer({ minimum: 1, description: 'Delivery round: 1, then one more per redelivery (attempts count from 0 in each).' })),
-  redeliveryRequestedAt: Type.Optional(Type.String({ description: 'The redelivery request (annotation dutil.io/redeliver) this round answers.' })),
+  round: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: 'Delivery round: 1, then one more per redelivery (attempts count from 0 in each).',
+    }),
+  ),
+  redeliveryRequestedAt: Type.Optional(
+    Type.String({ description: 'The redelivery request (annotation dutil.io/redeliver) this round answers.' }),
+  ),
 })
 export type CallbackDelivery = Static<typeof CallbackDeliverySchema>
 
@@ -145,7 +171,11 @@ export const UtilityJobStatusSchema = Type.Object({
       files: Type.Array(StoredFileSchema),
       extras: FreeObject(),
       filesOmitted: Type.Optional(
-        Type.Integer({ minimum: 1, description: 'Output files left out of this status to keep the object small; every file is in the job record (and the result manifest).' }),
+        Type.Integer({
+          minimum: 1,
+          description:
+            'Output files left out of this status to keep the object small; every file is in the job record (and the result manifest).',
+        }),
       ),
     }),
   ),
@@ -154,7 +184,13 @@ export const UtilityJobStatusSchema = Type.Object({
   observedGeneration: Type.Optional(Type.Integer()),
   callback: Type.Optional(CallbackDeliverySchema),
   progress: Type.Optional(JobProgressSchema),
-  conditions: Type.Optional(Type.Array(ConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], maxItems: 8 })),
+  conditions: Type.Optional(
+    Type.Array(ConditionSchema, {
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+      maxItems: 8,
+    }),
+  ),
 })
 export type UtilityJobStatus = Static<typeof UtilityJobStatusSchema>
 
@@ -162,14 +198,27 @@ export const ApiKeySpecSchema = Type.Object({
   keyId: Type.String({ description: 'Public id, key_ + ULID.' }),
   name: Type.String({ minLength: 1, maxLength: 200 }),
   prefix: Type.String({ description: 'First 16 characters of the key, for recognition.' }),
-  hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the key, hex. The key itself is never stored.' }),
-  utilities: Type.Array(Type.String(), { description: 'Allowed utility slugs; ["*"] means all, including later ones.' }),
+  hash: Type.String({
+    pattern: '^[0-9a-f]{64}$',
+    description: 'SHA-256 of the key, hex. The key itself is never stored.',
+  }),
+  utilities: Type.Array(Type.String(), {
+    description: 'Allowed utility slugs; ["*"] means all, including later ones.',
+  }),
   rateLimitPerMinute: Type.Integer({ minimum: 1 }),
   createdAt: Type.String(),
   expiresAt: Nullable(Type.String()),
   revokedAt: Nullable(Type.String()),
-  signingSecretName: Type.String({ description: 'Secret holding the whsec_ callback signing secret, as the entry named after this ApiKey (dutil-signing-secrets).' }),
-  createdBy: Type.Optional(Type.Object({ userId: Type.String(), email: Type.String() }, { description: 'The console user who created the key; absent for keys made with the CLI.' })),
+  signingSecretName: Type.String({
+    description:
+      'Secret holding the whsec_ callback signing secret, as the entry named after this ApiKey (dutil-signing-secrets).',
+  }),
+  createdBy: Type.Optional(
+    Type.Object(
+      { userId: Type.String(), email: Type.String() },
+      { description: 'The console user who created the key; absent for keys made with the CLI.' },
+    ),
+  ),
 })
 export type ApiKeySpec = Static<typeof ApiKeySpecSchema>
 

@@ -17,7 +17,14 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS
 
 /** Codes a failed job can carry (the run was attempted). */
-export const JOB_ERROR_CODES = ['upstream_rejected', 'upstream_error', 'upstream_timeout', 'storage_error', 'lost', 'internal'] as const
+export const JOB_ERROR_CODES = [
+  'upstream_rejected',
+  'upstream_error',
+  'upstream_timeout',
+  'storage_error',
+  'lost',
+  'internal',
+] as const
 export type JobErrorCode = (typeof JOB_ERROR_CODES)[number]
 
 export function isJobErrorCode(value: unknown): value is JobErrorCode {

@@ -92,7 +92,14 @@ export function toJobView(job: JobRecord, linkFor: (key: string) => FileLink): J
       storageMs: status.timings?.storageMs ?? null,
       totalMs: status.timings?.totalMs ?? null,
     },
-    progress: status.progress ? { done: status.progress.done, total: status.progress.total, unit: status.progress.unit, updatedAt: status.progress.updatedAt } : null,
+    progress: status.progress
+      ? {
+          done: status.progress.done,
+          total: status.progress.total,
+          unit: status.progress.unit,
+          updatedAt: status.progress.updatedAt,
+        }
+      : null,
     metadata: spec.metadata ?? null,
     result: status.state === 'succeeded' && status.result ? resultView(status.result, linkFor) : null,
     error: status.state === 'failed' && status.error ? errorView(status.error) : null,
@@ -109,7 +116,13 @@ function callbackView(url: string, delivery: CallbackDelivery | undefined): NonN
 function resultView(result: NonNullable<UtilityJobStatus['result']>, linkFor: (key: string) => FileLink) {
   const files = result.files.map((f): FileReferenceView => {
     const link = linkFor(f.key)
-    const ref: FileReferenceView = { url: link.url, key: f.key, name: f.name, size: f.size ?? null, contentType: f.contentType ?? null }
+    const ref: FileReferenceView = {
+      url: link.url,
+      key: f.key,
+      name: f.name,
+      size: f.size ?? null,
+      contentType: f.contentType ?? null,
+    }
     if (link.expiresAt) ref.urlExpiresAt = link.expiresAt
     if (f.pageNumber !== undefined) ref.pageNumber = f.pageNumber
     if (f.path !== undefined) ref.path = f.path

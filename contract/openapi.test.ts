@@ -18,7 +18,10 @@ describe('OpenAPI document', () => {
       const body = doc.paths[`/v1/utilities/${u.slug}`].post.requestBody.content['application/json'].schema
       expect(body.properties.input).toEqual(u.inputSchema)
       expect(body.properties.callbackUrl).toBeUndefined()
-      expect(doc.paths[`/v1/utilities/${u.slug}/jobs`].post.requestBody.content['application/json'].schema.properties.callbackUrl).toBeDefined()
+      expect(
+        doc.paths[`/v1/utilities/${u.slug}/jobs`].post.requestBody.content['application/json'].schema.properties
+          .callbackUrl,
+      ).toBeDefined()
     }
   })
 })

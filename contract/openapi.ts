@@ -11,7 +11,8 @@ function componentRefs(schema: unknown): unknown {
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(schema)) {
     if (k === '$id') continue
-    out[k] = k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : componentRefs(v)
+    out[k] =
+      k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : componentRefs(v)
   }
   return out
 }
@@ -31,16 +32,32 @@ const H = {
   wwwAuth: header('Bearer challenge.'),
 }
 
-const authed = { 'X-Request-Id': H.requestId, 'RateLimit-Limit': H.limit, 'RateLimit-Remaining': H.remaining, 'RateLimit-Reset': H.reset }
-const errorResponse = (description: string, headers: Record<string, object> = { 'X-Request-Id': H.requestId }) => ({ description, headers, content: json(ref('Error')) })
+const authed = {
+  'X-Request-Id': H.requestId,
+  'RateLimit-Limit': H.limit,
+  'RateLimit-Remaining': H.remaining,
+  'RateLimit-Reset': H.reset,
+}
+const errorResponse = (description: string, headers: Record<string, object> = { 'X-Request-Id': H.requestId }) => ({
+  description,
+  headers,
+  content: json(ref('Error')),
+})
 const ERR = {
   400: errorResponse('Invalid request (body, query or header); no job was created.'),
-  401: errorResponse('Missing, unknown, revoked or expired API key.', { 'X-Request-Id': H.requestId, 'WWW-Authenticate': H.wwwAuth }),
+  401: errorResponse('Missing, unknown, revoked or expired API key.', {
+    'X-Request-Id': H.requestId,
+    'WWW-Authenticate': H.wwwAuth,
+  }),
   403: errorResponse('The key may not call this utility.'),
   404: errorResponse("Not found (or not this key's)."),
   409: errorResponse('Conflict.'),
   429: errorResponse('Rate limit exceeded.', { ...authed, 'Retry-After': H.retryAfter }),
-  500: { description: 'Unexpected failure (error.requestId matches the logs), or a lost job.', headers: { 'X-Request-Id': H.requestId }, content: json({ oneOf: [ref('Error'), ref('Job')] }) },
+  500: {
+    description: 'Unexpected failure (error.requestId matches the logs), or a lost job.',
+    headers: { 'X-Request-Id': H.requestId },
+    content: json({ oneOf: [ref('Error'), ref('Job')] }),
+  },
 }
 
 const runHeaders = [
@@ -51,26 +68,47 @@ const runHeaders = [
     description: 'Retries with the same key return the original job.',
     schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
   },
-  { name: 'X-Request-Id', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_REQUEST_ID_LENGTH, pattern: '^[\\x21-\\x7e]+$' } },
+  {
+    name: 'X-Request-Id',
+    in: 'header',
+    required: false,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_REQUEST_ID_LENGTH, pattern: '^[\\x21-\\x7e]+$' },
+  },
 ]
 
 function runOperations(utilities: readonly UtilityDefinition[]) {
   const paths: Record<string, object> = {}
   for (const u of utilities.filter((x) => x.enabled)) {
-    const failed = (status: number, what: string) => ({ description: `The job failed (${what}); the body is the failed job.`, headers: { 'X-Request-Id': H.requestId }, content: json(ref('Job')) })
+    const failed = (status: number, what: string) => ({
+      description: `The job failed (${what}); the body is the failed job.`,
+      headers: { 'X-Request-Id': H.requestId },
+      content: json(ref('Job')),
+    })
     paths[`/v1/utilities/${u.slug}`] = {
       post: {
         operationId: `run_${u.slug.replaceAll('-', '_')}`,
         summary: `Run ${u.name} and wait for the result (up to 90 s)`,
         description: `${u.description} Time limit ${u.maxDurationSeconds} s. With Prefer: respond-async it behaves as the async route.`,
         tags: ['run'],
-        parameters: [...runHeaders, { name: 'Prefer', in: 'header', required: false, schema: { type: 'string', enum: ['respond-async'] } }],
+        parameters: [
+          ...runHeaders,
+          { name: 'Prefer', in: 'header', required: false, schema: { type: 'string', enum: ['respond-async'] } },
+        ],
         requestBody: { required: true, content: json(runRequestSchema(u, 'sync')) },
         responses: {
-          200: { description: 'The job succeeded.', headers: { ...authed, 'Idempotent-Replayed': H.replayed }, content: json(ref('Job')) },
+          200: {
+            description: 'The job succeeded.',
+            headers: { ...authed, 'Idempotent-Replayed': H.replayed },
+            content: json(ref('Job')),
+          },
           202: {
             description: 'Still running after 90 s (or Prefer: respond-async); poll Location.',
-            headers: { ...authed, Location: H.location, 'Retry-After': H.retryAfter, 'Idempotent-Replayed': H.replayed },
+            headers: {
+              ...authed,
+              Location: H.location,
+              'Retry-After': H.retryAfter,
+              'Idempotent-Replayed': H.replayed,
+            },
             content: json(ref('Job')),
           },
           ...ERR,
@@ -88,7 +126,14 @@ function runOperations(utilities: readonly UtilityDefinition[]) {
         tags: ['run'],
         parameters: runHeaders,
         requestBody: { required: true, content: json(runRequestSchema(u, 'async')) },
-        responses: { 202: { description: 'Queued.', headers: { ...authed, Location: H.location, 'Idempotent-Replayed': H.replayed }, content: json(ref('Job')) }, ...ERR },
+        responses: {
+          202: {
+            description: 'Queued.',
+            headers: { ...authed, Location: H.location, 'Idempotent-Replayed': H.replayed },
+            content: json(ref('Job')),
+          },
+          ...ERR,
+        },
       },
     }
   }
@@ -97,14 +142,27 @@ function runOperations(utilities: readonly UtilityDefinition[]) {
 
 /** The Standard Webhooks headers of every callback attempt. */
 const WEBHOOK_HEADERS = [
-  { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'The job id: the same on every retry (de-duplicate on it).' },
-  { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'Unix seconds when this attempt was signed; refuse one older than about 5 minutes.' },
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description: 'The job id: the same on every retry (de-duplicate on it).',
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description: 'Unix seconds when this attempt was signed; refuse one older than about 5 minutes.',
+  },
   {
     name: 'webhook-signature',
     in: 'header',
     required: true,
     schema: { type: 'string' },
-    description: 'Space-separated v1,<base64 HMAC-SHA256> over "<webhook-id>.<webhook-timestamp>.<raw body>", keyed with the base64-decoded part of the whsec_ secret after its prefix.',
+    description:
+      'Space-separated v1,<base64 HMAC-SHA256> over "<webhook-id>.<webhook-timestamp>.<raw body>", keyed with the base64-decoded part of the whsec_ secret after its prefix.',
   },
 ]
 
@@ -122,7 +180,8 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
     info: {
       title: 'dutil Document Utilities Job API',
       version: '1.0.0',
-      description: 'Run document utilities as jobs: sync, async with long-polling, or with signed callbacks. Changes within v1 are additive.',
+      description:
+        'Run document utilities as jobs: sync, async with long-polling, or with signed callbacks. Changes within v1 are additive.',
     },
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
@@ -140,7 +199,10 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 } },
             { name: 'cursor', in: 'query', schema: { type: 'string' }, description: "The previous page's nextCursor." },
           ],
-          responses: { 200: { description: 'A page of job summaries.', headers: authed, content: json(ref('JobList')) }, ...pick(400, 401, 429, 500) },
+          responses: {
+            200: { description: 'A page of job summaries.', headers: authed, content: json(ref('JobList')) },
+            ...pick(400, 401, 429, 500),
+          },
         },
       },
       '/v1/jobs/{id}': {
@@ -148,8 +210,19 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
           operationId: 'get_job',
           summary: 'Get a job (long-poll with wait)',
           tags: ['jobs'],
-          parameters: [jobId, { name: 'wait', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 }, description: 'Seconds to wait for the job to finish.' }],
-          responses: { 200: { description: 'The job, whatever its status.', headers: authed, content: json(ref('Job')) }, ...pick(400, 401, 404, 429, 500) },
+          parameters: [
+            jobId,
+            {
+              name: 'wait',
+              in: 'query',
+              schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 },
+              description: 'Seconds to wait for the job to finish.',
+            },
+          ],
+          responses: {
+            200: { description: 'The job, whatever its status.', headers: authed, content: json(ref('Job')) },
+            ...pick(400, 401, 404, 429, 500),
+          },
         },
       },
       '/v1/jobs/{id}/cancel': {
@@ -158,7 +231,10 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
           summary: 'Cancel a queued job',
           tags: ['jobs'],
           parameters: [jobId],
-          responses: { 200: { description: 'Cancelled.', headers: authed, content: json(ref('Job')) }, ...pick(401, 404, 409, 429, 500) },
+          responses: {
+            200: { description: 'Cancelled.', headers: authed, content: json(ref('Job')) },
+            ...pick(401, 404, 409, 429, 500),
+          },
         },
       },
       '/v1/utilities': {
@@ -166,7 +242,10 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
           operationId: 'list_utilities',
           summary: 'Utilities this key may call',
           tags: ['catalog'],
-          responses: { 200: { description: 'The catalog.', headers: authed, content: json(ref('UtilityList')) }, ...pick(401, 429, 500) },
+          responses: {
+            200: { description: 'The catalog.', headers: authed, content: json(ref('UtilityList')) },
+            ...pick(401, 429, 500),
+          },
         },
       },
       '/v1/utilities/{slug}': {
@@ -174,8 +253,19 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
           operationId: 'get_utility',
           summary: 'One catalog entry',
           tags: ['catalog'],
-          parameters: [{ name: 'slug', in: 'path', required: true, schema: { type: 'string' }, examples: { split: { value: slugs[0] ?? 'split-pdf' } } }],
-          responses: { 200: { description: 'The entry.', headers: authed, content: json(ref('CatalogEntry')) }, ...pick(401, 404, 429, 500) },
+          parameters: [
+            {
+              name: 'slug',
+              in: 'path',
+              required: true,
+              schema: { type: 'string' },
+              examples: { split: { value: slugs[0] ?? 'split-pdf' } },
+            },
+          ],
+          responses: {
+            200: { description: 'The entry.', headers: authed, content: json(ref('CatalogEntry')) },
+            ...pick(401, 404, 429, 500),
+          },
         },
       },
       '/v1/openapi.json': {
@@ -194,18 +284,30 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
         {
           post: {
             operationId: event.replace('.', '_'),
-            summary: event === 'job.succeeded' ? 'A job with a callbackUrl succeeded' : 'A job with a callbackUrl failed (error code lost included)',
+            summary:
+              event === 'job.succeeded'
+                ? 'A job with a callbackUrl succeeded'
+                : 'A job with a callbackUrl failed (error code lost included)',
             security: [],
             parameters: WEBHOOK_HEADERS,
             requestBody: { required: true, content: json(ref('CallbackEvent')) },
-            responses: { 200: { description: 'Any 2xx within 10 s acknowledges it; anything else is retried (8 attempts from 10 s, doubling).' } },
+            responses: {
+              200: {
+                description:
+                  'Any 2xx within 10 s acknowledges it; anything else is retried (8 attempts from 10 s, doubling).',
+              },
+            },
           },
         },
       ]),
     ),
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: du_live_ + 48 hex characters.' } },
-      schemas: Object.fromEntries(RESPONSE_SCHEMAS.map((s) => [(s as unknown as { $id: string }).$id, componentRefs(s)])),
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: du_live_ + 48 hex characters.' },
+      },
+      schemas: Object.fromEntries(
+        RESPONSE_SCHEMAS.map((s) => [(s as unknown as { $id: string }).$id, componentRefs(s)]),
+      ),
     },
   }
 }

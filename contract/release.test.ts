@@ -17,7 +17,10 @@ describe('release artefacts agree', () => {
     const values = parse(read('charts/dutil/values.yaml'))
     for (const u of catalog.values()) {
       expect(u.runner.image).toBe(`dutil-runner-${u.slug}`)
-      expect(existsSync(join(root, 'images', `runner-${u.slug}`, 'Dockerfile')) || existsSync(join(root, 'images', 'runner', 'Dockerfile'))).toBe(true)
+      expect(
+        existsSync(join(root, 'images', `runner-${u.slug}`, 'Dockerfile')) ||
+          existsSync(join(root, 'images', 'runner', 'Dockerfile')),
+      ).toBe(true)
       expect(values.runners[u.slug], `runners.${u.slug} in charts/dutil/values.yaml`).toBeDefined()
       expect(u.runner.entry).toBe(`dist/runners/${u.slug}/bundle/main.js`) // what images/runner/Dockerfile's entrypoint imports
     }

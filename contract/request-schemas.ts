@@ -10,7 +10,8 @@ export const MetadataSchema = Type.Object(
     additionalProperties: true,
     maxProperties: METADATA_LIMITS.maxKeys,
     propertyNames: { maxLength: METADATA_LIMITS.maxKeyLength },
-    description: 'Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised.',
+    description:
+      'Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised.',
   },
 )
 

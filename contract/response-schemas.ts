@@ -59,7 +59,9 @@ export const JobSchema = Type.Object(
         { additionalProperties: true },
       ),
     ),
-    error: Nullable(Type.Object({ code: Type.String(), message: Type.String(), upstreamStatus: Type.Optional(Type.Integer()) })),
+    error: Nullable(
+      Type.Object({ code: Type.String(), message: Type.String(), upstreamStatus: Type.Optional(Type.Integer()) }),
+    ),
     callback: Nullable(
       Type.Object({
         url: Type.String(),
@@ -92,7 +94,10 @@ export const JobSummarySchema = Type.Object(
 )
 
 export const JobListSchema = Type.Object(
-  { items: Type.Array(Type.Ref('JobSummary')), nextCursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null at the end.' })) },
+  {
+    items: Type.Array(Type.Ref('JobSummary')),
+    nextCursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null at the end.' })),
+  },
   { $id: 'JobList' },
 )
 
@@ -136,4 +141,13 @@ export const CallbackEventSchema = Type.Object(
   { $id: 'CallbackEvent' },
 )
 
-export const RESPONSE_SCHEMAS = [FileReferenceSchema, JobSchema, JobSummarySchema, JobListSchema, ErrorSchema, CatalogEntrySchema, UtilityListSchema, CallbackEventSchema]
+export const RESPONSE_SCHEMAS = [
+  FileReferenceSchema,
+  JobSchema,
+  JobSummarySchema,
+  JobListSchema,
+  ErrorSchema,
+  CatalogEntrySchema,
+  UtilityListSchema,
+  CallbackEventSchema,
+]

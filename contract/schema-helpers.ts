@@ -10,5 +10,9 @@ export function Nullable<T extends TSchema>(schema: T) {
 
 /** An object whose fields Kubernetes must keep as given (caller metadata, result extras). */
 export function FreeObject(options: Record<string, unknown> = {}) {
-  return Type.Unsafe<Record<string, unknown>>({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, ...options })
+  return Type.Unsafe<Record<string, unknown>>({
+    type: 'object',
+    'x-kubernetes-preserve-unknown-fields': true,
+    ...options,
+  })
 }

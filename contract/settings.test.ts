@@ -23,8 +23,18 @@ const problems = (env: NodeJS.ProcessEnv): string[] => {
 
 describe('settings', () => {
   it('takes defaults for unset and empty variables and converts the rest', () => {
-    expect(readSettings(SCHEMA, { URL: 'http://x', WORKERS: '', RATIO: '0.5', ON: 'true' })).toEqual({ URL: 'http://x', WORKERS: 8, RATIO: 0.5, ON: true, MODE: 'safe' })
-    expect(readSettings(SCHEMA, { URL: 'https://x', WORKERS: ' 12 ', MODE: 'fast', NAME: 'n' })).toMatchObject({ WORKERS: 12, MODE: 'fast', NAME: 'n' })
+    expect(readSettings(SCHEMA, { URL: 'http://x', WORKERS: '', RATIO: '0.5', ON: 'true' })).toEqual({
+      URL: 'http://x',
+      WORKERS: 8,
+      RATIO: 0.5,
+      ON: true,
+      MODE: 'safe',
+    })
+    expect(readSettings(SCHEMA, { URL: 'https://x', WORKERS: ' 12 ', MODE: 'fast', NAME: 'n' })).toMatchObject({
+      WORKERS: 12,
+      MODE: 'fast',
+      NAME: 'n',
+    })
   })
 
   it('names every wrong variable with what it got, instead of a silent zero', () => {
@@ -33,13 +43,18 @@ describe('settings', () => {
     expect(problems({ URL: 'http://x', WORKERS: '2.5' })).toEqual(['WORKERS must be integer (got "2.5")'])
     expect(problems({ URL: 'http://x', RATIO: '0' })).toEqual(['RATIO must be > 0 (got "0")'])
     expect(problems({ URL: 'http://x', ON: 'yes please' })).toEqual(['ON must be boolean (got "yes please")'])
-    expect(problems({ URL: 'http://x', MODE: 'quick' })).toEqual(['MODE must be one of the allowed values (got "quick")'])
+    expect(problems({ URL: 'http://x', MODE: 'quick' })).toEqual([
+      'MODE must be one of the allowed values (got "quick")',
+    ])
     expect(problems({})).toEqual(['URL is required'])
     expect(problems({ URL: 'ftp://x', WORKERS: '-1' })).toHaveLength(2)
   })
 
   it('never echoes a password or a secret in its error', () => {
-    const S = Type.Object({ DB_URL: Setting.url('db', { schemes: ['postgres'] }), S3_SECRET_KEY: Setting.string('s', { minLength: 40 }) })
+    const S = Type.Object({
+      DB_URL: Setting.url('db', { schemes: ['postgres'] }),
+      S3_SECRET_KEY: Setting.string('s', { minLength: 40 }),
+    })
     const got = (env: NodeJS.ProcessEnv) => {
       try {
         readSettings(S, env)
@@ -52,8 +67,12 @@ describe('settings', () => {
     const typo = got({ DB_URL: 'postgress://dutil:hunter2-pass@db:5432/dutil', S3_SECRET_KEY: 'x'.repeat(40) })
     expect(typo).toContain('"postgress://dutil:***@db:5432/dutil"')
     expect(typo).not.toContain('hunter2')
-    expect(got({ DB_URL: 'postgres//dutil:hunter2-pass@db/dutil', S3_SECRET_KEY: 'x'.repeat(40) })).not.toContain('hunter2')
+    expect(got({ DB_URL: 'postgres//dutil:hunter2-pass@db/dutil', S3_SECRET_KEY: 'x'.repeat(40) })).not.toContain(
+      'hunter2',
+    )
     const secret = got({ DB_URL: 'postgres://db/dutil', S3_SECRET_KEY: 'too-short-secret' })
-    expect(secret).toBe('invalid settings: S3_SECRET_KEY must NOT have fewer than 40 characters (got a value of 16 characters)')
+    expect(secret).toBe(
+      'invalid settings: S3_SECRET_KEY must NOT have fewer than 40 characters (got a value of 16 characters)',
+    )
   })
 })

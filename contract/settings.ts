@@ -16,25 +16,39 @@ export class SettingsError extends Error {
 
 /** Builders for the kinds of setting the programs take (all arrive as strings). */
 export const Setting = {
-  string: (description: string, opts: { default?: string; pattern?: string; minLength?: number } = {}) => Type.String({ description, ...opts }),
-  integer: (description: string, opts: { default?: number; minimum?: number; maximum?: number } = {}) => Type.Integer({ description, ...opts }),
-  number: (description: string, opts: { default?: number; minimum?: number; exclusiveMinimum?: number; maximum?: number } = {}) => Type.Number({ description, ...opts }),
+  string: (description: string, opts: { default?: string; pattern?: string; minLength?: number } = {}) =>
+    Type.String({ description, ...opts }),
+  integer: (description: string, opts: { default?: number; minimum?: number; maximum?: number } = {}) =>
+    Type.Integer({ description, ...opts }),
+  number: (
+    description: string,
+    opts: { default?: number; minimum?: number; exclusiveMinimum?: number; maximum?: number } = {},
+  ) => Type.Number({ description, ...opts }),
   boolean: (description: string, fallback: boolean) => Type.Boolean({ description, default: fallback }),
   oneOf: <const V extends string[]>(description: string, values: V, fallback: V[number]) =>
     Type.Union(
       values.map((v) => Type.Literal(v)),
       { description, default: fallback },
     ),
-  port: (description: string, fallback: number) => Type.Integer({ description, minimum: 1, maximum: 65_535, default: fallback }),
+  port: (description: string, fallback: number) =>
+    Type.Integer({ description, minimum: 1, maximum: 65_535, default: fallback }),
   url: (description: string, opts: { default?: string; schemes?: string[] } = {}) =>
-    Type.String({ description, pattern: `^(${(opts.schemes ?? ['http', 'https']).join('|')})://[^\\s]+$`, ...(opts.default === undefined ? {} : { default: opts.default }) }),
+    Type.String({
+      description,
+      pattern: `^(${(opts.schemes ?? ['http', 'https']).join('|')})://[^\\s]+$`,
+      ...(opts.default === undefined ? {} : { default: opts.default }),
+    }),
   optional: <T extends TSchema>(schema: T) => Type.Optional(schema),
 }
 
 /** The object storage both the gateway and the operator use (spread into their schemas). */
 export const STORAGE_SETTINGS = {
   DUTIL_S3_ENDPOINT: Setting.url('Object storage endpoint'),
-  DUTIL_S3_PUBLIC_ENDPOINT: Setting.optional(Setting.url('Storage address download links (responses and callbacks) are presigned for (default: DUTIL_S3_ENDPOINT)')),
+  DUTIL_S3_PUBLIC_ENDPOINT: Setting.optional(
+    Setting.url(
+      'Storage address download links (responses and callbacks) are presigned for (default: DUTIL_S3_ENDPOINT)',
+    ),
+  ),
   DUTIL_S3_REGION: Setting.string('Storage region', { default: 'us-east-1' }),
   DUTIL_S3_BUCKET: Setting.string('Bucket', { default: 'dutil', pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' }),
   DUTIL_S3_ACCESS_KEY: Setting.string('Storage access key', { minLength: 1 }),
@@ -123,6 +137,7 @@ export function jsonObjectSetting(name: string, raw: string, keyedBy: string): R
   } catch {
     throw new Error(`${name} must be JSON`)
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${name} must be a JSON object keyed by ${keyedBy}`)
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error(`${name} must be a JSON object keyed by ${keyedBy}`)
   return parsed as Record<string, unknown>
 }

@@ -2,10 +2,20 @@ import { describe, expect, it } from 'vitest'
 import type { StoredFile } from './runner-protocol.js'
 import { boundedStatus, hasOmittedFiles } from './status-budget.js'
 
-const file = (i: number, pad = 0): StoredFile => ({ key: `unzip-files/d/job/${'x'.repeat(pad)}${i}`, name: `${i}`, size: 1, contentType: 'text/plain', path: `${i}` })
+const file = (i: number, pad = 0): StoredFile => ({
+  key: `unzip-files/d/job/${'x'.repeat(pad)}${i}`,
+  name: `${i}`,
+  size: 1,
+  contentType: 'text/plain',
+  path: `${i}`,
+})
 const status = (files: StoredFile[]) => ({
   state: 'succeeded' as const,
-  result: { files, extras: { fileCount: files.length } as Record<string, unknown>, filesOmitted: undefined as number | undefined },
+  result: {
+    files,
+    extras: { fileCount: files.length } as Record<string, unknown>,
+    filesOmitted: undefined as number | undefined,
+  },
 })
 
 describe('status budget', () => {

@@ -10,7 +10,10 @@ import type { UtilityJobStatus } from './crd-schemas.js'
 export const STATUS_FILES_BUDGET_BYTES = 256 * 1024
 
 /** The status as the cluster keeps it: at most STATUS_FILES_BUDGET_BYTES of file entries. */
-export function boundedStatus<S extends Pick<UtilityJobStatus, 'result'>>(status: S, budget = STATUS_FILES_BUDGET_BYTES): S {
+export function boundedStatus<S extends Pick<UtilityJobStatus, 'result'>>(
+  status: S,
+  budget = STATUS_FILES_BUDGET_BYTES,
+): S {
   const files = status.result?.files
   if (!status.result || !files?.length) return status
   let used = 0

@@ -59,10 +59,18 @@ export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: un
     if (uj.spec.idempotencyKeyHash && transient(err)) {
       // Kept queued: the client's retry with the same Idempotency-Key hands it over
       // (completeHandOff); the operator's upkeep fails it if no retry comes.
-      throw new ApiError('internal', 'The job is recorded but the cluster could not take it yet; send the request again with the same Idempotency-Key.', undefined, { 'Retry-After': '2' }, err)
+      throw new ApiError(
+        'internal',
+        'The job is recorded but the cluster could not take it yet; send the request again with the same Idempotency-Key.',
+        undefined,
+        { 'Retry-After': '2' },
+        err,
+      )
     }
     // Without an Idempotency-Key a retry is another job: this one fails now, as the answer says.
-    await d.records.failUnstarted(uj).catch((e) => d.log.error({ err: e, jobId: uj.spec.jobId }, 'recording an unstarted job failed'))
+    await d.records
+      .failUnstarted(uj)
+      .catch((e) => d.log.error({ err: e, jobId: uj.spec.jobId }, 'recording an unstarted job failed'))
     throw err
   }
   d.metrics.jobsCreated.inc({ utility: uj.spec.utility, mode: uj.spec.mode })
@@ -105,7 +113,11 @@ async function createOnce(d: AcceptDeps, uj: UtilityJobResource): Promise<Utilit
  * retrying with its Idempotency-Key gets its job run, not one the upkeep fails minutes later.
  * Any other job is returned as it is.
  */
-export async function completeHandOff(d: AcceptDeps, job: JobRecord, keyObjectName: string): Promise<JobRecord | UtilityJobResource> {
+export async function completeHandOff(
+  d: AcceptDeps,
+  job: JobRecord,
+  keyObjectName: string,
+): Promise<JobRecord | UtilityJobResource> {
   if (job.status?.state !== undefined && job.status.state !== 'queued') return job
   const name = objectNameOf(job.spec.jobId)
   const live = await d.store.get(name)
@@ -117,7 +129,10 @@ export async function completeHandOff(d: AcceptDeps, job: JobRecord, keyObjectNa
     find: (id) => d.records.find(id),
     owns: (other) => other.spec.apiKeyId === job.spec.apiKeyId,
   })
-  const uj = utilityJobResource({ ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) }, keyObjectName)
+  const uj = utilityJobResource(
+    { ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) },
+    keyObjectName,
+  )
   const created = await createOnce(d, uj)
   d.log.warn({ jobId: job.spec.jobId }, 'job handed to the cluster on its retry (its first hand-off was lost)')
   d.metrics.jobsCreated.inc({ utility: uj.spec.utility, mode: uj.spec.mode })

@@ -45,7 +45,14 @@ function observeRequests(deps: AppDeps, routeOf: (ctx: Context) => string) {
       deps.metrics.httpRequests.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds)
       if (!OPERATIONAL_PATHS.has(ctx.path)) {
         deps.log.info(
-          { requestId: ctx.state.requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) },
+          {
+            requestId: ctx.state.requestId,
+            ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}),
+            method: ctx.method,
+            route,
+            status: ctx.status,
+            ms: Math.round(seconds * 1000),
+          },
           'request',
         )
       }
@@ -95,7 +102,8 @@ export function createApp(deps: AppDeps): Koa {
   const openapi = openApiDocument(UTILITIES)
   app.use(async (ctx, next) => {
     if (ctx.path !== '/v1/openapi.json') return next()
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}.`)
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
+      throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}.`)
     ctx.body = openapi
   })
   app.use((ctx, next) => (ctx.path.startsWith('/v1/') ? auth(ctx, () => limit(ctx, next)) : next()))

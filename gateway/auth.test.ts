@@ -12,7 +12,15 @@ const NOW = Date.parse('2026-11-24T10:00:00Z')
 function keyResource(value: string, spec: Partial<ApiKeyResource['spec']> = {}): ApiKeyResource {
   return {
     metadata: { name: 'key-object', namespace: 'dutil' },
-    spec: { keyId: 'key_01ABC', name: 'ci', hash: hashApiKey(value), utilities: ['split-pdf'], rateLimitPerMinute: 60, createdAt: '2026-11-01T00:00:00.000Z', ...spec },
+    spec: {
+      keyId: 'key_01ABC',
+      name: 'ci',
+      hash: hashApiKey(value),
+      utilities: ['split-pdf'],
+      rateLimitPerMinute: 60,
+      createdAt: '2026-11-01T00:00:00.000Z',
+      ...spec,
+    },
   } as unknown as ApiKeyResource
 }
 
@@ -30,7 +38,10 @@ function registryOf(...keys: ApiKeyResource[]) {
 
 function contextWith(authorization?: string) {
   const state: { key?: unknown } = {}
-  const ctx = { get: (name: string) => (name === 'Authorization' ? (authorization ?? '') : ''), state } as unknown as Context
+  const ctx = {
+    get: (name: string) => (name === 'Authorization' ? (authorization ?? '') : ''),
+    state,
+  } as unknown as Context
   return { ctx, state }
 }
 
@@ -69,7 +80,12 @@ describe('checkKeyUsable', () => {
         err = e
       }
       expect(err).toBeInstanceOf(ApiError)
-      expect(err).toMatchObject({ code: 'unauthorized', status: 401, message, headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } })
+      expect(err).toMatchObject({
+        code: 'unauthorized',
+        status: 401,
+        message,
+        headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+      })
     }
   })
 })
@@ -82,7 +98,11 @@ describe('authenticate', () => {
     for (const header of [undefined, `Basic ${value}`, value, `Bearer`, `Bearer ${value} extra`]) {
       const { ctx } = contextWith(header)
       const err = await refusal(() => authenticate(registry)(ctx, async () => {}))
-      expect(err).toMatchObject({ code: 'unauthorized', message: 'Send your API key as Authorization: Bearer <API_KEY>.', headers: { 'WWW-Authenticate': 'Bearer' } })
+      expect(err).toMatchObject({
+        code: 'unauthorized',
+        message: 'Send your API key as Authorization: Bearer <API_KEY>.',
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      })
     }
     expect(asked).toEqual([])
   })
@@ -90,7 +110,11 @@ describe('authenticate', () => {
   it('refuses a value that is not shaped like a key without a look-up, and an unknown key after one', async () => {
     const { registry, asked } = registryOf(keyResource(value))
     const malformed = await refusal(() => authenticate(registry)(contextWith('Bearer not-a-key').ctx, async () => {}))
-    expect(malformed).toMatchObject({ code: 'unauthorized', message: 'The API key is not valid.', headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } })
+    expect(malformed).toMatchObject({
+      code: 'unauthorized',
+      message: 'The API key is not valid.',
+      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    })
     expect(asked).toEqual([])
     const other = newApiKeyValue()
     const unknown = await refusal(() => authenticate(registry)(contextWith(`Bearer ${other}`).ctx, async () => {}))

@@ -18,10 +18,18 @@ const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer err
 
 /** Checks a key resource presented at `now`; throws docs/api.md's 401 for revoked and expired keys. */
 export function checkKeyUsable(key: ApiKeyResource, now: number): AuthenticatedKey {
-  if (key.spec.revokedAt) throw new ApiError('unauthorized', 'This API key has been revoked.', undefined, challenge('invalid_token'))
+  if (key.spec.revokedAt)
+    throw new ApiError('unauthorized', 'This API key has been revoked.', undefined, challenge('invalid_token'))
   const expires = parseTime(key.spec.expiresAt)
-  if (expires !== null && expires <= now) throw new ApiError('unauthorized', 'This API key has expired.', undefined, challenge('invalid_token'))
-  return { id: key.spec.keyId, name: key.spec.name, objectName: key.metadata.name, utilities: key.spec.utilities, rateLimitPerMinute: key.spec.rateLimitPerMinute }
+  if (expires !== null && expires <= now)
+    throw new ApiError('unauthorized', 'This API key has expired.', undefined, challenge('invalid_token'))
+  return {
+    id: key.spec.keyId,
+    name: key.spec.name,
+    objectName: key.metadata.name,
+    utilities: key.spec.utilities,
+    rateLimitPerMinute: key.spec.rateLimitPerMinute,
+  }
 }
 
 /** Bearer authentication against ApiKey resources; sets ctx.state.key. */
@@ -29,7 +37,13 @@ export function authenticate(registry: KeyRegistry, usage?: KeyUsage) {
   return async (ctx: Context, next: Next) => {
     const header = ctx.get('Authorization')
     const m = /^Bearer (\S+)$/.exec(header)
-    if (!m) throw new ApiError('unauthorized', 'Send your API key as Authorization: Bearer <API_KEY>.', undefined, challenge())
+    if (!m)
+      throw new ApiError(
+        'unauthorized',
+        'Send your API key as Authorization: Bearer <API_KEY>.',
+        undefined,
+        challenge(),
+      )
     const key = KEY_PATTERN.test(m[1]) ? await registry.find(hashApiKey(m[1])) : undefined
     if (!key) throw new ApiError('unauthorized', 'The API key is not valid.', undefined, challenge('invalid_token'))
     ctx.state.key = checkKeyUsable(key, Date.now())

@@ -10,5 +10,6 @@ export function assertCallbackUrlAllowed(body: unknown): void {
   const url = (body as { callbackUrl?: unknown } | null)?.callbackUrl
   if (typeof url !== 'string') return
   const problem = callbackUrlProblem(url)
-  if (problem) throw invalid('The callbackUrl is not an allowed destination.', [{ path: 'callbackUrl', message: problem }])
+  if (problem)
+    throw invalid('The callbackUrl is not an allowed destination.', [{ path: 'callbackUrl', message: problem }])
 }

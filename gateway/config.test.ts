@@ -3,15 +3,27 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { loadGatewayConfig } from './config.js'
 
-const BASE = { DUTIL_S3_ENDPOINT: 'http://127.0.0.1:9000', DUTIL_S3_ACCESS_KEY: 'a', DUTIL_S3_SECRET_KEY: 'b', DUTIL_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/d' }
+const BASE = {
+  DUTIL_S3_ENDPOINT: 'http://127.0.0.1:9000',
+  DUTIL_S3_ACCESS_KEY: 'a',
+  DUTIL_S3_SECRET_KEY: 'b',
+  DUTIL_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/d',
+}
 
 describe('gateway settings', () => {
   it('has working defaults', () => {
-    expect(loadGatewayConfig(BASE)).toMatchObject({ port: 8080, syncWaitMs: 90_000, linkTtlSeconds: 3600, storage: { publicEndpoint: BASE.DUTIL_S3_ENDPOINT, bucket: 'dutil' } })
+    expect(loadGatewayConfig(BASE)).toMatchObject({
+      port: 8080,
+      syncWaitMs: 90_000,
+      linkTtlSeconds: 3600,
+      storage: { publicEndpoint: BASE.DUTIL_S3_ENDPOINT, bucket: 'dutil' },
+    })
   })
 
   it('names each bad variable at once', () => {
-    expect(() => loadGatewayConfig({ ...BASE, DUTIL_PORT: '80000', DUTIL_LINK_TTL_SECONDS: 'an hour' })).toThrow(/DUTIL_PORT must be <= 65535.*DUTIL_LINK_TTL_SECONDS must be integer/)
+    expect(() => loadGatewayConfig({ ...BASE, DUTIL_PORT: '80000', DUTIL_LINK_TTL_SECONDS: 'an hour' })).toThrow(
+      /DUTIL_PORT must be <= 65535.*DUTIL_LINK_TTL_SECONDS must be integer/,
+    )
     expect(() => loadGatewayConfig({ ...BASE, DUTIL_S3_BUCKET: 'Bad_Bucket' })).toThrow(/DUTIL_S3_BUCKET/)
     expect(() => loadGatewayConfig({ DUTIL_S3_ENDPOINT: 'http://x' })).toThrow(/DUTIL_DATABASE_URL is required/)
   })

@@ -5,32 +5,73 @@ import { readSettings, Setting, SettingsError, STORAGE_SETTINGS } from '../contr
 /** Every environment variable the gateway reads (README: Configuration), checked once at start. */
 export const GATEWAY_SETTINGS = Type.Object({
   KUBECONFIG: Setting.optional(Setting.string('Kubeconfig file; in a cluster, the pod ServiceAccount is used')),
-  DUTIL_NAMESPACE: Setting.string('Namespace of UtilityJobs, ApiKeys and console resources', { default: 'dutil', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+  DUTIL_NAMESPACE: Setting.string('Namespace of UtilityJobs, ApiKeys and console resources', {
+    default: 'dutil',
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+  }),
   DUTIL_HOST: Setting.string('Address to listen on', { default: '127.0.0.1' }),
   DUTIL_PORT: Setting.port('Port to listen on', 8080),
-  DUTIL_REDIS_URL: Setting.url('Redis (rate limits, console sessions)', { default: 'redis://127.0.0.1:6379', schemes: ['redis', 'rediss'] }),
-  DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', { schemes: ['postgres', 'postgresql'] }),
+  DUTIL_REDIS_URL: Setting.url('Redis (rate limits, console sessions)', {
+    default: 'redis://127.0.0.1:6379',
+    schemes: ['redis', 'rediss'],
+  }),
+  DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', {
+    schemes: ['postgres', 'postgresql'],
+  }),
   DUTIL_DATABASE_MAX_CONNECTIONS: Setting.integer('Connection pool size', { default: 20, minimum: 1, maximum: 1000 }),
   ...STORAGE_SETTINGS,
-  DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links', { default: 3600, minimum: 60, maximum: 604_800 }),
-  DUTIL_SYNC_WAIT_SECONDS: Setting.number('How long a sync request waits before answering 202', { default: 90, minimum: 0, maximum: 600 }),
+  DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links', {
+    default: 3600,
+    minimum: 60,
+    maximum: 604_800,
+  }),
+  DUTIL_SYNC_WAIT_SECONDS: Setting.number('How long a sync request waits before answering 202', {
+    default: 90,
+    minimum: 0,
+    maximum: 600,
+  }),
   DUTIL_RETENTION_DAYS: Setting.integer('Days finished jobs are kept', { default: 90, minimum: 1, maximum: 3650 }),
   DUTIL_TEST_HOOKS: Setting.boolean('Test-only routes (never in production)', false),
-  DUTIL_HEADERS_TIMEOUT_SECONDS: Setting.number('A client must send its request headers within this', { default: 10, minimum: 1, maximum: 300 }),
-  DUTIL_REQUEST_TIMEOUT_SECONDS: Setting.number('A client must send its whole request (headers and body) within this; the answer may take longer', { default: 30, minimum: 1, maximum: 3600 }),
-  DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS: Setting.number('Idle keep-alive connections are closed after this', { default: 5, minimum: 1, maximum: 600 }),
-  DUTIL_MAX_QUEUED_JOBS_PER_KEY: Setting.integer('Jobs (sync or async) one API key may have waiting (queued); more answer 429', { default: 1000, minimum: 1, maximum: 1_000_000 }),
-  DUTIL_MAX_QUEUED_JOBS: Setting.integer('Jobs (sync or async) the whole platform may have waiting (queued); more answer 429', { default: 20_000, minimum: 1, maximum: 10_000_000 }),
+  DUTIL_HEADERS_TIMEOUT_SECONDS: Setting.number('A client must send its request headers within this', {
+    default: 10,
+    minimum: 1,
+    maximum: 300,
+  }),
+  DUTIL_REQUEST_TIMEOUT_SECONDS: Setting.number(
+    'A client must send its whole request (headers and body) within this; the answer may take longer',
+    { default: 30, minimum: 1, maximum: 3600 },
+  ),
+  DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS: Setting.number('Idle keep-alive connections are closed after this', {
+    default: 5,
+    minimum: 1,
+    maximum: 600,
+  }),
+  DUTIL_MAX_QUEUED_JOBS_PER_KEY: Setting.integer(
+    'Jobs (sync or async) one API key may have waiting (queued); more answer 429',
+    { default: 1000, minimum: 1, maximum: 1_000_000 },
+  ),
+  DUTIL_MAX_QUEUED_JOBS: Setting.integer(
+    'Jobs (sync or async) the whole platform may have waiting (queued); more answer 429',
+    { default: 20_000, minimum: 1, maximum: 10_000_000 },
+  ),
   DUTIL_FILES_PORT: Setting.optional(
-    Setting.integer('Port of the files host: download links presigned for it (DUTIL_S3_PUBLIC_ENDPOINT) are passed to storage with a CSP sandbox and nosniff on every answer; off when unset', {
-      minimum: 1,
-      maximum: 65_535,
-    }),
+    Setting.integer(
+      'Port of the files host: download links presigned for it (DUTIL_S3_PUBLIC_ENDPOINT) are passed to storage with a CSP sandbox and nosniff on every answer; off when unset',
+      {
+        minimum: 1,
+        maximum: 65_535,
+      },
+    ),
   ),
   DUTIL_TRUSTED_PROXIES: Setting.optional(
-    Setting.string('Comma-separated CIDRs of the proxies (ingress controller) whose X-Forwarded-For, -Proto and -Host are believed; from anyone else they are ignored'),
+    Setting.string(
+      'Comma-separated CIDRs of the proxies (ingress controller) whose X-Forwarded-For, -Proto and -Host are believed; from anyone else they are ignored',
+    ),
   ),
-  DUTIL_KEY_LOOKUPS_PER_SECOND: Setting.number('API-server look-ups for keys not (yet) in the watched cache, across all requests', { default: 5, exclusiveMinimum: 0, maximum: 1000 }),
+  DUTIL_KEY_LOOKUPS_PER_SECOND: Setting.number(
+    'API-server look-ups for keys not (yet) in the watched cache, across all requests',
+    { default: 5, exclusiveMinimum: 0, maximum: 1000 },
+  ),
 })
 export type GatewaySettings = Static<typeof GATEWAY_SETTINGS>
 
@@ -43,7 +84,14 @@ export interface GatewayConfig {
   /** The job record: postgres://user:password@host:port/database */
   databaseUrl: string
   databaseMaxConnections: number
-  storage: { endpoint: string; publicEndpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
+  storage: {
+    endpoint: string
+    publicEndpoint: string
+    region: string
+    bucket: string
+    accessKey: string
+    secretKey: string
+  }
   linkTtlSeconds: number
   syncWaitMs: number
   retentionDays: number

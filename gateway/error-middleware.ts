@@ -24,12 +24,29 @@ export function errorMiddleware(log: Logger) {
         ctx.status = err.status
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v)
         // Every 500 carries the request id that the logs hold, as docs/api.md has it.
-        ctx.body = errorEnvelope(err.code, err.message, { ...(err.details ? { details: err.details } : {}), ...(err.status >= 500 ? { requestId } : {}) })
+        ctx.body = errorEnvelope(err.code, err.message, {
+          ...(err.details ? { details: err.details } : {}),
+          ...(err.status >= 500 ? { requestId } : {}),
+        })
         if (err.status >= 500)
-          log.warn({ requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), code: err.code, message: err.message, cause: (err.cause as Error | undefined)?.message }, 'request failed')
+          log.warn(
+            {
+              requestId,
+              ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}),
+              code: err.code,
+              message: err.message,
+              cause: (err.cause as Error | undefined)?.message,
+            },
+            'request failed',
+          )
         return
       }
-      const where = { requestId, ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}), method: ctx.method, path: ctx.path }
+      const where = {
+        requestId,
+        ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}),
+        method: ctx.method,
+        path: ctx.path,
+      }
       if (err instanceof DatabaseUnavailableError) {
         // Nothing was accepted (a job exists only once its row is committed): safe to retry.
         log.warn({ ...where, err: (err.cause as Error)?.message }, 'job record unavailable')

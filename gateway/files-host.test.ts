@@ -7,8 +7,20 @@ import { FILES_HOST_HEADERS, filesHostHandler } from './files-host.js'
 /** A stand-in storage that records what reached it and answers with headers of its own. */
 const seen: Array<{ method?: string; url?: string; host?: string; range?: string; cookie?: string }> = []
 const storage = http.createServer((req, res) => {
-  seen.push({ method: req.method, url: req.url, host: req.headers.host, range: req.headers.range, cookie: req.headers.cookie })
-  res.writeHead(200, { 'content-type': 'text/html', 'content-length': '5', server: 'storage', 'x-amz-request-id': 'abc', 'content-security-policy': 'none' })
+  seen.push({
+    method: req.method,
+    url: req.url,
+    host: req.headers.host,
+    range: req.headers.range,
+    cookie: req.headers.cookie,
+  })
+  res.writeHead(200, {
+    'content-type': 'text/html',
+    'content-length': '5',
+    server: 'storage',
+    'x-amz-request-id': 'abc',
+    'content-security-policy': 'none',
+  })
   res.end(req.method === 'HEAD' ? undefined : 'hello')
 })
 let files: http.Server
@@ -28,9 +40,17 @@ afterAll(async () => {
 
 describe('the files host', () => {
   it('hands a download to storage with its own Host, path, query and range, and nothing else of the request', async () => {
-    const res = await fetch(`${base}/dutil/a/b.html?X-Amz-Signature=s`, { headers: { range: 'bytes=0-1', cookie: 'session=1' } })
+    const res = await fetch(`${base}/dutil/a/b.html?X-Amz-Signature=s`, {
+      headers: { range: 'bytes=0-1', cookie: 'session=1' },
+    })
     expect(await res.text()).toBe('hello')
-    expect(seen.at(-1)).toEqual({ method: 'GET', url: '/dutil/a/b.html?X-Amz-Signature=s', host: new URL(base).host, range: 'bytes=0-1', cookie: undefined })
+    expect(seen.at(-1)).toEqual({
+      method: 'GET',
+      url: '/dutil/a/b.html?X-Amz-Signature=s',
+      host: new URL(base).host,
+      range: 'bytes=0-1',
+      cookie: undefined,
+    })
   })
 
   it('answers with its own security headers in place of storage ones, and passes only download headers back', async () => {

@@ -60,7 +60,15 @@ export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
     const headers: http.OutgoingHttpHeaders = { host: req.headers.host ?? target.host }
     for (const h of FORWARDED_REQUEST) if (req.headers[h]) headers[h] = req.headers[h]
     const upstream = client.request(
-      { protocol: target.protocol, hostname: target.hostname, port: target.port || undefined, method: req.method, path: req.url, headers, timeout: o.timeoutMs ?? 30_000 },
+      {
+        protocol: target.protocol,
+        hostname: target.hostname,
+        port: target.port || undefined,
+        method: req.method,
+        path: req.url,
+        headers,
+        timeout: o.timeoutMs ?? 30_000,
+      },
       (answer) => {
         const out: http.OutgoingHttpHeaders = {}
         for (const h of FORWARDED_RESPONSE) if (answer.headers[h] !== undefined) out[h] = answer.headers[h]

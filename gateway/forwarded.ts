@@ -9,7 +9,11 @@ const FORWARDED_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-
  * right, past every hop inside `trusted`; the first hop outside them is the client (a forged
  * left part of the header is never reached). The peer itself when it is not trusted.
  */
-export function clientAddress(peer: string, forwardedFor: string | undefined, trusted: AllowedNetworks | undefined): string {
+export function clientAddress(
+  peer: string,
+  forwardedFor: string | undefined,
+  trusted: AllowedNetworks | undefined,
+): string {
   if (!trusted || !trusted.contains(peer)) return peer
   const hops = (forwardedFor ?? '')
     .split(',')

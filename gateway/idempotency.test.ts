@@ -21,7 +21,11 @@ describe('Idempotency-Key', () => {
         err = e
       }
       expect(err).toBeInstanceOf(ApiError)
-      expect(err).toMatchObject({ code: 'invalid_request', status: 400, details: [{ path: 'Idempotency-Key', message: 'must be 1 to 200 characters' }] })
+      expect(err).toMatchObject({
+        code: 'invalid_request',
+        status: 400,
+        details: [{ path: 'Idempotency-Key', message: 'must be 1 to 200 characters' }],
+      })
     }
   })
 

@@ -7,7 +7,9 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../contract/limits.js'
 export function readIdempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined
   if (Array.isArray(header) || header === '' || header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw invalid('Idempotency-Key must be 1 to 200 characters.', [{ path: 'Idempotency-Key', message: 'must be 1 to 200 characters' }])
+    throw invalid('Idempotency-Key must be 1 to 200 characters.', [
+      { path: 'Idempotency-Key', message: 'must be 1 to 200 characters' },
+    ])
   }
   return header
 }

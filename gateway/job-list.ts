@@ -25,20 +25,31 @@ export type JobSummary = Omit<ConsoleJobSummary, 'apiKeyId'>
  * so it carries the job's creation time too: the cursor is the keyset (created_at, id).
  */
 export function encodeCursor(lastId: string, q: Pick<ListQuery, 'utility' | 'status'>): string {
-  return Buffer.from(JSON.stringify({ v: 1, b: lastId, u: q.utility ?? null, s: q.status ?? null })).toString('base64url')
+  return Buffer.from(JSON.stringify({ v: 1, b: lastId, u: q.utility ?? null, s: q.status ?? null })).toString(
+    'base64url',
+  )
 }
 
 function decodeCursor(raw: string, q: Pick<ListQuery, 'utility' | 'status'>): string {
   try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { v: number; b: string; u: string | null; s: string | null }
+    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as {
+      v: number
+      b: string
+      u: string | null
+      s: string | null
+    }
     if (c.v !== 1 || typeof c.b !== 'string' || !/^job_[0-9A-Z]{26}$/.test(c.b)) throw new Error('shape')
     if ((c.u ?? undefined) !== q.utility || (c.s ?? undefined) !== q.status) {
-      throw invalid('The cursor belongs to a list with other filters; start again without it.', [{ path: 'cursor', message: 'does not match the filters' }])
+      throw invalid('The cursor belongs to a list with other filters; start again without it.', [
+        { path: 'cursor', message: 'does not match the filters' },
+      ])
     }
     return c.b
   } catch (err) {
     if (err instanceof Error && err.name === 'ApiError') throw err
-    throw invalid('The cursor is not valid; pass nextCursor exactly as it was returned.', [{ path: 'cursor', message: 'is not a valid cursor' }])
+    throw invalid('The cursor is not valid; pass nextCursor exactly as it was returned.', [
+      { path: 'cursor', message: 'is not a valid cursor' },
+    ])
   }
 }
 
@@ -58,11 +69,14 @@ export function parseListQuery(query: Record<string, unknown>): ListQuery {
   const status = one('status')
   const limitRaw = one('limit')
   const cursor = one('cursor')
-  if (utility !== undefined && !(CONTRACT_SLUGS as readonly string[]).includes(utility)) details.push({ path: 'utility', message: `must be one of ${CONTRACT_SLUGS.join(', ')}` })
-  if (status !== undefined && !STATES.includes(status)) details.push({ path: 'status', message: `must be one of ${STATES.join(', ')}` })
+  if (utility !== undefined && !(CONTRACT_SLUGS as readonly string[]).includes(utility))
+    details.push({ path: 'utility', message: `must be one of ${CONTRACT_SLUGS.join(', ')}` })
+  if (status !== undefined && !STATES.includes(status))
+    details.push({ path: 'status', message: `must be one of ${STATES.join(', ')}` })
   let limit: number = LIST_LIMITS.default
   if (limitRaw !== undefined) {
-    if (!/^\d{1,3}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > LIST_LIMITS.max) details.push({ path: 'limit', message: 'must be an integer from 1 to 100' })
+    if (!/^\d{1,3}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > LIST_LIMITS.max)
+      details.push({ path: 'limit', message: 'must be an integer from 1 to 100' })
     else limit = Number(limitRaw)
   }
   if (details.length) throw invalid('The list query is not valid.', details)
@@ -101,7 +115,10 @@ export function listQueryFor(apiKeyId: string, q: ListQuery): JobListQuery {
  * The cursor is the last job handed out, so jobs created between pages can never shift later
  * pages: no item twice, none skipped.
  */
-export function pageOf(rows: readonly JobRecord[], q: Pick<ListQuery, 'limit' | 'utility' | 'status'>): { items: JobSummary[]; nextCursor: string | null } {
+export function pageOf(
+  rows: readonly JobRecord[],
+  q: Pick<ListQuery, 'limit' | 'utility' | 'status'>,
+): { items: JobSummary[]; nextCursor: string | null } {
   const page = rows.slice(0, q.limit)
   const more = rows.length > q.limit
   return { items: page.map(toSummary), nextCursor: more ? encodeCursor(page[page.length - 1].spec.jobId, q) : null }

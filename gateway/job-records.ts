@@ -2,7 +2,16 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { guarded, type Database } from '../platform/db/database.js'
 import { usageRows, type UsageRow } from '../platform/db/usage-table.js'
 import type { JobRecord } from '../platform/db/job-row.js'
-import { failUnstarted, findIdempotent, getCallbackLog, getJob, insertAccepted, listJobs, type AcceptOutcome, type JobListQuery } from '../platform/db/jobs-table.js'
+import {
+  failUnstarted,
+  findIdempotent,
+  getCallbackLog,
+  getJob,
+  insertAccepted,
+  listJobs,
+  type AcceptOutcome,
+  type JobListQuery,
+} from '../platform/db/jobs-table.js'
 import type { CallbackAttemptEntry } from '../contract/crd-schemas.js'
 import { objectNameOf, ulidOf } from '../contract/ids.js'
 
@@ -26,12 +35,16 @@ export class JobRecords {
    */
   accept(uj: UtilityJobResource, beforeCommit?: () => Promise<void>): Promise<AcceptOutcome> {
     const maxQueuedPerKey = uj.spec.apiKeyId ? this.limits.maxQueuedPerKey : undefined
-    return guarded(() => insertAccepted(this.db, uj, { maxQueuedPerKey, maxQueuedTotal: this.limits.maxQueuedTotal, beforeCommit }))
+    return guarded(() =>
+      insertAccepted(this.db, uj, { maxQueuedPerKey, maxQueuedTotal: this.limits.maxQueuedTotal, beforeCommit }),
+    )
   }
 
   /** Records that the job could not be handed to the cluster, so it never stays queued. */
   failUnstarted(uj: UtilityJobResource): Promise<void> {
-    return guarded(() => failUnstarted(this.db, uj, { code: 'internal', message: 'The job could not be started.' }, Date.now()))
+    return guarded(() =>
+      failUnstarted(this.db, uj, { code: 'internal', message: 'The job could not be started.' }, Date.now()),
+    )
   }
 
   /**
@@ -79,5 +92,11 @@ export class JobRecords {
 /** A record as the UtilityJob it stands for (the name the cluster knows it by), for waiting on it. */
 export function asResource(job: JobRecord | UtilityJobResource): UtilityJobResource {
   if ('metadata' in job) return job as UtilityJobResource
-  return { apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', metadata: { name: objectNameOf(job.spec.jobId) }, spec: job.spec, status: job.status }
+  return {
+    apiVersion: 'dutil.io/v1alpha1',
+    kind: 'UtilityJob',
+    metadata: { name: objectNameOf(job.spec.jobId) },
+    spec: job.spec,
+    status: job.status,
+  }
 }

@@ -4,7 +4,13 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { JobStore } from './job-store.js'
 
 const job = (state: string, jobId = 'job_01J000000000000000000000A1'): UtilityJobResource =>
-  ({ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', metadata: { name: 'uj-a1' }, spec: { jobId }, status: { state } }) as unknown as UtilityJobResource
+  ({
+    apiVersion: 'dutil.io/v1alpha1',
+    kind: 'UtilityJob',
+    metadata: { name: 'uj-a1' },
+    spec: { jobId },
+    status: { state },
+  }) as unknown as UtilityJobResource
 
 /** A store whose "job record" is a variable the test sets. */
 function storeWith(record: { now: UtilityJobResource | undefined; reads: number }) {

@@ -78,7 +78,12 @@ export class JobStore {
    * The job once `done(job)` holds, or as it is at the timeout. `done` must stay true once true
    * (job states only move forward), so any one observation that satisfies it is the answer.
    */
-  async waitUntil(job: UtilityJobResource, done: JobPredicate, timeoutMs: number, signal?: AbortSignal): Promise<UtilityJobResource> {
+  async waitUntil(
+    job: UtilityJobResource,
+    done: JobPredicate,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<UtilityJobResource> {
     if (done(job) || timeoutMs <= 0 || signal?.aborted) return job
     const name = job.metadata.name
     return new Promise((resolve) => {
@@ -119,6 +124,9 @@ export class JobStore {
   }
 
   async patchSpec(name: string, spec: Record<string, unknown>): Promise<UtilityJobResource> {
-    return (await this.custom.patchNamespacedCustomObject({ ...this.coords(), name, body: { spec } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))) as UtilityJobResource
+    return (await this.custom.patchNamespacedCustomObject(
+      { ...this.coords(), name, body: { spec } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as UtilityJobResource
   }
 }

@@ -29,11 +29,15 @@ export async function readJsonBody(ctx: Context, maxBytes = MAX_BODY_BYTES): Pro
   if (text.trim() === '') return {}
   const type = ctx.get('Content-Type')
   if (type && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
-    throw invalid('Send the body as JSON with Content-Type: application/json.', [{ path: 'Content-Type', message: 'must be application/json' }])
+    throw invalid('Send the body as JSON with Content-Type: application/json.', [
+      { path: 'Content-Type', message: 'must be application/json' },
+    ])
   }
   // Depth first, by a linear scan: nothing recursive (validation, copies) meets a deeper body.
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-    throw invalid(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, [{ path: '(root)', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }])
+    throw invalid(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, [
+      { path: '(root)', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+    ])
   }
   try {
     return JSON.parse(text)

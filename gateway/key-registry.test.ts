@@ -5,12 +5,16 @@ import type { ApiKeyResource } from '../contract/crd-schemas.js'
 import { KeyRegistry, TokenBucket, type KeyLookupApi } from './key-registry.js'
 
 const NS = 'dutil'
-const apiKey = (hash: string, name = `key-${hash.slice(0, 8)}`) => ({ metadata: { name, namespace: NS }, spec: { hash } }) as unknown as ApiKeyResource
+const apiKey = (hash: string, name = `key-${hash.slice(0, 8)}`) =>
+  ({ metadata: { name, namespace: NS }, spec: { hash } }) as unknown as ApiKeyResource
 
 function setup(stored: ApiKeyResource[] = [], lookupsPerSecond = 5) {
   let t = 1_000_000
   const cached = new Map<string, ApiKeyResource>()
-  const cache = { get: (name: string) => cached.get(name), list: () => [...cached.values()] } as unknown as ObjectCache<ApiKeyResource>
+  const cache = {
+    get: (name: string) => cached.get(name),
+    list: () => [...cached.values()],
+  } as unknown as ObjectCache<ApiKeyResource>
   const calls: string[] = []
   const api: KeyLookupApi = {
     listByHashLabel: async (label) => {

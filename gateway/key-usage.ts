@@ -37,7 +37,14 @@ export class KeyUsage {
     void (async () => {
       if (!(await this.elected(keyId, now))) return
       await this.custom.patchNamespacedCustomObjectStatus(
-        { group: API_GROUP, version: API_VERSION, namespace: this.namespace, plural: API_KEY.plural, name: objectName, body: { status: { lastUsedAt: isoMs(now) } } },
+        {
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: this.namespace,
+          plural: API_KEY.plural,
+          name: objectName,
+          body: { status: { lastUsedAt: isoMs(now) } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )
     })().catch((err) => this.log.warn({ err: (err as Error).message, keyId }, 'recording lastUsedAt failed'))

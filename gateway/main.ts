@@ -33,16 +33,31 @@ const ns = config.namespace
 const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
 redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection problem'))
 const storage = storageClient(config.storage)
-const db = openDatabase({ url: config.databaseUrl, maxConnections: config.databaseMaxConnections, applicationName: 'dutil-gateway' })
+const db = openDatabase({
+  url: config.databaseUrl,
+  maxConnections: config.databaseMaxConnections,
+  applicationName: 'dutil-gateway',
+})
 const presigner = storageClient({ ...config.storage, endpoint: config.storage.publicEndpoint })
 
 const store: JobStore = new JobStore(custom, ns, (id) => records.current(id))
-const records = new JobRecords(db, { maxQueuedPerKey: config.maxQueuedJobsPerKey, maxQueuedTotal: config.maxQueuedJobs }, (name) => store.get(name))
+const records = new JobRecords(
+  db,
+  { maxQueuedPerKey: config.maxQueuedJobsPerKey, maxQueuedTotal: config.maxQueuedJobs },
+  (name) => store.get(name),
+)
 // Waiters hear of job changes from this watch; nothing of the jobs is kept.
 const jobWatch = watchEvents<UtilityJobResource>(
   kc,
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`,
-  (limit) => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural, limit }),
+  (limit) =>
+    custom.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: ns,
+      plural: UTILITY_JOB.plural,
+      limit,
+    }),
   log,
   { onEvent: (_ev, job) => store.observe(job), onResync: () => store.resync() },
 )
@@ -50,7 +65,13 @@ let keys: KeyRegistry | undefined
 const keyCache = watchedCache<ApiKeyResource>(
   kc,
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${API_KEY.plural}`,
-  () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: API_KEY.plural }),
+  () =>
+    custom.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: ns,
+      plural: API_KEY.plural,
+    }),
   log,
   (ev, key) => keys?.observe(ev, key),
 )
@@ -61,12 +82,15 @@ keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { budget: 
 for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
 
 /** Rejects after `ms`, so a hung connection cannot hold a probe. */
-const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
+const within = <T>(p: Promise<T>, ms: number) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
 
 const shutdown = new AbortController()
 const metrics = gatewayMetrics(() => keys!.counts)
 let synced = false
-const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) => guarded(() => getJob(db, id)))
+const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) =>
+  guarded(() => getJob(db, id)),
+)
 const consoleApp = createConsole({
   kc,
   namespace: ns,
@@ -122,26 +146,55 @@ const app = createApp({
 
 await Promise.all([jobWatch.synced, keyCache.synced, consoleApp.synced])
 // The workspace signing secret (playground runs, keys without their own) exists from the first start.
-await new ApiKeyAdmin(kc, ns).ensureWorkspaceSecret().catch((err) => log.warn({ err: (err as Error).message }, 'the workspace signing secret could not be made'))
+await new ApiKeyAdmin(kc, ns)
+  .ensureWorkspaceSecret()
+  .catch((err) => log.warn({ err: (err as Error).message }, 'the workspace signing secret could not be made'))
 synced = true
 // A client gets a bounded time to send its request (a body trickled a byte at a time is cut
 // off); the answer itself may take longer (sync runs wait up to DUTIL_SYNC_WAIT_SECONDS).
 const server = createServer(
-  { requestTimeout: config.timeouts.requestMs, headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs, connectionsCheckingInterval: 1000 },
+  {
+    requestTimeout: config.timeouts.requestMs,
+    headersTimeout: config.timeouts.headersMs,
+    keepAliveTimeout: config.timeouts.keepAliveMs,
+    connectionsCheckingInterval: 1000,
+  },
   app.callback(),
 )
 server.listen(config.port, config.host)
 // The files host: downloads with a CSP sandbox whatever storage is behind it (gateway/files-host.ts).
 const filesServer = config.filesPort
-  ? createServer({ headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs }, filesHostHandler({ storage: config.storage.endpoint, log }))
+  ? createServer(
+      { headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs },
+      filesHostHandler({ storage: config.storage.endpoint, log }),
+    )
   : undefined
 if (filesServer && config.filesPort) {
   filesServer.listen(config.filesPort, config.host)
-  log.info({ url: `http://${config.host}:${config.filesPort}`, links: config.storage.publicEndpoint }, 'files host listening')
+  log.info(
+    { url: `http://${config.host}:${config.filesPort}`, links: config.storage.publicEndpoint },
+    'files host listening',
+  )
 }
-log.info({ url: `http://${config.host}:${config.port}`, namespace: ns, testHooks: config.testHooks, kubeUser: await kubeIdentity(kc) }, 'gateway listening')
+log.info(
+  {
+    url: `http://${config.host}:${config.port}`,
+    namespace: ns,
+    testHooks: config.testHooks,
+    kubeUser: await kubeIdentity(kc),
+  },
+  'gateway listening',
+)
 if (consoleConfig.off) log.warn({ reason: consoleConfig.off }, 'console off')
-else log.info({ console: `${consoleConfig.publicUrl}/console/`, oidc: consoleConfig.oidc?.issuer ?? null, insecureCookies: consoleConfig.insecureCookies }, 'console ready')
+else
+  log.info(
+    {
+      console: `${consoleConfig.publicUrl}/console/`,
+      oidc: consoleConfig.oidc?.issuer ?? null,
+      insecureCookies: consoleConfig.insecureCookies,
+    },
+    'console ready',
+  )
 
 /**
  * SIGTERM: stop accepting connections, answer what is in flight (sync waits end with 202 +

@@ -18,7 +18,12 @@ export function gatewayMetrics(keyLookups?: () => KeyLookupCounts) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 90],
       registers: [registry],
     }),
-    jobsCreated: new Counter({ name: 'dutil_jobs_created_total', help: 'Jobs accepted by the gateway.', labelNames: ['utility', 'mode'], registers: [registry] }),
+    jobsCreated: new Counter({
+      name: 'dutil_jobs_created_total',
+      help: 'Jobs accepted by the gateway.',
+      labelNames: ['utility', 'mode'],
+      registers: [registry],
+    }),
     keyLookups: new Counter({
       name: 'dutil_key_lookups_total',
       help: 'Presented API keys not in the watched cache: looked up in the API server (api) or refused for want of look-up budget (over_budget).',

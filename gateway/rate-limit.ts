@@ -29,10 +29,15 @@ export class RateLimiter {
   async hit(keyId: string, now: number, requestId?: string, windowMs = WINDOW_MS): Promise<WindowCount | null> {
     const windowStart = now - (now % windowMs)
     try {
-      const count = (await (this.redis as unknown as { dutilCount(k: string, ttl: number): Promise<number> }).dutilCount(`rl:${keyId}:${windowStart}`, windowMs + 1000)) as number
+      const count = (await (
+        this.redis as unknown as { dutilCount(k: string, ttl: number): Promise<number> }
+      ).dutilCount(`rl:${keyId}:${windowStart}`, windowMs + 1000)) as number
       return { count, resetMs: windowStart + windowMs - now }
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, ...(requestId ? { requestId } : {}) }, 'rate limiter unavailable, request allowed')
+      this.log.warn(
+        { err: (err as Error).message, ...(requestId ? { requestId } : {}) },
+        'rate limiter unavailable, request allowed',
+      )
       return null
     }
   }
@@ -52,7 +57,12 @@ export function rateLimit(limiter: RateLimiter) {
       ctx.set('RateLimit-Remaining', String(Math.max(0, key.rateLimitPerMinute - result.count)))
       ctx.set('RateLimit-Reset', String(resetSeconds))
       if (result.count > key.rateLimitPerMinute) {
-        throw new ApiError('rate_limited', `Rate limit of ${key.rateLimitPerMinute} requests per minute exceeded.`, undefined, { 'Retry-After': String(resetSeconds) })
+        throw new ApiError(
+          'rate_limited',
+          `Rate limit of ${key.rateLimitPerMinute} requests per minute exceeded.`,
+          undefined,
+          { 'Retry-After': String(resetSeconds) },
+        )
       }
     }
     await next()

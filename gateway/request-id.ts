@@ -11,6 +11,9 @@ export async function requestId(ctx: Context, next: Next) {
   const ok = typeof given === 'string' && given.length <= MAX_REQUEST_ID_LENGTH && PRINTABLE.test(given)
   ctx.state.requestId = ok ? given : `req_${randomUUID().replaceAll('-', '')}`
   ctx.set('X-Request-Id', ctx.state.requestId)
-  if (given !== undefined && !ok) throw invalid('X-Request-Id must be 1 to 64 printable characters.', [{ path: 'X-Request-Id', message: 'must be 1 to 64 printable characters' }])
+  if (given !== undefined && !ok)
+    throw invalid('X-Request-Id must be 1 to 64 printable characters.', [
+      { path: 'X-Request-Id', message: 'must be 1 to 64 printable characters' },
+    ])
   await next()
 }

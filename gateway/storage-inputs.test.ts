@@ -10,7 +10,16 @@ const at = Date.parse('2026-11-20T10:00:00.000Z')
 const jobA = `job_${ulid(at)}`
 const page = `split-pdf/2026-11-20/${jobA}/page-002.pdf`
 const record: JobRecord = {
-  spec: { jobId: jobA, utility: 'split-pdf', mode: 'async', apiKeyId: 'key_A', apiKeyName: 'a', createdAt: new Date(at).toISOString(), inputKey: `_jobs/${jobA}/input.json`, metadata: null },
+  spec: {
+    jobId: jobA,
+    utility: 'split-pdf',
+    mode: 'async',
+    apiKeyId: 'key_A',
+    apiKeyName: 'a',
+    createdAt: new Date(at).toISOString(),
+    inputKey: `_jobs/${jobA}/input.json`,
+    metadata: null,
+  },
   status: {
     state: 'succeeded',
     startedAt: null,
@@ -21,7 +30,14 @@ const record: JobRecord = {
   },
 }
 const check = (url: string, caller = 'key_A') =>
-  assertStorageInputsReadable({ url }, { bucket: 'dutil', find: async (id) => (id === jobA ? record : undefined), owns: (j) => j.spec.apiKeyId === caller })
+  assertStorageInputsReadable(
+    { url },
+    {
+      bucket: 'dutil',
+      find: async (id) => (id === jobA ? record : undefined),
+      owns: (j) => j.spec.apiKeyId === caller,
+    },
+  )
 
 describe('parseS3Url', () => {
   it('decodes the key once and refuses keys that could name something else', () => {

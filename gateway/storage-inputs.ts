@@ -18,13 +18,23 @@ export async function assertStorageInputsReadable(
 ): Promise<string[]> {
   const keys: string[] = []
   for (const { path, url } of storageUrlsOf(input)) {
-    const refused = new ApiError('not_found', `There is no file at ${path} that this caller may read; s3:// inputs name output files of the caller's own jobs.`)
+    const refused = new ApiError(
+      'not_found',
+      `There is no file at ${path} that this caller may read; s3:// inputs name output files of the caller's own jobs.`,
+    )
     const ref = parseS3Url(url)
     if (!ref || ref.bucket !== opts.bucket) throw refused
     const owner = outputKeyOwner(ref.key)
     if (!owner) throw refused
     const job = await opts.find(owner.jobId)
-    if (!job || !opts.owns(job) || job.spec.jobId !== owner.jobId || job.spec.utility !== owner.utility || utcDay(Date.parse(job.spec.createdAt)) !== owner.day) throw refused
+    if (
+      !job ||
+      !opts.owns(job) ||
+      job.spec.jobId !== owner.jobId ||
+      job.spec.utility !== owner.utility ||
+      utcDay(Date.parse(job.spec.createdAt)) !== owner.day
+    )
+      throw refused
     const s = effectiveStatus(job)
     if (s.state !== 'succeeded' || !(s.result?.files ?? []).some((f) => f.key === ref.key)) throw refused
     keys.push(ref.key)

@@ -29,7 +29,11 @@ describe('a new job (the API path and the playground alike)', () => {
       idempotencyKeyHash: 'h',
     })
     const uj = utilityJobResource(spec, 'key-object')
-    expect(uj.metadata.labels).toEqual({ [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: 'key-object', [LABELS.utility]: 'split-pdf' })
+    expect(uj.metadata.labels).toEqual({
+      [LABELS.managedBy]: MANAGED_BY,
+      [LABELS.apiKey]: 'key-object',
+      [LABELS.utility]: 'split-pdf',
+    })
     expect(uj.metadata.finalizers).toEqual([JOB_RECORD_FINALIZER])
     expect(uj.metadata.name).toMatch(/^job-01jz0+$/)
     expect(uj.spec).toBe(spec)
@@ -57,6 +61,9 @@ describe('a new job (the API path and the playground alike)', () => {
       deadlineSeconds: 5,
     })
     expect(spec.idempotencyKeyHash).toBeUndefined()
-    expect(utilityJobResource(spec).metadata.labels).toEqual({ [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: 'zip-files' })
+    expect(utilityJobResource(spec).metadata.labels).toEqual({
+      [LABELS.managedBy]: MANAGED_BY,
+      [LABELS.utility]: 'zip-files',
+    })
   })
 })

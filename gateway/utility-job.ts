@@ -30,7 +30,10 @@ export interface NewJob {
 
 /** The spec of a new job: the one place the API path and the playground both build it. */
 export function newJobSpec(j: NewJob): UtilityJobSpec {
-  const owner = j.owner.kind === 'key' ? { apiKeyId: j.owner.id, apiKeyName: j.owner.name } : { apiKeyId: '', apiKeyName: '', source: 'playground' as const, userEmail: j.owner.email }
+  const owner =
+    j.owner.kind === 'key'
+      ? { apiKeyId: j.owner.id, apiKeyName: j.owner.name }
+      : { apiKeyId: '', apiKeyName: '', source: 'playground' as const, userEmail: j.owner.email }
   return {
     jobId: j.jobId,
     utility: j.utility,
@@ -42,7 +45,9 @@ export function newJobSpec(j: NewJob): UtilityJobSpec {
     ...(j.request.callbackUrl ? { callbackUrl: j.request.callbackUrl } : {}),
     ...(j.storageInputKeys.length ? { storageInputKeys: j.storageInputKeys } : {}),
     ...(j.idempotencyKeyHash ? { idempotencyKeyHash: j.idempotencyKeyHash } : {}),
-    ...(j.deadlineSeconds !== undefined && Number.isInteger(j.deadlineSeconds) && j.deadlineSeconds > 0 ? { deadlineSeconds: j.deadlineSeconds } : {}),
+    ...(j.deadlineSeconds !== undefined && Number.isInteger(j.deadlineSeconds) && j.deadlineSeconds > 0
+      ? { deadlineSeconds: j.deadlineSeconds }
+      : {}),
   }
 }
 
@@ -57,7 +62,11 @@ export function utilityJobResource(spec: UtilityJobSpec, keyObjectName?: string)
     kind: 'UtilityJob',
     metadata: {
       name: objectNameOf(spec.jobId),
-      labels: { [LABELS.managedBy]: MANAGED_BY, ...(keyObjectName ? { [LABELS.apiKey]: keyObjectName } : {}), [LABELS.utility]: spec.utility },
+      labels: {
+        [LABELS.managedBy]: MANAGED_BY,
+        ...(keyObjectName ? { [LABELS.apiKey]: keyObjectName } : {}),
+        [LABELS.utility]: spec.utility,
+      },
       finalizers: [JOB_RECORD_FINALIZER],
     },
     spec,

@@ -21,7 +21,10 @@ const paths = (slug: string, body: unknown) => problems(slug, body).map((d) => d
 describe('request envelope', () => {
   it('requires input and refuses unknown top-level fields', () => {
     expect(problems('split-pdf', {})).toContainEqual({ path: 'input', message: 'is required' })
-    expect(problems('split-pdf', { input: { url: 'https://a.example/x.pdf' }, extra: 1 })).toContainEqual({ path: 'extra', message: 'is not an allowed field' })
+    expect(problems('split-pdf', { input: { url: 'https://a.example/x.pdf' }, extra: 1 })).toContainEqual({
+      path: 'extra',
+      message: 'is not an allowed field',
+    })
   })
 
   it('refuses a body that is not an object at (root)', () => {
@@ -33,21 +36,33 @@ describe('request envelope', () => {
     const many = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i]))
     expect(paths('split-pdf', { input, metadata: many })).toEqual(['metadata'])
     expect(paths('split-pdf', { input, metadata: { ['k'.repeat(65)]: 1 } })).toEqual([`metadata.${'k'.repeat(65)}`])
-    expect(problems('split-pdf', { input, metadata: { big: 'x'.repeat(4100) } })).toEqual([{ path: 'metadata', message: 'must be at most 4096 bytes when serialised' }])
-    expect(problems('split-pdf', { input, metadata: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`.padEnd(64, 'x'), i])) })).toEqual([])
+    expect(problems('split-pdf', { input, metadata: { big: 'x'.repeat(4100) } })).toEqual([
+      { path: 'metadata', message: 'must be at most 4096 bytes when serialised' },
+    ])
+    expect(
+      problems('split-pdf', {
+        input,
+        metadata: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`.padEnd(64, 'x'), i])),
+      }),
+    ).toEqual([])
   })
 
   it('accepts callbackUrl only as an https URL of at most 2048 characters', () => {
     const input = { url: 'https://a.example/x.pdf' }
     expect(problems('split-pdf', { input, callbackUrl: 'https://hooks.example/cb' })).toEqual([])
     expect(paths('split-pdf', { input, callbackUrl: 'http://hooks.example/cb' })).toEqual(['callbackUrl'])
-    expect(paths('split-pdf', { input, callbackUrl: `https://hooks.example/${'a'.repeat(2030)}` })).toEqual(['callbackUrl'])
+    expect(paths('split-pdf', { input, callbackUrl: `https://hooks.example/${'a'.repeat(2030)}` })).toEqual([
+      'callbackUrl',
+    ])
   })
 })
 
 describe('utility inputs', () => {
   it('limits input.url to 4096 characters and to http(s) or s3 schemes', () => {
-    expect(problems('split-pdf', { input: { url: `https://a.example/${'a'.repeat(4100)}` } })).toContainEqual({ path: 'input.url', message: 'must be at most 4096 characters' })
+    expect(problems('split-pdf', { input: { url: `https://a.example/${'a'.repeat(4100)}` } })).toContainEqual({
+      path: 'input.url',
+      message: 'must be at most 4096 characters',
+    })
     expect(paths('split-pdf', { input: { url: 'ftp://a.example/x.pdf' } })).toEqual(['input.url'])
     expect(problems('split-pdf', { input: { url: 's3://dutil/in/x.pdf' } })).toEqual([])
     expect(problems('unzip-files', { input: { url: 's3://dutil/in/x.zip' } })).toEqual([])
@@ -64,27 +79,56 @@ describe('utility inputs', () => {
     expect(problems('zip-files', { input: { files: [f('a.txt'), f('b.txt'), f('a.txt')] } })).toEqual([
       { path: 'input.files.2.fileName', message: 'duplicates files.0.fileName; file names must be unique' },
     ])
-    expect(problems('zip-files', { input: { files: [f('/etc/passwd')] } })).toEqual([{ path: 'input.files.0.fileName', message: 'must not start with /' }])
-    expect(problems('zip-files', { input: { files: [f('a/../../b')] } })).toEqual([{ path: 'input.files.0.fileName', message: 'must not contain ..' }])
+    expect(problems('zip-files', { input: { files: [f('/etc/passwd')] } })).toEqual([
+      { path: 'input.files.0.fileName', message: 'must not start with /' },
+    ])
+    expect(problems('zip-files', { input: { files: [f('a/../../b')] } })).toEqual([
+      { path: 'input.files.0.fileName', message: 'must not contain ..' },
+    ])
     expect(paths('zip-files', { input: { files: [f('a', 'file:///etc/passwd')] } })).toEqual(['input.files.0.url'])
     expect(paths('zip-files', { input: { files: [f('a', 's3://dutil/x')] } })).toEqual(['input.files.0.url'])
-    expect(paths('zip-files', { input: { files: Array.from({ length: 501 }, (_, i) => f(`f${i}`)) } })).toEqual(['input.files'])
+    expect(paths('zip-files', { input: { files: Array.from({ length: 501 }, (_, i) => f(`f${i}`)) } })).toEqual([
+      'input.files',
+    ])
     expect(problems('zip-files', { input: { files: Array.from({ length: 500 }, (_, i) => f(`f${i}`)) } })).toEqual([])
-    expect(paths('zip-files', { input: { files: [{ url: 'https://a.example/x' }] } })).toEqual(['input.files.0.fileName'])
+    expect(paths('zip-files', { input: { files: [{ url: 'https://a.example/x' }] } })).toEqual([
+      'input.files.0.fileName',
+    ])
   })
 
   it('checks every pdfOptions rule', () => {
     const html = (pdfOptions: unknown) => problems('html-pdf', { input: { url: 'https://a.example/', pdfOptions } })
-    expect(html({ format: 'A4', landscape: true, scale: 1.5, printBackground: true, preferCSSPageSize: false, margin: { top: '10mm', bottom: '1in', left: '0', right: '12px' } })).toEqual([])
-    expect(html({ format: 'B5' })).toEqual([{ path: 'input.pdfOptions.format', message: 'is not one of the allowed values' }])
-    expect(html({ format: 'A4', width: '10in', height: '5in' })).toEqual([{ path: 'input.pdfOptions', message: 'use either format or width/height, not both' }])
-    expect(html({ width: '10in' })).toEqual([{ path: 'input.pdfOptions.height', message: 'width and height must be given together' }])
+    expect(
+      html({
+        format: 'A4',
+        landscape: true,
+        scale: 1.5,
+        printBackground: true,
+        preferCSSPageSize: false,
+        margin: { top: '10mm', bottom: '1in', left: '0', right: '12px' },
+      }),
+    ).toEqual([])
+    expect(html({ format: 'B5' })).toEqual([
+      { path: 'input.pdfOptions.format', message: 'is not one of the allowed values' },
+    ])
+    expect(html({ format: 'A4', width: '10in', height: '5in' })).toEqual([
+      { path: 'input.pdfOptions', message: 'use either format or width/height, not both' },
+    ])
+    expect(html({ width: '10in' })).toEqual([
+      { path: 'input.pdfOptions.height', message: 'width and height must be given together' },
+    ])
     expect(html({ colour: 'red' })).toEqual([{ path: 'input.pdfOptions.colour', message: 'is not an allowed field' }])
-    expect(html({ margin: { top: '1cm', inside: '2cm' } })).toEqual([{ path: 'input.pdfOptions.margin.inside', message: 'is not an allowed field' }])
+    expect(html({ margin: { top: '1cm', inside: '2cm' } })).toEqual([
+      { path: 'input.pdfOptions.margin.inside', message: 'is not an allowed field' },
+    ])
     expect(html({ margin: { top: '10' } }).map((d) => d.path)).toEqual(['input.pdfOptions.margin.top'])
-    expect(html({ margin: { bottom: 10 } })).toEqual([{ path: 'input.pdfOptions.margin.bottom', message: 'must be a string' }])
+    expect(html({ margin: { bottom: 10 } })).toEqual([
+      { path: 'input.pdfOptions.margin.bottom', message: 'must be a string' },
+    ])
     expect(html({ scale: 3 }).map((d) => d.path)).toEqual(['input.pdfOptions.scale'])
-    expect(html({ orientation: 'portrait', landscape: true })).toEqual([{ path: 'input.pdfOptions.landscape', message: 'contradicts orientation' }])
+    expect(html({ orientation: 'portrait', landscape: true })).toEqual([
+      { path: 'input.pdfOptions.landscape', message: 'contradicts orientation' },
+    ])
   })
 })
 
@@ -96,7 +140,9 @@ describe('compiled validators', () => {
     const u = catalog.get('split-pdf')!
     for (let i = 0; i < 500; i++) {
       expect(problems('split-pdf', { input: { url: 'https://a.example/x.pdf' } }, i % 2 ? 'sync' : 'async')).toEqual([])
-      expect(problems('split-pdf', { input: {} }, i % 2 ? 'sync' : 'async')).toEqual([{ path: 'input.url', message: 'is required' }])
+      expect(problems('split-pdf', { input: {} }, i % 2 ? 'sync' : 'async')).toEqual([
+        { path: 'input.url', message: 'is required' },
+      ])
     }
     expect(compile).not.toHaveBeenCalled()
     expect(runRequestValidator(u, 'async')).toBe(runRequestValidator(u, 'async'))

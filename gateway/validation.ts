@@ -15,7 +15,8 @@ const MODES: readonly RunMode[] = ['sync', 'async']
 const validators: ReadonlyMap<string, ValidateFunction> = (() => {
   const ajv = new Ajv2020({ allErrors: true, strict: false })
   const map = new Map<string, ValidateFunction>()
-  for (const u of catalog.values()) for (const mode of MODES) map.set(validatorKey(u.slug, mode), ajv.compile(runRequestSchema(u, mode)))
+  for (const u of catalog.values())
+    for (const mode of MODES) map.set(validatorKey(u.slug, mode), ajv.compile(runRequestSchema(u, mode)))
   return map
 })()
 
@@ -59,13 +60,24 @@ export function describeError(e: ErrorObject): ErrorDetail {
     case 'minItems':
       return { path: dottedPath(e.instancePath), message: `must have at least ${p.limit} items` }
     case 'propertyNames':
-      return { path: dottedPath(e.instancePath, String(p.propertyName)), message: `key names must be at most ${METADATA_LIMITS.maxKeyLength} characters` }
+      return {
+        path: dottedPath(e.instancePath, String(p.propertyName)),
+        message: `key names must be at most ${METADATA_LIMITS.maxKeyLength} characters`,
+      }
     case 'pattern': {
       const described = (e.parentSchema as { description?: string } | undefined)?.description
-      return { path: dottedPath(e.instancePath), message: described ? `must be ${described.charAt(0).toLowerCase()}${described.slice(1).replace(/\.$/, '')}` : 'has the wrong format' }
+      return {
+        path: dottedPath(e.instancePath),
+        message: described
+          ? `must be ${described.charAt(0).toLowerCase()}${described.slice(1).replace(/\.$/, '')}`
+          : 'has the wrong format',
+      }
     }
     case 'type':
-      return { path: dottedPath(e.instancePath), message: `must be ${p.type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(String(p.type)) ? 'n' : ''} ${p.type}`}` }
+      return {
+        path: dottedPath(e.instancePath),
+        message: `must be ${p.type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(String(p.type)) ? 'n' : ''} ${p.type}`}`,
+      }
     case 'const':
     case 'enum':
     case 'anyOf':
@@ -79,9 +91,11 @@ export function describeError(e: ErrorObject): ErrorDetail {
 function details(errors: ErrorObject[]): ErrorDetail[] {
   const seen = new Map<string, ErrorDetail>()
   for (const e of errors) {
-    if (e.keyword === 'const' && errors.some((o) => o.keyword === 'anyOf' && o.instancePath === e.instancePath)) continue
+    if (e.keyword === 'const' && errors.some((o) => o.keyword === 'anyOf' && o.instancePath === e.instancePath))
+      continue
     // A key name's own violation is reported once, by its propertyNames error.
-    if (e.keyword !== 'propertyNames' && (e as ErrorObject & { propertyName?: string }).propertyName !== undefined) continue
+    if (e.keyword !== 'propertyNames' && (e as ErrorObject & { propertyName?: string }).propertyName !== undefined)
+      continue
     const d = describeError(e)
     const k = `${d.path}\u0000${d.message}`
     if (!seen.has(k)) seen.set(k, d)

@@ -20,7 +20,12 @@ describe('planAdmissions', () => {
   it('admits up to the limit, oldest first, and nothing when the slots are taken', () => {
     const q = [view('a3', 'A', 3), view('a1', 'A', 1), view('a2', 'A', 2)]
     expect(names(planAdmissions(q, limit(2)))).toEqual(['a1', 'a2'])
-    expect(planAdmissions([view('r1', 'A', 0, { holdsSlot: true }), view('r2', 'B', 0, { holdsSlot: true }), ...q], limit(2))).toEqual([])
+    expect(
+      planAdmissions(
+        [view('r1', 'A', 0, { holdsSlot: true }), view('r2', 'B', 0, { holdsSlot: true }), ...q],
+        limit(2),
+      ),
+    ).toEqual([])
   })
 
   it("gives a tenant with one queued job the next slot, whatever another tenant's backlog", () => {
@@ -32,16 +37,30 @@ describe('planAdmissions', () => {
   })
 
   it('alternates between tenants with equal load, oldest head first', () => {
-    const q = [view('a1', 'A', 1), view('a2', 'A', 2), view('a3', 'A', 3), view('b1', 'B', 5), view('b2', 'B', 6), view('c1', 'C', 4)]
+    const q = [
+      view('a1', 'A', 1),
+      view('a2', 'A', 2),
+      view('a3', 'A', 3),
+      view('b1', 'B', 5),
+      view('b2', 'B', 6),
+      view('c1', 'C', 4),
+    ]
     expect(names(planAdmissions(q, limit(5)))).toEqual(['a1', 'c1', 'b1', 'a2', 'b2'])
   })
 
   it('holds sync jobs back like the rest, puts them first within their tenant, and skips jobs being cancelled', () => {
-    const q = [view('s1', 'A', 5, { mode: 'sync' }), view('x', 'B', 1, { cancelRequested: true }), view('a1', 'A', 2), view('b1', 'B', 3)]
+    const q = [
+      view('s1', 'A', 5, { mode: 'sync' }),
+      view('x', 'B', 1, { cancelRequested: true }),
+      view('a1', 'A', 2),
+      view('b1', 'B', 3),
+    ]
     // B's head is older; within A the sync job goes before its older async one.
     expect(names(planAdmissions(q, limit(2)))).toEqual(['b1', 's1'])
     // Every slot taken: a sync job waits too.
-    expect(planAdmissions([view('r1', 'B', 0, { holdsSlot: true }), view('s2', 'A', 1, { mode: 'sync' })], limit(1))).toEqual([])
+    expect(
+      planAdmissions([view('r1', 'B', 0, { holdsSlot: true }), view('s2', 'A', 1, { mode: 'sync' })], limit(1)),
+    ).toEqual([])
   })
 
   it('keeps a tenant within its share of the slots, so another tenant never waits on its jobs', () => {
@@ -50,40 +69,88 @@ describe('planAdmissions', () => {
     expect(names(planAdmissions(hog, limit(8), new Map(), 0.5))).toEqual(['h0', 'h1', 'h2', 'h3'])
     // With its 4 running (slow jobs), another key's job is admitted at once: a slot is free for it.
     const running = hog.slice(0, 4).map((v) => ({ ...v, holdsSlot: true }))
-    expect(names(planAdmissions([...running, ...hog.slice(4), view('b0', 'B', 100)], limit(8), new Map(), 0.5))).toEqual(['b0'])
+    expect(
+      names(planAdmissions([...running, ...hog.slice(4), view('b0', 'B', 100)], limit(8), new Map(), 0.5)),
+    ).toEqual(['b0'])
     // Share 1: one key may take every slot.
     expect(planAdmissions(hog, limit(8), new Map(), 1)).toHaveLength(8)
   })
 
   it('caps a tenant at its share rounded down, at least one slot', () => {
-    expect([tenantCap(8, 0.5), tenantCap(4, 0.5), tenantCap(3, 0.5), tenantCap(1, 0.5), tenantCap(8, 1), tenantCap(10, 0.3)]).toEqual([4, 2, 1, 1, 8, 3])
+    expect([
+      tenantCap(8, 0.5),
+      tenantCap(4, 0.5),
+      tenantCap(3, 0.5),
+      tenantCap(1, 0.5),
+      tenantCap(8, 1),
+      tenantCap(10, 0.3),
+    ]).toEqual([4, 2, 1, 1, 8, 3])
   })
 
   it('keeps utilities apart', () => {
-    const q = [view('p1', 'A', 1), view('h1', 'A', 2, { utility: 'html-pdf' }), view('h2', 'A', 3, { utility: 'html-pdf' })]
+    const q = [
+      view('p1', 'A', 1),
+      view('h1', 'A', 2, { utility: 'html-pdf' }),
+      view('h2', 'A', 3, { utility: 'html-pdf' }),
+    ]
     expect(names(planAdmissions(q, (u) => (u === 'html-pdf' ? 1 : 8))).sort()).toEqual(['h1', 'p1'])
   })
 
   it('names tenants by key, or by person for playground runs', () => {
     expect(tenantOf({ apiKeyId: 'key_1' })).toBe('key:key_1')
-    expect(tenantOf({ apiKeyId: '', source: 'playground', userEmail: 'a@example.com' })).toBe('playground:a@example.com')
+    expect(tenantOf({ apiKeyId: '', source: 'playground', userEmail: 'a@example.com' })).toBe(
+      'playground:a@example.com',
+    )
   })
 })
 
 describe('Admission', () => {
-  const uj = (name: string, tenant: string, at: number, over: Partial<UtilityJobResource['spec']> = {}, state?: 'queued' | 'running' | 'succeeded'): UtilityJobResource => ({
+  const uj = (
+    name: string,
+    tenant: string,
+    at: number,
+    over: Partial<UtilityJobResource['spec']> = {},
+    state?: 'queued' | 'running' | 'succeeded',
+  ): UtilityJobResource => ({
     apiVersion: 'dutil.io/v1alpha1',
     kind: 'UtilityJob',
     metadata: { name },
-    spec: { jobId: `job_${name}`, utility: 'split-pdf', mode: 'async', apiKeyId: tenant, apiKeyName: tenant, createdAt: new Date(at).toISOString(), inputKey: 'i', metadata: null, ...over },
-    ...(state ? { status: { state, startedAt: null, finishedAt: null, timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }, result: null, error: null } } : {}),
+    spec: {
+      jobId: `job_${name}`,
+      utility: 'split-pdf',
+      mode: 'async',
+      apiKeyId: tenant,
+      apiKeyName: tenant,
+      createdAt: new Date(at).toISOString(),
+      inputKey: 'i',
+      metadata: null,
+      ...over,
+    },
+    ...(state
+      ? {
+          status: {
+            state,
+            startedAt: null,
+            finishedAt: null,
+            timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null },
+            result: null,
+            error: null,
+          },
+        }
+      : {}),
   })
 
   it('never gives a slot twice before the watch shows the Job, and frees it when the job finishes', () => {
     const jobs = [uj('a1', 'A', 1), uj('a2', 'A', 2), uj('b1', 'B', 3)]
     const withJob = new Set<string>()
     const enqueued: string[] = []
-    const admission = new Admission({ limitOf: limit(1), list: () => jobs, hasJob: (j) => withJob.has(j.metadata.name), enqueue: (n) => enqueued.push(n), log: pino({ level: 'silent' }) })
+    const admission = new Admission({
+      limitOf: limit(1),
+      list: () => jobs,
+      hasJob: (j) => withJob.has(j.metadata.name),
+      enqueue: (n) => enqueued.push(n),
+      log: pino({ level: 'silent' }),
+    })
     expect(admission.mayStart(jobs[0])).toBe(false)
     expect(names(admission.pass())).toEqual(['a1'])
     expect(admission.mayStart(jobs[0])).toBe(true)
@@ -109,7 +176,13 @@ describe('Admission', () => {
     const jobs = [uj('a1', 'A', 1), uj('s1', 'B', 2, { mode: 'sync' })]
     const withJob = new Set<string>()
     const enqueued: string[] = []
-    const admission = new Admission({ limitOf: limit(1), list: () => jobs, hasJob: (j) => withJob.has(j.metadata.name), enqueue: (n) => enqueued.push(n), log: pino({ level: 'silent' }) })
+    const admission = new Admission({
+      limitOf: limit(1),
+      list: () => jobs,
+      hasJob: (j) => withJob.has(j.metadata.name),
+      enqueue: (n) => enqueued.push(n),
+      log: pino({ level: 'silent' }),
+    })
     expect(names(admission.pass())).toEqual(['a1'])
     expect(admission.wasHeld('s1')).toBe(true)
     expect(admission.pass()).toEqual([])

@@ -45,7 +45,12 @@ export function tenantCap(limit: number, share: number): number {
  * at most one slot turnover, whatever the backlog ahead of it, and never on the jobs of a
  * tenant at its cap.
  */
-export function planAdmissions(views: readonly AdmissionView[], limitOf: (utility: string) => number, lastServed: Map<string, number> = new Map(), share = 1): AdmissionView[] {
+export function planAdmissions(
+  views: readonly AdmissionView[],
+  limitOf: (utility: string) => number,
+  lastServed: Map<string, number> = new Map(),
+  share = 1,
+): AdmissionView[] {
   let serial = Math.max(0, ...lastServed.values())
   const out: AdmissionView[] = []
   for (const [utility, jobs] of groupBy(views, (v) => v.utility)) {
@@ -61,7 +66,8 @@ export function planAdmissions(views: readonly AdmissionView[], limitOf: (utilit
       (j) => j.tenant,
     )
     const rank = (v: AdmissionView) => (v.mode === 'sync' ? 0 : 1)
-    for (const q of queues.values()) q.sort((a, b) => rank(a) - rank(b) || a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
+    for (const q of queues.values())
+      q.sort((a, b) => rank(a) - rank(b) || a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
     const before = (t: string, head: AdmissionView, u: string, uHead: AdmissionView): boolean => {
       const [lt, lu] = [load.get(t) ?? 0, load.get(u) ?? 0]
       if (lt !== lu) return lt < lu
@@ -189,7 +195,8 @@ export class Admission {
     const chosenNames = new Set(chosen.map((v) => v.name))
     for (const v of views) {
       // A sync job this pass could not admit: its reconcile shows it queued (Admitted False).
-      if (v.mode !== 'sync' || v.holdsSlot || v.cancelRequested || chosenNames.has(v.name) || this.held.has(v.name)) continue
+      if (v.mode !== 'sync' || v.holdsSlot || v.cancelRequested || chosenNames.has(v.name) || this.held.has(v.name))
+        continue
       this.held.add(v.name)
       this.o.enqueue(v.name)
     }

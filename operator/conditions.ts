@@ -38,7 +38,13 @@ function files(n: number): string {
 function describe(type: ConditionType, i: ConditionInputs): [boolean, string, string] {
   const { status } = i
   const state = status.state
-  const stateReason = { queued: 'Queued', running: 'Running', succeeded: 'Succeeded', failed: 'Failed', cancelled: 'Cancelled' }[state]
+  const stateReason = {
+    queued: 'Queued',
+    running: 'Running',
+    succeeded: 'Succeeded',
+    failed: 'Failed',
+    cancelled: 'Cancelled',
+  }[state]
   switch (type) {
     case 'Admitted':
       if (i.admitted) return [true, 'JobCreated', `Batch Job ${i.jobName} was created.`]
@@ -48,10 +54,12 @@ function describe(type: ConditionType, i: ConditionInputs): [boolean, string, st
       if (state === 'running') return [true, 'RunnerStarted', 'The runner is working on the job.']
       return [false, stateReason, state === 'queued' ? 'The runner has not started.' : `The job is ${state}.`]
     case 'Succeeded':
-      if (state === 'succeeded') return [true, 'Succeeded', `The job succeeded: ${files(status.result?.files.length ?? 0)} stored.`]
+      if (state === 'succeeded')
+        return [true, 'Succeeded', `The job succeeded: ${files(status.result?.files.length ?? 0)} stored.`]
       return [false, stateReason, `The job is ${state}.`]
     case 'Failed':
-      if (state === 'failed') return [true, status.error ? reasonOf(status.error.code) : 'Failed', status.error?.message ?? 'The job failed.']
+      if (state === 'failed')
+        return [true, status.error ? reasonOf(status.error.code) : 'Failed', status.error?.message ?? 'The job failed.']
       return [false, stateReason, `The job is ${state}.`]
   }
 }

@@ -4,35 +4,60 @@ import { describe, expect, it } from 'vitest'
 import { SettingsError } from '../contract/settings.js'
 import { loadOperatorConfig, parseUtilityConcurrency } from './config.js'
 
-const BASE = { DUTIL_S3_ENDPOINT: 'http://127.0.0.1:9000', DUTIL_S3_ACCESS_KEY: 'a', DUTIL_S3_SECRET_KEY: 'b', DUTIL_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/d' }
+const BASE = {
+  DUTIL_S3_ENDPOINT: 'http://127.0.0.1:9000',
+  DUTIL_S3_ACCESS_KEY: 'a',
+  DUTIL_S3_SECRET_KEY: 'b',
+  DUTIL_DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/d',
+}
 
 describe('operator settings', () => {
   it('has working defaults', () => {
     const c = loadOperatorConfig(BASE)
-    expect(c).toMatchObject({ concurrency: 8, metricsPort: 8081, jobGraceMs: 3_600_000, leaderElection: { enabled: true, leaseDurationMs: 15_000 } })
+    expect(c).toMatchObject({
+      concurrency: 8,
+      metricsPort: 8081,
+      jobGraceMs: 3_600_000,
+      leaderElection: { enabled: true, leaseDurationMs: 15_000 },
+    })
     expect(c.runner.storage.endpoint).toBe(BASE.DUTIL_S3_ENDPOINT)
   })
 
   it('refuses a concurrency of "eight" instead of running with zero workers', () => {
     expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight' })).toThrow(SettingsError)
-    expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight' })).toThrow(/DUTIL_OPERATOR_CONCURRENCY must be integer/)
-    expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: '0' })).toThrow(/DUTIL_OPERATOR_CONCURRENCY must be >= 1/)
-    expect(() => loadOperatorConfig({ ...BASE, DUTIL_RUNNER_RESOURCES: '{"split-pdf":{"limits":{"cpu":"lots"}}}' })).toThrow(/split-pdf/)
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: 'eight' })).toThrow(
+      /DUTIL_OPERATOR_CONCURRENCY must be integer/,
+    )
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_OPERATOR_CONCURRENCY: '0' })).toThrow(
+      /DUTIL_OPERATOR_CONCURRENCY must be >= 1/,
+    )
+    expect(() =>
+      loadOperatorConfig({ ...BASE, DUTIL_RUNNER_RESOURCES: '{"split-pdf":{"limits":{"cpu":"lots"}}}' }),
+    ).toThrow(/split-pdf/)
     expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'mysql://x' })).toThrow(/DUTIL_DATABASE_URL/)
   })
 
   it('names the variable of every malformed JSON or CIDR setting, all at once, without echoing a password', () => {
     let message = ''
     try {
-      loadOperatorConfig({ ...BASE, DUTIL_RUNNER_RESOURCES: '{oops', DUTIL_UTILITY_CONCURRENCY: 'four', DUTIL_ALLOWED_PRIVATE_NETWORKS: '10.0.0.0/33' })
+      loadOperatorConfig({
+        ...BASE,
+        DUTIL_RUNNER_RESOURCES: '{oops',
+        DUTIL_UTILITY_CONCURRENCY: 'four',
+        DUTIL_ALLOWED_PRIVATE_NETWORKS: '10.0.0.0/33',
+      })
     } catch (err) {
       message = (err as Error).message
     }
     expect(message).toContain('DUTIL_RUNNER_RESOURCES must be JSON')
     expect(message).toContain('DUTIL_UTILITY_CONCURRENCY must be JSON')
     expect(message).toContain('DUTIL_ALLOWED_PRIVATE_NETWORKS: "10.0.0.0/33" is not a CIDR')
-    expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'postgress://dutil:s3cret-pw@db/dutil' })).toThrow(/postgress:\/\/dutil:\*\*\*@db\/dutil/)
-    expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'postgress://dutil:s3cret-pw@db/dutil' })).not.toThrow(/s3cret/)
+    expect(() => loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'postgress://dutil:s3cret-pw@db/dutil' })).toThrow(
+      /postgress:\/\/dutil:\*\*\*@db\/dutil/,
+    )
+    expect(() =>
+      loadOperatorConfig({ ...BASE, DUTIL_DATABASE_URL: 'postgress://dutil:s3cret-pw@db/dutil' }),
+    ).not.toThrow(/s3cret/)
   })
 
   it('stops the operator at start with a message naming the variable', () => {
@@ -49,9 +74,17 @@ describe('operator settings', () => {
 
 describe('utility concurrency', () => {
   it('takes each utility default from the catalog and overrides from DUTIL_UTILITY_CONCURRENCY', () => {
-    expect(parseUtilityConcurrency(undefined)).toMatchObject({ 'html-pdf': 4, 'split-pdf': 8, 'zip-files': 8, 'unzip-files': 8, 'xls-to-xlsx': 8 })
+    expect(parseUtilityConcurrency(undefined)).toMatchObject({
+      'html-pdf': 4,
+      'split-pdf': 8,
+      'zip-files': 8,
+      'unzip-files': 8,
+      'xls-to-xlsx': 8,
+    })
     expect(parseUtilityConcurrency('{"split-pdf":2}')).toMatchObject({ 'html-pdf': 4, 'split-pdf': 2 })
-    expect(loadOperatorConfig({ ...BASE, DUTIL_UTILITY_CONCURRENCY: '{"html-pdf":1}' }).utilityConcurrency['html-pdf']).toBe(1)
+    expect(
+      loadOperatorConfig({ ...BASE, DUTIL_UTILITY_CONCURRENCY: '{"html-pdf":1}' }).utilityConcurrency['html-pdf'],
+    ).toBe(1)
   })
 
   it('refuses unknown utilities and counts that are not positive whole numbers, at start', () => {

@@ -68,28 +68,65 @@ export interface RetentionSettings {
 export const OPERATOR_SETTINGS = Type.Object({
   KUBECONFIG: Setting.optional(Setting.string('Kubeconfig file; in a cluster, the pod ServiceAccount is used')),
   HOSTNAME: Setting.optional(Setting.string('Pod name fallback for the leader identity')),
-  DUTIL_NAMESPACE: Setting.string('Namespace of UtilityJobs and runner Jobs', { default: 'dutil', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+  DUTIL_NAMESPACE: Setting.string('Namespace of UtilityJobs and runner Jobs', {
+    default: 'dutil',
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+  }),
   DUTIL_OPERATOR_HOST: Setting.string('Address of /metrics, /healthz and /readyz', { default: '127.0.0.1' }),
   DUTIL_OPERATOR_PORT: Setting.port('Port of /metrics, /healthz and /readyz', 8081),
-  DUTIL_OPERATOR_CONCURRENCY: Setting.integer('UtilityJobs reconciled at once', { default: 8, minimum: 1, maximum: 256 }),
-  DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', { schemes: ['postgres', 'postgresql'] }),
-  DUTIL_JOB_GRACE_SECONDS: Setting.number('How long a finished, archived UtilityJob stays in the cluster', { default: 3600, minimum: 0 }),
-  DUTIL_IMAGE_PULL_GRACE_SECONDS: Setting.number('How long a runner may wait for an image that cannot be pulled before its job fails (internal)', { default: 60, minimum: 1, maximum: 3600 }),
+  DUTIL_OPERATOR_CONCURRENCY: Setting.integer('UtilityJobs reconciled at once', {
+    default: 8,
+    minimum: 1,
+    maximum: 256,
+  }),
+  DUTIL_DATABASE_URL: Setting.url('The job record: postgres://user:password@host:port/database', {
+    schemes: ['postgres', 'postgresql'],
+  }),
+  DUTIL_JOB_GRACE_SECONDS: Setting.number('How long a finished, archived UtilityJob stays in the cluster', {
+    default: 3600,
+    minimum: 0,
+  }),
+  DUTIL_IMAGE_PULL_GRACE_SECONDS: Setting.number(
+    'How long a runner may wait for an image that cannot be pulled before its job fails (internal)',
+    { default: 60, minimum: 1, maximum: 3600 },
+  ),
   DUTIL_LEADER_ELECTION: Setting.boolean('Elect a leader on a Lease (off only for a single replica)', true),
-  DUTIL_LEASE_NAME: Setting.string('Lease name', { default: 'dutil-operator', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
+  DUTIL_LEASE_NAME: Setting.string('Lease name', {
+    default: 'dutil-operator',
+    pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+  }),
   DUTIL_POD_NAME: Setting.optional(Setting.string("This replica's identity (its pod name)")),
   DUTIL_LEASE_DURATION_SECONDS: Setting.number('Lease duration', { default: 15, exclusiveMinimum: 0 }),
-  DUTIL_RETENTION_DAYS: Setting.number('Days finished jobs and their files are kept', { default: 90, exclusiveMinimum: 0 }),
-  DUTIL_RETENTION_SECONDS: Setting.optional(Setting.number('Tests only: retention in seconds, replacing DUTIL_RETENTION_DAYS', { exclusiveMinimum: 0 })),
-  DUTIL_RETENTION_SWEEP_SECONDS: Setting.number('Interval between retention sweeps', { default: 3600, exclusiveMinimum: 0 }),
+  DUTIL_RETENTION_DAYS: Setting.number('Days finished jobs and their files are kept', {
+    default: 90,
+    exclusiveMinimum: 0,
+  }),
+  DUTIL_RETENTION_SECONDS: Setting.optional(
+    Setting.number('Tests only: retention in seconds, replacing DUTIL_RETENTION_DAYS', { exclusiveMinimum: 0 }),
+  ),
+  DUTIL_RETENTION_SWEEP_SECONDS: Setting.number('Interval between retention sweeps', {
+    default: 3600,
+    exclusiveMinimum: 0,
+  }),
   ...STORAGE_SETTINGS,
-  DUTIL_RUNNER_S3_ENDPOINT: Setting.optional(Setting.url('Storage endpoint as runner pods reach it (default: DUTIL_S3_ENDPOINT)')),
-  DUTIL_STS_ENDPOINT: Setting.optional(Setting.url('STS endpoint that issues runner credentials (default: DUTIL_S3_ENDPOINT, as MinIO serves it)')),
+  DUTIL_RUNNER_S3_ENDPOINT: Setting.optional(
+    Setting.url('Storage endpoint as runner pods reach it (default: DUTIL_S3_ENDPOINT)'),
+  ),
+  DUTIL_STS_ENDPOINT: Setting.optional(
+    Setting.url('STS endpoint that issues runner credentials (default: DUTIL_S3_ENDPOINT, as MinIO serves it)'),
+  ),
   DUTIL_STS_ROLE_ARN: Setting.optional(Setting.string('Role runner sessions assume (AWS; MinIO ignores it)')),
   DUTIL_IMAGE_REGISTRY: Setting.string('Registry of the runner images', { default: 'ghcr.io/dutil' }),
-  DUTIL_IMAGE_TAG: Setting.string('Tag of the runner images', { default: 'latest', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$' }),
+  DUTIL_IMAGE_TAG: Setting.string('Tag of the runner images', {
+    default: 'latest',
+    pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$',
+  }),
   DUTIL_ALLOW_LOOPBACK_URLS: Setting.boolean('Dev only: runners may fetch loopback URLs', false),
-  DUTIL_ALLOWED_PRIVATE_NETWORKS: Setting.optional(Setting.string('Private networks (comma-separated CIDRs) that input URLs and callbacks may reach, e.g. an in-cluster receiver; none by default')),
+  DUTIL_ALLOWED_PRIVATE_NETWORKS: Setting.optional(
+    Setting.string(
+      'Private networks (comma-separated CIDRs) that input URLs and callbacks may reach, e.g. an in-cluster receiver; none by default',
+    ),
+  ),
   DUTIL_JOB_TTL_SECONDS: Setting.integer('ttlSecondsAfterFinished of runner Jobs', { default: 86_400, minimum: 0 }),
   DUTIL_RUNNER_RESOURCES: Setting.optional(Setting.string('Per-utility requests and limits as JSON')),
   DUTIL_RUNNER_POD: Setting.optional(
@@ -97,16 +134,35 @@ export const OPERATOR_SETTINGS = Type.Object({
       'Runner pod placement as JSON {"default": {...}, "<utility>": {...}}: imagePullSecrets, nodeSelector, tolerations, affinity, priorityClassName, runtimeClassName, annotations, labels',
     ),
   ),
-  DUTIL_UTILITY_CONCURRENCY: Setting.optional(Setting.string('Per-utility jobs running at once, as JSON {"html-pdf": 4}; others keep the catalog default')),
-  DUTIL_KEY_SHARE: Setting.number("Share of each utility's run slots one API key (or one person's playground) may hold at once; the rest stay free for others (1: no reserve)", {
-    default: 0.5,
+  DUTIL_UTILITY_CONCURRENCY: Setting.optional(
+    Setting.string('Per-utility jobs running at once, as JSON {"html-pdf": 4}; others keep the catalog default'),
+  ),
+  DUTIL_KEY_SHARE: Setting.number(
+    "Share of each utility's run slots one API key (or one person's playground) may hold at once; the rest stay free for others (1: no reserve)",
+    {
+      default: 0.5,
+      exclusiveMinimum: 0,
+      maximum: 1,
+    },
+  ),
+  DUTIL_CALLBACK_CONCURRENCY: Setting.integer('Callback attempts in flight at once', {
+    default: 16,
+    minimum: 1,
+    maximum: 1024,
+  }),
+  DUTIL_CALLBACK_DELAY_SCALE: Setting.number('Tests only: multiplies the callback back-off delays', {
+    default: 1,
     exclusiveMinimum: 0,
     maximum: 1,
   }),
-  DUTIL_CALLBACK_CONCURRENCY: Setting.integer('Callback attempts in flight at once', { default: 16, minimum: 1, maximum: 1024 }),
-  DUTIL_CALLBACK_DELAY_SCALE: Setting.number('Tests only: multiplies the callback back-off delays', { default: 1, exclusiveMinimum: 0, maximum: 1 }),
-  DUTIL_SIGNING_SECRETS: Setting.string('Secret with the callback signing secrets (workspace and per key)', { default: SECRET_OBJECTS.signing }),
-  DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links in callbacks', { default: 3600, minimum: 60, maximum: 604_800 }),
+  DUTIL_SIGNING_SECRETS: Setting.string('Secret with the callback signing secrets (workspace and per key)', {
+    default: SECRET_OBJECTS.signing,
+  }),
+  DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links in callbacks', {
+    default: 3600,
+    minimum: 60,
+    maximum: 604_800,
+  }),
 })
 
 /** Read once at start; a bad setting throws a SettingsError naming the variable. */
@@ -131,9 +187,17 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     }
   }
   const resources = parsed('DUTIL_RUNNER_RESOURCES', () => parseRunnerResources(s.DUTIL_RUNNER_RESOURCES), {})
-  const concurrency = parsed('DUTIL_UTILITY_CONCURRENCY', () => parseUtilityConcurrency(s.DUTIL_UTILITY_CONCURRENCY), {})
+  const concurrency = parsed(
+    'DUTIL_UTILITY_CONCURRENCY',
+    () => parseUtilityConcurrency(s.DUTIL_UTILITY_CONCURRENCY),
+    {},
+  )
   const pods = parsed('DUTIL_RUNNER_POD', () => parseRunnerPods(s.DUTIL_RUNNER_POD), {})
-  const allowedNetworks = parsed('DUTIL_ALLOWED_PRIVATE_NETWORKS', () => AllowedNetworks.parse(s.DUTIL_ALLOWED_PRIVATE_NETWORKS), undefined)
+  const allowedNetworks = parsed(
+    'DUTIL_ALLOWED_PRIVATE_NETWORKS',
+    () => AllowedNetworks.parse(s.DUTIL_ALLOWED_PRIVATE_NETWORKS),
+    undefined,
+  )
   if (problems.length) throw new SettingsError(problems)
   return {
     kubeconfig: s.KUBECONFIG,
@@ -151,7 +215,10 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       leaseDurationMs: s.DUTIL_LEASE_DURATION_SECONDS * 1000,
     },
     retention: {
-      retentionMs: s.DUTIL_RETENTION_SECONDS !== undefined ? s.DUTIL_RETENTION_SECONDS * 1000 : s.DUTIL_RETENTION_DAYS * 86_400_000,
+      retentionMs:
+        s.DUTIL_RETENTION_SECONDS !== undefined
+          ? s.DUTIL_RETENTION_SECONDS * 1000
+          : s.DUTIL_RETENTION_DAYS * 86_400_000,
       sweepMs: s.DUTIL_RETENTION_SWEEP_SECONDS * 1000,
       testOverride: s.DUTIL_RETENTION_SECONDS !== undefined,
     },
@@ -199,17 +266,22 @@ export function parseRunnerResources(raw: string | undefined): Record<string, Ru
   } catch {
     throw new Error('DUTIL_RUNNER_RESOURCES must be JSON')
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('DUTIL_RUNNER_RESOURCES must be a JSON object keyed by utility')
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error('DUTIL_RUNNER_RESOURCES must be a JSON object keyed by utility')
   const out: Record<string, RunnerResources> = {}
   for (const [slug, r] of Object.entries(parsed as Record<string, unknown>)) {
     const res = r as Partial<RunnerResources>
     for (const part of ['requests', 'limits'] as const) {
       for (const q of ['cpu', 'memory'] as const) {
         const v = res?.[part]?.[q]
-        if (typeof v !== 'string' || !QUANTITY.test(v)) throw new Error(`DUTIL_RUNNER_RESOURCES: ${slug}.${part}.${q} must be a Kubernetes quantity`)
+        if (typeof v !== 'string' || !QUANTITY.test(v))
+          throw new Error(`DUTIL_RUNNER_RESOURCES: ${slug}.${part}.${q} must be a Kubernetes quantity`)
       }
     }
-    out[slug] = { requests: { cpu: res.requests!.cpu, memory: res.requests!.memory }, limits: { cpu: res.limits!.cpu, memory: res.limits!.memory } }
+    out[slug] = {
+      requests: { cpu: res.requests!.cpu, memory: res.requests!.memory },
+      limits: { cpu: res.limits!.cpu, memory: res.limits!.memory },
+    }
   }
   return out
 }
@@ -220,11 +292,14 @@ export function parseRunnerResources(raw: string | undefined): Record<string, Ru
  * at start: an unknown utility or a count that is not a positive whole number fails loudly.
  */
 export function parseUtilityConcurrency(raw: string | undefined): Record<string, number> {
-  const out: Record<string, number> = Object.fromEntries([...catalog.values()].map((u) => [u.slug, u.runner.concurrency]))
+  const out: Record<string, number> = Object.fromEntries(
+    [...catalog.values()].map((u) => [u.slug, u.runner.concurrency]),
+  )
   if (!raw) return out
   for (const [slug, n] of Object.entries(jsonObjectSetting('DUTIL_UTILITY_CONCURRENCY', raw, 'utility'))) {
     if (!catalog.has(slug)) throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} is not a utility`)
-    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 10_000) throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} must be a whole number from 1 to 10000`)
+    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 10_000)
+      throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} must be a whole number from 1 to 10000`)
     out[slug] = n as number
   }
   return out

@@ -30,7 +30,12 @@ describe('desiredJob with chart settings', () => {
       uj,
       splitPdf,
       { ...settings, resources: { 'split-pdf': resources } },
-      { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' },
+      {
+        accessKey: 'ASIATEMP',
+        secretKey: 'temp-secret',
+        sessionToken: 'temp-token',
+        expiresAt: '2026-11-22T10:15:00.000Z',
+      },
     ).spec!.template.spec!
     expect(pod.containers[0].resources).toEqual(resources)
   })
@@ -38,15 +43,25 @@ describe('desiredJob with chart settings', () => {
 
 describe('parseRunnerResources', () => {
   it('reads per-utility requests and limits', () => {
-    expect(parseRunnerResources('{"split-pdf":{"requests":{"cpu":"250m","memory":"512Mi"},"limits":{"cpu":"1","memory":"2Gi"}}}')).toEqual({
+    expect(
+      parseRunnerResources(
+        '{"split-pdf":{"requests":{"cpu":"250m","memory":"512Mi"},"limits":{"cpu":"1","memory":"2Gi"}}}',
+      ),
+    ).toEqual({
       'split-pdf': { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
     })
     expect(parseRunnerResources(undefined)).toEqual({})
   })
 
   it('fails loudly on a missing or malformed quantity', () => {
-    expect(() => parseRunnerResources('{"split-pdf":{"requests":{"cpu":"250m"},"limits":{"cpu":"1","memory":"2Gi"}}}')).toThrow(/split-pdf.requests.memory/)
-    expect(() => parseRunnerResources('{"split-pdf":{"requests":{"cpu":"lots","memory":"1Gi"},"limits":{"cpu":"1","memory":"2Gi"}}}')).toThrow(/split-pdf.requests.cpu/)
+    expect(() =>
+      parseRunnerResources('{"split-pdf":{"requests":{"cpu":"250m"},"limits":{"cpu":"1","memory":"2Gi"}}}'),
+    ).toThrow(/split-pdf.requests.memory/)
+    expect(() =>
+      parseRunnerResources(
+        '{"split-pdf":{"requests":{"cpu":"lots","memory":"1Gi"},"limits":{"cpu":"1","memory":"2Gi"}}}',
+      ),
+    ).toThrow(/split-pdf.requests.cpu/)
     expect(() => parseRunnerResources('[]')).toThrow(/JSON object/)
   })
 })

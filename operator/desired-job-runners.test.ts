@@ -25,7 +25,12 @@ function utilityJob(utility: string): UtilityJobResource {
   }
 }
 
-const creds = { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }
+const creds = {
+  accessKey: 'ASIATEMP',
+  secretKey: 'temp-secret',
+  sessionToken: 'temp-token',
+  expiresAt: '2026-11-22T10:15:00.000Z',
+}
 const envNames = (job: ReturnType<typeof desiredJob>) => job.spec!.template.spec!.containers[0].env!.map((e) => e.name)
 
 describe('desiredJob', () => {
@@ -33,9 +38,18 @@ describe('desiredJob', () => {
     const zip = catalog.get('zip-files')!
     const job = desiredJob(utilityJob('zip-files'), zip, settings, creds)
     const c = job.spec!.template.spec!.containers[0]
-    expect(envNames(job)).toEqual(expect.arrayContaining(['DUTIL_S3_ACCESS_KEY', 'DUTIL_S3_SECRET_KEY', 'DUTIL_S3_SESSION_TOKEN']))
+    expect(envNames(job)).toEqual(
+      expect.arrayContaining(['DUTIL_S3_ACCESS_KEY', 'DUTIL_S3_SECRET_KEY', 'DUTIL_S3_SESSION_TOKEN']),
+    )
     expect(c.resources).toEqual(zip.runner.resources)
-    expect(c.command).toEqual(['node', '--max-old-space-size=128', '--max-semi-space-size=1', '--expose-gc', '--no-opt', '/app/dist/runners/zip-files/bundle/main.js'])
+    expect(c.command).toEqual([
+      'node',
+      '--max-old-space-size=128',
+      '--max-semi-space-size=1',
+      '--expose-gc',
+      '--no-opt',
+      '/app/dist/runners/zip-files/bundle/main.js',
+    ])
     expect(job.spec!.activeDeadlineSeconds).toBe(900)
   })
 
@@ -56,15 +70,26 @@ describe('desiredJob', () => {
       {
         Effect: 'Allow',
         Action: ['s3:GetObject'],
-        Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json', 'arn:aws:s3:::dutil/zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip'],
+        Resource: [
+          'arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json',
+          'arn:aws:s3:::dutil/zip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/files.zip',
+        ],
       },
       {
         Effect: 'Allow',
         Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
         Resource: ['arn:aws:s3:::dutil/xls-to-xlsx/2026-11-22/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/*'],
       },
-      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/result.json'] },
-      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/progress.json'] },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject'],
+        Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/result.json'],
+      },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:DeleteObject'],
+        Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/progress.json'],
+      },
     ])
     // No listing, no bucket-level action, no wildcard outside the own prefix.
     expect(JSON.stringify(policy)).not.toMatch(/ListBucket|s3:\*|:::dutil\/\*|:::dutil"/)

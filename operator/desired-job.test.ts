@@ -25,7 +25,12 @@ function uj(spec: Partial<UtilityJobResource['spec']> = {}): UtilityJobResource 
   }
 }
 
-const creds = { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' }
+const creds = {
+  accessKey: 'ASIATEMP',
+  secretKey: 'temp-secret',
+  sessionToken: 'temp-token',
+  expiresAt: '2026-11-22T10:15:00.000Z',
+}
 
 describe('desiredJob', () => {
   const split = catalog.get('split-pdf')!
@@ -33,7 +38,16 @@ describe('desiredJob', () => {
   it('is named after its UtilityJob and owned by it, so a retry can never make a second one', () => {
     const job = desiredJob(uj(), split, settings, creds)
     expect(job.metadata?.name).toBe('job-01abc')
-    expect(job.metadata?.ownerReferences).toEqual([{ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: 'job-01abc', uid: 'uid-1', controller: true, blockOwnerDeletion: true }])
+    expect(job.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'dutil.io/v1alpha1',
+        kind: 'UtilityJob',
+        name: 'job-01abc',
+        uid: 'uid-1',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ])
     expect(desiredJob(uj(), split, settings, creds)).toEqual(job)
   })
 
@@ -53,18 +67,27 @@ describe('desiredJob', () => {
 
   it('fails the Job at once on classified exit codes, ignores disruptions, and gives runners no token', () => {
     const job = desiredJob(uj(), split, settings, creds)
-    expect(job.spec?.podFailurePolicy?.rules[0]).toEqual({ action: 'FailJob', onExitCodes: { containerName: 'runner', operator: 'In', values: [10, 11, 12] } })
+    expect(job.spec?.podFailurePolicy?.rules[0]).toEqual({
+      action: 'FailJob',
+      onExitCodes: { containerName: 'runner', operator: 'In', values: [10, 11, 12] },
+    })
     expect(job.spec?.podFailurePolicy?.rules[1].action).toBe('Ignore')
     const pod = job.spec?.template.spec
     expect(pod?.restartPolicy).toBe('Never')
     expect(pod?.automountServiceAccountToken).toBe(false)
-    expect(pod?.containers[0].securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })
+    expect(pod?.containers[0].securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    })
   })
 
   it("passes the job's own temporary storage credentials, never the platform's Secret", () => {
     const env = desiredJob(uj(), split, settings, creds).spec?.template.spec?.containers[0].env ?? []
     expect(env.filter((e) => e.valueFrom?.secretKeyRef)).toEqual([])
-    expect(Object.fromEntries(env.filter((e) => e.name.startsWith('DUTIL_S3_')).map((e) => [e.name, e.value]))).toMatchObject({
+    expect(
+      Object.fromEntries(env.filter((e) => e.name.startsWith('DUTIL_S3_')).map((e) => [e.name, e.value])),
+    ).toMatchObject({
       DUTIL_S3_ACCESS_KEY: 'ASIATEMP',
       DUTIL_S3_SECRET_KEY: 'temp-secret',
       DUTIL_S3_SESSION_TOKEN: 'temp-token',

@@ -45,7 +45,12 @@ export function runnerNodeArgs(utility: UtilityDefinition): string[] {
  * never the platform's.
  */
 
-export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, settings: RunnerSettings, credentials: RunnerCredentials): V1Job {
+export function desiredJob(
+  uj: UtilityJobResource,
+  utility: UtilityDefinition,
+  settings: RunnerSettings,
+  credentials: RunnerCredentials,
+): V1Job {
   const pod = settings.pods?.[utility.slug]
   // The platform team's labels first: dutil's own (which its NetworkPolicy and watches select on) win.
   const labels = {
@@ -75,7 +80,16 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
       name: jobNameFor(uj),
       namespace: uj.metadata.namespace,
       labels,
-      ownerReferences: [{ apiVersion: API_GROUP_VERSION, kind: UTILITY_JOB.kind, name: uj.metadata.name, uid: uj.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: API_GROUP_VERSION,
+          kind: UTILITY_JOB.kind,
+          name: uj.metadata.name,
+          uid: uj.metadata.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: {
       activeDeadlineSeconds: deadlineSeconds(uj, utility),
@@ -84,13 +98,19 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
       podFailurePolicy: {
         rules: [
           // A classified failure (rejected input, storage error) will not get better on retry.
-          { action: 'FailJob', onExitCodes: { containerName: RUNNER_CONTAINER, operator: 'In', values: [...CLASSIFIED_EXIT_CODES] } },
+          {
+            action: 'FailJob',
+            onExitCodes: { containerName: RUNNER_CONTAINER, operator: 'In', values: [...CLASSIFIED_EXIT_CODES] },
+          },
           // Evictions and node loss are not the runner's fault: retry without counting.
           { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
         ],
       },
       template: {
-        metadata: { labels, ...(pod?.annotations && Object.keys(pod.annotations).length ? { annotations: pod.annotations } : {}) },
+        metadata: {
+          labels,
+          ...(pod?.annotations && Object.keys(pod.annotations).length ? { annotations: pod.annotations } : {}),
+        },
         spec: {
           ...podPlacement(pod),
           // The Job's time limit again, counted from the pod's start (so the Job's comes first); it
@@ -100,7 +120,12 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 10,
-          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            runAsGroup: 10001,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           ...(scratch ? { volumes: [{ name: 'scratch', emptyDir: { sizeLimit: scratch } }] } : {}),
           containers: [
             {
@@ -111,7 +136,11 @@ export function desiredJob(uj: UtilityJobResource, utility: UtilityDefinition, s
               resources: settings.resources?.[utility.slug] ?? utility.runner.resources,
               terminationMessagePolicy: 'FallbackToLogsOnError',
               ...(scratch ? { volumeMounts: [{ name: 'scratch', mountPath: SCRATCH_PATH }] } : {}),
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
             },
           ],
         },

@@ -25,7 +25,13 @@ export interface EventRecorder {
 }
 
 /** The events.k8s.io/v1 Event for `event` about `uj` (a pure function: the name is given). */
-export function eventBody(uj: UtilityJobResource, event: JobEvent, name: string, now: Date, instance: string): EventsV1Event {
+export function eventBody(
+  uj: UtilityJobResource,
+  event: JobEvent,
+  name: string,
+  now: Date,
+  instance: string,
+): EventsV1Event {
   return {
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
@@ -50,14 +56,24 @@ export function eventBody(uj: UtilityJobResource, event: JobEvent, name: string,
 }
 
 /** Events through the API server, named like the kubelet's: `<object>.<hex time><random>`. */
-export function kubeEventRecorder(api: Pick<EventsV1Api, 'createNamespacedEvent'>, namespace: string, instance: string, log: Logger): EventRecorder {
+export function kubeEventRecorder(
+  api: Pick<EventsV1Api, 'createNamespacedEvent'>,
+  namespace: string,
+  instance: string,
+  log: Logger,
+): EventRecorder {
   return {
     record(uj, event) {
       const now = new Date()
       const name = `${uj.metadata.name}.${now.getTime().toString(16)}${randomBytes(3).toString('hex')}`
-      api.createNamespacedEvent({ namespace, body: eventBody(uj, event, name, now, instance) }).catch((err: unknown) => {
-        log.warn({ jobId: uj.spec.jobId, reason: event.reason, err: err instanceof Error ? err.message : String(err) }, 'recording an event failed')
-      })
+      api
+        .createNamespacedEvent({ namespace, body: eventBody(uj, event, name, now, instance) })
+        .catch((err: unknown) => {
+          log.warn(
+            { jobId: uj.spec.jobId, reason: event.reason, err: err instanceof Error ? err.message : String(err) },
+            'recording an event failed',
+          )
+        })
     },
   }
 }

@@ -14,7 +14,10 @@ describe('expiredPartitionDays', () => {
   })
 })
 
-function finished(over: Partial<NonNullable<UtilityJobResource['status']>> = {}, callbackUrl?: string): UtilityJobResource {
+function finished(
+  over: Partial<NonNullable<UtilityJobResource['status']>> = {},
+  callbackUrl?: string,
+): UtilityJobResource {
   return {
     apiVersion: 'dutil.io/v1alpha1',
     kind: 'UtilityJob',
@@ -51,7 +54,17 @@ describe('removableAt', () => {
     expect(removableAt(finished({}, 'https://hooks.example/x'), 0)).toBeNull()
   })
   it('counts from the callback settling when it settled after the job', () => {
-    const cb = { status: 'failed' as const, attempts: 8, nextAttemptAt: null, lastAttemptAt: '2026-11-23T10:21:00.000Z', lastStatusCode: 500, lastError: 'x', finishedAt: '2026-11-23T10:21:00.000Z' }
-    expect(removableAt(finished({ callback: cb }, 'https://hooks.example/x'), 1000)).toBe(Date.parse('2026-11-23T10:21:01.000Z'))
+    const cb = {
+      status: 'failed' as const,
+      attempts: 8,
+      nextAttemptAt: null,
+      lastAttemptAt: '2026-11-23T10:21:00.000Z',
+      lastStatusCode: 500,
+      lastError: 'x',
+      finishedAt: '2026-11-23T10:21:00.000Z',
+    }
+    expect(removableAt(finished({ callback: cb }, 'https://hooks.example/x'), 1000)).toBe(
+      Date.parse('2026-11-23T10:21:01.000Z'),
+    )
   })
 })

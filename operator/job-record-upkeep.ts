@@ -1,7 +1,12 @@
 import type { CustomObjectsApi } from '@kubernetes/client-node'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { Database } from '../platform/db/database.js'
-import { expireIdempotencyKeys, failUnstarted, openJobsCreatedBefore, storedKeysOfDay } from '../platform/db/jobs-table.js'
+import {
+  expireIdempotencyKeys,
+  failUnstarted,
+  openJobsCreatedBefore,
+  storedKeysOfDay,
+} from '../platform/db/jobs-table.js'
 import { dropPartition, ensurePartitions, partitionDays } from '../platform/db/partitions.js'
 import { utcDay } from '../contract/time.js'
 import { expireUsage, USAGE_RETENTION_DAYS } from '../platform/db/usage-table.js'
@@ -48,7 +53,11 @@ export class JobRecordUpkeep {
     const expired = expiredPartitionDays(await partitionDays(this.d.db), now, this.d.retentionMs)
     for (const day of expired) {
       const stored = await storedKeysOfDay(this.d.db, day)
-      for (const prefix of [...this.d.utilities.map((u) => `${u}/${day}/`), ...stored.jobIds.map((id) => `_jobs/${id}/`)]) objects += await this.removePrefix(prefix)
+      for (const prefix of [
+        ...this.d.utilities.map((u) => `${u}/${day}/`),
+        ...stored.jobIds.map((id) => `_jobs/${id}/`),
+      ])
+        objects += await this.removePrefix(prefix)
       await dropPartition(this.d.db, day)
       jobs += stored.jobIds.length
       this.d.log.info({ day, jobs: stored.jobIds.length }, 'retention: a day of jobs and their files deleted')
@@ -72,14 +81,28 @@ export class JobRecordUpkeep {
       const name = objectNameOf(job.spec.jobId)
       if (this.d.utilityJobs.get(name, this.d.namespace)) continue
       try {
-        await this.d.custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural, name })
+        await this.d.custom.getNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: this.d.namespace,
+          plural: UTILITY_JOB.plural,
+          name,
+        })
         continue // the cache is behind: it exists
       } catch (err) {
         if (apiStatus(err) !== 404) throw err
       }
-      await failUnstarted(this.d.db, job, { code: 'lost', message: 'The job was accepted but never reached the cluster.' }, this.now())
+      await failUnstarted(
+        this.d.db,
+        job,
+        { code: 'lost', message: 'The job was accepted but never reached the cluster.' },
+        this.now(),
+      )
       failed++
-      this.d.log.warn({ jobId: job.spec.jobId, createdAt: job.spec.createdAt }, 'job had a row but no UtilityJob: recorded as lost')
+      this.d.log.warn(
+        { jobId: job.spec.jobId, createdAt: job.spec.createdAt },
+        'job had a row but no UtilityJob: recorded as lost',
+      )
     }
     return failed
   }

@@ -6,7 +6,15 @@ import { electionAction, LeaderElector, type LeaseApi } from './leader-election.
 const log = pino({ level: 'silent' })
 
 function lease(holder: string | undefined, renewTime: number, transitions = 0, durationSeconds = 15): V1Lease {
-  return { metadata: { name: 'l', resourceVersion: '1' }, spec: { holderIdentity: holder, renewTime: new Date(renewTime), leaseTransitions: transitions, leaseDurationSeconds: durationSeconds } }
+  return {
+    metadata: { name: 'l', resourceVersion: '1' },
+    spec: {
+      holderIdentity: holder,
+      renewTime: new Date(renewTime),
+      leaseTransitions: transitions,
+      leaseDurationSeconds: durationSeconds,
+    },
+  }
 }
 
 describe('electionAction', () => {
@@ -19,7 +27,10 @@ describe('electionAction', () => {
   })
 
   it('takes a released lease (no holder) at once, counting a transition', () => {
-    expect(electionAction(lease(undefined, 0, 3), 'b', undefined, 0, 15_000).action).toEqual({ kind: 'acquire', transitions: 4 })
+    expect(electionAction(lease(undefined, 0, 3), 'b', undefined, 0, 15_000).action).toEqual({
+      kind: 'acquire',
+      transitions: 4,
+    })
   })
 
   it('follows a holder it has not watched go silent for a whole lease duration, whatever renewTime says', () => {
@@ -67,21 +78,29 @@ class FakeLeases implements LeaseApi {
   async createNamespacedLease(req: { namespace: string; body: V1Lease }): Promise<V1Lease> {
     this.check()
     if (this.lease) throw Object.assign(new Error('exists'), { code: 409 })
-    this.lease = { ...structuredClone(req.body), metadata: { ...req.body.metadata, resourceVersion: String(++this.rv) } }
+    this.lease = {
+      ...structuredClone(req.body),
+      metadata: { ...req.body.metadata, resourceVersion: String(++this.rv) },
+    }
     return this.lease
   }
 
   async replaceNamespacedLease(req: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease> {
     this.check()
     if (!this.lease) throw Object.assign(new Error('not found'), { code: 404 })
-    if (req.body.metadata?.resourceVersion !== this.lease.metadata?.resourceVersion) throw Object.assign(new Error('conflict'), { code: 409 })
-    this.lease = { ...structuredClone(req.body), metadata: { ...req.body.metadata, resourceVersion: String(++this.rv) } }
+    if (req.body.metadata?.resourceVersion !== this.lease.metadata?.resourceVersion)
+      throw Object.assign(new Error('conflict'), { code: 409 })
+    this.lease = {
+      ...structuredClone(req.body),
+      metadata: { ...req.body.metadata, resourceVersion: String(++this.rv) },
+    }
     return this.lease
   }
 }
 
 const fast = { leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 20 }
-const elector = (api: LeaseApi, identity: string) => new LeaderElector({ api, namespace: 'ns', leaseName: 'op', identity, log, ...fast })
+const elector = (api: LeaseApi, identity: string) =>
+  new LeaderElector({ api, namespace: 'ns', leaseName: 'op', identity, log, ...fast })
 
 describe('LeaderElector', () => {
   it('lets exactly one of two candidates lead; a release hands over at once', async () => {
@@ -129,7 +148,17 @@ describe('LeaderElector', () => {
   it('may act only within the renew deadline of its last renewal: a paused leader knows on resume, before renewing', async () => {
     let now = 1_000_000
     const api = new FakeLeases()
-    const a = new LeaderElector({ api, namespace: 'ns', leaseName: 'op', identity: 'a', log, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, now: () => now })
+    const a = new LeaderElector({
+      api,
+      namespace: 'ns',
+      leaseName: 'op',
+      identity: 'a',
+      log,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      now: () => now,
+    })
     expect(a.mayAct()).toBe(false)
     expect(await a.acquire()).toBe(true)
     expect(a.mayAct()).toBe(true)
@@ -164,6 +193,17 @@ describe('LeaderElector', () => {
   })
 
   it('refuses timings that cannot work', () => {
-    expect(() => new LeaderElector({ api: new FakeLeases(), namespace: 'n', leaseName: 'l', identity: 'a', log, leaseDurationMs: 10, renewDeadlineMs: 10 })).toThrow(/renew deadline/)
+    expect(
+      () =>
+        new LeaderElector({
+          api: new FakeLeases(),
+          namespace: 'n',
+          leaseName: 'l',
+          identity: 'a',
+          log,
+          leaseDurationMs: 10,
+          renewDeadlineMs: 10,
+        }),
+    ).toThrow(/renew deadline/)
   })
 })

@@ -4,7 +4,10 @@ import { apiStatus } from '../platform/kube.js'
 import { parseTime } from '../contract/time.js'
 
 /** The three calls leader election makes (a fake in unit tests, CoordinationV1Api in the operator). */
-export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>
+export type LeaseApi = Pick<
+  CoordinationV1Api,
+  'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'
+>
 
 export interface LeaderElectionOptions {
   api: LeaseApi
@@ -30,7 +33,8 @@ export interface Observation {
   seenAt: number
 }
 
-export type ElectionAction = { kind: 'create' } | { kind: 'renew' } | { kind: 'acquire'; transitions: number } | { kind: 'follow'; holder: string }
+export type ElectionAction =
+  { kind: 'create' } | { kind: 'renew' } | { kind: 'acquire'; transitions: number } | { kind: 'follow'; holder: string }
 
 function recordOf(lease: V1Lease): string {
   const s = lease.spec ?? {}
@@ -58,7 +62,8 @@ export function electionAction(
   if (holder === identity) return { action: { kind: 'renew' }, observed }
   if (holder === '') return { action: { kind: 'acquire', transitions: transitions + 1 }, observed }
   const durationMs = (lease.spec?.leaseDurationSeconds ?? 0) * 1000 || defaultDurationMs
-  if (now - observed.seenAt >= durationMs) return { action: { kind: 'acquire', transitions: transitions + 1 }, observed }
+  if (now - observed.seenAt >= durationMs)
+    return { action: { kind: 'acquire', transitions: transitions + 1 }, observed }
   return { action: { kind: 'follow', holder }, observed }
 }
 
@@ -98,8 +103,10 @@ export class LeaderElector {
     this.durationMs = o.leaseDurationMs ?? 15_000
     this.renewDeadlineMs = o.renewDeadlineMs ?? 10_000
     this.retryMs = o.retryPeriodMs ?? 2_000
-    if (!(this.renewDeadlineMs < this.durationMs)) throw new Error('leader election: the renew deadline must be shorter than the lease duration')
-    if (!(this.retryMs < this.renewDeadlineMs)) throw new Error('leader election: the retry period must be shorter than the renew deadline')
+    if (!(this.renewDeadlineMs < this.durationMs))
+      throw new Error('leader election: the renew deadline must be shorter than the lease duration')
+    if (!(this.retryMs < this.renewDeadlineMs))
+      throw new Error('leader election: the retry period must be shorter than the renew deadline')
   }
 
   get isLeader(): boolean {
@@ -154,17 +161,26 @@ export class LeaderElector {
         case 'follow':
           return false
         case 'create':
-          await this.o.api.createNamespacedLease({ namespace: this.o.namespace, body: { metadata: this.coords(), spec: this.spec(now, now, 0) } })
+          await this.o.api.createNamespacedLease({
+            namespace: this.o.namespace,
+            body: { metadata: this.coords(), spec: this.spec(now, now, 0) },
+          })
           this.acquiredAt = now
           return true
         case 'renew': {
           const acquired = parseTime(lease!.spec?.acquireTime) ?? now
-          await this.o.api.replaceNamespacedLease({ ...this.coords(), body: { ...lease!, spec: this.spec(now, acquired, lease!.spec?.leaseTransitions ?? 0) } })
+          await this.o.api.replaceNamespacedLease({
+            ...this.coords(),
+            body: { ...lease!, spec: this.spec(now, acquired, lease!.spec?.leaseTransitions ?? 0) },
+          })
           if (!this.leading) this.acquiredAt = now
           return true
         }
         case 'acquire':
-          await this.o.api.replaceNamespacedLease({ ...this.coords(), body: { ...lease!, spec: this.spec(now, now, action.transitions) } })
+          await this.o.api.replaceNamespacedLease({
+            ...this.coords(),
+            body: { ...lease!, spec: this.spec(now, now, action.transitions) },
+          })
           this.acquiredAt = now
           return true
       }
@@ -183,11 +199,15 @@ export class LeaderElector {
         if (await this.tryAcquireOrRenew()) {
           this.leading = true
           this.lastRenewAt = this.now()
-          this.o.log.info({ identity: this.o.identity, lease: this.o.leaseName }, 'leader election: acquired the lease, leading')
+          this.o.log.info(
+            { identity: this.o.identity, lease: this.o.leaseName },
+            'leader election: acquired the lease, leading',
+          )
           return true
         }
         const holder = this.observed?.record.split('|')[0] ?? ''
-        if (holder !== lastFollowLog) this.o.log.info({ identity: this.o.identity, holder }, 'leader election: another replica leads, standing by')
+        if (holder !== lastFollowLog)
+          this.o.log.info({ identity: this.o.identity, holder }, 'leader election: another replica leads, standing by')
         lastFollowLog = holder
       } catch (err) {
         this.o.log.warn({ err: (err as Error).message }, 'leader election: reading or writing the lease failed')
@@ -214,7 +234,10 @@ export class LeaderElector {
       } catch (err) {
         this.o.log.warn({ err: (err as Error).message }, 'leader election: renewing the lease failed')
         if (this.now() - this.lastRenewAt < this.renewDeadlineMs) continue
-        this.o.log.error({ renewDeadlineMs: this.renewDeadlineMs }, 'leader election: could not renew within the deadline')
+        this.o.log.error(
+          { renewDeadlineMs: this.renewDeadlineMs },
+          'leader election: could not renew within the deadline',
+        )
       }
       this.leading = false
       return 'lost'
@@ -232,11 +255,25 @@ export class LeaderElector {
       const now = this.now()
       await this.o.api.replaceNamespacedLease({
         ...this.coords(),
-        body: { ...lease, spec: { leaseDurationSeconds: 1, acquireTime: new V1MicroTime(now), renewTime: new V1MicroTime(now), leaseTransitions: lease.spec?.leaseTransitions ?? 0 } },
+        body: {
+          ...lease,
+          spec: {
+            leaseDurationSeconds: 1,
+            acquireTime: new V1MicroTime(now),
+            renewTime: new V1MicroTime(now),
+            leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+          },
+        },
       })
-      this.o.log.info({ identity: this.o.identity, heldMs: now - this.acquiredAt }, 'leader election: released the lease')
+      this.o.log.info(
+        { identity: this.o.identity, heldMs: now - this.acquiredAt },
+        'leader election: released the lease',
+      )
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, 'leader election: releasing the lease failed; it expires on its own')
+      this.o.log.warn(
+        { err: (err as Error).message },
+        'leader election: releasing the lease failed; it expires on its own',
+      )
     }
   }
 }

@@ -1,5 +1,13 @@
 import http from 'node:http'
-import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api, type V1Job, type V1Pod } from '@kubernetes/client-node'
+import {
+  BatchV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node'
 import pino from 'pino'
 import { API_GROUP, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
@@ -41,12 +49,22 @@ const custom = kc.makeApiClient(CustomObjectsApi)
 const batch = kc.makeApiClient(BatchV1Api)
 const core = kc.makeApiClient(CoreV1Api)
 const metrics = operatorMetrics()
-const db = openDatabase({ url: config.databaseUrl, applicationName: 'dutil-operator', maxConnections: config.concurrency + config.callbacks.concurrency + 4 })
-const recordCallbackState = (jobId: string, delivery: Parameters<typeof recordCallback>[2]) => recordCallback(db, jobId, delivery)
+const db = openDatabase({
+  url: config.databaseUrl,
+  applicationName: 'dutil-operator',
+  maxConnections: config.concurrency + config.callbacks.concurrency + 4,
+})
+const recordCallbackState = (jobId: string, delivery: Parameters<typeof recordCallback>[2]) =>
+  recordCallback(db, jobId, delivery)
 const queue = new WorkQueue()
 const callbackQueue = new WorkQueue()
 const callbackSchedule = scaledSchedule(config.callbacks.delayScale)
-const fileLinks = new FileLinks(storageClient({ ...config.storage, endpoint: config.callbacks.publicStorageEndpoint }), config.storage.bucket, config.callbacks.linkTtlSeconds, (id) => getJob(db, id))
+const fileLinks = new FileLinks(
+  storageClient({ ...config.storage, endpoint: config.callbacks.publicStorageEndpoint }),
+  config.storage.bucket,
+  config.callbacks.linkTtlSeconds,
+  (id) => getJob(db, id),
+)
 const ns = config.namespace
 const managed = `${LABELS.managedBy}=${MANAGED_BY}`
 
@@ -58,7 +76,13 @@ const enqueueOwner = (obj: V1Job | V1Pod) => {
 const utilityJobs = watchedCache<UtilityJobResource>(
   kc,
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`,
-  () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural }),
+  () =>
+    custom.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: ns,
+      plural: UTILITY_JOB.plural,
+    }),
   log,
   (_ev, uj) => {
     queue.add(uj.metadata.name)
@@ -82,14 +106,21 @@ const pods = watchedCache<V1Pod>(
   managed,
 )
 
-const events = kubeEventRecorder(kc.makeApiClient(EventsV1Api), ns, config.leaderElection.identity, log.child({ controller: 'events' }))
+const events = kubeEventRecorder(
+  kc.makeApiClient(EventsV1Api),
+  ns,
+  config.leaderElection.identity,
+  log.child({ controller: 'events' }),
+)
 
 const callbacks = new CallbackController({
   events,
   namespace: ns,
   utilityJobs: utilityJobs.cache,
   custom,
-  secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName, (apiKeyId) => keyRevoked(custom, ns, apiKeyId)),
+  secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName, (apiKeyId) =>
+    keyRevoked(custom, ns, apiKeyId),
+  ),
   view: (uj) => fileLinks.view(uj),
   send: (msg) => deliverCallback(msg, { ...config.callbacks.destinations, timeoutMs: callbackSchedule.timeoutMs }),
   schedule: callbackSchedule,
@@ -137,7 +168,15 @@ const reconciler = new UtilityJobReconciler({
   batch,
   custom,
   storage,
-  issueCredentials: stsCredentialIssuer({ ...config.sts, region: config.storage.region, accessKey: config.storage.accessKey, secretKey: config.storage.secretKey }, config.storage.bucket),
+  issueCredentials: stsCredentialIssuer(
+    {
+      ...config.sts,
+      region: config.storage.region,
+      accessKey: config.storage.accessKey,
+      secretKey: config.storage.secretKey,
+    },
+    config.storage.bucket,
+  ),
   bucket: config.storage.bucket,
   runner: config.runner,
   log,
@@ -149,7 +188,8 @@ const reconciler = new UtilityJobReconciler({
     metrics.jobsFinished.inc({ utility: uj.spec.utility, status: status.state, error_code: status.error?.code ?? '' })
     const t = status.timings
     if (t.queueMs !== null) metrics.queueSeconds.observe({ utility: uj.spec.utility }, t.queueMs / 1000)
-    if (t.totalMs !== null && t.queueMs !== null) metrics.runnerSeconds.observe({ utility: uj.spec.utility }, (t.totalMs - t.queueMs) / 1000)
+    if (t.totalMs !== null && t.queueMs !== null)
+      metrics.runnerSeconds.observe({ utility: uj.spec.utility }, (t.totalMs - t.queueMs) / 1000)
   },
 })
 
@@ -188,7 +228,8 @@ const elector = config.leaderElection.enabled
   : undefined
 
 /** Resolves to an error message after `ms`, so a hung connection cannot hold a probe. */
-const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
+const within = <T>(p: Promise<T>, ms: number) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
 
 let synced = false
 const stopping = new AbortController()
@@ -241,8 +282,13 @@ log.info(
   },
   'operator started',
 )
-if (config.callbacks.delayScale !== 1) log.warn({ delayScale: config.callbacks.delayScale }, 'TEST SETTING: callback back-off delays are scaled')
-if (config.retention.testOverride) log.warn({ retentionMs: config.retention.retentionMs }, 'TEST SETTING: retention shortened by DUTIL_RETENTION_SECONDS')
+if (config.callbacks.delayScale !== 1)
+  log.warn({ delayScale: config.callbacks.delayScale }, 'TEST SETTING: callback back-off delays are scaled')
+if (config.retention.testOverride)
+  log.warn(
+    { retentionMs: config.retention.retentionMs },
+    'TEST SETTING: retention shortened by DUTIL_RETENTION_SECONDS',
+  )
 if (!elector) log.warn('leader election is off: run exactly one replica')
 
 let running: Promise<unknown> = Promise.resolve()
@@ -282,7 +328,10 @@ function lead(): void {
   }
   sweep()
   timers.push(setInterval(sweep, config.retention.sweepMs))
-  const lost = () => void upkeep.failLostHandoffs().catch((err) => log.warn({ err: (err as Error).message }, 'checking for lost hand-offs failed'))
+  const lost = () =>
+    void upkeep
+      .failLostHandoffs()
+      .catch((err) => log.warn({ err: (err as Error).message }, 'checking for lost hand-offs failed'))
   // After the caches synced (they have: lead() runs after), so a live job is never taken for lost.
   lost()
   timers.push(setInterval(lost, 30_000))
@@ -293,7 +342,10 @@ function lead(): void {
       config.concurrency,
       (key, err, retryInMs) => {
         metrics.reconcileErrors.inc()
-        log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'reconcile failed, requeued')
+        log.warn(
+          { key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs },
+          'reconcile failed, requeued',
+        )
       },
     ),
     // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
@@ -302,7 +354,10 @@ function lead(): void {
       config.callbacks.concurrency,
       (key, err, retryInMs) => {
         metrics.reconcileErrors.inc()
-        log.warn({ key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs }, 'callback pass failed, requeued')
+        log.warn(
+          { key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs },
+          'callback pass failed, requeued',
+        )
       },
     ),
   ])

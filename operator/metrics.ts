@@ -5,9 +5,22 @@ export function operatorMetrics() {
   collectDefaultMetrics({ register: registry })
   return {
     registry,
-    reconcileErrors: new Counter({ name: 'dutil_operator_reconcile_errors_total', help: 'Reconcile passes that failed and were requeued.', registers: [registry] }),
-    queueDepth: new Gauge({ name: 'dutil_operator_queue_depth', help: 'Keys waiting in the work queue.', registers: [registry] }),
-    jobsFinished: new Counter({ name: 'dutil_jobs_finished_total', help: 'Utility jobs that reached a terminal state.', labelNames: ['utility', 'status', 'error_code'], registers: [registry] }),
+    reconcileErrors: new Counter({
+      name: 'dutil_operator_reconcile_errors_total',
+      help: 'Reconcile passes that failed and were requeued.',
+      registers: [registry],
+    }),
+    queueDepth: new Gauge({
+      name: 'dutil_operator_queue_depth',
+      help: 'Keys waiting in the work queue.',
+      registers: [registry],
+    }),
+    jobsFinished: new Counter({
+      name: 'dutil_jobs_finished_total',
+      help: 'Utility jobs that reached a terminal state.',
+      labelNames: ['utility', 'status', 'error_code'],
+      registers: [registry],
+    }),
     runnerSeconds: new Histogram({
       name: 'dutil_runner_duration_seconds',
       help: 'Time from start to finish of a utility run.',
@@ -22,8 +35,18 @@ export function operatorMetrics() {
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60],
       registers: [registry],
     }),
-    jobsQueued: new Gauge({ name: 'dutil_jobs_queued', help: 'Unfinished jobs waiting for admission (no batch Job yet), by utility.', labelNames: ['utility'], registers: [registry] }),
-    jobsRunning: new Gauge({ name: 'dutil_jobs_running', help: 'Unfinished jobs holding an admission slot (a batch Job), by utility.', labelNames: ['utility'], registers: [registry] }),
+    jobsQueued: new Gauge({
+      name: 'dutil_jobs_queued',
+      help: 'Unfinished jobs waiting for admission (no batch Job yet), by utility.',
+      labelNames: ['utility'],
+      registers: [registry],
+    }),
+    jobsRunning: new Gauge({
+      name: 'dutil_jobs_running',
+      help: 'Unfinished jobs holding an admission slot (a batch Job), by utility.',
+      labelNames: ['utility'],
+      registers: [registry],
+    }),
     admissionWaitSeconds: new Histogram({
       name: 'dutil_admission_wait_seconds',
       help: 'Time from accept until admission let the job start (its batch Job is made).',
@@ -50,10 +73,26 @@ export function operatorMetrics() {
       labelNames: ['event', 'status'],
       registers: [registry],
     }),
-    callbackQueueDepth: new Gauge({ name: 'dutil_callback_queue_depth', help: 'Callbacks waiting for a free delivery worker.', registers: [registry] }),
-    leader: new Gauge({ name: 'dutil_operator_leader', help: '1 while this replica holds the leader lease and runs the reconcilers, else 0.', registers: [registry] }),
-    retentionDeletedJobs: new Counter({ name: 'dutil_retention_deleted_jobs_total', help: 'Finished UtilityJobs deleted (with their files) after the retention period.', registers: [registry] }),
-    retentionDeletedObjects: new Counter({ name: 'dutil_retention_deleted_objects_total', help: 'Storage objects deleted by retention (job files and orphans).', registers: [registry] }),
+    callbackQueueDepth: new Gauge({
+      name: 'dutil_callback_queue_depth',
+      help: 'Callbacks waiting for a free delivery worker.',
+      registers: [registry],
+    }),
+    leader: new Gauge({
+      name: 'dutil_operator_leader',
+      help: '1 while this replica holds the leader lease and runs the reconcilers, else 0.',
+      registers: [registry],
+    }),
+    retentionDeletedJobs: new Counter({
+      name: 'dutil_retention_deleted_jobs_total',
+      help: 'Finished UtilityJobs deleted (with their files) after the retention period.',
+      registers: [registry],
+    }),
+    retentionDeletedObjects: new Counter({
+      name: 'dutil_retention_deleted_objects_total',
+      help: 'Storage objects deleted by retention (job files and orphans).',
+      registers: [registry],
+    }),
   }
 }
 

@@ -25,13 +25,19 @@ export function admittedSyncStatus(uj: UtilityJobResource, waited: boolean, now:
   const current = effectiveStatus(uj)
   const created = parseTime(uj.spec.createdAt)!
   const started = waited ? Math.max(created, now) : created
-  return { ...current, state: 'running', startedAt: isoMs(started), timings: { ...current.timings, queueMs: started - created } }
+  return {
+    ...current,
+    state: 'running',
+    startedAt: isoMs(started),
+    timings: { ...current.timings, queueMs: started - created },
+  }
 }
 
 export function runningStatus(uj: UtilityJobResource, podStartedAt: number, now: number): UtilityJobStatus {
   const current = effectiveStatus(uj)
   const created = parseTime(uj.spec.createdAt)!
-  const started = uj.spec.mode === 'sync' ? (parseTime(current.startedAt) ?? created) : startedAtFor(uj, podStartedAt, now)
+  const started =
+    uj.spec.mode === 'sync' ? (parseTime(current.startedAt) ?? created) : startedAtFor(uj, podStartedAt, now)
   return {
     ...current,
     state: 'running',
@@ -49,7 +55,13 @@ function startOf(uj: UtilityJobResource, podStartedAt: number | null, finished: 
   return Math.min(finished, Math.max(created, podStartedAt ?? finished))
 }
 
-export function succeededStatus(uj: UtilityJobResource, result: RunnerResult, podStartedAt: number | null, now: number, progressUnit?: string): UtilityJobStatus {
+export function succeededStatus(
+  uj: UtilityJobResource,
+  result: RunnerResult,
+  podStartedAt: number | null,
+  now: number,
+  progressUnit?: string,
+): UtilityJobStatus {
   const created = parseTime(uj.spec.createdAt)!
   const finished = Math.max(now, created)
   const started = startOf(uj, podStartedAt, finished)
@@ -61,17 +73,28 @@ export function succeededStatus(uj: UtilityJobResource, result: RunnerResult, po
     state: 'succeeded',
     startedAt: isoMs(started),
     finishedAt: isoMs(finished),
-    timings: { queueMs: started - created, upstreamMs: result.upstreamMs, storageMs: result.storageMs, totalMs: finished - created },
+    timings: {
+      queueMs: started - created,
+      upstreamMs: result.upstreamMs,
+      storageMs: result.storageMs,
+      totalMs: finished - created,
+    },
     result: { files: result.files, extras: result.extras },
     error: null,
     ...(progress ? { progress } : {}),
   }
 }
 
-export function failedStatus(uj: UtilityJobResource, error: JobError, podStartedAt: number | null, now: number): UtilityJobStatus {
+export function failedStatus(
+  uj: UtilityJobResource,
+  error: JobError,
+  podStartedAt: number | null,
+  now: number,
+): UtilityJobStatus {
   const created = parseTime(uj.spec.createdAt)!
   const finished = Math.max(now, created)
-  const started = podStartedAt === null && effectiveStatus(uj).startedAt === null ? null : startOf(uj, podStartedAt, finished)
+  const started =
+    podStartedAt === null && effectiveStatus(uj).startedAt === null ? null : startOf(uj, podStartedAt, finished)
   return {
     state: 'failed',
     startedAt: started === null ? null : isoMs(started),
@@ -90,7 +113,13 @@ export function failedStatus(uj: UtilityJobResource, error: JobError, podStarted
 }
 
 function progressOf(done: number, total: number | null, unit: string, at: number): JobProgress {
-  return { done, total, unit, updatedAt: isoMs(at), summary: total === null ? `${done} ${unit}` : `${done}/${total} ${unit}` }
+  return {
+    done,
+    total,
+    unit,
+    updatedAt: isoMs(at),
+    summary: total === null ? `${done} ${unit}` : `${done}/${total} ${unit}`,
+  }
 }
 
 /**

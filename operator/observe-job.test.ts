@@ -2,14 +2,23 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import { observeJob } from './observe-job.js'
 
-const job = (conditions: Array<{ type: string; reason?: string }> = []): V1Job => ({ status: { conditions: conditions.map((c) => ({ ...c, status: 'True' })) } })
-const pod = (state: Record<string, unknown>): V1Pod => ({ status: { containerStatuses: [{ name: 'runner', ready: false, restartCount: 0, image: 'x', imageID: 'x', state } as never] } })
+const job = (conditions: Array<{ type: string; reason?: string }> = []): V1Job => ({
+  status: { conditions: conditions.map((c) => ({ ...c, status: 'True' })) },
+})
+const pod = (state: Record<string, unknown>): V1Pod => ({
+  status: {
+    containerStatuses: [{ name: 'runner', ready: false, restartCount: 0, image: 'x', imageID: 'x', state } as never],
+  },
+})
 const started = '2026-11-22T10:00:05Z'
 
 describe('observeJob', () => {
   it('is pending until a runner starts, then running from the container start', () => {
     expect(observeJob(job(), [], 900)).toEqual({ kind: 'pending' })
-    expect(observeJob(job(), [pod({ running: { startedAt: started } })], 900)).toEqual({ kind: 'running', podStartedAt: Date.parse(started) })
+    expect(observeJob(job(), [pod({ running: { startedAt: started } })], 900)).toEqual({
+      kind: 'running',
+      podStartedAt: Date.parse(started),
+    })
   })
 
   it('succeeds on Complete or SuccessCriteriaMet', () => {
@@ -19,20 +28,35 @@ describe('observeJob', () => {
 
   it('succeeds as soon as a runner exited 0, before the Job controller writes Complete', () => {
     const done = pod({ terminated: { exitCode: 0, startedAt: started, finishedAt: '2026-11-22T10:00:06Z' } })
-    expect(observeJob(job(), [done], 900)).toEqual({ kind: 'succeeded', podStartedAt: Date.parse(started), finishedAt: Date.parse('2026-11-22T10:00:06Z') })
+    expect(observeJob(job(), [done], 900)).toEqual({
+      kind: 'succeeded',
+      podStartedAt: Date.parse(started),
+      finishedAt: Date.parse('2026-11-22T10:00:06Z'),
+    })
     // A crashed try beside it does not matter: one completion is the Job's success.
-    expect(observeJob(job(), [pod({ terminated: { exitCode: 1, startedAt: started } }), done], 900).kind).toBe('succeeded')
+    expect(observeJob(job(), [pod({ terminated: { exitCode: 1, startedAt: started } }), done], 900).kind).toBe(
+      'succeeded',
+    )
     // Any other exit is not a success until the Job says so.
     expect(observeJob(job(), [pod({ terminated: { exitCode: 1, startedAt: started } })], 900).kind).toBe('running')
   })
 
   it('fails as upstream_timeout at the deadline, naming the limit', () => {
     const obs = observeJob(job([{ type: 'FailureTarget', reason: 'DeadlineExceeded' }]), [], 300)
-    expect(obs).toMatchObject({ kind: 'failed', error: { code: 'upstream_timeout', message: 'The utility did not finish within its time limit of 300 s.' } })
+    expect(obs).toMatchObject({
+      kind: 'failed',
+      error: { code: 'upstream_timeout', message: 'The utility did not finish within its time limit of 300 s.' },
+    })
   })
 
   it('takes a classified failure from the runner termination message', () => {
-    const p = pod({ terminated: { exitCode: 10, startedAt: started, message: JSON.stringify({ code: 'upstream_rejected', message: 'The PDF has 600 pages', upstreamStatus: 404 }) } })
+    const p = pod({
+      terminated: {
+        exitCode: 10,
+        startedAt: started,
+        message: JSON.stringify({ code: 'upstream_rejected', message: 'The PDF has 600 pages', upstreamStatus: 404 }),
+      },
+    })
     expect(observeJob(job([{ type: 'Failed', reason: 'PodFailurePolicy' }]), [p], 900)).toMatchObject({
       kind: 'failed',
       error: { code: 'upstream_rejected', message: 'The PDF has 600 pages', upstreamStatus: 404 },
@@ -45,44 +69,78 @@ describe('observeJob', () => {
       kind: 'failed',
       error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' },
     })
-    const crash = pod({ terminated: { exitCode: 1, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) } })
-    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [crash], 900)).toMatchObject({ error: { code: 'upstream_error' } })
+    const crash = pod({
+      terminated: { exitCode: 1, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) },
+    })
+    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [crash], 900)).toMatchObject({
+      error: { code: 'upstream_error' },
+    })
   })
 
   it('fails at once as upstream_error when a runner was OOM-killed, naming the limit, and stops the Job retrying', () => {
-    const p: V1Pod = { ...pod({ terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: started } }), spec: { containers: [{ name: 'runner', resources: { limits: { memory: '512Mi' } } }] } }
+    const p: V1Pod = {
+      ...pod({ terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: started } }),
+      spec: { containers: [{ name: 'runner', resources: { limits: { memory: '512Mi' } } }] },
+    }
     expect(observeJob(job(), [p], 900)).toEqual({
       kind: 'failed',
-      error: { code: 'upstream_error', message: 'The utility ran out of memory (its limit is 512Mi); a smaller input may succeed.' },
+      error: {
+        code: 'upstream_error',
+        message: 'The utility ran out of memory (its limit is 512Mi); a smaller input may succeed.',
+      },
       podStartedAt: Date.parse(started),
       stopJob: true,
     })
     // The Job failed already (its pod failure policy or back-off): nothing left to stop.
-    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [p], 900)).toMatchObject({ kind: 'failed', stopJob: false })
+    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [p], 900)).toMatchObject({
+      kind: 'failed',
+      stopJob: false,
+    })
   })
 
   it('waits out the image-pull grace, then fails as internal and stops the Job', () => {
     const at = Date.parse('2026-11-22T10:00:00Z')
-    const p: V1Pod = { ...pod({ waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } }), metadata: { creationTimestamp: new Date(at) } }
-    expect(observeJob(job(), [p], 900, { imagePullGraceMs: 60_000, now: at + 10_000 })).toEqual({ kind: 'image-pull-waiting', recheckInMs: 50_100 })
+    const p: V1Pod = {
+      ...pod({ waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' } }),
+      metadata: { creationTimestamp: new Date(at) },
+    }
+    expect(observeJob(job(), [p], 900, { imagePullGraceMs: 60_000, now: at + 10_000 })).toEqual({
+      kind: 'image-pull-waiting',
+      recheckInMs: 50_100,
+    })
     expect(observeJob(job(), [p], 900, { imagePullGraceMs: 60_000, now: at + 61_000 })).toEqual({
       kind: 'failed',
-      error: { code: 'internal', message: 'The utility could not be started: its runner image is not available in the cluster.' },
+      error: {
+        code: 'internal',
+        message: 'The utility could not be started: its runner image is not available in the cluster.',
+      },
       podStartedAt: null,
       stopJob: true,
     })
     // Other waiting reasons (scheduling, volumes) are plain pending.
-    expect(observeJob(job(), [pod({ waiting: { reason: 'ContainerCreating' } })], 900, { imagePullGraceMs: 0, now: at })).toEqual({ kind: 'pending' })
+    expect(
+      observeJob(job(), [pod({ waiting: { reason: 'ContainerCreating' } })], 900, { imagePullGraceMs: 0, now: at }),
+    ).toEqual({ kind: 'pending' })
   })
 
   it('names storage_error when the retries of a runner that could not reach storage ran out; anything else stays a crash', () => {
-    const away = pod({ terminated: { exitCode: 13, startedAt: started, message: JSON.stringify({ code: 'storage_error', message: "The job's input could not be read from storage." }) } })
+    const away = pod({
+      terminated: {
+        exitCode: 13,
+        startedAt: started,
+        message: JSON.stringify({ code: 'storage_error', message: "The job's input could not be read from storage." }),
+      },
+    })
     expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [away], 900)).toMatchObject({
       kind: 'failed',
       error: { code: 'storage_error', message: "The job's input could not be read from storage." },
     })
     // A transient exit may only claim storage_error.
-    const spoof = pod({ terminated: { exitCode: 13, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) } })
-    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [spoof], 900)).toMatchObject({ error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' } })
+    const spoof = pod({
+      terminated: { exitCode: 13, message: JSON.stringify({ code: 'upstream_rejected', message: 'spoof' }) },
+    })
+    expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [spoof], 900)).toMatchObject({
+      error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' },
+    })
   })
 })

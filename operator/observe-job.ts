@@ -9,8 +9,17 @@ import { RUNNER_CONTAINER } from './desired-job.js'
 export type Observation =
   | { kind: 'pending' }
   | { kind: 'running'; podStartedAt: number }
-  | { kind: 'succeeded'; podStartedAt: number | null; /** When the run ended (the Job's completion, else the runner's exit). */ finishedAt: number | null }
-  | { kind: 'failed'; error: JobError; podStartedAt: number | null; /** The Job is still trying (or waiting): delete it. */ stopJob?: boolean }
+  | {
+      kind: 'succeeded'
+      podStartedAt: number | null
+      /** When the run ended (the Job's completion, else the runner's exit). */ finishedAt: number | null
+    }
+  | {
+      kind: 'failed'
+      error: JobError
+      podStartedAt: number | null
+      /** The Job is still trying (or waiting): delete it. */ stopJob?: boolean
+    }
   /** Pending with its runner image not pullable, still within the grace (look again then). */
   | { kind: 'image-pull-waiting'; recheckInMs: number }
 
@@ -36,8 +45,13 @@ export function firstPodStart(pods: V1Pod[]): number | null {
 }
 
 /** The runner's own account of a classified failure (its termination message), if it left one. */
-export function classifiedFailure(pods: V1Pod[], exitCodes: readonly number[] = CLASSIFIED_EXIT_CODES): JobError | null {
-  const candidates = pods.map((p) => runnerState(p)?.terminated).filter((t) => t && exitCodes.includes(t.exitCode as never))
+export function classifiedFailure(
+  pods: V1Pod[],
+  exitCodes: readonly number[] = CLASSIFIED_EXIT_CODES,
+): JobError | null {
+  const candidates = pods
+    .map((p) => runnerState(p)?.terminated)
+    .filter((t) => t && exitCodes.includes(t.exitCode as never))
   for (const t of candidates) {
     try {
       const parsed = JSON.parse(t!.message ?? '') as Record<string, unknown>
@@ -74,7 +88,12 @@ export function imagePullFailure(pods: V1Pod[]): { since: number; reason: string
     const waiting = runnerState(pod)?.waiting
     if (!waiting?.reason || !IMAGE_PULL_REASONS.has(waiting.reason)) continue
     const since = parseTime(pod.status?.startTime ?? pod.metadata?.creationTimestamp) ?? 0
-    if (!found || since < found.since) found = { since, reason: waiting.reason, image: pod.spec?.containers?.find((c) => c.name === RUNNER_CONTAINER)?.image ?? null }
+    if (!found || since < found.since)
+      found = {
+        since,
+        reason: waiting.reason,
+        image: pod.spec?.containers?.find((c) => c.name === RUNNER_CONTAINER)?.image ?? null,
+      }
   }
   return found
 }
@@ -85,26 +104,43 @@ export interface ObserveOptions {
   now: number
 }
 
-export function observeJob(job: V1Job, pods: V1Pod[], deadlineSeconds: number, o: ObserveOptions = { imagePullGraceMs: 60_000, now: Date.now() }): Observation {
+export function observeJob(
+  job: V1Job,
+  pods: V1Pod[],
+  deadlineSeconds: number,
+  o: ObserveOptions = { imagePullGraceMs: 60_000, now: Date.now() },
+): Observation {
   const podStartedAt = firstPodStart(pods)
   // A runner that exited 0 has stored its outputs and manifest: the Job is one completion, so
   // that pod is its success. Seen here, a job finishes as soon as the kubelet reports the exit,
   // not when the Job controller gets round to writing Complete (it batches, up to ~1 s).
   const exited = pods.map((p) => runnerState(p)?.terminated).find((t) => t?.exitCode === 0)
   if (exited || condition(job, 'Complete', 'SuccessCriteriaMet')) {
-    return { kind: 'succeeded', podStartedAt, finishedAt: parseTime(job.status?.completionTime) ?? parseTime(exited?.finishedAt) }
+    return {
+      kind: 'succeeded',
+      podStartedAt,
+      finishedAt: parseTime(job.status?.completionTime) ?? parseTime(exited?.finishedAt),
+    }
   }
   // Over its memory limit: another try with the same input would be killed again (no retry loop).
   const oom = oomKilled(pods)
   if (oom) {
     const limit = oom.limit ? ` (its limit is ${oom.limit})` : ''
-    return { kind: 'failed', error: { code: 'upstream_error', message: `The utility ran out of memory${limit}; a smaller input may succeed.` }, podStartedAt, stopJob: !condition(job, 'Failed') }
+    return {
+      kind: 'failed',
+      error: { code: 'upstream_error', message: `The utility ran out of memory${limit}; a smaller input may succeed.` },
+      podStartedAt,
+      stopJob: !condition(job, 'Failed'),
+    }
   }
   const failed = condition(job, 'Failed', 'FailureTarget')
   if (failed) {
     let error: JobError
     if (failed.reason === 'DeadlineExceeded') {
-      error = { code: 'upstream_timeout', message: `The utility did not finish within its time limit of ${deadlineSeconds} s.` }
+      error = {
+        code: 'upstream_timeout',
+        message: `The utility did not finish within its time limit of ${deadlineSeconds} s.`,
+      }
     } else if (failed.reason === 'PodFailurePolicy') {
       error = classifiedFailure(pods) ?? CRASH
     } else {
@@ -119,8 +155,17 @@ export function observeJob(job: V1Job, pods: V1Pod[], deadlineSeconds: number, o
   const pull = imagePullFailure(pods)
   if (pull) {
     const waited = o.now - pull.since
-    if (waited < o.imagePullGraceMs) return { kind: 'image-pull-waiting', recheckInMs: o.imagePullGraceMs - waited + 100 }
-    return { kind: 'failed', error: { code: 'internal', message: 'The utility could not be started: its runner image is not available in the cluster.' }, podStartedAt: null, stopJob: true }
+    if (waited < o.imagePullGraceMs)
+      return { kind: 'image-pull-waiting', recheckInMs: o.imagePullGraceMs - waited + 100 }
+    return {
+      kind: 'failed',
+      error: {
+        code: 'internal',
+        message: 'The utility could not be started: its runner image is not available in the cluster.',
+      },
+      podStartedAt: null,
+      stopJob: true,
+    }
   }
   return { kind: 'pending' }
 }

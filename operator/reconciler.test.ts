@@ -15,7 +15,10 @@ const NOW = Date.parse('2026-11-24T10:00:00.000Z')
 
 const settings = runnerSettings()
 
-function utilityJob(spec: Partial<UtilityJobResource['spec']> = {}, status?: UtilityJobResource['status']): UtilityJobResource {
+function utilityJob(
+  spec: Partial<UtilityJobResource['spec']> = {},
+  status?: UtilityJobResource['status'],
+): UtilityJobResource {
   return {
     apiVersion: 'dutil.io/v1alpha1',
     kind: 'UtilityJob',
@@ -35,7 +38,8 @@ function utilityJob(spec: Partial<UtilityJobResource['spec']> = {}, status?: Uti
   } as UtilityJobResource
 }
 
-const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, T>) => ({ get: (name: string) => items.get(name), list: () => [...items.values()] }) as unknown as ObjectCache<T>
+const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, T>) =>
+  ({ get: (name: string) => items.get(name), list: () => [...items.values()] }) as unknown as ObjectCache<T>
 
 /**
  * The reconciler against fakes of the world it reads (caches of UtilityJobs, Jobs and Pods) and
@@ -83,8 +87,17 @@ function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolea
     custom,
     storage: opts.storage ?? ({} as Client),
     fence: () => writes.push('fence'),
-    admission: { mayStart: () => opts.mayStart ?? true, schedule: () => void scheduled++, wasHeld: () => opts.held ?? false },
-    issueCredentials: async () => ({ accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't', expiresAt: '2026-11-24T10:30:00.000Z' }),
+    admission: {
+      mayStart: () => opts.mayStart ?? true,
+      schedule: () => void scheduled++,
+      wasHeld: () => opts.held ?? false,
+    },
+    issueCredentials: async () => ({
+      accessKey: 'ASIATEMP',
+      secretKey: 's',
+      sessionToken: 't',
+      expiresAt: '2026-11-24T10:30:00.000Z',
+    }),
     bucket: 'dutil',
     runner: settings,
     log: pino({ level: 'silent' }),
@@ -103,9 +116,21 @@ describe('the reconciler pass', () => {
     expect(w.created).toHaveLength(1)
     const job = w.created[0]
     expect(job.metadata!.name).toBe(jobNameFor(uj))
-    expect(job.metadata!.ownerReferences).toEqual([expect.objectContaining({ kind: 'UtilityJob', name: uj.metadata.name, uid: 'uid-1', controller: true })])
+    expect(job.metadata!.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'UtilityJob', name: uj.metadata.name, uid: 'uid-1', controller: true }),
+    ])
     // The row is written before the status, and the fence comes before each write.
-    expect(w.writes).toEqual(['fence', 'record queued', 'fence', 'fence', `create job ${jobNameFor(uj)}`, 'fence', 'record queued', 'fence', 'status queued'])
+    expect(w.writes).toEqual([
+      'fence',
+      'record queued',
+      'fence',
+      'fence',
+      `create job ${jobNameFor(uj)}`,
+      'fence',
+      'record queued',
+      'fence',
+      'status queued',
+    ])
     const conditions = w.statuses[0].status!.conditions!
     expect(conditions.find((c) => c.type === 'Admitted')).toMatchObject({ status: 'True' })
   })
@@ -146,7 +171,10 @@ describe('the reconciler pass', () => {
     await w.reconciler.reconcile(uj.metadata.name)
     expect(w.created).toEqual([])
     expect(w.statuses.map((s) => s.status!.state)).toEqual(['queued'])
-    expect(w.statuses[0].status!.conditions!.find((c) => c.type === 'Admitted')).toMatchObject({ status: 'False', reason: 'Queued' })
+    expect(w.statuses[0].status!.conditions!.find((c) => c.type === 'Admitted')).toMatchObject({
+      status: 'False',
+      reason: 'Queued',
+    })
     // Not yet looked at by admission: nothing written, a pass asked for.
     const fresh = world({ uj, mayStart: false, held: false })
     await fresh.reconciler.reconcile(uj.metadata.name)
@@ -158,14 +186,25 @@ describe('the reconciler pass', () => {
     const onArrival = world({ uj: utilityJob({ mode: 'sync' }) })
     await onArrival.reconciler.reconcile('job-01m8abc')
     expect(onArrival.created).toHaveLength(1)
-    expect(onArrival.statuses[0].status).toMatchObject({ state: 'running', startedAt: '2026-11-24T09:59:59.000Z', timings: { queueMs: 0 } })
+    expect(onArrival.statuses[0].status).toMatchObject({
+      state: 'running',
+      startedAt: '2026-11-24T09:59:59.000Z',
+      timings: { queueMs: 0 },
+    })
     const waited = world({ uj: utilityJob({ mode: 'sync' }, { state: 'queued' } as UtilityJobResource['status']) })
     await waited.reconciler.reconcile('job-01m8abc')
-    expect(waited.statuses[0].status).toMatchObject({ state: 'running', startedAt: '2026-11-24T10:00:00.000Z', timings: { queueMs: 1000 } })
+    expect(waited.statuses[0].status).toMatchObject({
+      state: 'running',
+      startedAt: '2026-11-24T10:00:00.000Z',
+      timings: { queueMs: 1000 },
+    })
   })
 
   it('cancels a job still queued: its Job goes (by name, whatever the cache says) and the status says cancelled', async () => {
-    const uj = utilityJob({ cancelRequested: true } as Partial<UtilityJobResource['spec']>, { state: 'queued' } as UtilityJobResource['status'])
+    const uj = utilityJob(
+      { cancelRequested: true } as Partial<UtilityJobResource['spec']>,
+      { state: 'queued' } as UtilityJobResource['status'],
+    )
     const w = world({ uj })
     await w.reconciler.reconcile(uj.metadata.name)
     expect(w.created).toEqual([])
@@ -175,7 +214,13 @@ describe('the reconciler pass', () => {
 
   it('does not touch a Job of the same name that another object owns, and looks again later', async () => {
     const uj = utilityJob({}, { state: 'queued' } as UtilityJobResource['status'])
-    const foreign = { metadata: { name: jobNameFor(uj), namespace: NS, ownerReferences: [{ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: 'other', uid: 'uid-other' }] } } as V1Job
+    const foreign = {
+      metadata: {
+        name: jobNameFor(uj),
+        namespace: NS,
+        ownerReferences: [{ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: 'other', uid: 'uid-other' }],
+      },
+    } as V1Job
     const w = world({ uj, jobs: [foreign] })
     expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 5000 })
     expect(w.created).toEqual([])
@@ -187,7 +232,10 @@ describe('the reconciler pass', () => {
     const w = world({ uj })
     await w.reconciler.reconcile(uj.metadata.name)
     expect(w.created).toEqual([])
-    expect(w.statuses[0].status).toMatchObject({ state: 'failed', error: { code: 'internal', message: 'This utility is not available.' } })
+    expect(w.statuses[0].status).toMatchObject({
+      state: 'failed',
+      error: { code: 'internal', message: 'This utility is not available.' },
+    })
   })
 
   it('forgets a job that is gone from the cache', async () => {
@@ -217,13 +265,24 @@ describe('the reconciler pass', () => {
     }
     const jobFor = (uj: UtilityJobResource, complete: boolean) =>
       ({
-        metadata: { name: jobNameFor(uj), namespace: NS, ownerReferences: [{ apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: uj.metadata.name, uid: 'uid-1' }] },
-        status: complete ? { conditions: [{ type: 'Complete', status: 'True' }], completionTime: new Date(NOW - 100) } : { active: 1 },
+        metadata: {
+          name: jobNameFor(uj),
+          namespace: NS,
+          ownerReferences: [
+            { apiVersion: 'dutil.io/v1alpha1', kind: 'UtilityJob', name: uj.metadata.name, uid: 'uid-1' },
+          ],
+        },
+        status: complete
+          ? { conditions: [{ type: 'Complete', status: 'True' }], completionTime: new Date(NOW - 100) }
+          : { active: 1 },
       }) as unknown as V1Job
     const runningPod = (uj: UtilityJobResource) =>
       ({
         metadata: { name: 'p', namespace: NS, labels: { [LABELS.jobId]: uj.metadata.name } },
-        status: { phase: 'Running', containerStatuses: [{ name: 'runner', state: { running: { startedAt: new Date(NOW - 1000) } } }] },
+        status: {
+          phase: 'Running',
+          containerStatuses: [{ name: 'runner', state: { running: { startedAt: new Date(NOW - 1000) } } }],
+        },
       }) as unknown as V1Pod
 
     it('fails a job whose result manifest is 400 MB as internal, having read no more than its bound', async () => {
@@ -231,7 +290,12 @@ describe('the reconciler pass', () => {
       const store = endless(400 * 1024 * 1024)
       const w = world({ uj, jobs: [jobFor(uj, true)], storage: store.client })
       await w.reconciler.reconcile(uj.metadata.name)
-      expect(w.statuses.map((x) => x.status)).toEqual([expect.objectContaining({ state: 'failed', error: { code: 'internal', message: "The job's result could not be accepted." } })])
+      expect(w.statuses.map((x) => x.status)).toEqual([
+        expect.objectContaining({
+          state: 'failed',
+          error: { code: 'internal', message: "The job's result could not be accepted." },
+        }),
+      ])
       expect(store.pulled.bytes).toBeLessThanOrEqual(MAX_RESULT_MANIFEST_BYTES + 2 * 65_536)
     })
 

@@ -1,4 +1,12 @@
-import { PatchStrategy, setHeaderOptions, type BatchV1Api, type CustomObjectsApi, type ObjectCache, type V1Job, type V1Pod } from '@kubernetes/client-node'
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type BatchV1Api,
+  type CustomObjectsApi,
+  type ObjectCache,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node'
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import { API_GROUP, API_VERSION, JOB_RECORD_FINALIZER, LABELS, UTILITY_JOB } from '../contract/api-group.js'
@@ -6,12 +14,25 @@ import { catalog } from '../runners/catalog.js'
 import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../contract/job-view.js'
 import { apiStatus } from '../platform/kube.js'
-import { MAX_PROGRESS_BYTES, MAX_RESULT_MANIFEST_BYTES, progressObjectKey, resultObjectKey, type RunnerResult } from '../contract/runner-protocol.js'
+import {
+  MAX_PROGRESS_BYTES,
+  MAX_RESULT_MANIFEST_BYTES,
+  progressObjectKey,
+  resultObjectKey,
+  type RunnerResult,
+} from '../contract/runner-protocol.js'
 import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
 import { parseTime } from '../contract/time.js'
 import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
-import { admittedSyncStatus, cancelledStatus, failedStatus, progressUpdate, runningStatus, succeededStatus } from './next-status.js'
+import {
+  admittedSyncStatus,
+  cancelledStatus,
+  failedStatus,
+  progressUpdate,
+  runningStatus,
+  succeededStatus,
+} from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
 import { resultProblem } from './result-check.js'
 import { boundedStatus } from '../contract/status-budget.js'
@@ -114,12 +135,17 @@ export class UtilityJobReconciler {
     }
     if (isTerminal(uj)) {
       // A cancelled job's Job may have been created a moment before the cancel was seen.
-      if (effectiveStatus(uj).state === 'cancelled' && this.d.jobs.get(jobNameFor(uj), this.d.namespace)) await this.deleteJob(jobNameFor(uj), log)
+      if (effectiveStatus(uj).state === 'cancelled' && this.d.jobs.get(jobNameFor(uj), this.d.namespace))
+        await this.deleteJob(jobNameFor(uj), log)
       return this.settle(uj, log)
     }
     const utility = catalog.get(uj.spec.utility)
     if (!utility) {
-      await this.writeStatus(uj, failedStatus(uj, { code: 'internal', message: 'This utility is not available.' }, null, this.now()), log)
+      await this.writeStatus(
+        uj,
+        failedStatus(uj, { code: 'internal', message: 'This utility is not available.' }, null, this.now()),
+        log,
+      )
       return
     }
     const deadline = deadlineSeconds(uj, utility)
@@ -135,15 +161,30 @@ export class UtilityJobReconciler {
     if (!job) {
       const status = effectiveStatus(uj)
       const started = parseTime(status.startedAt)
-      if (status.state === 'running' && uj.spec.mode === 'async' && started !== null && this.now() > started + deadline * 1000) {
+      if (
+        status.state === 'running' &&
+        uj.spec.mode === 'async' &&
+        started !== null &&
+        this.now() > started + deadline * 1000
+      ) {
         // Its Job vanished (deleted, or lost with its node) and the time limit has passed.
-        await this.writeStatus(uj, failedStatus(uj, { code: 'lost', message: 'The job was interrupted and ran past its time limit.' }, null, this.now()), log)
+        await this.writeStatus(
+          uj,
+          failedStatus(
+            uj,
+            { code: 'lost', message: 'The job was interrupted and ran past its time limit.' },
+            null,
+            this.now(),
+          ),
+          log,
+        )
         return
       }
       // Above its utility's limit (or its tenant's share) it stays queued, with no Job and no
       // Pod, until admitted. A sync job held back says so (Admitted False) while its client waits.
       if (!this.d.admission.mayStart(uj)) {
-        if (uj.spec.mode === 'sync' && status.state === 'queued' && !uj.status?.state && this.d.admission.wasHeld(name)) await this.writeStatus(uj, status, log)
+        if (uj.spec.mode === 'sync' && status.state === 'queued' && !uj.status?.state && this.d.admission.wasHeld(name))
+          await this.writeStatus(uj, status, log)
         this.d.admission.schedule()
         return
       }
@@ -154,7 +195,10 @@ export class UtilityJobReconciler {
       log.warn({ job: job.metadata?.name }, 'a Job with this name belongs to another object; waiting')
       return { requeueAfterMs: 5000 }
     }
-    const obs = observeJob(job, pods, deadline, { imagePullGraceMs: this.d.imagePullGraceMs ?? 60_000, now: this.now() })
+    const obs = observeJob(job, pods, deadline, {
+      imagePullGraceMs: this.d.imagePullGraceMs ?? 60_000,
+      now: this.now(),
+    })
     switch (obs.kind) {
       case 'pending':
         return
@@ -171,9 +215,15 @@ export class UtilityJobReconciler {
         // Read within a size and depth bound: a runner that parsed hostile input may be hostile.
         let report: unknown = null
         try {
-          report = await readJsonObject<unknown>(this.d.storage, this.d.bucket, progressObjectKey(uj.spec.jobId), MAX_PROGRESS_BYTES)
+          report = await readJsonObject<unknown>(
+            this.d.storage,
+            this.d.bucket,
+            progressObjectKey(uj.spec.jobId),
+            MAX_PROGRESS_BYTES,
+          )
         } catch (err) {
-          if (err instanceof JsonBoundError && err.bound !== 'syntax') return this.refuseRunnerOutput(uj, 'progress report', err, obs.podStartedAt, log)
+          if (err instanceof JsonBoundError && err.bound !== 'syntax')
+            return this.refuseRunnerOutput(uj, 'progress report', err, obs.podStartedAt, log)
         }
         const progress = progressUpdate(uj.status?.progress, report, unit)
         if (progress) status = { ...(status ?? effectiveStatus(uj)), progress }
@@ -189,9 +239,15 @@ export class UtilityJobReconciler {
       case 'succeeded': {
         let result: RunnerResult
         try {
-          result = await readJsonObject<RunnerResult>(this.d.storage, this.d.bucket, resultObjectKey(uj.spec.jobId), MAX_RESULT_MANIFEST_BYTES)
+          result = await readJsonObject<RunnerResult>(
+            this.d.storage,
+            this.d.bucket,
+            resultObjectKey(uj.spec.jobId),
+            MAX_RESULT_MANIFEST_BYTES,
+          )
         } catch (err) {
-          if (err instanceof JsonBoundError) return this.refuseRunnerOutput(uj, 'result manifest', err, obs.podStartedAt, log)
+          if (err instanceof JsonBoundError)
+            return this.refuseRunnerOutput(uj, 'result manifest', err, obs.podStartedAt, log)
           // Storage briefly unreachable: the output is there, so look again for a while before failing.
           const completedAt = obs.finishedAt ?? this.now()
           const missing = ['NoSuchKey', 'NotFound'].includes((err as { code?: string }).code ?? '')
@@ -200,17 +256,39 @@ export class UtilityJobReconciler {
             return { requeueAfterMs: 2000 }
           }
           log.error({ err }, 'reading the result manifest failed')
-          await this.writeStatus(uj, failedStatus(uj, { code: 'storage_error', message: 'The output could not be read back from storage.' }, obs.podStartedAt, this.now()), log)
+          await this.writeStatus(
+            uj,
+            failedStatus(
+              uj,
+              { code: 'storage_error', message: 'The output could not be read back from storage.' },
+              obs.podStartedAt,
+              this.now(),
+            ),
+            log,
+          )
           return
         }
         // The manifest comes from a runner that parsed hostile input: checked, never trusted.
         const problem = resultProblem(uj, result)
         if (problem) {
           log.error({ problem }, 'runner result manifest refused')
-          await this.writeStatus(uj, failedStatus(uj, { code: 'internal', message: "The job's result could not be accepted." }, obs.podStartedAt, this.now()), log)
+          await this.writeStatus(
+            uj,
+            failedStatus(
+              uj,
+              { code: 'internal', message: "The job's result could not be accepted." },
+              obs.podStartedAt,
+              this.now(),
+            ),
+            log,
+          )
           return
         }
-        await this.writeStatus(uj, succeededStatus(uj, result, obs.podStartedAt, this.now(), utility.runner.progressUnit), log)
+        await this.writeStatus(
+          uj,
+          succeededStatus(uj, result, obs.podStartedAt, this.now(), utility.runner.progressUnit),
+          log,
+        )
         return
       }
     }
@@ -220,13 +298,32 @@ export class UtilityJobReconciler {
    * A runner wrote a progress report or result manifest over its size or nesting bound, or (a
    * manifest) not JSON at all: it is not read further, the job fails `internal` and its Job goes.
    */
-  private async refuseRunnerOutput(uj: UtilityJobResource, what: string, err: JsonBoundError, podStartedAt: number | null, log: Logger): Promise<void> {
+  private async refuseRunnerOutput(
+    uj: UtilityJobResource,
+    what: string,
+    err: JsonBoundError,
+    podStartedAt: number | null,
+    log: Logger,
+  ): Promise<void> {
     log.error({ what, bound: err.bound, err: err.message }, 'runner output refused')
-    await this.writeStatus(uj, failedStatus(uj, { code: 'internal', message: "The job's result could not be accepted." }, podStartedAt, this.now()), log)
+    await this.writeStatus(
+      uj,
+      failedStatus(
+        uj,
+        { code: 'internal', message: "The job's result could not be accepted." },
+        podStartedAt,
+        this.now(),
+      ),
+      log,
+    )
     await this.deleteJob(jobNameFor(uj), log, 'runner output refused')
   }
 
-  private async createJob(uj: UtilityJobResource, utility: NonNullable<ReturnType<typeof catalog.get>>, log: Logger): Promise<void> {
+  private async createJob(
+    uj: UtilityJobResource,
+    utility: NonNullable<ReturnType<typeof catalog.get>>,
+    log: Logger,
+  ): Promise<void> {
     // Its own temporary storage credentials; made only when the Job is about to be created.
     this.d.fence?.()
     const asked = performance.now()
@@ -237,7 +334,10 @@ export class UtilityJobReconciler {
     let created: V1Job
     try {
       created = await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
-      log.info({ job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs }, 'job created')
+      log.info(
+        { job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs },
+        'job created',
+      )
     } catch (err) {
       if (apiStatus(err) === 409) return // AlreadyExists: an earlier pass (or another replica) made it.
       throw err
@@ -270,7 +370,11 @@ export class UtilityJobReconciler {
     // UtilityJob made before the job record (no finalizer) is archived here, first.
     if (!(uj.metadata.finalizers ?? []).includes(JOB_RECORD_FINALIZER)) await this.archive(uj)
     try {
-      await this.d.custom.deleteNamespacedCustomObject({ ...this.coords(), name: uj.metadata.name, propagationPolicy: 'Background' })
+      await this.d.custom.deleteNamespacedCustomObject({
+        ...this.coords(),
+        name: uj.metadata.name,
+        propagationPolicy: 'Background',
+      })
       log.info({ finishedAt: effectiveStatus(uj).finishedAt }, 'archived job removed from the cluster')
     } catch (err) {
       if (apiStatus(err) !== 404) throw err
@@ -293,11 +397,28 @@ export class UtilityJobReconciler {
     if (!finalizers.includes(JOB_RECORD_FINALIZER)) return
     const final: UtilityJobResource = isTerminal(uj)
       ? uj
-      : { ...uj, status: failedStatus(uj, { code: 'lost', message: 'The job was deleted from the cluster before it finished.' }, firstPodStart(this.podsOf(uj)), this.now()) }
+      : {
+          ...uj,
+          status: failedStatus(
+            uj,
+            { code: 'lost', message: 'The job was deleted from the cluster before it finished.' },
+            firstPodStart(this.podsOf(uj)),
+            this.now(),
+          ),
+        }
     await this.archive(final)
     try {
       await this.d.custom.patchNamespacedCustomObject(
-        { ...this.coords(), name: uj.metadata.name, body: { metadata: { finalizers: finalizers.filter((f) => f !== JOB_RECORD_FINALIZER), resourceVersion: uj.metadata.resourceVersion } } },
+        {
+          ...this.coords(),
+          name: uj.metadata.name,
+          body: {
+            metadata: {
+              finalizers: finalizers.filter((f) => f !== JOB_RECORD_FINALIZER),
+              resourceVersion: uj.metadata.resourceVersion,
+            },
+          },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )
     } catch (err) {
@@ -306,7 +427,8 @@ export class UtilityJobReconciler {
       if (code === 409) throw new Error('the UtilityJob changed while its finalizer was being removed; trying again')
       throw err
     }
-    if (!isTerminal(uj)) log.warn({ state: effectiveStatus(uj).state }, 'job deleted before it finished: recorded as lost')
+    if (!isTerminal(uj))
+      log.warn({ state: effectiveStatus(uj).state }, 'job deleted before it finished: recorded as lost')
   }
 
   private podsOf(uj: UtilityJobResource): V1Pod[] {
@@ -326,24 +448,58 @@ export class UtilityJobReconciler {
     }
   }
 
-  private async writeStatus(uj: UtilityJobResource, status: UtilityJobStatus, log: Logger, opts: { admitted?: boolean } = {}): Promise<void> {
+  private async writeStatus(
+    uj: UtilityJobResource,
+    status: UtilityJobStatus,
+    log: Logger,
+    opts: { admitted?: boolean } = {},
+  ): Promise<void> {
     // status.callback belongs to the callback controller: carried over as it is, never rebuilt.
     const callback = uj.status?.callback
     const jobName = jobNameFor(uj)
     const previous = uj.status?.conditions
-    const admitted = opts.admitted || wasAdmitted(previous) || status.state === 'running' || status.state === 'succeeded' || this.d.jobs.get(jobName, this.d.namespace) !== undefined
-    const conditions = nextConditions({ status, previous, admitted, jobName, utility: uj.spec.utility, generation: uj.metadata.generation, now: this.now() })
-    const body = { ...uj, status: { ...status, ...(callback ? { callback } : {}), jobName, observedGeneration: uj.metadata.generation, conditions } }
+    const admitted =
+      opts.admitted ||
+      wasAdmitted(previous) ||
+      status.state === 'running' ||
+      status.state === 'succeeded' ||
+      this.d.jobs.get(jobName, this.d.namespace) !== undefined
+    const conditions = nextConditions({
+      status,
+      previous,
+      admitted,
+      jobName,
+      utility: uj.spec.utility,
+      generation: uj.metadata.generation,
+      now: this.now(),
+    })
+    const body = {
+      ...uj,
+      status: {
+        ...status,
+        ...(callback ? { callback } : {}),
+        jobName,
+        observedGeneration: uj.metadata.generation,
+        conditions,
+      },
+    }
     this.d.fence?.()
     // Row first, status second: the list (the record) never shows an older state than the detail.
     // The row keeps every output file; the status only what fits its budget (contract/status-budget.ts).
     await this.d.records.transition(body)
     const bounded = { ...body, status: boundedStatus(body.status) }
     if (bounded.status !== body.status)
-      log.info({ files: status.result?.files.length, inStatus: bounded.status.result?.files.length }, 'result files beyond the status budget kept in the job record only')
+      log.info(
+        { files: status.result?.files.length, inStatus: bounded.status.result?.files.length },
+        'result files beyond the status budget kept in the job record only',
+      )
     // Again before the second write: the replica may have been paused while the row was written.
     this.d.fence?.()
-    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body: bounded })) as UtilityJobResource
+    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({
+      ...this.coords(),
+      name: uj.metadata.name,
+      body: bounded,
+    })) as UtilityJobResource
     this.written.set(uj.metadata.name, Number(saved.metadata.resourceVersion))
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
     const before = effectiveStatus(uj).state
@@ -364,7 +520,12 @@ export function transitionEvent(status: UtilityJobStatus, jobName: string): JobE
       return { type: 'Normal', reason: 'Started', action: 'Start', note: `The runner of batch Job ${jobName} started.` }
     case 'succeeded': {
       const n = status.result?.files.length ?? 0
-      return { type: 'Normal', reason: 'Succeeded', action: 'Complete', note: `Succeeded in ${status.timings.totalMs} ms: ${n === 1 ? '1 file' : `${n} files`} stored.` }
+      return {
+        type: 'Normal',
+        reason: 'Succeeded',
+        action: 'Complete',
+        note: `Succeeded in ${status.timings.totalMs} ms: ${n === 1 ? '1 file' : `${n} files`} stored.`,
+      }
     }
     case 'failed':
       return {

@@ -8,7 +8,16 @@ const uj = {
   apiVersion: 'dutil.io/v1alpha1',
   kind: 'UtilityJob',
   metadata: { name: 'job-01jdtq5k0000000000000000ab' },
-  spec: { jobId, utility: 'unzip-files', mode: 'async', apiKeyId: 'key_A', apiKeyName: 'a', createdAt: '2026-11-20T10:00:00.000Z', inputKey: 'x', metadata: null },
+  spec: {
+    jobId,
+    utility: 'unzip-files',
+    mode: 'async',
+    apiKeyId: 'key_A',
+    apiKeyName: 'a',
+    createdAt: '2026-11-20T10:00:00.000Z',
+    inputKey: 'x',
+    metadata: null,
+  },
 } as UtilityJobResource
 const prefix = `unzip-files/2026-11-20/${jobId}/`
 const ok = (over: Partial<RunnerResult> = {}): RunnerResult => ({
@@ -46,10 +55,19 @@ describe('resultProblem', () => {
   })
 
   it('refuses unbounded or malformed content', () => {
-    const many = Array.from({ length: 2001 }, (_, i) => ({ key: `${prefix}f${i}`, name: `f${i}`, size: 1, contentType: null }))
+    const many = Array.from({ length: 2001 }, (_, i) => ({
+      key: `${prefix}f${i}`,
+      name: `f${i}`,
+      size: 1,
+      contentType: null,
+    }))
     expect(resultProblem(uj, ok({ files: many }))).toMatch(/more than 2000/)
-    expect(resultProblem(uj, ok({ files: [{ key: `${prefix}a`, name: 'a', size: -1, contentType: null }] }))).toMatch(/size/)
-    expect(resultProblem(uj, ok({ files: [{ key: `${prefix}a`, name: '', size: 1, contentType: null }] }))).toMatch(/name/)
+    expect(resultProblem(uj, ok({ files: [{ key: `${prefix}a`, name: 'a', size: -1, contentType: null }] }))).toMatch(
+      /size/,
+    )
+    expect(resultProblem(uj, ok({ files: [{ key: `${prefix}a`, name: '', size: 1, contentType: null }] }))).toMatch(
+      /name/,
+    )
     expect(resultProblem(uj, ok({ files: [ok().files[0], ok().files[0]] }))).toMatch(/twice/)
     expect(resultProblem(uj, ok({ extras: { note: 'x'.repeat(2000) } }))).toMatch(/extras/)
     expect(resultProblem(uj, ok({ upstreamMs: -5 }))).toMatch(/upstreamMs/)

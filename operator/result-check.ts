@@ -7,7 +7,14 @@ import { outputKey } from '../contract/storage-keys.js'
  * produce (unzip-files stores at most 1,000 entries, split-pdf at most 2,000 pages), tight
  * against what the status subresource can hold.
  */
-export const RESULT_LIMITS = { maxFiles: 2000, maxKeyLength: 1024, maxNameLength: 512, maxExtras: 32, maxExtraLength: 1024, maxFileBytes: 64 * 1024 ** 3 } as const
+export const RESULT_LIMITS = {
+  maxFiles: 2000,
+  maxKeyLength: 1024,
+  maxNameLength: 512,
+  maxExtras: 32,
+  maxExtraLength: 1024,
+  maxFileBytes: 64 * 1024 ** 3,
+} as const
 
 /**
  * Checks the manifest a runner left before any of it reaches the job: a runner parses hostile
@@ -25,7 +32,8 @@ export function resultProblem(uj: UtilityJobResource, result: unknown): string |
   const seen = new Set<string>()
   for (const [i, f] of r.files.entries()) {
     if (!f || typeof f !== 'object') return `files[${i}] is not an object`
-    if (typeof f.key !== 'string' || f.key.length > RESULT_LIMITS.maxKeyLength || !f.key.startsWith(prefix)) return `files[${i}].key is not under ${prefix}`
+    if (typeof f.key !== 'string' || f.key.length > RESULT_LIMITS.maxKeyLength || !f.key.startsWith(prefix))
+      return `files[${i}].key is not under ${prefix}`
     if (
       f.key
         .slice(prefix.length)
@@ -36,11 +44,16 @@ export function resultProblem(uj: UtilityJobResource, result: unknown): string |
       return `files[${i}].key has a forbidden segment`
     if (seen.has(f.key)) return `files[${i}].key is listed twice`
     seen.add(f.key)
-    if (typeof f.name !== 'string' || f.name.length === 0 || f.name.length > RESULT_LIMITS.maxNameLength) return `files[${i}].name is not a file name`
-    if (f.size !== null && (!Number.isSafeInteger(f.size) || f.size < 0 || f.size > RESULT_LIMITS.maxFileBytes)) return `files[${i}].size is not a size`
-    if (f.contentType !== null && (typeof f.contentType !== 'string' || f.contentType.length > 255)) return `files[${i}].contentType is not a media type`
-    if (f.pageNumber !== undefined && (!Number.isSafeInteger(f.pageNumber) || f.pageNumber < 1)) return `files[${i}].pageNumber is not a page number`
-    if (f.path !== undefined && (typeof f.path !== 'string' || f.path.length > RESULT_LIMITS.maxKeyLength)) return `files[${i}].path is not a path`
+    if (typeof f.name !== 'string' || f.name.length === 0 || f.name.length > RESULT_LIMITS.maxNameLength)
+      return `files[${i}].name is not a file name`
+    if (f.size !== null && (!Number.isSafeInteger(f.size) || f.size < 0 || f.size > RESULT_LIMITS.maxFileBytes))
+      return `files[${i}].size is not a size`
+    if (f.contentType !== null && (typeof f.contentType !== 'string' || f.contentType.length > 255))
+      return `files[${i}].contentType is not a media type`
+    if (f.pageNumber !== undefined && (!Number.isSafeInteger(f.pageNumber) || f.pageNumber < 1))
+      return `files[${i}].pageNumber is not a page number`
+    if (f.path !== undefined && (typeof f.path !== 'string' || f.path.length > RESULT_LIMITS.maxKeyLength))
+      return `files[${i}].path is not a path`
   }
   const extras = r.extras
   if (!extras || typeof extras !== 'object' || Array.isArray(extras)) return 'extras is not an object'
@@ -48,7 +61,11 @@ export function resultProblem(uj: UtilityJobResource, result: unknown): string |
   if (entries.length > RESULT_LIMITS.maxExtras) return `${entries.length} extras, more than ${RESULT_LIMITS.maxExtras}`
   for (const [k, v] of entries) {
     if (k.length > 64) return 'an extras name is too long'
-    if (!(typeof v === 'number' && Number.isFinite(v)) && !(typeof v === 'string' && v.length <= RESULT_LIMITS.maxExtraLength)) return `extras.${k.slice(0, 64)} is not a number or a short string`
+    if (
+      !(typeof v === 'number' && Number.isFinite(v)) &&
+      !(typeof v === 'string' && v.length <= RESULT_LIMITS.maxExtraLength)
+    )
+      return `extras.${k.slice(0, 64)} is not a number or a short string`
   }
   for (const t of ['upstreamMs', 'storageMs'] as const) {
     const v = r[t]

@@ -25,7 +25,11 @@ export function expiresAt(uj: UtilityJobResource, retentionMs: number): number |
  * Finished jobs whose retention has run out. A job whose callback is still pending stays until
  * the callback is settled (at most about 21 minutes), so a short retention never cuts a delivery.
  */
-export function expiredJobs(jobs: readonly UtilityJobResource[], now: number, retentionMs: number): UtilityJobResource[] {
+export function expiredJobs(
+  jobs: readonly UtilityJobResource[],
+  now: number,
+  retentionMs: number,
+): UtilityJobResource[] {
   return jobs.filter((uj) => {
     if (uj.metadata.deletionTimestamp) return false
     const at = expiresAt(uj, retentionMs)
@@ -149,7 +153,8 @@ export class RetentionSweeper {
       }
       for (const day of days) {
         const keys: string[] = []
-        for await (const item of this.d.storage.listObjectsV2(this.d.bucket, `${utility}/${day}/`, true)) if (item.name && orphan(item.name)) keys.push(item.name)
+        for await (const item of this.d.storage.listObjectsV2(this.d.bucket, `${utility}/${day}/`, true))
+          if (item.name && orphan(item.name)) keys.push(item.name)
         await this.remove(keys)
         removed += keys.length
       }

@@ -1,6 +1,11 @@
 import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { inputObjectKey, progressObjectKey, resultObjectKey, type RunnerCredentials } from '../contract/runner-protocol.js'
+import {
+  inputObjectKey,
+  progressObjectKey,
+  resultObjectKey,
+  type RunnerCredentials,
+} from '../contract/runner-protocol.js'
 import { outputKey } from '../contract/storage-keys.js'
 import { parseTime } from '../contract/time.js'
 import type { UtilityDefinition } from '../contract/utility.js'
@@ -32,12 +37,17 @@ export function runnerPolicy(uj: UtilityJobResource, utility: UtilityDefinition,
   const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
   const reads = [inputObjectKey(jobId), ...(uj.spec.storageInputKeys ?? [])]
   const unsafe = [prefix, ...reads].find(hasWildcard)
-  if (unsafe) throw new Error(`refusing to grant storage access to a key with wildcard characters: ${JSON.stringify(unsafe)}`)
+  if (unsafe)
+    throw new Error(`refusing to grant storage access to a key with wildcard characters: ${JSON.stringify(unsafe)}`)
   return {
     Version: '2012-10-17',
     Statement: [
       { Effect: 'Allow', Action: ['s3:GetObject'], Resource: reads.map(arn) },
-      { Effect: 'Allow', Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'], Resource: [arn(`${prefix}*`)] },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
+        Resource: [arn(`${prefix}*`)],
+      },
       { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [arn(resultObjectKey(jobId))] },
       // Its progress report: rewritten as it goes, deleted if the run fails.
       { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: [arn(progressObjectKey(jobId))] },
@@ -79,6 +89,11 @@ export function stsCredentialIssuer(sts: StsSettings, bucket: string): IssueCred
       ...(sts.roleArn ? { roleArn: sts.roleArn, roleSessionName: uj.metadata.name.slice(0, 64) } : {}),
     })
     const c = await provider.getCredentials()
-    return { accessKey: c.accessKey, secretKey: c.secretKey, sessionToken: c.sessionToken ?? '', expiresAt: new Date(Date.now() + sessionSeconds(uj, utility) * 1000).toISOString() }
+    return {
+      accessKey: c.accessKey,
+      secretKey: c.secretKey,
+      sessionToken: c.sessionToken ?? '',
+      expiresAt: new Date(Date.now() + sessionSeconds(uj, utility) * 1000).toISOString(),
+    }
   }
 }

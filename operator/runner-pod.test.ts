@@ -10,14 +10,33 @@ const uj = (utility: string): UtilityJobResource => ({
   apiVersion: 'dutil.io/v1alpha1',
   kind: 'UtilityJob',
   metadata: { name: 'job-01jq0000000000000000000000', namespace: 'dutil', uid: 'u-1' },
-  spec: { jobId: 'job_01JQ0000000000000000000000', utility, mode: 'async', apiKeyId: 'key_x', apiKeyName: 'k', createdAt: '2026-03-01T00:00:00.000Z', inputKey: 'i', metadata: null },
+  spec: {
+    jobId: 'job_01JQ0000000000000000000000',
+    utility,
+    mode: 'async',
+    apiKeyId: 'key_x',
+    apiKeyName: 'k',
+    createdAt: '2026-03-01T00:00:00.000Z',
+    inputKey: 'i',
+    metadata: null,
+  },
 })
 const credentials = { accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't', expiresAt: '2026-11-22T10:15:00.000Z' }
 
 describe('runner pod templates (DUTIL_RUNNER_POD)', () => {
   const raw = JSON.stringify({
-    default: { imagePullSecrets: ['registry-creds'], nodeSelector: { pool: 'documents' }, tolerations: [{ key: 'documents', operator: 'Exists', effect: 'NoSchedule' }], labels: { team: 'docs' } },
-    'html-pdf': { runtimeClassName: 'gvisor', nodeSelector: { pool: 'sandboxed' }, annotations: { 'example.com/scan': 'true' }, priorityClassName: 'batch-low' },
+    default: {
+      imagePullSecrets: ['registry-creds'],
+      nodeSelector: { pool: 'documents' },
+      tolerations: [{ key: 'documents', operator: 'Exists', effect: 'NoSchedule' }],
+      labels: { team: 'docs' },
+    },
+    'html-pdf': {
+      runtimeClassName: 'gvisor',
+      nodeSelector: { pool: 'sandboxed' },
+      annotations: { 'example.com/scan': 'true' },
+      priorityClassName: 'batch-low',
+    },
   })
 
   it("gives every runner the default, a runner's own fields replacing the default's", () => {
@@ -29,16 +48,29 @@ describe('runner pod templates (DUTIL_RUNNER_POD)', () => {
       tolerations: [{ key: 'documents', operator: 'Exists', effect: 'NoSchedule' }],
       labels: { team: 'docs' },
     })
-    expect(pods['html-pdf']).toMatchObject({ imagePullSecrets: ['registry-creds'], runtimeClassName: 'gvisor', nodeSelector: { pool: 'sandboxed' }, priorityClassName: 'batch-low' })
+    expect(pods['html-pdf']).toMatchObject({
+      imagePullSecrets: ['registry-creds'],
+      runtimeClassName: 'gvisor',
+      nodeSelector: { pool: 'sandboxed' },
+      priorityClassName: 'batch-low',
+    })
   })
 
   it('puts them on the pod, keeping dutil own labels, security context and ServiceAccount', () => {
     const pods = parseRunnerPods(
-      JSON.stringify({ default: { labels: { team: 'docs', [LABELS.utility]: 'spoofed' }, imagePullSecrets: ['registry-creds'] }, 'html-pdf': { runtimeClassName: 'gvisor', annotations: { a: 'b' } } }),
+      JSON.stringify({
+        default: { labels: { team: 'docs', [LABELS.utility]: 'spoofed' }, imagePullSecrets: ['registry-creds'] },
+        'html-pdf': { runtimeClassName: 'gvisor', annotations: { a: 'b' } },
+      }),
     )
     const job = desiredJob(uj('html-pdf'), catalog.get('html-pdf')!, runnerSettings({ pods }), credentials)
     const template = job.spec!.template
-    expect(template.spec).toMatchObject({ imagePullSecrets: [{ name: 'registry-creds' }], runtimeClassName: 'gvisor', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true } })
+    expect(template.spec).toMatchObject({
+      imagePullSecrets: [{ name: 'registry-creds' }],
+      runtimeClassName: 'gvisor',
+      automountServiceAccountToken: false,
+      securityContext: { runAsNonRoot: true },
+    })
     expect(template.metadata!.labels).toMatchObject({ team: 'docs', [LABELS.utility]: 'html-pdf' })
     expect(template.metadata!.annotations).toEqual({ a: 'b' })
     // Without a template nothing is added.
@@ -50,7 +82,11 @@ describe('runner pod templates (DUTIL_RUNNER_POD)', () => {
   it('stops the operator at start naming what is wrong', () => {
     expect(() => parseRunnerPods('{')).toThrow('DUTIL_RUNNER_POD must be JSON')
     expect(() => parseRunnerPods('{"pdf-split": {}}')).toThrow('DUTIL_RUNNER_POD: pdf-split is not a utility')
-    expect(() => parseRunnerPods('{"default": {"nodeSelector": {"a": 1}}}')).toThrow(/DUTIL_RUNNER_POD: default\/nodeSelector\/a must be string/)
-    expect(() => parseRunnerPods('{"default": {"serviceAccountName": "admin"}}')).toThrow(/must NOT have additional properties \(serviceAccountName\)/)
+    expect(() => parseRunnerPods('{"default": {"nodeSelector": {"a": 1}}}')).toThrow(
+      /DUTIL_RUNNER_POD: default\/nodeSelector\/a must be string/,
+    )
+    expect(() => parseRunnerPods('{"default": {"serviceAccountName": "admin"}}')).toThrow(
+      /must NOT have additional properties \(serviceAccountName\)/,
+    )
   })
 })

@@ -41,7 +41,9 @@ export function parseRunnerPods(raw: string | undefined): Record<string, RunnerP
     if (!validate(value)) {
       const first = validate.errors?.[0]
       const extra = (first?.params as { additionalProperty?: string } | undefined)?.additionalProperty
-      throw new Error(`DUTIL_RUNNER_POD: ${name}${first?.instancePath ?? ''} ${first?.message ?? 'is not valid'}${extra ? ` (${extra})` : ''}`)
+      throw new Error(
+        `DUTIL_RUNNER_POD: ${name}${first?.instancePath ?? ''} ${first?.message ?? 'is not valid'}${extra ? ` (${extra})` : ''}`,
+      )
     }
   }
   const base = (entries.default ?? {}) as RunnerPod
@@ -53,7 +55,9 @@ export function parseRunnerPods(raw: string | undefined): Record<string, RunnerP
 export function podPlacement(t: RunnerPod | undefined): Partial<V1PodSpec> {
   if (!t) return {}
   return {
-    ...(t.imagePullSecrets?.length ? { imagePullSecrets: t.imagePullSecrets.map((name): V1LocalObjectReference => ({ name })) } : {}),
+    ...(t.imagePullSecrets?.length
+      ? { imagePullSecrets: t.imagePullSecrets.map((name): V1LocalObjectReference => ({ name })) }
+      : {}),
     ...(t.nodeSelector && Object.keys(t.nodeSelector).length ? { nodeSelector: t.nodeSelector } : {}),
     ...(t.tolerations?.length ? { tolerations: t.tolerations as V1Toleration[] } : {}),
     ...(t.affinity && Object.keys(t.affinity).length ? { affinity: t.affinity as V1Affinity } : {}),

@@ -2,11 +2,21 @@ import { describe, expect, it } from 'vitest'
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
 import { entriesToRemove } from './signing-secret-sweep.js'
 
-const key = (n: number, revoked: boolean) => ({ metadata: { name: `key-0${n}` }, spec: { keyId: `key_0${n}`, revokedAt: revoked ? '2026-11-24T10:00:00.000Z' : null } }) as unknown as ApiKeyResource
+const key = (n: number, revoked: boolean) =>
+  ({
+    metadata: { name: `key-0${n}` },
+    spec: { keyId: `key_0${n}`, revokedAt: revoked ? '2026-11-24T10:00:00.000Z' : null },
+  }) as unknown as ApiKeyResource
 const job = (keyN: number, state: 'running' | 'succeeded', callback?: 'pending' | 'delivered') =>
   ({
     metadata: { name: `job-${keyN}-${state}` },
-    spec: { jobId: 'job_X', apiKeyId: `key_0${keyN}`, mode: 'async', createdAt: '2026-11-24T09:00:00.000Z', ...(callback ? { callbackUrl: 'https://hooks.example.com/' } : {}) },
+    spec: {
+      jobId: 'job_X',
+      apiKeyId: `key_0${keyN}`,
+      mode: 'async',
+      createdAt: '2026-11-24T09:00:00.000Z',
+      ...(callback ? { callbackUrl: 'https://hooks.example.com/' } : {}),
+    },
     status: { state, ...(callback ? { callback: { status: callback, attempts: 1 } } : {}) },
   }) as unknown as UtilityJobResource
 

@@ -14,7 +14,11 @@ import { CallbackController } from './callbacks/controller.js'
  * workspace and the playground, and entries that name no ApiKey (a key being made writes its
  * entry first) stay.
  */
-export function entriesToRemove(entryNames: readonly string[], keys: readonly ApiKeyResource[], jobs: readonly UtilityJobResource[]): string[] {
+export function entriesToRemove(
+  entryNames: readonly string[],
+  keys: readonly ApiKeyResource[],
+  jobs: readonly UtilityJobResource[],
+): string[] {
   const revoked = new Map(keys.filter((k) => k.spec.revokedAt).map((k) => [k.metadata.name, k.spec.keyId]))
   const busy = new Set(jobs.filter((j) => !isTerminal(j) || CallbackController.wants(j)).map((j) => j.spec.apiKeyId))
   return entryNames.filter((name) => revoked.has(name) && !busy.has(revoked.get(name)!))
@@ -46,12 +50,20 @@ export class SigningSecretSweeper {
   async sweep(): Promise<number> {
     const [all, keys] = await Promise.all([
       this.entries.all(),
-      this.custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: API_KEY.plural }) as Promise<{ items: ApiKeyResource[] }>,
+      this.custom.listNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: this.d.namespace,
+        plural: API_KEY.plural,
+      }) as Promise<{ items: ApiKeyResource[] }>,
     ])
     const gone = entriesToRemove(Object.keys(all), keys.items, this.d.utilityJobs.list(this.d.namespace))
     if (gone.length === 0) return 0
     await this.entries.write(Object.fromEntries(gone.map((name) => [name, null])))
-    this.d.log.info({ removed: gone.length, kept: Object.keys(all).length - gone.length }, 'signing secrets of revoked keys removed')
+    this.d.log.info(
+      { removed: gone.length, kept: Object.keys(all).length - gone.length },
+      'signing secrets of revoked keys removed',
+    )
     return gone.length
   }
 }
@@ -59,7 +71,13 @@ export class SigningSecretSweeper {
 /** Whether an API key is revoked (a key that no longer exists counts as revoked). */
 export async function keyRevoked(custom: CustomObjectsApi, namespace: string, apiKeyId: string): Promise<boolean> {
   try {
-    const key = (await custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural: API_KEY.plural, name: objectNameOf(apiKeyId) })) as ApiKeyResource
+    const key = (await custom.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: API_KEY.plural,
+      name: objectNameOf(apiKeyId),
+    })) as ApiKeyResource
     return Boolean(key.spec.revokedAt)
   } catch (err) {
     if (apiStatus(err) === 404) return true

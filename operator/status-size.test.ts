@@ -31,15 +31,31 @@ const uj = (utility: string): UtilityJobResource => ({
   },
 })
 const written = (utility: string, files: StoredFile[]) =>
-  boundedStatus(succeededStatus(uj(utility), { files, extras: { fileCount: files.length }, startedAt: '', upstreamMs: 1, storageMs: 1 }, created, created + 1000))
+  boundedStatus(
+    succeededStatus(
+      uj(utility),
+      { files, extras: { fileCount: files.length }, startedAt: '', upstreamMs: 1, storageMs: 1 },
+      created,
+      created + 1000,
+    ),
+  )
 const size = (utility: string, files: StoredFile[]) => Buffer.byteLength(JSON.stringify(written(utility, files)))
 
 describe('status size', () => {
   it('keeps the largest unzip-files result (every entry, longest paths, in multi-byte characters) under the budget', () => {
     const prefix = 'unzip-files/2026-11-23/job_01M84RTD3GBARNM0V01072JP40/'
     const files = Array.from({ length: UNZIP_LIMITS.maxEntries }, (_, i): StoredFile => {
-      const path = `${String(i).padStart(4, '0')}/${'é'.repeat(UNZIP_LIMITS.maxPathLength - 5)}`.slice(0, UNZIP_LIMITS.maxPathLength)
-      return { key: prefix + path, name: path.split('/').pop()!, size: 2 ** 40, contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', path }
+      const path = `${String(i).padStart(4, '0')}/${'é'.repeat(UNZIP_LIMITS.maxPathLength - 5)}`.slice(
+        0,
+        UNZIP_LIMITS.maxPathLength,
+      )
+      return {
+        key: prefix + path,
+        name: path.split('/').pop()!,
+        size: 2 ** 40,
+        contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        path,
+      }
     })
     expect(Buffer.byteLength(JSON.stringify(files))).toBeGreaterThan(1.5 * 1024 * 1024)
     expect(size('unzip-files', files)).toBeLessThan(STATUS_BUDGET_BYTES)

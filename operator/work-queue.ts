@@ -86,7 +86,11 @@ export class WorkQueue {
   }
 
   /** Runs `concurrency` workers until stop(); errors requeue the key with back-off. */
-  async run(worker: Worker, concurrency: number, onError: (key: string, err: unknown, retryInMs: number) => void): Promise<void> {
+  async run(
+    worker: Worker,
+    concurrency: number,
+    onError: (key: string, err: unknown, retryInMs: number) => void,
+  ): Promise<void> {
     const loop = async () => {
       for (;;) {
         const key = await this.next()

@@ -1,6 +1,15 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
 import { API_GROUP, API_GROUP_VERSION, API_KEY, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
-import { DEFAULT_RATE_LIMIT, hashApiKey, hashLabel, keyPrefix, newApiKeyValue, newSigningSecret, PLAYGROUND_SIGNING_ENTRY, WORKSPACE_SIGNING_ENTRY } from '../contract/api-keys.js'
+import {
+  DEFAULT_RATE_LIMIT,
+  hashApiKey,
+  hashLabel,
+  keyPrefix,
+  newApiKeyValue,
+  newSigningSecret,
+  PLAYGROUND_SIGNING_ENTRY,
+  WORKSPACE_SIGNING_ENTRY,
+} from '../contract/api-keys.js'
 import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
 import type { ApiKeyResource } from '../contract/crd-schemas.js'
 import { newId, objectNameOf, ulidOf } from '../contract/ids.js'
@@ -128,7 +137,10 @@ export class ApiKeyAdmin {
   /** Active keys first, then revoked ones, each newest first. */
   async list(): Promise<ApiKeyResource[]> {
     const res = (await this.custom.listNamespacedCustomObject(this.coords())) as { items: ApiKeyResource[] }
-    return res.items.sort((a, b) => Number(!!a.spec.revokedAt) - Number(!!b.spec.revokedAt) || b.spec.createdAt.localeCompare(a.spec.createdAt))
+    return res.items.sort(
+      (a, b) =>
+        Number(!!a.spec.revokedAt) - Number(!!b.spec.revokedAt) || b.spec.createdAt.localeCompare(a.spec.createdAt),
+    )
   }
 
   async setRateLimit(id: string, rateLimitPerMinute: number): Promise<ApiKeyResource> {

@@ -9,7 +9,8 @@ import { isoMs } from '../contract/time.js'
  * HTML, scripts, multipart, and every XML type, `+xml` suffixes included (XHTML, SVG, XSLT,
  * MathML, RSS, Atom… can all carry script or styles a browser applies).
  */
-const ACTIVE_TYPES = /^(text\/html|text\/xml|application\/xml|text\/xsl|multipart\/|text\/javascript|application\/(x-)?javascript|[a-z0-9.+-]+\/[a-z0-9.-]+\+xml)\b/i
+const ACTIVE_TYPES =
+  /^(text\/html|text\/xml|application\/xml|text\/xsl|multipart\/|text\/javascript|application\/(x-)?javascript|[a-z0-9.+-]+\/[a-z0-9.-]+\+xml)\b/i
 
 /**
  * Response headers the storage server sends for a download link (S3's `response-*` overrides,
@@ -53,7 +54,13 @@ export class FileLinks {
     const links = new Map<string, FileLink>()
     await Promise.all(
       files.map(async (f) => {
-        const url = await this.presigner.presignedGetObject(this.bucket, f.key, this.ttlSeconds, downloadHeaders(f), new Date(now))
+        const url = await this.presigner.presignedGetObject(
+          this.bucket,
+          f.key,
+          this.ttlSeconds,
+          downloadHeaders(f),
+          new Date(now),
+        )
         links.set(f.key, { url, expiresAt: isoMs(now + this.ttlSeconds * 1000) })
       }),
     )

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto'
 import type http from 'node:http'
-import { AuthenticationV1Api, KubeConfig, makeInformer, Watch, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node'
+import {
+  AuthenticationV1Api,
+  KubeConfig,
+  makeInformer,
+  Watch,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 
 /** Kubeconfig from a file when given, else in-cluster, else the default locations. */
@@ -26,7 +34,17 @@ export function reuseConnections(kc: KubeConfig): KubeConfig {
   const agents = new Map<string, http.Agent>()
   target.createAgent = (cluster, options) => {
     const id = createHash('sha256')
-      .update(JSON.stringify([(cluster as { server?: string } | undefined)?.server, options.ca, options.cert, options.key, options.pfx, options.servername, options.rejectUnauthorized]))
+      .update(
+        JSON.stringify([
+          (cluster as { server?: string } | undefined)?.server,
+          options.ca,
+          options.cert,
+          options.key,
+          options.pfx,
+          options.servername,
+          options.rejectUnauthorized,
+        ]),
+      )
       .digest('hex')
     let agent = agents.get(id)
     if (!agent) {
@@ -45,7 +63,9 @@ export function reuseConnections(kc: KubeConfig): KubeConfig {
  */
 export async function kubeIdentity(kc: KubeConfig): Promise<string | null> {
   try {
-    const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })
+    const review = await kc
+      .makeApiClient(AuthenticationV1Api)
+      .createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })
     return review.status?.userInfo?.username ?? null
   } catch {
     return null
@@ -134,7 +154,13 @@ const CACHE_EVENT: Record<string, CacheEvent> = { ADDED: 'add', MODIFIED: 'updat
  * API server no longer has that version (410 Gone). For consumers that only need to hear of
  * changes, so memory does not grow with the number of objects.
  */
-export function watchEvents<T extends KubernetesObject>(kc: KubeConfig, path: string, list: (limit: number) => Promise<KubernetesListObject<T>>, log: Logger, handlers: WatchHandlers<T>): EventWatch {
+export function watchEvents<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  list: (limit: number) => Promise<KubernetesListObject<T>>,
+  log: Logger,
+  handlers: WatchHandlers<T>,
+): EventWatch {
   const watch = new Watch(kc)
   let stopped = false
   let resourceVersion: string | undefined

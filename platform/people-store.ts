@@ -1,5 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type ObjectCache } from '@kubernetes/client-node'
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type ObjectCache,
+} from '@kubernetes/client-node'
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY } from '../contract/api-group.js'
 import {
   CONSOLE_INVITE,
@@ -61,12 +68,20 @@ export class PeopleStore {
 
   async listUsers(): Promise<ConsoleUserResource[]> {
     if (this.caches) return [...this.caches.users.list(this.namespace)]
-    return ((await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_USER.plural))) as { items: ConsoleUserResource[] }).items
+    return (
+      (await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_USER.plural))) as {
+        items: ConsoleUserResource[]
+      }
+    ).items
   }
 
   /** Straight from the API (fresh resourceVersions), for read-check-write changes. */
   async listUsersFresh(): Promise<ConsoleUserResource[]> {
-    return ((await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_USER.plural))) as { items: ConsoleUserResource[] }).items
+    return (
+      (await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_USER.plural))) as {
+        items: ConsoleUserResource[]
+      }
+    ).items
   }
 
   async listInvites(): Promise<ConsoleInviteResource[]> {
@@ -79,7 +94,11 @@ export class PeopleStore {
    * the page they reload right after, which a watched cache may not have seen yet.
    */
   async listInvitesFresh(): Promise<ConsoleInviteResource[]> {
-    return ((await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_INVITE.plural))) as { items: ConsoleInviteResource[] }).items
+    return (
+      (await this.custom.listNamespacedCustomObject(this.coords(CONSOLE_INVITE.plural))) as {
+        items: ConsoleInviteResource[]
+      }
+    ).items
   }
 
   /** A user by object name; the cache first, then the API (a user created a moment ago). */
@@ -87,7 +106,10 @@ export class PeopleStore {
     const cached = fresh ? undefined : this.caches?.users.get(name, this.namespace)
     if (cached) return cached
     try {
-      return (await this.custom.getNamespacedCustomObject({ ...this.coords(CONSOLE_USER.plural), name })) as ConsoleUserResource
+      return (await this.custom.getNamespacedCustomObject({
+        ...this.coords(CONSOLE_USER.plural),
+        name,
+      })) as ConsoleUserResource
     } catch (err) {
       if (apiStatus(err) === 404) return undefined
       throw err
@@ -101,7 +123,8 @@ export class PeopleStore {
    */
   async findUserByEmail(email: string, fresh = false): Promise<ConsoleUserResource | undefined> {
     const name = userObjectName(email)
-    if (fresh && this.caches && !this.caches.users.get(name, this.namespace) && !(this.fallbackBudget?.take() ?? true)) return undefined
+    if (fresh && this.caches && !this.caches.users.get(name, this.namespace) && !(this.fallbackBudget?.take() ?? true))
+      return undefined
     return this.getUser(name, fresh)
   }
 
@@ -113,7 +136,10 @@ export class PeopleStore {
    * Creates a person. The object name derives from the e-mail, so a second account for the same
    * address fails with 409 (the caller turns it into a conflict).
    */
-  async createUser(opts: { email: string; name: string; role: Role; passwordHash?: string; oidcSubject?: string }, now = Date.now()): Promise<ConsoleUserResource> {
+  async createUser(
+    opts: { email: string; name: string; role: Role; passwordHash?: string; oidcSubject?: string },
+    now = Date.now(),
+  ): Promise<ConsoleUserResource> {
     const email = normalizeEmail(opts.email)
     const name = userObjectName(email)
     const spec: ConsoleUserSpec = {
@@ -127,15 +153,31 @@ export class PeopleStore {
       credentialsSecretName: SECRET_OBJECTS.consoleCredentials,
       ...(opts.oidcSubject ? { oidcSubject: opts.oidcSubject } : {}),
     }
-    const body: ConsoleUserResource = { apiVersion: API_GROUP_VERSION, kind: 'ConsoleUser', metadata: { name, labels: { [LABELS.managedBy]: MANAGED_BY } }, spec }
-    const created = (await this.custom.createNamespacedCustomObject({ ...this.coords(CONSOLE_USER.plural), body })) as ConsoleUserResource
+    const body: ConsoleUserResource = {
+      apiVersion: API_GROUP_VERSION,
+      kind: 'ConsoleUser',
+      metadata: { name, labels: { [LABELS.managedBy]: MANAGED_BY } },
+      spec,
+    }
+    const created = (await this.custom.createNamespacedCustomObject({
+      ...this.coords(CONSOLE_USER.plural),
+      body,
+    })) as ConsoleUserResource
     await this.writeCredentials(created, { passwordHash: opts.passwordHash ?? null, totpSecret: null })
     return created
   }
 
-  async patchUser(name: string, spec: Partial<ConsoleUserSpec>, resourceVersion?: string): Promise<ConsoleUserResource> {
+  async patchUser(
+    name: string,
+    spec: Partial<ConsoleUserSpec>,
+    resourceVersion?: string,
+  ): Promise<ConsoleUserResource> {
     return (await this.custom.patchNamespacedCustomObject(
-      { ...this.coords(CONSOLE_USER.plural), name, body: { metadata: resourceVersion ? { resourceVersion } : {}, spec } },
+      {
+        ...this.coords(CONSOLE_USER.plural),
+        name,
+        body: { metadata: resourceVersion ? { resourceVersion } : {}, spec },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     )) as ConsoleUserResource
   }
@@ -157,7 +199,10 @@ export class PeopleStore {
   /** Writes both of a person's entries at once (null removes one). */
   async writeCredentials(user: ConsoleUserResource, creds: Credentials): Promise<void> {
     const name = user.metadata.name
-    await this.credentials.write({ [`${name}.passwordHash`]: creds.passwordHash, [`${name}.totpSecret`]: creds.totpSecret })
+    await this.credentials.write({
+      [`${name}.passwordHash`]: creds.passwordHash,
+      [`${name}.totpSecret`]: creds.totpSecret,
+    })
   }
 
   /**
@@ -172,14 +217,25 @@ export class PeopleStore {
       apiVersion: API_GROUP_VERSION,
       kind: 'ConsoleInvite',
       metadata: { name, labels: { [LABELS.managedBy]: MANAGED_BY } },
-      spec: { inviteId: newId('inv', now), email, role: opts.role, tokenHash: sha256(token), createdAt: isoMs(now), expiresAt: isoMs(now + INVITE_TTL_MS), invitedBy: opts.invitedBy },
+      spec: {
+        inviteId: newId('inv', now),
+        email,
+        role: opts.role,
+        tokenHash: sha256(token),
+        createdAt: isoMs(now),
+        expiresAt: isoMs(now + INVITE_TTL_MS),
+        invitedBy: opts.invitedBy,
+      },
     }
     try {
       await this.custom.deleteNamespacedCustomObject({ ...this.coords(CONSOLE_INVITE.plural), name })
     } catch (err) {
       if (apiStatus(err) !== 404) throw err
     }
-    const invite = (await this.custom.createNamespacedCustomObject({ ...this.coords(CONSOLE_INVITE.plural), body })) as ConsoleInviteResource
+    const invite = (await this.custom.createNamespacedCustomObject({
+      ...this.coords(CONSOLE_INVITE.plural),
+      body,
+    })) as ConsoleInviteResource
     return { invite, token }
   }
 
@@ -189,7 +245,8 @@ export class PeopleStore {
     const hash = sha256(token)
     let found = (await this.listInvites()).find((i) => i.spec.tokenHash === hash)
     // An invite issued a moment ago may not have reached the cache yet.
-    if (!found && this.caches && (this.fallbackBudget?.take() ?? true)) found = (await this.listInvitesFresh()).find((i) => i.spec.tokenHash === hash)
+    if (!found && this.caches && (this.fallbackBudget?.take() ?? true))
+      found = (await this.listInvitesFresh()).find((i) => i.spec.tokenHash === hash)
     if (!found) return undefined
     return (parseTime(found.spec.expiresAt) ?? 0) > now ? found : undefined
   }

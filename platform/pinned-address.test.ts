@@ -32,9 +32,18 @@ describe('pinned addresses', () => {
         { address: '2606:2800:220:1::1', family: 6 },
       ],
     })
-    expect(await resolveAllowedAddresses('mixed.example', policy, resolver)).toEqual({ kind: 'refused', address: '10.0.0.5' })
-    expect(await resolveAllowedAddresses('mapped.example', policy, resolver)).toEqual({ kind: 'refused', address: '::ffff:127.0.0.1' })
-    expect(await resolveAllowedAddresses('gone.example', policy, resolver)).toEqual({ kind: 'unresolved', code: 'ENOTFOUND' })
+    expect(await resolveAllowedAddresses('mixed.example', policy, resolver)).toEqual({
+      kind: 'refused',
+      address: '10.0.0.5',
+    })
+    expect(await resolveAllowedAddresses('mapped.example', policy, resolver)).toEqual({
+      kind: 'refused',
+      address: '::ffff:127.0.0.1',
+    })
+    expect(await resolveAllowedAddresses('gone.example', policy, resolver)).toEqual({
+      kind: 'unresolved',
+      code: 'ENOTFOUND',
+    })
     expect(await resolveAllowedAddresses('empty.example', policy, resolver)).toEqual({ kind: 'unresolved' })
   })
 
@@ -42,8 +51,14 @@ describe('pinned addresses', () => {
     const resolver: Resolver = async () => {
       throw new Error('DNS must not be asked')
     }
-    expect(await resolveAllowedAddresses('127.0.0.1', policy, resolver)).toEqual({ kind: 'refused', address: '127.0.0.1' })
-    expect(await resolveAllowedAddresses('127.0.0.1', { ...policy, allowLoopback: true }, resolver)).toEqual({ kind: 'ok', addresses: [{ address: '127.0.0.1', family: 4 }] })
+    expect(await resolveAllowedAddresses('127.0.0.1', policy, resolver)).toEqual({
+      kind: 'refused',
+      address: '127.0.0.1',
+    })
+    expect(await resolveAllowedAddresses('127.0.0.1', { ...policy, allowLoopback: true }, resolver)).toEqual({
+      kind: 'ok',
+      addresses: [{ address: '127.0.0.1', family: 4 }],
+    })
   })
 
   it('answers every lookup a request makes with the checked addresses', () => {

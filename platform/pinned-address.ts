@@ -22,7 +22,11 @@ export type HostAddresses =
   | { kind: 'unresolved'; code?: string }
 
 /** The addresses of `host` (an IP literal is its own), checked against the policy. */
-export async function resolveAllowedAddresses(host: string, policy: AddressAllowance, resolver: Resolver = systemResolver): Promise<HostAddresses> {
+export async function resolveAllowedAddresses(
+  host: string,
+  policy: AddressAllowance,
+  resolver: Resolver = systemResolver,
+): Promise<HostAddresses> {
   let addresses: LookupAddress[]
   if (isIP(host)) {
     addresses = [{ address: host, family: isIP(host) }]
@@ -44,7 +48,9 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * The `lookup` option of an http(s) request that answers with the checked addresses whatever
  * it is asked; TLS still verifies the certificate against the URL's host name.
  */
-export function pinnedLookup(addresses: LookupAddress[]): (host: string, options: LookupOptions, cb: LookupCallback) => void {
+export function pinnedLookup(
+  addresses: LookupAddress[],
+): (host: string, options: LookupOptions, cb: LookupCallback) => void {
   if (addresses.length === 0) throw new Error('pinnedLookup needs at least one checked address')
   return (_host, options, cb) => {
     if (options.all) cb(null, addresses)

@@ -53,7 +53,11 @@ export class SecretEntries {
       if (!ENTRY.test(k)) throw new Error(`not a valid Secret entry name: ${JSON.stringify(k)}`)
       data[k] = v === null ? null : Buffer.from(v, 'utf8').toString('base64')
     }
-    const patch = () => this.core.patchNamespacedSecret({ name: this.name, namespace: this.namespace, body: { data } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+    const patch = () =>
+      this.core.patchNamespacedSecret(
+        { name: this.name, namespace: this.namespace, body: { data } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )
     try {
       await patch()
     } catch (err) {
@@ -84,7 +88,10 @@ export class SecretEntries {
         await this.core.replaceNamespacedSecret({
           name: this.name,
           namespace: this.namespace,
-          body: { ...current, data: { ...(current.data ?? {}), [entry]: Buffer.from(value, 'utf8').toString('base64') } },
+          body: {
+            ...current,
+            data: { ...(current.data ?? {}), [entry]: Buffer.from(value, 'utf8').toString('base64') },
+          },
         })
         return value
       } catch (err) {

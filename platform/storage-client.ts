@@ -23,7 +23,12 @@ export function storageClient(s: StorageSettings): Minio.Client {
  * most MAX_JSON_DEPTH levels deep; an object over either bound, or malformed, throws
  * JsonBoundError. Objects a runner wrote are read this way: a hostile one cannot exhaust memory.
  */
-export async function readJsonObject<T>(client: Minio.Client, bucket: string, key: string, maxBytes: number): Promise<T> {
+export async function readJsonObject<T>(
+  client: Minio.Client,
+  bucket: string,
+  key: string,
+  maxBytes: number,
+): Promise<T> {
   const stream = await client.getObject(bucket, key)
   const chunks: Buffer[] = []
   let size = 0
@@ -38,7 +43,12 @@ export async function readJsonObject<T>(client: Minio.Client, bucket: string, ke
   return parseBoundedJson(Buffer.concat(chunks).toString('utf8')) as T
 }
 
-export async function writeJsonObject(client: Minio.Client, bucket: string, key: string, value: unknown): Promise<void> {
+export async function writeJsonObject(
+  client: Minio.Client,
+  bucket: string,
+  key: string,
+  value: unknown,
+): Promise<void> {
   const body = Buffer.from(JSON.stringify(value))
   await client.putObject(bucket, key, body, body.length, { 'Content-Type': 'application/json' })
 }

@@ -40,7 +40,9 @@ async function bundle(u: UtilityDefinition): Promise<void> {
     chunkNames: '[name]-[hash]',
     external: u.runner.external ?? [],
     // CommonJS packages inside an ES module bundle still call require() for Node's built-ins.
-    banner: { js: "import { createRequire as __dutilCreateRequire } from 'node:module'; const require = __dutilCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __dutilCreateRequire } from 'node:module'; const require = __dutilCreateRequire(import.meta.url);",
+    },
     // Less to parse at start-up (compiling the bundle is most of what loading costs); function
     // and class names stay for stack traces, and the linked source map maps the rest.
     minify: true,

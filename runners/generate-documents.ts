@@ -18,7 +18,8 @@ export function generatedFiles(): Record<string, string> {
     // The Helm chart installs the same CRDs (Helm reads them only from the chart's own crds/).
     out[join('charts', 'dutil', 'crds', file)] = yaml
   }
-  out[join('docs', 'openapi.yaml')] = HEADER + stringify(openApiDocument(UTILITIES), { lineWidth: 0, aliasDuplicateObjects: false })
+  out[join('docs', 'openapi.yaml')] =
+    HEADER + stringify(openApiDocument(UTILITIES), { lineWidth: 0, aliasDuplicateObjects: false })
   return out
 }
 

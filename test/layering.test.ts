@@ -15,7 +15,8 @@ function sources(): Map<string, string> {
       if (e.name === 'node_modules' || e.name === 'dist') continue
       const p = join(dir, e.name)
       if (e.isDirectory()) walk(p)
-      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts')) out.set(relative(REPO, p).split(sep).join('/'), readFileSync(p, 'utf8'))
+      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts'))
+        out.set(relative(REPO, p).split(sep).join('/'), readFileSync(p, 'utf8'))
     }
   }
   for (const root of ROOTS) walk(join(REPO, root))
@@ -33,10 +34,16 @@ describe('layering (docs/architecture.md)', () => {
     const files = new Map([
       ['contract/ids.ts', "import { x } from '../gateway/app.js'\nimport type { Client } from 'minio'\n"],
       ['contract/status.ts', "import { Client } from 'minio'\nexport const l = () => import('../platform/kube.js')\n"],
-      ['gateway/app.ts', "import { catalog } from '../runners/catalog.js'\nimport { f } from '../runners/common/outbound-fetch.js'\nimport { g } from '../operator/main.js'\n"],
+      [
+        'gateway/app.ts',
+        "import { catalog } from '../runners/catalog.js'\nimport { f } from '../runners/common/outbound-fetch.js'\nimport { g } from '../operator/main.js'\n",
+      ],
       ['runners/common/x.ts', "export * from '../../gateway/app.js'\nimport '../../test/support/pdfs.js'\n"],
       ['gateway/app.test.ts', "import { g } from '../operator/main.js'\n"],
-      ['gateway/console/routes/keys.ts', "import type { KeyItem } from '../ui/api-types.js'\nimport { h } from '../ui/dom.js'\n"],
+      [
+        'gateway/console/routes/keys.ts',
+        "import type { KeyItem } from '../ui/api-types.js'\nimport { h } from '../ui/dom.js'\n",
+      ],
       ['gateway/console/ui/api-types.ts', "import type { JobView } from '../../../contract/job-view.js'\n"],
     ])
     expect(layeringViolations(files)).toEqual([
@@ -53,7 +60,12 @@ describe('layering (docs/architecture.md)', () => {
   })
 
   it('reads static, re-exported, dynamic and type-only imports', () => {
-    expect(importsOf('a.ts', "import type { A } from './a.js'\nimport { b } from 'b'\nexport { c } from './c.js'\nconst d = await import('./d.js')\n")).toEqual([
+    expect(
+      importsOf(
+        'a.ts',
+        "import type { A } from './a.js'\nimport { b } from 'b'\nexport { c } from './c.js'\nconst d = await import('./d.js')\n",
+      ),
+    ).toEqual([
       { specifier: './a.js', typeOnly: true },
       { specifier: 'b', typeOnly: false },
       { specifier: './c.js', typeOnly: false },

@@ -16,17 +16,24 @@ for (const file of process.argv.slice(2)) {
     // A suite that failed to load (a syntax error, a failed beforeAll) has no failed tests of its own.
     for (const suite of r.testResults ?? []) {
       for (const a of suite.assertionResults ?? []) {
-        if (a.status === 'failed') failures.push({ file: suite.name, title: a.fullName ?? a.title, message: a.failureMessages?.[0] ?? '' })
+        if (a.status === 'failed')
+          failures.push({ file: suite.name, title: a.fullName ?? a.title, message: a.failureMessages?.[0] ?? '' })
       }
       if (suite.status === 'failed' && (suite.assertionResults ?? []).every((a) => a.status !== 'failed')) {
         failures.push({ file: suite.name, title: '(the file failed to run)', message: suite.message ?? '' })
       }
     }
-    failed += (r.testResults ?? []).filter((t) => t.status === 'failed' && (t.assertionResults ?? []).every((a) => a.status !== 'failed')).length
+    failed += (r.testResults ?? []).filter(
+      (t) => t.status === 'failed' && (t.assertionResults ?? []).every((a) => a.status !== 'failed'),
+    ).length
     // A run that failed outside any file (its global setup threw, say) writes a report with no
     // failed test and success false: one failure, named after the report.
     if (r.success === false && r.numFailedTests === 0 && !(r.testResults ?? []).some((t) => t.status === 'failed')) {
-      failures.push({ file, title: '(the run failed outside its tests: global setup or teardown; its log above says why)', message: '' })
+      failures.push({
+        file,
+        title: '(the run failed outside its tests: global setup or teardown; its log above says why)',
+        message: '',
+      })
       failed += 1
     }
   } catch (err) {

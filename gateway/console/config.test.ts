@@ -23,14 +23,21 @@ describe('console configuration', () => {
   })
 
   it('refuses an identity provider without client credentials', () => {
-    expect(() => loadConsoleConfig({ DUTIL_OIDC_ISSUER: 'https://idp.example.com' }, 'http://x')).toThrow(/DUTIL_OIDC_CLIENT_ID/)
+    expect(() => loadConsoleConfig({ DUTIL_OIDC_ISSUER: 'https://idp.example.com' }, 'http://x')).toThrow(
+      /DUTIL_OIDC_CLIENT_ID/,
+    )
   })
 
   it('turns the console off, saying why, when no public URL is set and the gateway listens on every address', () => {
     const off = loadConsoleConfig({}, 'http://0.0.0.0:8080')
-    expect(off.off).toBe('The console is off: set DUTIL_PUBLIC_URL (chart: gateway.console.publicUrl) to the address people reach it at.')
+    expect(off.off).toBe(
+      'The console is off: set DUTIL_PUBLIC_URL (chart: gateway.console.publicUrl) to the address people reach it at.',
+    )
     expect(loadConsoleConfig({}, 'http://[::]:8080').off).not.toBeNull()
-    expect(loadConsoleConfig({ DUTIL_PUBLIC_URL: 'https://dutil.example.com' }, 'http://0.0.0.0:8080')).toMatchObject({ off: null, publicUrl: 'https://dutil.example.com' })
+    expect(loadConsoleConfig({ DUTIL_PUBLIC_URL: 'https://dutil.example.com' }, 'http://0.0.0.0:8080')).toMatchObject({
+      off: null,
+      publicUrl: 'https://dutil.example.com',
+    })
     expect(loadConsoleConfig({}, 'http://127.0.0.1:8080').off).toBeNull()
   })
 })

@@ -19,7 +19,12 @@ export interface ConsoleConfig {
    * Abuse bounds: active keys per external person, playground runs per person per minute, and
    * console API requests per client address per minute before sign-in.
    */
-  limits: { maxKeysPerExternal: number; keysPerDay: number; playgroundRunsPerMinute: number; anonymousRequestsPerMinute: number }
+  limits: {
+    maxKeysPerExternal: number
+    keysPerDay: number
+    playgroundRunsPerMinute: number
+    anonymousRequestsPerMinute: number
+  }
 }
 
 export interface OidcConfig {
@@ -36,21 +41,47 @@ export interface OidcConfig {
 export const CONSOLE_SETTINGS = Type.Object({
   DUTIL_PUBLIC_URL: Setting.optional(Setting.url('Base URL people reach the gateway at (invite links, OIDC redirect)')),
   DUTIL_CONSOLE_INSECURE_COOKIES: Setting.boolean('Cookies without Secure: only for plain-http loopback', false),
-  DUTIL_OIDC_ISSUER: Setting.optional(Setting.url('OpenID Connect issuer; empty turns identity-provider sign-in off', { schemes: ['https', 'http'] })),
+  DUTIL_OIDC_ISSUER: Setting.optional(
+    Setting.url('OpenID Connect issuer; empty turns identity-provider sign-in off', { schemes: ['https', 'http'] }),
+  ),
   DUTIL_OIDC_CLIENT_ID: Setting.optional(Setting.string('OIDC client id (needed with DUTIL_OIDC_ISSUER)')),
   DUTIL_OIDC_CLIENT_SECRET: Setting.optional(Setting.string('OIDC client secret (needed with DUTIL_OIDC_ISSUER)')),
-  DUTIL_OIDC_ALLOWED_DOMAINS: Setting.optional(Setting.string('Comma-separated e-mail domains that become members on first sign-in')),
+  DUTIL_OIDC_ALLOWED_DOMAINS: Setting.optional(
+    Setting.string('Comma-separated e-mail domains that become members on first sign-in'),
+  ),
   DUTIL_OIDC_DISPLAY_NAME: Setting.optional(Setting.string('Sign-in button label')),
-  DUTIL_CONSOLE_PASSWORD_CONCURRENCY: Setting.integer('argon2 hashes and verifications run at once', { default: 2, minimum: 1, maximum: 64 }),
-  DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: Setting.integer('Active API keys an external person may hold', { default: 5, minimum: 0, maximum: 1000 }),
-  DUTIL_CONSOLE_KEYS_PER_DAY: Setting.integer('API keys one person may create in the console per day (UTC); more answer 429', { default: 50, minimum: 1, maximum: 100_000 }),
-  DUTIL_PLAYGROUND_RUNS_PER_MINUTE: Setting.integer('Playground runs one person may start per minute', { default: 20, minimum: 1, maximum: 10_000 }),
-  DUTIL_CONSOLE_ANONYMOUS_REQUESTS_PER_MINUTE: Setting.integer('Console API requests one client address may make per minute without a session; more answer 429', {
-    default: 120,
+  DUTIL_CONSOLE_PASSWORD_CONCURRENCY: Setting.integer('argon2 hashes and verifications run at once', {
+    default: 2,
     minimum: 1,
-    maximum: 100_000,
+    maximum: 64,
   }),
-  DUTIL_CONSOLE_PASSWORD_QUEUE: Setting.integer('Password checks that may wait for a slot; more are answered 429', { default: 64, minimum: 0, maximum: 10_000 }),
+  DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: Setting.integer('Active API keys an external person may hold', {
+    default: 5,
+    minimum: 0,
+    maximum: 1000,
+  }),
+  DUTIL_CONSOLE_KEYS_PER_DAY: Setting.integer(
+    'API keys one person may create in the console per day (UTC); more answer 429',
+    { default: 50, minimum: 1, maximum: 100_000 },
+  ),
+  DUTIL_PLAYGROUND_RUNS_PER_MINUTE: Setting.integer('Playground runs one person may start per minute', {
+    default: 20,
+    minimum: 1,
+    maximum: 10_000,
+  }),
+  DUTIL_CONSOLE_ANONYMOUS_REQUESTS_PER_MINUTE: Setting.integer(
+    'Console API requests one client address may make per minute without a session; more answer 429',
+    {
+      default: 120,
+      minimum: 1,
+      maximum: 100_000,
+    },
+  ),
+  DUTIL_CONSOLE_PASSWORD_QUEUE: Setting.integer('Password checks that may wait for a slot; more are answered 429', {
+    default: 64,
+    minimum: 0,
+    maximum: 10_000,
+  }),
 })
 
 /** Hosts a link cannot point at: the gateway's "every address" listen hosts. */
@@ -58,7 +89,9 @@ const UNSPECIFIED_HOSTS = new Set(['0.0.0.0', '[::]', '::'])
 
 export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): ConsoleConfig {
   const s = readSettings(CONSOLE_SETTINGS, env)
-  const missing = s.DUTIL_OIDC_ISSUER ? (['DUTIL_OIDC_CLIENT_ID', 'DUTIL_OIDC_CLIENT_SECRET'] as const).filter((n) => !s[n]) : []
+  const missing = s.DUTIL_OIDC_ISSUER
+    ? (['DUTIL_OIDC_CLIENT_ID', 'DUTIL_OIDC_CLIENT_SECRET'] as const).filter((n) => !s[n])
+    : []
   if (missing.length) throw new SettingsError(missing.map((n) => `${n} is required when DUTIL_OIDC_ISSUER is set`))
   const oidc: OidcConfig | null = s.DUTIL_OIDC_ISSUER
     ? {
@@ -75,7 +108,10 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): 
   const fallbackUsable = !UNSPECIFIED_HOSTS.has(new URL(fallbackUrl).hostname)
   return {
     publicUrl: (s.DUTIL_PUBLIC_URL || (fallbackUsable ? fallbackUrl : 'http://127.0.0.1')).replace(/\/+$/, ''),
-    off: s.DUTIL_PUBLIC_URL || fallbackUsable ? null : 'The console is off: set DUTIL_PUBLIC_URL (chart: gateway.console.publicUrl) to the address people reach it at.',
+    off:
+      s.DUTIL_PUBLIC_URL || fallbackUsable
+        ? null
+        : 'The console is off: set DUTIL_PUBLIC_URL (chart: gateway.console.publicUrl) to the address people reach it at.',
     insecureCookies: s.DUTIL_CONSOLE_INSECURE_COOKIES,
     oidc,
     passwordWork: { concurrency: s.DUTIL_CONSOLE_PASSWORD_CONCURRENCY, maxQueued: s.DUTIL_CONSOLE_PASSWORD_QUEUE },

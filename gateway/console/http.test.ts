@@ -49,14 +49,18 @@ describe('console request checks', () => {
   })
 
   it('over https names the session cookie __Host- (Secure, Path=/), path-scoped ones __Secure-, and reads only those back', async () => {
-    const res = await fetch(`${url}/cookie`, { headers: { Cookie: 'other=1; dutil_session=planted; __Host-dutil_session=xyz' } })
+    const res = await fetch(`${url}/cookie`, {
+      headers: { Cookie: 'other=1; dutil_session=planted; __Host-dutil_session=xyz' },
+    })
     expect(res.headers.getSetCookie()).toEqual([
       '__Host-dutil_session=abc; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=60',
       '__Secure-dutil_pending=p; Path=/console/api/session; HttpOnly; SameSite=Lax; Secure',
     ])
     // A cookie without the prefix (which a plain-http page or a sibling domain could plant) is not the session.
     expect(await res.json()).toEqual({ seen: 'xyz' })
-    expect(await (await fetch(`${url}/cookie`, { headers: { Cookie: 'dutil_session=planted' } })).json()).toEqual({ seen: null })
+    expect(await (await fetch(`${url}/cookie`, { headers: { Cookie: 'dutil_session=planted' } })).json()).toEqual({
+      seen: null,
+    })
   })
 
   it('on plain-http dev keeps bare names scoped to /console', async () => {

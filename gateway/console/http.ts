@@ -134,7 +134,8 @@ export function loadSession(sessions: SessionStore, people: PeopleStore, insecur
 /** A console request's JSON object body: a few KB before sign-in, up to the API's limit after. */
 export async function jsonBody(ctx: Context): Promise<Record<string, unknown>> {
   const body = await readJsonBody(ctx, ctx.state.console ? MAX_BODY_BYTES : UNAUTHENTICATED_BODY_BYTES)
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('The body must be a JSON object.', [{ path: '(root)', message: 'must be an object' }])
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw invalid('The body must be a JSON object.', [{ path: '(root)', message: 'must be an object' }])
   return body as Record<string, unknown>
 }
 
@@ -143,7 +144,10 @@ export class Fields {
   readonly problems: ErrorDetail[] = []
   constructor(private readonly body: Record<string, unknown>) {}
 
-  string(name: string, opts: { required?: boolean; max?: number; pattern?: RegExp; message?: string } = {}): string | undefined {
+  string(
+    name: string,
+    opts: { required?: boolean; max?: number; pattern?: RegExp; message?: string } = {},
+  ): string | undefined {
     const v = this.body[name]
     if (v === undefined || v === null || v === '') {
       if (opts.required) this.problems.push({ path: name, message: 'is required' })
@@ -151,8 +155,10 @@ export class Fields {
     }
     if (typeof v !== 'string') return void this.problems.push({ path: name, message: 'must be a string' })
     const t = v.trim()
-    if (opts.max && t.length > opts.max) return void this.problems.push({ path: name, message: `must be at most ${opts.max} characters` })
-    if (opts.pattern && !opts.pattern.test(t)) return void this.problems.push({ path: name, message: opts.message ?? 'is not valid' })
+    if (opts.max && t.length > opts.max)
+      return void this.problems.push({ path: name, message: `must be at most ${opts.max} characters` })
+    if (opts.pattern && !opts.pattern.test(t))
+      return void this.problems.push({ path: name, message: opts.message ?? 'is not valid' })
     return t
   }
 
@@ -162,12 +168,14 @@ export class Fields {
       if (opts.required) this.problems.push({ path: name, message: 'is required' })
       return undefined
     }
-    if (!values.includes(v as T)) return void this.problems.push({ path: name, message: `must be one of ${values.join(', ')}` })
+    if (!values.includes(v as T))
+      return void this.problems.push({ path: name, message: `must be one of ${values.join(', ')}` })
     return v as T
   }
 
   check(): void {
-    if (this.problems.length) throw invalid(this.problems.map((p) => `${p.path} ${p.message}`).join('; ') + '.', this.problems)
+    if (this.problems.length)
+      throw invalid(this.problems.map((p) => `${p.path} ${p.message}`).join('; ') + '.', this.problems)
   }
 }
 
@@ -183,7 +191,12 @@ export function limitAnonymous(limiter: RateLimiter, perMinute: number) {
       const hit = await limiter.hit(`console-addr:${ctx.ip}`, Date.now(), ctx.state.requestId as string | undefined)
       if (hit && hit.count > perMinute) {
         const seconds = Math.max(1, Math.ceil(hit.resetMs / 1000))
-        throw new ApiError('rate_limited', 'Too many console requests from this address; try again shortly.', undefined, { 'Retry-After': String(seconds) })
+        throw new ApiError(
+          'rate_limited',
+          'Too many console requests from this address; try again shortly.',
+          undefined,
+          { 'Retry-After': String(seconds) },
+        )
       }
     }
     await next()

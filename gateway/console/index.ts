@@ -6,7 +6,12 @@ import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { API_GROUP, API_VERSION } from '../../contract/api-group.js'
-import { CONSOLE_INVITE, CONSOLE_USER, type ConsoleInviteResource, type ConsoleUserResource } from '../../contract/console-resources.js'
+import {
+  CONSOLE_INVITE,
+  CONSOLE_USER,
+  type ConsoleInviteResource,
+  type ConsoleUserResource,
+} from '../../contract/console-resources.js'
 import type { ApiKeyResource } from '../../contract/crd-schemas.js'
 import { watchedCache } from '../../platform/kube.js'
 import { ApiError } from '../api-error.js'
@@ -57,7 +62,9 @@ export interface Console {
 
 /** The console's routes wired to their dependencies (a test can pass its own). */
 export function consoleMiddleware(d: ConsoleDeps): Middleware {
-  const routers = [authRoutes(d), keyRoutes(d), jobRoutes(d), workspaceRoutes(d), peopleRoutes(d)].map((r) => r.routes() as unknown as Middleware)
+  const routers = [authRoutes(d), keyRoutes(d), jobRoutes(d), workspaceRoutes(d), peopleRoutes(d)].map(
+    (r) => r.routes() as unknown as Middleware,
+  )
   const api = compose([
     originCheck(d.config.publicUrl),
     loadSession(d.sessions, d.people, d.config.insecureCookies),
@@ -83,7 +90,8 @@ export function createConsole(o: ConsoleOptions): Console {
     watchedCache<T>(
       o.kc,
       `/apis/${API_GROUP}/${API_VERSION}/namespaces/${o.namespace}/${plural}`,
-      () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: o.namespace, plural }),
+      () =>
+        custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: o.namespace, plural }),
       o.log,
       () => {},
     )

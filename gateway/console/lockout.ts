@@ -39,7 +39,15 @@ export function failureLocks(a: { pair: number; overall: number }): boolean {
 }
 
 interface LockoutCommands {
-  dutilConsoleAttempt(pair: string, overall: string, lock: string, windowMs: number, lockMs: number, perAddress: number, overallLimit: number): Promise<number[]>
+  dutilConsoleAttempt(
+    pair: string,
+    overall: string,
+    lock: string,
+    windowMs: number,
+    lockMs: number,
+    perAddress: number,
+    overallLimit: number,
+  ): Promise<number[]>
   dutilConsoleSucceed(pair: string, overall: string): Promise<number>
 }
 
@@ -69,7 +77,15 @@ export class Lockout {
   /** Takes one attempt for this e-mail from this address, or says how long it stays locked. */
   async attempt(email: string, ip: string): Promise<Attempt> {
     const k = this.ids(email, ip)
-    const [ok, a, b] = await this.commands.dutilConsoleAttempt(k.pair, k.overall, k.lock, LOCKOUT.windowMs, LOCKOUT.lockMs, LOCKOUT.perAddress, LOCKOUT.overall)
+    const [ok, a, b] = await this.commands.dutilConsoleAttempt(
+      k.pair,
+      k.overall,
+      k.lock,
+      LOCKOUT.windowMs,
+      LOCKOUT.lockMs,
+      LOCKOUT.perAddress,
+      LOCKOUT.overall,
+    )
     return ok === 1 ? { allowed: true, pair: a, overall: b } : { allowed: false, lockedForMs: a }
   }
 
@@ -85,7 +101,11 @@ export class Lockout {
    * Takes an attempt, runs `verify` only when one was granted, and books the outcome: 'ok', or
    * 'wrong', or the milliseconds the e-mail is locked for (already locked, or locked by this failure).
    */
-  async check(email: string, ip: string, verify: () => Promise<boolean>): Promise<'ok' | 'wrong' | { lockedForMs: number }> {
+  async check(
+    email: string,
+    ip: string,
+    verify: () => Promise<boolean>,
+  ): Promise<'ok' | 'wrong' | { lockedForMs: number }> {
     const a = await this.attempt(email, ip)
     if (!a.allowed) return { lockedForMs: a.lockedForMs }
     if (await verify()) {

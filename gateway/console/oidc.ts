@@ -34,7 +34,13 @@ export class OidcRelyingParty {
       // Plain http is only accepted for a provider on loopback (a local test provider).
       const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname)
       this.discovered = client
-        .discovery(issuer, this.config.clientId, this.config.clientSecret, undefined, loopback && issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : undefined)
+        .discovery(
+          issuer,
+          this.config.clientId,
+          this.config.clientSecret,
+          undefined,
+          loopback && issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : undefined,
+        )
         .catch((err) => {
           this.discovered = undefined
           throw err
@@ -59,9 +65,17 @@ export class OidcRelyingParty {
     return { url: url.href, state, verifier, nonce }
   }
 
-  async finish(callbackUrl: URL, flow: OidcFlow | { state: string; verifier: string; nonce: string }): Promise<OidcIdentity> {
+  async finish(
+    callbackUrl: URL,
+    flow: OidcFlow | { state: string; verifier: string; nonce: string },
+  ): Promise<OidcIdentity> {
     const config = await this.configuration()
-    const tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce, idTokenExpected: true })
+    const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+      idTokenExpected: true,
+    })
     const claims = tokens.claims()
     if (!claims) throw new Error('no ID token')
     let email = typeof claims.email === 'string' ? claims.email : null

@@ -14,7 +14,8 @@ export const ARGON2_PARAMS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456
 
 export function passwordProblem(password: unknown): string | null {
   if (typeof password !== 'string') return 'is required'
-  if ([...password].length < PASSWORD_LIMITS.minLength) return `must be at least ${PASSWORD_LIMITS.minLength} characters`
+  if ([...password].length < PASSWORD_LIMITS.minLength)
+    return `must be at least ${PASSWORD_LIMITS.minLength} characters`
   if (password.length > PASSWORD_LIMITS.maxLength) return `must be at most ${PASSWORD_LIMITS.maxLength} characters`
   return null
 }
@@ -36,7 +37,12 @@ async function gated<T>(work: () => Promise<T>): Promise<T> {
     return await gate.run(work)
   } catch (err) {
     if (err instanceof GateFullError) {
-      throw new ApiError('rate_limited', 'Too many sign-ins are being checked right now; try again in a moment.', undefined, { 'Retry-After': String(err.retryAfterSeconds) })
+      throw new ApiError(
+        'rate_limited',
+        'Too many sign-ins are being checked right now; try again in a moment.',
+        undefined,
+        { 'Retry-After': String(err.retryAfterSeconds) },
+      )
     }
     throw err
   }

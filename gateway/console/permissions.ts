@@ -119,8 +119,20 @@ export interface AdminView {
  * The last-admin rule: after the change there must still be an active (not disabled) admin.
  * Returns why the change is refused, or null.
  */
-export function lastAdminProblem(people: readonly AdminView[], targetId: string, change: { role?: Role; disabled?: boolean }): string | null {
-  const after = people.map((p) => (p.id === targetId ? { ...p, ...(change.role ? { role: change.role } : {}), ...(change.disabled !== undefined ? { disabled: change.disabled } : {}) } : p))
+export function lastAdminProblem(
+  people: readonly AdminView[],
+  targetId: string,
+  change: { role?: Role; disabled?: boolean },
+): string | null {
+  const after = people.map((p) =>
+    p.id === targetId
+      ? {
+          ...p,
+          ...(change.role ? { role: change.role } : {}),
+          ...(change.disabled !== undefined ? { disabled: change.disabled } : {}),
+        }
+      : p,
+  )
   const activeAdmins = after.filter((p) => p.role === 'admin' && !p.disabled).length
   if (activeAdmins > 0) return null
   return 'There must always be at least one active admin: make someone else an admin first.'

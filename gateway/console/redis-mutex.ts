@@ -24,14 +24,18 @@ export class RedisMutex {
     const deadline = Date.now() + this.waitMs
     let delay = 10
     while ((await this.redis.set(key, token, 'PX', this.ttlMs, 'NX')) !== 'OK') {
-      if (Date.now() > deadline) throw new ApiError('conflict', 'Another change to the same thing is still in progress; try again in a moment.')
+      if (Date.now() > deadline)
+        throw new ApiError('conflict', 'Another change to the same thing is still in progress; try again in a moment.')
       await new Promise((r) => setTimeout(r, delay))
       delay = Math.min(delay * 2, 200)
     }
     try {
       return await work()
     } finally {
-      await (this.redis as unknown as { dutilMutexRelease(k: string, t: string): Promise<number> }).dutilMutexRelease(key, token)
+      await (this.redis as unknown as { dutilMutexRelease(k: string, t: string): Promise<number> }).dutilMutexRelease(
+        key,
+        token,
+      )
     }
   }
 }

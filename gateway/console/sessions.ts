@@ -32,10 +32,19 @@ export class SessionStore {
     return `console:user-sessions:${user}`
   }
 
-  async create(user: string, method: SessionData['method'], now = Date.now()): Promise<{ id: string; data: SessionData }> {
+  async create(
+    user: string,
+    method: SessionData['method'],
+    now = Date.now(),
+  ): Promise<{ id: string; data: SessionData }> {
     const id = newToken()
     const data: SessionData = { user, csrf: newToken(), createdAt: now, method }
-    await this.redis.multi().set(this.key(id), JSON.stringify(data), 'PX', SESSION_IDLE_MS).sadd(this.userSet(user), digest(id)).pexpire(this.userSet(user), SESSION_IDLE_MS).exec()
+    await this.redis
+      .multi()
+      .set(this.key(id), JSON.stringify(data), 'PX', SESSION_IDLE_MS)
+      .sadd(this.userSet(user), digest(id))
+      .pexpire(this.userSet(user), SESSION_IDLE_MS)
+      .exec()
     return { id, data }
   }
 
@@ -45,7 +54,11 @@ export class SessionStore {
     const raw = await this.redis.get(this.key(id))
     if (!raw) return null
     const data = JSON.parse(raw) as SessionData
-    await this.redis.multi().pexpire(this.key(id), SESSION_IDLE_MS).pexpire(this.userSet(data.user), SESSION_IDLE_MS).exec()
+    await this.redis
+      .multi()
+      .pexpire(this.key(id), SESSION_IDLE_MS)
+      .pexpire(this.userSet(data.user), SESSION_IDLE_MS)
+      .exec()
     return data
   }
 

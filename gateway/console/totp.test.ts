@@ -23,7 +23,18 @@ describe('TOTP (RFC 6238)', () => {
   })
 
   it('matches RFC 4226 HOTP vectors (6 digits)', () => {
-    const expected = ['755224', '287082', '359152', '969429', '338314', '254676', '287922', '162583', '399871', '520489']
+    const expected = [
+      '755224',
+      '287082',
+      '359152',
+      '969429',
+      '338314',
+      '254676',
+      '287922',
+      '162583',
+      '399871',
+      '520489',
+    ]
     expected.forEach((code, counter) => expect(hotp(SEED_SHA1, counter)).toBe(code))
   })
 
@@ -48,6 +59,8 @@ describe('TOTP (RFC 6238)', () => {
   })
 
   it('builds the otpauth URI authenticator apps scan', () => {
-    expect(otpauthUri('JBSWY3DPEHPK3PXP', 'ada@example.com')).toBe('otpauth://totp/dutil%3Aada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=dutil&algorithm=SHA1&digits=6&period=30')
+    expect(otpauthUri('JBSWY3DPEHPK3PXP', 'ada@example.com')).toBe(
+      'otpauth://totp/dutil%3Aada%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=dutil&algorithm=SHA1&digits=6&period=30',
+    )
   })
 })

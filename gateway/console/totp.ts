@@ -5,7 +5,11 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
  * 6 digits, which every authenticator app reads from an otpauth:// URI. Small enough to own;
  * tested against the RFC's vectors.
  */
-export const TOTP = { stepSeconds: 30, digits: 6, /** steps accepted either side of now (clock drift) */ window: 1 } as const
+export const TOTP = {
+  stepSeconds: 30,
+  digits: 6,
+  /** steps accepted either side of now (clock drift) */ window: 1,
+} as const
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
 
@@ -49,7 +53,12 @@ export function newTotpSecret(): string {
 }
 
 /** HOTP value of one counter (RFC 4226 section 5.3). */
-export function hotp(key: Buffer, counter: number, digits: number = TOTP.digits, algorithm: 'sha1' | 'sha256' | 'sha512' = 'sha1'): string {
+export function hotp(
+  key: Buffer,
+  counter: number,
+  digits: number = TOTP.digits,
+  algorithm: 'sha1' | 'sha256' | 'sha512' = 'sha1',
+): string {
   const msg = Buffer.alloc(8)
   msg.writeBigUInt64BE(BigInt(counter))
   const mac = createHmac(algorithm, key).update(msg).digest()

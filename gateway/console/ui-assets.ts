@@ -6,7 +6,11 @@ import type { ConsoleConfig } from './config.js'
 
 /** The compiled front end (tsconfig.ui.json builds gateway/console/ui/ into dist/, beside this file). */
 const UI_DIR = fileURLToPath(new URL('./ui/', import.meta.url))
-const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.map': 'application/json' }
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json',
+}
 
 function loadAssets(): Map<string, { body: Buffer; type: string }> {
   const assets = new Map<string, { body: Buffer; type: string }>()

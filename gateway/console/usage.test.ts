@@ -43,7 +43,14 @@ function job(p: {
 describe('usage rows', () => {
   const jobs = [
     job({ id: 'job_1', createdAt: '2026-11-01T10:00:00.000Z', totalMs: 100, upstreamMs: 60 }),
-    job({ id: 'job_2', createdAt: '2026-11-01T23:59:59.999Z', state: 'failed', code: 'upstream_rejected', totalMs: 50, upstreamMs: 10 }),
+    job({
+      id: 'job_2',
+      createdAt: '2026-11-01T23:59:59.999Z',
+      state: 'failed',
+      code: 'upstream_rejected',
+      totalMs: 50,
+      upstreamMs: 10,
+    }),
     job({ id: 'job_3', createdAt: '2026-11-02T00:00:00.000Z', key: 'key_B', utility: 'zip-files', state: 'queued' }),
     job({ id: 'job_4', createdAt: '2026-11-02T08:00:00.000Z', playgroundBy: 'ada@example.com', totalMs: 30 }),
     job({ id: 'job_5', createdAt: '2026-11-02T09:00:00.000Z', state: 'failed', code: 'upstream_rejected' }),
@@ -69,7 +76,13 @@ describe('usage rows', () => {
       outputBytes: 0,
     })
     expect(rows.filter((r) => r.day === '2026-11-02')).toHaveLength(3)
-    expect(rows.find((r) => r.source === 'playground')).toMatchObject({ keyId: '', userEmail: 'ada@example.com', jobs: 1, succeeded: 1, totalMs: 30 })
+    expect(rows.find((r) => r.source === 'playground')).toMatchObject({
+      keyId: '',
+      userEmail: 'ada@example.com',
+      jobs: 1,
+      succeeded: 1,
+      totalMs: 30,
+    })
   })
 
   it('summarizes a range with every day present, per key, per utility and per error code', () => {

@@ -57,12 +57,15 @@ export function usageRows(jobs: readonly JobRecord[]): UsageRow[] {
     row.totalMs += s.timings?.totalMs ?? 0
     row.upstreamMs += s.timings?.upstreamMs ?? 0
   }
-  return [...rows.values()].sort((a, b) => a.day.localeCompare(b.day) || a.keyName.localeCompare(b.keyName) || a.utility.localeCompare(b.utility))
+  return [...rows.values()].sort(
+    (a, b) => a.day.localeCompare(b.day) || a.keyName.localeCompare(b.keyName) || a.utility.localeCompare(b.utility),
+  )
 }
 
 export function dayRange(fromDay: string, toDay: string): string[] {
   const out: string[] = []
-  for (let t = Date.parse(`${fromDay}T00:00:00Z`); t <= Date.parse(`${toDay}T00:00:00Z`); t += 86_400_000) out.push(utcDay(t))
+  for (let t = Date.parse(`${fromDay}T00:00:00Z`); t <= Date.parse(`${toDay}T00:00:00Z`); t += 86_400_000)
+    out.push(utcDay(t))
   return out
 }
 
@@ -92,7 +95,8 @@ export function summarizeUsage(rows: readonly UsageRow[], days: readonly string[
     add(total, r)
     const kid = r.source === 'playground' ? `playground\n${r.userEmail}` : r.keyId
     let k = perKey.get(kid)
-    if (!k) perKey.set(kid, (k = { keyId: r.keyId, keyName: r.keyName, source: r.source, userEmail: r.userEmail, ...zero() }))
+    if (!k)
+      perKey.set(kid, (k = { keyId: r.keyId, keyName: r.keyName, source: r.source, userEmail: r.userEmail, ...zero() }))
     add(k, r)
     let u = perUtility.get(r.utility)
     if (!u) perUtility.set(r.utility, (u = { utility: r.utility, ...zero() }))

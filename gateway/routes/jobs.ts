@@ -16,7 +16,9 @@ export const CANCEL_CONFIRM_MS = 15_000
 export function parseWait(raw: unknown): number {
   if (raw === undefined) return 0
   if (typeof raw !== 'string' || !/^\d{1,2}$/.test(raw) || Number(raw) > MAX_WAIT_SECONDS) {
-    throw invalid('wait must be an integer from 0 to 60.', [{ path: 'wait', message: 'must be an integer from 0 to 60' }])
+    throw invalid('wait must be an integer from 0 to 60.', [
+      { path: 'wait', message: 'must be an integer from 0 to 60' },
+    ])
   }
   return Number(raw)
 }
@@ -29,12 +31,14 @@ export async function ownJob(ctx: Context, deps: RouteDeps): Promise<JobRecord |
   const id = ctx.params.id as string
   const key = ctx.state.key as AuthenticatedKey
   const job = await deps.records.find(id)
-  if (!job || job.spec.apiKeyId !== key.id || job.spec.jobId !== id) throw notFound(`No job ${JSON.stringify(id.slice(0, 100))}.`)
+  if (!job || job.spec.apiKeyId !== key.id || job.spec.jobId !== id)
+    throw notFound(`No job ${JSON.stringify(id.slice(0, 100))}.`)
   ctx.state.jobId = job.spec.jobId
   return job
 }
 
-const notCancellable = (state: string) => new ApiError('conflict', `The job is ${state}; only queued jobs can be cancelled.`)
+const notCancellable = (state: string) =>
+  new ApiError('conflict', `The job is ${state}; only queued jobs can be cancelled.`)
 
 export function jobRoutes(deps: RouteDeps): Router {
   const router = new Router()
@@ -63,11 +67,20 @@ export function jobRoutes(deps: RouteDeps): Router {
     // The cancel is asked of the UtilityJob (written a moment after the row).
     const live = await deps.store.get(objectNameOf(found.spec.jobId))
     const job = live?.spec.jobId === found.spec.jobId ? live : undefined
-    if (!job) throw new ApiError('conflict', 'The job is still being handed to the cluster; try the cancel again in a moment.')
-    const asked = job.spec.cancelRequested ? job : await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
-    const decided = await deps.store.waitUntil(asked, (j) => effectiveStatus(j).state !== 'queued', CANCEL_CONFIRM_MS, deps.shutdown)
+    if (!job)
+      throw new ApiError('conflict', 'The job is still being handed to the cluster; try the cancel again in a moment.')
+    const asked = job.spec.cancelRequested
+      ? job
+      : await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
+    const decided = await deps.store.waitUntil(
+      asked,
+      (j) => effectiveStatus(j).state !== 'queued',
+      CANCEL_CONFIRM_MS,
+      deps.shutdown,
+    )
     const outcome = effectiveStatus(decided).state
-    if (outcome === 'queued') throw new Error(`cancel of ${job.spec.jobId} not confirmed by the operator within ${CANCEL_CONFIRM_MS} ms`)
+    if (outcome === 'queued')
+      throw new Error(`cancel of ${job.spec.jobId} not confirmed by the operator within ${CANCEL_CONFIRM_MS} ms`)
     if (outcome !== 'cancelled') throw notCancellable(outcome)
     deps.log.info({ requestId: ctx.state.requestId, jobId: job.spec.jobId }, 'job cancelled')
     ctx.status = 200

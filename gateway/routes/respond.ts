@@ -6,7 +6,12 @@ import type { RouteDeps } from './context.js'
 export const SYNC_RETRY_AFTER_SECONDS = 5
 
 /** Answers a run route with the job: 202 while not finished; a finished sync job by its outcome. */
-export async function respondWithJob(ctx: Context, deps: RouteDeps, job: JobRecord, waitForResult: boolean): Promise<void> {
+export async function respondWithJob(
+  ctx: Context,
+  deps: RouteDeps,
+  job: JobRecord,
+  waitForResult: boolean,
+): Promise<void> {
   const view = await deps.links.view(job)
   if (waitForResult && view.status === 'succeeded') {
     ctx.status = 200

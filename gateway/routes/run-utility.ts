@@ -28,7 +28,8 @@ function utilityFor(ctx: Context): UtilityDefinition {
   const utility = enabledUtility(slug)
   if (!utility) throw new ApiError('not_found', `There is no utility named ${JSON.stringify(slug.slice(0, 100))}.`)
   const key = ctx.state.key as AuthenticatedKey
-  if (!keyAllows(key.utilities, utility.slug)) throw new ApiError('forbidden', `This API key may not call ${utility.slug}.`)
+  if (!keyAllows(key.utilities, utility.slug))
+    throw new ApiError('forbidden', `This API key may not call ${utility.slug}.`)
   return utility
 }
 
@@ -49,7 +50,9 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const idemKey = readIdempotencyKey(ctx.headers['idempotency-key'])
   const body = await readJsonBody(ctx)
   if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
-    throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [{ path: 'callbackUrl', message: 'is not allowed on a sync run' }])
+    throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [
+      { path: 'callbackUrl', message: 'is not allowed on a sync run' },
+    ])
   }
   validateRunRequest(body, utility, mode)
   assertCallbackUrlAllowed(body)
@@ -58,7 +61,11 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const earlier = hash ? await deps.records.findIdempotent(key.id, hash) : undefined
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
   const req = body as RunRequest
-  const storageInputKeys = await assertStorageInputsReadable(req.input, { bucket: deps.bucket, find: (id) => deps.records.find(id), owns: (job) => job.spec.apiKeyId === key.id })
+  const storageInputKeys = await assertStorageInputsReadable(req.input, {
+    bucket: deps.bucket,
+    find: (id) => deps.records.find(id),
+    owns: (job) => job.spec.apiKeyId === key.id,
+  })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
 
   const now = Date.now()
@@ -79,7 +86,10 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const accepted = await acceptJob(deps, uj, req.input)
   if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
   const created = accepted.job
-  deps.log.info({ requestId: ctx.state.requestId, jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
+  deps.log.info(
+    { requestId: ctx.state.requestId, jobId, utility: utility.slug, mode, apiKeyId: key.id },
+    'job accepted',
+  )
   if (mode === 'async') return respondWithJob(ctx, deps, created, false)
   const wait = syncWait(ctx, deps.shutdown)
   try {
@@ -102,18 +112,30 @@ async function forgetQueued(deps: RouteDeps, job: UtilityJobResource, requestId:
     await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
     deps.log.info({ requestId, jobId: job.spec.jobId }, 'sync client gone before its job started; job cancelled')
   } catch (err) {
-    deps.log.warn({ requestId, jobId: job.spec.jobId, err: (err as Error).message }, 'cancelling the job of a sync client that left failed')
+    deps.log.warn(
+      { requestId, jobId: job.spec.jobId, err: (err as Error).message },
+      'cancelling the job of a sync client that left failed',
+    )
   }
 }
 
-async function replay(ctx: Context, deps: RouteDeps, job: JobRecord, utility: UtilityDefinition, mode: 'sync' | 'async'): Promise<void> {
+async function replay(
+  ctx: Context,
+  deps: RouteDeps,
+  job: JobRecord,
+  utility: UtilityDefinition,
+  mode: 'sync' | 'async',
+): Promise<void> {
   if (job.spec.utility !== utility.slug) {
     throw new ApiError('conflict', `This Idempotency-Key was already used for ${job.spec.utility}.`)
   }
   ctx.state.jobId = job.spec.jobId
   ctx.set('Idempotent-Replayed', 'true')
   const handed = await completeHandOff(deps, job, (ctx.state.key as AuthenticatedKey).objectName)
-  const current = mode === 'sync' && !isTerminal(handed) ? await deps.store.waitForTerminal(asResource(handed), deps.syncWaitMs, deps.shutdown) : handed
+  const current =
+    mode === 'sync' && !isTerminal(handed)
+      ? await deps.store.waitForTerminal(asResource(handed), deps.syncWaitMs, deps.shutdown)
+      : handed
   return respondWithJob(ctx, deps, current, mode === 'sync')
 }
 

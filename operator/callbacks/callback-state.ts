@@ -21,7 +21,15 @@ export function callbackEvent(uj: UtilityJobResource): CallbackEvent | null {
 }
 
 export function initialDelivery(): CallbackDelivery {
-  return { status: 'pending', attempts: 0, nextAttemptAt: null, lastAttemptAt: null, lastStatusCode: null, lastError: null, finishedAt: null }
+  return {
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: null,
+    lastAttemptAt: null,
+    lastStatusCode: null,
+    lastError: null,
+    finishedAt: null,
+  }
 }
 
 export function currentDelivery(uj: UtilityJobResource): CallbackDelivery {
@@ -33,7 +41,9 @@ export type AttemptErrorClass = 'http_status' | 'timeout' | 'connection' | 'unre
 
 /** The result of one attempt. `refused`: the destination is not allowed; it fails at once, without retries. */
 export type AttemptOutcome =
-  { kind: 'delivered'; statusCode: number } | { kind: 'failed'; statusCode: number | null; error: string; errorClass: AttemptErrorClass } | { kind: 'refused'; error: string }
+  | { kind: 'delivered'; statusCode: number }
+  | { kind: 'failed'; statusCode: number | null; error: string; errorClass: AttemptErrorClass }
+  | { kind: 'refused'; error: string }
 
 /**
  * The redelivery asked for (annotation dutil.io/redeliver, the time of the request) that no round
@@ -57,7 +67,12 @@ export function startRedelivery(d: CallbackDelivery, requestedAt: string): Callb
 }
 
 /** The delivery log's entry for an attempt that began at `startedAt` and left the block `next`. */
-export function attemptEntry(next: CallbackDelivery, outcome: AttemptOutcome, startedAt: number, endedAt: number): CallbackAttemptEntry {
+export function attemptEntry(
+  next: CallbackDelivery,
+  outcome: AttemptOutcome,
+  startedAt: number,
+  endedAt: number,
+): CallbackAttemptEntry {
   return {
     round: next.round ?? 1,
     attempt: next.attempts,
@@ -65,7 +80,8 @@ export function attemptEntry(next: CallbackDelivery, outcome: AttemptOutcome, st
     durationMs: Math.max(0, endedAt - startedAt),
     outcome: next.status === 'delivered' ? 'delivered' : next.status === 'failed' ? 'failed' : 'retrying',
     statusCode: next.lastStatusCode,
-    errorClass: outcome.kind === 'delivered' ? null : outcome.kind === 'refused' ? 'refused_destination' : outcome.errorClass,
+    errorClass:
+      outcome.kind === 'delivered' ? null : outcome.kind === 'refused' ? 'refused_destination' : outcome.errorClass,
     error: next.lastError,
     nextAttemptAt: next.nextAttemptAt,
   }
@@ -97,12 +113,31 @@ export function claimAttempt(d: CallbackDelivery, now: number, schedule: Callbac
 }
 
 /** The block after a claimed attempt ended with `outcome` at `now`. */
-export function afterAttempt(claimed: CallbackDelivery, outcome: AttemptOutcome, now: number, schedule: CallbackSchedule): CallbackDelivery {
+export function afterAttempt(
+  claimed: CallbackDelivery,
+  outcome: AttemptOutcome,
+  now: number,
+  schedule: CallbackSchedule,
+): CallbackDelivery {
   switch (outcome.kind) {
     case 'delivered':
-      return { ...claimed, status: 'delivered', nextAttemptAt: null, lastStatusCode: outcome.statusCode, lastError: null, finishedAt: isoMs(now) }
+      return {
+        ...claimed,
+        status: 'delivered',
+        nextAttemptAt: null,
+        lastStatusCode: outcome.statusCode,
+        lastError: null,
+        finishedAt: isoMs(now),
+      }
     case 'refused':
-      return { ...claimed, status: 'failed', nextAttemptAt: null, lastStatusCode: null, lastError: outcome.error, finishedAt: isoMs(now) }
+      return {
+        ...claimed,
+        status: 'failed',
+        nextAttemptAt: null,
+        lastStatusCode: null,
+        lastError: outcome.error,
+        finishedAt: isoMs(now),
+      }
     case 'failed': {
       const delay = retryDelayMs(claimed.attempts, schedule)
       const base = { ...claimed, lastStatusCode: outcome.statusCode, lastError: outcome.error }
@@ -114,5 +149,11 @@ export function afterAttempt(claimed: CallbackDelivery, outcome: AttemptOutcome,
 
 /** The block when the last attempt's outcome was lost: the callback has failed. */
 export function gaveUp(d: CallbackDelivery, now: number): CallbackDelivery {
-  return { ...d, status: 'failed', nextAttemptAt: null, lastError: d.lastError ?? 'The outcome of the last attempt was not recorded.', finishedAt: isoMs(now) }
+  return {
+    ...d,
+    status: 'failed',
+    nextAttemptAt: null,
+    lastError: d.lastError ?? 'The outcome of the last attempt was not recorded.',
+    finishedAt: isoMs(now),
+  }
 }

@@ -45,7 +45,10 @@ class FakeApi {
   }
 }
 
-function finishedJob(name: string, opts: { mode?: 'sync' | 'async'; state?: UtilityJobStatus['state']; callbackUrl?: string | null } = {}): UtilityJobResource {
+function finishedJob(
+  name: string,
+  opts: { mode?: 'sync' | 'async'; state?: UtilityJobStatus['state']; callbackUrl?: string | null } = {},
+): UtilityJobResource {
   const state = opts.state ?? 'succeeded'
   return {
     apiVersion: 'dutil.io/v1alpha1',
@@ -73,7 +76,10 @@ function finishedJob(name: string, opts: { mode?: 'sync' | 'async'; state?: Util
   }
 }
 
-function setup(replies: Array<AttemptOutcome | (() => Promise<AttemptOutcome>)>, secret: SigningSecret | null = { secret: 'whsec_dGVzdA==', source: 'key' }) {
+function setup(
+  replies: Array<AttemptOutcome | (() => Promise<AttemptOutcome>)>,
+  secret: SigningSecret | null = { secret: 'whsec_dGVzdA==', source: 'key' },
+) {
   const api = new FakeApi()
   let now = T0
   const sent: Array<{ msg: CallbackMessage; statusAtSend: UtilityJobStatus | undefined }> = []
@@ -96,7 +102,12 @@ function setup(replies: Array<AttemptOutcome | (() => Promise<AttemptOutcome>)>,
 }
 
 const ok: AttemptOutcome = { kind: 'delivered', statusCode: 200 }
-const err500: AttemptOutcome = { kind: 'failed', statusCode: 500, error: 'The receiver answered 500.', errorClass: 'http_status' }
+const err500: AttemptOutcome = {
+  kind: 'failed',
+  statusCode: 500,
+  error: 'The receiver answered 500.',
+  errorClass: 'http_status',
+}
 
 describe('CallbackController', () => {
   it('sends job.succeeded once, with the job view as data, and records the delivery', async () => {
@@ -106,7 +117,12 @@ describe('CallbackController', () => {
     expect(sent).toHaveLength(1)
     const body = JSON.parse(sent[0].msg.body)
     expect(body).toMatchObject({ type: 'job.succeeded', timestamp: new Date(T0 - 1000).toISOString() })
-    expect(body.data).toMatchObject({ id: 'job_J1', status: 'succeeded', metadata: { ticket: 'T-9' }, callback: { url: 'https://hooks.example.com/x', status: 'pending', attempts: 1 } })
+    expect(body.data).toMatchObject({
+      id: 'job_J1',
+      status: 'succeeded',
+      metadata: { ticket: 'T-9' },
+      callback: { url: 'https://hooks.example.com/x', status: 'pending', attempts: 1 },
+    })
     expect(sent[0].msg).toMatchObject({ id: 'job_J1', url: 'https://hooks.example.com/x', secret: 'whsec_dGVzdA==' })
     // The attempt was claimed (counted) before it was sent.
     expect(sent[0].statusAtSend?.callback).toMatchObject({ status: 'pending', attempts: 1 })
@@ -121,7 +137,10 @@ describe('CallbackController', () => {
     const { api, controller, sent } = setup([ok])
     api.put(finishedJob('j1', { state: 'failed' }))
     await controller.reconcile('j1')
-    expect(JSON.parse(sent[0].msg.body)).toMatchObject({ type: 'job.failed', data: { status: 'failed', error: { code: 'upstream_rejected' }, result: null } })
+    expect(JSON.parse(sent[0].msg.body)).toMatchObject({
+      type: 'job.failed',
+      data: { status: 'failed', error: { code: 'upstream_rejected' }, result: null },
+    })
   })
 
   it('sends nothing for sync, cancelled, unfinished or callback-less jobs', async () => {
@@ -170,7 +189,11 @@ describe('CallbackController', () => {
     api.put(finishedJob('j1'))
     expect(await controller.reconcile('j1')).toBeUndefined()
     expect(sent).toHaveLength(1)
-    expect(api.objects.get('j1')!.status!.callback).toMatchObject({ status: 'failed', attempts: 1, lastError: 'not allowed' })
+    expect(api.objects.get('j1')!.status!.callback).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: 'not allowed',
+    })
   })
 
   it('does not send when another writer claimed the attempt first', async () => {
@@ -226,7 +249,11 @@ describe('CallbackController', () => {
     api.put(finishedJob('j1'))
     expect(await controller.reconcile('j1')).toEqual({ requeueAfterMs: 10_000 })
     expect(sent).toHaveLength(0)
-    expect(api.objects.get('j1')!.status!.callback).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('signing secret') })
+    expect(api.objects.get('j1')!.status!.callback).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastError: expect.stringContaining('signing secret'),
+    })
   })
 
   it('records an attempt that could not be made (e.g. an unusable secret) as failed', async () => {
@@ -237,7 +264,11 @@ describe('CallbackController', () => {
     ])
     api.put(finishedJob('j1'))
     expect(await controller.reconcile('j1')).toEqual({ requeueAfterMs: 10_000 })
-    expect(api.objects.get('j1')!.status!.callback).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('signing secret is empty') })
+    expect(api.objects.get('j1')!.status!.callback).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastError: expect.stringContaining('signing secret is empty'),
+    })
   })
 
   it('lists the jobs whose callbacks are still pending', () => {
@@ -245,7 +276,15 @@ describe('CallbackController', () => {
     api.put(finishedJob('a'))
     api.put(finishedJob('b', { mode: 'sync' }))
     const delivered = finishedJob('c')
-    delivered.status!.callback = { status: 'delivered', attempts: 1, nextAttemptAt: null, lastAttemptAt: null, lastStatusCode: 200, lastError: null, finishedAt: null }
+    delivered.status!.callback = {
+      status: 'delivered',
+      attempts: 1,
+      nextAttemptAt: null,
+      lastAttemptAt: null,
+      lastStatusCode: 200,
+      lastError: null,
+      finishedAt: null,
+    }
     api.put(delivered)
     const added: string[] = []
     controller.enqueuePending({ add: (k: string) => added.push(k) } as never)

@@ -47,7 +47,11 @@ export interface CallbackControllerDeps {
 
 /** What an attempt got back, for an Event: "HTTP 503" or the error. */
 function answer(d: CallbackDelivery): string {
-  return d.lastError ? (d.lastStatusCode ? `HTTP ${d.lastStatusCode}: ${d.lastError}` : d.lastError) : `HTTP ${d.lastStatusCode}`
+  return d.lastError
+    ? d.lastStatusCode
+      ? `HTTP ${d.lastStatusCode}: ${d.lastError}`
+      : d.lastError
+    : `HTTP ${d.lastStatusCode}`
 }
 
 /** The receiver, without path or query (which may carry tokens). */
@@ -90,7 +94,8 @@ export class CallbackController {
 
   /** Puts every job with a pending callback on `queue` (start-up and periodic resync). */
   enqueuePending(queue: WorkQueue): void {
-    for (const uj of this.d.utilityJobs.list(this.d.namespace)) if (CallbackController.wants(uj)) queue.add(uj.metadata.name)
+    for (const uj of this.d.utilityJobs.list(this.d.namespace))
+      if (CallbackController.wants(uj)) queue.add(uj.metadata.name)
   }
 
   async reconcile(name: string): Promise<Requeue> {
@@ -107,7 +112,12 @@ export class CallbackController {
       if (!saved) return { requeueAfterMs: 1000 }
       const log = this.d.log.child({ jobId: uj.spec.jobId, event })
       log.info({ round: round.round, requestedAt: asked }, 'callback redelivery started')
-      this.d.events?.record(uj, { type: 'Normal', reason: 'CallbackRedelivery', action: 'Deliver', note: `Redelivering the ${event} callback (round ${round.round}), as asked at ${asked}.` })
+      this.d.events?.record(uj, {
+        type: 'Normal',
+        reason: 'CallbackRedelivery',
+        action: 'Deliver',
+        note: `Redelivering the ${event} callback (round ${round.round}), as asked at ${asked}.`,
+      })
       return this.attempt(saved, event, round, log)
     }
     const current = currentDelivery(uj)
@@ -136,7 +146,12 @@ export class CallbackController {
     }
   }
 
-  private async attempt(uj: UtilityJobResource, event: CallbackEvent, current: CallbackDelivery, log: Logger): Promise<Requeue> {
+  private async attempt(
+    uj: UtilityJobResource,
+    event: CallbackEvent,
+    current: CallbackDelivery,
+    log: Logger,
+  ): Promise<Requeue> {
     // Read before claiming: a failure here is retried with the queue's back-off, costing no attempt.
     const secret = await this.d.secrets.forKey(uj.spec.apiKeyId)
     const claimedAt = this.now()
@@ -146,24 +161,40 @@ export class CallbackController {
 
     let outcome: AttemptOutcome
     if (!secret) {
-      outcome = { kind: 'failed', statusCode: null, error: 'No signing secret exists for this API key or the workspace.', errorClass: 'no_secret' }
+      outcome = {
+        kind: 'failed',
+        statusCode: null,
+        error: 'No signing secret exists for this API key or the workspace.',
+        errorClass: 'no_secret',
+      }
     } else {
       let body: string | undefined
       try {
         const data = await this.d.view(claimed)
-        body = JSON.stringify({ type: event, timestamp: claimed.status!.finishedAt ?? new Date(claimedAt).toISOString(), data })
+        body = JSON.stringify({
+          type: event,
+          timestamp: claimed.status!.finishedAt ?? new Date(claimedAt).toISOString(),
+          data,
+        })
       } catch (err) {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'building the callback body failed')
       }
       outcome =
         body === undefined
-          ? { kind: 'failed', statusCode: null, error: 'The job could not be read back for the callback.', errorClass: 'internal' }
-          : await this.d.send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret }).catch((err): AttemptOutcome => ({
+          ? {
               kind: 'failed',
               statusCode: null,
-              error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}`,
+              error: 'The job could not be read back for the callback.',
               errorClass: 'internal',
-            }))
+            }
+          : await this.d
+              .send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret })
+              .catch((err): AttemptOutcome => ({
+                kind: 'failed',
+                statusCode: null,
+                error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}`,
+                errorClass: 'internal',
+              }))
     }
     const endedAt = this.now()
     this.d.metrics?.callbackAttempts.inc({ event, outcome: outcome.kind })
@@ -174,14 +205,30 @@ export class CallbackController {
     await this.d
       .recordAttempt?.(uj.spec.jobId, attemptEntry(next, outcome, claimedAt, endedAt))
       .catch((err) => log.warn({ err: (err as Error).message }, 'callback attempt not added to the delivery log'))
-    const fields = { attempt: next.attempts, status: next.status, statusCode: next.lastStatusCode, error: next.lastError, secret: secret?.source }
+    const fields = {
+      attempt: next.attempts,
+      status: next.status,
+      statusCode: next.lastStatusCode,
+      error: next.lastError,
+      secret: secret?.source,
+    }
     const to = receiver(uj.spec.callbackUrl)
     if (next.status === 'delivered') {
       log.info(fields, 'callback delivered')
-      this.d.events?.record(uj, { type: 'Normal', reason: 'CallbackDelivered', action: 'Deliver', note: `Delivered the ${event} callback to ${to} (${answer(next)}) on attempt ${next.attempts}.` })
+      this.d.events?.record(uj, {
+        type: 'Normal',
+        reason: 'CallbackDelivered',
+        action: 'Deliver',
+        note: `Delivered the ${event} callback to ${to} (${answer(next)}) on attempt ${next.attempts}.`,
+      })
     } else if (next.status === 'failed') {
       log.warn(fields, 'callback failed')
-      this.d.events?.record(uj, { type: 'Warning', reason: 'CallbackFailed', action: 'Deliver', note: `The ${event} callback to ${to} failed for good on attempt ${next.attempts} (${answer(next)}).` })
+      this.d.events?.record(uj, {
+        type: 'Warning',
+        reason: 'CallbackFailed',
+        action: 'Deliver',
+        note: `The ${event} callback to ${to} failed for good on attempt ${next.attempts} (${answer(next)}).`,
+      })
     } else {
       log.info({ ...fields, nextAttemptAt: next.nextAttemptAt }, 'callback attempt failed, will retry')
       this.d.events?.record(uj, {
@@ -203,13 +250,25 @@ export class CallbackController {
    * meanwhile (labels, say): re-read it and write again as long as our claim is still the
    * latest word on the callback.
    */
-  private async writeOutcome(obj: UtilityJobResource, claimed: CallbackDelivery, next: CallbackDelivery): Promise<void> {
+  private async writeOutcome(
+    obj: UtilityJobResource,
+    claimed: CallbackDelivery,
+    next: CallbackDelivery,
+  ): Promise<void> {
     let latest = obj
     for (let i = 0; i < OUTCOME_WRITE_TRIES; i++) {
       if (await this.write(latest, next)) return
-      latest = (await this.d.custom.getNamespacedCustomObject({ ...this.coords(), name: obj.metadata.name })) as UtilityJobResource
+      latest = (await this.d.custom.getNamespacedCustomObject({
+        ...this.coords(),
+        name: obj.metadata.name,
+      })) as UtilityJobResource
       const cb = latest.status?.callback
-      if (!cb || cb.attempts !== claimed.attempts || cb.status !== 'pending' || cb.lastAttemptAt !== claimed.lastAttemptAt) {
+      if (
+        !cb ||
+        cb.attempts !== claimed.attempts ||
+        cb.status !== 'pending' ||
+        cb.lastAttemptAt !== claimed.lastAttemptAt
+      ) {
         this.d.log.warn({ jobId: obj.spec.jobId }, 'callback changed by another writer; outcome not recorded')
         return
       }
@@ -222,14 +281,25 @@ export class CallbackController {
     const body: UtilityJobResource = { ...uj, status: { ...uj.status!, callback } }
     let saved: UtilityJobResource
     try {
-      saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({ ...this.coords(), name: uj.metadata.name, body })) as UtilityJobResource
+      saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({
+        ...this.coords(),
+        name: uj.metadata.name,
+        body,
+      })) as UtilityJobResource
     } catch (err) {
       if (apiStatus(err) === 409) return null
       throw err
     }
     // The status decides who claimed an attempt (resourceVersion); the record follows it. A
     // failed copy is made good when the job is archived (the reconciler writes the final row).
-    await this.d.record?.(uj.spec.jobId, callback).catch((err) => this.d.log.warn({ jobId: uj.spec.jobId, err: (err as Error).message }, 'callback state not copied to the job record'))
+    await this.d
+      .record?.(uj.spec.jobId, callback)
+      .catch((err) =>
+        this.d.log.warn(
+          { jobId: uj.spec.jobId, err: (err as Error).message },
+          'callback state not copied to the job record',
+        ),
+      )
     return saved
   }
 

@@ -33,7 +33,8 @@ export interface DeliveryOptions extends DestinationOptions {
 export async function deliverCallback(msg: CallbackMessage, opts: DeliveryOptions): Promise<AttemptOutcome> {
   const dest = await checkDestination(msg.url, opts)
   if (dest.kind === 'refused') return { kind: 'refused', error: dest.reason }
-  if (dest.kind === 'unresolved') return { kind: 'failed', statusCode: null, error: dest.reason, errorClass: 'unresolved' }
+  if (dest.kind === 'unresolved')
+    return { kind: 'failed', statusCode: null, error: dest.reason, errorClass: 'unresolved' }
   const timestamp = Math.floor((opts.now ? opts.now() : Date.now()) / 1000)
   const headers = {
     'content-type': 'application/json',
@@ -44,14 +45,26 @@ export async function deliverCallback(msg: CallbackMessage, opts: DeliveryOption
   if ('error' in answer) return { kind: 'failed', statusCode: null, error: answer.error, errorClass: answer.errorClass }
   const status = answer.statusCode
   if (status >= 200 && status < 300) return { kind: 'delivered', statusCode: status }
-  if (status >= 300 && status < 400) return { kind: 'failed', statusCode: status, error: `The receiver answered ${status}; redirects are not followed.`, errorClass: 'http_status' }
+  if (status >= 300 && status < 400)
+    return {
+      kind: 'failed',
+      statusCode: status,
+      error: `The receiver answered ${status}; redirects are not followed.`,
+      errorClass: 'http_status',
+    }
   return { kind: 'failed', statusCode: status, error: `The receiver answered ${status}.`, errorClass: 'http_status' }
 }
 
 type Answer = { statusCode: number } | { error: string; errorClass: 'timeout' | 'connection' }
 
 /** POST to `url`, connecting only to `addresses`; TLS still verifies the certificate against the URL's host. */
-function postPinned(url: URL, addresses: LookupAddress[], headers: Record<string, string>, body: string, opts: DeliveryOptions): Promise<Answer> {
+function postPinned(
+  url: URL,
+  addresses: LookupAddress[],
+  headers: Record<string, string>,
+  body: string,
+  opts: DeliveryOptions,
+): Promise<Answer> {
   const payload = Buffer.from(body)
   return new Promise((resolve) => {
     let settled = false
@@ -69,7 +82,10 @@ function postPinned(url: URL, addresses: LookupAddress[], headers: Record<string
       lookup: pinnedLookup(addresses),
     })
     const timer = setTimeout(() => {
-      settle({ error: `The receiver did not answer within ${Math.round(opts.timeoutMs / 1000)} s.`, errorClass: 'timeout' })
+      settle({
+        error: `The receiver did not answer within ${Math.round(opts.timeoutMs / 1000)} s.`,
+        errorClass: 'timeout',
+      })
       req.destroy()
     }, opts.timeoutMs)
     req.on('response', (res) => {
@@ -77,7 +93,9 @@ function postPinned(url: URL, addresses: LookupAddress[], headers: Record<string
       // The answer's body is not needed; do not let a slow one hold the connection.
       res.destroy()
     })
-    req.on('error', (err: NodeJS.ErrnoException) => settle({ error: `The connection failed: ${err.code ?? err.message}.`, errorClass: 'connection' }))
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      settle({ error: `The connection failed: ${err.code ?? err.message}.`, errorClass: 'connection' }),
+    )
     req.end(payload)
   })
 }

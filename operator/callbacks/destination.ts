@@ -17,7 +17,10 @@ export interface DestinationOptions extends AddressAllowance {
  * `ok`: connect to exactly these (checked) addresses. `refused`: the destination is not
  * allowed and the callback fails at once. `unresolved`: DNS gave no answer; worth a retry.
  */
-export type DestinationCheck = { kind: 'ok'; url: URL; addresses: LookupAddress[] } | { kind: 'refused'; reason: string } | { kind: 'unresolved'; reason: string }
+export type DestinationCheck =
+  | { kind: 'ok'; url: URL; addresses: LookupAddress[] }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'unresolved'; reason: string }
 
 /**
  * The check made before every callback attempt (docs/api.md, Callbacks): https
@@ -37,9 +40,16 @@ export async function checkDestination(raw: string, opts: DestinationOptions): P
   if (url.username || url.password) return { kind: 'refused', reason: 'The callback URL must not contain credentials.' }
   const host = literalHost(url)
   const found = await resolveAllowedAddresses(host, opts, opts.resolver)
-  if (found.kind === 'unresolved') return { kind: 'unresolved', reason: `The host ${host} could not be resolved${found.code ? ` (${found.code})` : ''}.` }
+  if (found.kind === 'unresolved')
+    return {
+      kind: 'unresolved',
+      reason: `The host ${host} could not be resolved${found.code ? ` (${found.code})` : ''}.`,
+    }
   if (found.kind === 'refused') {
-    return { kind: 'refused', reason: `The host ${host} resolves to ${found.address}, which is not an allowed destination (private, loopback, link-local, multicast or unique-local).` }
+    return {
+      kind: 'refused',
+      reason: `The host ${host} resolves to ${found.address}, which is not an allowed destination (private, loopback, link-local, multicast or unique-local).`,
+    }
   }
   return { kind: 'ok', url, addresses: found.addresses }
 }

@@ -10,7 +10,12 @@ export interface CallbackSchedule {
   timeoutMs: number
 }
 
-export const CALLBACK_SCHEDULE: Readonly<CallbackSchedule> = { maxAttempts: 8, firstDelayMs: 10_000, factor: 2, timeoutMs: 10_000 }
+export const CALLBACK_SCHEDULE: Readonly<CallbackSchedule> = {
+  maxAttempts: 8,
+  firstDelayMs: 10_000,
+  factor: 2,
+  timeoutMs: 10_000,
+}
 
 /**
  * The schedule with its back-off delays multiplied by `scale` (tests only: the test platform

@@ -23,11 +23,17 @@ describe('signer', () => {
 
   it('signs headers that the official library verifies', () => {
     const secret = `whsec_${Buffer.from('a test secret of 32 bytes length').toString('base64')}`
-    const body = JSON.stringify({ type: 'job.succeeded', timestamp: '2026-01-01T00:00:00.000Z', data: { id: 'job_1', ünïcode: '✓' } })
+    const body = JSON.stringify({
+      type: 'job.succeeded',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      data: { id: 'job_1', ünïcode: '✓' },
+    })
     const now = Math.floor(Date.now() / 1000)
     const headers = webhookHeaders(secret, 'job_01J0000000000000000000000', now, body)
     expect(new Webhook(secret).verify(body, headers)).toMatchObject({ type: 'job.succeeded' })
     expect(() => new Webhook(secret).verify(body + ' ', headers)).toThrow()
-    expect(() => new Webhook(`whsec_${Buffer.from('another secret').toString('base64')}`).verify(body, headers)).toThrow()
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('another secret').toString('base64')}`).verify(body, headers),
+    ).toThrow()
   })
 })

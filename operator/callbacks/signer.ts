@@ -23,7 +23,12 @@ export function sign(secret: string, id: string, timestampSeconds: number, body:
 }
 
 /** The three `webhook-*` headers of one attempt. */
-export function webhookHeaders(secret: string, id: string, timestampSeconds: number, body: string | Buffer): Record<string, string> {
+export function webhookHeaders(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string | Buffer,
+): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),

@@ -64,7 +64,21 @@ export async function inTransaction<T>(db: Database, fn: (client: pg.PoolClient)
   }
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006'])
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+])
 
 /**
  * Whether an error means "the database cannot be reached right now" (down, restarting, out of
@@ -74,7 +88,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: string; message?: string } | undefined
   if (!e) return false
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(e.message ?? '')
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(
+    e.message ?? '',
+  )
 }
 
 /** The job record could not be reached: callers answer "retry shortly" instead of a plain 500. */
@@ -111,7 +127,8 @@ function cleanString(s: string): string {
 function clean(v: unknown): unknown {
   if (typeof v === 'string') return cleanString(v)
   if (Array.isArray(v)) return v.map(clean)
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [cleanString(k), clean(x)]))
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [cleanString(k), clean(x)]))
   return v
 }
 

@@ -7,7 +7,10 @@ import { dayOfPartition, partitionName } from './partitions.js'
 
 const link = (key: string) => ({ url: `https://files.example/${key}`, expiresAt: '2026-01-01T00:00:00.000Z' })
 
-function job(over: Partial<UtilityJobResource['status']> = {}, spec: Partial<UtilityJobResource['spec']> = {}): UtilityJobResource {
+function job(
+  over: Partial<UtilityJobResource['status']> = {},
+  spec: Partial<UtilityJobResource['spec']> = {},
+): UtilityJobResource {
   const at = Date.parse('2026-11-23T10:00:00.123Z')
   const jobId = newId('job', at)
   return {
@@ -32,9 +35,28 @@ function job(over: Partial<UtilityJobResource['status']> = {}, spec: Partial<Uti
       startedAt: '2026-11-23T10:00:01.000Z',
       finishedAt: '2026-11-23T10:00:02.500Z',
       timings: { queueMs: 877, upstreamMs: 1000, storageMs: 300, totalMs: 2377 },
-      result: { files: [{ key: `split-pdf/2026-11-23/${jobId}/page-001.pdf`, name: 'page-001.pdf', size: 10, contentType: 'application/pdf', pageNumber: 1 }], extras: { pageCount: 1 } },
+      result: {
+        files: [
+          {
+            key: `split-pdf/2026-11-23/${jobId}/page-001.pdf`,
+            name: 'page-001.pdf',
+            size: 10,
+            contentType: 'application/pdf',
+            pageNumber: 1,
+          },
+        ],
+        extras: { pageCount: 1 },
+      },
       error: null,
-      callback: { status: 'delivered', attempts: 1, nextAttemptAt: null, lastAttemptAt: '2026-11-23T10:00:03.000Z', lastStatusCode: 204, lastError: null, finishedAt: '2026-11-23T10:00:03.100Z' },
+      callback: {
+        status: 'delivered',
+        attempts: 1,
+        nextAttemptAt: null,
+        lastAttemptAt: '2026-11-23T10:00:03.000Z',
+        lastStatusCode: 204,
+        lastError: null,
+        finishedAt: '2026-11-23T10:00:03.100Z',
+      },
       jobName: 'x',
       ...over,
     },
@@ -46,9 +68,37 @@ describe('job rows', () => {
     for (const j of [
       job(),
       job({ state: 'failed', result: null, error: { code: 'upstream_rejected', message: 'not a PDF' } }),
-      job({ state: 'queued', startedAt: null, finishedAt: null, timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null }, result: null, callback: undefined }),
-      job({}, { source: 'playground', userEmail: 'a@example.com', apiKeyId: '', apiKeyName: '', callbackUrl: undefined, idempotencyKeyHash: undefined }),
-      job({ state: 'running', finishedAt: null, result: null, progress: { done: 120, total: 500, unit: 'pages', updatedAt: '2026-11-23T10:00:01.500Z', summary: '120/500 pages' } }),
+      job({
+        state: 'queued',
+        startedAt: null,
+        finishedAt: null,
+        timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null },
+        result: null,
+        callback: undefined,
+      }),
+      job(
+        {},
+        {
+          source: 'playground',
+          userEmail: 'a@example.com',
+          apiKeyId: '',
+          apiKeyName: '',
+          callbackUrl: undefined,
+          idempotencyKeyHash: undefined,
+        },
+      ),
+      job({
+        state: 'running',
+        finishedAt: null,
+        result: null,
+        progress: {
+          done: 120,
+          total: 500,
+          unit: 'pages',
+          updatedAt: '2026-11-23T10:00:01.500Z',
+          summary: '120/500 pages',
+        },
+      }),
     ]) {
       const back = recordOf(rowOf(j))
       expect(toJobView(back, link)).toEqual(toJobView(j, link))
@@ -60,7 +110,11 @@ describe('job rows', () => {
   it('take a job without a status as queued, sync or async (a sync job waits for a run slot too)', () => {
     const { status: _s, ...noStatus } = job()
     expect(rowOf(noStatus).state).toBe('queued')
-    expect(rowOf({ ...noStatus, spec: { ...noStatus.spec, mode: 'sync' } })).toMatchObject({ state: 'queued', queue_ms: null, started_at: null })
+    expect(rowOf({ ...noStatus, spec: { ...noStatus.spec, mode: 'sync' } })).toMatchObject({
+      state: 'queued',
+      queue_ms: null,
+      started_at: null,
+    })
   })
 
   it('read timestamps back in the API form whatever text PostgreSQL gives', () => {

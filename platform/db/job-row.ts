@@ -1,5 +1,11 @@
 import { decodeTime } from 'ulid'
-import type { CallbackDelivery, JobError, JobProgress, UtilityJobSpec, UtilityJobStatus } from '../../contract/crd-schemas.js'
+import type {
+  CallbackDelivery,
+  JobError,
+  JobProgress,
+  UtilityJobSpec,
+  UtilityJobStatus,
+} from '../../contract/crd-schemas.js'
 import { ulidOf } from '../../contract/ids.js'
 import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
 

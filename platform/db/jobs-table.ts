@@ -19,7 +19,8 @@ function columnValue(row: JobRow, c: keyof JobRow): unknown {
 }
 const values = (row: JobRow) => JOB_COLUMNS.map((c) => columnValue(row, c))
 /** A row as read: metadata parsed back from its text. */
-const fromDb = (r: JobRow): JobRecord => recordOf({ ...r, metadata: r.metadata === null ? null : JSON.parse(r.metadata as unknown as string) })
+const fromDb = (r: JobRow): JobRecord =>
+  recordOf({ ...r, metadata: r.metadata === null ? null : JSON.parse(r.metadata as unknown as string) })
 const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ')
 
 /**
@@ -43,7 +44,10 @@ async function withPartition<T>(db: Database, createdAt: string, fn: () => Promi
   }
 }
 
-export type AcceptOutcome = { kind: 'inserted' } | { kind: 'existing'; jobId: string } | { kind: 'over_ceiling'; queued: number; scope: 'key' | 'platform' }
+export type AcceptOutcome =
+  | { kind: 'inserted' }
+  | { kind: 'existing'; jobId: string }
+  | { kind: 'over_ceiling'; queued: number; scope: 'key' | 'platform' }
 
 /** Thrown inside the accept transaction to roll it back (the Idempotency-Key claim with it). */
 class OverCeiling extends Error {
@@ -67,18 +71,20 @@ const QUEUED_OF_KEY = "SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1
  * every decision went the job's way, inside the transaction: a refused request or the loser of
  * an Idempotency-Key race writes nothing, and a failed write leaves no row.
  */
-export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQueuedPerKey?: number; maxQueuedTotal?: number; beforeCommit?: () => Promise<void> } = {}): Promise<AcceptOutcome> {
+export async function insertAccepted(
+  db: Database,
+  job: JobRecord,
+  opts: { maxQueuedPerKey?: number; maxQueuedTotal?: number; beforeCommit?: () => Promise<void> } = {},
+): Promise<AcceptOutcome> {
   const row = rowOf(job)
   try {
     return await withPartition(db, row.created_at, () =>
       inTransaction(db, async (c) => {
         if (row.idempotency_key_hash !== null) {
-          const claimed = await c.query('INSERT INTO idempotency_keys (api_key_id, key_hash, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING job_id', [
-            row.api_key_id,
-            row.idempotency_key_hash,
-            row.id,
-            row.created_at,
-          ])
+          const claimed = await c.query(
+            'INSERT INTO idempotency_keys (api_key_id, key_hash, job_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING job_id',
+            [row.api_key_id, row.idempotency_key_hash, row.id, row.created_at],
+          )
           if (claimed.rowCount === 0) {
             const holder = await findIdempotent(c, row.api_key_id, row.idempotency_key_hash)
             if (holder) return { kind: 'existing', jobId: holder }
@@ -112,7 +118,10 @@ export async function insertAccepted(db: Database, job: JobRecord, opts: { maxQu
 
 /** The job that an API key's Idempotency-Key (hash) created, if any. */
 export async function findIdempotent(db: Queryable, apiKeyId: string, keyHash: string): Promise<string | undefined> {
-  const res = await db.query<{ job_id: string }>('SELECT job_id FROM idempotency_keys WHERE api_key_id = $1 AND key_hash = $2', [apiKeyId, keyHash])
+  const res = await db.query<{ job_id: string }>(
+    'SELECT job_id FROM idempotency_keys WHERE api_key_id = $1 AND key_hash = $2',
+    [apiKeyId, keyHash],
+  )
   return res.rows[0]?.job_id
 }
 
@@ -127,7 +136,10 @@ export async function recordTransition(db: Database, job: JobRecord): Promise<bo
   const terminal = TERMINAL_STATES.includes(row.state)
   return withPartition(db, row.created_at, () =>
     inTransaction(db, async (c) => {
-      const prev = await c.query<{ state: string }>('SELECT state FROM jobs WHERE created_at = $1 AND id = $2 FOR UPDATE', [row.created_at, row.id])
+      const prev = await c.query<{ state: string }>(
+        'SELECT state FROM jobs WHERE created_at = $1 AND id = $2 FOR UPDATE',
+        [row.created_at, row.id],
+      )
       const before = prev.rows[0]?.state
       if (before === undefined) {
         await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
@@ -152,7 +164,11 @@ export async function recordTransition(db: Database, job: JobRecord): Promise<bo
 export async function recordCallback(db: Database, jobId: string, delivery: CallbackDelivery): Promise<void> {
   const createdAt = createdAtOfJobId(jobId)
   if (!createdAt) throw new Error(`not a job id: ${jobId}`)
-  await db.query('UPDATE jobs SET callback = $3, updated_at = now() WHERE created_at = $1 AND id = $2', [createdAt, jobId, storableJson(delivery)])
+  await db.query('UPDATE jobs SET callback = $3, updated_at = now() WHERE created_at = $1 AND id = $2', [
+    createdAt,
+    jobId,
+    storableJson(delivery),
+  ])
 }
 
 /** Attempts kept per job in the delivery log (8 per round; redeliveries are limited to fit). */
@@ -175,12 +191,20 @@ export async function appendCallbackAttempt(db: Queryable, jobId: string, entry:
 export async function getCallbackLog(db: Queryable, jobId: string): Promise<CallbackAttemptEntry[]> {
   const createdAt = createdAtOfJobId(jobId)
   if (!createdAt) return []
-  const res = await db.query<{ callback_log: CallbackAttemptEntry[] | null }>('SELECT callback_log FROM jobs WHERE created_at = $1 AND id = $2', [createdAt, jobId])
+  const res = await db.query<{ callback_log: CallbackAttemptEntry[] | null }>(
+    'SELECT callback_log FROM jobs WHERE created_at = $1 AND id = $2',
+    [createdAt, jobId],
+  )
   return res.rows[0]?.callback_log ?? []
 }
 
 /** Marks a job failed that could not be handed to the cluster (its UtilityJob was never created). */
-export async function failUnstarted(db: Database, job: JobRecord, error: { code: string; message: string }, now: number): Promise<void> {
+export async function failUnstarted(
+  db: Database,
+  job: JobRecord,
+  error: { code: string; message: string },
+  now: number,
+): Promise<void> {
   const created = Date.parse(job.spec.createdAt)
   await recordTransition(db, {
     spec: job.spec,
@@ -199,7 +223,9 @@ export async function failUnstarted(db: Database, job: JobRecord, error: { code:
 export async function getJob(db: Queryable, jobId: string): Promise<JobRecord | undefined> {
   const createdAt = createdAtOfJobId(jobId)
   if (!createdAt) return undefined
-  const res = await db.query<JobRow>(prepared(`SELECT ${COLUMN_LIST} FROM jobs WHERE created_at = $1 AND id = $2`, [createdAt, jobId]))
+  const res = await db.query<JobRow>(
+    prepared(`SELECT ${COLUMN_LIST} FROM jobs WHERE created_at = $1 AND id = $2`, [createdAt, jobId]),
+  )
   return res.rows[0] ? fromDb(res.rows[0]) : undefined
 }
 
@@ -238,7 +264,9 @@ export async function listJobs(db: Queryable, q: JobListQuery): Promise<JobRecor
     if (q.playground.userEmail !== undefined) where.push(`user_email = ${arg(q.playground.userEmail)}`)
   }
   if (q.ownedBy) {
-    where.push(`(api_key_id = ANY(${arg(q.ownedBy.apiKeyIds)}) OR (source = 'playground' AND user_email = ${arg(q.ownedBy.userEmail)}))`)
+    where.push(
+      `(api_key_id = ANY(${arg(q.ownedBy.apiKeyIds)}) OR (source = 'playground' AND user_email = ${arg(q.ownedBy.userEmail)}))`,
+    )
   }
   if (q.utility !== undefined) where.push(`utility = ${arg(q.utility)}`)
   if (q.state !== undefined) where.push(`state = ${arg(q.state)}`)
@@ -252,16 +280,19 @@ export async function listJobs(db: Queryable, q: JobListQuery): Promise<JobRecor
 
 /** Rows still queued or running that were created before `beforeMs` (the operator's sweep for lost hand-offs). */
 export async function openJobsCreatedBefore(db: Queryable, beforeMs: number, limit = 500): Promise<JobRecord[]> {
-  const res = await db.query<JobRow>(`SELECT ${COLUMN_LIST} FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1 ORDER BY created_at LIMIT $2`, [new Date(beforeMs).toISOString(), limit])
+  const res = await db.query<JobRow>(
+    `SELECT ${COLUMN_LIST} FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1 ORDER BY created_at LIMIT $2`,
+    [new Date(beforeMs).toISOString(), limit],
+  )
   return res.rows.map(fromDb)
 }
 
 /** Storage keys of one day's jobs (inputs and outputs), read before the day's partition is dropped. */
 export async function storedKeysOfDay(db: Queryable, day: string): Promise<{ jobIds: string[]; keys: string[] }> {
-  const res = await db.query<{ id: string; input_key: string; result: JobRow['result'] }>(`SELECT id, input_key, result FROM jobs WHERE created_at >= $1 AND created_at < $2`, [
-    `${day}T00:00:00Z`,
-    new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString(),
-  ])
+  const res = await db.query<{ id: string; input_key: string; result: JobRow['result'] }>(
+    `SELECT id, input_key, result FROM jobs WHERE created_at >= $1 AND created_at < $2`,
+    [`${day}T00:00:00Z`, new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString()],
+  )
   const keys: string[] = []
   for (const r of res.rows) {
     keys.push(r.input_key)

@@ -40,7 +40,9 @@ export async function ensurePartitions(db: Queryable, fromMs: number, days: numb
 
 /** Days of the existing partitions, oldest first. */
 export async function partitionDays(db: Queryable): Promise<string[]> {
-  const res = await db.query<{ name: string }>(`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'jobs'`)
+  const res = await db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'jobs'`,
+  )
   return res.rows
     .map((r) => dayOfPartition(r.name))
     .filter((d): d is string => d !== null)

@@ -29,7 +29,14 @@ export const USAGE_RETENTION_DAYS = 400
 
 function dimensions(job: JobRecord): unknown[] {
   const source = job.spec.source ?? 'api'
-  return [utcDay(Date.parse(job.spec.createdAt)), source, job.spec.apiKeyId, source === 'playground' ? (job.spec.userEmail ?? '') : '', job.spec.utility, job.spec.apiKeyName]
+  return [
+    utcDay(Date.parse(job.spec.createdAt)),
+    source,
+    job.spec.apiKeyId,
+    source === 'playground' ? (job.spec.userEmail ?? '') : '',
+    job.spec.utility,
+    job.spec.apiKeyName,
+  ]
 }
 
 const UPSERT = `INSERT INTO usage_daily AS u (day, source, api_key_id, user_email, utility, api_key_name, jobs, succeeded, failed, cancelled, errors, total_ms, upstream_ms, output_bytes)
@@ -87,7 +94,10 @@ interface UsageDbRow {
 
 /** Usage rows of the days in [fromDay, toDay] (by the primary key's leading day: an index range). */
 export async function usageRows(db: Queryable, fromDay: string, toDay: string): Promise<UsageRow[]> {
-  const res = await db.query<UsageDbRow>('SELECT * FROM usage_daily WHERE day BETWEEN $1 AND $2 ORDER BY day, api_key_name, utility', [fromDay, toDay])
+  const res = await db.query<UsageDbRow>(
+    'SELECT * FROM usage_daily WHERE day BETWEEN $1 AND $2 ORDER BY day, api_key_name, utility',
+    [fromDay, toDay],
+  )
   return res.rows.map((r) => ({
     day: r.day,
     source: r.source,

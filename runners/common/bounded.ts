@@ -3,7 +3,11 @@
  * up (so a producer such as a PDF splitter is never more than `limit` items ahead). Results keep
  * the items' order. The first failure stops new work and is thrown once running calls settle.
  */
-export async function mapBounded<T, R>(items: AsyncIterable<T> | Iterable<T>, limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: AsyncIterable<T> | Iterable<T>,
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = []
   const running = new Set<Promise<void>>()
   let failure: { err: unknown } | undefined

@@ -70,7 +70,9 @@ export function signV4(r: SignInput): Record<string, string> {
     .join('&')
   const token = r.sessionToken ? `x-amz-security-token:${r.sessionToken}\n` : ''
   const headers = `host:${r.host}\nx-amz-content-sha256:${r.payloadHash}\nx-amz-date:${amzDate}\n${token}`
-  const signed = r.sessionToken ? 'host;x-amz-content-sha256;x-amz-date;x-amz-security-token' : 'host;x-amz-content-sha256;x-amz-date'
+  const signed = r.sessionToken
+    ? 'host;x-amz-content-sha256;x-amz-date;x-amz-security-token'
+    : 'host;x-amz-content-sha256;x-amz-date'
   const canonical = [r.method, r.path, query, headers, signed, r.payloadHash].join('\n')
   const scope = `${day}/${r.region}/s3/aws4_request`
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n')
@@ -92,10 +94,27 @@ export function s3ObjectStore(s: StorageSettings): ObjectStore {
   const agent = new mod.Agent({ keepAlive: true, maxSockets: 8 })
   const basePath = base.pathname.replace(/\/$/, '')
 
-  function call(method: string, key: string, query: Record<string, string>, body?: Buffer, headers: Record<string, string> = {}): Promise<http.IncomingMessage> {
+  function call(
+    method: string,
+    key: string,
+    query: Record<string, string>,
+    body?: Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<http.IncomingMessage> {
     const path = `${basePath}/${s3Encode(s.bucket)}/${s3Encode(key, true)}`
     const payloadHash = body ? createHash('sha256').update(body).digest('hex') : EMPTY_SHA256
-    const auth = signV4({ method, host: base.host, path, query, payloadHash, region: s.region, accessKey: s.accessKey, secretKey: s.secretKey, sessionToken: s.sessionToken, now: new Date() })
+    const auth = signV4({
+      method,
+      host: base.host,
+      path,
+      query,
+      payloadHash,
+      region: s.region,
+      accessKey: s.accessKey,
+      secretKey: s.secretKey,
+      sessionToken: s.sessionToken,
+      now: new Date(),
+    })
     const qs = Object.keys(query)
       .map((k) => (query[k] === '' ? s3Encode(k) : `${s3Encode(k)}=${s3Encode(query[k])}`))
       .join('&')
@@ -116,7 +135,13 @@ export function s3ObjectStore(s: StorageSettings): ObjectStore {
           if (status >= 200 && status < 300) return resolve(res)
           let text = ''
           for await (const c of res) text += c
-          reject(new ObjectStoreError(`${method} ${key}: ${status} ${xmlValue(text, 'Message') ?? ''}`.trim(), status, xmlValue(text, 'Code')))
+          reject(
+            new ObjectStoreError(
+              `${method} ${key}: ${status} ${xmlValue(text, 'Message') ?? ''}`.trim(),
+              status,
+              xmlValue(text, 'Code'),
+            ),
+          )
         },
       )
       req.on('timeout', () => req.destroy(new Error(`${method} ${key}: timed out`)))
@@ -154,9 +179,16 @@ export function s3ObjectStore(s: StorageSettings): ObjectStore {
     },
     async completeMultipart(key, uploadId, etags) {
       const xml = `<CompleteMultipartUpload>${etags.map((e) => `<Part><PartNumber>${e.part}</PartNumber><ETag>"${e.etag}"</ETag></Part>`).join('')}</CompleteMultipartUpload>`
-      const answer = await text(await call('POST', key, { uploadId }, Buffer.from(xml), { 'content-type': 'application/xml' }))
+      const answer = await text(
+        await call('POST', key, { uploadId }, Buffer.from(xml), { 'content-type': 'application/xml' }),
+      )
       // S3 may answer 200 and still report an error in the body.
-      if (answer.includes('<Error>')) throw new ObjectStoreError(`completing ${key}: ${xmlValue(answer, 'Message') ?? 'failed'}`, 200, xmlValue(answer, 'Code'))
+      if (answer.includes('<Error>'))
+        throw new ObjectStoreError(
+          `completing ${key}: ${xmlValue(answer, 'Message') ?? 'failed'}`,
+          200,
+          xmlValue(answer, 'Code'),
+        )
     },
     async abortMultipart(key, uploadId) {
       ;(await call('DELETE', key, { uploadId })).resume()

@@ -74,21 +74,37 @@ describe('checkOutboundUrl', () => {
 
   it('refuses loopback in strict mode, allows it with the dev allowance', async () => {
     const resolver = resolverFor({ 'localhost.test': ['127.0.0.1'] })
-    await expect(checkOutboundUrl('http://localhost.test/', { allowLoopback: false, resolver })).rejects.toMatchObject({ code: 'upstream_rejected' })
-    await expect(checkOutboundUrl('http://[::1]/', { allowLoopback: false, resolver })).rejects.toMatchObject({ code: 'upstream_rejected' })
-    await expect(checkOutboundUrl('http://localhost.test/', { allowLoopback: true, resolver })).resolves.toMatchObject({ address: '127.0.0.1' })
+    await expect(checkOutboundUrl('http://localhost.test/', { allowLoopback: false, resolver })).rejects.toMatchObject({
+      code: 'upstream_rejected',
+    })
+    await expect(checkOutboundUrl('http://[::1]/', { allowLoopback: false, resolver })).rejects.toMatchObject({
+      code: 'upstream_rejected',
+    })
+    await expect(checkOutboundUrl('http://localhost.test/', { allowLoopback: true, resolver })).resolves.toMatchObject({
+      address: '127.0.0.1',
+    })
   })
 
   it('refuses by shape before resolving anything', async () => {
     const resolver = resolverFor({})
-    for (const url of ['file:///etc/passwd', 'FILE:///etc/passwd', '\\\\host\\share', 'http://2130706433/', 'http://0x7f.1/', 'http://u:p@example.com/']) {
+    for (const url of [
+      'file:///etc/passwd',
+      'FILE:///etc/passwd',
+      '\\\\host\\share',
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://u:p@example.com/',
+    ]) {
       await expect(checkOutboundUrl(url, { allowLoopback: true, resolver })).rejects.toBeInstanceOf(UrlRefusedError)
     }
     expect(resolver.calls).toEqual([])
   })
 
   it('says when a host does not resolve (a failure to load, not a refusal)', async () => {
-    const err = await checkOutboundUrl('https://nowhere.test/', { allowLoopback: false, resolver: resolverFor({}) }).catch((e) => e)
+    const err = await checkOutboundUrl('https://nowhere.test/', {
+      allowLoopback: false,
+      resolver: resolverFor({}),
+    }).catch((e) => e)
     expect(err).toMatchObject({ code: 'upstream_rejected', message: 'The host nowhere.test could not be resolved.' })
     expect(err).not.toBeInstanceOf(UrlRefusedError)
   })
@@ -97,7 +113,9 @@ describe('checkOutboundUrl', () => {
 describe('outboundGet', () => {
   it('refuses the loopback server in strict mode without connecting to it', async () => {
     hits.length = 0
-    await expect(outboundGet(`${base}/file`, { allowLoopback: false })).rejects.toMatchObject({ code: 'upstream_rejected' })
+    await expect(outboundGet(`${base}/file`, { allowLoopback: false })).rejects.toMatchObject({
+      code: 'upstream_rejected',
+    })
     expect(hits).toEqual([])
   })
 
@@ -120,14 +138,23 @@ describe('outboundGet', () => {
   ])('refuses a redirect to %s, and connects nowhere', async (_what, to) => {
     hits.length = 0
     const resolver = resolverFor({ 'internal.test': ['10.1.2.3'] })
-    const err = await outboundGet(`${base}/redirect?to=${encodeURIComponent(to)}`, { allowLoopback: true, resolver }).catch((e) => e)
+    const err = await outboundGet(`${base}/redirect?to=${encodeURIComponent(to)}`, {
+      allowLoopback: true,
+      resolver,
+    }).catch((e) => e)
     expect(err).toBeInstanceOf(UrlRefusedError)
-    expect(err).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('redirects to a URL that is refused') })
+    expect(err).toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringContaining('redirects to a URL that is refused'),
+    })
     expect(hits).toHaveLength(1) // only the redirecting request itself
   })
 
   it('does not call a redirect to a host that does not resolve refused', async () => {
-    const err = await outboundGet(`${base}/redirect?to=${encodeURIComponent('http://nowhere.test/x')}`, { allowLoopback: true, resolver: resolverFor({}) }).catch((e) => e)
+    const err = await outboundGet(`${base}/redirect?to=${encodeURIComponent('http://nowhere.test/x')}`, {
+      allowLoopback: true,
+      resolver: resolverFor({}),
+    }).catch((e) => e)
     expect(err).toMatchObject({ code: 'upstream_rejected', message: 'The host nowhere.test could not be resolved.' })
     expect(err).not.toBeInstanceOf(UrlRefusedError)
   })
@@ -135,11 +162,16 @@ describe('outboundGet', () => {
   it('follows allowed redirects and reports a final error status', async () => {
     const res = await outboundGet(`${base}/redirect?to=/file`, { allowLoopback: true })
     expect(await text(res)).toBe(`hello from 127.0.0.1:${port}`)
-    await expect(outboundGet(`${base}/redirect?to=/missing`, { allowLoopback: true })).rejects.toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
+    await expect(outboundGet(`${base}/redirect?to=/missing`, { allowLoopback: true })).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      upstreamStatus: 404,
+    })
   })
 
   it('stops after the redirect limit', async () => {
-    await expect(outboundGet(`${base}/loop`, { allowLoopback: true, maxRedirects: 3 })).rejects.toMatchObject({ message: expect.stringContaining('more than 3 redirects') })
+    await expect(outboundGet(`${base}/loop`, { allowLoopback: true, maxRedirects: 3 })).rejects.toMatchObject({
+      message: expect.stringContaining('more than 3 redirects'),
+    })
   })
 })
 

@@ -47,7 +47,10 @@ export async function checkOutboundUrl(raw: string, opts: OutboundOptions): Prom
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const found = await resolveAllowedAddresses(host, opts, opts.resolver)
   if (found.kind === 'unresolved') throw rejected(`The host ${host} could not be resolved.`)
-  if (found.kind === 'refused') throw new UrlRefusedError(`The host ${host} resolves to an address that is not allowed (private, loopback, link-local or reserved).`)
+  if (found.kind === 'refused')
+    throw new UrlRefusedError(
+      `The host ${host} resolves to an address that is not allowed (private, loopback, link-local or reserved).`,
+    )
   return { url, address: found.addresses[0].address, family: found.addresses[0].family }
 }
 
@@ -96,7 +99,10 @@ export async function outboundGet(raw: string, opts: OutboundOptions): Promise<F
     try {
       res = await outboundRequest(current, opts)
     } catch (err) {
-      if (hop > 0 && err instanceof UrlRefusedError) throw new UrlRefusedError(`Downloading ${describeUrl(raw)} failed: it redirects to a URL that is refused. ${err.message}`)
+      if (hop > 0 && err instanceof UrlRefusedError)
+        throw new UrlRefusedError(
+          `Downloading ${describeUrl(raw)} failed: it redirects to a URL that is refused. ${err.message}`,
+        )
       throw err
     }
     const { status, headers, body, url } = res
@@ -133,7 +139,13 @@ function request(url: URL, address: string, family: number, opts: OutboundOption
       timeout: timeoutMs,
     })
     req.on('response', resolve)
-    req.on('timeout', () => req.destroy(rejected(`Downloading ${describeUrl(url)} timed out (no data for ${Math.round(timeoutMs / 1000)} s).`)))
-    req.on('error', (err) => reject(err instanceof RunnerError ? err : rejected(`Downloading ${describeUrl(url)} failed: ${err.message}`)))
+    req.on('timeout', () =>
+      req.destroy(
+        rejected(`Downloading ${describeUrl(url)} timed out (no data for ${Math.round(timeoutMs / 1000)} s).`),
+      ),
+    )
+    req.on('error', (err) =>
+      reject(err instanceof RunnerError ? err : rejected(`Downloading ${describeUrl(url)} failed: ${err.message}`)),
+    )
   })
 }

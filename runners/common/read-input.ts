@@ -38,7 +38,8 @@ export async function openInput(url: string, opts: SourceOptions): Promise<Input
       declared = obj.size
       body = obj.body
     } catch (err) {
-      if (err instanceof ObjectStoreError && (err.status === 404 || err.code === 'NoSuchKey')) throw rejected(`No object at ${url}.`, 404)
+      if (err instanceof ObjectStoreError && (err.status === 404 || err.code === 'NoSuchKey'))
+        throw rejected(`No object at ${url}.`, 404)
       throw new RunnerError('upstream_error', 'Reading the input from storage failed.')
     }
   } else {
@@ -56,7 +57,12 @@ export async function openInput(url: string, opts: SourceOptions): Promise<Input
   return { size: declared, body: capBytes(body, opts.maxBytes, tooBig, url), name }
 }
 
-async function* capBytes(body: AsyncIterable<Buffer>, max: number, tooBig: () => Error, url: string): AsyncGenerator<Buffer> {
+async function* capBytes(
+  body: AsyncIterable<Buffer>,
+  max: number,
+  tooBig: () => Error,
+  url: string,
+): AsyncGenerator<Buffer> {
   let total = 0
   try {
     for await (const chunk of body) {
@@ -79,5 +85,7 @@ export async function downloadInput(url: string, opts: SourceOptions): Promise<B
 }
 
 export function limitText(bytes: number): string {
-  return bytes >= 1024 ** 3 && bytes % 1024 ** 3 === 0 ? `${bytes / 1024 ** 3} GB` : `${Math.round(bytes / 1024 ** 2)} MB`
+  return bytes >= 1024 ** 3 && bytes % 1024 ** 3 === 0
+    ? `${bytes / 1024 ** 3} GB`
+    : `${Math.round(bytes / 1024 ** 2)} MB`
 }

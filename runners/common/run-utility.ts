@@ -1,6 +1,13 @@
 import { writeFileSync } from 'node:fs'
 import pino, { type Logger } from 'pino'
-import { inputObjectKey, progressObjectKey, resultObjectKey, type RunnerFailure, type RunnerResult, type StoredFile } from '../../contract/runner-protocol.js'
+import {
+  inputObjectKey,
+  progressObjectKey,
+  resultObjectKey,
+  type RunnerFailure,
+  type RunnerResult,
+  type StoredFile,
+} from '../../contract/runner-protocol.js'
 import { outputKey } from '../../contract/storage-keys.js'
 import { isoMs } from '../../contract/time.js'
 import { type ObjectStore, readJson, s3ObjectStore, writeJson } from './object-store.js'
@@ -23,7 +30,13 @@ export interface RunContext<I> {
    * Streams one output file of unknown length to storage with bounded memory (see
    * uploadStream); the source is read only as fast as storage accepts it.
    */
-  storeStream(file: string, source: AsyncIterable<Uint8Array>, contentType: string, extra?: FileExtra, opts?: { large?: boolean }): Promise<StoredFile>
+  storeStream(
+    file: string,
+    source: AsyncIterable<Uint8Array>,
+    contentType: string,
+    extra?: FileExtra,
+    opts?: { large?: boolean },
+  ): Promise<StoredFile>
   /**
    * How far the run has got, in the utility's `runner.progressUnit`: call it as often as is
    * natural (per page, per entry); storage sees at most one write a second.
@@ -105,7 +118,9 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
         throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err
       }
     }
-    reporter = new ProgressReporter((p) => writeJson(store_, progressObjectKey(cfg.jobId), p), { intervalMs: PROGRESS_INTERVAL_MS })
+    reporter = new ProgressReporter((p) => writeJson(store_, progressObjectKey(cfg.jobId), p), {
+      intervalMs: PROGRESS_INTERVAL_MS,
+    })
     const progress: RunContext<I>['progress'] = (done, total) => reporter!.report(done, total)
     const outcome = await handler({ config: cfg, input, storage: store_, log: child, store, storeStream, progress })
     // No progress write may land after the run (or be cut off by its exit); the manifest carries the last count.
@@ -132,7 +147,9 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     await reporter?.stop()
     if (reporter && config) written.push(progressObjectKey(config.jobId))
     const classified = err instanceof RunnerError
-    const failure: RunnerFailure = classified ? err.toFailure() : { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
+    const failure: RunnerFailure = classified
+      ? err.toFailure()
+      : { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
     log.error({ err, failure }, classified ? 'runner rejected the job' : 'runner crashed')
     for (const key of written) await storage?.deleteObject(key).catch(() => {})
     try {

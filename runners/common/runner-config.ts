@@ -6,7 +6,14 @@ export interface RunnerConfig {
   utility: string
   createdAtMs: number
   /** The job's own temporary credentials (RunnerCredentials): its objects and nothing else. */
-  storage: { endpoint: string; region: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string }
+  storage: {
+    endpoint: string
+    region: string
+    accessKey: string
+    secretKey: string
+    sessionToken?: string
+    bucket: string
+  }
   /**
    * What outbound fetches may reach besides public addresses: loopback under the dev allowance
    * (`make dev` serves local files), and the private networks an administrator named.
@@ -37,7 +44,10 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       sessionToken: env[ENV.sessionToken] || undefined,
       bucket: required(env, ENV.bucket),
     },
-    outbound: { allowLoopback: env[ENV.allowLoopback] === 'true', allowedNetworks: AllowedNetworks.parse(env[ENV.allowedNetworks]) },
+    outbound: {
+      allowLoopback: env[ENV.allowLoopback] === 'true',
+      allowedNetworks: AllowedNetworks.parse(env[ENV.allowedNetworks]),
+    },
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
   }
 }

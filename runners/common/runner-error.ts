@@ -31,7 +31,8 @@ export class RunnerError extends Error {
   }
 }
 
-export const rejected = (message: string, upstreamStatus?: number) => new RunnerError('upstream_rejected', message, upstreamStatus)
+export const rejected = (message: string, upstreamStatus?: number) =>
+  new RunnerError('upstream_rejected', message, upstreamStatus)
 
 /**
  * A URL the address policy refuses (its shape, or where it resolves to), as opposed to one that

@@ -67,7 +67,10 @@ describe('uploadStream', () => {
     const r = await uploadStream(chunks(10_000, 333), target(f.client), 1024, true)
     expect(r.size).toBe(10_000)
     expect(f.calls[0]).toBe('initiate out.zip')
-    expect(f.calls.filter((c) => c.startsWith('part')).map((c) => Number(c.split(' ')[2]))).toEqual([...Array(9).fill(1024), 10_000 - 9 * 1024])
+    expect(f.calls.filter((c) => c.startsWith('part')).map((c) => Number(c.split(' ')[2]))).toEqual([
+      ...Array(9).fill(1024),
+      10_000 - 9 * 1024,
+    ])
     expect(f.calls.at(-1)).toBe(`complete ${Array.from({ length: 10 }, (_, i) => `${i + 1}:e${i + 1}`).join(',')}`)
     expect(f.maxInFlight()).toBe(1)
     // The bytes arrive intact, in order.
@@ -82,7 +85,10 @@ describe('uploadStream', () => {
       const f = fakeClient()
       const r = await uploadStream(chunks(10_000, 333), { ...target(f.client), large: true }, 1024, overlap)
       expect(r.size).toBe(10_000)
-      expect(f.calls.filter((c) => c.startsWith('part')).map((c) => Number(c.split(' ')[2]))).toEqual([...Array(9).fill(1024), 10_000 - 9 * 1024])
+      expect(f.calls.filter((c) => c.startsWith('part')).map((c) => Number(c.split(' ')[2]))).toEqual([
+        ...Array(9).fill(1024),
+        10_000 - 9 * 1024,
+      ])
       const joined = Buffer.concat([...f.parts.entries()].sort((a, b) => a[0] - b[0]).map(([, b]) => b))
       const expected: Buffer[] = []
       for await (const c of chunks(10_000, 333)) expected.push(c)
@@ -102,13 +108,18 @@ describe('uploadStream', () => {
 
   it('passes a source failure through unchanged and aborts the upload', async () => {
     const f = fakeClient()
-    await expect(uploadStream(chunks(10_000, 500, 5000), target(f.client), 1024)).rejects.toMatchObject({ code: 'upstream_rejected', message: 'the source broke' })
+    await expect(uploadStream(chunks(10_000, 500, 5000), target(f.client), 1024)).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: 'the source broke',
+    })
     expect(f.calls.at(-1)).toBe('abort')
   })
 
   it('turns a storage failure into storage_error and aborts the upload', async () => {
     const f = fakeClient({ failPart: 2 })
-    await expect(uploadStream(chunks(10_000, 500), target(f.client), 1024)).rejects.toMatchObject({ code: 'storage_error' })
+    await expect(uploadStream(chunks(10_000, 500), target(f.client), 1024)).rejects.toMatchObject({
+      code: 'storage_error',
+    })
     expect(f.calls.at(-1)).toBe('abort')
   })
 })

@@ -44,7 +44,12 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
  * unchanged; errors from storage become `storage_error`; a started multipart upload is aborted
  * on any failure.
  */
-export async function uploadStream(source: AsyncIterable<Uint8Array>, target: UploadTarget, partSize = PART_SIZE, overlap = false): Promise<Uploaded> {
+export async function uploadStream(
+  source: AsyncIterable<Uint8Array>,
+  target: UploadTarget,
+  partSize = PART_SIZE,
+  overlap = false,
+): Promise<Uploaded> {
   const { store, key, contentType } = target
   const storage = <T>(call: () => Promise<T>) => guarded(() => (target.track ? target.track(call) : call()))
   // One buffer by default (memory first); with `overlap` the next part fills while one uploads.

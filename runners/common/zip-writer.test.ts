@@ -15,7 +15,9 @@ async function* chunks(data: Buffer, size: number): AsyncGenerator<Uint8Array> {
 }
 
 /** Every entry of a zip as yauzl (a strict reader: sizes and CRCs checked) reads it. */
-function readBack(zip: Buffer): Promise<Array<{ name: string; method: number; data: Buffer; compressed: number; date: Date }>> {
+function readBack(
+  zip: Buffer,
+): Promise<Array<{ name: string; method: number; data: Buffer; compressed: number; date: Date }>> {
   return new Promise((resolve, reject) => {
     yauzl.fromBuffer(zip, { lazyEntries: true, validateEntrySizes: true }, (err, z) => {
       if (err || !z) return reject(err)
@@ -27,7 +29,13 @@ function readBack(zip: Buffer): Promise<Array<{ name: string; method: number; da
           if (err2 || !s) return reject(err2)
           const parts: Buffer[] = []
           for await (const c of s) parts.push(c as Buffer)
-          out.push({ name: e.fileName, method: e.compressionMethod, data: Buffer.concat(parts), compressed: e.compressedSize, date: e.getLastModDate() })
+          out.push({
+            name: e.fileName,
+            method: e.compressionMethod,
+            data: Buffer.concat(parts),
+            compressed: e.compressedSize,
+            date: e.getLastModDate(),
+          })
           z.readEntry()
         })
       })
@@ -36,7 +44,8 @@ function readBack(zip: Buffer): Promise<Array<{ name: string; method: number; da
   })
 }
 
-const text = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => `line ${i} ${(i * 2654435761) % 1000}\n`).join(''))
+const text = (n: number) =>
+  Buffer.from(Array.from({ length: n }, (_, i) => `line ${i} ${(i * 2654435761) % 1000}\n`).join(''))
 
 describe('zipArchive', () => {
   it('writes entries a strict reader reads back byte for byte: deflated across pieces, stored, empty, UTF-8 names', async () => {
@@ -72,7 +81,12 @@ describe('zipArchive', () => {
 
   it('compresses pieces primed with the previous window as well as one pass over the whole entry', async () => {
     const big = text(200_000)
-    const zip = await collect(zipArchive([{ name: 'a.log', date: new Date(), store: false, data: chunks(big, 65_536) }], { level: 6, pieceBytes: 128 * 1024 }))
+    const zip = await collect(
+      zipArchive([{ name: 'a.log', date: new Date(), store: false, data: chunks(big, 65_536) }], {
+        level: 6,
+        pieceBytes: 128 * 1024,
+      }),
+    )
     const [entry] = await readBack(zip)
     const onePass = deflateRawSync(big, { level: 6 }).length
     expect(entry.compressed).toBeLessThan(onePass * 1.005)
@@ -85,12 +99,17 @@ describe('zipArchive', () => {
       yield Buffer.from('start')
       throw boom
     }
-    await expect(collect(zipArchive([{ name: 'a', date: new Date(), store: false, data: failing() }]))).rejects.toBe(boom)
+    await expect(collect(zipArchive([{ name: 'a', date: new Date(), store: false, data: failing() }]))).rejects.toBe(
+      boom,
+    )
   })
 
   it('encodes MS-DOS dates, clamping years outside 1980–2107', () => {
     expect(dosDateTime(new Date(1980, 0, 1, 0, 0, 0))).toEqual({ date: (1 << 5) | 1, time: 0 })
-    expect(dosDateTime(new Date(2024, 11, 31, 23, 59, 59))).toEqual({ date: (44 << 9) | (12 << 5) | 31, time: (23 << 11) | (59 << 5) | 29 })
+    expect(dosDateTime(new Date(2024, 11, 31, 23, 59, 59))).toEqual({
+      date: (44 << 9) | (12 << 5) | 31,
+      time: (23 << 11) | (59 << 5) | 29,
+    })
     expect(dosDateTime(new Date(1970, 5, 1)).date >> 9).toBe(0)
   })
 })

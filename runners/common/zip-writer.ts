@@ -130,7 +130,10 @@ function endOfCentralDirectory(count: number, size: number, offset: number): Buf
  * of an entry's data passes through unchanged; the archive is then incomplete, and whoever
  * consumes it must not keep it.
  */
-export async function* zipArchive(entries: AsyncIterable<ZipEntry> | Iterable<ZipEntry>, opts: { level: number; pieceBytes?: number } = { level: 6 }): AsyncGenerator<Buffer> {
+export async function* zipArchive(
+  entries: AsyncIterable<ZipEntry> | Iterable<ZipEntry>,
+  opts: { level: number; pieceBytes?: number } = { level: 6 },
+): AsyncGenerator<Buffer> {
   const pieceBytes = opts.pieceBytes ?? PIECE_BYTES
   const written: Written[] = []
   let offset = 0
@@ -143,7 +146,15 @@ export async function* zipArchive(entries: AsyncIterable<ZipEntry> | Iterable<Zi
   const slots = [Buffer.allocUnsafe(pieceBytes), Buffer.allocUnsafe(pieceBytes)]
   const window = Buffer.allocUnsafe(WINDOW)
   for await (const entry of entries as AsyncIterable<ZipEntry>) {
-    const e: Written = { name: Buffer.from(entry.name, 'utf8'), method: entry.store ? 0 : 8, dos: dosDateTime(entry.date), crc: 0, compressed: 0, size: 0, offset }
+    const e: Written = {
+      name: Buffer.from(entry.name, 'utf8'),
+      method: entry.store ? 0 : 8,
+      dos: dosDateTime(entry.date),
+      crc: 0,
+      compressed: 0,
+      size: 0,
+      offset,
+    }
     const header = localHeader(e)
     advance(header.length)
     yield header

@@ -17,10 +17,14 @@ export interface StartedChromium {
  * while the rest of the program loads; puppeteer then connects through this transport.
  */
 export function startChromium(executable: string, args: string[], userDataDir: string): StartedChromium {
-  const child = spawn(executable, [...args, '--remote-debugging-pipe', `--user-data-dir=${userDataDir}`, 'about:blank'], {
-    stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group, so kill() takes the renderers along
-  })
+  const child = spawn(
+    executable,
+    [...args, '--remote-debugging-pipe', `--user-data-dir=${userDataDir}`, 'about:blank'],
+    {
+      stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, so kill() takes the renderers along
+    },
+  )
   const toBrowser = child.stdio[3] as Writable
   const fromBrowser = child.stdio[4] as Readable
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

@@ -8,7 +8,16 @@ describe('printOptions', () => {
   })
 
   it('maps every pdfOptions key', () => {
-    expect(printOptions({ format: 'A4', orientation: 'landscape', scale: 0.8, preferCSSPageSize: true, printBackground: true, margin: { top: '10mm', bottom: '1in' } })).toEqual({
+    expect(
+      printOptions({
+        format: 'A4',
+        orientation: 'landscape',
+        scale: 0.8,
+        preferCSSPageSize: true,
+        printBackground: true,
+        margin: { top: '10mm', bottom: '1in' },
+      }),
+    ).toEqual({
       format: 'A4',
       landscape: true,
       scale: 0.8,
@@ -16,7 +25,11 @@ describe('printOptions', () => {
       printBackground: true,
       margin: { top: '10mm', bottom: '1in' },
     })
-    expect(printOptions({ width: '100mm', height: '200mm', landscape: false })).toEqual({ width: '100mm', height: '200mm', landscape: false })
+    expect(printOptions({ width: '100mm', height: '200mm', landscape: false })).toEqual({
+      width: '100mm',
+      height: '200mm',
+      landscape: false,
+    })
     expect(printOptions({ orientation: 'portrait' })).toEqual({ landscape: false })
   })
 })
@@ -48,15 +61,28 @@ describe('request policy', () => {
   })
 
   it('drops framing headers of the upstream answer and forwards only harmless request headers', () => {
-    expect(responseHeaders({ 'content-type': 'text/css', 'content-encoding': 'gzip', 'content-length': '9', 'set-cookie': ['a=1', 'b=2'] })).toEqual({
+    expect(
+      responseHeaders({
+        'content-type': 'text/css',
+        'content-encoding': 'gzip',
+        'content-length': '9',
+        'set-cookie': ['a=1', 'b=2'],
+      }),
+    ).toEqual({
       'content-type': 'text/css',
       'set-cookie': 'a=1\nb=2',
     })
-    expect(forwardHeaders({ accept: 'text/css', cookie: 'x', authorization: 'y', referer: 'https://a/' })).toEqual({ 'accept-encoding': 'identity', accept: 'text/css', referer: 'https://a/' })
+    expect(forwardHeaders({ accept: 'text/css', cookie: 'x', authorization: 'y', referer: 'https://a/' })).toEqual({
+      'accept-encoding': 'identity',
+      accept: 'text/css',
+      referer: 'https://a/',
+    })
   })
 
   it("reads Chromium's local-resource console error", () => {
-    expect(localResourceFromConsole('Not allowed to load local resource: file:///etc/passwd')).toBe('file:///etc/passwd')
+    expect(localResourceFromConsole('Not allowed to load local resource: file:///etc/passwd')).toBe(
+      'file:///etc/passwd',
+    )
     expect(localResourceFromConsole('hello')).toBeNull()
   })
 })

@@ -31,7 +31,8 @@ export function printOptions(o: PdfOptionsInput = {}): PDFOptions {
   if (o.printBackground !== undefined) out.printBackground = o.printBackground
   if (o.margin) {
     out.margin = {}
-    for (const side of ['top', 'right', 'bottom', 'left'] as const) if (o.margin[side] !== undefined) out.margin[side] = o.margin[side]
+    for (const side of ['top', 'right', 'bottom', 'left'] as const)
+      if (o.margin[side] !== undefined) out.margin[side] = o.margin[side]
   }
   return out
 }

@@ -34,14 +34,24 @@ const STORAGE_ORIGIN = 'https://input.dutil.invalid'
  * The job, once the browser is booting (main.ts): load the page through the address guard,
  * print it, stream the PDF to storage.
  */
-export async function renderJob(chromium: StartedChromium, profile: string, t0: number, startup: { spawnedAtMs: number; loadedAtMs: number }): Promise<void> {
+export async function renderJob(
+  chromium: StartedChromium,
+  profile: string,
+  t0: number,
+  startup: { spawnedAtMs: number; loadedAtMs: number },
+): Promise<void> {
   await runUtility<HtmlPdfInput>(async ({ config, input, storage, storeStream, log }) => {
     const limits = HTML_PDF_LIMITS
     const s3 = parseS3Url(input.url)
     let mainUrl = input.url
     let storedDocument: Buffer | undefined
     if (s3) {
-      storedDocument = await downloadInput(input.url, { storage, allowLoopback: false, maxBytes: limits.maxDocumentBytes, what: 'HTML document' })
+      storedDocument = await downloadInput(input.url, {
+        storage,
+        allowLoopback: false,
+        maxBytes: limits.maxDocumentBytes,
+        what: 'HTML document',
+      })
       mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || 'document.html')}`
     } else {
       await checkOutboundUrl(input.url, config.outbound)
@@ -49,7 +59,10 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
     const inputName = decodeURIComponent(new URL(mainUrl).pathname.split('/').pop() ?? '')
 
     let refused: { url: string; reason: string } | undefined
-    const refusedFailure = (): RunnerError | null => (refused ? rejected(`The page tried to load ${describeUrl(refused.url)}, which is refused (${refused.reason}).`) : null)
+    const refusedFailure = (): RunnerError | null =>
+      refused
+        ? rejected(`The page tried to load ${describeUrl(refused.url)}, which is refused (${refused.reason}).`)
+        : null
     const refuse = (url: string, reason: string) => {
       refused ??= { url, reason }
       log.warn({ url: describeUrl(url), reason }, 'refused a request of the page')
@@ -76,7 +89,11 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
       if (req.method() !== 'GET' && req.method() !== 'HEAD') return req.abort('blockedbyclient')
       let res
       try {
-        res = await outboundRequest(url, { ...config.outbound, headers: forwardHeaders(req.headers()), timeoutMs: 30_000 })
+        res = await outboundRequest(url, {
+          ...config.outbound,
+          headers: forwardHeaders(req.headers()),
+          timeoutMs: 30_000,
+        })
       } catch (err) {
         if (err instanceof UrlRefusedError) {
           refuse(url, err.message)
@@ -92,7 +109,12 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
           totalBytes += (c as Buffer).length
           if (size > limits.maxResourceBytes || totalBytes > limits.maxTotalBytes) {
             res.body.destroy()
-            refuse(url, size > limits.maxResourceBytes ? `a resource is larger than ${limits.maxResourceBytes / 1024 ** 2} MB` : `the page loads more than ${limits.maxTotalBytes / 1024 ** 2} MB`)
+            refuse(
+              url,
+              size > limits.maxResourceBytes
+                ? `a resource is larger than ${limits.maxResourceBytes / 1024 ** 2} MB`
+                : `the page loads more than ${limits.maxTotalBytes / 1024 ** 2} MB`,
+            )
             return req.abort('blockedbyclient')
           }
           chunks.push(c as Buffer)
@@ -112,10 +134,18 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
       browser = await Promise.race([
         puppeteer.connect({ transport: chromium.transport, protocolTimeout: limits.renderMs + 30_000 }),
         chromium.exited.then(() => Promise.reject(new Error('Chromium exited while starting'))),
-        new Promise<never>((_, reject) => (launchTimer = setTimeout(() => reject(new Error(`Chromium did not start within ${limits.launchMs / 1000} s`)), limits.launchMs))),
+        new Promise<never>(
+          (_, reject) =>
+            (launchTimer = setTimeout(
+              () => reject(new Error(`Chromium did not start within ${limits.launchMs / 1000} s`)),
+              limits.launchMs,
+            )),
+        ),
       ]).finally(() => clearTimeout(launchTimer))
       const b = browser
-      const page = (await b.waitForTarget((t) => t.type() === 'page', { timeout: limits.launchMs }).then((t) => t.page())) ?? (await b.newPage())
+      const page =
+        (await b.waitForTarget((t) => t.type() === 'page', { timeout: limits.launchMs }).then((t) => t.page())) ??
+        (await b.newPage())
       // Popups and new windows are not intercepted by this page's handler: close them at once.
       b.on('targetcreated', async (target) => {
         if (target.type() !== 'page') return
@@ -140,8 +170,10 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
       try {
         response = await page.goto(mainUrl, { waitUntil: 'load', timeout: limits.navigationMs })
       } catch (err) {
-        if (refused) throw rejected(`The page could not be loaded: ${describeUrl(refused.url)} is refused (${refused.reason}).`)
-        if (err instanceof TimeoutError) throw rejected(`The page did not finish loading within ${limits.navigationMs / 1000} s.`)
+        if (refused)
+          throw rejected(`The page could not be loaded: ${describeUrl(refused.url)} is refused (${refused.reason}).`)
+        if (err instanceof TimeoutError)
+          throw rejected(`The page did not finish loading within ${limits.navigationMs / 1000} s.`)
         throw rejected(`The page could not be loaded (${(err as Error).message.split('\n')[0].slice(0, 200)}).`)
       }
       tLoaded = Date.now()
@@ -156,12 +188,24 @@ export async function renderJob(chromium: StartedChromium, profile: string, t0: 
       try {
         pdf = await page.createPDFStream({ ...printOptions(input.pdfOptions), timeout: limits.renderMs })
       } catch (err) {
-        if (err instanceof TimeoutError) throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
+        if (err instanceof TimeoutError)
+          throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
         throw err
       }
       failure = refusedFailure()
       if (failure) throw failure
-      log.info({ ...startup, browserReadyAtMs, launchMs: tLaunched - t0, loadMs: tLoaded - tLaunched, renderMs: Date.now() - tLoaded, requests, bytes: totalBytes }, 'page rendered')
+      log.info(
+        {
+          ...startup,
+          browserReadyAtMs,
+          launchMs: tLaunched - t0,
+          loadMs: tLoaded - tLaunched,
+          renderMs: Date.now() - tLoaded,
+          requests,
+          bytes: totalBytes,
+        },
+        'page rendered',
+      )
       const file = await storeStream(pdfFileName(inputName), pdf, 'application/pdf')
       return { files: [file] }
     } finally {

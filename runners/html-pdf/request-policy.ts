@@ -13,7 +13,17 @@ export function routeRequest(url: string): RequestRoute {
 }
 
 /** Headers of an upstream answer that must not be passed to Chromium as they are. */
-const DROP = new Set(['content-encoding', 'transfer-encoding', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'upgrade', 'trailer', 'te'])
+const DROP = new Set([
+  'content-encoding',
+  'transfer-encoding',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'upgrade',
+  'trailer',
+  'te',
+])
 
 export function responseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {}

@@ -23,11 +23,21 @@ export const PdfOptionsSchema = Type.Object(
     height: Type.Optional(CssLength),
     orientation: Type.Optional(Type.Union([Type.Literal('portrait'), Type.Literal('landscape')])),
     landscape: Type.Optional(Type.Boolean({ description: 'Same as orientation "landscape".' })),
-    scale: Type.Optional(Type.Number({ minimum: 0.1, maximum: 2, description: 'Rendering scale, 0.1 to 2 (default 1).' })),
+    scale: Type.Optional(
+      Type.Number({ minimum: 0.1, maximum: 2, description: 'Rendering scale, 0.1 to 2 (default 1).' }),
+    ),
     preferCSSPageSize: Type.Optional(Type.Boolean()),
     printBackground: Type.Optional(Type.Boolean()),
     margin: Type.Optional(
-      Type.Object({ top: Type.Optional(CssLength), right: Type.Optional(CssLength), bottom: Type.Optional(CssLength), left: Type.Optional(CssLength) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          top: Type.Optional(CssLength),
+          right: Type.Optional(CssLength),
+          bottom: Type.Optional(CssLength),
+          left: Type.Optional(CssLength),
+        },
+        { additionalProperties: false },
+      ),
     ),
   },
   { additionalProperties: false, description: 'Chromium print options.' },
@@ -42,7 +52,10 @@ export function checkPdfOptions(input: unknown): InputProblem[] {
     problems.push({ path: 'pdfOptions', message: 'use either format or width/height, not both' })
   }
   if ((o.width === undefined) !== (o.height === undefined)) {
-    problems.push({ path: o.width === undefined ? 'pdfOptions.width' : 'pdfOptions.height', message: 'width and height must be given together' })
+    problems.push({
+      path: o.width === undefined ? 'pdfOptions.width' : 'pdfOptions.height',
+      message: 'width and height must be given together',
+    })
   }
   if (o.orientation !== undefined && o.landscape !== undefined && (o.orientation === 'landscape') !== o.landscape) {
     problems.push({ path: 'pdfOptions.landscape', message: 'contradicts orientation' })
@@ -53,13 +66,20 @@ export function checkPdfOptions(input: unknown): InputProblem[] {
 export const htmlPdf: UtilityDefinition = {
   slug: 'html-pdf',
   name: 'HTML to PDF',
-  description: 'Renders an HTML document (public URL or s3:// URL) to PDF with page size, orientation, scale and margins.',
+  description:
+    'Renders an HTML document (public URL or s3:// URL) to PDF with page size, orientation, scale and margins.',
   category: 'pdf',
   icon: 'picture_as_pdf',
   target: 'pdf',
   maxDurationSeconds: 900,
-  inputSchema: Type.Object({ url: StorageOrHttpUrl, pdfOptions: Type.Optional(PdfOptionsSchema) }, { additionalProperties: false }),
-  exampleInput: { url: 'https://example.com/invoice.html', pdfOptions: { format: 'A4', printBackground: true, margin: { top: '10mm', bottom: '10mm' } } },
+  inputSchema: Type.Object(
+    { url: StorageOrHttpUrl, pdfOptions: Type.Optional(PdfOptionsSchema) },
+    { additionalProperties: false },
+  ),
+  exampleInput: {
+    url: 'https://example.com/invoice.html',
+    pdfOptions: { format: 'A4', printBackground: true, margin: { top: '10mm', bottom: '10mm' } },
+  },
   enabled: true,
   checkInput: checkPdfOptions,
   runner: {

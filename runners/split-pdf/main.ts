@@ -23,7 +23,12 @@ await runUtility<SplitPdfInput>(async ({ config, input, storage, store, progress
   let stored = 0
   progress(0, total)
   const files = await mapBounded(pages, UPLOAD_CONCURRENCY, async (page) => {
-    const file = await store(pageFileName(page.pageNumber, total), Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength), 'application/pdf', { pageNumber: page.pageNumber })
+    const file = await store(
+      pageFileName(page.pageNumber, total),
+      Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength),
+      'application/pdf',
+      { pageNumber: page.pageNumber },
+    )
     progress(++stored, total)
     return file
   })

@@ -12,7 +12,12 @@ export interface SplitPage {
  * Splits in a heap-capped worker (split.worker.ts): yields the page count first, then pages.
  * Running out of the worker's heap is a classified failure naming the limit.
  */
-export async function splitInWorker(bytes: Uint8Array, maxPages: number, heapMb: number, ahead = 8): Promise<{ total: number; pages: AsyncGenerator<SplitPage> }> {
+export async function splitInWorker(
+  bytes: Uint8Array,
+  maxPages: number,
+  heapMb: number,
+  ahead = 8,
+): Promise<{ total: number; pages: AsyncGenerator<SplitPage> }> {
   const worker = new Worker(new URL('./split.worker.js', import.meta.url), {
     workerData: { bytes, maxPages },
     transferList: [bytes.buffer as ArrayBuffer],
@@ -32,7 +37,8 @@ export async function splitInWorker(bytes: Uint8Array, maxPages: number, heapMb:
     const m = queue.shift()!
     if (m.type === 'error') {
       const err = m.err as Error & { code?: string }
-      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') throw rejected(`The PDF needs more than ${heapMb} MB of memory to split (memory limit).`)
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY')
+        throw rejected(`The PDF needs more than ${heapMb} MB of memory to split (memory limit).`)
       throw err
     }
     if (m.type === 'failed') throw new RunnerError(m.code as JobErrorCode, m.message)

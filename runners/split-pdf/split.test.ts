@@ -30,18 +30,27 @@ describe('split-pdf', () => {
   })
 
   it('refuses a file that is not a PDF', async () => {
-    await expect(loadSplittable(Buffer.from('<html>hello</html>'), 500)).rejects.toMatchObject({ code: 'upstream_rejected', message: 'The file is not a valid PDF.' })
+    await expect(loadSplittable(Buffer.from('<html>hello</html>'), 500)).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The file is not a valid PDF.',
+    })
   })
 
   it('refuses more pages than the limit, naming both numbers', async () => {
-    await expect(loadSplittable(await pdfWithPages(4), 3)).rejects.toMatchObject({ code: 'upstream_rejected', message: 'The PDF has 4 pages; at most 3 can be split.' })
+    await expect(loadSplittable(await pdfWithPages(4), 3)).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The PDF has 4 pages; at most 3 can be split.',
+    })
   })
 
   it('refuses a password-protected PDF', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'split-'))
     writeFileSync(join(dir, 'plain.pdf'), await pdfWithPages(1))
     execFileSync('qpdf', ['--encrypt', 'user', 'owner', '256', '--', join(dir, 'plain.pdf'), join(dir, 'locked.pdf')])
-    await expect(loadSplittable(readFileSync(join(dir, 'locked.pdf')), 500)).rejects.toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('password-protected') })
+    await expect(loadSplittable(readFileSync(join(dir, 'locked.pdf')), 500)).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringContaining('password-protected'),
+    })
   })
 
   it('pads page numbers so names sort in page order', () => {
@@ -54,7 +63,10 @@ describe('split-pdf against decompression bombs', () => {
   it('refuses a PDF whose object stream inflates past the cap, without allocating it', async () => {
     const bomb = readFileSync(join(REPO, 'test/fixtures/hostile/decompression-bomb.pdf'))
     const before = process.memoryUsage().arrayBuffers
-    await expect(loadSplittable(bomb, 500)).rejects.toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('decompression bomb') })
+    await expect(loadSplittable(bomb, 500)).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringContaining('decompression bomb'),
+    })
     // The 1 GiB never materialised: growth stays near the 128 MB cap.
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(400 * 1024 ** 2)
   })
@@ -68,6 +80,8 @@ describe('split-pdf against decompression bombs', () => {
   })
 
   it('refuses truncated files', async () => {
-    await expect(loadSplittable(readFileSync(join(REPO, 'test/fixtures/hostile/truncated.pdf')), 500)).rejects.toMatchObject({ code: 'upstream_rejected' })
+    await expect(
+      loadSplittable(readFileSync(join(REPO, 'test/fixtures/hostile/truncated.pdf')), 500),
+    ).rejects.toMatchObject({ code: 'upstream_rejected' })
   })
 })

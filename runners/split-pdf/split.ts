@@ -31,7 +31,8 @@ export async function loadSplittable(bytes: Uint8Array, maxPages: number): Promi
   try {
     doc = await PDFDocument.load(bytes, { updateMetadata: false })
   } catch (err) {
-    if (err instanceof DecodeLimitError || g.tripped !== null) throw rejected(bombMessage(g.tripped ?? (err as DecodeLimitError).limitBytes))
+    if (err instanceof DecodeLimitError || g.tripped !== null)
+      throw rejected(bombMessage(g.tripped ?? (err as DecodeLimitError).limitBytes))
     // pdf-lib cannot parse some encrypted files at all (encrypted object streams), so a
     // failed parse of a file whose trailer names an /Encrypt dictionary is reported as such.
     if (err instanceof EncryptedPDFError || declaresEncryption(bytes)) throw rejected(ENCRYPTED)

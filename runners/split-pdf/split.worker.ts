@@ -8,7 +8,11 @@ import { loadSplittable, splitPages } from './split.js'
  * runner (which the Job would retry). Pages go to the main thread one by one; it hands out
  * credits, so at most a few pages wait in memory.
  */
-export type ToMain = { type: 'loaded'; total: number } | { type: 'page'; pageNumber: number; bytes: Uint8Array } | { type: 'done' } | { type: 'failed'; code: string; message: string }
+export type ToMain =
+  | { type: 'loaded'; total: number }
+  | { type: 'page'; pageNumber: number; bytes: Uint8Array }
+  | { type: 'done' }
+  | { type: 'failed'; code: string; message: string }
 
 const port = parentPort!
 const { bytes, maxPages } = workerData as { bytes: Uint8Array; maxPages: number }
@@ -29,11 +33,14 @@ try {
   port.postMessage({ type: 'loaded', total: doc.getPageCount() } satisfies ToMain)
   for await (const page of splitPages(doc)) {
     await credit()
-    port.postMessage({ type: 'page', pageNumber: page.pageNumber, bytes: page.bytes } satisfies ToMain, [page.bytes.buffer as ArrayBuffer])
+    port.postMessage({ type: 'page', pageNumber: page.pageNumber, bytes: page.bytes } satisfies ToMain, [
+      page.bytes.buffer as ArrayBuffer,
+    ])
   }
   port.postMessage({ type: 'done' } satisfies ToMain)
 } catch (err) {
-  if (err instanceof RunnerError) port.postMessage({ type: 'failed', code: err.code, message: err.message } satisfies ToMain)
+  if (err instanceof RunnerError)
+    port.postMessage({ type: 'failed', code: err.code, message: err.message } satisfies ToMain)
   else throw err
 } finally {
   port.close()

@@ -13,7 +13,10 @@ export const splitPdf: UtilityDefinition = {
   icon: 'call_split',
   target: 'pdf',
   maxDurationSeconds: 900,
-  inputSchema: Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false, description: 'The PDF to split.' }),
+  inputSchema: Type.Object(
+    { url: StorageOrHttpUrl },
+    { additionalProperties: false, description: 'The PDF to split.' },
+  ),
   exampleInput: { url: 'https://example.com/report.pdf' },
   enabled: true,
   runner: {

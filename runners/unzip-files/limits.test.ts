@@ -3,7 +3,17 @@ import { checkEntries, contentTypeOf, type EntryInfo, pathProblem, UNZIP_LIMITS,
 
 let offset = 0
 const entry = (path: string, over: Partial<EntryInfo> = {}): EntryInfo => {
-  const e: EntryInfo = { path, compressedSize: 100, uncompressedSize: 300, compressionMethod: 8, flags: 0, versionMadeBy: 20, externalFileAttributes: 0, localHeaderOffset: offset, ...over }
+  const e: EntryInfo = {
+    path,
+    compressedSize: 100,
+    uncompressedSize: 300,
+    compressionMethod: 8,
+    flags: 0,
+    versionMadeBy: 20,
+    externalFileAttributes: 0,
+    localHeaderOffset: offset,
+    ...over,
+  }
   offset += 1000
   return e
 }
@@ -29,22 +39,36 @@ describe('pathProblem (zip slip)', () => {
     expect(pathProblem(path)).toContain(why)
   })
 
-  it.each([`${'é'.repeat(127)}/${'é'.repeat(120)}.txt`, 'a.txt', 'docs/2024/report.pdf', 'folder/', 'names with spaces/ünïcode.txt', '..hidden', 'a..b'])('accepts %j', (path) => {
+  it.each([
+    `${'é'.repeat(127)}/${'é'.repeat(120)}.txt`,
+    'a.txt',
+    'docs/2024/report.pdf',
+    'folder/',
+    'names with spaces/ünïcode.txt',
+    '..hidden',
+    'a..b',
+  ])('accepts %j', (path) => {
     expect(pathProblem(path)).toBeNull()
   })
 })
 
 describe('checkEntries', () => {
   it('accepts an ordinary archive', () => {
-    expect(check([entry('a/'), entry('a/b.txt'), entry('c.pdf', { compressionMethod: 0, compressedSize: 300 })])).not.toThrow()
+    expect(
+      check([entry('a/'), entry('a/b.txt'), entry('c.pdf', { compressionMethod: 0, compressedSize: 300 })]),
+    ).not.toThrow()
   })
 
   it('refuses more entries than the limit, saying which limit', () => {
-    expect(check([entry('a'), entry('b'), entry('c')], { ...UNZIP_LIMITS, maxEntries: 2 })).toThrow('it has 3 entries; at most 2 are allowed')
+    expect(check([entry('a'), entry('b'), entry('c')], { ...UNZIP_LIMITS, maxEntries: 2 })).toThrow(
+      'it has 3 entries; at most 2 are allowed',
+    )
   })
 
   it('refuses symlinks made on Unix', () => {
-    expect(check([entry('link', { versionMadeBy: (3 << 8) | 20, externalFileAttributes: 0o120777 << 16 })])).toThrow('is a symbolic link')
+    expect(check([entry('link', { versionMadeBy: (3 << 8) | 20, externalFileAttributes: 0o120777 << 16 })])).toThrow(
+      'is a symbolic link',
+    )
     // The same attribute bits from a DOS/Windows host mean nothing.
     expect(check([entry('plain', { versionMadeBy: 20, externalFileAttributes: 0o120777 << 16 })])).not.toThrow()
   })
@@ -62,7 +86,9 @@ describe('checkEntries', () => {
 
   it('refuses an entry whose compression ratio passes the limit, above the floor size', () => {
     const big = 200 * 1024 ** 2
-    expect(check([entry('zeros', { uncompressedSize: big, compressedSize: big / 1000 })])).toThrow('expands more than 100 times (compression ratio limit')
+    expect(check([entry('zeros', { uncompressedSize: big, compressedSize: big / 1000 })])).toThrow(
+      'expands more than 100 times (compression ratio limit',
+    )
     // Small highly compressible files are fine.
     expect(check([entry('tiny', { uncompressedSize: 1024 * 1024, compressedSize: 1024 })])).not.toThrow()
   })

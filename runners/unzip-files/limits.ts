@@ -44,7 +44,11 @@ function isSymlink(e: EntryInfo): boolean {
 }
 
 /** Why an entry path could escape or confuse the output (zip slip), or null. */
-export function pathProblem(path: string, maxLength: number = UNZIP_LIMITS.maxPathLength, maxSegmentBytes: number = UNZIP_LIMITS.maxSegmentBytes): string | null {
+export function pathProblem(
+  path: string,
+  maxLength: number = UNZIP_LIMITS.maxPathLength,
+  maxSegmentBytes: number = UNZIP_LIMITS.maxSegmentBytes,
+): string | null {
   if (path.length === 0) return 'an empty path'
   if (path.length > maxLength) return `a path longer than ${maxLength} characters`
   if (/[\u0000-\u001f\u007f]/.test(path)) return 'control characters'
@@ -55,7 +59,8 @@ export function pathProblem(path: string, maxLength: number = UNZIP_LIMITS.maxPa
   if (segments.includes('..')) return 'a ".." segment'
   if (segments.includes('.')) return 'a "." segment'
   if (segments.includes('')) return 'an empty segment'
-  if (segments.some((seg) => Buffer.byteLength(seg) > maxSegmentBytes)) return `a file or folder name longer than ${maxSegmentBytes} bytes`
+  if (segments.some((seg) => Buffer.byteLength(seg) > maxSegmentBytes))
+    return `a file or folder name longer than ${maxSegmentBytes} bytes`
   return null
 }
 
@@ -69,7 +74,8 @@ const quote = (p: string) => JSON.stringify(p.length > 120 ? `${p.slice(0, 120)}
  * as upstream_rejected, naming the limit.
  */
 export function checkEntries(entries: EntryInfo[], archiveBytes: number, limits: UnzipLimits = UNZIP_LIMITS): void {
-  if (entries.length > limits.maxEntries) throw refuse(`it has ${entries.length} entries; at most ${limits.maxEntries} are allowed`)
+  if (entries.length > limits.maxEntries)
+    throw refuse(`it has ${entries.length} entries; at most ${limits.maxEntries} are allowed`)
   const seen = new Set<string>()
   let total = 0
   for (const e of entries) {
@@ -81,16 +87,23 @@ export function checkEntries(entries: EntryInfo[], archiveBytes: number, limits:
     if (isFolder(e)) continue
     if (e.flags & 0x1) throw refuse(`the entry ${quote(e.path)} is password-protected (encrypted)`)
     if (e.compressionMethod !== 0 && e.compressionMethod !== 8)
-      throw refuse(`the entry ${quote(e.path)} uses compression method ${e.compressionMethod}; only stored and deflated entries are supported`)
+      throw refuse(
+        `the entry ${quote(e.path)} uses compression method ${e.compressionMethod}; only stored and deflated entries are supported`,
+      )
     if (e.compressedSize > archiveBytes) throw refuse(`the entry ${quote(e.path)} claims to be larger than the archive`)
     total += e.uncompressedSize
-    if (total > limits.maxTotalBytes) throw refuse(`its entries expand to more than ${gb(limits.maxTotalBytes)} in total (zip bomb limit)`)
+    if (total > limits.maxTotalBytes)
+      throw refuse(`its entries expand to more than ${gb(limits.maxTotalBytes)} in total (zip bomb limit)`)
     if (e.uncompressedSize > limits.ratioFloorBytes && e.uncompressedSize > e.compressedSize * limits.maxRatio) {
-      throw refuse(`the entry ${quote(e.path)} expands more than ${limits.maxRatio} times (compression ratio limit, zip bomb)`)
+      throw refuse(
+        `the entry ${quote(e.path)} expands more than ${limits.maxRatio} times (compression ratio limit, zip bomb)`,
+      )
     }
   }
   // Entries whose data overlap let a small archive expand without bound (overlapping-files bomb).
-  const byOffset = entries.filter((e) => !isFolder(e) || e.compressedSize > 0).sort((a, b) => a.localHeaderOffset - b.localHeaderOffset)
+  const byOffset = entries
+    .filter((e) => !isFolder(e) || e.compressedSize > 0)
+    .sort((a, b) => a.localHeaderOffset - b.localHeaderOffset)
   for (let i = 1; i < byOffset.length; i++) {
     const prev = byOffset[i - 1]
     // 30 bytes: the fixed part of a local file header, which precedes every entry's data.

@@ -23,14 +23,22 @@ const UPLOAD_CONCURRENCY = 6
 function openZip(path: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     // decodeStrings off: names are decoded and judged here, so every unsafe path gets our message.
-    yauzl.open(path, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: false }, (err, zip) => (err || !zip ? reject(rejected(NOT_A_ZIP)) : resolve(zip)))
+    yauzl.open(
+      path,
+      { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: false },
+      (err, zip) => (err || !zip ? reject(rejected(NOT_A_ZIP)) : resolve(zip)),
+    )
   })
 }
 
 /** The central directory, read lazily one record at a time (bounded by the entry limit). */
 function readDirectory(zip: yauzl.ZipFile): Promise<Array<{ info: EntryInfo; entry: yauzl.Entry }>> {
   if (zip.entryCount > UNZIP_LIMITS.maxEntries) {
-    return Promise.reject(rejected(`The zip archive is refused: it has ${zip.entryCount} entries; at most ${UNZIP_LIMITS.maxEntries} are allowed.`))
+    return Promise.reject(
+      rejected(
+        `The zip archive is refused: it has ${zip.entryCount} entries; at most ${UNZIP_LIMITS.maxEntries} are allowed.`,
+      ),
+    )
   }
   return new Promise((resolve, reject) => {
     const out: Array<{ info: EntryInfo; entry: yauzl.Entry }> = []
@@ -59,7 +67,11 @@ function readDirectory(zip: yauzl.ZipFile): Promise<Array<{ info: EntryInfo; ent
 }
 
 function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
-  return new Promise((resolve, reject) => zip.openReadStream(entry, (err, stream) => (err || !stream ? reject(rejected(`${NOT_A_ZIP} (${err?.message})`)) : resolve(stream))))
+  return new Promise((resolve, reject) =>
+    zip.openReadStream(entry, (err, stream) =>
+      err || !stream ? reject(rejected(`${NOT_A_ZIP} (${err?.message})`)) : resolve(stream),
+    ),
+  )
 }
 
 /** An entry's data, with yauzl's size and CRC errors turned into the bomb message. */
@@ -68,7 +80,9 @@ async function* entryData(stream: Readable, path: string): AsyncGenerator<Buffer
     for await (const chunk of stream) yield chunk as Buffer
   } catch (err) {
     if (err instanceof RunnerError) throw err
-    throw rejected(`The zip archive is refused: the entry ${JSON.stringify(path)} does not match its declared size or checksum (${(err as Error).message}).`)
+    throw rejected(
+      `The zip archive is refused: the entry ${JSON.stringify(path)} does not match its declared size or checksum (${(err as Error).message}).`,
+    )
   }
 }
 
@@ -78,7 +92,12 @@ async function* entryData(stream: Readable, path: string): AsyncGenerator<Buffer
  * Nested archives are stored as files and never expanded.
  */
 await runUtility<UnzipInput>(async ({ config, input, storage, storeStream, progress }) => {
-  const source = await openInput(input.url, { storage, ...config.outbound, maxBytes: UNZIP_LIMITS.maxArchiveBytes, what: 'zip archive' })
+  const source = await openInput(input.url, {
+    storage,
+    ...config.outbound,
+    maxBytes: UNZIP_LIMITS.maxArchiveBytes,
+    what: 'zip archive',
+  })
   const dir = await mkdtemp(join(tmpdir(), 'unzip-'))
   try {
     const archivePath = join(dir, 'input.zip')
@@ -97,7 +116,9 @@ await runUtility<UnzipInput>(async ({ config, input, storage, storeStream, progr
       // Several entries at once: per-object storage round trips dominate archives of many small files.
       const files: StoredFile[] = await mapBounded(fileEntries, UPLOAD_CONCURRENCY, async ({ info, entry }) => {
         const stream = await openEntry(zip, entry)
-        const file = await storeStream(info.path, entryData(stream, info.path), contentTypeOf(info.path), { path: info.path })
+        const file = await storeStream(info.path, entryData(stream, info.path), contentTypeOf(info.path), {
+          path: info.path,
+        })
         progress(++extracted, fileEntries.length)
         return file
       })

@@ -12,7 +12,17 @@ const workbook = (name: string) => readFileSync(join(REPO, 'test/fixtures/workbo
 
 /** SheetJS's reading, with the options the worker's fallback uses. */
 function sheetJs(bytes: Buffer): SheetData[] {
-  const wb = XLSX.read(bytes, { type: 'buffer', dense: true, cellFormula: false, cellHTML: false, cellNF: false, cellStyles: false, cellText: false, cellDates: true, sheetStubs: false })
+  const wb = XLSX.read(bytes, {
+    type: 'buffer',
+    dense: true,
+    cellFormula: false,
+    cellHTML: false,
+    cellNF: false,
+    cellStyles: false,
+    cellText: false,
+    cellDates: true,
+    sheetStubs: false,
+  })
   return wb.SheetNames.map((name) => {
     const ws = wb.Sheets[name] as unknown as SheetData['rows'] & { '!merges'?: XLSX.Range[] }
     return { name, merges: (ws['!merges'] ?? []).map((m) => [m.s.r, m.s.c, m.e.r, m.e.c]), rows: ws }
@@ -26,7 +36,10 @@ function cells(sheet: SheetData): Cells {
   sheet.rows.forEach((row, r) =>
     row?.forEach((cell, c) => {
       if (!cell) return
-      out[`${XLSX.utils.encode_col(c)}${r + 1}`] = [cell.t, cell.t === 'd' && cell.v instanceof Date ? Math.round(excelSerial(cell.v) * 86_400) / 86_400 : cell.v]
+      out[`${XLSX.utils.encode_col(c)}${r + 1}`] = [
+        cell.t,
+        cell.t === 'd' && cell.v instanceof Date ? Math.round(excelSerial(cell.v) * 86_400) / 86_400 : cell.v,
+      ]
     }),
   )
   return out
@@ -36,7 +49,8 @@ function benchLike(): Buffer {
   const wb = XLSX.utils.book_new()
   for (let s = 1; s <= 2; s++) {
     const aoa: unknown[][] = [['id', 'name', 'amount', 'rate', 'city', 'note']]
-    for (let r = 1; r <= 500; r++) aoa.push([r, `name ${r}`, r * 1.25, (r % 97) / 100, ['Oslo', 'Lyon'][r % 2], r % 5 ? '' : `note ${r}`])
+    for (let r = 1; r <= 500; r++)
+      aoa.push([r, `name ${r}`, r * 1.25, (r % 97) / 100, ['Oslo', 'Lyon'][r % 2], r % 5 ? '' : `note ${r}`])
     XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(aoa), `Sheet${s}`)
   }
   return XLSX.write(wb, { type: 'buffer', bookType: 'biff8' }) as Buffer
@@ -66,7 +80,8 @@ describe('our BIFF8 reader', () => {
         for (const [ref, [t, v]] of Object.entries(b)) {
           // SheetJS moves dates before 1 March 1900 a day (Excel's phantom 29 February 1900); ours keep the workbook's serial.
           const expected = t === 'd' && (v as number) < 61 ? (v as number) - 1 : v
-          if (t === 'd') expect(a[ref]?.[1] as number, `${name} ${sheet.name}!${ref}`).toBeCloseTo(expected as number, 5)
+          if (t === 'd')
+            expect(a[ref]?.[1] as number, `${name} ${sheet.name}!${ref}`).toBeCloseTo(expected as number, 5)
           else expect(a[ref], `${name} ${sheet.name}!${ref}`).toEqual([t, expected])
         }
       })
@@ -160,7 +175,9 @@ describe('our BIFF8 reader', () => {
       const bytes = Buffer.from(original)
       // A few bytes overwritten somewhere, or the file cut short.
       if (i % 10 === 9) bytes.fill(0, Math.floor(random() * bytes.length))
-      else for (let k = 0; k < 4; k++) bytes[Math.floor(random() * (i % 2 ? 8192 : bytes.length))] = Math.floor(random() * 256)
+      else
+        for (let k = 0; k < 4; k++)
+          bytes[Math.floor(random() * (i % 2 ? 8192 : bytes.length))] = Math.floor(random() * 256)
       try {
         readBiff8(bytes)
         outcomes.read++
@@ -174,8 +191,18 @@ describe('our BIFF8 reader', () => {
   })
 
   it('calls a number format a date as SheetJS does', () => {
-    for (const fmt of ['m/d/yy', 'yyyy-mm-dd', 'dd/mm/yyyy hh:mm:ss', 'h:mm AM/PM', '[h]:mm:ss', '[$-409]mmmm d, yyyy', 'B1yyyy']) expect([fmt, isDateFormat(fmt)]).toEqual([fmt, true])
-    for (const fmt of ['General', '0.00', '#,##0.00', '0.00E+00', '0%', '"day "0', '[Red]0.00', '\\d0', '# ?/?', '@']) expect([fmt, isDateFormat(fmt)]).toEqual([fmt, false])
+    for (const fmt of [
+      'm/d/yy',
+      'yyyy-mm-dd',
+      'dd/mm/yyyy hh:mm:ss',
+      'h:mm AM/PM',
+      '[h]:mm:ss',
+      '[$-409]mmmm d, yyyy',
+      'B1yyyy',
+    ])
+      expect([fmt, isDateFormat(fmt)]).toEqual([fmt, true])
+    for (const fmt of ['General', '0.00', '#,##0.00', '0.00E+00', '0%', '"day "0', '[Red]0.00', '\\d0', '# ?/?', '@'])
+      expect([fmt, isDateFormat(fmt)]).toEqual([fmt, false])
     // The same verdict as SheetJS's own, for every built-in format.
     const table = (XLSX.SSF as unknown as { get_table(): Record<number, string> }).get_table()
     for (const fmt of Object.values(table)) expect([fmt, isDateFormat(fmt)]).toEqual([fmt, XLSX.SSF.is_date(fmt)])

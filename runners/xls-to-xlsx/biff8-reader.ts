@@ -67,7 +67,10 @@ const DAYS_1904 = 1462
  * Built-in number formats that are dates or times: 14–22 and 45–47 everywhere; 27–36 and 50–58
  * are the East Asian locales' date formats.
  */
-const BUILTIN_DATE_FORMATS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58])
+const BUILTIN_DATE_FORMATS = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56,
+  57, 58,
+])
 
 /**
  * Whether a number format shows a date or time: a y, m, d, h, s, e, g or b token, AM/PM or
@@ -269,9 +272,11 @@ function readGlobals(s: Buffer): Globals {
   const g: Globals = { date1904: false, xfFormat: [], formats: new Map(), strings: [], sheets: [] }
   const it = records(s, 0)
   const first = it.next()
-  if (first.done || first.value[0] !== R.BOF || first.value[2] < 4) throw new NotCoveredError('the stream does not start with a BOF record')
+  if (first.done || first.value[0] !== R.BOF || first.value[2] < 4)
+    throw new NotCoveredError('the stream does not start with a BOF record')
   const [, bof] = first.value
-  if (s.readUInt16LE(bof) !== BIFF8 || s.readUInt16LE(bof + 2) !== DT_GLOBALS) throw new NotCoveredError('not a BIFF8 workbook globals substream')
+  if (s.readUInt16LE(bof) !== BIFF8 || s.readUInt16LE(bof + 2) !== DT_GLOBALS)
+    throw new NotCoveredError('not a BIFF8 workbook globals substream')
   for (const [type, data, len] of it) {
     switch (type) {
       case R.EOF:
@@ -297,7 +302,11 @@ function readGlobals(s: Buffer): Globals {
         const cch = s[data + 6]
         const high = s[data + 7] & 0x01
         if ((high ? cch * 2 : cch) + 8 > len) throw new NotCoveredError('a sheet name runs past its record')
-        g.sheets.push({ name: s.toString(high ? 'utf16le' : 'latin1', data + 8, data + 8 + (high ? cch * 2 : cch)), at, type: sheetType })
+        g.sheets.push({
+          name: s.toString(high ? 'utf16le' : 'latin1', data + 8, data + 8 + (high ? cch * 2 : cch)),
+          at,
+          type: sheetType,
+        })
         break
       }
       case R.SST: {
@@ -351,7 +360,8 @@ function readSheet(s: Buffer, at: number, g: Globals, isDateXf: (xf: number) => 
     next = data + len
     if (next > s.length) throw new NotCoveredError('a record runs past the end of the stream')
     if (type === R.BOF) {
-      if (depth === 0 && (len < 4 || s.readUInt16LE(data) !== BIFF8 || s.readUInt16LE(data + 2) !== DT_WORKSHEET)) throw new NotCoveredError('a sheet is not a BIFF8 worksheet')
+      if (depth === 0 && (len < 4 || s.readUInt16LE(data) !== BIFF8 || s.readUInt16LE(data + 2) !== DT_WORKSHEET))
+        throw new NotCoveredError('a sheet is not a BIFF8 worksheet')
       depth++
       continue
     }
@@ -373,7 +383,8 @@ function readSheet(s: Buffer, at: number, g: Globals, isDateXf: (xf: number) => 
         const r = s.readUInt16LE(data)
         const first = s.readUInt16LE(data + 2)
         const last = s.readUInt16LE(data + len - 2)
-        if (last < first || (last - first + 1) * 6 + 6 !== len) throw new NotCoveredError('a MULRK record does not match its column range')
+        if (last < first || (last - first + 1) * 6 + 6 !== len)
+          throw new NotCoveredError('a MULRK record does not match its column range')
         for (let c = first, p = data + 4; c <= last; c++, p += 6) number(r, c, s.readUInt16LE(p), rkNumber(s, p + 2))
         break
       }
@@ -418,11 +429,13 @@ function readSheet(s: Buffer, at: number, g: Globals, isDateXf: (xf: number) => 
       case R.MERGECELLS: {
         const n = s.readUInt16LE(data)
         if (2 + n * 8 > len) throw new NotCoveredError('a MERGECELLS record counts more ranges than it holds')
-        for (let i = 0, p = data + 2; i < n; i++, p += 8) merges.push([s.readUInt16LE(p), s.readUInt16LE(p + 4), s.readUInt16LE(p + 2), s.readUInt16LE(p + 6)])
+        for (let i = 0, p = data + 2; i < n; i++, p += 8)
+          merges.push([s.readUInt16LE(p), s.readUInt16LE(p + 4), s.readUInt16LE(p + 2), s.readUInt16LE(p + 6)])
         break
       }
       default:
-        if (OLDER_VALUE_RECORDS.has(type)) throw new NotCoveredError(`a value record of an older format (0x${type.toString(16)})`)
+        if (OLDER_VALUE_RECORDS.has(type))
+          throw new NotCoveredError(`a value record of an older format (0x${type.toString(16)})`)
     }
   }
   throw new NotCoveredError('a sheet has no EOF record')

@@ -61,7 +61,8 @@ export function readCfbStream(file: Buffer, name: string): Buffer | null {
   for (let i = 0; i < HEADER_DIFAT && fatAt.length < fatSectors; i++) fatAt.push(file.readUInt32LE(76 + i * 4))
   let difat = difatStart
   for (let seen = 0; fatAt.length < fatSectors; seen++) {
-    if (seen >= difatSectors || seen > sectorCount || difat === END_OF_CHAIN || difat === FREE) throw new CfbError('the DIFAT chain ends early')
+    if (seen >= difatSectors || seen > sectorCount || difat === END_OF_CHAIN || difat === FREE)
+      throw new CfbError('the DIFAT chain ends early')
     const s = sector(difat)
     const per = sectorSize / 4 - 1
     for (let i = 0; i < per && fatAt.length < fatSectors; i++) fatAt.push(s.readUInt32LE(i * 4))
@@ -104,7 +105,12 @@ export function readCfbStream(file: Buffer, name: string): Buffer | null {
       child: dir.readUInt32LE(at + 76),
       start: dir.readUInt32LE(at + 116),
       // Version 3 files keep only the low 32 bits meaningful; larger streams exceed any input we take.
-      size: shift === 9 ? dir.readUInt32LE(at + 120) : dir.readUInt32LE(at + 124) === 0 ? dir.readUInt32LE(at + 120) : Number.POSITIVE_INFINITY,
+      size:
+        shift === 9
+          ? dir.readUInt32LE(at + 120)
+          : dir.readUInt32LE(at + 124) === 0
+            ? dir.readUInt32LE(at + 120)
+            : Number.POSITIVE_INFINITY,
     })
   }
   const root = entries[0]

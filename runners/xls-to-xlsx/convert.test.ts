@@ -89,7 +89,9 @@ describe('xls-to-xlsx conversion', () => {
 
   it('refuses both CVE fixtures at the format gate, at once', async () => {
     const t0 = Date.now()
-    await expect(convertXls(fixture('cve-2023-30533-prototype-pollution.xls'))).rejects.toMatchObject({ code: 'upstream_rejected' })
+    await expect(convertXls(fixture('cve-2023-30533-prototype-pollution.xls'))).rejects.toMatchObject({
+      code: 'upstream_rejected',
+    })
     await expect(convertXls(fixture('cve-2024-22363-redos.xls'))).rejects.toMatchObject({ code: 'upstream_rejected' })
     expect(Date.now() - t0).toBeLessThan(1000)
   })
@@ -108,14 +110,18 @@ describe('xls-to-xlsx conversion', () => {
   })
 
   it('CVE-2023-30533: even past the gate, the worker keeps the pollution out of the runner', async () => {
-    await convertXls(fixture('cve-2023-30533-prototype-pollution.xls'), { skipFormatCheck: true }).catch(() => undefined)
+    await convertXls(fixture('cve-2023-30533-prototype-pollution.xls'), { skipFormatCheck: true }).catch(
+      () => undefined,
+    )
     expect(Object.keys(Object.prototype)).toEqual([])
     expect(({} as { c?: unknown }).c).toBeUndefined()
   })
 
   it('CVE-2024-22363: even past the gate, the worker is stopped at its time budget', async () => {
     const t0 = Date.now()
-    await expect(convertXls(fixture('cve-2024-22363-redos.xls'), { skipFormatCheck: true, parseMs: 1000 })).rejects.toMatchObject({
+    await expect(
+      convertXls(fixture('cve-2024-22363-redos.xls'), { skipFormatCheck: true, parseMs: 1000 }),
+    ).rejects.toMatchObject({
       code: 'upstream_rejected',
       message: expect.stringContaining('took longer than 1 s'),
     })

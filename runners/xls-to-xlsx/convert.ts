@@ -24,7 +24,8 @@ export function xlsFormatProblem(bytes: Uint8Array): string | null {
   const head = Buffer.from(bytes.subarray(0, 8))
   if (head.equals(CFB_MAGIC)) return null
   if (head[0] === 0x09 && head[1] <= 0x08 && head[2] >= 0x04 && head[3] === 0x00) return null // BIFF2–4 BOF record
-  if (head[0] === 0x50 && head[1] === 0x4b) return 'The file is a ZIP package (an .xlsx or similar), not a legacy .xls workbook.'
+  if (head[0] === 0x50 && head[1] === 0x4b)
+    return 'The file is a ZIP package (an .xlsx or similar), not a legacy .xls workbook.'
   const text = head
     .toString('latin1')
     .replace(/^\xef\xbb\xbf/, '')
@@ -93,15 +94,30 @@ export function startConverter(opts: ConvertOptions = {}): Converter {
     worker.once('message', (m: WorkerAnswer) => {
       answered = true
       clearTimeout(timer)
-      if (m.ok) return resolve({ xlsx: Buffer.from(m.xlsx.buffer, m.xlsx.byteOffset, m.xlsx.byteLength), sheets: m.sheets, prototypeIntact: m.prototypeIntact, reader: m.reader, fallback: m.fallback })
-      if (m.stage === 'write') return reject(rejected(`The workbook could not be written as .xlsx (${m.message.slice(0, 200)}).`))
+      if (m.ok)
+        return resolve({
+          xlsx: Buffer.from(m.xlsx.buffer, m.xlsx.byteOffset, m.xlsx.byteLength),
+          sheets: m.sheets,
+          prototypeIntact: m.prototypeIntact,
+          reader: m.reader,
+          fallback: m.fallback,
+        })
+      if (m.stage === 'write')
+        return reject(rejected(`The workbook could not be written as .xlsx (${m.message.slice(0, 200)}).`))
       // Our reader says so by type; from SheetJS (older formats) its message is the only sign.
       const encrypted = m.encrypted || /password|encrypt/i.test(m.message)
-      reject(rejected(encrypted ? 'The workbook is password-protected (encrypted); it cannot be converted.' : `The workbook could not be read (${m.message}).`))
+      reject(
+        rejected(
+          encrypted
+            ? 'The workbook is password-protected (encrypted); it cannot be converted.'
+            : `The workbook could not be read (${m.message}).`,
+        ),
+      )
     })
     worker.once('error', (err: Error & { code?: string }) => {
       clearTimeout(timer)
-      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') reject(rejected(`The workbook needs more than ${heapMb} MB of memory to convert (memory limit).`))
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY')
+        reject(rejected(`The workbook needs more than ${heapMb} MB of memory to convert (memory limit).`))
       else reject(rejected(`The workbook could not be read (${err.message.slice(0, 200)}).`))
     })
     worker.once('exit', (code) => {
@@ -116,7 +132,15 @@ export function startConverter(opts: ConvertOptions = {}): Converter {
       try {
         const problem = opts.skipFormatCheck ? null : xlsFormatProblem(bytes)
         if (problem) throw rejected(problem)
-        timer = setTimeout(() => fail(rejected(`The workbook took longer than ${parseMs / 1000} s to convert (time limit); it may be crafted to be slow.`)), parseMs)
+        timer = setTimeout(
+          () =>
+            fail(
+              rejected(
+                `The workbook took longer than ${parseMs / 1000} s to convert (time limit); it may be crafted to be slow.`,
+              ),
+            ),
+          parseMs,
+        )
         // The input moves to the worker when it owns its memory whole (the runner needs it no more).
         const movable = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
         worker.postMessage({ bytes }, movable ? [bytes.buffer as ArrayBuffer] : [])

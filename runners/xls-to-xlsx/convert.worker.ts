@@ -28,7 +28,14 @@ for (const proto of [
 
 /** What the worker answers with: the .xlsx and which reader read the workbook (and why not ours), or what failed. */
 export type WorkerAnswer =
-  | { ok: true; xlsx: Uint8Array; sheets: number; prototypeIntact: boolean; reader: 'biff8' | 'sheetjs'; fallback?: string }
+  | {
+      ok: true
+      xlsx: Uint8Array
+      sheets: number
+      prototypeIntact: boolean
+      reader: 'biff8' | 'sheetjs'
+      fallback?: string
+    }
   | { ok: false; stage: 'read' | 'write'; message: string; encrypted?: boolean }
 
 const load = createRequire(import.meta.url)
@@ -45,7 +52,13 @@ const decode = (cp: number, data: Uint8Array) => {
   return (allCodepages().utils.decode as (cp: number, data: Uint8Array) => string)(cp, data)
 }
 const utils = new Proxy({}, { get: (_, key) => (key === 'decode' ? decode : allCodepages().utils[key as string]) })
-;(globalThis as { cptable?: unknown }).cptable = new Proxy({}, { get: (_, key) => (key === 'utils' ? utils : allCodepages()[key as string]), has: (_, key) => key in allCodepages() })
+;(globalThis as { cptable?: unknown }).cptable = new Proxy(
+  {},
+  {
+    get: (_, key) => (key === 'utils' ? utils : allCodepages()[key as string]),
+    has: (_, key) => key in allCodepages(),
+  },
+)
 
 interface DenseSheet extends Array<SheetData['rows'][number]> {
   '!ref'?: unknown
@@ -74,7 +87,9 @@ function readWithSheetJs(bytes: Uint8Array): SheetData[] {
   })
   return wb.SheetNames.map((name) => {
     const ws = wb.Sheets[name] as unknown as DenseSheet | undefined
-    const merges = Array.isArray(ws?.['!merges']) ? ws['!merges'].map((m): [number, number, number, number] => [m.s.r, m.s.c, m.e.r, m.e.c]) : []
+    const merges = Array.isArray(ws?.['!merges'])
+      ? ws['!merges'].map((m): [number, number, number, number] => [m.s.r, m.s.c, m.e.r, m.e.c])
+      : []
     // The dense rows as they are: the writer reads each cell's type and value.
     return { name: String(name), merges, rows: Array.isArray(ws) ? ws : [] }
   })
@@ -90,12 +105,16 @@ async function convert(bytes: Uint8Array): Promise<void> {
     } catch (err) {
       if (err instanceof EncryptedWorkbookError) throw err
       // Not ours to read (or a layout ours does not expect): SheetJS reads what it can.
-      fallback = err instanceof NotCoveredError ? err.message : `unexpected: ${String((err as Error)?.message ?? err).slice(0, 200)}`
+      fallback =
+        err instanceof NotCoveredError
+          ? err.message
+          : `unexpected: ${String((err as Error)?.message ?? err).slice(0, 200)}`
       reader = 'sheetjs'
       sheets = readWithSheetJs(bytes)
     }
   } catch (err) {
-    if (err instanceof EncryptedWorkbookError) return answer({ ok: false, stage: 'read', message: err.message, encrypted: true })
+    if (err instanceof EncryptedWorkbookError)
+      return answer({ ok: false, stage: 'read', message: err.message, encrypted: true })
     return answer({ ok: false, stage: 'read', message: String((err as Error)?.message ?? err).slice(0, 300) })
   }
   let xlsx: Buffer
@@ -105,7 +124,17 @@ async function convert(bytes: Uint8Array): Promise<void> {
     return answer({ ok: false, stage: 'write', message: String((err as Error)?.message ?? err).slice(0, 300) })
   }
   const whole = xlsx.byteOffset === 0 && xlsx.byteLength === xlsx.buffer.byteLength
-  answer({ ok: true, xlsx, sheets: sheets.length, prototypeIntact: Object.keys(Object.prototype).length === 0, reader, fallback }, whole ? [xlsx.buffer as ArrayBuffer] : [])
+  answer(
+    {
+      ok: true,
+      xlsx,
+      sheets: sheets.length,
+      prototypeIntact: Object.keys(Object.prototype).length === 0,
+      reader,
+      fallback,
+    },
+    whole ? [xlsx.buffer as ArrayBuffer] : [],
+  )
 }
 
 parentPort!.once('message', (m: { bytes: Uint8Array }) => void convert(m.bytes))

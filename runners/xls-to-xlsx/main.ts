@@ -19,9 +19,15 @@ const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.s
 const converter = startConverter()
 
 await runUtility<XlsToXlsxInput>(async ({ config, input, storage, store, log }) => {
-  const bytes = await downloadInput(input.url, { storage, ...config.outbound, maxBytes: XLS_LIMITS.maxInputBytes, what: 'workbook' })
+  const bytes = await downloadInput(input.url, {
+    storage,
+    ...config.outbound,
+    maxBytes: XLS_LIMITS.maxInputBytes,
+    what: 'workbook',
+  })
   const converted = await converter.convert(bytes)
-  if (!converted.prototypeIntact) log.warn('the parser worker saw Object.prototype change; its output is still only cell values')
+  if (!converted.prototypeIntact)
+    log.warn('the parser worker saw Object.prototype change; its output is still only cell values')
   log.info({ reader: converted.reader, fallback: converted.fallback, sheets: converted.sheets }, 'workbook read')
   const name = xlsxFileName(decodeURIComponent(new URL(input.url).pathname.split('/').pop() ?? ''))
   const file = await store(name, converted.xlsx, XLSX_TYPE)

@@ -42,7 +42,9 @@ describe('xlsx writer', () => {
 
   it('refuses what the format cannot hold', async () => {
     await expect(writeXlsx([])).rejects.toThrow(XlsxWriteError)
-    await expect(writeXlsx([{ name: 'a', merges: [], rows: [[{ t: 's', v: 'x'.repeat(32_768) }]] }])).rejects.toThrow(/more than 32767 characters/)
+    await expect(writeXlsx([{ name: 'a', merges: [], rows: [[{ t: 's', v: 'x'.repeat(32_768) }]] }])).rejects.toThrow(
+      /more than 32767 characters/,
+    )
     expect(() => checkSheetNames(['a', 'A'])).toThrow(/two sheets/)
     expect(() => checkSheetNames(['a/b'])).toThrow(/contains one of/)
     expect(() => checkSheetNames([''])).toThrow(/1 to 31/)
@@ -50,7 +52,9 @@ describe('xlsx writer', () => {
 
   it('spells columns, escapes text and counts dates like Excel', () => {
     expect([0, 25, 26, 701, 702, 16_383].map(columnName)).toEqual(['A', 'Z', 'AA', 'ZZ', 'AAA', 'XFD'])
-    expect(escapeXml(`<a href="x">'&'</a>\u0000\t`)).toBe('&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;_x0000_\t')
+    expect(escapeXml(`<a href="x">'&'</a>\u0000\t`)).toBe(
+      '&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;_x0000_\t',
+    )
     expect(excelSerial(new Date(1900, 0, 1))).toBe(2)
     expect(excelSerial(new Date(2024, 2, 1, 12))).toBe(45352.5)
   })

@@ -28,7 +28,16 @@ const MAX_TEXT = 32_767
 const ROWS_PER_BLOCK = 2_000
 
 /** Excel's error values by their BIFF code. */
-const ERRORS: Record<number, string> = { 0x00: '#NULL!', 0x07: '#DIV/0!', 0x0f: '#VALUE!', 0x17: '#REF!', 0x1d: '#NAME?', 0x24: '#NUM!', 0x2a: '#N/A', 0x2b: '#GETTING_DATA' }
+const ERRORS: Record<number, string> = {
+  0x00: '#NULL!',
+  0x07: '#DIV/0!',
+  0x0f: '#VALUE!',
+  0x17: '#REF!',
+  0x1d: '#NAME?',
+  0x24: '#NUM!',
+  0x2a: '#N/A',
+  0x2b: '#GETTING_DATA',
+}
 
 /** A workbook the format cannot hold as it is (the runner reports it as a rejected input). */
 export class XlsxWriteError extends Error {
@@ -47,7 +56,12 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 
 /** XML text: markup characters escaped, control characters (not allowed in XML 1.0) as _xHHHH_. */
 export function escapeXml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ESCAPES[c]).replace(/[\x00-\x08\x0b\x0c\x0e-\x1f]/g, (c) => `_x${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}_`)
+  return s
+    .replace(/[&<>"']/g, (c) => ESCAPES[c])
+    .replace(
+      /[\x00-\x08\x0b\x0c\x0e-\x1f]/g,
+      (c) => `_x${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}_`,
+    )
 }
 
 /** A column's letters: 0 → A, 25 → Z, 26 → AA. */
@@ -69,8 +83,10 @@ export function excelSerial(d: Date): number {
 export function checkSheetNames(names: string[]): void {
   const seen = new Set<string>()
   for (const name of names) {
-    if (name.length === 0 || name.length > 31) throw new XlsxWriteError(`the sheet name ${JSON.stringify(name.slice(0, 40))} is not 1 to 31 characters long`)
-    if (/[:\\/?*[\]]/.test(name)) throw new XlsxWriteError(`the sheet name ${JSON.stringify(name)} contains one of : \\ / ? * [ ]`)
+    if (name.length === 0 || name.length > 31)
+      throw new XlsxWriteError(`the sheet name ${JSON.stringify(name.slice(0, 40))} is not 1 to 31 characters long`)
+    if (/[:\\/?*[\]]/.test(name))
+      throw new XlsxWriteError(`the sheet name ${JSON.stringify(name)} contains one of : \\ / ? * [ ]`)
     const key = name.toLowerCase()
     if (seen.has(key)) throw new XlsxWriteError(`two sheets are named ${JSON.stringify(name)}`)
     seen.add(key)
@@ -124,14 +140,16 @@ function dimension(rows: SheetData['rows']): string {
 }
 
 async function* worksheet(sheet: SheetData): AsyncGenerator<Buffer> {
-  if (sheet.rows.length > MAX_ROWS) throw new XlsxWriteError(`the sheet ${JSON.stringify(sheet.name)} has more than ${MAX_ROWS} rows`)
+  if (sheet.rows.length > MAX_ROWS)
+    throw new XlsxWriteError(`the sheet ${JSON.stringify(sheet.name)} has more than ${MAX_ROWS} rows`)
   const columns: string[] = []
   yield Buffer.from(`${XML_HEAD}<worksheet xmlns="${NS}"><dimension ref="${dimension(sheet.rows)}"/><sheetData>`)
   let block: string[] = []
   for (let r = 0; r < sheet.rows.length; r++) {
     const row = sheet.rows[r]
     if (!row || row.length === 0) continue
-    if (row.length > MAX_COLS) throw new XlsxWriteError(`the sheet ${JSON.stringify(sheet.name)} has more than ${MAX_COLS} columns`)
+    if (row.length > MAX_COLS)
+      throw new XlsxWriteError(`the sheet ${JSON.stringify(sheet.name)} has more than ${MAX_COLS} columns`)
     let cells = ''
     for (let c = 0; c < row.length; c++) {
       if (!row[c]) continue
@@ -144,7 +162,14 @@ async function* worksheet(sheet: SheetData): AsyncGenerator<Buffer> {
       block = []
     }
   }
-  const merges = sheet.merges.filter(([sr, sc, er, ec]) => [sr, sc, er, ec].every((n) => Number.isInteger(n) && n >= 0) && er < MAX_ROWS && ec < MAX_COLS && er >= sr && ec >= sc)
+  const merges = sheet.merges.filter(
+    ([sr, sc, er, ec]) =>
+      [sr, sc, er, ec].every((n) => Number.isInteger(n) && n >= 0) &&
+      er < MAX_ROWS &&
+      ec < MAX_COLS &&
+      er >= sr &&
+      ec >= sc,
+  )
   const mergeXml = merges.length
     ? `<mergeCells count="${merges.length}">${merges.map(([sr, sc, er, ec]) => `<mergeCell ref="${columnName(sc)}${sr + 1}:${columnName(ec)}${er + 1}"/>`).join('')}</mergeCells>`
     : ''
@@ -166,11 +191,21 @@ function* parts(sheets: SheetData[]): Generator<ZipEntry> {
     '[Content_Types].xml',
     once(
       `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>` +
-        sheets.map((_, i) => `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`).join('') +
+        sheets
+          .map(
+            (_, i) =>
+              `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+          )
+          .join('') +
         `<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/></Types>`,
     ),
   )
-  yield part('_rels/.rels', once(`${XML_HEAD}<Relationships xmlns="${PKG_REL_NS}"><Relationship Id="rId1" Type="${REL_NS}/officeDocument" Target="xl/workbook.xml"/></Relationships>`))
+  yield part(
+    '_rels/.rels',
+    once(
+      `${XML_HEAD}<Relationships xmlns="${PKG_REL_NS}"><Relationship Id="rId1" Type="${REL_NS}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+    ),
+  )
   yield part(
     'xl/workbook.xml',
     once(

@@ -29,15 +29,26 @@ describe('zip-files entries', () => {
 
   it('names the file in a download failure and keeps its upstream status', () => {
     const err = namedFailure(3, 'b.png', rejected('Downloading http://x/b.png failed: the server answered 403.', 403))
-    expect(err.toFailure()).toEqual({ code: 'upstream_rejected', message: 'files.3 ("b.png"): Downloading http://x/b.png failed: the server answered 403.', upstreamStatus: 403 })
-    expect(namedFailure(0, 'a', new Error('socket hang up')).message).toBe('files.0 ("a"): downloading failed: socket hang up')
+    expect(err.toFailure()).toEqual({
+      code: 'upstream_rejected',
+      message: 'files.3 ("b.png"): Downloading http://x/b.png failed: the server answered 403.',
+      upstreamStatus: 403,
+    })
+    expect(namedFailure(0, 'a', new Error('socket hang up')).message).toBe(
+      'files.0 ("a"): downloading failed: socket hang up',
+    )
   })
 
   it('caps each file and the whole run', async () => {
     const limits = { maxFileBytes: 100, maxTotalBytes: 150 }
     const budget = { total: 0 }
     expect(await drain(capped(parts(50, 50), budget, limits))).toBe(100)
-    await expect(drain(capped(parts(60), budget, limits))).rejects.toMatchObject({ message: expect.stringContaining('together are larger') })
-    await expect(drain(capped(parts(60, 60), { total: 0 }, limits))).rejects.toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('limit per file') })
+    await expect(drain(capped(parts(60), budget, limits))).rejects.toMatchObject({
+      message: expect.stringContaining('together are larger'),
+    })
+    await expect(drain(capped(parts(60, 60), { total: 0 }, limits))).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringContaining('limit per file'),
+    })
   })
 })

@@ -90,14 +90,20 @@ export interface ByteBudget {
  * Passes a download through, refusing it once it passes the per-file cap or the whole run
  * passes the total cap. Read errors of the body become upstream_rejected.
  */
-export async function* capped(body: AsyncIterable<Uint8Array>, budget: ByteBudget, limits: { maxFileBytes: number; maxTotalBytes: number } = ZIP_SIZE_LIMITS): AsyncGenerator<Uint8Array> {
+export async function* capped(
+  body: AsyncIterable<Uint8Array>,
+  budget: ByteBudget,
+  limits: { maxFileBytes: number; maxTotalBytes: number } = ZIP_SIZE_LIMITS,
+): AsyncGenerator<Uint8Array> {
   let size = 0
   try {
     for await (const chunk of body) {
       size += chunk.length
       budget.total += chunk.length
-      if (size > limits.maxFileBytes) throw rejected(`the file is larger than the ${mb(limits.maxFileBytes)} limit per file.`)
-      if (budget.total > limits.maxTotalBytes) throw rejected(`the files together are larger than the ${mb(limits.maxTotalBytes)} limit.`)
+      if (size > limits.maxFileBytes)
+        throw rejected(`the file is larger than the ${mb(limits.maxFileBytes)} limit per file.`)
+      if (budget.total > limits.maxTotalBytes)
+        throw rejected(`the files together are larger than the ${mb(limits.maxTotalBytes)} limit.`)
       yield chunk
     }
   } catch (err) {

@@ -64,12 +64,23 @@ await runUtility<ZipFilesInput>(async ({ config, input, storeStream, progress })
         throw namedFailure(i, f.fileName, err)
       }
       socketOf(res)?.setTimeout(IDLE_MS)
-      yield { name: f.fileName, date: entryDate(res.headers['last-modified'], now), store: storeUncompressed(f.fileName), data: labelled(i, f.fileName, res.body) }
+      yield {
+        name: f.fileName,
+        date: entryDate(res.headers['last-modified'], now),
+        store: storeUncompressed(f.fileName),
+        data: labelled(i, f.fileName, res.body),
+      }
     }
     progress(input.files.length, input.files.length)
   }
   try {
-    const file = await storeStream(ARCHIVE_NAME, zipArchive(entries(), { level: LEVEL }), 'application/zip', undefined, { large: true })
+    const file = await storeStream(
+      ARCHIVE_NAME,
+      zipArchive(entries(), { level: LEVEL }),
+      'application/zip',
+      undefined,
+      { large: true },
+    )
     return { files: [file] }
   } finally {
     for (const p of ahead)

@@ -23,7 +23,11 @@ export function checkZipFiles(input: unknown): InputProblem[] {
     const p = fileNameProblem(f.fileName)
     if (p) problems.push({ path: `files.${i}.fileName`, message: p })
     const seen = first.get(f.fileName)
-    if (seen !== undefined) problems.push({ path: `files.${i}.fileName`, message: `duplicates files.${seen}.fileName; file names must be unique` })
+    if (seen !== undefined)
+      problems.push({
+        path: `files.${i}.fileName`,
+        message: `duplicates files.${seen}.fileName; file names must be unique`,
+      })
     else first.set(f.fileName, i)
   })
   return problems
@@ -32,7 +36,8 @@ export function checkZipFiles(input: unknown): InputProblem[] {
 export const zipFiles: UtilityDefinition = {
   slug: 'zip-files',
   name: 'Zip files',
-  description: 'Downloads a list of public URLs and packs them into one .zip archive (at most 500 files, 1 GB each, 3 GB in all).',
+  description:
+    'Downloads a list of public URLs and packs them into one .zip archive (at most 500 files, 1 GB each, 3 GB in all).',
   category: 'archive',
   icon: 'folder_zip',
   target: 'zip',
@@ -43,7 +48,11 @@ export const zipFiles: UtilityDefinition = {
         Type.Object(
           {
             url: HttpUrl,
-            fileName: Type.String({ minLength: 1, maxLength: ZIP_FILES_LIMITS.maxFileNameLength, description: 'Name (path) of the entry in the archive; unique, no leading / and no ..' }),
+            fileName: Type.String({
+              minLength: 1,
+              maxLength: ZIP_FILES_LIMITS.maxFileNameLength,
+              description: 'Name (path) of the entry in the archive; unique, no leading / and no ..',
+            }),
           },
           { additionalProperties: false },
         ),

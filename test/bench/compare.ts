@@ -45,7 +45,11 @@ function timed(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.P
   const timeFile = join(WORK, `time-${process.pid}`)
   return new Promise((resolve, reject) => {
     const t0 = performance.now()
-    const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, cmd, ...args], { cwd: opts.cwd ?? WORK, env: opts.env ?? process.env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, cmd, ...args], {
+      cwd: opts.cwd ?? WORK,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     let err = ''
     child.stderr.on('data', (d) => (err += d))
     child.on('close', (code) => {
@@ -86,7 +90,14 @@ interface Row {
 rmSync(join(REPO_ROOT, '.bench'), { recursive: true, force: true })
 mkdirSync(WORK, { recursive: true })
 const say = (m: string) => process.stderr.write(`[bench] ${m}\n`)
-const platform = await startPlatform({ dir: join(REPO_ROOT, '.bench'), ports: TEST_PORTS, fresh: false, allowLoopbackUrls: true, testHooks: false, progress: say })
+const platform = await startPlatform({
+  dir: join(REPO_ROOT, '.bench'),
+  ports: TEST_PORTS,
+  fresh: false,
+  allowLoopbackUrls: true,
+  testHooks: false,
+  progress: say,
+})
 const files = await new FileServer().start()
 const rows: Row[] = []
 // MinIO's client, at its defaults, pointed at the platform's MinIO (the bucket the runners write to).
@@ -100,7 +111,11 @@ let uploads = 0
 /** The native tool, then `mc cp` of what it wrote (a file or a folder) into the bucket: the anchor. */
 const thenUpload = (native: () => Promise<Measured>, output: string) => async (): Promise<Measured> => {
   const a = await native()
-  const b = await timed(join(BIN_DIR, 'mc'), ['cp', '--quiet', '--recursive', output, `bench/${st.bucket}/bench-anchor/${uploads++}/`], { env: mcEnv })
+  const b = await timed(
+    join(BIN_DIR, 'mc'),
+    ['cp', '--quiet', '--recursive', output, `bench/${st.bucket}/bench-anchor/${uploads++}/`],
+    { env: mcEnv },
+  )
   return { ms: a.ms + b.ms, rssMb: Math.max(a.rssMb, b.rssMb), storageMs: b.ms }
 }
 try {
@@ -119,13 +134,21 @@ try {
   }
   const runner = (slug: string, input: unknown) => async (): Promise<Measured> => {
     const r = await runRunner(slug, input, platform.storage)
-    if (r.exitCode !== 0) throw new Error(`${slug} runner exited ${r.exitCode}: ${JSON.stringify(r.failure)}\n${r.log.slice(-1500)}`)
+    if (r.exitCode !== 0)
+      throw new Error(`${slug} runner exited ${r.exitCode}: ${JSON.stringify(r.failure)}\n${r.log.slice(-1500)}`)
     return { ms: r.wallMs, rssMb: r.peakRssKb / 1024, upstreamMs: r.result?.upstreamMs, storageMs: r.result?.storageMs }
   }
   /** One row: native alone, native + upload, the runner (and once through the platform). */
   const measure = async (
     row: Omit<Row, 'native' | 'anchor' | 'runner' | 'platformMs'>,
-    o: { native: () => Promise<Measured>; output?: string; before?: () => void; runner: () => Promise<Measured>; runs?: number; platformInput?: unknown },
+    o: {
+      native: () => Promise<Measured>
+      output?: string
+      before?: () => void
+      runner: () => Promise<Measured>
+      runs?: number
+      platformInput?: unknown
+    },
   ) => {
     const runs = o.runs ?? RUNS
     const native = await repeat(runs, o.native, o.before)
@@ -133,7 +156,9 @@ try {
     const ours = await repeat(runs, o.runner)
     const platformMs = o.platformInput === undefined ? null : await viaPlatform(row.utility, o.platformInput)
     rows.push({ ...row, native, anchor, runner: ours, platformMs })
-    say(`${row.utility} (${row.input}): native ${fmtS(native.ms)}${anchor ? `, + mc ${fmtS(anchor.ms)}` : ''}, runner ${fmtS(ours.ms)} ${fmtMb(ours.rssMb)}`)
+    say(
+      `${row.utility} (${row.input}): native ${fmtS(native.ms)}${anchor ? `, + mc ${fmtS(anchor.ms)}` : ''}, runner ${fmtS(ours.ms)} ${fmtMb(ours.rssMb)}`,
+    )
   }
   const fresh = (dir: string) => () => {
     rmSync(dir, { recursive: true, force: true })
@@ -148,8 +173,19 @@ try {
     const url = files.add('bench.pdf', pdf)
     const out = join(WORK, 'split')
     await measure(
-      { utility: 'split-pdf', input: `500 pages, ${(pdf.length / 1024).toFixed(0)} KB`, tool: 'qpdf --split-pages', target: { against: 'anchor', ratio: 1.3 } },
-      { native: () => timed('qpdf', ['--split-pages', 'in.pdf', join(out, 'page-%d.pdf')]), output: `${out}/`, before: fresh(out), runner: runner('split-pdf', { url }), platformInput: { url } },
+      {
+        utility: 'split-pdf',
+        input: `500 pages, ${(pdf.length / 1024).toFixed(0)} KB`,
+        tool: 'qpdf --split-pages',
+        target: { against: 'anchor', ratio: 1.3 },
+      },
+      {
+        native: () => timed('qpdf', ['--split-pages', 'in.pdf', join(out, 'page-%d.pdf')]),
+        output: `${out}/`,
+        before: fresh(out),
+        runner: runner('split-pdf', { url }),
+        platformInput: { url },
+      },
     )
     if (LARGE) {
       say('split-pdf: 150 MB, 500 pages')
@@ -158,8 +194,19 @@ try {
       const bigUrl = files.add('big.pdf', big)
       rmSync(join(WORK, 'in.pdf'))
       await measure(
-        { utility: 'split-pdf', input: `500 pages, ${(big.length / 1024 ** 2).toFixed(0)} MB`, tool: 'qpdf --split-pages', target: { against: 'anchor', ratio: 1.3 } },
-        { native: () => timed('qpdf', ['--split-pages', 'big.pdf', join(out, 'page-%d.pdf')]), output: `${out}/`, before: fresh(out), runner: runner('split-pdf', { url: bigUrl }), runs: 1 },
+        {
+          utility: 'split-pdf',
+          input: `500 pages, ${(big.length / 1024 ** 2).toFixed(0)} MB`,
+          tool: 'qpdf --split-pages',
+          target: { against: 'anchor', ratio: 1.3 },
+        },
+        {
+          native: () => timed('qpdf', ['--split-pages', 'big.pdf', join(out, 'page-%d.pdf')]),
+          output: `${out}/`,
+          before: fresh(out),
+          runner: runner('split-pdf', { url: bigUrl }),
+          runs: 1,
+        },
       )
       rmSync(join(WORK, 'big.pdf'))
     }
@@ -179,11 +226,24 @@ try {
       writeFileSync(join(zipDir, `file-${String(i).padStart(3, '0')}.log`), body)
       list.push({ url: files.add(`z${i}.log`, body, 'text/plain'), fileName: `file-${String(i).padStart(3, '0')}.log` })
     }
-    const zipTo = (dir: string, archive: string) => ({ native: () => timed('zip', ['-q', '-r', '-6', archive, '.'], { cwd: dir }), output: archive, before: () => rmSync(archive, { force: true }) })
+    const zipTo = (dir: string, archive: string) => ({
+      native: () => timed('zip', ['-q', '-r', '-6', archive, '.'], { cwd: dir }),
+      output: archive,
+      before: () => rmSync(archive, { force: true }),
+    })
     if (wanted('zip-files')) {
       await measure(
-        { utility: 'zip-files', input: `500 files, ${(total / 1024 ** 2).toFixed(0)} MB`, tool: 'zip -r -6', target: { against: 'native', ratio: 1.2, rssMb: 64 } },
-        { ...zipTo(zipDir, join(WORK, 'z.zip')), runner: runner('zip-files', { files: list }), platformInput: { files: list } },
+        {
+          utility: 'zip-files',
+          input: `500 files, ${(total / 1024 ** 2).toFixed(0)} MB`,
+          tool: 'zip -r -6',
+          target: { against: 'native', ratio: 1.2, rssMb: 64 },
+        },
+        {
+          ...zipTo(zipDir, join(WORK, 'z.zip')),
+          runner: runner('zip-files', { files: list }),
+          platformInput: { files: list },
+        },
       )
       rmSync(join(WORK, 'z.zip'), { force: true })
     }
@@ -201,12 +261,20 @@ try {
         const bigDir = join(WORK, 'zipbig')
         mkdirSync(bigDir, { recursive: true })
         for (let i = 0; i < count; i++) {
-          const body = count > 10 ? textFile(1000 + i, each) : Buffer.concat(Array.from({ length: 20 }, (_, j) => textFile(i * 100 + j, each / 20)))
+          const body =
+            count > 10
+              ? textFile(1000 + i, each)
+              : Buffer.concat(Array.from({ length: 20 }, (_, j) => textFile(i * 100 + j, each / 20)))
           writeFileSync(join(bigDir, `big-${i}.log`), body)
           big.push({ url: files.add(`big${count}-${i}.log`, body, 'text/plain'), fileName: `big-${i}.log` })
         }
         await measure(
-          { utility: 'zip-files', input: `${label} files`, tool: 'zip -r -6', target: { against: 'native', ratio: 1.2, rssMb: 64 } },
+          {
+            utility: 'zip-files',
+            input: `${label} files`,
+            tool: 'zip -r -6',
+            target: { against: 'native', ratio: 1.2, rssMb: 64 },
+          },
           { ...zipTo(bigDir, join(WORK, 'big.zip')), runner: runner('zip-files', { files: big }), runs: 1 },
         )
         for (let i = 0; i < count; i++) files.remove(`big${count}-${i}.log`)
@@ -222,9 +290,18 @@ try {
     const archive = readFileSync(join(WORK, 'native.zip'))
     const url = files.add('bench.zip', archive, 'application/zip')
     const out = join(WORK, 'unzipped')
-    const unzipTo = (zip: string) => ({ native: () => timed('unzip', ['-q', '-o', zip, '-d', out]), output: `${out}/`, before: () => rmSync(out, { recursive: true, force: true }) })
+    const unzipTo = (zip: string) => ({
+      native: () => timed('unzip', ['-q', '-o', zip, '-d', out]),
+      output: `${out}/`,
+      before: () => rmSync(out, { recursive: true, force: true }),
+    })
     await measure(
-      { utility: 'unzip-files', input: `500 entries, ${(archive.length / 1024 ** 2).toFixed(0)} MB zip`, tool: 'unzip', target: { against: 'anchor', ratio: 1.3 } },
+      {
+        utility: 'unzip-files',
+        input: `500 entries, ${(archive.length / 1024 ** 2).toFixed(0)} MB zip`,
+        tool: 'unzip',
+        target: { against: 'anchor', ratio: 1.3 },
+      },
       { ...unzipTo(join(WORK, 'native.zip')), runner: runner('unzip-files', { url }), platformInput: { url } },
     )
     if (LARGE) {
@@ -238,7 +315,12 @@ try {
       const bigZip = readFileSync(join(WORK, 'big.zip'))
       const bigUrl = files.add('big.zip', bigZip, 'application/zip')
       await measure(
-        { utility: 'unzip-files', input: `10 entries, ${(bigZip.length / 1024 ** 3).toFixed(2)} GB zip`, tool: 'unzip', target: { against: 'anchor', ratio: 1.3 } },
+        {
+          utility: 'unzip-files',
+          input: `10 entries, ${(bigZip.length / 1024 ** 3).toFixed(2)} GB zip`,
+          tool: 'unzip',
+          target: { against: 'anchor', ratio: 1.3 },
+        },
         { ...unzipTo(join(WORK, 'big.zip')), runner: runner('unzip-files', { url: bigUrl }), runs: 1 },
       )
       files.remove('big.zip')
@@ -250,7 +332,13 @@ try {
   // html-pdf: a page with a stylesheet and a 400-row table.
   if (wanted('html-pdf')) {
     say('html-pdf vs chromium --headless --print-to-pdf')
-    files.add('bench.css', Buffer.from('body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;width:100%}td,th{border:1px solid #999;padding:2px 6px}h1{color:#235}'), 'text/css')
+    files.add(
+      'bench.css',
+      Buffer.from(
+        'body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;width:100%}td,th{border:1px solid #999;padding:2px 6px}h1{color:#235}',
+      ),
+      'text/css',
+    )
     const profile = join(WORK, 'chromium-profile')
     const chromium = (url: string) => () =>
       timed('chromium', [
@@ -269,8 +357,19 @@ try {
     ] as const) {
       const url = files.add(name, benchPage(rowsN), 'text/html')
       await measure(
-        { utility: 'html-pdf', input: label, tool: 'chromium --print-to-pdf', target: { against: 'native', ratio: 1.1 } },
-        { native: chromium(url), output: join(WORK, 'cli.pdf'), runner: runner('html-pdf', { url }), platformInput: rowsN === 400 ? { url } : undefined, runs: rowsN === 400 ? RUNS : 1 },
+        {
+          utility: 'html-pdf',
+          input: label,
+          tool: 'chromium --print-to-pdf',
+          target: { against: 'native', ratio: 1.1 },
+        },
+        {
+          native: chromium(url),
+          output: join(WORK, 'cli.pdf'),
+          runner: runner('html-pdf', { url }),
+          platformInput: rowsN === 400 ? { url } : undefined,
+          runs: rowsN === 400 ? RUNS : 1,
+        },
       )
     }
   }
@@ -282,20 +381,38 @@ try {
     writeFileSync(join(WORK, 'bench.xls'), xls)
     const url = files.add('bench.xls', xls, 'application/vnd.ms-excel')
     const lo = (profile: () => string) => () =>
-      timed('soffice', [`-env:UserInstallation=file://${profile()}`, '--headless', '--convert-to', 'xlsx', '--outdir', join(WORK, 'lo-out'), join(WORK, 'bench.xls')])
+      timed('soffice', [
+        `-env:UserInstallation=file://${profile()}`,
+        '--headless',
+        '--convert-to',
+        'xlsx',
+        '--outdir',
+        join(WORK, 'lo-out'),
+        join(WORK, 'bench.xls'),
+      ])
     const input = `4 sheets × 5,000 rows, ${(xls.length / 1024 ** 2).toFixed(1)} MB`
     const output = join(WORK, 'lo-out', 'bench.xlsx')
     const ours = runner('xls-to-xlsx', { url })
     // A fresh pod starts LibreOffice with an empty profile every time: that is the cold row.
     let cold = 0
     await measure(
-      { utility: 'xls-to-xlsx', input, tool: 'soffice, cold (fresh pod)', target: { against: 'native', ratio: 1.5, faster: true, rssOfNative: true } },
+      {
+        utility: 'xls-to-xlsx',
+        input,
+        tool: 'soffice, cold (fresh pod)',
+        target: { against: 'native', ratio: 1.5, faster: true, rssOfNative: true },
+      },
       { native: lo(() => join(WORK, `lo-cold-${cold++}`)), output, runner: ours },
     )
     const warm = join(WORK, 'lo-profile')
     await lo(() => warm)()
     await measure(
-      { utility: 'xls-to-xlsx', input, tool: 'soffice, warm profile', target: { against: 'native', ratio: 1, faster: true, rssOfNative: true } },
+      {
+        utility: 'xls-to-xlsx',
+        input,
+        tool: 'soffice, warm profile',
+        target: { against: 'native', ratio: 1, faster: true, rssOfNative: true },
+      },
       { native: lo(() => warm), output, runner: ours, platformInput: { url } },
     )
   }
@@ -323,7 +440,9 @@ const header = [
 ]
 const ratioText = (r: Row, against: Measured | null) => {
   if (!against) return '—'
-  return r.target.faster ? `${(against.ms / r.runner.ms).toFixed(2)}× faster` : `${(r.runner.ms / against.ms).toFixed(2)}×`
+  return r.target.faster
+    ? `${(against.ms / r.runner.ms).toFixed(2)}× faster`
+    : `${(r.runner.ms / against.ms).toFixed(2)}×`
 }
 const table = rows.map((r) => {
   const base = r.target.against === 'anchor' ? r.anchor! : r.native
@@ -332,8 +451,10 @@ const table = rows.map((r) => {
   const rssOk = rssCap === undefined || r.runner.rssMb <= rssCap
   const of = r.target.against === 'anchor' ? 'native + mc' : 'native'
   const target =
-    (r.target.faster ? `≥ ${r.target.ratio}× faster than ${of}` : `≤ ${r.target.ratio}× ${of}`) + (r.target.rssOfNative ? ', RSS ≤ native' : r.target.rssMb ? `, ≤ ${r.target.rssMb} MB` : '')
-  const split = r.runner.upstreamMs === undefined ? '—' : `${fmtS(r.runner.upstreamMs)} / ${fmtS(r.runner.storageMs ?? 0)}`
+    (r.target.faster ? `≥ ${r.target.ratio}× faster than ${of}` : `≤ ${r.target.ratio}× ${of}`) +
+    (r.target.rssOfNative ? ', RSS ≤ native' : r.target.rssMb ? `, ≤ ${r.target.rssMb} MB` : '')
+  const split =
+    r.runner.upstreamMs === undefined ? '—' : `${fmtS(r.runner.upstreamMs)} / ${fmtS(r.runner.storageMs ?? 0)}`
   return [
     r.utility,
     r.input,

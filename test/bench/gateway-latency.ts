@@ -13,8 +13,10 @@ import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
  * measured alone), a cheap authenticated GET, and the async create route (validation, input
  * write to storage, UtilityJob create), each at p50/p99.
  */
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
-const fmt = (name: string, xs: number[]) => `${name.padEnd(40)} p50 ${pct(xs, 50).toFixed(2)} ms   p99 ${pct(xs, 99).toFixed(2)} ms   (n=${xs.length})`
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
+const fmt = (name: string, xs: number[]) =>
+  `${name.padEnd(40)} p50 ${pct(xs, 50).toFixed(2)} ms   p99 ${pct(xs, 99).toFixed(2)} ms   (n=${xs.length})`
 async function time(n: number, fn: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = []
   for (let i = 0; i < n; i++) {
@@ -25,12 +27,22 @@ async function time(n: number, fn: () => Promise<unknown>): Promise<number[]> {
   return out
 }
 
-const platform = await startPlatform({ dir: join(REPO_ROOT, '.bench'), ports: TEST_PORTS, fresh: true, allowLoopbackUrls: true, testHooks: false })
+const platform = await startPlatform({
+  dir: join(REPO_ROOT, '.bench'),
+  ports: TEST_PORTS,
+  fresh: true,
+  allowLoopbackUrls: true,
+  testHooks: false,
+})
 const files = await new FileServer().start()
 try {
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)
-  const { key, id } = await new ApiKeyAdmin(kc, 'dutil').create({ name: 'bench', utilities: [], rateLimitPerMinute: 1_000_000 })
+  const { key, id } = await new ApiKeyAdmin(kc, 'dutil').create({
+    name: 'bench',
+    utilities: [],
+    rateLimitPerMinute: 1_000_000,
+  })
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
   const redis = new Redis(platform.redisUrl)
   const limiter = new RateLimiter(redis, pino({ level: 'silent' }))
@@ -41,12 +53,22 @@ try {
   await time(200, get)
   const gets = await time(2000, get)
   const url = files.add('one.pdf', await makePdf(1))
-  const create = async () => (await fetch(`${platform.gatewayUrl}/v1/utilities/split-pdf/jobs`, { method: 'POST', headers, body: JSON.stringify({ input: { url } }) })).arrayBuffer()
+  const create = async () =>
+    (
+      await fetch(`${platform.gatewayUrl}/v1/utilities/split-pdf/jobs`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ input: { url } }),
+      })
+    ).arrayBuffer()
   // Cordon the node so the created jobs stay queued: what is measured is the route, not 200
   // runner processes competing for the same two cores.
   const core = kc.makeApiClient(CoreV1Api)
   const node = (await core.listNode()).items[0].metadata!.name!
-  await core.patchNode({ name: node, body: { spec: { unschedulable: true } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+  await core.patchNode(
+    { name: node, body: { spec: { unschedulable: true } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  )
   await time(10, create)
   const creates = await time(200, create)
   console.log(fmt('rate limiter (Redis script, alone)', rl))

@@ -20,18 +20,32 @@ async function rssMb(url: string): Promise<number> {
   return Number(/^process_resident_memory_bytes\s+(\S+)/m.exec(text)![1]) / 1048576
 }
 
-const platform = await startPlatform({ dir: join(REPO_ROOT, '.bench'), ports: TEST_PORTS, fresh: true, allowLoopbackUrls: true, testHooks: false })
+const platform = await startPlatform({
+  dir: join(REPO_ROOT, '.bench'),
+  ports: TEST_PORTS,
+  fresh: true,
+  allowLoopbackUrls: true,
+  testHooks: false,
+})
 try {
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)
-  const { key } = await new ApiKeyAdmin(kc, 'dutil').create({ name: 'bench-memory', utilities: [], rateLimitPerMinute: 100_000_000 })
+  const { key } = await new ApiKeyAdmin(kc, 'dutil').create({
+    name: 'bench-memory',
+    utilities: [],
+    rateLimitPerMinute: 100_000_000,
+  })
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
   const utilities = ['split-pdf', 'html-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx']
   // An invalid body for every utility and both routes: the validators of each are exercised.
   const send = async (i: number) => {
     const slug = utilities[i % utilities.length]
     const path = i % 2 ? `/v1/utilities/${slug}` : `/v1/utilities/${slug}/jobs`
-    const res = await fetch(`${platform.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify({ input: { nope: i } }) })
+    const res = await fetch(`${platform.gatewayUrl}${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ input: { nope: i } }),
+    })
     await res.arrayBuffer()
     if (res.status !== 400) throw new Error(`${path}: expected 400, got ${res.status}`)
   }

@@ -3,7 +3,15 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node'
 import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  JOB_RECORD_FINALIZER,
+  LABELS,
+  MANAGED_BY,
+  UTILITY_JOB,
+} from '../../contract/api-group.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
 import { inputObjectKey } from '../../contract/runner-protocol.js'
 import { isoMs } from '../../contract/time.js'
@@ -52,7 +60,11 @@ interface Run {
 }
 
 /** Runs `op` at CONCURRENCY until `seconds` pass or `limit` operations are done. */
-async function drive(op: (i: number) => Promise<void>, seconds: number, limit = Number.POSITIVE_INFINITY): Promise<Run> {
+async function drive(
+  op: (i: number) => Promise<void>,
+  seconds: number,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<Run> {
   const latencies: number[] = []
   let next = 0
   let errors = 0
@@ -76,8 +88,10 @@ async function drive(op: (i: number) => Promise<void>, seconds: number, limit = 
   return { count: latencies.length, errors, seconds: (performance.now() - started) / 1000, latencies }
 }
 
-const pct = (r: Run, p: number) => r.latencies[Math.min(r.latencies.length - 1, Math.floor((r.latencies.length * p) / 100))] ?? NaN
-const row = (name: string, r: Run) => `| ${name} | ${(r.count / r.seconds).toFixed(1)} | ${pct(r, 50).toFixed(0)} | ${pct(r, 99).toFixed(0)} | ${r.count.toLocaleString('en')} | ${r.errors} |`
+const pct = (r: Run, p: number) =>
+  r.latencies[Math.min(r.latencies.length - 1, Math.floor((r.latencies.length * p) / 100))] ?? NaN
+const row = (name: string, r: Run) =>
+  `| ${name} | ${(r.count / r.seconds).toFixed(1)} | ${pct(r, 50).toFixed(0)} | ${pct(r, 99).toFixed(0)} | ${r.count.toLocaleString('en')} | ${r.errors} |`
 
 async function rssMb(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text()
@@ -89,7 +103,10 @@ function profileSummary(dir: string, top = 15): string[] {
   const self = new Map<string, number>()
   let total = 0
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
-    const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[] }
+    const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]
+      samples: number[]
+    }
     const byId = new Map(p.nodes.map((n) => [n.id, n]))
     for (const id of p.samples) {
       const f = byId.get(id)!.callFrame
@@ -121,19 +138,32 @@ let profiled: ChildProcess | undefined
 let gatewayUrl = platform.gatewayUrl
 if (PROFILE) {
   const port = String(Number(new URL(platform.gatewayUrl).port) + 10)
-  profiled = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, join(REPO_ROOT, 'dist', 'gateway', 'main.js')], {
-    env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port },
-    stdio: 'ignore',
-  })
+  profiled = spawn(
+    process.execPath,
+    ['--cpu-prof', `--cpu-prof-dir=${profDir}`, join(REPO_ROOT, 'dist', 'gateway', 'main.js')],
+    {
+      env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port },
+      stdio: 'ignore',
+    },
+  )
   gatewayUrl = `http://127.0.0.1:${port}`
-  await until('profiled gateway ready', async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200, 60_000, 200)
+  await until(
+    'profiled gateway ready',
+    async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200,
+    60_000,
+    200,
+  )
 }
 const operatorPid = livePid(platform.dir, 'operator')!
 try {
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)
   const admin = new ApiKeyAdmin(kc, 'dutil')
-  const keys = await Promise.all(Array.from({ length: KEYS }, (_, i) => admin.create({ name: `bench-load-${i}`, utilities: [], rateLimitPerMinute: 100_000_000 })))
+  const keys = await Promise.all(
+    Array.from({ length: KEYS }, (_, i) =>
+      admin.create({ name: `bench-load-${i}`, utilities: [], rateLimitPerMinute: 100_000_000 }),
+    ),
+  )
   const custom = kc.makeApiClient(CustomObjectsApi)
   // Nothing runs: the operator is paused for the whole benchmark.
   process.kill(operatorPid, 'SIGSTOP')
@@ -152,8 +182,21 @@ try {
         body: {
           apiVersion: API_GROUP_VERSION,
           kind: 'UtilityJob',
-          metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: slug }, finalizers: [JOB_RECORD_FINALIZER] },
-          spec: { jobId, utility: slug, mode: 'async', apiKeyId: key.id, apiKeyName: 'bench', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+          metadata: {
+            name: objectNameOf(jobId),
+            labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: slug },
+            finalizers: [JOB_RECORD_FINALIZER],
+          },
+          spec: {
+            jobId,
+            utility: slug,
+            mode: 'async',
+            apiKeyId: key.id,
+            apiKeyName: 'bench',
+            createdAt: isoMs(now),
+            inputKey: inputObjectKey(jobId),
+            metadata: null,
+          },
         },
       })
       .then(() => undefined)
@@ -180,7 +223,9 @@ try {
   for (let mark = 10_000; mark <= Math.max(TOTAL, 10_000); mark += 10_000) {
     if (total < mark) total += (await drive(accept, 3600, mark - total)).count
     rssAt.push([total, await rssMb(gatewayUrl)])
-    console.log(`[bench-load] gateway RSS ${rssAt.at(-1)![1].toFixed(0)} MB after ${total.toLocaleString('en')} accepted`)
+    console.log(
+      `[bench-load] gateway RSS ${rssAt.at(-1)![1].toFixed(0)} MB after ${total.toLocaleString('en')} accepted`,
+    )
   }
   const [, rss10k] = rssAt[0]
   const [, rssEnd] = rssAt.at(-1)!
@@ -207,5 +252,8 @@ try {
     await exited
   }
   await platform.stop()
-  if (PROFILE) console.log(`\nCPU profile of the gateway (self time):\n| share | function |\n|---|---|\n${profileSummary(profDir).join('\n')}`)
+  if (PROFILE)
+    console.log(
+      `\nCPU profile of the gateway (self time):\n| share | function |\n|---|---|\n${profileSummary(profDir).join('\n')}`,
+    )
 }

@@ -107,27 +107,45 @@ async function runInContainer(slug: string, input: unknown, limitBytes: number):
   }
   for (;;) {
     sample()
-    const running = execFileSync(docker, ['inspect', '-f', '{{.State.Running}}', id], { encoding: 'utf8' }).trim() === 'true'
+    const running =
+      execFileSync(docker, ['inspect', '-f', '{{.State.Running}}', id], { encoding: 'utf8' }).trim() === 'true'
     if (!running) break
     await new Promise((r) => setTimeout(r, 25))
   }
   const ms = performance.now() - t0
-  const [exitCode, oomKilled] = execFileSync(docker, ['inspect', '-f', '{{.State.ExitCode}} {{.State.OOMKilled}}', id], { encoding: 'utf8' }).trim().split(' ')
+  const [exitCode, oomKilled] = execFileSync(
+    docker,
+    ['inspect', '-f', '{{.State.ExitCode}} {{.State.OOMKilled}}', id],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split(' ')
   if (!existsSync(usage) && peakBytes === 0) say(`${slug}: no cgroup sample (exited at once?)`)
   const logs = spawnSync(docker, ['logs', '--tail', '5', id], { encoding: 'utf8' })
   execFileSync(docker, ['rm', '-f', id], { stdio: 'ignore' })
   rmSync(scratch, { recursive: true, force: true })
   const out: Outcome = { exitCode: Number(exitCode), oomKilled: oomKilled === 'true', peakBytes, ms }
-  if (out.exitCode !== 0 && !out.oomKilled) say(`${slug} exited ${exitCode}: ${(logs.stdout + logs.stderr).slice(-800)}`)
+  if (out.exitCode !== 0 && !out.oomKilled)
+    say(`${slug} exited ${exitCode}: ${(logs.stdout + logs.stderr).slice(-800)}`)
   return out
 }
 
 const cases: Array<{ slug: string; input: string; make: () => Promise<unknown>; tight: string }> = [
-  { slug: 'split-pdf', input: '500 pages', make: async () => ({ url: files.add('m.pdf', await makePdf(500)) }), tight: '24Mi' },
+  {
+    slug: 'split-pdf',
+    input: '500 pages',
+    make: async () => ({ url: files.add('m.pdf', await makePdf(500)) }),
+    tight: '24Mi',
+  },
   {
     slug: 'zip-files',
     input: '100 files, 200 MB',
-    make: async () => ({ files: Array.from({ length: 100 }, (_, i) => ({ url: files.add(`z${i}.log`, textFile(i, 2 * MI), 'text/plain'), fileName: `logs/z${i}.log` })) }),
+    make: async () => ({
+      files: Array.from({ length: 100 }, (_, i) => ({
+        url: files.add(`z${i}.log`, textFile(i, 2 * MI), 'text/plain'),
+        fileName: `logs/z${i}.log`,
+      })),
+    }),
     tight: '16Mi',
   },
   {
@@ -142,11 +160,24 @@ const cases: Array<{ slug: string; input: string; make: () => Promise<unknown>; 
     },
     tight: '16Mi',
   },
-  { slug: 'xls-to-xlsx', input: '4 sheets × 5,000 rows', make: async () => ({ url: files.add('m.xls', benchWorkbook(), 'application/vnd.ms-excel') }), tight: '40Mi' },
-  { slug: 'html-pdf', input: 'report, 400-row table', make: async () => ({ url: files.add('report.html', benchPage(), 'text/html') }), tight: '128Mi' },
+  {
+    slug: 'xls-to-xlsx',
+    input: '4 sheets × 5,000 rows',
+    make: async () => ({ url: files.add('m.xls', benchWorkbook(), 'application/vnd.ms-excel') }),
+    tight: '40Mi',
+  },
+  {
+    slug: 'html-pdf',
+    input: 'report, 400-row table',
+    make: async () => ({ url: files.add('report.html', benchPage(), 'text/html') }),
+    tight: '128Mi',
+  },
 ]
 
-const rows = ['| runner | input | limit (default) | peak (cgroup) | share of limit | time | outcome | below need: limit → outcome |', '|---|---|---|---|---|---|---|---|']
+const rows = [
+  '| runner | input | limit (default) | peak (cgroup) | share of limit | time | outcome | below need: limit → outcome |',
+  '|---|---|---|---|---|---|---|---|',
+]
 try {
   for (const c of cases) {
     const u = catalog.get(c.slug)!
@@ -155,7 +186,12 @@ try {
     const input = await c.make()
     const fit = await runInContainer(c.slug, input, quantityBytes(limit))
     const tight = await runInContainer(c.slug, input, quantityBytes(c.tight))
-    const verdict = (o: Outcome) => (o.exitCode === 0 ? 'succeeded' : o.oomKilled ? 'OOM-killed (upstream_error naming the limit)' : `exit ${o.exitCode}`)
+    const verdict = (o: Outcome) =>
+      o.exitCode === 0
+        ? 'succeeded'
+        : o.oomKilled
+          ? 'OOM-killed (upstream_error naming the limit)'
+          : `exit ${o.exitCode}`
     rows.push(
       `| ${c.slug} | ${c.input} | ${limit} | ${(fit.peakBytes / MI).toFixed(0)} MB | ${((100 * fit.peakBytes) / quantityBytes(limit)).toFixed(0)} % | ${(fit.ms / 1000).toFixed(2)} s | ${verdict(fit)} | ${c.tight} → ${verdict(tight)} |`,
     )
@@ -164,4 +200,6 @@ try {
   await files.stop()
   await platform.stop()
 }
-process.stdout.write(`Runner images under a cgroup memory limit (Docker --memory = the runner's default limit; peak = memory.max_usage_in_bytes)\n\n${rows.join('\n')}\n`)
+process.stdout.write(
+  `Runner images under a cgroup memory limit (Docker --memory = the runner's default limit; peak = memory.max_usage_in_bytes)\n\n${rows.join('\n')}\n`,
+)

@@ -27,11 +27,18 @@ function time(args: string[]): { p50: number; p90: number } {
 }
 
 const bare = time(['-e', '0'])
-const rows = [`| runner | bundle p50 | bundle p90 | unbundled p50 | unbundled p90 | target |`, `|---|---|---|---|---|---|`]
+const rows = [
+  `| runner | bundle p50 | bundle p90 | unbundled p50 | unbundled p90 | target |`,
+  `|---|---|---|---|---|---|`,
+]
 for (const u of catalog.values()) {
   const flags = runnerNodeArgs(u)
   const bundled = time([...flags, join(REPO_ROOT, u.runner.entry)])
   const unbundled = time([...flags, join(REPO_ROOT, 'dist', 'runners', u.slug, 'main.js')])
-  rows.push(`| ${u.slug} | ${bundled.p50} ms | ${bundled.p90} ms | ${unbundled.p50} ms | ${unbundled.p90} ms | ≤ 150 ms |`)
+  rows.push(
+    `| ${u.slug} | ${bundled.p50} ms | ${bundled.p90} ms | ${unbundled.p50} ms | ${unbundled.p90} ms | ≤ 150 ms |`,
+  )
 }
-process.stdout.write(`Runner start-up: spawn → exit of a runner given no job, ${RUNS} runs each (bare \`node -e 0\`: p50 ${bare.p50} ms, p90 ${bare.p90} ms)\n\n${rows.join('\n')}\n`)
+process.stdout.write(
+  `Runner start-up: spawn → exit of a runner given no job, ${RUNS} runs each (bare \`node -e 0\`: p50 ${bare.p50} ms, p90 ${bare.p90} ms)\n\n${rows.join('\n')}\n`,
+)

@@ -21,7 +21,8 @@ const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',
 const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 500)
 const OTHER_KEYS = 20
 const DAYS = 85
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
 async function time(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
   const out: number[] = []
@@ -109,13 +110,23 @@ async function consoleSession(kc: KubeConfig, gatewayUrl: string): Promise<strin
     .join('; ')
 }
 
-const platform = await startPlatform({ dir: join(REPO_ROOT, '.bench'), ports: TEST_PORTS, fresh: true, allowLoopbackUrls: true, testHooks: false })
+const platform = await startPlatform({
+  dir: join(REPO_ROOT, '.bench'),
+  ports: TEST_PORTS,
+  fresh: true,
+  allowLoopbackUrls: true,
+  testHooks: false,
+})
 const db = new pg.Pool({ connectionString: platform.databaseUrl, max: 4 })
 const rows: string[] = []
 try {
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)
-  const { key, id: keyId } = await new ApiKeyAdmin(kc, 'dutil').create({ name: 'bench', utilities: [], rateLimitPerMinute: 10_000_000 })
+  const { key, id: keyId } = await new ApiKeyAdmin(kc, 'dutil').create({
+    name: 'bench',
+    utilities: [],
+    rateLimitPerMinute: 10_000_000,
+  })
   const headers = { Authorization: `Bearer ${key}` }
   const get = async (path: string) => {
     const res = await fetch(`${platform.gatewayUrl}${path}`, { headers })
@@ -130,7 +141,8 @@ try {
   for (const n of SIZES) {
     const t0 = Date.now()
     await seed(db, keyId, n - seeded, now)
-    for (let k = 0; k < OTHER_KEYS; k++) await seed(db, `key_OTHER${String(k).padStart(21, '0')}`, Math.ceil((n - seeded) / OTHER_KEYS), now)
+    for (let k = 0; k < OTHER_KEYS; k++)
+      await seed(db, `key_OTHER${String(k).padStart(21, '0')}`, Math.ceil((n - seeded) / OTHER_KEYS), now)
     seeded = n
     await usageFromJobs(db)
     const seedSeconds = (Date.now() - t0) / 1000
@@ -141,18 +153,32 @@ try {
       if ((await fetch(`${platform.gatewayUrl}/readyz`).catch(() => null))?.status === 200) break
       await new Promise((r) => setTimeout(r, 200))
     }
-    const plan = await explainMs(db, `SELECT id FROM jobs WHERE api_key_id = $1 ORDER BY created_at DESC, id DESC LIMIT 26`, [keyId])
-    const planFailed = await explainMs(db, `SELECT id FROM jobs WHERE api_key_id = $1 AND state = 'failed' ORDER BY created_at DESC, id DESC LIMIT 26`, [keyId])
+    const plan = await explainMs(
+      db,
+      `SELECT id FROM jobs WHERE api_key_id = $1 ORDER BY created_at DESC, id DESC LIMIT 26`,
+      [keyId],
+    )
+    const planFailed = await explainMs(
+      db,
+      `SELECT id FROM jobs WHERE api_key_id = $1 AND state = 'failed' ORDER BY created_at DESC, id DESC LIMIT 26`,
+      [keyId],
+    )
     console.log(`N=${n}: first page in the database ${plan}; status=failed ${planFailed}`)
     // Warm up, then measure each query SAMPLES times.
     await time(20, () => get('/v1/jobs?limit=25'))
     const first25 = await time(SAMPLES, () => get('/v1/jobs?limit=25'))
     const first100 = await time(SAMPLES, () => get('/v1/jobs?limit=100'))
     let cursor: string | null = null
-    for (let i = 0; i < 10; i++) cursor = (await get(`/v1/jobs?limit=100${cursor ? `&cursor=${cursor}` : ''}`)).nextCursor
+    for (let i = 0; i < 10; i++)
+      cursor = (await get(`/v1/jobs?limit=100${cursor ? `&cursor=${cursor}` : ''}`)).nextCursor
     const deep = await time(SAMPLES, () => get(`/v1/jobs?limit=25&cursor=${cursor}`))
     const failed = await time(SAMPLES, () => get('/v1/jobs?limit=25&status=failed'))
-    const sample = (await db.query<{ id: string }>('SELECT id FROM jobs WHERE api_key_id = $1 ORDER BY random() LIMIT $2', [keyId, SAMPLES])).rows.map((r) => r.id)
+    const sample = (
+      await db.query<{ id: string }>('SELECT id FROM jobs WHERE api_key_id = $1 ORDER BY random() LIMIT $2', [
+        keyId,
+        SAMPLES,
+      ])
+    ).rows.map((r) => r.id)
     const byId = await time(sample.length, (i) => get(`/v1/jobs/${sample[i]}`))
     // Memory after the list and job reads (the console's usage page parses rows per day × key ×
     // utility, a number bounded by days, keys and utilities, not by N: measured on its own).
@@ -163,7 +189,11 @@ try {
       if (res.status !== 200) throw new Error(`usage: ${res.status}`)
       await res.arrayBuffer()
     })
-    const ujs = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', platform.kubeconfigPath, '-n', 'dutil', 'get', 'utilityjobs', '--no-headers'], { encoding: 'utf8' })
+    const ujs = execFileSync(
+      join(BIN_DIR, 'kubectl'),
+      ['--kubeconfig', platform.kubeconfigPath, '-n', 'dutil', 'get', 'utilityjobs', '--no-headers'],
+      { encoding: 'utf8' },
+    )
       .split('\n')
       .filter(Boolean).length
     const total = (await db.query<{ n: string }>('SELECT count(*) AS n FROM jobs')).rows[0].n

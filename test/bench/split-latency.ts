@@ -1,5 +1,13 @@
 import { join } from 'node:path'
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesObject, type V1Job, type V1Pod } from '@kubernetes/client-node'
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type KubernetesObject,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node'
 import pino from 'pino'
 import { API_GROUP, API_VERSION, LABELS, UTILITY_JOB } from '../../contract/api-group.js'
 import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
@@ -18,10 +26,19 @@ import { NAMESPACE, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/pla
  * became visible, in ms after the client's POST was answered.
  */
 const RUNS = Number(process.env.BENCH_RUNS ?? 20)
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
 /** The steps of one job, in order, as the watches see them. */
-const STEPS = ['UtilityJob created', 'batch Job created', 'Pod created', 'Pod bound to the node', 'runner running', 'runner exited 0', 'UtilityJob succeeded'] as const
+const STEPS = [
+  'UtilityJob created',
+  'batch Job created',
+  'Pod created',
+  'Pod bound to the node',
+  'runner running',
+  'runner exited 0',
+  'UtilityJob succeeded',
+] as const
 type Step = (typeof STEPS)[number]
 
 const seen = new Map<string, Partial<Record<Step, number>>>()
@@ -32,7 +49,13 @@ const note = (name: string | undefined, step: Step) => {
   seen.set(name, steps)
 }
 
-const platform = await startPlatform({ dir: join(REPO_ROOT, '.bench'), ports: TEST_PORTS, fresh: true, allowLoopbackUrls: true, testHooks: false })
+const platform = await startPlatform({
+  dir: join(REPO_ROOT, '.bench'),
+  ports: TEST_PORTS,
+  fresh: true,
+  allowLoopbackUrls: true,
+  testHooks: false,
+})
 const files = await new FileServer().start()
 const kc = new KubeConfig()
 kc.loadFromFile(platform.kubeconfigPath)
@@ -41,7 +64,14 @@ const watches = [
   watchEvents<UtilityJobResource>(
     kc,
     `/apis/${API_GROUP}/${API_VERSION}/namespaces/${NAMESPACE}/${UTILITY_JOB.plural}`,
-    (limit) => kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NAMESPACE, plural: UTILITY_JOB.plural, limit }) as never,
+    (limit) =>
+      kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: NAMESPACE,
+        plural: UTILITY_JOB.plural,
+        limit,
+      }) as never,
     log,
     {
       onEvent: (_e, uj) => {
@@ -51,24 +81,36 @@ const watches = [
       onResync: () => {},
     },
   ),
-  watchEvents<V1Job & KubernetesObject>(kc, `/apis/batch/v1/namespaces/${NAMESPACE}/jobs`, (limit) => kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NAMESPACE, limit }), log, {
-    onEvent: (_e, job) => {
-      const name = job.metadata?.labels?.[LABELS.jobId]
-      note(name, 'batch Job created')
+  watchEvents<V1Job & KubernetesObject>(
+    kc,
+    `/apis/batch/v1/namespaces/${NAMESPACE}/jobs`,
+    (limit) => kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NAMESPACE, limit }),
+    log,
+    {
+      onEvent: (_e, job) => {
+        const name = job.metadata?.labels?.[LABELS.jobId]
+        note(name, 'batch Job created')
+      },
+      onResync: () => {},
     },
-    onResync: () => {},
-  }),
-  watchEvents<V1Pod & KubernetesObject>(kc, `/api/v1/namespaces/${NAMESPACE}/pods`, (limit) => kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NAMESPACE, limit }), log, {
-    onEvent: (_e, pod) => {
-      const name = pod.metadata?.labels?.[LABELS.jobId]
-      note(name, 'Pod created')
-      if (pod.spec?.nodeName) note(name, 'Pod bound to the node')
-      const state = pod.status?.containerStatuses?.[0]?.state
-      if (state?.running || state?.terminated) note(name, 'runner running')
-      if (state?.terminated?.exitCode === 0) note(name, 'runner exited 0')
+  ),
+  watchEvents<V1Pod & KubernetesObject>(
+    kc,
+    `/api/v1/namespaces/${NAMESPACE}/pods`,
+    (limit) => kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: NAMESPACE, limit }),
+    log,
+    {
+      onEvent: (_e, pod) => {
+        const name = pod.metadata?.labels?.[LABELS.jobId]
+        note(name, 'Pod created')
+        if (pod.spec?.nodeName) note(name, 'Pod bound to the node')
+        const state = pod.status?.containerStatuses?.[0]?.state
+        if (state?.running || state?.terminated) note(name, 'runner running')
+        if (state?.terminated?.exitCode === 0) note(name, 'runner exited 0')
+      },
+      onResync: () => {},
     },
-    onResync: () => {},
-  }),
+  ),
 ]
 try {
   await Promise.all(watches.map((w) => w.synced))
@@ -80,7 +122,11 @@ try {
   const trace = new Map<Step, number[]>(STEPS.map((s) => [s, []]))
   for (let i = 0; i < RUNS + 1; i++) {
     const t0 = performance.now()
-    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/split-pdf/jobs`, { method: 'POST', headers, body: JSON.stringify({ input: { url } }) })
+    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/split-pdf/jobs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ input: { url } }),
+    })
     const accepted = performance.now()
     const created: any = await res.json()
     const done: any = await (await fetch(`${platform.gatewayUrl}/v1/jobs/${created.id}?wait=60`, { headers })).json()
@@ -92,7 +138,8 @@ try {
     const steps = seen.get(objectNameOf(created.id)) ?? {}
     for (const s of STEPS) if (steps[s] !== undefined) trace.get(s)!.push(Math.round(steps[s]! - accepted))
   }
-  const line = (name: string, xs: number[]) => `${name.padEnd(34)} p50 ${pct(xs, 50)} ms   p90 ${pct(xs, 90)} ms   max ${Math.max(...xs)} ms`
+  const line = (name: string, xs: number[]) =>
+    `${name.padEnd(34)} p50 ${pct(xs, 50)} ms   p90 ${pct(xs, 90)} ms   max ${Math.max(...xs)} ms`
   console.log(`split-pdf, 10 pages, ${RUNS} runs (after one warm-up)`)
   console.log(line('accept → succeeded (job totalMs)', total))
   console.log(line('client POST → finished job', client))
@@ -105,7 +152,9 @@ try {
       continue
     }
     const p50 = pct(xs, 50)
-    console.log(`  ${s.padEnd(24)} ${String(p50).padStart(6)} ${String(pct(xs, 90)).padStart(6)}   (+${p50 - previous})`)
+    console.log(
+      `  ${s.padEnd(24)} ${String(p50).padStart(6)} ${String(pct(xs, 90)).padStart(6)}   (+${p50 - previous})`,
+    )
     previous = p50
   }
 } finally {

@@ -34,9 +34,16 @@ export async function burstFixtures(): Promise<BurstFixtures> {
   files.add('heavy.pdf', await makeHeavyPdf(28, 300_000))
   files.add('a.txt', Buffer.from('first file\n'), 'text/plain')
   files.add('b.txt', Buffer.from('second file\n'), 'text/plain')
-  files.add('pair.zip', writeZip([fileEntry('one.txt', Buffer.from('one\n')), fileEntry('two.txt', Buffer.from('two\n'))]), 'application/zip')
+  files.add(
+    'pair.zip',
+    writeZip([fileEntry('one.txt', Buffer.from('one\n')), fileEntry('two.txt', Buffer.from('two\n'))]),
+    'application/zip',
+  )
   const tls = inject('callbackTls')
-  const receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
+  const receiver = await new CallbackReceiver({
+    cert: readFileSync(tls.certFile),
+    key: readFileSync(tls.keyFile),
+  }).start()
   return {
     files,
     receiver,
@@ -98,7 +105,8 @@ export class ClusterObserver {
       const id = job.metadata?.labels?.[LABELS.jobId]
       if (!id || !job.metadata?.uid) return
       const set = this.batchJobsByName.get(id) ?? new Set()
-      if (!this.batchJobCreated.has(id) && job.metadata.creationTimestamp) this.batchJobCreated.set(id, new Date(job.metadata.creationTimestamp).getTime())
+      if (!this.batchJobCreated.has(id) && job.metadata.creationTimestamp)
+        this.batchJobCreated.set(id, new Date(job.metadata.creationTimestamp).getTime())
       set.add(job.metadata.uid)
       this.batchJobsByName.set(id, set)
     }
@@ -109,21 +117,34 @@ export class ClusterObserver {
       set.add(pod.metadata.uid)
       this.podsByName.set(id, set)
       // A container that never ran is reported terminated on deletion, but without a start time.
-      if (pod.status?.containerStatuses?.some((c) => c.state?.running || c.state?.terminated?.startedAt)) this.startedNames.add(id)
+      if (pod.status?.containerStatuses?.some((c) => c.state?.running || c.state?.terminated?.startedAt))
+        this.startedNames.add(id)
     }
     const listPods = () => core.listNamespacedPod({ namespace: ns })
     const listJobs = () => batch.listNamespacedJob({ namespace: ns })
-    const listUtilityJobs = () => custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: UTILITY_JOB.plural }) as Promise<{ items: UtilityJobResource[] }>
+    const listUtilityJobs = () =>
+      custom.listNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: ns,
+        plural: UTILITY_JOB.plural,
+      }) as Promise<{ items: UtilityJobResource[] }>
     // A resync lists everything (events in between may be missing); otherwise only events count.
     this.watches.push(
-      watchEvents<UtilityJobResource>(kc, `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`, listUtilityJobs as never, log, {
-        onEvent: (_e, uj) => seeJob(uj),
-        onResync: () =>
-          void listUtilityJobs().then(
-            (l) => l.items.forEach(seeJob),
-            () => {},
-          ),
-      }),
+      watchEvents<UtilityJobResource>(
+        kc,
+        `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`,
+        listUtilityJobs as never,
+        log,
+        {
+          onEvent: (_e, uj) => seeJob(uj),
+          onResync: () =>
+            void listUtilityJobs().then(
+              (l) => l.items.forEach(seeJob),
+              () => {},
+            ),
+        },
+      ),
       watchEvents<V1Job>(kc, `/apis/batch/v1/namespaces/${ns}/jobs`, listJobs as never, log, {
         onEvent: (_e, job) => seeBatchJob(job),
         onResync: () =>
@@ -183,7 +204,14 @@ export async function submitBurst(o: {
   onAccepted?: (n: number) => void
 }): Promise<Submitted> {
   const { files, receiver } = o.fixtures
-  const out: Submitted = { ids: new Map(), duplicates: 0, refused: 0, retried: 0, answers: new Map(), callbackPaths: new Map() }
+  const out: Submitted = {
+    ids: new Map(),
+    duplicates: 0,
+    refused: 0,
+    retried: 0,
+    answers: new Map(),
+    callbackPaths: new Map(),
+  }
   let next = 0
   let accepted = 0
   const bodyFor = (i: number) => {
@@ -202,7 +230,11 @@ export async function submitBurst(o: {
     const utility = ['split-pdf', 'zip-files', 'unzip-files'][kind]
     const path = `/${o.name}/${i}`
     const callbackUrl = i % (o.callbackEvery ?? 4) === 0 ? receiver.url(path) : undefined
-    return { utility, body: { input, ...(callbackUrl ? { callbackUrl } : {}), metadata: { burst: o.name, index: i } }, path: callbackUrl ? path : undefined }
+    return {
+      utility,
+      body: { input, ...(callbackUrl ? { callbackUrl } : {}), metadata: { burst: o.name, index: i } },
+      path: callbackUrl ? path : undefined,
+    }
   }
   const one = async (i: number) => {
     const { utility, body, path } = bodyFor(i)
@@ -214,7 +246,11 @@ export async function submitBurst(o: {
       try {
         const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/${utility}/jobs`, {
           method: 'POST',
-          headers: { Authorization: `Bearer ${o.key}`, 'Content-Type': 'application/json', 'Idempotency-Key': `${o.name}-${i}` },
+          headers: {
+            Authorization: `Bearer ${o.key}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': `${o.name}-${i}`,
+          },
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(30_000),
         })
@@ -263,13 +299,20 @@ export async function awaitTerminal(key: string, ids: string[], timeoutMs = 240_
     const seen = new Map<string, JobOutcome>()
     let cursor: string | null = null
     do {
-      const res = await fetch(`${inject('gatewayUrl')}/v1/jobs?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { Authorization: `Bearer ${key}` } }).catch(() => null)
+      const res = await fetch(
+        `${inject('gatewayUrl')}/v1/jobs?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { headers: { Authorization: `Bearer ${key}` } },
+      ).catch(() => null)
       if (!res || res.status !== 200) {
         cursor = null
         break
       }
-      const page = (await res.json()) as { items: Array<{ id: string; status: string; errorCode: string | null }>; nextCursor: string | null }
-      for (const j of page.items) if (want.has(j.id)) seen.set(j.id, { id: j.id, state: j.status, errorCode: j.errorCode ?? undefined })
+      const page = (await res.json()) as {
+        items: Array<{ id: string; status: string; errorCode: string | null }>
+        nextCursor: string | null
+      }
+      for (const j of page.items)
+        if (want.has(j.id)) seen.set(j.id, { id: j.id, state: j.status, errorCode: j.errorCode ?? undefined })
       cursor = page.nextCursor
     } while (cursor)
     const open = ids.filter((id) => !TERMINAL.has(seen.get(id)?.state ?? ''))
@@ -293,14 +336,19 @@ export async function missingOutputs(key: string, succeeded: string[]): Promise<
     Array.from({ length: 8 }, async () => {
       while (next < succeeded.length) {
         const id = succeeded[next++]
-        const res = await fetch(`${inject('gatewayUrl')}/v1/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })
-        const job = (await res.json()) as { result?: { files?: Array<{ name: string; url: string; size: number | null }> } }
+        const res = await fetch(`${inject('gatewayUrl')}/v1/jobs/${id}`, {
+          headers: { Authorization: `Bearer ${key}` },
+        })
+        const job = (await res.json()) as {
+          result?: { files?: Array<{ name: string; url: string; size: number | null }> }
+        }
         const files = job.result?.files ?? []
         if (files.length === 0) missing.push(`${id}: no files`)
         for (const f of files) {
           const got = await fetch(f.url)
           const bytes = Buffer.from(await got.arrayBuffer())
-          if (got.status !== 200 || (f.size !== null && bytes.length !== f.size)) missing.push(`${id}/${f.name}: ${got.status}, ${bytes.length} bytes`)
+          if (got.status !== 200 || (f.size !== null && bytes.length !== f.size))
+            missing.push(`${id}/${f.name}: ${got.status}, ${bytes.length} bytes`)
         }
       }
     }),

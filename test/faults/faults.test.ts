@@ -18,7 +18,17 @@ import {
   waitForLeader,
   waitForOperatorReady,
 } from '../integration/helpers/processes.js'
-import { awaitTerminal, burstFixtures, callbackCounts, ClusterObserver, missingOutputs, newBurstKey, submitBurst, type BurstFixtures, type FaultReport } from './burst.js'
+import {
+  awaitTerminal,
+  burstFixtures,
+  callbackCounts,
+  ClusterObserver,
+  missingOutputs,
+  newBurstKey,
+  submitBurst,
+  type BurstFixtures,
+  type FaultReport,
+} from './burst.js'
 
 /**
  * `make test-faults`: for each fault, a burst of 200 jobs (a quarter with callbacks) is in flight
@@ -48,7 +58,9 @@ afterAll(async () => {
       (r) =>
         `| ${r.scenario} | ${r.requests} | ${r.accepted} | ${r.retried} | ${r.terminal} | ${Object.entries(r.byOutcome)
           .map(([k, v]) => `${k} ${v}`)
-          .join(', ')} | ${r.duplicates} | ${r.lost} | ${r.extraBatchJobs} | ${r.callbacks.received} / ${r.callbacks.expected} (${r.callbacks.duplicateDeliveries + r.callbacks.received}) |`,
+          .join(
+            ', ',
+          )} | ${r.duplicates} | ${r.lost} | ${r.extraBatchJobs} | ${r.callbacks.received} / ${r.callbacks.expected} (${r.callbacks.duplicateDeliveries + r.callbacks.received}) |`,
     ),
   ].join('\n')
   process.stdout.write(`\n[faults] per scenario:\n${table}\n`)
@@ -96,14 +108,23 @@ function likeDeployments(names = ['operator', 'gateway']): () => Promise<string[
 }
 
 async function gatewayReady(timeoutMs = 60_000) {
-  await until('the gateway is ready', async () => (await fetch(`${inject('gatewayUrl')}/readyz`).catch(() => null))?.status === 200, timeoutMs, 100)
+  await until(
+    'the gateway is ready',
+    async () => (await fetch(`${inject('gatewayUrl')}/readyz`).catch(() => null))?.status === 200,
+    timeoutMs,
+    100,
+  )
 }
 
 /**
  * One burst with `fault` striking once `strikeAfter` jobs were accepted; `allowed` are the error
  * codes a job may fail with under this fault (documented, classified); any other is a finding.
  */
-async function burstUnder(name: string, fault: () => Promise<void>, opts: { allowed?: string[]; no5xx?: boolean; strikeAfter?: number } = {}): Promise<void> {
+async function burstUnder(
+  name: string,
+  fault: () => Promise<void>,
+  opts: { allowed?: string[]; no5xx?: boolean; strikeAfter?: number } = {},
+): Promise<void> {
   const allowed = opts.allowed ?? []
   const strikeAfter = Math.min(opts.strikeAfter ?? 30, Math.floor(BURST / 4))
   const { key } = await newBurstKey(name)
@@ -129,7 +150,11 @@ async function burstUnder(name: string, fault: () => Promise<void>, opts: { allo
     const k = o.errorCode ? `${o.state} (${o.errorCode})` : o.state
     byOutcome[k] = (byOutcome[k] ?? 0) + 1
   }
-  const twoTerminal = ids.filter((id) => (observer.terminalStates.get(id)?.size ?? 0) > 1 || ![...(observer.terminalStates.get(id) ?? [])].every((s) => s === outcomes.get(id)?.state))
+  const twoTerminal = ids.filter(
+    (id) =>
+      (observer.terminalStates.get(id)?.size ?? 0) > 1 ||
+      ![...(observer.terminalStates.get(id) ?? [])].every((s) => s === outcomes.get(id)?.state),
+  )
   const extraBatch = ids.filter((id) => observer.batchJobs(id) > 1)
   const report: FaultReport = {
     scenario: name,
@@ -141,10 +166,16 @@ async function burstUnder(name: string, fault: () => Promise<void>, opts: { allo
     duplicates: submitted.duplicates + twoTerminal.length,
     lost: submitted.refused + (ids.length - outcomes.size) + missing.length,
     extraBatchJobs: extraBatch.length,
-    callbacks: { expected: submitted.callbackPaths.size, received: cb.received, duplicateDeliveries: cb.deliveries - cb.received },
+    callbacks: {
+      expected: submitted.callbackPaths.size,
+      received: cb.received,
+      duplicateDeliveries: cb.deliveries - cb.received,
+    },
   }
   reports.push(report)
-  process.stdout.write(`[faults] ${name}: ${JSON.stringify(report)} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`)
+  process.stdout.write(
+    `[faults] ${name}: ${JSON.stringify(report)} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+  )
 
   expect(submitted.refused, 'requests never accepted').toBe(0)
   expect(submitted.duplicates, 'retries answered with another job').toBe(0)
@@ -162,7 +193,9 @@ async function burstUnder(name: string, fault: () => Promise<void>, opts: { allo
       [...submitted.answers.keys()].filter((s) => s >= 500),
       'server errors answered',
     ).toEqual([])
-  const unexpected = [...outcomes.values()].filter((o) => o.state !== 'succeeded' && !(o.state === 'failed' && allowed.includes(o.errorCode ?? '')))
+  const unexpected = [...outcomes.values()].filter(
+    (o) => o.state !== 'succeeded' && !(o.state === 'failed' && allowed.includes(o.errorCode ?? '')),
+  )
   expect(
     unexpected.map((o) => `${o.id}: ${o.state} ${o.errorCode ?? ''}`),
     'outcomes this fault does not explain',
@@ -188,7 +221,10 @@ describe('faults during a burst of jobs', () => {
 
   it('the leader paused past its lease while a second replica takes over, then resumed', async () => {
     const standbyPort = port('DUTIL_PORT') + 2
-    startComponentAs('operator-b', 'operator', { DUTIL_POD_NAME: 'operator-b', DUTIL_OPERATOR_PORT: String(standbyPort) })
+    startComponentAs('operator-b', 'operator', {
+      DUTIL_POD_NAME: 'operator-b',
+      DUTIL_OPERATOR_PORT: String(standbyPort),
+    })
     await waitForOperatorReady(60_000, standbyPort)
     const { pid, running: alive } = componentProcess('operator')
     try {
@@ -215,14 +251,19 @@ describe('faults during a burst of jobs', () => {
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as { time: number; msg: string; job?: string })
         .filter((l) => l.time >= resumedAt && l.time <= exitedAt)
-      const exits = ['leader election: past the renew deadline without a renewal; exiting before acting', 'leader election: leadership lost, exiting']
+      const exits = [
+        'leader election: past the renew deadline without a renewal; exiting before acting',
+        'leader election: leadership lost, exiting',
+      ]
       const fenced = after.findIndex((l) => exits.includes(l.msg))
       expect(fenced, 'the fence or lost-lease message').toBeGreaterThanOrEqual(0)
-      const acts = (lines: typeof after) => lines.filter((l) => l.msg === 'job created' || l.msg === 'status written' || l.msg.startsWith('callback'))
+      const acts = (lines: typeof after) =>
+        lines.filter((l) => l.msg === 'job created' || l.msg === 'status written' || l.msg.startsWith('callback'))
       expect(acts(after.slice(fenced + 1)), 'acts after the fence').toEqual([])
       const inFlight = acts(after.slice(0, fenced))
       expect(inFlight.length, 'acts completing at resumption').toBeLessThanOrEqual(8 + 16)
-      for (const l of inFlight.filter((x) => x.msg === 'job created')) expect(observer.batchJobCreatedAt(l.job!)!, `${l.job} created before the pause`).toBeLessThan(resumedAt - 5000)
+      for (const l of inFlight.filter((x) => x.msg === 'job created'))
+        expect(observer.batchJobCreatedAt(l.job!)!, `${l.job} created before the pause`).toBeLessThan(resumedAt - 5000)
     } finally {
       if (alive()) process.kill(pid, 'SIGCONT')
       await terminateComponent('operator-b')
@@ -246,7 +287,8 @@ describe('faults during a burst of jobs', () => {
       })
     } finally {
       const restarted = await deployments()
-      if (restarted.length) process.stdout.write(`[faults] apiserver-restart: restarted as a Deployment would: ${restarted.join(', ')}\n`)
+      if (restarted.length)
+        process.stdout.write(`[faults] apiserver-restart: restarted as a Deployment would: ${restarted.join(', ')}\n`)
     }
   }, 600_000)
 
@@ -256,7 +298,8 @@ describe('faults during a burst of jobs', () => {
       await burstUnder('etcd-restart', () => crash('etcd', 1000))
     } finally {
       const restarted = await deployments()
-      if (restarted.length) process.stdout.write(`[faults] etcd-restart: restarted as a Deployment would: ${restarted.join(', ')}\n`)
+      if (restarted.length)
+        process.stdout.write(`[faults] etcd-restart: restarted as a Deployment would: ${restarted.join(', ')}\n`)
     }
   }, 600_000)
 
@@ -293,7 +336,9 @@ describe('runner faults', () => {
     return { key, ids }
   }
   const jobView = async (key: string, id: string) =>
-    (await (await fetch(`${inject('gatewayUrl')}/v1/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })).json()) as { status: string; error: { code: string; message: string } | null }
+    (await (
+      await fetch(`${inject('gatewayUrl')}/v1/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })
+    ).json()) as { status: string; error: { code: string; message: string } | null }
 
   it('a runner OOM-killed at its memory limit fails at once as upstream_error naming the limit, with no second pod', async () => {
     const tiny = { 'split-pdf': { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '1', memory: '32Mi' } } }
@@ -304,7 +349,9 @@ describe('runner faults', () => {
       const outcomes = await awaitTerminal(key, ids, 120_000)
       for (const id of ids) {
         expect(outcomes.get(id)).toMatchObject({ state: 'failed', errorCode: 'upstream_error' })
-        expect((await jobView(key, id)).error?.message).toBe('The utility ran out of memory (its limit is 32Mi); a smaller input may succeed.')
+        expect((await jobView(key, id)).error?.message).toBe(
+          'The utility ran out of memory (its limit is 32Mi); a smaller input may succeed.',
+        )
         expect(observer.pods(id), `runner pods of ${id}`).toBe(1)
       }
       await until('their Jobs are deleted', async () => (await runnerJobs(ids)) === 0, 30_000, 250)
@@ -321,7 +368,9 @@ describe('runner faults', () => {
       const outcomes = await awaitTerminal(key, ids, 120_000)
       for (const id of ids) {
         expect(outcomes.get(id)).toMatchObject({ state: 'failed', errorCode: 'internal' })
-        expect((await jobView(key, id)).error?.message).toBe('The utility could not be started: its runner image is not available in the cluster.')
+        expect((await jobView(key, id)).error?.message).toBe(
+          'The utility could not be started: its runner image is not available in the cluster.',
+        )
         expect(observer.started(id), `a runner of ${id} started`).toBe(false)
         expect(observer.pods(id), `runner pods of ${id}`).toBe(1)
       }
@@ -339,9 +388,14 @@ async function runnerJobs(ids: string[]): Promise<number> {
   return list.items.filter((j) => ids.includes(j.metadata?.labels?.[LABELS.jobId] ?? '')).length
 }
 
-function runnerReport(scenario: string, ids: string[], outcomes: Map<string, { state: string; errorCode?: string }>): FaultReport {
+function runnerReport(
+  scenario: string,
+  ids: string[],
+  outcomes: Map<string, { state: string; errorCode?: string }>,
+): FaultReport {
   const byOutcome: Record<string, number> = {}
-  for (const o of outcomes.values()) byOutcome[`${o.state} (${o.errorCode})`] = (byOutcome[`${o.state} (${o.errorCode})`] ?? 0) + 1
+  for (const o of outcomes.values())
+    byOutcome[`${o.state} (${o.errorCode})`] = (byOutcome[`${o.state} (${o.errorCode})`] ?? 0) + 1
   return {
     scenario,
     requests: ids.length,

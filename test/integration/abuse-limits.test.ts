@@ -40,7 +40,8 @@ describe('queued jobs per API key', () => {
   it('answers 429 with Retry-After past the per-key ceiling for that key only, and past the platform ceiling for every key; idempotent replays still answer; room frees as jobs start', async () => {
     const flood = await createKey({ name: 'flood' })
     const quiet = await createKey({ name: 'quiet' })
-    const submit = (key: string, headers: Record<string, string> = {}) => api('POST', '/v1/utilities/split-pdf/jobs', { key, headers, body: { input: { url: pdfUrl } } })
+    const submit = (key: string, headers: Record<string, string> = {}) =>
+      api('POST', '/v1/utilities/split-pdf/jobs', { key, headers, body: { input: { url: pdfUrl } } })
     // Nothing starts while the operator is paused: every accepted job stays queued.
     process.kill(operatorPid(), 'SIGSTOP')
     let accepted: string[] = []
@@ -61,7 +62,9 @@ describe('queued jobs per API key', () => {
       }
       accepted = [first.body.id, ...burst.filter((r) => r.status === 202).map((r) => r.body.id)]
       // A refused request created no job.
-      expect((await api('GET', '/v1/jobs?limit=100', { key: flood.key })).body.items.map((j: { id: string }) => j.id).sort()).toEqual([...accepted].sort())
+      expect(
+        (await api('GET', '/v1/jobs?limit=100', { key: flood.key })).body.items.map((j: { id: string }) => j.id).sort(),
+      ).toEqual([...accepted].sort())
       // Replaying an accepted request is not a new job: it still answers.
       const replay = await submit(flood.key, { 'Idempotency-Key': 'flood-1' })
       expect(replay.status).toBe(202)
@@ -71,7 +74,9 @@ describe('queued jobs per API key', () => {
       const other = await submit(quiet.key)
       expect(other.status).toBe(202)
       // Twelve requests at once with one Idempotency-Key: one job, one stored input.
-      const race = await Promise.all(Array.from({ length: 12 }, () => submit(quiet.key, { 'Idempotency-Key': 'race-1' })))
+      const race = await Promise.all(
+        Array.from({ length: 12 }, () => submit(quiet.key, { 'Idempotency-Key': 'race-1' })),
+      )
       expect(race.map((r) => r.status)).toEqual(Array(12).fill(202))
       expect(new Set(race.map((r) => r.body.id)).size).toBe(1)
       expect(await newInputs()).toEqual(inputsOf([...accepted, other.body.id, race[0].body.id]))
@@ -80,13 +85,21 @@ describe('queued jobs per API key', () => {
       expect((await submit(third.key)).status).toBe(202)
       const full = await submit(third.key)
       expect(full.status).toBe(429)
-      expect(full.body.error).toMatchObject({ code: 'rate_limited', message: 'The service has as many jobs waiting to start as it takes; send this one again shortly.' })
+      expect(full.body.error).toMatchObject({
+        code: 'rate_limited',
+        message: 'The service has as many jobs waiting to start as it takes; send this one again shortly.',
+      })
       expect(full.headers.get('retry-after')).toBe('10')
       expect((await newInputs()).length).toBe(accepted.length + 3)
     } finally {
       process.kill(operatorPid(), 'SIGCONT')
     }
-    await until('the flood has started', async () => (await api('GET', '/v1/jobs?status=queued', { key: flood.key })).body.items.length === 0, 60_000, 250)
+    await until(
+      'the flood has started',
+      async () => (await api('GET', '/v1/jobs?status=queued', { key: flood.key })).body.items.length === 0,
+      60_000,
+      250,
+    )
     expect((await submit(flood.key)).status).toBe(202)
   })
 })
@@ -98,7 +111,10 @@ describe('console abuse limits', () => {
   beforeAll(async () => {
     const { link } = bootstrapAdmin(uniqueEmail('limits-admin'))
     admin = new ConsoleClient()
-    expect((await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Limits Admin', password: PASSWORD })).status).toBe(201)
+    expect(
+      (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Limits Admin', password: PASSWORD }))
+        .status,
+    ).toBe(201)
   })
 
   it('limits playground runs per person per minute, not per workspace', async () => {
@@ -107,7 +123,8 @@ describe('console abuse limits', () => {
     const statuses: number[] = []
     for (let i = 0; i < 4; i++) statuses.push((await run(member)).status)
     // A window may turn over between runs: then all four pass, and a fifth and sixth are needed.
-    if (!statuses.includes(429)) for (let i = 0; i < 4 && !statuses.includes(429); i++) statuses.push((await run(member)).status)
+    if (!statuses.includes(429))
+      for (let i = 0; i < 4 && !statuses.includes(429); i++) statuses.push((await run(member)).status)
     expect(statuses.slice(0, 3)).toEqual([202, 202, 202])
     expect(statuses).toContain(429)
     const refused = await run(member)
@@ -119,10 +136,14 @@ describe('console abuse limits', () => {
 
   it('caps the active keys of an external person, also when they ask for several at once', async () => {
     const external = await person('external')
-    const made = await Promise.all(Array.from({ length: 5 }, (_, i) => external.call('POST', '/keys', { name: `ext-${i}` })))
+    const made = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => external.call('POST', '/keys', { name: `ext-${i}` })),
+    )
     const statuses = made.map((r) => r.status).sort()
     expect(statuses).toEqual([201, 201, 409, 409, 409])
-    expect(made.find((r) => r.status === 409)!.body.error.message).toBe('External members may hold 2 active API keys; revoke one before creating another.')
+    expect(made.find((r) => r.status === 409)!.body.error.message).toBe(
+      'External members may hold 2 active API keys; revoke one before creating another.',
+    )
     // Revoking one makes room for one.
     const one = made.find((r) => r.status === 201)!.body.id
     expect((await external.call('POST', `/keys/${one}/revoke`)).status).toBe(200)
@@ -145,7 +166,10 @@ describe('console abuse limits', () => {
     }
     const refused = await churner.call('POST', '/keys', { name: 'churn-10' })
     expect(refused.status).toBe(429)
-    expect(refused.body.error).toMatchObject({ code: 'rate_limited', message: 'A person may create 10 API keys a day; try again tomorrow.' })
+    expect(refused.body.error).toMatchObject({
+      code: 'rate_limited',
+      message: 'A person may create 10 API keys a day; try again tomorrow.',
+    })
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
     // Someone else still can.
     expect((await (await person('member')).call('POST', '/keys', { name: 'fresh' })).status).toBe(201)

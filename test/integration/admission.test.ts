@@ -20,7 +20,9 @@ let files: FileServer
 let pdfUrl: string
 
 /** A runner at work: its pod is not finished and its runner container has not exited. */
-const working = (p: V1Pod) => !['Succeeded', 'Failed'].includes(p.status?.phase ?? '') && !(p.status?.containerStatuses ?? []).some((c) => c.name === 'runner' && c.state?.terminated)
+const working = (p: V1Pod) =>
+  !['Succeeded', 'Failed'].includes(p.status?.phase ?? '') &&
+  !(p.status?.containerStatuses ?? []).some((c) => c.name === 'runner' && c.state?.terminated)
 
 /**
  * The order in which the operator admitted these jobs (its "jobs admitted" log lines, each in the
@@ -68,7 +70,8 @@ describe('admission', () => {
   it('runs at most the limit at once; a job above it stays queued with no batch Job; a key with one job goes before a backlog; a cancelled queued job never gets a Job', async () => {
     const busy = await createKey({ name: 'backlog' })
     const quiet = await createKey({ name: 'single' })
-    const submit = (key: string) => api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdfUrl } } })
+    const submit = (key: string) =>
+      api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdfUrl } } })
     const backlog: string[] = []
     for (let i = 0; i < 6; i++) backlog.push((await submit(busy.key)).body.id)
     const single = (await submit(quiet.key)).body.id
@@ -82,12 +85,20 @@ describe('admission', () => {
     await until(
       'every job finished',
       async () => {
-        const jobs = (await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.utility}=split-pdf` })).items.filter((j) => ours.has(j.metadata!.labels![LABELS.jobId]))
-        const pods = (await core.listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.utility}=split-pdf` })).items.filter((p) => ours.has(p.metadata!.labels![LABELS.jobId]))
+        const jobs = (
+          await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.utility}=split-pdf` })
+        ).items.filter((j) => ours.has(j.metadata!.labels![LABELS.jobId]))
+        const pods = (
+          await core.listNamespacedPod({ namespace: 'dutil', labelSelector: `${LABELS.utility}=split-pdf` })
+        ).items.filter((p) => ours.has(p.metadata!.labels![LABELS.jobId]))
         most = Math.max(most, pods.filter(working).length)
         const withJob = new Set(jobs.map((j) => j.metadata!.labels![LABELS.jobId]))
         const states = await Promise.all(
-          [...backlog, single].map(async (id) => ({ id, status: (await api('GET', `/v1/jobs/${id}`, { key: id === single ? quiet.key : busy.key })).body.status as string })),
+          [...backlog, single].map(async (id) => ({
+            id,
+            status: (await api('GET', `/v1/jobs/${id}`, { key: id === single ? quiet.key : busy.key })).body
+              .status as string,
+          })),
         )
         if (states.some((s) => s.status === 'queued' && !withJob.has(objectNameOf(s.id)))) sawQueuedWithoutJob = true
         return states.every((s) => s.status === 'succeeded')
@@ -105,13 +116,22 @@ describe('admission', () => {
     expect(order.indexOf(single)).toBeLessThanOrEqual(LIMIT)
     expect(order.filter((id) => id !== single)).toEqual(backlog)
     // The backlog's later jobs waited for real: their queueMs grows along the queue.
-    const queueMs = await Promise.all(backlog.map(async (id) => (await api('GET', `/v1/jobs/${id}`, { key: busy.key })).body.timings.queueMs as number))
+    const queueMs = await Promise.all(
+      backlog.map(async (id) => (await api('GET', `/v1/jobs/${id}`, { key: busy.key })).body.timings.queueMs as number),
+    )
     expect(queueMs[5]).toBeGreaterThan(queueMs[0])
     // Each admitted job got its batch Job; the cancelled one never had one, nor was it admitted.
     expect(new Set(creationOrder([...backlog, single]))).toEqual(new Set(order))
     expect(admissionOrder([cancelled])).toEqual([])
     expect(creationOrder([cancelled])).toEqual([])
-    expect((await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(cancelled)}` })).items).toEqual([])
+    expect(
+      (
+        await batch.listNamespacedJob({
+          namespace: 'dutil',
+          labelSelector: `${LABELS.jobId}=${objectNameOf(cancelled)}`,
+        })
+      ).items,
+    ).toEqual([])
     const metrics = await scrape(inject('programEnv').DUTIL_OPERATOR_PORT)
     expect(metricValue(metrics, 'dutil_jobs_queued{utility="split-pdf"}')).toBe(0)
     expect(metricValue(metrics, 'dutil_admission_wait_seconds_count{utility="split-pdf"}')).toBeGreaterThanOrEqual(7)

@@ -29,14 +29,19 @@ describe('authentication', () => {
     const created = await createKey()
     expect((await api('GET', '/v1/utilities', { key: created.key })).status).toBe(200)
     await keyAdmin().revoke(created.id)
-    await expect.poll(async () => (await api('GET', '/v1/utilities', { key: created.key })).status, { timeout: 5000 }).toBe(401)
+    await expect
+      .poll(async () => (await api('GET', '/v1/utilities', { key: created.key })).status, { timeout: 5000 })
+      .toBe(401)
     const res = await api('GET', '/v1/utilities', { key: created.key })
     expect(res.body.error.message).toMatch(/revoked/)
   })
 
   it('with a key scoped to other utilities answers 403 on split-pdf', async () => {
     const created = await createKey({ utilities: ['zip-files'] })
-    const res = await api('POST', '/v1/utilities/split-pdf', { key: created.key, body: { input: { url: 'https://example.com/a.pdf' } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key: created.key,
+      body: { input: { url: 'https://example.com/a.pdf' } },
+    })
     expect(res.status).toBe(403)
     expect(res.body.error.code).toBe('forbidden')
   })

@@ -46,16 +46,30 @@ function hook(...replies: Reply[]): { path: string; url: string } {
   return { path, url: receiver.url(path, ...replies) }
 }
 
-async function startJob(key: string, callbackUrl: string, input = { url: pdfUrl }, metadata?: Record<string, unknown>): Promise<string> {
-  const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input, callbackUrl, ...(metadata ? { metadata } : {}) } })
+async function startJob(
+  key: string,
+  callbackUrl: string,
+  input = { url: pdfUrl },
+  metadata?: Record<string, unknown>,
+): Promise<string> {
+  const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
+    key,
+    body: { input, callbackUrl, ...(metadata ? { metadata } : {}) },
+  })
   expect(res.status).toBe(202)
   expect(res.body.callback).toEqual({ url: callbackUrl, status: 'pending', attempts: 0 })
   return res.body.id
 }
 
 /** The job's `callback` once it is no longer pending. */
-async function settledCallback(key: string, id: string, timeout = 60_000): Promise<{ url: string; status: string; attempts: number }> {
-  await expect.poll(async () => (await api('GET', `/v1/jobs/${id}`, { key })).body.callback?.status, { timeout, interval: 200 }).not.toBe('pending')
+async function settledCallback(
+  key: string,
+  id: string,
+  timeout = 60_000,
+): Promise<{ url: string; status: string; attempts: number }> {
+  await expect
+    .poll(async () => (await api('GET', `/v1/jobs/${id}`, { key })).body.callback?.status, { timeout, interval: 200 })
+    .not.toBe('pending')
   return (await api('GET', `/v1/jobs/${id}`, { key })).body.callback
 }
 
@@ -65,7 +79,11 @@ function verify(got: ReceivedCallback, secret: string): any {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const cli = async (...args: string[]) =>
-  (await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'keys', ...args], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })).stdout
+  (
+    await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'keys', ...args], {
+      env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+    })
+  ).stdout
 
 describe('signed callbacks', () => {
   it('given a finished async job, POSTs one job.succeeded signed with the key secret, data being the job as GET returns it', async () => {
@@ -87,7 +105,14 @@ describe('signed callbacks', () => {
     const fetched = (await api('GET', `/v1/jobs/${id}`, { key })).body
     expect(event.timestamp).toBe(fetched.finishedAt)
     // Same view, except what changes with each read: fresh links, and the callback's own progress.
-    const stable = (job: any) => ({ ...job, callback: undefined, result: { ...job.result, files: job.result.files.map((f: any) => ({ ...f, url: undefined, urlExpiresAt: undefined })) } })
+    const stable = (job: any) => ({
+      ...job,
+      callback: undefined,
+      result: {
+        ...job.result,
+        files: job.result.files.map((f: any) => ({ ...f, url: undefined, urlExpiresAt: undefined })),
+      },
+    })
     expect(stable(event.data)).toEqual(stable(fetched))
     expect(event.data.metadata).toEqual({ ticket: 'T-7', nested: { a: [1, 2] } })
     expect(event.data.callback).toEqual({ url, status: 'pending', attempts: 1 })
@@ -118,17 +143,33 @@ describe('signed callbacks', () => {
     expect(got.map((g) => verify(g, signingSecret).data.callback.attempts)).toEqual([1, 2, 3])
     const uj = await readJob(objectNameOf(id))
     expect(uj.status?.state).toBe('succeeded')
-    expect(uj.status?.callback).toMatchObject({ status: 'delivered', attempts: 3, lastStatusCode: 200, lastError: null, nextAttemptAt: null, finishedAt: expect.stringMatching(ISO_MS) })
+    expect(uj.status?.callback).toMatchObject({
+      status: 'delivered',
+      attempts: 3,
+      lastStatusCode: 200,
+      lastError: null,
+      nextAttemptAt: null,
+      finishedAt: expect.stringMatching(ISO_MS),
+    })
     // kubectl describe tells the same story: two retries with their next attempt time, then the delivery.
     await expect
-      .poll(async () => (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback')).map((e) => e.reason), { timeout: 10_000 })
+      .poll(
+        async () =>
+          (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback')).map((e) => e.reason),
+        { timeout: 10_000 },
+      )
       .toEqual(['CallbackRetrying', 'CallbackRetrying', 'CallbackDelivered'])
     const callbackEvents = (await eventsOf(objectNameOf(id))).filter((e) => e.reason.startsWith('Callback'))
     expect(callbackEvents[0]).toMatchObject({
       type: 'Warning',
-      message: expect.stringMatching(/^Attempt 1 of the job\.succeeded callback to localhost:\d+ failed \(HTTP 500.*\); next attempt at \d{4}-/),
+      message: expect.stringMatching(
+        /^Attempt 1 of the job\.succeeded callback to localhost:\d+ failed \(HTTP 500.*\); next attempt at \d{4}-/,
+      ),
     })
-    expect(callbackEvents[2]).toMatchObject({ type: 'Normal', message: expect.stringContaining('(HTTP 200) on attempt 3') })
+    expect(callbackEvents[2]).toMatchObject({
+      type: 'Normal',
+      message: expect.stringContaining('(HTTP 200) on attempt 3'),
+    })
     expect(callbackEvents.map((e) => e.message).join('\n')).not.toContain(path)
   })
 
@@ -137,17 +178,29 @@ describe('signed callbacks', () => {
     const { path, url } = hook(503, 503, 503, 503, 503, 503, 503, 503, 200)
     const id = await startJob(key, url)
     expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
-    const out = await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })
+    const out = await promisify(execFile)(
+      process.execPath,
+      [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id],
+      { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } },
+    )
     expect(out.stdout).toMatch(new RegExp(`Redelivery of ${id}'s callback asked for at .* \\(round 2\\)`))
     const got = await receiver.waitFor(path, 9)
     expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set([id]))
     expect(verify(got[8], signingSecret).type).toBe('job.succeeded')
-    await expect.poll(async () => (await readJob(objectNameOf(id))).status?.callback, { timeout: 15_000 }).toMatchObject({ status: 'delivered', round: 2, attempts: 1, lastStatusCode: 200 })
+    await expect
+      .poll(async () => (await readJob(objectNameOf(id))).status?.callback, { timeout: 15_000 })
+      .toMatchObject({ status: 'delivered', round: 2, attempts: 1, lastStatusCode: 200 })
     // The delivery log, as the job record keeps it: 8 failures (HTTP 503) in round 1, one delivery in round 2.
     const db = databaseClient(inject('databaseUrl'))
     try {
       const { rows } = await db.query('SELECT callback_log FROM jobs WHERE id = $1', [id])
-      const log = rows[0].callback_log as Array<{ round: number; attempt: number; outcome: string; statusCode: number; errorClass: string | null }>
+      const log = rows[0].callback_log as Array<{
+        round: number
+        attempt: number
+        outcome: string
+        statusCode: number
+        errorClass: string | null
+      }>
       expect(log.map((e) => [e.round, e.attempt, e.outcome, e.statusCode, e.errorClass])).toEqual([
         ...Array.from({ length: 7 }, (_, i) => [1, i + 1, 'retrying', 503, 'http_status']),
         [1, 8, 'failed', 503, 'http_status'],
@@ -157,13 +210,23 @@ describe('signed callbacks', () => {
       await db.end()
     }
     await expect
-      .poll(async () => (await eventsOf(objectNameOf(id))).map((e) => e.reason).filter((r) => r === 'CallbackRedelivery' || r === 'CallbackDelivered'), { timeout: 10_000 })
+      .poll(
+        async () =>
+          (await eventsOf(objectNameOf(id)))
+            .map((e) => e.reason)
+            .filter((r) => r === 'CallbackRedelivery' || r === 'CallbackDelivered'),
+        { timeout: 10_000 },
+      )
       .toEqual(['CallbackRedelivery', 'CallbackDelivered'])
     // A job the cluster no longer holds (archived, or never there) is refused with the reason.
     await expect(
-      promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'], {
-        env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
-      }),
+      promisify(execFile)(
+        process.execPath,
+        [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+        {
+          env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+        },
+      ),
     ).rejects.toMatchObject({ stderr: expect.stringContaining('left the cluster') })
   })
 
@@ -191,7 +254,12 @@ describe('signed callbacks', () => {
     expect(fastGot.at - Date.parse(fastJob.finishedAt)).toBeLessThan(5_000)
     expect(await settledCallback(key, fastId)).toMatchObject({ status: 'delivered', attempts: 1 })
 
-    await expect.poll(async () => (await readJob(objectNameOf(slowId))).status?.callback?.lastError, { timeout: 30_000, interval: 200 }).toMatch(/did not answer within 10 s/)
+    await expect
+      .poll(async () => (await readJob(objectNameOf(slowId))).status?.callback?.lastError, {
+        timeout: 30_000,
+        interval: 200,
+      })
+      .toMatch(/did not answer within 10 s/)
     const [, second, third] = await receiver.waitFor(slow.path, 3, 60_000)
     expect(second.at - first.at).toBeGreaterThanOrEqual(10_000)
     expect(third.at - second.at).toBeGreaterThanOrEqual(10_000)
@@ -212,9 +280,14 @@ describe('signed callbacks', () => {
     expect(gaps[6]).toBeGreaterThan(gaps[0] * 8)
     const job = (await api('GET', `/v1/jobs/${id}`, { key })).body
     expect(job).toMatchObject({ status: 'succeeded', error: null })
-    expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({ lastStatusCode: 503, lastError: expect.stringContaining('503') })
+    expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({
+      lastStatusCode: 503,
+      lastError: expect.stringContaining('503'),
+    })
     await expect
-      .poll(async () => (await eventsOf(objectNameOf(id))).find((e) => e.reason === 'CallbackFailed'), { timeout: 10_000 })
+      .poll(async () => (await eventsOf(objectNameOf(id))).find((e) => e.reason === 'CallbackFailed'), {
+        timeout: 10_000,
+      })
       .toMatchObject({ type: 'Warning', message: expect.stringContaining('failed for good on attempt 8') })
   })
 
@@ -225,7 +298,12 @@ describe('signed callbacks', () => {
     const [got] = await receiver.waitFor(path, 1)
     const event = verify(got, signingSecret)
     expect(event.type).toBe('job.failed')
-    expect(event.data).toMatchObject({ id, status: 'failed', result: null, error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' } })
+    expect(event.data).toMatchObject({
+      id,
+      status: 'failed',
+      result: null,
+      error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' },
+    })
     expect(await settledCallback(key, id)).toMatchObject({ status: 'delivered', attempts: 1 })
   })
 
@@ -246,7 +324,11 @@ describe('signed callbacks', () => {
     expect(() => verify(second, created.signingSecret)).toThrow()
     expect(verify(second, newSecret).type).toBe('job.succeeded')
     expect(await settledCallback(created.key, id)).toMatchObject({ status: 'delivered', attempts: 2 })
-    expect(JSON.parse(await cli('reveal-secret', created.id, '--json'))).toEqual({ id: created.id, signingSecret: newSecret, source: 'key' })
+    expect(JSON.parse(await cli('reveal-secret', created.id, '--json'))).toEqual({
+      id: created.id,
+      signingSecret: newSecret,
+      source: 'key',
+    })
   })
 
   it('given a key without a secret of its own (made before per-key secrets), signs with the workspace secret until rotated', async () => {
@@ -254,7 +336,11 @@ describe('signed callbacks', () => {
     const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
     await signing.write({ [objectNameOf(created.id)]: null })
     const workspaceSecret = (await signing.get(WORKSPACE_SIGNING_ENTRY))!
-    expect(JSON.parse(await cli('reveal-secret', created.id, '--json'))).toEqual({ id: created.id, signingSecret: workspaceSecret, source: 'workspace' })
+    expect(JSON.parse(await cli('reveal-secret', created.id, '--json'))).toEqual({
+      id: created.id,
+      signingSecret: workspaceSecret,
+      source: 'workspace',
+    })
 
     const { path, url } = hook(200)
     await startJob(created.key, url)
@@ -279,7 +365,10 @@ describe('signed callbacks', () => {
       'https://[fd00::1]/x',
       `https://localhost/${'a'.repeat(2040)}`,
     ]) {
-      const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdfUrl }, callbackUrl } })
+      const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
+        key,
+        body: { input: { url: pdfUrl }, callbackUrl },
+      })
       expect(res.status, callbackUrl.slice(0, 60)).toBe(400)
       expect(res.body.error.code).toBe('invalid_request')
       expect(res.body.error.details.map((d: any) => d.path)).toContain('callbackUrl')
@@ -290,13 +379,27 @@ describe('signed callbacks', () => {
     // The gateway turns this URL away, so the job is made directly, as if the gateway had been
     // bypassed: the operator checks every destination again and never connects to it.
     const created = await createKey()
-    const uj = await createJobDirectly({ keyId: created.id, mode: 'async', callbackUrl: 'https://169.254.169.254/latest/meta-data/', inputUrl: pdfUrl })
+    const uj = await createJobDirectly({
+      keyId: created.id,
+      mode: 'async',
+      callbackUrl: 'https://169.254.169.254/latest/meta-data/',
+      inputUrl: pdfUrl,
+    })
     const id = uj.spec.jobId
     expect((await api('GET', `/v1/jobs/${id}?wait=60`, { key: created.key })).body.status).toBe('succeeded')
-    expect(await settledCallback(created.key, id)).toEqual({ url: 'https://169.254.169.254/latest/meta-data/', status: 'failed', attempts: 1 })
+    expect(await settledCallback(created.key, id)).toEqual({
+      url: 'https://169.254.169.254/latest/meta-data/',
+      status: 'failed',
+      attempts: 1,
+    })
     const status = (await readJob(uj.metadata.name)).status!
     expect(status.state).toBe('succeeded')
-    expect(status.callback).toMatchObject({ status: 'failed', attempts: 1, lastStatusCode: null, lastError: expect.stringContaining('169.254.169.254') })
+    expect(status.callback).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastStatusCode: null,
+      lastError: expect.stringContaining('169.254.169.254'),
+    })
   })
 
   it('sends nothing for sync jobs and for cancelled jobs', async () => {
@@ -304,15 +407,25 @@ describe('signed callbacks', () => {
     const sync = hook(200)
     const cancelled = hook(200)
     // A sync job cannot carry a callbackUrl through the gateway; made directly, it still sends nothing.
-    const syncJob = await createJobDirectly({ keyId: created.id, mode: 'sync', callbackUrl: sync.url, inputUrl: pdfUrl })
+    const syncJob = await createJobDirectly({
+      keyId: created.id,
+      mode: 'sync',
+      callbackUrl: sync.url,
+      inputUrl: pdfUrl,
+    })
     const cancelledId = await whileCordoned(async () => {
-      const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: created.key, body: { input: { url: pdfUrl }, callbackUrl: cancelled.url } })
+      const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
+        key: created.key,
+        body: { input: { url: pdfUrl }, callbackUrl: cancelled.url },
+      })
       expect(res.status).toBe(202)
       const cancel = await api('POST', `/v1/jobs/${res.body.id}/cancel`, { key: created.key })
       expect(cancel.body.status).toBe('cancelled')
       return res.body.id as string
     })
-    expect((await api('GET', `/v1/jobs/${syncJob.spec.jobId}?wait=60`, { key: created.key })).body.status).toBe('succeeded')
+    expect((await api('GET', `/v1/jobs/${syncJob.spec.jobId}?wait=60`, { key: created.key })).body.status).toBe(
+      'succeeded',
+    )
     await sleep(3000)
     expect(receiver.requests(sync.path)).toHaveLength(0)
     expect(receiver.requests(cancelled.path)).toHaveLength(0)
@@ -330,7 +443,12 @@ describe('signed callbacks', () => {
       await waitForOperatorReady()
       const id = await startJob(key, url)
       const [first] = await receiver.waitFor(path, 1)
-      await expect.poll(async () => (await readJob(objectNameOf(id))).status?.callback?.lastStatusCode, { timeout: 10_000, interval: 100 }).toBe(500)
+      await expect
+        .poll(async () => (await readJob(objectNameOf(id))).status?.callback?.lastStatusCode, {
+          timeout: 10_000,
+          interval: 100,
+        })
+        .toBe(500)
       expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({ status: 'pending', attempts: 1 })
 
       killComponent('operator')
@@ -378,7 +496,12 @@ describe('signing secrets of revoked keys', () => {
       expect(await entry(busy.id)).toBe(busy.signingSecret)
       open = true
       // (The key is revoked: the job is read from the cluster, not through the API.)
-      await expect.poll(async () => (await readJob(objectNameOf(id))).status?.callback?.status, { timeout: 30_000, interval: 200 }).toBe('delivered')
+      await expect
+        .poll(async () => (await readJob(objectNameOf(id))).status?.callback?.status, {
+          timeout: 30_000,
+          interval: 200,
+        })
+        .toBe('delivered')
       const delivered = receiver.requests(path).at(-1)!
       expect(verify(delivered, busy.signingSecret).type).toBe('job.succeeded')
       await expect.poll(() => entry(busy.id), { timeout: 10_000, interval: 250 }).toBeUndefined()
@@ -387,10 +510,16 @@ describe('signing secrets of revoked keys', () => {
       // Nothing reveals or signs with the workspace secret in its place.
       await expect(cli('reveal-secret', busy.id)).rejects.toThrow(/is revoked: it has no signing secret any more/)
       const sent = receiver.requests(path).length
-      await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id], { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } })
+      await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id], {
+        env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+      })
       await expect
         .poll(async () => (await readJob(objectNameOf(id))).status?.callback, { timeout: 15_000 })
-        .toMatchObject({ status: 'failed', round: 2, lastError: 'No signing secret exists for this API key or the workspace.' })
+        .toMatchObject({
+          status: 'failed',
+          round: 2,
+          lastError: 'No signing secret exists for this API key or the workspace.',
+        })
       expect(receiver.requests(path)).toHaveLength(sent)
     } finally {
       killComponent('operator')

@@ -38,10 +38,24 @@ const NS = 'dutil-chart'
 const RELEASE = 'dutil' // full name "dutil": ServiceAccounts dutil-gateway, dutil-operator, dutil-keys
 
 const kubeconfig = () => inject('kubeconfigPath')
-const helm = (...args: string[]) => execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', kubeconfig(), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-const kubectl = (args: string[], input?: string) => execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] })
+const helm = (...args: string[]) =>
+  execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', kubeconfig(), ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+const kubectl = (args: string[], input?: string) =>
+  execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), ...args], {
+    encoding: 'utf8',
+    input,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any }
+type Manifest = {
+  apiVersion: string
+  kind: string
+  metadata: { name: string; labels?: Record<string, string> }
+  [k: string]: any
+}
 function render(...args: string[]): Manifest[] {
   const out = helm('template', RELEASE, CHART, '--namespace', NS, '-f', LINT_VALUES, ...args)
   return parseAllDocuments(out)
@@ -49,7 +63,8 @@ function render(...args: string[]): Manifest[] {
     .filter(Boolean)
 }
 const byKind = (docs: Manifest[], kind: string) => docs.filter((d) => d.kind === kind)
-const named = (docs: Manifest[], kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name)!
+const named = (docs: Manifest[], kind: string, name: string) =>
+  docs.find((d) => d.kind === kind && d.metadata.name === name)!
 
 describe('helm lint and template', () => {
   it('lints clean (strict) with the required values, and names what is missing without them', () => {
@@ -65,10 +80,15 @@ describe('helm lint and template', () => {
     expect(byKind(docs, 'ClusterRole')).toEqual([])
     expect(byKind(docs, 'ClusterRoleBinding')).toEqual([])
     for (const role of byKind(docs, 'Role')) {
-      for (const rule of role.rules) for (const field of ['apiGroups', 'resources', 'verbs']) expect(rule[field], `${role.metadata.name} ${field}`).not.toContain('*')
+      for (const rule of role.rules)
+        for (const field of ['apiGroups', 'resources', 'verbs'])
+          expect(rule[field], `${role.metadata.name} ${field}`).not.toContain('*')
     }
     const rules = (name: string) =>
-      named(docs, 'Role', name).rules.map((r: any) => `${r.apiGroups.join(',')}/${r.resources.join(',')}${r.resourceNames ? `[${r.resourceNames}]` : ''}: ${r.verbs.join(',')}`)
+      named(docs, 'Role', name).rules.map(
+        (r: any) =>
+          `${r.apiGroups.join(',')}/${r.resources.join(',')}${r.resourceNames ? `[${r.resourceNames}]` : ''}: ${r.verbs.join(',')}`,
+      )
     expect(rules('dutil-gateway')).toEqual([
       'dutil.io/utilityjobs: get,list,watch,create,patch',
       'dutil.io/apikeys: get,list,watch,create,patch',
@@ -88,7 +108,11 @@ describe('helm lint and template', () => {
       'coordination.k8s.io/leases[dutil-operator]: get,update',
       'events.k8s.io/events: create',
     ])
-    expect(rules('dutil-key-admin')).toEqual(['dutil.io/apikeys: get,list,create,patch', '/secrets: create', '/secrets[dutil-signing-secrets]: get,update,patch'])
+    expect(rules('dutil-key-admin')).toEqual([
+      'dutil.io/apikeys: get,list,create,patch',
+      '/secrets: create',
+      '/secrets[dutil-signing-secrets]: get,update,patch',
+    ])
     for (const sa of byKind(docs, 'ServiceAccount')) expect(sa.automountServiceAccountToken).toBe(false)
     // The lease the operator is told to use is the one it may update.
     const operatorEnv = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
@@ -103,7 +127,11 @@ describe('helm lint and template', () => {
       expect(pod.serviceAccountName).toBe(name)
       const [c] = pod.containers
       expect(c.image).toBe(`ghcr.io/dutil/${name}:0.1.0`)
-      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+      expect(c.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      })
       expect(c.readinessProbe.httpGet.path).toBe('/readyz')
       expect(c.livenessProbe.httpGet.path).toBe('/healthz')
     }
@@ -126,8 +154,19 @@ describe('helm lint and template', () => {
     const runnerLabels = desiredJob(
       uj,
       catalog.get('split-pdf')!,
-      { imageRegistry: 'r', imageTag: 't', storage: { endpoint: 'http://s', region: 'r', bucket: 'b' }, allowLoopbackUrls: false, jobTtlSeconds: 1 },
-      { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' },
+      {
+        imageRegistry: 'r',
+        imageTag: 't',
+        storage: { endpoint: 'http://s', region: 'r', bucket: 'b' },
+        allowLoopbackUrls: false,
+        jobTtlSeconds: 1,
+      },
+      {
+        accessKey: 'ASIATEMP',
+        secretKey: 'temp-secret',
+        sessionToken: 'temp-token',
+        expiresAt: '2026-11-22T10:15:00.000Z',
+      },
     ).spec!.template.metadata!.labels!
     for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels)) expect(runnerLabels[k]).toBe(v)
     for (const e of policy.spec.podSelector.matchExpressions) expect(runnerLabels[e.key]).toBeDefined()
@@ -135,9 +174,14 @@ describe('helm lint and template', () => {
     expect(policy.spec.ingress).toEqual([])
     const publicRule = policy.spec.egress.find((r: any) => r.to.some((t: any) => t.ipBlock?.cidr === '0.0.0.0/0'))
     // Exactly the ranges the runner's own address policy refuses, plus loopback (IPv6 private, NAT64, 6to4, Teredo included).
-    const cidrs = (ranges: ReadonlyArray<readonly [string, number]>) => ranges.map(([net, bits]) => `${net}/${bits}`).sort()
-    expect([...publicRule.to[0].ipBlock.except].sort()).toEqual(cidrs([...REFUSED_RANGES.ipv4, ...LOOPBACK_RANGES.ipv4]))
-    expect([...publicRule.to[1].ipBlock.except].sort()).toEqual(cidrs([...REFUSED_RANGES.ipv6, ...LOOPBACK_RANGES.ipv6]))
+    const cidrs = (ranges: ReadonlyArray<readonly [string, number]>) =>
+      ranges.map(([net, bits]) => `${net}/${bits}`).sort()
+    expect([...publicRule.to[0].ipBlock.except].sort()).toEqual(
+      cidrs([...REFUSED_RANGES.ipv4, ...LOOPBACK_RANGES.ipv4]),
+    )
+    expect([...publicRule.to[1].ipBlock.except].sort()).toEqual(
+      cidrs([...REFUSED_RANGES.ipv6, ...LOOPBACK_RANGES.ipv6]),
+    )
     const dnsRule = policy.spec.egress.find((r: any) => r.ports?.some((p: any) => p.port === 53))
     expect(dnsRule.ports).toEqual([
       { protocol: 'UDP', port: 53 },
@@ -162,10 +206,21 @@ describe('helm lint and template', () => {
       '--set',
       'gateway.ingress.host=api.example.com',
     )
-    const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
+    const env = Object.fromEntries(
+      named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [
+        e.name,
+        e.value,
+      ]),
+    )
     expect(JSON.parse(env.DUTIL_UTILITY_CONCURRENCY)).toEqual({ 'html-pdf': 2 })
-    expect(JSON.parse(env.DUTIL_RUNNER_RESOURCES)).toEqual({ 'split-pdf': { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '3Gi' } } })
-    expect(env).toMatchObject({ DUTIL_RETENTION_DAYS: '30', DUTIL_IMAGE_REGISTRY: 'registry.example.com/dutil', DUTIL_IMAGE_TAG: '1.2.3' })
+    expect(JSON.parse(env.DUTIL_RUNNER_RESOURCES)).toEqual({
+      'split-pdf': { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '3Gi' } },
+    })
+    expect(env).toMatchObject({
+      DUTIL_RETENTION_DAYS: '30',
+      DUTIL_IMAGE_REGISTRY: 'registry.example.com/dutil',
+      DUTIL_IMAGE_TAG: '1.2.3',
+    })
     // Runner pods get per-job STS credentials from the operator, never the storage Secret.
     expect(env.DUTIL_STORAGE_SECRET).toBeUndefined()
     const backend = { service: { name: 'dutil-gateway', port: { name: 'http' } } }
@@ -181,9 +236,21 @@ describe('helm lint and template', () => {
         },
       },
     ])
-    const apiOnly = byKind(render('--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com', '--set', 'gateway.console.exposeOnIngress=false'), 'Ingress')[0]
+    const apiOnly = byKind(
+      render(
+        '--set',
+        'gateway.ingress.enabled=true',
+        '--set',
+        'gateway.ingress.host=api.example.com',
+        '--set',
+        'gateway.console.exposeOnIngress=false',
+      ),
+      'Ingress',
+    )[0]
     expect(apiOnly.spec.rules[0].http.paths.map((p: any) => p.path)).toEqual(['/v1'])
-    expect(() => render('--set', 'runners.split-pdf.resources.requests.cpu=lots')).toThrow(/runners\/split-pdf\/resources/)
+    expect(() => render('--set', 'runners.split-pdf.resources.requests.cpu=lots')).toThrow(
+      /runners\/split-pdf\/resources/,
+    )
     expect(() => render('--set', 'retentionDays=0')).toThrow(/retentionDays/)
   })
 
@@ -196,13 +263,24 @@ describe('helm lint and template', () => {
       '--set-json',
       'runners.html-pdf.pod={"runtimeClassName":"gvisor","nodeSelector":{"pool":"sandboxed"}}',
     )
-    const env = Object.fromEntries(named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]))
+    const env = Object.fromEntries(
+      named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [
+        e.name,
+        e.value,
+      ]),
+    )
     // What the operator makes of it, as it reads it at start.
     const { parseRunnerPods } = await import('../../operator/runner-pod.js')
     const pods = parseRunnerPods(env.DUTIL_RUNNER_POD)
     expect(pods['split-pdf']).toMatchObject({ imagePullSecrets: ['regcred'], nodeSelector: { pool: 'documents' } })
-    expect(pods['html-pdf']).toMatchObject({ imagePullSecrets: ['regcred'], nodeSelector: { pool: 'sandboxed' }, runtimeClassName: 'gvisor' })
-    expect(() => render('--set-json', 'runners.html-pdf.pod={"serviceAccountName":"x"}')).toThrow(/runners\/html-pdf\/pod/)
+    expect(pods['html-pdf']).toMatchObject({
+      imagePullSecrets: ['regcred'],
+      nodeSelector: { pool: 'sandboxed' },
+      runtimeClassName: 'gvisor',
+    })
+    expect(() => render('--set-json', 'runners.html-pdf.pod={"serviceAccountName":"x"}')).toThrow(
+      /runners\/html-pdf\/pod/,
+    )
   })
 
   it('follows the conventions of charts: global for umbrella charts, name overrides, common labels, an HPA, spread and an HTTPRoute', () => {
@@ -228,7 +306,11 @@ describe('helm lint and template', () => {
     const gateway = named(docs, 'Deployment', 'docs-gateway')
     expect(gateway.spec.replicas).toBeUndefined()
     expect(gateway.spec.template.spec.topologySpreadConstraints[0].topologyKey).toBe('topology.kubernetes.io/zone')
-    expect(named(docs, 'HorizontalPodAutoscaler', 'docs-gateway').spec).toMatchObject({ scaleTargetRef: { kind: 'Deployment', name: 'docs-gateway' }, minReplicas: 2, maxReplicas: 6 })
+    expect(named(docs, 'HorizontalPodAutoscaler', 'docs-gateway').spec).toMatchObject({
+      scaleTargetRef: { kind: 'Deployment', name: 'docs-gateway' },
+      minReplicas: 2,
+      maxReplicas: 6,
+    })
     const route = named(docs, 'HTTPRoute', 'docs-gateway').spec
     expect(route.parentRefs).toEqual([{ name: 'public', namespace: 'gateways' }])
     expect(route.rules.map((r: any) => [r.matches[0].path.value, r.backendRefs[0].name, r.timeouts.request])).toEqual([
@@ -238,8 +320,13 @@ describe('helm lint and template', () => {
     // The operator is told the Lease its Role names, under the new prefix too.
     const operatorEnv = named(docs, 'Deployment', 'docs-operator').spec.template.spec.containers[0].env
     expect(operatorEnv.find((e: any) => e.name === 'DUTIL_LEASE_NAME').value).toBe('docs-operator')
-    expect(named(docs, 'Role', 'docs-operator').rules.some((r: any) => r.resourceNames?.includes('docs-operator'))).toBe(true)
-    expect(byKind(render('--set', 'nameOverride=docsvc'), 'Deployment').map((d: any) => d.metadata.name)).toEqual(['dutil-docsvc-gateway', 'dutil-docsvc-operator'])
+    expect(
+      named(docs, 'Role', 'docs-operator').rules.some((r: any) => r.resourceNames?.includes('docs-operator')),
+    ).toBe(true)
+    expect(byKind(render('--set', 'nameOverride=docsvc'), 'Deployment').map((d: any) => d.metadata.name)).toEqual([
+      'dutil-docsvc-gateway',
+      'dutil-docsvc-operator',
+    ])
     expect(() => render('--set', 'gateway.httpRoute.requestTimeout=forever')).toThrow(/requestTimeout/)
   })
 
@@ -261,10 +348,17 @@ describe('helm lint and template', () => {
     expect(byName.DUTIL_PUBLIC_URL.value).toBe('https://dutil.example.com')
     expect(byName.DUTIL_OIDC_ISSUER.value).toBe('https://id.example.com')
     expect(byName.DUTIL_OIDC_CLIENT_ID.value).toBe('dutil')
-    expect(byName.DUTIL_OIDC_CLIENT_SECRET).toEqual({ name: 'DUTIL_OIDC_CLIENT_SECRET', valueFrom: { secretKeyRef: { name: 'dutil-oidc', key: 'clientSecret' } } })
+    expect(byName.DUTIL_OIDC_CLIENT_SECRET).toEqual({
+      name: 'DUTIL_OIDC_CLIENT_SECRET',
+      valueFrom: { secretKeyRef: { name: 'dutil-oidc', key: 'clientSecret' } },
+    })
     expect(byName.DUTIL_OIDC_ALLOWED_DOMAINS.value).toBe('example.com,example.org')
-    expect(() => render('--set', 'gateway.console.oidc.issuer=https://id.example.com')).toThrow(/oidc.clientId is required/)
-    const plain = named(render(), 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env.map((e: any) => e.name)
+    expect(() => render('--set', 'gateway.console.oidc.issuer=https://id.example.com')).toThrow(
+      /oidc.clientId is required/,
+    )
+    const plain = named(render(), 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env.map(
+      (e: any) => e.name,
+    )
     expect(plain.filter((n: string) => n.startsWith('DUTIL_OIDC') || n === 'DUTIL_PUBLIC_URL')).toEqual([])
   })
 })
@@ -273,10 +367,12 @@ describe('dashboards and alerts', () => {
   const ON = ['--set', 'metrics.grafanaDashboard.enabled=true', '--set', 'metrics.prometheusRule.enabled=true']
   /** Every metric the gateway and the operator expose, histogram series included. */
   const exposed = new Set(
-    [...gatewayMetrics().registry.getMetricsAsArray(), ...operatorMetrics().registry.getMetricsAsArray()].flatMap((m) => {
-      const name = (m as unknown as { name: string }).name
-      return [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]
-    }),
+    [...gatewayMetrics().registry.getMetricsAsArray(), ...operatorMetrics().registry.getMetricsAsArray()].flatMap(
+      (m) => {
+        const name = (m as unknown as { name: string }).name
+        return [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]
+      },
+    ),
   )
   const metricsIn = (exprs: string[]) => [...new Set(exprs.flatMap((e) => e.match(/\bdutil_[a-z_]+/g) ?? []))]
 
@@ -312,9 +408,18 @@ describe('dashboards and alerts', () => {
   })
 
   it('ship alerts that promtool accepts, on exposed metrics, that fire when they should (promtool test rules)', () => {
-    const rule = byKind(render(...ON, '--set', 'metrics.prometheusRule.thresholds.queueWaitP95Seconds=300'), 'PrometheusRule')[0]
+    const rule = byKind(
+      render(...ON, '--set', 'metrics.prometheusRule.thresholds.queueWaitP95Seconds=300'),
+      'PrometheusRule',
+    )[0]
     const alerts = rule.spec.groups.flatMap((g: { rules: Array<{ alert: string; expr: string }> }) => g.rules)
-    expect(alerts.map((a: { alert: string }) => a.alert)).toEqual(['DutilNoOperatorLeader', 'DutilQueueWaitHigh', 'DutilJobFailureRatioHigh', 'DutilCallbacksFailing', 'DutilStorageErrors'])
+    expect(alerts.map((a: { alert: string }) => a.alert)).toEqual([
+      'DutilNoOperatorLeader',
+      'DutilQueueWaitHigh',
+      'DutilJobFailureRatioHigh',
+      'DutilCallbacksFailing',
+      'DutilStorageErrors',
+    ])
     expect(alerts.find((a: { alert: string }) => a.alert === 'DutilQueueWaitHigh').expr).toMatch(/> 300$/)
     expect(metricsIn(alerts.map((a: { expr: string }) => a.expr)).filter((m) => !exposed.has(m))).toEqual([])
     const dir = mkdtempSync(join(tmpdir(), 'dutil-rules-'))
@@ -333,9 +438,29 @@ describe('dashboards and alerts', () => {
 describe('the chart on the local kube-apiserver', () => {
   it('applies with a server-side dry run into a namespace enforcing the restricted Pod Security Standard, without warnings', () => {
     const ns = 'dutil-chart-dry-run'
-    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: restricted } }))
-    const out = helm('template', RELEASE, CHART, '--namespace', ns, '--include-crds', '-f', LINT_VALUES, '--set', 'gateway.ingress.enabled=true', '--set', 'gateway.ingress.host=api.example.com')
-    const res = spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'], { input: out, encoding: 'utf8' })
+    kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: restricted } }),
+    )
+    const out = helm(
+      'template',
+      RELEASE,
+      CHART,
+      '--namespace',
+      ns,
+      '--include-crds',
+      '-f',
+      LINT_VALUES,
+      '--set',
+      'gateway.ingress.enabled=true',
+      '--set',
+      'gateway.ingress.host=api.example.com',
+    )
+    const res = spawnSync(
+      join(BIN_DIR, 'kubectl'),
+      ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
+      { input: out, encoding: 'utf8' },
+    )
     expect(res.stderr).toBe('')
     expect(res.status).toBe(0)
     for (const kind of [
@@ -353,7 +478,10 @@ describe('the chart on the local kube-apiserver', () => {
   })
 })
 
-const restricted = { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/warn': 'restricted' }
+const restricted = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/warn': 'restricted',
+}
 
 describe('helm install on the local platform: the programs run under the chart ServiceAccounts', () => {
   const env = () => inject('programEnv')
@@ -369,8 +497,20 @@ describe('helm install on the local platform: the programs run under the chart S
     const tls = inject('callbackTls')
     receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
     const storage = inject('storage')
-    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: restricted } }))
-    kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-storage', `--from-literal=accessKey=${storage.accessKey}`, `--from-literal=secretKey=${storage.secretKey}`])
+    kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: restricted } }),
+    )
+    kubectl([
+      '-n',
+      NS,
+      'create',
+      'secret',
+      'generic',
+      'dutil-storage',
+      `--from-literal=accessKey=${storage.accessKey}`,
+      `--from-literal=secretKey=${storage.secretKey}`,
+    ])
     // One database per installation: the release gets its own on the platform's PostgreSQL.
     const databaseUrl = await createDatabase(inject('databaseUrl'), 'dutil_chart')
     kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${databaseUrl}`])
@@ -408,8 +548,18 @@ describe('helm install on the local platform: the programs run under the chart S
       '--set-json',
       'operator.extraEnv=[{"name":"DUTIL_ALLOW_LOOPBACK_URLS","value":"true"},{"name":"DUTIL_CALLBACK_DELAY_SCALE","value":"0.01"}]',
     )
-    await until('chart gateway ready', async () => (await fetch(`${baseUrl()}/readyz`).catch(() => null))?.status === 200, 90_000, 250)
-    await until('chart operator ready', async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`).catch(() => null))?.status === 200, 90_000, 250)
+    await until(
+      'chart gateway ready',
+      async () => (await fetch(`${baseUrl()}/readyz`).catch(() => null))?.status === 200,
+      90_000,
+      250,
+    )
+    await until(
+      'chart operator ready',
+      async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`).catch(() => null))?.status === 200,
+      90_000,
+      250,
+    )
   }, 180_000)
 
   afterAll(async () => {
@@ -421,7 +571,8 @@ describe('helm install on the local platform: the programs run under the chart S
     }
   }, 120_000)
 
-  const podsOf = async (component: string) => (await core().listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/component=${component}` })).items
+  const podsOf = async (component: string) =>
+    (await core().listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/component=${component}` })).items
   const podLog = (pod: V1Pod, container: string) => {
     const file = join(inject('platformDir'), 'node', pod.metadata!.uid!, `${container}.log`)
     return existsSync(file) ? readFileSync(file, 'utf8') : ''
@@ -439,7 +590,11 @@ describe('helm install on the local platform: the programs run under the chart S
 
   it('lets each ServiceAccount do what its program needs and nothing more', () => {
     const can = (sa: string, ...args: string[]) => {
-      const r = spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), 'auth', 'can-i', '-n', NS, `--as=system:serviceaccount:${NS}:${sa}`, ...args], { encoding: 'utf8' })
+      const r = spawnSync(
+        join(BIN_DIR, 'kubectl'),
+        ['--kubeconfig', kubeconfig(), 'auth', 'can-i', '-n', NS, `--as=system:serviceaccount:${NS}:${sa}`, ...args],
+        { encoding: 'utf8' },
+      )
       return r.stdout.trim()
     }
     expect(can('dutil-gateway', 'create', 'utilityjobs.dutil.io')).toBe('yes')
@@ -485,31 +640,72 @@ describe('helm install on the local platform: the programs run under the chart S
             name: 'runner',
             image: 'dutil.local/dutil-runner-split-pdf:test',
             command: ['node', '/app/main.js'],
-            securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              readOnlyRootFilesystem: true,
+              capabilities: { drop: ['ALL'] },
+            },
           },
         ],
       }
       change(pod)
-      return JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { generateName: 'probe-' }, spec: { template: { spec: pod } } })
+      return JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { generateName: 'probe-' },
+        spec: { template: { spec: pod } },
+      })
     }
     const create = (job: string) =>
-      spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig(), 'create', '--dry-run=server', '-n', NS, `--as=system:serviceaccount:${NS}:dutil-operator`, '-f', '-', '-o', 'name'], {
-        input: job,
-        encoding: 'utf8',
-      })
+      spawnSync(
+        join(BIN_DIR, 'kubectl'),
+        [
+          '--kubeconfig',
+          kubeconfig(),
+          'create',
+          '--dry-run=server',
+          '-n',
+          NS,
+          `--as=system:serviceaccount:${NS}:dutil-operator`,
+          '-f',
+          '-',
+          '-o',
+          'name',
+        ],
+        {
+          input: job,
+          encoding: 'utf8',
+        },
+      )
     // A runner Job as the operator makes it passes.
     const ok = create(runnerJob(() => {}))
     expect(ok.stderr).toBe('')
     expect(ok.status).toBe(0)
     const attempts: Array<[string, (pod: any) => void, string]> = [
-      ['a Secret volume', (p) => ((p.volumes = [{ name: 's', secret: { secretName: 'dutil-storage' } }]), (p.containers[0].volumeMounts = [{ name: 's', mountPath: '/s' }])), 'may not mount Secrets'],
+      [
+        'a Secret volume',
+        (p) => (
+          (p.volumes = [{ name: 's', secret: { secretName: 'dutil-storage' } }]),
+          (p.containers[0].volumeMounts = [{ name: 's', mountPath: '/s' }])
+        ),
+        'may not mount Secrets',
+      ],
       [
         'a Secret in the environment',
-        (p) => (p.containers[0].env = [{ name: 'X', valueFrom: { secretKeyRef: { name: 'dutil-database', key: 'url' } } }]),
+        (p) =>
+          (p.containers[0].env = [{ name: 'X', valueFrom: { secretKeyRef: { name: 'dutil-database', key: 'url' } } }]),
         'may not read Secrets into their environment',
       ],
-      ['a Secret as envFrom', (p) => (p.containers[0].envFrom = [{ secretRef: { name: 'dutil-storage' } }]), 'may not read Secrets into their environment'],
-      ['another ServiceAccount', (p) => (p.serviceAccountName = 'dutil-gateway'), 'default ServiceAccount, without a token'],
+      [
+        'a Secret as envFrom',
+        (p) => (p.containers[0].envFrom = [{ secretRef: { name: 'dutil-storage' } }]),
+        'may not read Secrets into their environment',
+      ],
+      [
+        'another ServiceAccount',
+        (p) => (p.serviceAccountName = 'dutil-gateway'),
+        'default ServiceAccount, without a token',
+      ],
       ['a token', (p) => (p.automountServiceAccountToken = true), 'default ServiceAccount, without a token'],
       ['another image', (p) => (p.containers[0].image = 'busybox'), "dutil's runner images only"],
       ['the host network', (p) => (p.hostNetwork = true), "host's namespaces"],
@@ -525,7 +721,19 @@ describe('helm install on the local platform: the programs run under the chart S
     const create = (sa: string, name: string) =>
       spawnSync(
         join(BIN_DIR, 'kubectl'),
-        ['--kubeconfig', kubeconfig(), 'create', 'secret', 'generic', name, '--from-literal=a=b', '--dry-run=server', '-n', NS, `--as=system:serviceaccount:${NS}:${sa}`],
+        [
+          '--kubeconfig',
+          kubeconfig(),
+          'create',
+          'secret',
+          'generic',
+          name,
+          '--from-literal=a=b',
+          '--dry-run=server',
+          '-n',
+          NS,
+          `--as=system:serviceaccount:${NS}:${sa}`,
+        ],
         {
           encoding: 'utf8',
         },
@@ -545,7 +753,9 @@ describe('helm install on the local platform: the programs run under the chart S
   it('creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)', async () => {
     const command = firstKeyCommand(helm('get', 'notes', RELEASE, '--namespace', NS))
     // Without a terminal to attach: the pod runs detached and its output is read from the node.
-    const detached = command.replace(' --rm -i --quiet', '').replace(/^kubectl /, `${join(BIN_DIR, 'kubectl')} --kubeconfig ${kubeconfig()} `)
+    const detached = command
+      .replace(' --rm -i --quiet', '')
+      .replace(/^kubectl /, `${join(BIN_DIR, 'kubectl')} --kubeconfig ${kubeconfig()} `)
     execFileSync('bash', ['-c', detached], { encoding: 'utf8' })
     let pod: V1Pod | undefined
     await until(
@@ -561,7 +771,12 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(pod!.status?.phase, out).toBe('Succeeded')
     key = /key:\s+(du_live_[0-9a-f]{48})/.exec(out)![1]
     signingSecret = /signing secret:\s+(whsec_\S+)/.exec(out)![1]
-    const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: API_KEY.plural })) as { items: any[] }
+    const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: NS,
+      plural: API_KEY.plural,
+    })) as { items: any[] }
     expect(keys.items.map((k) => k.spec.name)).toEqual(['first-key'])
     expect(keys.items[0].spec.rateLimitPerMinute).toBe(600)
     await core().deleteNamespacedPod({ name: 'dutil-keys', namespace: NS })
@@ -578,7 +793,9 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(sync.status, JSON.stringify(sync.body)).toBe(200)
     expect(sync.body.result.pageCount).toBe(3)
     expect((await fetch(sync.body.result.files[0].url)).status).toBe(200)
-    const runner = (await core().listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/managed-by=dutil' })).items[0]
+    const runner = (
+      await core().listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/managed-by=dutil' })
+    ).items[0]
     expect(runner.spec!.automountServiceAccountToken).toBe(false)
     expect(runner.spec!.volumes ?? []).not.toContainEqual(expect.objectContaining({ projected: expect.anything() }))
 
@@ -591,23 +808,40 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(cancelled.body.status).toBe('cancelled')
 
     const hook = receiver.url('/chart/1', 204)
-    const async = await api('POST', '/v1/utilities/split-pdf/jobs', { key, baseUrl: baseUrl(), body: { input, callbackUrl: hook } })
+    const async = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      baseUrl: baseUrl(),
+      body: { input, callbackUrl: hook },
+    })
     expect(async.status).toBe(202)
     const [delivered] = await receiver.waitFor('/chart/1', 1, 60_000)
     const event = new Webhook(signingSecret).verify(delivered.body, delivered.headers) as any
     expect(event).toMatchObject({ type: 'job.succeeded', data: { id: async.body.id, status: 'succeeded' } })
-    await expect.poll(async () => (await api('GET', `/v1/jobs/${async.body.id}`, { key, baseUrl: baseUrl() })).body.callback?.status, { timeout: 10_000 }).toBe('delivered')
+    await expect
+      .poll(
+        async () => (await api('GET', `/v1/jobs/${async.body.id}`, { key, baseUrl: baseUrl() })).body.callback?.status,
+        { timeout: 10_000 },
+      )
+      .toBe('delivered')
 
     await expect
       .poll(
         async () =>
-          ((await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: NS, plural: API_KEY.plural })) as { items: any[] })
-            .items[0].status?.lastUsedAt,
+          (
+            (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              namespace: NS,
+              plural: API_KEY.plural,
+            })) as { items: any[] }
+          ).items[0].status?.lastUsedAt,
         { timeout: 10_000 },
       )
       .toBeTruthy()
     const table = kubectl(['get', 'utilityjobs', '-n', NS])
-    expect(table.split('\n')[0]).toMatch(/NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+PROGRESS\s+DURATION-MS\s+AGE/)
+    expect(table.split('\n')[0]).toMatch(
+      /NAME\s+JOB ID\s+UTILITY\s+MODE\s+STATUS\s+ERROR\s+PROGRESS\s+DURATION-MS\s+AGE/,
+    )
     expect(table).toMatch(new RegExp(`${sync.body.id}\\s+split-pdf\\s+sync\\s+succeeded`))
     expect(table).toMatch(/cancelled/)
   })

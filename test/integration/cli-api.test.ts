@@ -12,13 +12,22 @@ const inputs = jobInputs()
 const { files } = inputs
 
 /** Runs the CLI as a child process (asynchronously: this process serves the input files). */
-function dutil(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+function dutil(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [join(REPO_ROOT, 'bin', 'dutil.js'), ...args],
-      { encoding: 'utf8', cwd: tmpdir(), env: { PATH: process.env.PATH, DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: inputs.key, ...env }, timeout: 90_000 },
-      (err, out, errOut) => resolve({ code: err ? (((err as { code?: unknown }).code as number | null) ?? null) : 0, out, err: errOut }),
+      {
+        encoding: 'utf8',
+        cwd: tmpdir(),
+        env: { PATH: process.env.PATH, DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: inputs.key, ...env },
+        timeout: 90_000,
+      },
+      (err, out, errOut) =>
+        resolve({ code: err ? (((err as { code?: unknown }).code as number | null) ?? null) : 0, out, err: errOut }),
     )
   })
 }
@@ -27,11 +36,24 @@ describe('dutil run and dutil jobs', () => {
   it('run --wait --out follows the job with a progress line, downloads its files and exits 0', async () => {
     files.add('cli.pdf', await makePdf(3))
     const out = mkdtempSync(join(tmpdir(), 'dutil-cli-'))
-    const r = await dutil(['run', 'split-pdf', '--url', `${files.url}/slow/cli.pdf?ms=4000`, '--wait', '--out', out, '--json'])
+    const r = await dutil([
+      'run',
+      'split-pdf',
+      '--url',
+      `${files.url}/slow/cli.pdf?ms=4000`,
+      '--wait',
+      '--out',
+      out,
+      '--json',
+    ])
     expect(r.err).toMatch(/job_\w+ (queued|running) \d+\.\ds/)
     expect(r.code).toBe(0)
     const job = JSON.parse(r.out)
-    expect(job).toMatchObject({ status: 'succeeded', utility: 'split-pdf', progress: { done: 3, total: 3, unit: 'pages' } })
+    expect(job).toMatchObject({
+      status: 'succeeded',
+      utility: 'split-pdf',
+      progress: { done: 3, total: 3, unit: 'pages' },
+    })
     expect(r.err).toMatch(/succeeded \d+\.\ds 3\/3 pages/)
     const saved = readdirSync(out).sort()
     expect(saved).toEqual(job.result.files.map((f: { name: string }) => f.name).sort())
@@ -70,7 +92,15 @@ describe('dutil run and dutil jobs', () => {
     expect((await dutil(['jobs', 'get', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'])).code).toBe(3)
     expect((await dutil(['jobs', 'list'], { DUTIL_URL: 'http://127.0.0.1:1' })).code).toBe(4)
     files.add('cli-slow.pdf', await makePdf(1))
-    const slow = await dutil(['run', 'split-pdf', '--url', `${files.url}/slow/cli-slow.pdf?ms=8000`, '--wait', '--timeout', '1'])
+    const slow = await dutil([
+      'run',
+      'split-pdf',
+      '--url',
+      `${files.url}/slow/cli-slow.pdf?ms=8000`,
+      '--wait',
+      '--timeout',
+      '1',
+    ])
     expect(slow.code).toBe(5)
     expect(slow.out).toMatch(/is still (queued|running) after 1 s; it goes on/)
   })

@@ -17,11 +17,17 @@ let admin: ConsoleClient
 let files: FileServer
 let receiver: CallbackReceiver
 
-async function person(role: 'admin' | 'member' | 'external', email = uniqueEmail(role)): Promise<{ client: ConsoleClient; email: string; id: string }> {
+async function person(
+  role: 'admin' | 'member' | 'external',
+  email = uniqueEmail(role),
+): Promise<{ client: ConsoleClient; email: string; id: string }> {
   const invited = await admin.call('POST', '/members/invites', { email, role })
   expect(invited.status, JSON.stringify(invited.body)).toBe(201)
   const client = new ConsoleClient()
-  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, { name: `Test ${role}`, password: PASSWORD })
+  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, {
+    name: `Test ${role}`,
+    password: PASSWORD,
+  })
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(201)
   return { client, email, id: accepted.body.user.id }
 }
@@ -29,7 +35,10 @@ async function person(role: 'admin' | 'member' | 'external', email = uniqueEmail
 beforeAll(async () => {
   const { link } = bootstrapAdmin(uniqueEmail('api-admin'))
   admin = new ConsoleClient()
-  expect((await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'API Admin', password: PASSWORD })).status).toBe(201)
+  expect(
+    (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'API Admin', password: PASSWORD }))
+      .status,
+  ).toBe(201)
   files = await new FileServer().start()
   const tls = inject('callbackTls')
   receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
@@ -75,7 +84,9 @@ describe('console sessions', () => {
     expect((await client.call('POST', '/keys', { name: 'no-token' }, { csrf: false })).status).toBe(403)
     const foreign = await client.call('POST', '/keys', { name: 'foreign' }, { origin: 'https://evil.example' })
     expect(foreign.status).toBe(403)
-    expect((await client.call('POST', '/keys', { name: 'same-origin' }, { origin: inject('gatewayUrl') })).status).toBe(201)
+    expect((await client.call('POST', '/keys', { name: 'same-origin' }, { origin: inject('gatewayUrl') })).status).toBe(
+      201,
+    )
   })
 
   it('signs out everywhere, and disabling a person ends their sessions at once', async () => {
@@ -104,20 +115,28 @@ describe('console two-factor authentication', () => {
     const used = new Set<number>()
     const step = timeStep(Date.now())
     used.add(step)
-    expect((await client.call('POST', '/account/totp/confirm', { code: totpCodeAtStep(setup.body.secret, step) })).body.totpEnabled).toBe(true)
+    expect(
+      (await client.call('POST', '/account/totp/confirm', { code: totpCodeAtStep(setup.body.secret, step) })).body
+        .totpEnabled,
+    ).toBe(true)
 
     const c = new ConsoleClient()
     expect((await c.signIn(email, PASSWORD)).body).toEqual({ status: 'totp_required' })
     expect((await c.call('GET', '/session')).status).toBe(401)
     used.add(step + 1)
-    expect((await c.call('POST', '/session/totp', { code: totpCodeAtStep(setup.body.secret, step + 1) })).body.status).toBe('signed_in')
+    expect(
+      (await c.call('POST', '/session/totp', { code: totpCodeAtStep(setup.body.secret, step + 1) })).body.status,
+    ).toBe('signed_in')
     expect((await c.call('GET', '/session')).body.user.totpEnabled).toBe(true)
 
     expect((await c.call('POST', '/account/totp/disable', { code: '123456' })).status).toBe(400)
     // A code not used yet, within the accepted window around now.
     const now = timeStep(Date.now())
     const unused = [now - 1, now, now + 1].find((s) => !used.has(s))!
-    expect((await c.call('POST', '/account/totp/disable', { code: totpCodeAtStep(setup.body.secret, unused) })).body.totpEnabled).toBe(false)
+    expect(
+      (await c.call('POST', '/account/totp/disable', { code: totpCodeAtStep(setup.body.secret, unused) })).body
+        .totpEnabled,
+    ).toBe(false)
     expect((await new ConsoleClient().signIn(email, PASSWORD)).body.status).toBe('signed_in')
   })
 })
@@ -126,14 +145,33 @@ describe('console lockout', () => {
   it('counts failures per address (10) and overall (50): many addresses lock the e-mail at the fiftieth', async () => {
     const { email } = await person('member')
     const attacker = new ConsoleClient()
-    const fail = (addr: string) => attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: addr })
+    const fail = (addr: string) =>
+      attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: addr })
     // Nine failures from each of five addresses: no address reaches ten, 45 overall.
     for (let a = 1; a <= 5; a++) for (let i = 0; i < 9; i++) expect((await fail(`198.51.100.${a}`)).status).toBe(401)
-    expect((await new ConsoleClient().call('POST', '/session', { email, password: PASSWORD }, { forwardedFor: '198.51.100.1' })).status).toBe(200)
+    expect(
+      (
+        await new ConsoleClient().call(
+          'POST',
+          '/session',
+          { email, password: PASSWORD },
+          { forwardedFor: '198.51.100.1' },
+        )
+      ).status,
+    ).toBe(200)
     // A success clears only that address; four more failures elsewhere, then the fiftieth locks.
     for (let i = 0; i < 4; i++) expect((await fail(`198.51.100.${10 + i}`)).status).toBe(401)
     expect((await fail('198.51.100.20')).status).toBe(429)
-    expect((await new ConsoleClient().call('POST', '/session', { email, password: PASSWORD }, { forwardedFor: '203.0.113.9' })).status).toBe(429)
+    expect(
+      (
+        await new ConsoleClient().call(
+          'POST',
+          '/session',
+          { email, password: PASSWORD },
+          { forwardedFor: '203.0.113.9' },
+        )
+      ).status,
+    ).toBe(429)
   })
 })
 
@@ -144,12 +182,28 @@ describe('console invites and roles', () => {
     const second = await admin.call('POST', '/members/invites', { email, role: 'external' })
     const c = new ConsoleClient()
     expect((await c.call('GET', `/invites/${inviteToken(first.body.link)}`)).status).toBe(404)
-    expect((await c.call('GET', `/invites/${inviteToken(second.body.link)}`)).body).toMatchObject({ email, role: 'external' })
-    const short = await c.call('POST', `/invites/${inviteToken(second.body.link)}/accept`, { name: 'Shorty', password: 'too short' })
+    expect((await c.call('GET', `/invites/${inviteToken(second.body.link)}`)).body).toMatchObject({
+      email,
+      role: 'external',
+    })
+    const short = await c.call('POST', `/invites/${inviteToken(second.body.link)}/accept`, {
+      name: 'Shorty',
+      password: 'too short',
+    })
     expect(short.status).toBe(400)
     expect(short.body.error.details).toEqual([{ path: 'password', message: 'must be at least 10 characters' }])
-    expect((await c.call('POST', `/invites/${inviteToken(second.body.link)}/accept`, { name: 'Ok', password: PASSWORD })).body.user.role).toBe('external')
-    expect((await new ConsoleClient().call('POST', `/invites/${inviteToken(second.body.link)}/accept`, { name: 'Again', password: PASSWORD })).status).toBe(404)
+    expect(
+      (await c.call('POST', `/invites/${inviteToken(second.body.link)}/accept`, { name: 'Ok', password: PASSWORD }))
+        .body.user.role,
+    ).toBe('external')
+    expect(
+      (
+        await new ConsoleClient().call('POST', `/invites/${inviteToken(second.body.link)}/accept`, {
+          name: 'Again',
+          password: PASSWORD,
+        })
+      ).status,
+    ).toBe(404)
     expect((await admin.call('POST', '/members/invites', { email, role: 'member' })).status).toBe(409)
   })
 
@@ -177,10 +231,15 @@ describe('console callback delivery log and redelivery', () => {
     expect(made.status).toBe(201)
     const path = '/console-redeliver'
     const url = files.add('rd.pdf', await makePdf(1))
-    const start = await api('POST', '/v1/utilities/split-pdf/jobs', { key: made.body.key, body: { input: { url }, callbackUrl: receiver.url(path, 500, 200) } })
+    const start = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key: made.body.key,
+      body: { input: { url }, callbackUrl: receiver.url(path, 500, 200) },
+    })
     const id = start.body.id
     await receiver.waitFor(path, 2)
-    await expect.poll(async () => (await admin.call('GET', `/jobs/${id}`)).body.callbackDelivery?.status, { timeout: 15_000 }).toBe('delivered')
+    await expect
+      .poll(async () => (await admin.call('GET', `/jobs/${id}`)).body.callbackDelivery?.status, { timeout: 15_000 })
+      .toBe('delivered')
     const first = (await admin.call('GET', `/jobs/${id}`)).body
     expect(first.callbackLog).toEqual([
       expect.objectContaining({
@@ -193,7 +252,15 @@ describe('console callback delivery log and redelivery', () => {
         nextAttemptAt: expect.any(String),
         durationMs: expect.any(Number),
       }),
-      expect.objectContaining({ round: 1, attempt: 2, outcome: 'delivered', statusCode: 200, errorClass: null, error: null, nextAttemptAt: null }),
+      expect.objectContaining({
+        round: 1,
+        attempt: 2,
+        outcome: 'delivered',
+        statusCode: 200,
+        errorClass: null,
+        error: null,
+        nextAttemptAt: null,
+      }),
     ])
 
     // Another external cannot see the job, so cannot redeliver it.
@@ -206,11 +273,23 @@ describe('console callback delivery log and redelivery', () => {
     expect(asked.body).toMatchObject({ jobId: id, round: 2 })
     const got = await receiver.waitFor(path, 3)
     expect(got.map((g) => g.headers['webhook-id'])).toEqual([id, id, id])
-    expect(new Webhook(made.body.signingSecret).verify(got[2].body, got[2].headers)).toMatchObject({ type: 'job.succeeded', data: { id } })
-    await expect.poll(async () => (await admin.call('GET', `/jobs/${id}`)).body.callbackLog.length, { timeout: 15_000 }).toBe(3)
-    expect((await admin.call('GET', `/jobs/${id}`)).body.callbackLog[2]).toMatchObject({ round: 2, attempt: 1, outcome: 'delivered', statusCode: 200 })
+    expect(new Webhook(made.body.signingSecret).verify(got[2].body, got[2].headers)).toMatchObject({
+      type: 'job.succeeded',
+      data: { id },
+    })
+    await expect
+      .poll(async () => (await admin.call('GET', `/jobs/${id}`)).body.callbackLog.length, { timeout: 15_000 })
+      .toBe(3)
+    expect((await admin.call('GET', `/jobs/${id}`)).body.callbackLog[2]).toMatchObject({
+      round: 2,
+      attempt: 1,
+      outcome: 'delivered',
+      statusCode: 200,
+    })
     // The owner may redeliver their own key's job too, once the last round has ended.
-    await expect.poll(async () => (await owner.client.call('POST', `/jobs/${id}/callback/redeliver`)).status, { timeout: 15_000 }).toBe(202)
+    await expect
+      .poll(async () => (await owner.client.call('POST', `/jobs/${id}/callback/redeliver`)).status, { timeout: 15_000 })
+      .toBe(202)
     await receiver.waitFor(path, 4)
 
     // A job without a callback: refused with the reason.
@@ -230,15 +309,23 @@ describe('console playground', () => {
     expect(secret).toMatch(/^whsec_/)
     expect(secret).not.toBe(workspace)
     expect((await member.call('POST', '/workspace/playground-secret/rotate')).status).toBe(403)
-    for (const path of ['/workspace/signing-secret/reveal', '/workspace/playground-secret/reveal']) expect((await external.call('POST', path)).status).toBe(403)
+    for (const path of ['/workspace/signing-secret/reveal', '/workspace/playground-secret/reveal'])
+      expect((await external.call('POST', path)).status).toBe(403)
     // An external's playground run with metadata of their choosing: what their receiver gets is
     // signed with the playground secret and does not verify under the workspace secret.
     const path = '/hooks/playground'
     const callbackUrl = receiver.url(path, 200)
-    const run = await external.call('POST', '/playground/split-pdf', { input: { url: files.add('p.pdf', await makePdf(1)) }, metadata: { from: 'console' }, callbackUrl })
+    const run = await external.call('POST', '/playground/split-pdf', {
+      input: { url: files.add('p.pdf', await makePdf(1)) },
+      metadata: { from: 'console' },
+      callbackUrl,
+    })
     expect(run.status, JSON.stringify(run.body)).toBe(202)
     const [got] = await receiver.waitFor(path, 1)
-    const event = new Webhook(secret).verify(got.body, got.headers) as { type: string; data: { id: string; metadata: unknown } }
+    const event = new Webhook(secret).verify(got.body, got.headers) as {
+      type: string
+      data: { id: string; metadata: unknown }
+    }
     expect(event).toMatchObject({ type: 'job.succeeded', data: { id: run.body.id, metadata: { from: 'console' } } })
     expect(() => new Webhook(workspace).verify(got.body, got.headers)).toThrow()
 
@@ -254,7 +341,9 @@ describe('console playground', () => {
     const bad = await client.call('POST', '/playground/split-pdf', { input: {} })
     expect(bad.status).toBe(400)
     expect(bad.body.error.details).toEqual([{ path: 'input.url', message: 'is required' }])
-    const run = await client.call('POST', '/playground/split-pdf', { input: { url: files.add('q.pdf', await makePdf(1)) } })
+    const run = await client.call('POST', '/playground/split-pdf', {
+      input: { url: files.add('q.pdf', await makePdf(1)) },
+    })
     expect(run.status).toBe(202)
     const { key } = await createKey()
     expect((await api('GET', `/v1/jobs/${run.body.id}`, { key })).status).toBe(404)
@@ -264,20 +353,31 @@ describe('console playground', () => {
 
   it('keeps daily usage in the job record, where it outlives the jobs, and shows it on the usage page', async () => {
     const { client, email } = await person('member')
-    const run = await client.call('POST', '/playground/split-pdf', { input: { url: files.add('u.pdf', await makePdf(1)) } })
+    const run = await client.call('POST', '/playground/split-pdf', {
+      input: { url: files.add('u.pdf', await makePdf(1)) },
+    })
     expect(run.status).toBe(202)
     const today = new Date().toISOString().slice(0, 10)
     const db = databaseClient(inject('databaseUrl'))
     try {
       const stored = async () =>
-        (await db.query<{ succeeded: number }>("SELECT succeeded FROM usage_daily WHERE day = $1 AND source = 'playground' AND user_email = $2", [today, email])).rows[0]?.succeeded ?? 0
+        (
+          await db.query<{ succeeded: number }>(
+            "SELECT succeeded FROM usage_daily WHERE day = $1 AND source = 'playground' AND user_email = $2",
+            [today, email],
+          )
+        ).rows[0]?.succeeded ?? 0
       await expect.poll(stored, { timeout: 60_000, interval: 500 }).toBe(1)
     } finally {
       await db.end()
     }
     const page = await client.call('GET', '/usage?days=7')
     expect(page.status).toBe(200)
-    expect(page.body.byKey.find((k: { source: string; userEmail: string }) => k.source === 'playground' && k.userEmail === email)).toMatchObject({ jobs: 1, succeeded: 1 })
+    expect(
+      page.body.byKey.find(
+        (k: { source: string; userEmail: string }) => k.source === 'playground' && k.userEmail === email,
+      ),
+    ).toMatchObject({ jobs: 1, succeeded: 1 })
   })
 })
 
@@ -292,12 +392,20 @@ describe('callback errors in the console', () => {
     await restartOperator({ DUTIL_ALLOW_LOOPBACK_URLS: 'false' })
     const run = await api('POST', '/v1/utilities/split-pdf/jobs', {
       key: made.body.key,
-      body: { input: { url: 'https://localhost:1/a.pdf' }, callbackUrl: `https://localhost:${new URL(receiver.url('/hooks/private', 200)).port}/hooks/private` },
+      body: {
+        input: { url: 'https://localhost:1/a.pdf' },
+        callbackUrl: `https://localhost:${new URL(receiver.url('/hooks/private', 200)).port}/hooks/private`,
+      },
     })
     expect(run.status).toBe(202)
     const id = run.body.id as string
     let seen: any
-    await expect.poll(async () => (seen = (await admin.call('GET', `/jobs/${id}`)).body).callbackDelivery?.status, { timeout: 60_000, interval: 250 }).toBe('failed')
+    await expect
+      .poll(async () => (seen = (await admin.call('GET', `/jobs/${id}`)).body).callbackDelivery?.status, {
+        timeout: 60_000,
+        interval: 250,
+      })
+      .toBe('failed')
     // The admin sees the address; the external (whose key it is) does not, in the summary or the log.
     expect(seen.callbackDelivery.lastError).toContain('resolves to 127.0.0.1')
     expect(seen.callbackLog.at(-1).error).toContain('127.0.0.1')

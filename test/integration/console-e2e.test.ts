@@ -19,9 +19,23 @@ const PASSWORD = 'correct horse battery staple'
 let browser: Browser
 let files: FileServer
 const people = {
-  admin: { email: uniqueEmail('admin'), ctx: undefined as unknown as BrowserContext, page: undefined as unknown as Page },
-  member: { email: uniqueEmail('member'), ctx: undefined as unknown as BrowserContext, page: undefined as unknown as Page, link: '' },
-  external: { email: uniqueEmail('guest', 'partner.test'), ctx: undefined as unknown as BrowserContext, page: undefined as unknown as Page, link: '' },
+  admin: {
+    email: uniqueEmail('admin'),
+    ctx: undefined as unknown as BrowserContext,
+    page: undefined as unknown as Page,
+  },
+  member: {
+    email: uniqueEmail('member'),
+    ctx: undefined as unknown as BrowserContext,
+    page: undefined as unknown as Page,
+    link: '',
+  },
+  external: {
+    email: uniqueEmail('guest', 'partner.test'),
+    ctx: undefined as unknown as BrowserContext,
+    page: undefined as unknown as Page,
+    link: '',
+  },
 }
 let externalKey = ''
 let externalJobId = ''
@@ -137,7 +151,14 @@ describe('console, end to end in Chromium', () => {
     const email = uniqueEmail('locked')
     const link = await invite(people.admin.page, email, 'member')
     const client = new ConsoleClient()
-    expect((await client.call('POST', `/invites/${link.slice(link.lastIndexOf('/') + 1)}/accept`, { name: 'Lou Locked', password: PASSWORD })).status).toBe(201)
+    expect(
+      (
+        await client.call('POST', `/invites/${link.slice(link.lastIndexOf('/') + 1)}/accept`, {
+          name: 'Lou Locked',
+          password: PASSWORD,
+        })
+      ).status,
+    ).toBe(201)
     const attacker = new ConsoleClient()
     for (let i = 1; i <= 9; i++) expect((await attacker.signIn(email, `wrong password ${i}`)).status).toBe(401)
     expect((await attacker.signIn(email, 'wrong password 10')).status).toBe(429)
@@ -184,7 +205,10 @@ describe('console, end to end in Chromium', () => {
 
     // Both keys work on the public API; each key sees only its own jobs.
     const url = files.add('three.pdf', await makePdf(3))
-    const extJob = await api('POST', '/v1/utilities/split-pdf', { key: externalKey, body: { input: { url }, metadata: { ticket: 'T-42' } } })
+    const extJob = await api('POST', '/v1/utilities/split-pdf', {
+      key: externalKey,
+      body: { input: { url }, metadata: { ticket: 'T-42' } },
+    })
     expect(extJob.status).toBe(200)
     externalJobId = extJob.body.id
     const admJob = await api('POST', '/v1/utilities/split-pdf', { key: adminKey, body: { input: { url } } })
@@ -208,7 +232,14 @@ describe('console, end to end in Chromium', () => {
     const client = await signedInClient(people.external.email)
     const list = await client.call('GET', '/jobs')
     const run = list.body.items.find((j: { source: string }) => j.source === 'playground')
-    expect(run).toMatchObject({ source: 'playground', userEmail: people.external.email, apiKeyName: null, utility: 'split-pdf', status: 'succeeded', fileCount: 2 })
+    expect(run).toMatchObject({
+      source: 'playground',
+      userEmail: people.external.email,
+      apiKeyName: null,
+      utility: 'split-pdf',
+      status: 'succeeded',
+      fileCount: 2,
+    })
     // The public API never shows it to a key.
     expect((await api('GET', `/v1/jobs/${run.id}`, { key: externalKey })).status).toBe(404)
   })
@@ -249,7 +280,10 @@ describe('console, end to end in Chromium', () => {
     const hook = receiver.url('/e2e-hook', 500, 200)
     // A key of its own (made like `dutil keys create`): the usage and ownership tests count the console keys' jobs.
     const { key } = await createKey()
-    const started = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url }, callbackUrl: hook } })
+    const started = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      body: { input: { url }, callbackUrl: hook },
+    })
     expect(started.status).toBe(202)
     await receiver.waitFor('/e2e-hook', 2)
     const page = people.admin.page
@@ -310,7 +344,9 @@ describe('console, end to end in Chromium', () => {
     expect(jobs.body.items.some((j: { id: string }) => j.id === adminJobId)).toBe(false)
     expect((await ext.call('GET', `/jobs/${adminJobId}`)).status).toBe(404)
     const staff = await signedInClient(people.admin.email)
-    const adminKeyId = (await staff.call('GET', '/keys')).body.items.find((k: { name: string }) => k.name === adminKeyName).id
+    const adminKeyId = (await staff.call('GET', '/keys')).body.items.find(
+      (k: { name: string }) => k.name === adminKeyName,
+    ).id
     expect((await ext.call('POST', `/keys/${adminKeyId}/revoke`)).status).toBe(404)
     expect((await ext.call('POST', `/keys/${adminKeyId}/secret/reveal`)).status).toBe(404)
     expect((await ext.call('GET', '/members')).status).toBe(403)
@@ -319,16 +355,23 @@ describe('console, end to end in Chromium', () => {
     expect((await ext.call('PATCH', `/keys/${ownKeyId}`, { rateLimitPerMinute: 5000 })).status).toBe(403)
     expect((await ext.call('POST', '/keys', { name: 'fast', rateLimitPerMinute: 5000 })).status).toBe(403)
     // Staff can raise it.
-    expect((await staff.call('PATCH', `/keys/${ownKeyId}`, { rateLimitPerMinute: 5000 })).body.rateLimitPerMinute).toBe(5000)
+    expect((await staff.call('PATCH', `/keys/${ownKeyId}`, { rateLimitPerMinute: 5000 })).body.rateLimitPerMinute).toBe(
+      5000,
+    )
   })
 
   it('protects the last active admin from demotion and disabling', async () => {
     const page = people.admin.page
     // Other test files may have made admins: step them down so this one is the last.
     const client = await signedInClient(people.admin.email)
-    const active = (await client.call('GET', '/members')).body.members.filter((m: { role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled)
-    for (const other of active.filter((m: { email: string }) => m.email !== people.admin.email)) expect((await client.call('PATCH', `/members/${other.id}`, { role: 'member' })).status).toBe(200)
-    const admins = (await client.call('GET', '/members')).body.members.filter((m: { role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled)
+    const active = (await client.call('GET', '/members')).body.members.filter(
+      (m: { role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled,
+    )
+    for (const other of active.filter((m: { email: string }) => m.email !== people.admin.email))
+      expect((await client.call('PATCH', `/members/${other.id}`, { role: 'member' })).status).toBe(200)
+    const admins = (await client.call('GET', '/members')).body.members.filter(
+      (m: { role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled,
+    )
     expect(admins.map((a: { email: string }) => a.email)).toEqual([people.admin.email])
     await page.goto('/console/members')
     await page.getByLabel(`Role of ${people.admin.email}`).selectOption('member')

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bootstrapAdmin, ConsoleClient, invitePerson, inviteToken, timeStep, totpCodeAtStep, uniqueEmail } from './helpers/console.js'
+import {
+  bootstrapAdmin,
+  ConsoleClient,
+  invitePerson,
+  inviteToken,
+  timeStep,
+  totpCodeAtStep,
+  uniqueEmail,
+} from './helpers/console.js'
 import { restartGateway } from './helpers/processes.js'
 
 /**
@@ -12,33 +20,64 @@ let admin: ConsoleClient
 
 const person = (role: 'admin' | 'member', by = admin) => invitePerson(by, role, PASSWORD)
 
-const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {})
+const tally = (statuses: number[]) =>
+  statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {})
 
 beforeAll(async () => {
   const { link } = bootstrapAdmin(uniqueEmail('security-admin'))
   admin = new ConsoleClient()
-  expect((await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Security Admin', password: PASSWORD })).status).toBe(201)
+  expect(
+    (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Security Admin', password: PASSWORD }))
+      .status,
+  ).toBe(201)
 })
 
 describe('concurrent password guesses', () => {
   it('checks at most ten of 100 simultaneous guesses from one address; the rest and then the right password are locked out', async () => {
     const { email } = await person('member')
     const attacker = new ConsoleClient()
-    const statuses = (await Promise.all(Array.from({ length: 100 }, () => attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: '198.51.100.77' })))).map(
-      (r) => r.status,
-    )
+    const statuses = (
+      await Promise.all(
+        Array.from({ length: 100 }, () =>
+          attacker.call(
+            'POST',
+            '/session',
+            { email, password: 'wrong wrong wrong' },
+            { forwardedFor: '198.51.100.77' },
+          ),
+        ),
+      )
+    ).map((r) => r.status)
     const t = tally(statuses)
     expect(Object.keys(t).sort(), JSON.stringify(t)).toEqual(['401', '429'])
     // Ten guesses were checked; the tenth failure locked the e-mail, so nine answered 401.
     expect(t[401], JSON.stringify(t)).toBe(9)
-    expect((await new ConsoleClient().call('POST', '/session', { email, password: PASSWORD }, { forwardedFor: '203.0.113.50' })).status).toBe(429)
+    expect(
+      (
+        await new ConsoleClient().call(
+          'POST',
+          '/session',
+          { email, password: PASSWORD },
+          { forwardedFor: '203.0.113.50' },
+        )
+      ).status,
+    ).toBe(429)
   })
 
   it('checks at most fifty of 100 simultaneous guesses from 100 addresses', async () => {
     const { email } = await person('member')
     const attacker = new ConsoleClient()
     const statuses = (
-      await Promise.all(Array.from({ length: 100 }, (_, i) => attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: `198.51.100.${100 + i}` })))
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          attacker.call(
+            'POST',
+            '/session',
+            { email, password: 'wrong wrong wrong' },
+            { forwardedFor: `198.51.100.${100 + i}` },
+          ),
+        ),
+      )
     ).map((r) => r.status)
     const t = tally(statuses)
     expect(Object.keys(t).sort(), JSON.stringify(t)).toEqual(['401', '429'])
@@ -52,13 +91,20 @@ describe('turning two-factor authentication off', () => {
     const { client, email } = await person('member')
     const setup = await client.call('POST', '/account/totp/setup')
     const step = timeStep(Date.now())
-    expect((await client.call('POST', '/account/totp/confirm', { code: totpCodeAtStep(setup.body.secret, step) })).body.totpEnabled).toBe(true)
-    const wrong = (n: number) => String((Number(totpCodeAtStep(setup.body.secret, step)) + 500_000 + n) % 1_000_000).padStart(6, '0')
+    expect(
+      (await client.call('POST', '/account/totp/confirm', { code: totpCodeAtStep(setup.body.secret, step) })).body
+        .totpEnabled,
+    ).toBe(true)
+    const wrong = (n: number) =>
+      String((Number(totpCodeAtStep(setup.body.secret, step)) + 500_000 + n) % 1_000_000).padStart(6, '0')
     const statuses: number[] = []
-    for (let i = 0; i < 10; i++) statuses.push((await client.call('POST', '/account/totp/disable', { code: wrong(i) })).status)
+    for (let i = 0; i < 10; i++)
+      statuses.push((await client.call('POST', '/account/totp/disable', { code: wrong(i) })).status)
     expect(statuses).toEqual([...Array(9).fill(400), 429])
     const now = timeStep(Date.now())
-    const right = await client.call('POST', '/account/totp/disable', { code: totpCodeAtStep(setup.body.secret, now === step ? now + 1 : now) })
+    const right = await client.call('POST', '/account/totp/disable', {
+      code: totpCodeAtStep(setup.body.secret, now === step ? now + 1 : now),
+    })
     expect(right.status).toBe(429)
     expect(right.headers.get('retry-after')).toMatch(/^\d+$/)
     // Still on: password sign-in asks for a code (from an address of its own, once the lock ends; here it is locked).
@@ -69,9 +115,24 @@ describe('turning two-factor authentication off', () => {
   it('counts wrong current passwords when changing the password', async () => {
     const { client } = await person('member')
     const statuses: number[] = []
-    for (let i = 0; i < 10; i++) statuses.push((await client.call('POST', '/account/password', { currentPassword: `guess number ${i}`, newPassword: 'another long passphrase' })).status)
+    for (let i = 0; i < 10; i++)
+      statuses.push(
+        (
+          await client.call('POST', '/account/password', {
+            currentPassword: `guess number ${i}`,
+            newPassword: 'another long passphrase',
+          })
+        ).status,
+      )
     expect(statuses).toEqual([...Array(9).fill(400), 429])
-    expect((await client.call('POST', '/account/password', { currentPassword: PASSWORD, newPassword: 'another long passphrase' })).status).toBe(429)
+    expect(
+      (
+        await client.call('POST', '/account/password', {
+          currentPassword: PASSWORD,
+          newPassword: 'another long passphrase',
+        })
+      ).status,
+    ).toBe(429)
   })
 })
 
@@ -80,17 +141,25 @@ describe('the last-admin rule under concurrency', () => {
     // Only two active admins may remain for the race to matter: disable every other one, and
     // enable them again at the end (their sessions end; later test files bootstrap their own).
     const a = await person('admin')
-    const others = (await a.client.call('GET', '/members')).body.members.filter((m: { id: string; role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled && m.id !== a.id)
-    for (const m of others) expect((await a.client.call('PATCH', `/members/${m.id}`, { disabled: true })).status).toBe(200)
+    const others = (await a.client.call('GET', '/members')).body.members.filter(
+      (m: { id: string; role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled && m.id !== a.id,
+    )
+    for (const m of others)
+      expect((await a.client.call('PATCH', `/members/${m.id}`, { disabled: true })).status).toBe(200)
     let survivor = a
     try {
       for (let round = 0; round < 5; round++) {
         const b = await person('admin', survivor.client)
-        const [ab, ba] = await Promise.all([survivor.client.call('PATCH', `/members/${b.id}`, { role: 'member' }), b.client.call('PATCH', `/members/${survivor.id}`, { role: 'member' })])
+        const [ab, ba] = await Promise.all([
+          survivor.client.call('PATCH', `/members/${b.id}`, { role: 'member' }),
+          b.client.call('PATCH', `/members/${survivor.id}`, { role: 'member' }),
+        ])
         const statuses = [ab.status, ba.status].sort()
         expect(statuses, `round ${round}: ${JSON.stringify([ab.body, ba.body])}`).toEqual([200, 409])
         const members = (await (ab.status === 200 ? survivor : b).client.call('GET', '/members')).body.members
-        expect(members.filter((m: { role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled)).toHaveLength(1)
+        expect(
+          members.filter((m: { role: string; disabled: boolean }) => m.role === 'admin' && !m.disabled),
+        ).toHaveLength(1)
         if (ba.status === 200) survivor = b
       }
     } finally {
@@ -106,15 +175,41 @@ describe('forged X-Forwarded-For', () => {
     // An admin of its own (earlier tests of this file demote and sign out theirs).
     const { link } = bootstrapAdmin(uniqueEmail('forwarded-admin'))
     const inviter = new ConsoleClient()
-    expect((await inviter.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Forwarded Admin', password: PASSWORD })).status).toBe(201)
+    expect(
+      (
+        await inviter.call('POST', `/invites/${inviteToken(link)}/accept`, {
+          name: 'Forwarded Admin',
+          password: PASSWORD,
+        })
+      ).status,
+    ).toBe(201)
     const { email } = await person('member', inviter)
     // The gateway as installed with no trusted proxies: the connection's own address counts.
     await restartGateway({ DUTIL_TRUSTED_PROXIES: '' })
     const attacker = new ConsoleClient()
     const statuses: number[] = []
-    for (let i = 0; i < 12; i++) statuses.push((await attacker.call('POST', '/session', { email, password: 'wrong wrong wrong' }, { forwardedFor: `198.51.100.${i + 1}` })).status)
+    for (let i = 0; i < 12; i++)
+      statuses.push(
+        (
+          await attacker.call(
+            'POST',
+            '/session',
+            { email, password: 'wrong wrong wrong' },
+            { forwardedFor: `198.51.100.${i + 1}` },
+          )
+        ).status,
+      )
     // Nine wrong answers, then the tenth locks: one address (loopback), whatever the header said.
     expect(tally(statuses)).toEqual({ 401: 9, 429: 3 })
-    expect((await new ConsoleClient().call('POST', '/session', { email, password: PASSWORD }, { forwardedFor: '203.0.113.60' })).status).toBe(429)
+    expect(
+      (
+        await new ConsoleClient().call(
+          'POST',
+          '/session',
+          { email, password: PASSWORD },
+          { forwardedFor: '203.0.113.60' },
+        )
+      ).status,
+    ).toBe(429)
   })
 })

@@ -17,7 +17,12 @@ beforeAll(async () => {
 })
 afterAll(() => files.stop())
 
-const run = (key: string, body: unknown, headers: Record<string, string> = {}, route = '/v1/utilities/split-pdf/jobs') => api('POST', route, { key, body, headers })
+const run = (
+  key: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  route = '/v1/utilities/split-pdf/jobs',
+) => api('POST', route, { key, body, headers })
 const podsOf = async (id: string) =>
   (
     await kubeConfig()
@@ -28,21 +33,35 @@ const podsOf = async (id: string) =>
 describe('request rules', () => {
   it('reads an empty body as {} and refuses it for lacking input', async () => {
     const { key } = await createKey()
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, rawBody: '', headers: { 'Content-Type': 'application/json' } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key,
+      rawBody: '',
+      headers: { 'Content-Type': 'application/json' },
+    })
     expect(res.status).toBe(400)
     expect(res.body.error.details).toEqual([{ path: 'input', message: 'is required' }])
   })
 
   it('refuses malformed JSON with 400 invalid_request', async () => {
     const { key } = await createKey()
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, rawBody: '{"input": ', headers: { 'Content-Type': 'application/json' } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key,
+      rawBody: '{"input": ',
+      headers: { 'Content-Type': 'application/json' },
+    })
     expect(res.status).toBe(400)
-    expect(res.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: '(root)', message: 'is not valid JSON' }] })
+    expect(res.body.error).toMatchObject({
+      code: 'invalid_request',
+      details: [{ path: '(root)', message: 'is not valid JSON' }],
+    })
   })
 
   it('refuses callbackUrl on the sync route', async () => {
     const { key } = await createKey()
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: pdf }, callbackUrl: 'https://hooks.example.com/x' } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key,
+      body: { input: { url: pdf }, callbackUrl: 'https://hooks.example.com/x' },
+    })
     expect(res.status).toBe(400)
     expect(res.body.error.details).toEqual([{ path: 'callbackUrl', message: 'is not allowed on a sync run' }])
   })
@@ -60,7 +79,9 @@ describe('request rules', () => {
 
   it('echoes X-Request-Id, makes one when absent, and refuses one over 64 characters', async () => {
     const { key } = await createKey()
-    expect((await api('GET', '/v1/utilities', { key, headers: { 'X-Request-Id': 'abc-123' } })).headers.get('x-request-id')).toBe('abc-123')
+    expect(
+      (await api('GET', '/v1/utilities', { key, headers: { 'X-Request-Id': 'abc-123' } })).headers.get('x-request-id'),
+    ).toBe('abc-123')
     expect((await api('GET', '/v1/utilities', { key })).headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/)
     const long = await api('GET', '/v1/utilities', { key, headers: { 'X-Request-Id': 'x'.repeat(65) } })
     expect(long.status).toBe(400)
@@ -97,10 +118,19 @@ describe('keys', () => {
     await kubeConfig()
       .makeApiClient(CustomObjectsApi)
       .patchNamespacedCustomObject(
-        { group: 'dutil.io', version: 'v1alpha1', namespace: 'dutil', plural: 'apikeys', name: objectNameOf(created.id), body: { spec: { expiresAt: new Date(Date.now() - 1000).toISOString() } } },
+        {
+          group: 'dutil.io',
+          version: 'v1alpha1',
+          namespace: 'dutil',
+          plural: 'apikeys',
+          name: objectNameOf(created.id),
+          body: { spec: { expiresAt: new Date(Date.now() - 1000).toISOString() } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )
-    await expect.poll(async () => (await api('GET', '/v1/utilities', { key: created.key })).status, { timeout: 5000 }).toBe(401)
+    await expect
+      .poll(async () => (await api('GET', '/v1/utilities', { key: created.key })).status, { timeout: 5000 })
+      .toBe(401)
     const res = await api('GET', '/v1/utilities', { key: created.key })
     expect(res.body.error.message).toMatch(/expired/)
     expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"')
@@ -112,7 +142,13 @@ describe('keys', () => {
       (
         (await kubeConfig()
           .makeApiClient(CustomObjectsApi)
-          .getNamespacedCustomObject({ group: 'dutil.io', version: 'v1alpha1', namespace: 'dutil', plural: 'apikeys', name: objectNameOf(created.id) })) as { status?: { lastUsedAt?: string } }
+          .getNamespacedCustomObject({
+            group: 'dutil.io',
+            version: 'v1alpha1',
+            namespace: 'dutil',
+            plural: 'apikeys',
+            name: objectNameOf(created.id),
+          })) as { status?: { lastUsedAt?: string } }
       ).status?.lastUsedAt
     expect(await read()).toBeUndefined()
     await api('GET', '/v1/utilities', { key: created.key })
@@ -224,9 +260,32 @@ describe('job list', () => {
     expect(all.body.nextCursor).toBeNull()
     const summary = all.body.items[0]
     expect(Object.keys(summary).sort()).toEqual(
-      ['apiKeyName', 'createdAt', 'errorCode', 'fileCount', 'finishedAt', 'id', 'mode', 'source', 'status', 'totalMs', 'upstreamMs', 'userEmail', 'utility'].sort(),
+      [
+        'apiKeyName',
+        'createdAt',
+        'errorCode',
+        'fileCount',
+        'finishedAt',
+        'id',
+        'mode',
+        'source',
+        'status',
+        'totalMs',
+        'upstreamMs',
+        'userEmail',
+        'utility',
+      ].sort(),
     )
-    expect(summary).toMatchObject({ id: bad.body.id, status: 'failed', errorCode: 'upstream_rejected', apiKeyName: 'lister', userEmail: null, source: 'api', fileCount: 0, mode: 'sync' })
+    expect(summary).toMatchObject({
+      id: bad.body.id,
+      status: 'failed',
+      errorCode: 'upstream_rejected',
+      apiKeyName: 'lister',
+      userEmail: null,
+      source: 'api',
+      fileCount: 0,
+      mode: 'sync',
+    })
 
     const failed = await api('GET', '/v1/jobs?status=failed', { key })
     expect(failed.body.items.map((s: { id: string }) => s.id)).toEqual([bad.body.id])
@@ -248,7 +307,15 @@ describe('job list', () => {
 
   it('answers 400 for every bad filter', async () => {
     const { key } = await createKey()
-    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'status=done', 'utility=pdf-to-words', 'cursor=not-a-cursor', 'limit=1&limit=2']) {
+    for (const q of [
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'status=done',
+      'utility=pdf-to-words',
+      'cursor=not-a-cursor',
+      'limit=1&limit=2',
+    ]) {
       const res = await api('GET', `/v1/jobs?${q}`, { key })
       expect(res.status, q).toBe(400)
       expect(res.body.error.code).toBe('invalid_request')
@@ -266,7 +333,13 @@ describe('cancel', () => {
       expect(res.status).toBe(202)
       const cancel = await api('POST', `/v1/jobs/${res.body.id}/cancel`, { key })
       expect(cancel.status).toBe(200)
-      expect(cancel.body).toMatchObject({ id: res.body.id, status: 'cancelled', startedAt: null, result: null, error: null })
+      expect(cancel.body).toMatchObject({
+        id: res.body.id,
+        status: 'cancelled',
+        startedAt: null,
+        result: null,
+        error: null,
+      })
       expect(cancel.body.finishedAt).toMatch(/Z$/)
       const jobs = await kubeConfig()
         .makeApiClient(BatchV1Api)
@@ -280,7 +353,9 @@ describe('cancel', () => {
     expect(list.body.items).toHaveLength(1)
     // With the node schedulable again, nothing of the cancelled job runs.
     await new Promise((r) => setTimeout(r, 2000))
-    expect((await podsOf(id)).filter((p) => p.status?.phase === 'Running' || p.status?.phase === 'Succeeded')).toEqual([])
+    expect((await podsOf(id)).filter((p) => p.status?.phase === 'Running' || p.status?.phase === 'Succeeded')).toEqual(
+      [],
+    )
     expect((await api('GET', `/v1/jobs/${id}`, { key })).body.status).toBe('cancelled')
   })
 
@@ -288,7 +363,12 @@ describe('cancel', () => {
     const { key } = await createKey()
     files.add('slow-c.pdf', await makePdf(1))
     const slow = await run(key, { input: { url: `${files.url}/slow/slow-c.pdf?ms=3000` } })
-    await expect.poll(async () => (await api('GET', `/v1/jobs/${slow.body.id}`, { key })).body.status, { timeout: 20_000, interval: 100 }).toBe('running')
+    await expect
+      .poll(async () => (await api('GET', `/v1/jobs/${slow.body.id}`, { key })).body.status, {
+        timeout: 20_000,
+        interval: 100,
+      })
+      .toBe('running')
     const running = await api('POST', `/v1/jobs/${slow.body.id}/cancel`, { key })
     expect(running.status).toBe(409)
     expect(running.body.error.message).toContain('running')
@@ -307,10 +387,20 @@ describe('catalog', () => {
     const res = await api('GET', '/v1/utilities', { key: all.key })
     expect(res.status).toBe(200)
     const split = res.body.items.find((u: { slug: string }) => u.slug === 'split-pdf')
-    expect(split).toMatchObject({ slug: 'split-pdf', name: 'Split PDF', category: 'pdf', target: 'pdf', maxDurationSeconds: 900, enabled: true, exampleInput: { url: expect.any(String) } })
+    expect(split).toMatchObject({
+      slug: 'split-pdf',
+      name: 'Split PDF',
+      category: 'pdf',
+      target: 'pdf',
+      maxDurationSeconds: 900,
+      enabled: true,
+      exampleInput: { url: expect.any(String) },
+    })
     expect(split.inputSchema).toMatchObject({ type: 'object', required: ['url'], additionalProperties: false })
     const scoped = await createKey({ utilities: ['zip-files'] })
-    expect((await api('GET', '/v1/utilities', { key: scoped.key })).body.items.map((u: { slug: string }) => u.slug)).not.toContain('split-pdf')
+    expect(
+      (await api('GET', '/v1/utilities', { key: scoped.key })).body.items.map((u: { slug: string }) => u.slug),
+    ).not.toContain('split-pdf')
     expect((await api('GET', '/v1/utilities/split-pdf', { key: all.key })).body.slug).toBe('split-pdf')
     expect((await api('GET', '/v1/utilities/nope', { key: all.key })).status).toBe(404)
   })

@@ -31,7 +31,11 @@ describe('while Redis is down', () => {
       expect(res.status).toBe(200)
       expect(res.headers.get('ratelimit-limit')).toBe('600')
       expect(res.headers.get('ratelimit-remaining')).toBeNull()
-      const replay = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdf } }, headers: h })
+      const replay = await api('POST', '/v1/utilities/split-pdf/jobs', {
+        key,
+        body: { input: { url: pdf } },
+        headers: h,
+      })
       expect(replay.body.id).toBe(before.body.id)
       expect(replay.headers.get('idempotent-replayed')).toBe('true')
       const fresh = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: pdf } } })
@@ -40,7 +44,11 @@ describe('while Redis is down', () => {
       startComponent('redis')
       await until('redis up', () => tcpOpen(port(inject('redisUrl'))))
     }
-    await expect.poll(async () => (await api('GET', '/v1/utilities', { key })).headers.get('ratelimit-remaining'), { timeout: 10_000 }).not.toBeNull()
+    await expect
+      .poll(async () => (await api('GET', '/v1/utilities', { key })).headers.get('ratelimit-remaining'), {
+        timeout: 10_000,
+      })
+      .not.toBeNull()
   })
 })
 
@@ -63,6 +71,11 @@ describe('an unexpected failure', () => {
     const line = log.split('\n').find((l) => l.includes(res.body.error.requestId) && l.includes('unexpected error'))
     expect(line).toBeDefined()
     expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|stack|minio/i)
-    await until('storage back', async () => (await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: pdf } } })).status === 200, 30_000, 500)
+    await until(
+      'storage back',
+      async () => (await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: pdf } } })).status === 200,
+      30_000,
+      500,
+    )
   })
 })

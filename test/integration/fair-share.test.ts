@@ -29,7 +29,11 @@ async function jobsOf(key: string): Promise<Summary[]> {
   const out: Summary[] = []
   let cursor: string | null = null
   do {
-    const page = await api('GET', `/v1/jobs?utility=zip-files&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key })
+    const page = await api(
+      'GET',
+      `/v1/jobs?utility=zip-files&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      { key },
+    )
     expect(page.status).toBe(200)
     out.push(...(page.body.items as Summary[]))
     cursor = page.body.nextCursor as string | null
@@ -51,7 +55,12 @@ async function hangingSyncRun(key: string, idempotencyKey?: string): Promise<voi
   const body = JSON.stringify({ input: { files: [{ url: trickle, fileName: 'never.bin' }] } })
   const headers: Record<string, string> = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
   if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey
-  await fetch(`${inject('gatewayUrl')}/v1/utilities/zip-files`, { method: 'POST', headers, body, signal: AbortSignal.timeout(2000) }).then(
+  await fetch(`${inject('gatewayUrl')}/v1/utilities/zip-files`, {
+    method: 'POST',
+    headers,
+    body,
+    signal: AbortSignal.timeout(2000),
+  }).then(
     (res) => res.text(),
     () => undefined,
   )
@@ -83,7 +92,10 @@ describe('fair share between API keys', () => {
 
     const small = files.add('small.txt', Buffer.from('small\n'), 'text/plain')
     const started = Date.now()
-    const accepted = await api('POST', '/v1/utilities/zip-files/jobs', { key: other, body: { input: { files: [{ url: small, fileName: 'small.txt' }] } } })
+    const accepted = await api('POST', '/v1/utilities/zip-files/jobs', {
+      key: other,
+      body: { input: { files: [{ url: small, fileName: 'small.txt' }] } },
+    })
     expect(accepted.status).toBe(202)
     let mostRunning = 0
     let job = accepted.body
@@ -109,7 +121,11 @@ describe('fair share between API keys', () => {
   }, 120_000)
 
   it('a sync run still waiting for a slot when the sync wait ends answers 202 with the queued job', async () => {
-    const res = await api('POST', '/v1/utilities/zip-files', { key: hog.key, body: { input: { files: [{ url: trickle, fileName: 'never.bin' }] } }, headers: { 'Idempotency-Key': 'hog-waits' } })
+    const res = await api('POST', '/v1/utilities/zip-files', {
+      key: hog.key,
+      body: { input: { files: [{ url: trickle, fileName: 'never.bin' }] } },
+      headers: { 'Idempotency-Key': 'hog-waits' },
+    })
     expect(res.status).toBe(202)
     expect(res.body).toMatchObject({ mode: 'sync', status: 'queued', startedAt: null, timings: { queueMs: null } })
     expect(res.headers.get('location')).toBe(`/v1/jobs/${res.body.id}`)

@@ -10,7 +10,14 @@ const st = join(process.env.DUTIL_CACHE ?? join(homedir(), '.cache', 'dutil'), '
 describe('schemathesis against the running gateway', () => {
   it('finds no 5xx and no response that breaks the documented schema', async () => {
     const { key } = await createKey({ name: 'fuzz', rateLimitPerMinute: 1_000_000 })
-    const checks = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance', 'response_headers_conformance', 'negative_data_rejection']
+    const checks = [
+      'not_a_server_error',
+      'status_code_conformance',
+      'content_type_conformance',
+      'response_schema_conformance',
+      'response_headers_conformance',
+      'negative_data_rejection',
+    ]
     const args = [
       'run',
       `${inject('gatewayUrl')}/v1/openapi.json`,
@@ -26,7 +33,9 @@ describe('schemathesis against the running gateway', () => {
       'all',
       '--no-color',
     ]
-    const result = await promisify(execFile)(st, args, { maxBuffer: 16 * 1024 * 1024, timeout: 600_000 }).catch((err: { stdout?: string; stderr?: string; code?: number }) => err)
+    const result = await promisify(execFile)(st, args, { maxBuffer: 16 * 1024 * 1024, timeout: 600_000 }).catch(
+      (err: { stdout?: string; stderr?: string; code?: number }) => err,
+    )
     const out = `${result.stdout ?? ''}${result.stderr ?? ''}`
     expect(out, out.slice(-6000)).toMatch(/\d+ generated, \d+ passed/)
     expect(out, out.slice(-6000)).not.toMatch(/failed|Failures:/)

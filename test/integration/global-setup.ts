@@ -33,7 +33,10 @@ let idp: TestIdentityProvider | undefined
  */
 function exitBeforeTeardown(code: number): void {
   Error.stackTraceLimit = 40
-  writeSync(2, `\n[platform] the test process is exiting (code ${code}) before its teardown ran; stopping the platform now. Exit called from:\n${new Error('exit').stack}\n`)
+  writeSync(
+    2,
+    `\n[platform] the test process is exiting (code ${code}) before its teardown ran; stopping the platform now. Exit called from:\n${new Error('exit').stack}\n`,
+  )
   platform?.killNow()
 }
 
@@ -48,7 +51,11 @@ export async function setup(project: TestProject): Promise<void> {
   testCa = makeTestCa()
   process.env.NODE_EXTRA_CA_CERTS = testCa.caFile
   // The console's identity provider: a real OpenID provider on loopback, trusted through the same CA.
-  idp = await startIdentityProvider({ cert: testCa.cert, key: testCa.key, redirectUri: `http://127.0.0.1:${TEST_PORTS.gateway}/console/api/oidc/callback` })
+  idp = await startIdentityProvider({
+    cert: testCa.cert,
+    key: testCa.key,
+    redirectUri: `http://127.0.0.1:${TEST_PORTS.gateway}/console/api/oidc/callback`,
+  })
   platform = await startPlatform({
     gatewayEnv: {
       DUTIL_OIDC_ISSUER: idp.issuer,

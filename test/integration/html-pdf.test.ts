@@ -12,11 +12,18 @@ let key: string
 beforeAll(async () => {
   files = await new FileServer().start()
   key = (await createKey()).key
-  files.add('style.css', Buffer.from('body { font-family: sans-serif; background: #eef } h1 { color: #246 }'), 'text/css')
+  files.add(
+    'style.css',
+    Buffer.from('body { font-family: sans-serif; background: #eef } h1 { color: #246 }'),
+    'text/css',
+  )
 })
 afterAll(() => files.stop())
 
-const page = (body: string, title = 'Invoice 42') => Buffer.from(`<!doctype html><html><head><title>${title}</title><link rel="stylesheet" href="/files/style.css"></head><body>${body}</body></html>`)
+const page = (body: string, title = 'Invoice 42') =>
+  Buffer.from(
+    `<!doctype html><html><head><title>${title}</title><link rel="stylesheet" href="/files/style.css"></head><body>${body}</body></html>`,
+  )
 const render = (input: unknown) => api('POST', '/v1/utilities/html-pdf', { key, body: { input } })
 
 /** Page size in points, within Chromium's rounding (A4 comes out 595.92 × 841.92). */
@@ -35,7 +42,10 @@ async function pdfOf(job: { result: { files: Array<{ url: string; size: number }
 describe('html-pdf through the whole platform', () => {
   it('given an HTML page with a stylesheet, a sync run answers 200 with an A4 PDF named after the page', async () => {
     const url = files.add('invoice.html', page('<h1>Invoice 42</h1><p>Total: 12.00</p>'), 'text/html')
-    const res = await render({ url, pdfOptions: { format: 'A4', printBackground: true, margin: { top: '10mm', bottom: '10mm' } } })
+    const res = await render({
+      url,
+      pdfOptions: { format: 'A4', printBackground: true, margin: { top: '10mm', bottom: '10mm' } },
+    })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ utility: 'html-pdf', status: 'succeeded', error: null })
     expect(res.body.result.files).toHaveLength(1)
@@ -58,7 +68,10 @@ describe('html-pdf through the whole platform', () => {
 
   it('renders an s3:// document stored by one of its own jobs (an unzipped page)', async () => {
     const zip = writeZip([fileEntry('letter.html', page('<h1>From storage</h1>', 'Stored'))])
-    const unzipped = await api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url: files.add('letter.zip', zip, 'application/zip') } } })
+    const unzipped = await api('POST', '/v1/utilities/unzip-files', {
+      key,
+      body: { input: { url: files.add('letter.zip', zip, 'application/zip') } },
+    })
     expect(unzipped.status).toBe(200)
     const res = await render({ url: `s3://${inject('storage').bucket}/${unzipped.body.result.files[0].key}` })
     expect(res.status).toBe(200)
@@ -90,7 +103,11 @@ describe('html-pdf through the whole platform', () => {
   })
 
   it('given a page whose image redirects to a private address, the run fails naming that address', async () => {
-    const url = files.add('sneaky.html', page(`<img src="${files.redirect('http://10.20.30.40/internal.png')}">`), 'text/html')
+    const url = files.add(
+      'sneaky.html',
+      page(`<img src="${files.redirect('http://10.20.30.40/internal.png')}">`),
+      'text/html',
+    )
     const res = await render({ url })
     expect(res.status).toBe(422)
     expect(res.body.error.code).toBe('upstream_rejected')

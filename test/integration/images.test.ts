@@ -9,7 +9,13 @@ import { parse, stringify } from 'yaml'
 import { catalog } from '../../runners/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
-import { EXIT, inputObjectKey, MAX_RESULT_MANIFEST_BYTES, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
+import {
+  EXIT,
+  inputObjectKey,
+  MAX_RESULT_MANIFEST_BYTES,
+  resultObjectKey,
+  type RunnerResult,
+} from '../../contract/runner-protocol.js'
 import { readJsonObject, storageClient, writeJsonObject } from '../../platform/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
@@ -32,7 +38,17 @@ const docker = process.env.DOCKER ?? 'docker'
 const registry = process.env.DUTIL_IMAGE_REGISTRY ?? 'ghcr.io/dutil'
 const tag = process.env.DUTIL_IMAGE_TAG ?? JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version
 const image = (name: string) => `${registry}/${name}:${tag}`
-const RESTRICTED = ['--read-only', '--user', '10001:10001', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--network', 'host']
+const RESTRICTED = [
+  '--read-only',
+  '--user',
+  '10001:10001',
+  '--cap-drop',
+  'ALL',
+  '--security-opt',
+  'no-new-privileges',
+  '--network',
+  'host',
+]
 
 function dockerRun(args: string[], input?: string) {
   return spawnSync(docker, ['run', '--rm', ...args], { encoding: 'utf8', input, timeout: 120_000 })
@@ -41,7 +57,8 @@ const inspect = (ref: string) => JSON.parse(execFileSync(docker, ['image', 'insp
 const imageExists = (ref: string) => spawnSync(docker, ['image', 'inspect', ref]).status === 0
 
 beforeAll(() => {
-  if (!process.env.DOCKER_HOST) throw new Error('no Docker engine: run the tests with `make test` (images/docker-engine.sh provides one)')
+  if (!process.env.DOCKER_HOST)
+    throw new Error('no Docker engine: run the tests with `make test` (images/docker-engine.sh provides one)')
 })
 
 describe('images', () => {
@@ -98,14 +115,32 @@ describe('images', () => {
         jobTtlSeconds: 60,
       }
       // The job's own credentials, issued as the operator issues them (STS with the job's policy).
-      const issue = stsCredentialIssuer({ endpoint: storage().endpoint, region: storage().region, accessKey: storage().accessKey, secretKey: storage().secretKey }, storage().bucket)
-      const container = desiredJob(uj, catalog.get('split-pdf')!, settings, await issue(uj, catalog.get('split-pdf')!)).spec!.template.spec!.containers[0]
+      const issue = stsCredentialIssuer(
+        {
+          endpoint: storage().endpoint,
+          region: storage().region,
+          accessKey: storage().accessKey,
+          secretKey: storage().secretKey,
+        },
+        storage().bucket,
+      )
+      const container = desiredJob(uj, catalog.get('split-pdf')!, settings, await issue(uj, catalog.get('split-pdf')!))
+        .spec!.template.spec!.containers[0]
       const env = container.env!.flatMap((e) => ['-e', `${e.name}=${e.value}`])
       const termination = join(dir, `${jobId}.termination-log`)
       writeFileSync(termination, '')
       chmodSync(termination, 0o666)
       const [command, ...args] = container.command!
-      const res = dockerRun([...RESTRICTED, '-v', `${termination}:/dev/termination-log`, ...env, '--entrypoint', command, container.image!, ...args])
+      const res = dockerRun([
+        ...RESTRICTED,
+        '-v',
+        `${termination}:/dev/termination-log`,
+        ...env,
+        '--entrypoint',
+        command,
+        container.image!,
+        ...args,
+      ])
       return { jobId, res, termination: readFileSync(termination, 'utf8') }
     }
 
@@ -114,7 +149,12 @@ describe('images', () => {
       await s3.putObject(storage().bucket, 'test-inputs/image.pdf', await makePdf(3))
       const { jobId, res } = await runJob(`s3://${storage().bucket}/test-inputs/image.pdf`)
       expect(res.status, res.stdout + res.stderr).toBe(0)
-      const result = await readJsonObject<RunnerResult>(s3, storage().bucket, resultObjectKey(jobId), MAX_RESULT_MANIFEST_BYTES)
+      const result = await readJsonObject<RunnerResult>(
+        s3,
+        storage().bucket,
+        resultObjectKey(jobId),
+        MAX_RESULT_MANIFEST_BYTES,
+      )
       expect(result.extras.pageCount).toBe(3)
       expect(result.files).toHaveLength(3)
       for (const f of result.files) {
@@ -139,21 +179,54 @@ describe('images', () => {
     const programEnv = inject('programEnv')
     const gatewayPort = Number(programEnv.DUTIL_PORT) + 7
     const operatorPort = Number(programEnv.DUTIL_PORT) + 8
-    const env = (extra: Record<string, string>) => Object.entries({ ...programEnv, KUBECONFIG: join(dir, 'kubeconfig'), NODE_EXTRA_CA_CERTS: '', ...extra }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    const env = (extra: Record<string, string>) =>
+      Object.entries({ ...programEnv, KUBECONFIG: join(dir, 'kubeconfig'), NODE_EXTRA_CA_CERTS: '', ...extra }).flatMap(
+        ([k, v]) => ['-e', `${k}=${v}`],
+      )
     const names = [`dutil-image-gateway-${process.pid}`, `dutil-image-operator-${process.pid}`]
     try {
       const start = (name: string, img: string, extra: Record<string, string>) =>
-        execFileSync(docker, ['run', '-d', '--name', name, ...RESTRICTED, '-v', `${dir}:${dir}:ro`, ...env(extra), img], { encoding: 'utf8' })
+        execFileSync(
+          docker,
+          ['run', '-d', '--name', name, ...RESTRICTED, '-v', `${dir}:${dir}:ro`, ...env(extra), img],
+          { encoding: 'utf8' },
+        )
       // Its own ports: the platform's gateway holds the programEnv ones (its files host included).
-      start(names[0], image('dutil-gateway'), { DUTIL_HOST: '127.0.0.1', DUTIL_PORT: String(gatewayPort), DUTIL_FILES_PORT: String(gatewayPort + 2) })
-      start(names[1], image('dutil-operator'), { DUTIL_OPERATOR_HOST: '127.0.0.1', DUTIL_OPERATOR_PORT: String(operatorPort), DUTIL_POD_NAME: 'operator-image' })
-      await until('gateway image ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
-      await until('operator image ready', async () => (await fetch(`http://127.0.0.1:${operatorPort}/readyz`).catch(() => null))?.status === 200, 60_000, 250)
-      const openapi = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/openapi.json`)).json()) as { openapi: string }
+      start(names[0], image('dutil-gateway'), {
+        DUTIL_HOST: '127.0.0.1',
+        DUTIL_PORT: String(gatewayPort),
+        DUTIL_FILES_PORT: String(gatewayPort + 2),
+      })
+      start(names[1], image('dutil-operator'), {
+        DUTIL_OPERATOR_HOST: '127.0.0.1',
+        DUTIL_OPERATOR_PORT: String(operatorPort),
+        DUTIL_POD_NAME: 'operator-image',
+      })
+      await until(
+        'gateway image ready',
+        async () => (await fetch(`http://127.0.0.1:${gatewayPort}/readyz`).catch(() => null))?.status === 200,
+        60_000,
+        250,
+      )
+      await until(
+        'operator image ready',
+        async () => (await fetch(`http://127.0.0.1:${operatorPort}/readyz`).catch(() => null))?.status === 200,
+        60_000,
+        250,
+      )
+      const openapi = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/openapi.json`)).json()) as {
+        openapi: string
+      }
       expect(openapi.openapi).toMatch(/^3\.1/)
       expect(metricValue(await scrape(operatorPort), 'dutil_operator_leader')).toBe(0) // the platform's operator leads
-      const health = (name: string) => execFileSync(docker, ['inspect', '--format', '{{.State.Health.Status}}', name], { encoding: 'utf8' }).trim()
-      await until('both healthy', async () => health(names[0]) === 'healthy' && health(names[1]) === 'healthy', 60_000, 500)
+      const health = (name: string) =>
+        execFileSync(docker, ['inspect', '--format', '{{.State.Health.Status}}', name], { encoding: 'utf8' }).trim()
+      await until(
+        'both healthy',
+        async () => health(names[0]) === 'healthy' && health(names[1]) === 'healthy',
+        60_000,
+        500,
+      )
     } finally {
       spawnSync(docker, ['rm', '-f', ...names])
       rmSync(dir, { recursive: true, force: true })
@@ -215,14 +288,29 @@ describe('images', () => {
         .slice(text.indexOf(' -- ') + 4)
         .trim()
         .split(/\s+/)
-      const container = overrides.spec.containers[0] as { command: string[]; env: Array<{ name: string; value: string }> }
+      const container = overrides.spec.containers[0] as {
+        command: string[]
+        env: Array<{ name: string; value: string }>
+      }
       return { imageRef, command: container.command, env: container.env, args }
     }
 
     function runInImage(args: string[]) {
       const { imageRef, command, env } = notesCommand()
-      const envArgs = [...env.map((e) => `${e.name}=${e.value}`), `KUBECONFIG=${join(dir, 'kubeconfig')}`].flatMap((e) => ['-e', e])
-      const res = dockerRun([...RESTRICTED, '-v', `${dir}:${dir}:ro`, ...envArgs, '--entrypoint', command[0], imageRef, ...command.slice(1), ...args])
+      const envArgs = [...env.map((e) => `${e.name}=${e.value}`), `KUBECONFIG=${join(dir, 'kubeconfig')}`].flatMap(
+        (e) => ['-e', e],
+      )
+      const res = dockerRun([
+        ...RESTRICTED,
+        '-v',
+        `${dir}:${dir}:ro`,
+        ...envArgs,
+        '--entrypoint',
+        command[0],
+        imageRef,
+        ...command.slice(1),
+        ...args,
+      ])
       return { ...res, output: `${res.stdout}${res.stderr}` }
     }
 
@@ -256,7 +344,12 @@ describe('images', () => {
       expect(JSON.parse(revealed.stdout).signingSecret).toBe(JSON.parse(rotated.stdout).signingSecret)
       const revoked = runInImage(['keys', 'revoke', id!])
       expect(revoked.status, revoked.output).toBe(0)
-      const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: API_KEY.plural })) as {
+      const keys = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: ns,
+        plural: API_KEY.plural,
+      })) as {
         items: Array<{ spec: { revokedAt?: string } }>
       }
       expect(keys.items).toHaveLength(1)
@@ -264,10 +357,27 @@ describe('images', () => {
     })
 
     it('issues the first console admin link from the same image', async () => {
-      const res = runInImage(['admin', 'create', '--email', 'first-admin@example.com', '--url', 'https://dutil.example.com', '--json'])
+      const res = runInImage([
+        'admin',
+        'create',
+        '--email',
+        'first-admin@example.com',
+        '--url',
+        'https://dutil.example.com',
+        '--json',
+      ])
       expect(res.status, res.output).toBe(0)
-      expect(JSON.parse(res.stdout)).toMatchObject({ email: 'first-admin@example.com', role: 'admin', link: expect.stringMatching(/^https:\/\/dutil\.example\.com\/console\/invite\//) })
-      const invites = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: ns, plural: CONSOLE_INVITE.plural })) as {
+      expect(JSON.parse(res.stdout)).toMatchObject({
+        email: 'first-admin@example.com',
+        role: 'admin',
+        link: expect.stringMatching(/^https:\/\/dutil\.example\.com\/console\/invite\//),
+      })
+      const invites = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: ns,
+        plural: CONSOLE_INVITE.plural,
+      })) as {
         items: unknown[]
       }
       expect(invites.items).toHaveLength(1)
@@ -284,28 +394,62 @@ describe('images', () => {
     afterAll(() => files.stop())
 
     /** The operator image's CLI (what the NOTES run), on the host's network, against this platform. */
-    function cli(args: string[], env: Record<string, string> = {}, kubeconfigDir?: string): Promise<{ status: number | null; stdout: string; stderr: string; output: string }> {
-      const envArgs = Object.entries({ DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: apiKey, ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`])
+    function cli(
+      args: string[],
+      env: Record<string, string> = {},
+      kubeconfigDir?: string,
+    ): Promise<{ status: number | null; stdout: string; stderr: string; output: string }> {
+      const envArgs = Object.entries({ DUTIL_URL: inject('gatewayUrl'), DUTIL_API_KEY: apiKey, ...env }).flatMap(
+        ([k, v]) => ['-e', `${k}=${v}`],
+      )
       const mounts = kubeconfigDir ? ['-v', `${kubeconfigDir}:${kubeconfigDir}:ro`] : []
-      const argv = ['run', '--rm', ...RESTRICTED, '--tmpfs', '/out:rw,uid=10001,gid=10001', ...mounts, ...envArgs, '--entrypoint', 'node', image('dutil-operator'), '/app/bin/dutil.js', ...args]
+      const argv = [
+        'run',
+        '--rm',
+        ...RESTRICTED,
+        '--tmpfs',
+        '/out:rw,uid=10001,gid=10001',
+        ...mounts,
+        ...envArgs,
+        '--entrypoint',
+        'node',
+        image('dutil-operator'),
+        '/app/bin/dutil.js',
+        ...args,
+      ]
       // Asynchronously: this process serves the input files the job downloads.
       return new Promise((resolve) => {
         execFile(docker, argv, { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => {
-          resolve({ status: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0, stdout, stderr, output: `${stdout}${stderr}` })
+          resolve({
+            status: err
+              ? typeof (err as { code?: unknown }).code === 'number'
+                ? (err as { code: number }).code
+                : null
+              : 0,
+            stdout,
+            stderr,
+            output: `${stdout}${stderr}`,
+          })
         })
       })
     }
 
     it('runs every command the README shows: run, jobs wait / list / get / cancel, callbacks redeliver', async () => {
       const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')
-      const shown = new Set([...readme.matchAll(/\bdutil (run|jobs \w+|callbacks \w+|keys [\w-]+|admin \w+)/g)].map((m) => m[1]))
+      const shown = new Set(
+        [...readme.matchAll(/\bdutil (run|jobs \w+|callbacks \w+|keys [\w-]+|admin \w+)/g)].map((m) => m[1]),
+      )
       const ran = new Set<string>()
       const url = files.add('image-cli.pdf', await makePdf(2))
 
       const waited = await cli(['run', 'split-pdf', '--url', url, '--wait', '--out', '/out', '--json'])
       ran.add('run')
       expect(waited.status, waited.output).toBe(0)
-      expect(JSON.parse(waited.stdout)).toMatchObject({ status: 'succeeded', utility: 'split-pdf', result: { files: [{ name: expect.any(String) }, { name: expect.any(String) }] } })
+      expect(JSON.parse(waited.stdout)).toMatchObject({
+        status: 'succeeded',
+        utility: 'split-pdf',
+        result: { files: [{ name: expect.any(String) }, { name: expect.any(String) }] },
+      })
 
       const started = await cli(['run', 'split-pdf', '--url', url])
       expect(started.status, started.output).toBe(0)
@@ -331,7 +475,11 @@ describe('images', () => {
       // From a kubeconfig, in the platform's namespace: the job is read, and it has no callback to send again.
       const dir = readableKubeconfig()
       try {
-        const redeliver = await cli(['callbacks', 'redeliver', id], { KUBECONFIG: join(dir, 'kubeconfig'), DUTIL_NAMESPACE: inject('programEnv').DUTIL_NAMESPACE }, dir)
+        const redeliver = await cli(
+          ['callbacks', 'redeliver', id],
+          { KUBECONFIG: join(dir, 'kubeconfig'), DUTIL_NAMESPACE: inject('programEnv').DUTIL_NAMESPACE },
+          dir,
+        )
         ran.add('callbacks redeliver')
         expect(redeliver.status, redeliver.output).toBe(1)
         expect(redeliver.stderr).toContain(`cannot redeliver ${id}: The job has no callback.`)
@@ -339,13 +487,23 @@ describe('images', () => {
         rmSync(dir, { recursive: true, force: true })
       }
       // keys and admin: the NOTES tests above run them in this image.
-      for (const c of ['keys create', 'keys list', 'keys revoke', 'keys rotate-secret', 'keys reveal-secret', 'admin create']) ran.add(c)
+      for (const c of [
+        'keys create',
+        'keys list',
+        'keys revoke',
+        'keys rotate-secret',
+        'keys reveal-secret',
+        'admin create',
+      ])
+        ran.add(c)
       expect([...shown].filter((c) => !ran.has(c))).toEqual([])
     })
   })
 
   it('gives html-pdf a headless Chromium with fonts that prints a PDF under the same restrictions', () => {
-    const ref = imageExists(image('dutil-runner-html-pdf')) ? image('dutil-runner-html-pdf') : image('dutil-runner-html-pdf-browser')
+    const ref = imageExists(image('dutil-runner-html-pdf'))
+      ? image('dutil-runner-html-pdf')
+      : image('dutil-runner-html-pdf-browser')
     expect(imageExists(ref), `${ref} (make images)`).toBe(true)
     const html = encodeURIComponent('<h1>Invoice Grüße Привет 你好</h1>')
     const res = dockerRun([
@@ -371,7 +529,8 @@ describe('images', () => {
 function readableKubeconfig(): string {
   const dir = mkdtempSync(join(tmpdir(), 'dutil-image-kube-'))
   const kc = parse(readFileSync(inject('kubeconfigPath'), 'utf8'))
-  for (const c of kc.clusters) c.cluster['certificate-authority'] = copyReadable(c.cluster['certificate-authority'], dir)
+  for (const c of kc.clusters)
+    c.cluster['certificate-authority'] = copyReadable(c.cluster['certificate-authority'], dir)
   for (const u of kc.users) {
     u.user['client-certificate'] = copyReadable(u.user['client-certificate'], dir)
     u.user['client-key'] = copyReadable(u.user['client-key'], dir)

@@ -1,10 +1,24 @@
 import { CustomObjectsApi } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  JOB_RECORD_FINALIZER,
+  LABELS,
+  MANAGED_BY,
+  UTILITY_JOB,
+} from '../../contract/api-group.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { openDatabase, type Database } from '../../platform/db/database.js'
 import { createdAtOfJobId } from '../../platform/db/job-row.js'
-import { appendCallbackAttempt, CALLBACK_LOG_MAX, getCallbackLog, getJob, insertAccepted } from '../../platform/db/jobs-table.js'
+import {
+  appendCallbackAttempt,
+  CALLBACK_LOG_MAX,
+  getCallbackLog,
+  getJob,
+  insertAccepted,
+} from '../../platform/db/jobs-table.js'
 import { knownMigrations, migrateDatabase, MIGRATIONS_TABLE, pendingMigrations } from '../../platform/db/migrate.js'
 import { dropPartition, partitionDays } from '../../platform/db/partitions.js'
 import { usageRows as usageTableRows } from '../../platform/db/usage-table.js'
@@ -23,7 +37,13 @@ import { api } from './helpers/api.js'
 import { createDatabase } from './helpers/database.js'
 import { readJob } from './helpers/direct-jobs.js'
 import { createKey, kubeConfig } from './helpers/keys.js'
-import { killComponent, startComponent, startOperator, terminateComponent, waitForOperatorReady } from './helpers/processes.js'
+import {
+  killComponent,
+  startComponent,
+  startOperator,
+  terminateComponent,
+  waitForOperatorReady,
+} from './helpers/processes.js'
 
 /**
  * The job record (docs/adr/0010): PostgreSQL holds every job's row beside its short-lived
@@ -74,10 +94,14 @@ describe('schema migrations', () => {
         { relname: 'usage_daily', relkind: 'r' },
       ])
       // 0002: the jobs table holds the runner's progress.
-      const progress = await fresh.query<{ data_type: string }>(`SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'progress'`)
+      const progress = await fresh.query<{ data_type: string }>(
+        `SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'progress'`,
+      )
       expect(progress.rows).toEqual([{ data_type: 'jsonb' }])
       // 0003: and the callback's delivery log, which keeps the newest 100 attempts.
-      const logColumn = await fresh.query<{ data_type: string }>(`SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'callback_log'`)
+      const logColumn = await fresh.query<{ data_type: string }>(
+        `SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'callback_log'`,
+      )
       expect(logColumn.rows).toEqual([{ data_type: 'jsonb' }])
       const jobId = newId('job')
       const job = {
@@ -120,7 +144,10 @@ describe('the job record through the platform', () => {
   it('holds a row for every accepted job; the API view from the row equals the view from the UtilityJob', async () => {
     const { key, id: keyId } = await createKey()
     const url = files.add('rec.pdf', await makePdf(2))
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url }, metadata: { ref: 'R-1' } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key,
+      body: { input: { url }, metadata: { ref: 'R-1' } },
+    })
     expect(res.status).toBe(200)
     const uj = await readJob(objectNameOf(res.body.id))
     const row = await getJob(db, res.body.id)
@@ -128,7 +155,12 @@ describe('the job record through the platform', () => {
     expect(row!.spec.apiKeyId).toBe(keyId)
     // One function, two sources, the same JSON.
     expect(toJobView(row!, fixedLink)).toEqual(toJobView(uj, fixedLink))
-    expect(toJobView(row!, fixedLink)).toMatchObject({ id: res.body.id, status: 'succeeded', metadata: { ref: 'R-1' }, result: { pageCount: 2 } })
+    expect(toJobView(row!, fixedLink)).toMatchObject({
+      id: res.body.id,
+      status: 'succeeded',
+      metadata: { ref: 'R-1' },
+      result: { pageCount: 2 },
+    })
   })
 
   it('lists from the record: a job is on the first page the moment its create answered', async () => {
@@ -198,7 +230,8 @@ describe('the job record through the platform', () => {
       if (pages === 2) {
         // New jobs arrive (newer than any page still to come) and the oldest day expires.
         const url = files.add('walk.pdf', await makePdf(1))
-        for (let i = 0; i < 3; i++) appended.push((await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })).body.id)
+        for (let i = 0; i < 3; i++)
+          appended.push((await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } } })).body.id)
         await dropPartition(db, oldestDay)
       }
     } while (cursor)
@@ -221,7 +254,10 @@ describe('the job record through the platform', () => {
     const url = files.add('use.pdf', await makePdf(3))
     const done = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
     expect(done.status).toBe(200)
-    const bad = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: files.add('not.pdf', Buffer.from('<html>')) } } })
+    const bad = await api('POST', '/v1/utilities/split-pdf', {
+      key,
+      body: { input: { url: files.add('not.pdf', Buffer.from('<html>')) } },
+    })
     expect(bad.status).toBe(422)
     const jobs = await Promise.all([done.body.id, bad.body.id].map((id: string) => getJob(db, id)))
     const day = isoMs(Date.now()).slice(0, 10)
@@ -237,17 +273,36 @@ describe('the job record through the platform', () => {
     const now = Date.now()
     const jobId = newId('job', now)
     const storage = inject('storage')
-    await writeJsonObject(storageClient(storage), storage.bucket, inputObjectKey(jobId), { url: files.add('old.pdf', await makePdf(1)) })
+    await writeJsonObject(storageClient(storage), storage.bucket, inputObjectKey(jobId), {
+      url: files.add('old.pdf', await makePdf(1)),
+    })
     await custom().createNamespacedCustomObject({
       ...coords,
       body: {
         apiVersion: API_GROUP_VERSION,
         kind: 'UtilityJob',
-        metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: 'split-pdf' } },
-        spec: { jobId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'old', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+        metadata: {
+          name: objectNameOf(jobId),
+          labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: 'split-pdf' },
+        },
+        spec: {
+          jobId,
+          utility: 'split-pdf',
+          mode: 'async',
+          apiKeyId: keyId,
+          apiKeyName: 'old',
+          createdAt: isoMs(now),
+          inputKey: inputObjectKey(jobId),
+          metadata: null,
+        },
       },
     })
-    await until('row of the old job, finished', async () => (await getJob(db, jobId))?.status?.state === 'succeeded', 60_000, 200)
+    await until(
+      'row of the old job, finished',
+      async () => (await getJob(db, jobId))?.status?.state === 'succeeded',
+      60_000,
+      200,
+    )
     expect((await api('GET', '/v1/jobs?limit=1', { key })).body.items[0].id).toBe(jobId)
 
     // Restart the operator with a one-second grace: finished jobs leave the cluster, not the API.
@@ -255,7 +310,10 @@ describe('the job record through the platform', () => {
     startOperator({ DUTIL_JOB_GRACE_SECONDS: '1' })
     await waitForOperatorReady()
     try {
-      const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: files.add('grace.pdf', await makePdf(2)) } } })
+      const res = await api('POST', '/v1/utilities/split-pdf', {
+        key,
+        body: { input: { url: files.add('grace.pdf', await makePdf(2)) } },
+      })
       expect(res.status).toBe(200)
       const name = objectNameOf(res.body.id)
       await until('UtilityJob removed after its grace', () => gone(name), 30_000, 250)
@@ -278,7 +336,10 @@ describe('the job record through the platform', () => {
   it('records a job deleted from the cluster before it finished as lost, and lets the object go', async () => {
     const { key } = await createKey()
     files.add('slow.pdf', await makePdf(1))
-    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: `${files.url}/slow/slow.pdf?ms=20000` } } })
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      body: { input: { url: `${files.url}/slow/slow.pdf?ms=20000` } },
+    })
     expect(res.status).toBe(202)
     const name = objectNameOf(res.body.id)
     const uj = (await custom().getNamespacedCustomObject({ ...coords, name })) as UtilityJobResource
@@ -297,7 +358,16 @@ describe('a lost hand-off', () => {
     const at = Date.now() - 5 * 60_000
     const id = `job_${ulid(at)}`
     await insertAccepted(db, {
-      spec: { jobId: id, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'crashed', createdAt: isoMs(at), inputKey: `_jobs/${id}/input.json`, metadata: null },
+      spec: {
+        jobId: id,
+        utility: 'split-pdf',
+        mode: 'async',
+        apiKeyId: keyId,
+        apiKeyName: 'crashed',
+        createdAt: isoMs(at),
+        inputKey: `_jobs/${id}/input.json`,
+        metadata: null,
+      },
     })
     expect((await api('GET', `/v1/jobs/${id}`, { key })).body.status).toBe('queued')
     // The operator looks for them when it takes the lease, and every 30 s after.
@@ -332,14 +402,24 @@ describe('PostgreSQL down and restarted', () => {
     })()
     await new Promise((r) => setTimeout(r, 500))
     killComponent('postgres')
-    await until('gateway unready', async () => (await fetch(`${inject('gatewayUrl')}/readyz`)).status === 503, 15_000, 200)
+    await until(
+      'gateway unready',
+      async () => (await fetch(`${inject('gatewayUrl')}/readyz`)).status === 503,
+      15_000,
+      200,
+    )
     const down = await api('GET', '/v1/jobs', { key })
     expect(down.status).toBe(500)
     expect(down.headers.get('retry-after')).toBe('5')
     expect(down.body.error.requestId).toBe(down.headers.get('x-request-id'))
     await new Promise((r) => setTimeout(r, 1500))
     startComponent('postgres')
-    await until('gateway ready again', async () => (await fetch(`${inject('gatewayUrl')}/readyz`)).status === 200, 60_000, 250)
+    await until(
+      'gateway ready again',
+      async () => (await fetch(`${inject('gatewayUrl')}/readyz`)).status === 200,
+      60_000,
+      250,
+    )
     await burst
     expect(accepted.length).toBeGreaterThan(0)
     expect(refused.length).toBeGreaterThan(0)

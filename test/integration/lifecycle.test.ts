@@ -14,7 +14,17 @@ import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
 import { createKey, kubeConfig } from './helpers/keys.js'
-import { killComponent, metricValue, scrape, startComponent, startComponentAs, startOperator, terminateComponent, waitForLeader, waitForOperatorReady } from './helpers/processes.js'
+import {
+  killComponent,
+  metricValue,
+  scrape,
+  startComponent,
+  startComponentAs,
+  startOperator,
+  terminateComponent,
+  waitForLeader,
+  waitForOperatorReady,
+} from './helpers/processes.js'
 
 let files: FileServer
 let key: string
@@ -35,19 +45,24 @@ const env = () => inject('programEnv')
 const operatorPort = () => Number(env().DUTIL_OPERATOR_PORT)
 const gatewayPort = () => Number(env().DUTIL_PORT)
 const logOf = (name: string) => readFileSync(join(inject('platformDir'), 'logs', `${name}.log`), 'utf8')
-const lease = () => kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'dutil-operator', namespace: 'dutil' })
+const lease = () =>
+  kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'dutil-operator', namespace: 'dutil' })
 const s3 = () => storageClient(inject('storage'))
 
 async function objectKeys(prefix: string): Promise<string[]> {
   const keys: string[] = []
-  for await (const item of s3().listObjectsV2(inject('storage').bucket, prefix, true)) if (item.name) keys.push(item.name)
+  for await (const item of s3().listObjectsV2(inject('storage').bucket, prefix, true))
+    if (item.name) keys.push(item.name)
   return keys
 }
 
 describe('operator leader election', () => {
   it('given two replicas, one leads and one stands by ready; on SIGTERM the leader hands the lease over and the standby runs jobs', async () => {
     const standbyPort = gatewayPort() + 2
-    startComponentAs('operator-b', 'operator', { DUTIL_POD_NAME: 'operator-b', DUTIL_OPERATOR_PORT: String(standbyPort) })
+    startComponentAs('operator-b', 'operator', {
+      DUTIL_POD_NAME: 'operator-b',
+      DUTIL_OPERATOR_PORT: String(standbyPort),
+    })
     try {
       await waitForOperatorReady(60_000, standbyPort)
       const leaderName = (await lease()).spec?.holderIdentity
@@ -84,7 +99,12 @@ describe('gateway graceful shutdown', () => {
     const url = `${files.url}/slow/four.pdf?ms=3000`
     const pending = api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url } } })
     // The job exists (a sync job runs from accept) and its runner waits on the slow input.
-    await expect.poll(async () => (await api('GET', '/v1/jobs', { key })).body.items?.[0]?.status, { timeout: 10_000, interval: 100 }).toBe('running')
+    await expect
+      .poll(async () => (await api('GET', '/v1/jobs', { key })).body.items?.[0]?.status, {
+        timeout: 10_000,
+        interval: 100,
+      })
+      .toBe('running')
     const stopped = terminateComponent('gateway')
     const res = await pending
     expect(res.status).toBe(202)
@@ -96,7 +116,12 @@ describe('gateway graceful shutdown', () => {
     expect(logOf('gateway')).toContain('gateway stopped')
 
     startComponent('gateway')
-    await until('gateway ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort()}/readyz`).catch(() => null))?.status === 200, 30_000, 100)
+    await until(
+      'gateway ready',
+      async () => (await fetch(`http://127.0.0.1:${gatewayPort()}/readyz`).catch(() => null))?.status === 200,
+      30_000,
+      100,
+    )
     const done = await api('GET', `${res.headers.get('location')}?wait=30`, { key })
     expect(done.body.status).toBe('succeeded')
   })
@@ -105,12 +130,23 @@ describe('gateway graceful shutdown', () => {
 describe('observability', () => {
   it('counts requests by route and status, and logs each API request with its request id and job id', async () => {
     const url = `${files.url}/files/four.pdf`
-    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url } }, headers: { 'X-Request-Id': 'req-lifecycle-1' } })
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      body: { input: { url } },
+      headers: { 'X-Request-Id': 'req-lifecycle-1' },
+    })
     expect(res.status).toBe(202)
     await api('GET', '/v1/jobs', { key: 'du_live_' + '0'.repeat(48) })
     const metrics = await scrape(gatewayPort())
-    expect(metricValue(metrics, 'dutil_http_request_duration_seconds_count{method="POST",route="/v1/utilities/:slug/jobs",status="202"}')).toBeGreaterThanOrEqual(1)
-    expect(metricValue(metrics, 'dutil_http_request_duration_seconds_count{method="GET",route="/v1/jobs",status="401"}')).toBeGreaterThanOrEqual(1)
+    expect(
+      metricValue(
+        metrics,
+        'dutil_http_request_duration_seconds_count{method="POST",route="/v1/utilities/:slug/jobs",status="202"}',
+      ),
+    ).toBeGreaterThanOrEqual(1)
+    expect(
+      metricValue(metrics, 'dutil_http_request_duration_seconds_count{method="GET",route="/v1/jobs",status="401"}'),
+    ).toBeGreaterThanOrEqual(1)
     expect(metricValue(metrics, 'dutil_jobs_created_total{utility="split-pdf",mode="async"}')).toBeGreaterThanOrEqual(1)
     await until('access log line', async () => logOf('gateway').includes('req-lifecycle-1'), 5_000, 100)
     const line = JSON.parse(
@@ -118,14 +154,27 @@ describe('observability', () => {
         .split('\n')
         .find((l) => l.includes('req-lifecycle-1') && l.includes('"msg":"request"'))!,
     )
-    expect(line).toMatchObject({ requestId: 'req-lifecycle-1', jobId: res.body.id, method: 'POST', route: '/v1/utilities/:slug/jobs', status: 202 })
+    expect(line).toMatchObject({
+      requestId: 'req-lifecycle-1',
+      jobId: res.body.id,
+      method: 'POST',
+      route: '/v1/utilities/:slug/jobs',
+      status: 202,
+    })
 
     await api('GET', `/v1/jobs/${res.body.id}?wait=30`, { key })
     const op = await scrape(operatorPort())
-    expect(metricValue(op, 'dutil_jobs_finished_total{utility="split-pdf",status="succeeded",error_code=""}')).toBeGreaterThanOrEqual(1)
+    expect(
+      metricValue(op, 'dutil_jobs_finished_total{utility="split-pdf",status="succeeded",error_code=""}'),
+    ).toBeGreaterThanOrEqual(1)
     expect(metricValue(op, 'dutil_job_queue_seconds_count{utility="split-pdf"}')).toBeGreaterThanOrEqual(1)
     expect(metricValue(op, 'dutil_runner_duration_seconds_count{utility="split-pdf"}')).toBeGreaterThanOrEqual(1)
-    for (const series of ['dutil_operator_queue_depth', 'dutil_callback_queue_depth', 'dutil_operator_reconcile_errors_total', 'dutil_operator_leader']) {
+    for (const series of [
+      'dutil_operator_queue_depth',
+      'dutil_callback_queue_depth',
+      'dutil_operator_reconcile_errors_total',
+      'dutil_operator_leader',
+    ]) {
       expect(metricValue(op, series)).toBeDefined()
     }
     const opLines = logOf('operator')
@@ -139,14 +188,29 @@ describe('observability', () => {
     expect((await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status).toBe(200)
     killComponent('minio')
     try {
-      await until('operator not ready', async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status === 503, 10_000, 200)
-      await until('gateway not ready', async () => (await fetch(`http://127.0.0.1:${gatewayPort()}/readyz`)).status === 503, 10_000, 200)
+      await until(
+        'operator not ready',
+        async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status === 503,
+        10_000,
+        200,
+      )
+      await until(
+        'gateway not ready',
+        async () => (await fetch(`http://127.0.0.1:${gatewayPort()}/readyz`)).status === 503,
+        10_000,
+        200,
+      )
       expect(await (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).text()).toBe('storage unreachable')
     } finally {
       startComponent('minio')
       await until('minio up', () => tcpOpen(Number(new URL(inject('storage').endpoint).port)))
     }
-    await until('ready again', async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status === 200, 30_000, 200)
+    await until(
+      'ready again',
+      async () => (await fetch(`http://127.0.0.1:${operatorPort()}/readyz`)).status === 200,
+      30_000,
+      200,
+    )
   })
 })
 
@@ -159,7 +223,11 @@ describe('retention', () => {
     const outputs = `split-pdf/${res.body.createdAt.slice(0, 10)}/${id}/`
     expect(await objectKeys(outputs)).toHaveLength(4)
     // The job's bookkeeping: its input, its runner's progress report and result manifest.
-    expect(await objectKeys(`_jobs/${id}/`)).toEqual([`_jobs/${id}/input.json`, `_jobs/${id}/progress.json`, `_jobs/${id}/result.json`])
+    expect(await objectKeys(`_jobs/${id}/`)).toEqual([
+      `_jobs/${id}/input.json`,
+      `_jobs/${id}/progress.json`,
+      `_jobs/${id}/result.json`,
+    ])
 
     // A job of this key from three days ago, in the record with its files.
     const { bucket } = inject('storage')
@@ -167,13 +235,25 @@ describe('retention', () => {
     const oldId = `job_${ulid(oldAt)}` // not newId: its monotonic factory never goes back in time
     const oldOutput = `split-pdf/${utcDay(oldAt)}/${oldId}/page-1.pdf`
     await insertAccepted(db, {
-      spec: { jobId: oldId, utility: 'split-pdf', mode: 'async', apiKeyId: keyId, apiKeyName: 'old', createdAt: isoMs(oldAt), inputKey: `_jobs/${oldId}/input.json`, metadata: null },
+      spec: {
+        jobId: oldId,
+        utility: 'split-pdf',
+        mode: 'async',
+        apiKeyId: keyId,
+        apiKeyName: 'old',
+        createdAt: isoMs(oldAt),
+        inputKey: `_jobs/${oldId}/input.json`,
+        metadata: null,
+      },
       status: {
         state: 'succeeded',
         startedAt: isoMs(oldAt),
         finishedAt: isoMs(oldAt + 1000),
         timings: { queueMs: 0, upstreamMs: 1, storageMs: 1, totalMs: 1000 },
-        result: { files: [{ key: oldOutput, name: 'page-1.pdf', size: 4, contentType: 'application/pdf' }], extras: { pageCount: 1 } },
+        result: {
+          files: [{ key: oldOutput, name: 'page-1.pdf', size: 4, contentType: 'application/pdf' }],
+          extras: { pageCount: 1 },
+        },
         error: null,
       },
     })
@@ -194,7 +274,9 @@ describe('retention', () => {
     startOperator({ DUTIL_RETENTION_DAYS: '1', DUTIL_RETENTION_SWEEP_SECONDS: '1' })
     try {
       await waitForLeader()
-      await expect.poll(async () => (await api('GET', `/v1/jobs/${oldId}`, { key })).status, { timeout: 30_000, interval: 250 }).toBe(404)
+      await expect
+        .poll(async () => (await api('GET', `/v1/jobs/${oldId}`, { key })).status, { timeout: 30_000, interval: 250 })
+        .toBe(404)
       expect(await objectKeys(`_jobs/${oldId}/`)).toEqual([])
       expect(await objectKeys(`split-pdf/${utcDay(oldAt)}/${oldId}/`)).toEqual([])
       expect(await partitionDays(db)).not.toContain(utcDay(oldAt))
@@ -202,7 +284,9 @@ describe('retention', () => {
       expect((await api('GET', `/v1/jobs/${id}`, { key })).status).toBe(200)
       expect(await objectKeys(outputs)).toHaveLength(4)
       await expect.poll(async () => (await objectKeys(`_jobs/${orphanId}/`)).length, { timeout: 10_000 }).toBe(0)
-      await expect.poll(async () => (await objectKeys(`split-pdf/${utcDay(oldAt)}/${orphanId}/`)).length, { timeout: 10_000 }).toBe(0)
+      await expect
+        .poll(async () => (await objectKeys(`split-pdf/${utcDay(oldAt)}/${orphanId}/`)).length, { timeout: 10_000 })
+        .toBe(0)
       expect(await objectKeys(`_jobs/${recentId}/`)).toHaveLength(1)
       expect(metricValue(await scrape(operatorPort()), 'dutil_retention_deleted_jobs_total')).toBeGreaterThanOrEqual(1)
     } finally {

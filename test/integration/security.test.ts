@@ -7,11 +7,24 @@ import { BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOption
 import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { SECRET_OBJECTS, SecretEntries } from '../../platform/secret-entries.js'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY, UTILITY_JOB } from '../../contract/api-group.js'
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  JOB_RECORD_FINALIZER,
+  LABELS,
+  MANAGED_BY,
+  UTILITY_JOB,
+} from '../../contract/api-group.js'
 import { catalog } from '../../runners/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
-import { inputObjectKey, progressObjectKey, resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
+import {
+  inputObjectKey,
+  progressObjectKey,
+  resultObjectKey,
+  type RunnerResult,
+} from '../../contract/runner-protocol.js'
 import { storageClient, writeJsonObject } from '../../platform/storage-client.js'
 import { isoMs } from '../../contract/time.js'
 import { desiredJob } from '../../operator/desired-job.js'
@@ -41,7 +54,10 @@ describe('s3:// inputs across tenants', () => {
     const a = await createKey({ name: 'tenant-a' })
     const b = await createKey({ name: 'tenant-b' })
     const bucket = inject('storage').bucket
-    const secret = await api('POST', '/v1/utilities/split-pdf', { key: a.key, body: { input: { url: files.add('secret.pdf', await makePdf(2)) } } })
+    const secret = await api('POST', '/v1/utilities/split-pdf', {
+      key: a.key,
+      body: { input: { url: files.add('secret.pdf', await makePdf(2)) } },
+    })
     expect(secret.status).toBe(200)
     const pageKey: string = secret.body.result.files[1].key
     const jobA: string = secret.body.id
@@ -63,7 +79,10 @@ describe('s3:// inputs across tenants', () => {
     }
     expect((await api('GET', '/v1/jobs', { key: b.key })).body.items).toEqual([])
     // The owner chains its own output: same URL, its key.
-    const own = await api('POST', '/v1/utilities/split-pdf', { key: a.key, body: { input: { url: `s3://${bucket}/${pageKey}` } } })
+    const own = await api('POST', '/v1/utilities/split-pdf', {
+      key: a.key,
+      body: { input: { url: `s3://${bucket}/${pageKey}` } },
+    })
     expect(own.status).toBe(200)
     expect(own.body.result.pageCount).toBe(1)
     expect((await download(own.body.result.files[0].url)).status).toBe(200)
@@ -93,7 +112,9 @@ describe('idempotency when the first create is slow', () => {
     expect(a.status).toBe(202)
     expect(b.status).toBe(202)
     expect(b.body.id).toBe(a.body.id)
-    expect([a.headers.get('idempotent-replayed'), b.headers.get('idempotent-replayed')].filter(Boolean)).toEqual(['true'])
+    expect([a.headers.get('idempotent-replayed'), b.headers.get('idempotent-replayed')].filter(Boolean)).toEqual([
+      'true',
+    ])
     expect((await api('GET', '/v1/jobs', { key })).body.items.map((j: { id: string }) => j.id)).toEqual([a.body.id])
   })
 })
@@ -104,7 +125,12 @@ describe('a compromised runner', () => {
    * first, then its UtilityJob and its Job (running `script` instead of the utility), made while
    * the operator is paused so that the Job is this one.
    */
-  async function forgedRun(utility: string, keyId: string, script: string, leave: (jobId: string, s3: ReturnType<typeof storageClient>) => Promise<void>): Promise<string> {
+  async function forgedRun(
+    utility: string,
+    keyId: string,
+    script: string,
+    leave: (jobId: string, s3: ReturnType<typeof storageClient>) => Promise<void>,
+  ): Promise<string> {
     const storage = inject('storage')
     const s3 = storageClient(storage)
     const now = Date.now()
@@ -124,8 +150,21 @@ describe('a compromised runner', () => {
         body: {
           apiVersion: API_GROUP_VERSION,
           kind: 'UtilityJob',
-          metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: utility }, finalizers: [JOB_RECORD_FINALIZER] },
-          spec: { jobId, utility, mode: 'async', apiKeyId: keyId, apiKeyName: 'attacker', createdAt: isoMs(now), inputKey: inputObjectKey(jobId), metadata: null },
+          metadata: {
+            name: objectNameOf(jobId),
+            labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.utility]: utility },
+            finalizers: [JOB_RECORD_FINALIZER],
+          },
+          spec: {
+            jobId,
+            utility,
+            mode: 'async',
+            apiKeyId: keyId,
+            apiKeyName: 'attacker',
+            createdAt: isoMs(now),
+            inputKey: inputObjectKey(jobId),
+            metadata: null,
+          },
         },
       })) as UtilityJobResource
       const settings = {
@@ -135,7 +174,12 @@ describe('a compromised runner', () => {
         allowLoopbackUrls: false,
         jobTtlSeconds: 60,
       }
-      const job = desiredJob(uj, catalog.get(utility)!, settings, { accessKey: 'ASIATEMP', secretKey: 'temp-secret', sessionToken: 'temp-token', expiresAt: '2026-11-22T10:15:00.000Z' })
+      const job = desiredJob(uj, catalog.get(utility)!, settings, {
+        accessKey: 'ASIATEMP',
+        secretKey: 'temp-secret',
+        sessionToken: 'temp-token',
+        expiresAt: '2026-11-22T10:15:00.000Z',
+      })
       job.spec!.template.spec!.containers[0].command = ['/bin/sh', '-c', script]
       await batch.createNamespacedJob({ namespace: 'dutil', body: job })
     } finally {
@@ -145,7 +189,12 @@ describe('a compromised runner', () => {
   }
 
   const finished = async (jobId: string, key: string) => {
-    await until('the job finished', async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${jobId}`, { key })).body.status), 60_000, 250)
+    await until(
+      'the job finished',
+      async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${jobId}`, { key })).body.status),
+      60_000,
+      250,
+    )
     return (await api('GET', `/v1/jobs/${jobId}`, { key })).body
   }
   const operatorLogged = (jobId: string, what: string) =>
@@ -156,7 +205,10 @@ describe('a compromised runner', () => {
   it('cannot make the API hand out links to other objects: a forged result manifest fails the job as internal', async () => {
     // Another tenant's output, which the forged manifest will claim.
     const victim = await createKey({ name: 'victim' })
-    const theirs = await api('POST', '/v1/utilities/split-pdf', { key: victim.key, body: { input: { url: files.add('victim.pdf', await makePdf(1)) } } })
+    const theirs = await api('POST', '/v1/utilities/split-pdf', {
+      key: victim.key,
+      body: { input: { url: files.add('victim.pdf', await makePdf(1)) } },
+    })
     expect(theirs.status).toBe(200)
     const { key, id: keyId } = await createKey({ name: 'attacker' })
     const jobId = await forgedRun('split-pdf', keyId, 'exit 0', async (id, s3) => {
@@ -183,9 +235,15 @@ describe('a compromised runner', () => {
     const huge = Buffer.alloc(64 * 1024 * 1024, 0x20)
     huge.write('{"files":[', 0)
     const jobId = await forgedRun('split-pdf', keyId, 'exit 0', async (id, s3) => {
-      await s3.putObject(inject('storage').bucket, resultObjectKey(id), huge, huge.length, { 'Content-Type': 'application/json' })
+      await s3.putObject(inject('storage').bucket, resultObjectKey(id), huge, huge.length, {
+        'Content-Type': 'application/json',
+      })
     })
-    expect(await finished(jobId, key)).toMatchObject({ status: 'failed', result: null, error: { code: 'internal', message: "The job's result could not be accepted." } })
+    expect(await finished(jobId, key)).toMatchObject({
+      status: 'failed',
+      result: null,
+      error: { code: 'internal', message: "The job's result could not be accepted." },
+    })
     expect(operatorLogged(jobId, 'runner output refused')).toBe(true)
     expect(componentProcess('operator').running()).toBe(true)
   })
@@ -195,12 +253,20 @@ describe('a compromised runner', () => {
     const huge = Buffer.alloc(16 * 1024 * 1024, 0x20)
     huge.write('{"done":1,"total":2,"at":"', 0)
     const jobId = await forgedRun('zip-files', keyId, 'sleep 120', async (id, s3) => {
-      await s3.putObject(inject('storage').bucket, progressObjectKey(id), huge, huge.length, { 'Content-Type': 'application/json' })
+      await s3.putObject(inject('storage').bucket, progressObjectKey(id), huge, huge.length, {
+        'Content-Type': 'application/json',
+      })
     })
     expect(await finished(jobId, key)).toMatchObject({ status: 'failed', error: { code: 'internal' } })
     expect(operatorLogged(jobId, 'runner output refused')).toBe(true)
     const batch = kubeConfig().makeApiClient(BatchV1Api)
-    await until('its Job deleted', async () => (await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })).items.length === 0, 30_000)
+    await until(
+      'its Job deleted',
+      async () =>
+        (await batch.listNamespacedJob({ namespace: 'dutil', labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` }))
+          .items.length === 0,
+      30_000,
+    )
   })
 })
 
@@ -216,7 +282,10 @@ describe('malformed ids and bodies', () => {
       expect(res.status, path).toBe(404)
       expect(res.body.error.code).toBe('not_found')
     }
-    const s3 = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: `s3://${inject('storage').bucket}/split-pdf/2026-11-24/${id}/page-001.pdf` } } })
+    const s3 = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      body: { input: { url: `s3://${inject('storage').bucket}/split-pdf/2026-11-24/${id}/page-001.pdf` } },
+    })
     expect(s3.status).toBe(404)
     expect(s3.body.error.code).toBe('not_found')
   })
@@ -224,9 +293,16 @@ describe('malformed ids and bodies', () => {
   it('answers a body nested 100,000 levels deep with 400 invalid_request, and creates no job', async () => {
     const { key } = await createKey({ name: 'deep' })
     const deep = `{"input":{"url":"https://example.com/a.pdf"},"metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`
-    const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, rawBody: deep, headers: { 'Content-Type': 'application/json' } })
+    const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      rawBody: deep,
+      headers: { 'Content-Type': 'application/json' },
+    })
     expect(res.status).toBe(400)
-    expect(res.body.error).toMatchObject({ code: 'invalid_request', message: 'The request body nests arrays and objects deeper than 32 levels.' })
+    expect(res.body.error).toMatchObject({
+      code: 'invalid_request',
+      message: 'The request body nests arrays and objects deeper than 32 levels.',
+    })
     expect((await api('GET', '/v1/jobs', { key })).body.items).toEqual([])
   })
 })
@@ -240,15 +316,22 @@ describe('crafted outputs on the files host', () => {
       fileEntry('evil.svg', Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`)),
       fileEntry('notes.txt', Buffer.from('plain text')),
     ])
-    const res = await api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url: files.add('crafted.zip', zip, 'application/zip') } } })
+    const res = await api('POST', '/v1/utilities/unzip-files', {
+      key,
+      body: { input: { url: files.add('crafted.zip', zip, 'application/zip') } },
+    })
     expect(res.status).toBe(200)
-    const byName = Object.fromEntries(res.body.result.files.map((f: { name: string; url: string; contentType: string }) => [f.name, f]))
+    const byName = Object.fromEntries(
+      res.body.result.files.map((f: { name: string; url: string; contentType: string }) => [f.name, f]),
+    )
     // The job still says what each file is; the link decides how a browser treats it.
     expect(byName['evil.html'].contentType).toMatch(/^text\/html/)
     for (const name of ['evil.html', 'evil.svg']) {
       const got = await fetch(byName[name].url)
       expect(got.status, name).toBe(200)
-      expect(got.headers.get('content-disposition'), name).toBe(`attachment; filename="${name}"; filename*=UTF-8''${name}`)
+      expect(got.headers.get('content-disposition'), name).toBe(
+        `attachment; filename="${name}"; filename*=UTF-8''${name}`,
+      )
       expect(got.headers.get('content-type'), name).toBe('application/octet-stream')
       expect(got.headers.get('x-content-type-options'), name).toBe('nosniff')
     }
@@ -259,7 +342,9 @@ describe('crafted outputs on the files host', () => {
     // The files host's own headers, on every download whatever storage sends (gateway/files-host.ts).
     for (const f of Object.values(byName) as Array<{ name: string; url: string }>) {
       const got = await fetch(f.url)
-      expect(got.headers.get('content-security-policy'), f.name).toBe("sandbox; default-src 'none'; frame-ancestors 'none'")
+      expect(got.headers.get('content-security-policy'), f.name).toBe(
+        "sandbox; default-src 'none'; frame-ancestors 'none'",
+      )
       expect(got.headers.get('x-content-type-options'), f.name).toBe('nosniff')
       await got.arrayBuffer()
     }
@@ -277,10 +362,19 @@ describe('crafted outputs on the files host', () => {
 /** Sum of kube-apiserver's own request counter for LISTs of ApiKeys. */
 /** Requests the API server has served for a resource and verb (its own counter). */
 function apiRequests(resource: string, verb: string): number {
-  const text = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 })
+  const text = execFileSync(
+    join(BIN_DIR, 'kubectl'),
+    ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', '/metrics'],
+    { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+  )
   let sum = 0
   for (const line of text.split('\n')) {
-    if (line.startsWith('apiserver_request_total{') && line.includes(`resource="${resource}"`) && line.includes(`verb="${verb}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+    if (
+      line.startsWith('apiserver_request_total{') &&
+      line.includes(`resource="${resource}"`) &&
+      line.includes(`verb="${verb}"`)
+    )
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1))
   }
   return sum
 }
@@ -291,7 +385,9 @@ describe('the cost of a request before authentication', () => {
     const before = apiKeyLists()
     const statuses: number[] = []
     for (let batch = 0; batch < 20; batch++) {
-      const res = await Promise.all(Array.from({ length: 50 }, () => api('GET', '/v1/jobs', { key: `du_live_${randomBytes(24).toString('hex')}` })))
+      const res = await Promise.all(
+        Array.from({ length: 50 }, () => api('GET', '/v1/jobs', { key: `du_live_${randomBytes(24).toString('hex')}` })),
+      )
       statuses.push(...res.map((r) => r.status))
     }
     expect(new Set(statuses)).toEqual(new Set([401]))
@@ -302,19 +398,33 @@ describe('the cost of a request before authentication', () => {
     expect(Number(/dutil_key_lookups_total\{outcome="over_budget"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(900)
     // A key made a moment ago still works once the watch has it.
     const { key } = await createKey()
-    await until('the new key is accepted', async () => (await api('GET', '/v1/jobs', { key })).status === 200, 10_000, 200)
+    await until(
+      'the new key is accepted',
+      async () => (await api('GET', '/v1/jobs', { key })).status === 200,
+      10_000,
+      200,
+    )
   })
 
   it('200 made-up invite links and 100 sign-ins of unknown e-mails cost the API server a handful of requests', async () => {
     const [invitesBefore, usersBefore] = [apiRequests('consoleinvites', 'LIST'), apiRequests('consoleusers', 'GET')]
     // Each from an address of its own (the tests are the trusted proxy): only the shared budget limits them.
     const invites = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => new ConsoleClient().call('GET', `/invites/${randomBytes(32).toString('base64url')}`, undefined, { forwardedFor: `198.18.20.${i}` })),
+      Array.from({ length: 200 }, (_, i) =>
+        new ConsoleClient().call('GET', `/invites/${randomBytes(32).toString('base64url')}`, undefined, {
+          forwardedFor: `198.18.20.${i}`,
+        }),
+      ),
     )
     expect(new Set(invites.map((r) => r.status))).toEqual(new Set([404]))
     const signIns = await Promise.all(
       Array.from({ length: 100 }, (_, i) =>
-        new ConsoleClient().call('POST', '/session', { email: `nobody-${i}-${Date.now()}@example.com`, password: 'not the password' }, { forwardedFor: `198.18.21.${i}` }),
+        new ConsoleClient().call(
+          'POST',
+          '/session',
+          { email: `nobody-${i}-${Date.now()}@example.com`, password: 'not the password' },
+          { forwardedFor: `198.18.21.${i}` },
+        ),
       ),
     )
     expect([...new Set(signIns.map((r) => r.status))].every((s) => s === 401 || s === 429)).toBe(true)
@@ -329,18 +439,27 @@ describe('the cost of a request before authentication', () => {
     if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 200))
     const statuses: number[] = []
     for (let batch = 0; batch < 7; batch++) {
-      const res = await Promise.all(Array.from({ length: 50 }, () => new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.1' })))
+      const res = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.1' }),
+        ),
+      )
       statuses.push(...res.map((r) => r.status))
     }
     // The test platform allows 300 a minute per address: the rest of the 350 are refused.
     const refused = statuses.filter((s) => s === 429)
     expect(refused.length).toBeGreaterThanOrEqual(50)
     expect(statuses.filter((s) => s === 404).length).toBeLessThanOrEqual(300)
-    const one = await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.1' })
+    const one = await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, {
+      forwardedFor: '198.18.30.1',
+    })
     expect(one.status).toBe(429)
     expect(Number(one.headers.get('retry-after'))).toBeGreaterThan(0)
     // Another address is not held back.
-    expect((await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.2' })).status).toBe(404)
+    expect(
+      (await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.2' }))
+        .status,
+    ).toBe(404)
   })
 
   it('cuts off a client that trickles its body a byte at a time (408, connection closed)', async () => {
@@ -351,7 +470,9 @@ describe('the cost of a request before authentication', () => {
     let received = ''
     socket.on('data', (d) => (received += d.toString()))
     const closed = new Promise<void>((r) => socket.once('close', () => r()))
-    socket.write(`POST /v1/utilities/split-pdf/jobs HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n{`)
+    socket.write(
+      `POST /v1/utilities/split-pdf/jobs HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n{`,
+    )
     const started = Date.now()
     let sent = 1
     const trickle = setInterval(() => {
@@ -362,7 +483,10 @@ describe('the cost of a request before authentication', () => {
     }, 1000)
     try {
       // The gateway's request timeout (30 s by default, 10 s on the test platform) ends it long before the 600 s the body would take.
-      await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error(`still open after ${sent} bytes`)), 90_000))])
+      await Promise.race([
+        closed,
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`still open after ${sent} bytes`)), 90_000)),
+      ])
     } finally {
       clearInterval(trickle)
       socket.destroy()
@@ -379,7 +503,9 @@ describe('the cost of a request before authentication', () => {
       body: JSON.stringify({ email: 'a@example.com', password: 'x'.repeat(200), padding: 'p'.repeat(100_000) }),
     })
     expect(res.status).toBe(400)
-    expect(((await res.json()) as { error: { message: string } }).error.message).toBe('The request body is larger than 16 KB.')
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      'The request body is larger than 16 KB.',
+    )
   })
 
   it('bounds password hashing: 200 simultaneous sign-ins are answered 401 or 429 with Retry-After, never 500', async () => {
@@ -405,7 +531,12 @@ describe('an API key and its signing Secret', () => {
     const admin = keyAdmin()
     const before = (await admin.list()).length
     // Allowed to make ApiKeys but not to write Secrets: the create stops part-way, as a crash would.
-    const limited = new ApiKeyAdmin(await kubeConfigWithOnly([{ apiGroups: ['dutil.io'], resources: ['apikeys'], verbs: ['get', 'list', 'create', 'patch'] }]), 'dutil')
+    const limited = new ApiKeyAdmin(
+      await kubeConfigWithOnly([
+        { apiGroups: ['dutil.io'], resources: ['apikeys'], verbs: ['get', 'list', 'create', 'patch'] },
+      ]),
+      'dutil',
+    )
     await expect(limited.create({ name: 'half-made', utilities: [] })).rejects.toThrow()
     expect((await admin.list()).filter((k) => k.spec.name === 'half-made')).toEqual([])
     expect((await admin.list()).length).toBe(before)
@@ -418,7 +549,9 @@ describe('an API key and its signing Secret', () => {
 
   it('keeps every entry when many keys are made at once (each write patches only its own entry)', async () => {
     const admin = keyAdmin()
-    const made = await Promise.all(Array.from({ length: 20 }, (_, i) => admin.create({ name: `burst-${i}`, utilities: [] })))
+    const made = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => admin.create({ name: `burst-${i}`, utilities: [] })),
+    )
     const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
     const all = await signing.all()
     for (const k of made) expect(all[objectNameOf(k.id)]).toBe(k.signingSecret)
@@ -433,7 +566,11 @@ describe("a compromised runner's storage credentials", () => {
       .readNamespacedJob({ name: objectNameOf(jobId), namespace: 'dutil' })
     const env = Object.fromEntries(job.spec!.template.spec!.containers[0].env!.map((e) => [e.name, e.value]))
     expect(job.spec!.template.spec!.containers[0].env!.some((e) => e.valueFrom)).toBe(false)
-    return { accessKey: env.DUTIL_S3_ACCESS_KEY!, secretKey: env.DUTIL_S3_SECRET_KEY!, sessionToken: env.DUTIL_S3_SESSION_TOKEN! }
+    return {
+      accessKey: env.DUTIL_S3_ACCESS_KEY!,
+      secretKey: env.DUTIL_S3_SECRET_KEY!,
+      sessionToken: env.DUTIL_S3_SESSION_TOKEN!,
+    }
   }
   const denied = async (p: Promise<unknown>) => {
     const err = await p.then(
@@ -443,51 +580,69 @@ describe("a compromised runner's storage credentials", () => {
     return err?.code
   }
 
-  it.each(['split-pdf', 'xls-to-xlsx'])('reach only their own job (%s): their input and outputs, never another tenant, a service record or a listing', async (utility) => {
-    const storage = inject('storage')
-    const root = storageClient(storage)
-    const victim = await createKey({ name: 'victim-of-runner' })
-    const theirs = await api('POST', '/v1/utilities/split-pdf', { key: victim.key, body: { input: { url: files.add('theirs.pdf', await makePdf(1)) } } })
-    expect(theirs.status).toBe(200)
-    const { key } = await createKey()
-    const input = utility === 'split-pdf' ? files.add('mine.pdf', await makePdf(1)) : files.add('mine.xls', Buffer.from('not really a workbook'), 'application/vnd.ms-excel')
-    const mine = await api('POST', `/v1/utilities/${utility}`, { key, body: { input: { url: input } } })
-    const creds = await podCredentials(mine.body.id)
-    expect(creds.accessKey).not.toBe(storage.accessKey)
-    expect(creds.sessionToken.length).toBeGreaterThan(20)
-    const s3 = storageClient({ ...storage, ...creds })
-    const day = mine.body.createdAt.slice(0, 10)
-    const prefix = `${utility}/${day}/${mine.body.id}/`
-    // Another tenant's output, another job's service records, usage archives, listing: refused by storage.
-    expect(await denied(s3.getObject(storage.bucket, theirs.body.result.files[0].key))).toBe('AccessDenied')
-    expect(await denied(s3.getObject(storage.bucket, `_jobs/${theirs.body.id}/input.json`))).toBe('AccessDenied')
-    expect(await denied(s3.statObject(storage.bucket, `_jobs/${theirs.body.id}/result.json`))).toBeTruthy()
-    expect(await denied(s3.putObject(storage.bucket, theirs.body.result.files[0].key, Buffer.from('overwritten')))).toBe('AccessDenied')
-    expect(await denied(s3.putObject(storage.bucket, `${utility}/${day}/${theirs.body.id}/planted.pdf`, Buffer.from('x')))).toBe('AccessDenied')
-    expect(await denied(s3.putObject(storage.bucket, `_jobs/${mine.body.id}/input.json`, Buffer.from('{}')))).toBe('AccessDenied')
-    expect(await denied(s3.removeObject(storage.bucket, theirs.body.result.files[0].key))).toBe('AccessDenied')
-    expect(
-      await denied(
-        new Promise((resolve, reject) => {
-          const l = s3.listObjectsV2(storage.bucket, '', true)
-          l.on('data', () => {})
-          l.on('end', resolve)
-          l.on('error', reject)
-        }),
-      ),
-    ).toBe('AccessDenied')
-    // The victim's file is untouched.
-    expect((await download((await api('GET', `/v1/jobs/${theirs.body.id}`, { key: victim.key })).body.result.files[0].url)).status).toBe(200)
-    // Its own job: input readable, a large output (multipart, as the runners stream) writable under its prefix.
-    const own = await s3.getObject(storage.bucket, `_jobs/${mine.body.id}/input.json`)
-    own.resume()
-    const store = s3ObjectStore({ ...storage, ...creds })
-    const upload = await store.initiateMultipart(`${prefix}probe.bin`, 'application/octet-stream')
-    const etag = await store.uploadPart(`${prefix}probe.bin`, upload, 1, Buffer.alloc(6 * 1024 * 1024, 1))
-    await store.completeMultipart(`${prefix}probe.bin`, upload, [{ part: 1, etag }])
-    expect((await root.statObject(storage.bucket, `${prefix}probe.bin`)).size).toBe(6 * 1024 * 1024)
-    await store.deleteObject(`${prefix}probe.bin`)
-  })
+  it.each(['split-pdf', 'xls-to-xlsx'])(
+    'reach only their own job (%s): their input and outputs, never another tenant, a service record or a listing',
+    async (utility) => {
+      const storage = inject('storage')
+      const root = storageClient(storage)
+      const victim = await createKey({ name: 'victim-of-runner' })
+      const theirs = await api('POST', '/v1/utilities/split-pdf', {
+        key: victim.key,
+        body: { input: { url: files.add('theirs.pdf', await makePdf(1)) } },
+      })
+      expect(theirs.status).toBe(200)
+      const { key } = await createKey()
+      const input =
+        utility === 'split-pdf'
+          ? files.add('mine.pdf', await makePdf(1))
+          : files.add('mine.xls', Buffer.from('not really a workbook'), 'application/vnd.ms-excel')
+      const mine = await api('POST', `/v1/utilities/${utility}`, { key, body: { input: { url: input } } })
+      const creds = await podCredentials(mine.body.id)
+      expect(creds.accessKey).not.toBe(storage.accessKey)
+      expect(creds.sessionToken.length).toBeGreaterThan(20)
+      const s3 = storageClient({ ...storage, ...creds })
+      const day = mine.body.createdAt.slice(0, 10)
+      const prefix = `${utility}/${day}/${mine.body.id}/`
+      // Another tenant's output, another job's service records, usage archives, listing: refused by storage.
+      expect(await denied(s3.getObject(storage.bucket, theirs.body.result.files[0].key))).toBe('AccessDenied')
+      expect(await denied(s3.getObject(storage.bucket, `_jobs/${theirs.body.id}/input.json`))).toBe('AccessDenied')
+      expect(await denied(s3.statObject(storage.bucket, `_jobs/${theirs.body.id}/result.json`))).toBeTruthy()
+      expect(
+        await denied(s3.putObject(storage.bucket, theirs.body.result.files[0].key, Buffer.from('overwritten'))),
+      ).toBe('AccessDenied')
+      expect(
+        await denied(s3.putObject(storage.bucket, `${utility}/${day}/${theirs.body.id}/planted.pdf`, Buffer.from('x'))),
+      ).toBe('AccessDenied')
+      expect(await denied(s3.putObject(storage.bucket, `_jobs/${mine.body.id}/input.json`, Buffer.from('{}')))).toBe(
+        'AccessDenied',
+      )
+      expect(await denied(s3.removeObject(storage.bucket, theirs.body.result.files[0].key))).toBe('AccessDenied')
+      expect(
+        await denied(
+          new Promise((resolve, reject) => {
+            const l = s3.listObjectsV2(storage.bucket, '', true)
+            l.on('data', () => {})
+            l.on('end', resolve)
+            l.on('error', reject)
+          }),
+        ),
+      ).toBe('AccessDenied')
+      // The victim's file is untouched.
+      expect(
+        (await download((await api('GET', `/v1/jobs/${theirs.body.id}`, { key: victim.key })).body.result.files[0].url))
+          .status,
+      ).toBe(200)
+      // Its own job: input readable, a large output (multipart, as the runners stream) writable under its prefix.
+      const own = await s3.getObject(storage.bucket, `_jobs/${mine.body.id}/input.json`)
+      own.resume()
+      const store = s3ObjectStore({ ...storage, ...creds })
+      const upload = await store.initiateMultipart(`${prefix}probe.bin`, 'application/octet-stream')
+      const etag = await store.uploadPart(`${prefix}probe.bin`, upload, 1, Buffer.alloc(6 * 1024 * 1024, 1))
+      await store.completeMultipart(`${prefix}probe.bin`, upload, [{ part: 1, etag }])
+      expect((await root.statObject(storage.bucket, `${prefix}probe.bin`)).size).toBe(6 * 1024 * 1024)
+      await store.deleteObject(`${prefix}probe.bin`)
+    },
+  )
 })
 
 describe('what the CRDs let a writer change', () => {
@@ -506,30 +661,57 @@ describe('what the CRDs let a writer change', () => {
 
   it("refuses a patch of a UtilityJob's callbackUrl, metadata, storageInputKeys or idempotency key; cancelRequested still goes through", async () => {
     const { key } = await createKey({ name: 'crd-rules' })
-    const job = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: files.add('crd.pdf', await makePdf(1)) }, metadata: { a: 1 } } })
+    const job = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      body: { input: { url: files.add('crd.pdf', await makePdf(1)) }, metadata: { a: 1 } },
+    })
     expect(job.status).toBe(202)
     const custom = kubeConfig().makeApiClient(CustomObjectsApi)
-    const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name: objectNameOf(job.body.id) }
+    const coords = {
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: 'dutil',
+      plural: UTILITY_JOB.plural,
+      name: objectNameOf(job.body.id),
+    }
     for (const op of [
       { op: 'add', path: '/spec/callbackUrl', value: 'https://attacker.example.com/x' },
       { op: 'replace', path: '/spec/metadata', value: { a: 2 } },
       { op: 'replace', path: '/spec/metadata', value: null },
-      { op: 'add', path: '/spec/storageInputKeys', value: ['split-pdf/2026-11-24/job_01ARZ3NDEKTSV4RRFFQ69G5FAV/page-001.pdf'] },
+      {
+        op: 'add',
+        path: '/spec/storageInputKeys',
+        value: ['split-pdf/2026-11-24/job_01ARZ3NDEKTSV4RRFFQ69G5FAV/page-001.pdf'],
+      },
       { op: 'add', path: '/spec/idempotencyKeyHash', value: 'x' },
     ]) {
-      expect(await rejected(custom.patchNamespacedCustomObject({ ...coords, body: [op] }, jsonPatch)), JSON.stringify(op)).toContain('spec is immutable except cancelRequested')
+      expect(
+        await rejected(custom.patchNamespacedCustomObject({ ...coords, body: [op] }, jsonPatch)),
+        JSON.stringify(op),
+      ).toContain('spec is immutable except cancelRequested')
     }
-    await custom.patchNamespacedCustomObject({ ...coords, body: [{ op: 'add', path: '/spec/cancelRequested', value: true }] }, jsonPatch)
+    await custom.patchNamespacedCustomObject(
+      { ...coords, body: [{ op: 'add', path: '/spec/cancelRequested', value: true }] },
+      jsonPatch,
+    )
   })
 
   it("refuses clearing or changing an ApiKey's revokedAt", async () => {
     const made = await createKey({ name: 'revoked' })
     await keyAdmin().revoke(made.id)
     const custom = kubeConfig().makeApiClient(CustomObjectsApi)
-    const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: 'apikeys', name: objectNameOf(made.id) }
+    const coords = {
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: 'dutil',
+      plural: 'apikeys',
+      name: objectNameOf(made.id),
+    }
     for (const value of [null, '2099-01-01T00:00:00.000Z']) {
       const body = [{ op: 'replace', path: '/spec/revokedAt', value }]
-      expect(await rejected(custom.patchNamespacedCustomObject({ ...coords, body }, jsonPatch))).toContain('revokedAt cannot be cleared or changed once set')
+      expect(await rejected(custom.patchNamespacedCustomObject({ ...coords, body }, jsonPatch))).toContain(
+        'revokedAt cannot be cleared or changed once set',
+      )
     }
     expect((await api('GET', '/v1/jobs', { key: made.key })).status).toBe(401)
   })

@@ -16,10 +16,21 @@ const { files } = inputs
 describe('split-pdf through the whole platform', () => {
   it('given a 3-page PDF, a sync run answers 200 with one downloadable single-page PDF per page', async () => {
     const url = files.add('three.pdf', await makePdf(3))
-    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url }, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url }, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } },
+    })
     expect(res.status).toBe(200)
     const job = res.body
-    expect(job).toMatchObject({ object: 'job', utility: 'split-pdf', mode: 'sync', status: 'succeeded', error: null, callback: null, metadata: { ticket: 'T-1', nested: { a: [1, 2] } } })
+    expect(job).toMatchObject({
+      object: 'job',
+      utility: 'split-pdf',
+      mode: 'sync',
+      status: 'succeeded',
+      error: null,
+      callback: null,
+      metadata: { ticket: 'T-1', nested: { a: [1, 2] } },
+    })
     expect(job.id).toMatch(JOB_ID)
     expect(job.links).toEqual({ self: `/v1/jobs/${job.id}` })
     for (const t of [job.createdAt, job.startedAt, job.finishedAt]) expect(t).toMatch(ISO_MS)
@@ -48,7 +59,15 @@ describe('split-pdf through the whole platform', () => {
     const url = files.add('five.pdf', await makePdf(5))
     const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(202)
-    expect(res.body).toMatchObject({ status: 'queued', mode: 'async', startedAt: null, finishedAt: null, result: null, error: null, metadata: null })
+    expect(res.body).toMatchObject({
+      status: 'queued',
+      mode: 'async',
+      startedAt: null,
+      finishedAt: null,
+      result: null,
+      error: null,
+      metadata: null,
+    })
     expect(res.body.timings).toEqual({ queueMs: null, upstreamMs: null, storageMs: null, totalMs: null })
     expect(res.headers.get('location')).toBe(`/v1/jobs/${res.body.id}`)
 
@@ -67,14 +86,21 @@ describe('split-pdf through the whole platform', () => {
     await new Promise((r) => setTimeout(r, 1100))
     const again = await api('GET', `/v1/jobs/${first.body.id}`, { key: inputs.key })
     expect(again.body.result.files[0].url).not.toBe(first.body.result.files[0].url)
-    expect(Date.parse(again.body.result.files[0].urlExpiresAt)).toBeGreaterThan(Date.parse(first.body.result.files[0].urlExpiresAt))
+    expect(Date.parse(again.body.result.files[0].urlExpiresAt)).toBeGreaterThan(
+      Date.parse(first.body.result.files[0].urlExpiresAt),
+    )
   })
 
   it('given a file that is not a PDF, the sync run answers 422 with the failed job', async () => {
     const url = files.add('not.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
     const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(422)
-    expect(res.body).toMatchObject({ object: 'job', status: 'failed', result: null, error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' } })
+    expect(res.body).toMatchObject({
+      object: 'job',
+      status: 'failed',
+      result: null,
+      error: { code: 'upstream_rejected', message: 'The file is not a valid PDF.' },
+    })
     expect(res.body.finishedAt).toMatch(ISO_MS)
   })
 
@@ -87,19 +113,31 @@ describe('split-pdf through the whole platform', () => {
   })
 
   it("given an s3:// URL of one of its own job's outputs, splits it from storage (jobs chain); another bucket is 404", async () => {
-    const first = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: files.add('chain.pdf', await makePdf(2)) } } })
+    const first = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url: files.add('chain.pdf', await makePdf(2)) } },
+    })
     expect(first.status).toBe(200)
     const bucket = inject('storage').bucket
-    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: `s3://${bucket}/${first.body.result.files[1].key}` } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url: `s3://${bucket}/${first.body.result.files[1].key}` } },
+    })
     expect(res.status).toBe(200)
     expect(res.body.result.pageCount).toBe(1)
-    const other = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: `s3://someone-elses-bucket/${first.body.result.files[1].key}` } } })
+    const other = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url: `s3://someone-elses-bucket/${first.body.result.files[1].key}` } },
+    })
     expect(other.status).toBe(404)
     expect(other.body.error.code).toBe('not_found')
   })
 
   it('given an input URL that answers 404, the run fails with upstreamStatus 404', async () => {
-    const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url: `${files.url}/files/missing.pdf` } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url: `${files.url}/files/missing.pdf` } },
+    })
     expect(res.status).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
   })
@@ -125,6 +163,9 @@ describe('split-pdf against the hostile corpus', () => {
     const url = files.redirect('http://169.254.169.254/latest/meta-data/')
     const res = await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url } } })
     expect(res.status).toBe(422)
-    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('redirects to a URL that is refused') })
+    expect(res.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringContaining('redirects to a URL that is refused'),
+    })
   })
 })

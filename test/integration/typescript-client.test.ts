@@ -61,7 +61,10 @@ describe('the TypeScript client', () => {
     const url = files.add('no.pdf', Buffer.from('<html>no</html>'), 'text/html')
     const err = await client.run('split-pdf', { url }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(JobFailedError)
-    expect(err).toMatchObject({ code: 'upstream_rejected', job: { status: 'failed', error: { code: 'upstream_rejected' } } })
+    expect(err).toMatchObject({
+      code: 'upstream_rejected',
+      job: { status: 'failed', error: { code: 'upstream_rejected' } },
+    })
   })
 
   it('throws a typed error per error code: invalid request (with details), not found, conflict, unauthorized', async () => {
@@ -72,7 +75,10 @@ describe('the TypeScript client', () => {
     const url = files.add('c1.pdf', await makePdf(1))
     const finished = await client.run('split-pdf', { url })
     expect(await client.cancel(finished.id).catch((e: unknown) => e)).toBeInstanceOf(ConflictError)
-    const stranger = new DutilClient({ baseUrl: gateway(), apiKey: 'du_live_000000000000000000000000000000000000000000000000' })
+    const stranger = new DutilClient({
+      baseUrl: gateway(),
+      apiKey: 'du_live_000000000000000000000000000000000000000000000000',
+    })
     expect(await stranger.utilities().catch((e: unknown) => e)).toBeInstanceOf(UnauthorizedError)
   })
 

@@ -25,7 +25,10 @@ describe('unzip-files through the whole platform', () => {
       'docs/report.pdf': randomBytes(20_000),
       'docs/deep/ünïcode name.csv': Buffer.from('a,b\n1,2\n'.repeat(500)),
     }
-    const zip = writeZip([fileEntry('docs/', Buffer.alloc(0), 0), ...Object.entries(contents).map(([name, data]) => fileEntry(name, data, name.endsWith('.pdf') ? 0 : 8))])
+    const zip = writeZip([
+      fileEntry('docs/', Buffer.alloc(0), 0),
+      ...Object.entries(contents).map(([name, data]) => fileEntry(name, data, name.endsWith('.pdf') ? 0 : 8)),
+    ])
     const res = await unzip(files.add('bundle.zip', zip, 'application/zip'))
     expect(res.status).toBe(200)
     expect(res.body.result.fileCount).toBe(3)
@@ -46,7 +49,9 @@ describe('unzip-files through the whole platform', () => {
   it('reads an s3:// archive made by one of its own jobs (zip-files, then unzip-files)', async () => {
     const zipped = await api('POST', '/v1/utilities/zip-files', {
       key: inputs.key,
-      body: { input: { files: [{ url: files.add('a.txt', Buffer.from('from storage'), 'text/plain'), fileName: 'a.txt' }] } },
+      body: {
+        input: { files: [{ url: files.add('a.txt', Buffer.from('from storage'), 'text/plain'), fileName: 'a.txt' }] },
+      },
     })
     expect(zipped.status).toBe(200)
     const res = await unzip(`s3://${inject('storage').bucket}/${zipped.body.result.files[0].key}`)
@@ -90,17 +95,32 @@ describe('unzip-files through the whole platform', () => {
   it('given a file that is not a zip, the run fails as upstream_rejected', async () => {
     const res = await unzip(files.add('fake.zip', hostile('not-a-pdf.pdf'), 'application/zip'))
     expect(res.status).toBe(422)
-    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: expect.stringContaining('not a valid zip archive') })
+    expect(res.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringContaining('not a valid zip archive'),
+    })
   })
 })
 
 describe('unzip-files at its entry limit', () => {
   it('finishes a 1,000-entry archive with long multi-byte paths (~1.9 MB of file entries, over the etcd object limit): the API lists every file, the UtilityJob only what fits', async () => {
-    const long = (i: number) => `${'漢'.repeat(84)}/${'漢'.repeat(84)}/${String(i).padStart(4, '0')}-${'漢'.repeat(75)}.txt`
+    const long = (i: number) =>
+      `${'漢'.repeat(84)}/${'漢'.repeat(84)}/${String(i).padStart(4, '0')}-${'漢'.repeat(75)}.txt`
     const zip = writeZip(Array.from({ length: 1000 }, (_, i) => fileEntry(long(i), Buffer.from(`entry ${i}`), 0)))
-    const res = await api('POST', '/v1/utilities/unzip-files/jobs', { key: inputs.key, body: { input: { url: files.add('many-long.zip', zip, 'application/zip') } } })
+    const res = await api('POST', '/v1/utilities/unzip-files/jobs', {
+      key: inputs.key,
+      body: { input: { url: files.add('many-long.zip', zip, 'application/zip') } },
+    })
     expect(res.status).toBe(202)
-    await until('the job finished', async () => ['succeeded', 'failed'].includes((await api('GET', `/v1/jobs/${res.body.id}`, { key: inputs.key })).body.status), 110_000, 500)
+    await until(
+      'the job finished',
+      async () =>
+        ['succeeded', 'failed'].includes(
+          (await api('GET', `/v1/jobs/${res.body.id}`, { key: inputs.key })).body.status,
+        ),
+      110_000,
+      500,
+    )
     const job = await api('GET', `/v1/jobs/${res.body.id}`, { key: inputs.key })
     expect(job.body.status, JSON.stringify(job.body.error)).toBe('succeeded')
     expect(job.body.result.fileCount).toBe(1000)
@@ -109,13 +129,21 @@ describe('unzip-files at its entry limit', () => {
     expect((await download(job.body.result.files[999].url)).bytes.toString()).toBe('entry 999')
     const uj = (await kubeConfig()
       .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural, name: objectNameOf(res.body.id) })) as UtilityJobResource
+      .getNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: 'dutil',
+        plural: UTILITY_JOB.plural,
+        name: objectNameOf(res.body.id),
+      })) as UtilityJobResource
     const inStatus = uj.status!.result!.files.length
     expect(inStatus).toBeLessThan(1000)
     expect(uj.status!.result!.filesOmitted).toBe(1000 - inStatus)
     expect(Buffer.byteLength(JSON.stringify(uj))).toBeLessThan(512 * 1024)
     // The list summary counts every file too.
-    const listed = (await api('GET', '/v1/jobs?limit=5', { key: inputs.key })).body.items.find((j: { id: string }) => j.id === res.body.id)
+    const listed = (await api('GET', '/v1/jobs?limit=5', { key: inputs.key })).body.items.find(
+      (j: { id: string }) => j.id === res.body.id,
+    )
     expect(listed.fileCount).toBe(1000)
   }, 120_000)
 
@@ -123,6 +151,9 @@ describe('unzip-files at its entry limit', () => {
     const zip = writeZip(Array.from({ length: 10_000 }, (_, i) => fileEntry(`f${i}.txt`, Buffer.from('x'), 0)))
     const res = await unzip(files.add('ten-thousand.zip', zip, 'application/zip'))
     expect(res.status).toBe(422)
-    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', message: 'The zip archive is refused: it has 10000 entries; at most 1000 are allowed.' })
+    expect(res.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The zip archive is refused: it has 10000 entries; at most 1000 are allowed.',
+    })
   })
 })

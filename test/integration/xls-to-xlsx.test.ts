@@ -35,7 +35,10 @@ describe('xls-to-xlsx through the whole platform', () => {
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ utility: 'xls-to-xlsx', status: 'succeeded', error: null })
     const [file] = res.body.result.files
-    expect(file).toMatchObject({ name: 'Orders 2024.xlsx', contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' })
+    expect(file).toMatchObject({
+      name: 'Orders 2024.xlsx',
+      contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    })
     expect(file.key).toBe(`xls-to-xlsx/${res.body.createdAt.slice(0, 10)}/${res.body.id}/Orders 2024.xlsx`)
     const got = await download(file.url)
     expect(got.bytes.length).toBe(file.size)

@@ -57,7 +57,14 @@ describe('zip-files through the whole platform', () => {
   })
 
   it('given a URL that redirects to the metadata address, the run is refused and nothing is fetched from there', async () => {
-    const input = { files: [{ url: files.redirect('http://169.254.169.254/latest/meta-data/iam/security-credentials/'), fileName: 'creds.txt' }] }
+    const input = {
+      files: [
+        {
+          url: files.redirect('http://169.254.169.254/latest/meta-data/iam/security-credentials/'),
+          fileName: 'creds.txt',
+        },
+      ],
+    }
     const res = await api('POST', '/v1/utilities/zip-files', { key: inputs.key, body: { input } })
     expect(res.status).toBe(422)
     expect(res.body.error.code).toBe('upstream_rejected')
@@ -70,7 +77,10 @@ describe('progress of a running job', () => {
   it('shows files zipped so far while it runs, in the API and in kubectl get utilityjobs, and the whole count once it succeeded', async () => {
     // 20 downloads that each take 800 ms (4 open at once): a run of ~4 s.
     const input = {
-      files: Array.from({ length: 20 }, (_, i) => ({ url: `${files.add(`p${i}.txt`, Buffer.from(`part ${i}\n`), 'text/plain').replace('/files/', '/slow/')}?ms=800`, fileName: `p${i}.txt` })),
+      files: Array.from({ length: 20 }, (_, i) => ({
+        url: `${files.add(`p${i}.txt`, Buffer.from(`part ${i}\n`), 'text/plain').replace('/files/', '/slow/')}?ms=800`,
+        fileName: `p${i}.txt`,
+      })),
     }
     const res = await api('POST', '/v1/utilities/zip-files/jobs', { key: inputs.key, body: { input } })
     expect(res.status).toBe(202)
@@ -84,7 +94,11 @@ describe('progress of a running job', () => {
       if (job.status === 'running' && job.progress) {
         seen.push(job.progress)
         if (!kubectlRow && job.progress.done > 0 && job.progress.done < 20) {
-          kubectlRow = execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), '-n', 'dutil', 'get', 'utilityjob', objectNameOf(id)], { encoding: 'utf8' })
+          kubectlRow = execFileSync(
+            join(BIN_DIR, 'kubectl'),
+            ['--kubeconfig', inject('kubeconfigPath'), '-n', 'dutil', 'get', 'utilityjob', objectNameOf(id)],
+            { encoding: 'utf8' },
+          )
         }
       }
     }

@@ -4,7 +4,11 @@ export class PodConfigError extends Error {
   constructor(
     message: string,
     /** Container waiting reason: CreateContainerConfigError for env, ContainerCreating for volumes, ErrImagePull/ImagePullBackOff for an image the node does not have. */
-    readonly reason: 'CreateContainerConfigError' | 'ContainerCreating' | 'ErrImagePull' | 'ImagePullBackOff' = 'CreateContainerConfigError',
+    readonly reason:
+      | 'CreateContainerConfigError'
+      | 'ContainerCreating'
+      | 'ErrImagePull'
+      | 'ImagePullBackOff' = 'CreateContainerConfigError',
   ) {
     super(message)
     this.name = 'PodConfigError'

@@ -172,6 +172,11 @@ describe('fieldRefValue', () => {
 
 describe('expandCommand', () => {
   it('expands command and args with the final environment', () => {
-    expect(expandCommand(['echo', '$(MSG)', '$$(MSG)', '$(UNSET)'], new Map([['MSG', 'hi']]))).toEqual(['echo', 'hi', '$(MSG)', '$(UNSET)'])
+    expect(expandCommand(['echo', '$(MSG)', '$$(MSG)', '$(UNSET)'], new Map([['MSG', 'hi']]))).toEqual([
+      'echo',
+      'hi',
+      '$(MSG)',
+      '$(UNSET)',
+    ])
   })
 })

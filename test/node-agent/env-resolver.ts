@@ -119,7 +119,8 @@ function valueFromSource(pod: V1Pod, env: V1EnvVar, objects: PodObjects): string
     }
     return value
   }
-  if (from.resourceFieldRef) throw new PodConfigError(`env ${env.name}: resourceFieldRef is not supported by the dutil node agent`)
+  if (from.resourceFieldRef)
+    throw new PodConfigError(`env ${env.name}: resourceFieldRef is not supported by the dutil node agent`)
   throw new PodConfigError(`env ${env.name}: unsupported valueFrom source`)
 }
 
@@ -127,7 +128,12 @@ function valueFromSource(pod: V1Pod, env: V1EnvVar, objects: PodObjects): string
  * The container's declared environment (envFrom, env, then service variables not overridden).
  * Throws PodConfigError for a missing non-optional Secret/ConfigMap/key.
  */
-export function resolveContainerEnv(pod: V1Pod, container: V1Container, objects: PodObjects, serviceEnv: ReadonlyMap<string, string>): Map<string, string> {
+export function resolveContainerEnv(
+  pod: V1Pod,
+  container: V1Container,
+  objects: PodObjects,
+  serviceEnv: ReadonlyMap<string, string>,
+): Map<string, string> {
   const tmpEnv = new Map<string, string>()
   for (const from of container.envFrom ?? []) {
     const prefix = from.prefix ?? ''

@@ -34,7 +34,11 @@ export function errorMessage(err: unknown): string {
         // not JSON: fall through
       }
       if (body.length > 0) return body.slice(0, 500)
-    } else if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') {
+    } else if (
+      typeof body === 'object' &&
+      body !== null &&
+      typeof (body as { message?: unknown }).message === 'string'
+    ) {
       return (body as { message: string }).message
     }
     return `HTTP ${err.code}`

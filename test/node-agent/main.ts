@@ -37,12 +37,19 @@ async function run(opts: AgentOptions): Promise<void> {
   await fs.mkdir(opts.workDir, { recursive: true })
 
   const memoryLimits = detectMemoryLimits(opts.nodeName)
-  if (memoryLimits) log.info({ cgroup: memoryLimits.version, root: memoryLimits.root }, 'memory limits enforced with memory cgroups')
+  if (memoryLimits)
+    log.info({ cgroup: memoryLimits.version, root: memoryLimits.root }, 'memory limits enforced with memory cgroups')
   else log.warn('no writable memory cgroup controller: container memory limits are not enforced on this host')
   log.info({ images: opts.images }, 'images on this node')
 
   const stopping = new AbortController()
-  const registration = new NodeRegistration(core, kc.makeApiClient(CoordinationV1Api), log, opts.nodeName, hostFacts(await serverVersion(kc)))
+  const registration = new NodeRegistration(
+    core,
+    kc.makeApiClient(CoordinationV1Api),
+    log,
+    opts.nodeName,
+    hostFacts(await serverVersion(kc)),
+  )
   const supervisor = new PodSupervisor(kc, core, opts.nodeName, {
     log,
     api: createPodApi(core),

@@ -80,11 +80,18 @@ describe.skipIf(!asRoot)('the mount plan in a private mount namespace', () => {
       const targets = { tmp: '/tmp', var: '/var', home: '/home', parent: path.join(base, 'checkout', '..') }
       const script = buildMountScript({
         imageRoot: image,
-        mounts: Object.entries(targets).map(([name, target]) => ({ source: vol(name), target, readOnly: name === 'var', file: false })),
+        mounts: Object.entries(targets).map(([name, target]) => ({
+          source: vol(name),
+          target,
+          readOnly: name === 'var',
+          file: false,
+        })),
         terminationLog: { source: log, target: '/dev/termination-log' },
       })
       const check = [
-        ...Object.entries(targets).map(([name, target]) => `test "$(cat ${shellQuote(path.posix.normalize(target))}/marker)" = ${name}`),
+        ...Object.entries(targets).map(
+          ([name, target]) => `test "$(cat ${shellQuote(path.posix.normalize(target))}/marker)" = ${name}`,
+        ),
         'test -d /app/.test/node',
         '! touch /var/probe 2>/dev/null',
         'echo done > /dev/termination-log',

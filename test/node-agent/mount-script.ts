@@ -38,7 +38,9 @@ export const FIRST_SOURCE_FD = 10
 function mountLines(m: ContainerMount, fd: number): string[] {
   const target = normalizeTarget(m.target)
   const q = shellQuote(target)
-  const lines = m.file ? [`mkdir -p ${shellQuote(path.posix.dirname(target))}`, `[ -e ${q} ] || : > ${q}`] : [`mkdir -p ${q}`]
+  const lines = m.file
+    ? [`mkdir -p ${shellQuote(path.posix.dirname(target))}`, `[ -e ${q} ] || : > ${q}`]
+    : [`mkdir -p ${q}`]
   // --no-canonicalize: mount(8) would otherwise resolve the descriptor back to its (hidden) path.
   lines.push(`mount --no-canonicalize --bind /proc/self/fd/${fd} ${q}`)
   if (m.readOnly) lines.push(`mount -o remount,bind,ro ${q}`)

@@ -31,7 +31,11 @@ describe('desiredNode', () => {
 
   it('is Ready with fresh heartbeats and no pressure', () => {
     const byType = Object.fromEntries((node.status?.conditions ?? []).map((c) => [c.type, c]))
-    expect(byType.Ready).toMatchObject({ status: 'True', reason: 'KubeletReady', lastHeartbeatTime: '2030-01-01T00:00:10Z' })
+    expect(byType.Ready).toMatchObject({
+      status: 'True',
+      reason: 'KubeletReady',
+      lastHeartbeatTime: '2030-01-01T00:00:10Z',
+    })
     for (const t of ['MemoryPressure', 'DiskPressure', 'PIDPressure']) {
       expect(byType[t]).toMatchObject({ status: 'False', lastTransitionTime: '2030-01-01T00:00:00Z' })
     }
@@ -42,7 +46,11 @@ describe('desiredNode', () => {
       { type: 'InternalIP', address: '127.0.0.1' },
       { type: 'Hostname', address: 'dutil-dev-node' },
     ])
-    expect(node.status?.nodeInfo).toMatchObject({ kubeletVersion: 'v1.37.1', operatingSystem: 'linux', machineID: 'm-1' })
+    expect(node.status?.nodeInfo).toMatchObject({
+      kubeletVersion: 'v1.37.1',
+      operatingSystem: 'linux',
+      machineID: 'm-1',
+    })
   })
 })
 

@@ -3,7 +3,14 @@
 // about every 10 s. The Node is never deleted (PodGC force-deletes pods of missing nodes).
 import fs from 'node:fs'
 import os from 'node:os'
-import { type CoordinationV1Api, type CoreV1Api, PatchStrategy, V1MicroTime, type V1Node, setHeaderOptions } from '@kubernetes/client-node'
+import {
+  type CoordinationV1Api,
+  type CoreV1Api,
+  PatchStrategy,
+  V1MicroTime,
+  type V1Node,
+  setHeaderOptions,
+} from '@kubernetes/client-node'
 import { errorMessage, isConflict, isNotFound } from './kube-errors.js'
 import type { Logger } from './logger.js'
 import { NODE_IP } from './node-constants.js'
@@ -39,7 +46,14 @@ function readTrimmed(file: string): string {
 }
 
 export function goArch(nodeArch: string): string {
-  return ({ x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[nodeArch] ?? nodeArch
+  return (
+    (
+      { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' } as Record<
+        string,
+        string
+      >
+    )[nodeArch] ?? nodeArch
+  )
 }
 
 export function hostFacts(kubeletVersion: string): HostFacts {
@@ -181,7 +195,9 @@ export class NodeRegistration {
     } catch (err) {
       if (isNotFound(err)) {
         this.log.warn({ node: this.nodeName }, 'node disappeared, registering again')
-        await this.register().catch((e: unknown) => this.log.error({ err: errorMessage(e) }, 'node registration failed'))
+        await this.register().catch((e: unknown) =>
+          this.log.error({ err: errorMessage(e) }, 'node registration failed'),
+        )
       } else {
         this.log.warn({ err: errorMessage(err) }, 'node heartbeat failed')
       }
@@ -196,7 +212,10 @@ export class NodeRegistration {
   }
 
   private async patchStatus(): Promise<void> {
-    await this.core.patchNodeStatus({ name: this.nodeName, body: { status: nodeStatus(this.nodeName, this.facts, new Date(), this.since) } }, mergePatch)
+    await this.core.patchNodeStatus(
+      { name: this.nodeName, body: { status: nodeStatus(this.nodeName, this.facts, new Date(), this.since) } },
+      mergePatch,
+    )
   }
 
   private async renewLease(): Promise<void> {

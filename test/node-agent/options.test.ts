@@ -14,11 +14,27 @@ describe('parseOptions', () => {
 
   it('prefers flags over environment variables', () => {
     const opts = parseOptions(
-      ['--kubeconfig=/k', '--node-name', 'n1', '--work-dir', '/w', '--image-root', '/img', '--images', 'a/*:dev, b/c:1'],
+      [
+        '--kubeconfig=/k',
+        '--node-name',
+        'n1',
+        '--work-dir',
+        '/w',
+        '--image-root',
+        '/img',
+        '--images',
+        'a/*:dev, b/c:1',
+      ],
       { KUBECONFIG: '/other', DUTIL_NODE_NAME: 'n2' },
       '/repo',
     )
-    expect(opts).toEqual({ kubeconfig: '/k', nodeName: 'n1', workDir: '/w', imageRoot: '/img', images: ['a/*:dev', 'b/c:1'] })
+    expect(opts).toEqual({
+      kubeconfig: '/k',
+      nodeName: 'n1',
+      workDir: '/w',
+      imageRoot: '/img',
+      images: ['a/*:dev', 'b/c:1'],
+    })
   })
 
   it('falls back to environment variables', () => {

@@ -45,7 +45,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string
   const kubeconfig = values.kubeconfig ?? env.KUBECONFIG
   if (!kubeconfig) throw new UsageError('--kubeconfig is required')
   const nodeName = values['node-name'] ?? env.DUTIL_NODE_NAME ?? 'dutil-dev-node'
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName)) throw new UsageError(`invalid --node-name ${JSON.stringify(nodeName)}`)
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName))
+    throw new UsageError(`invalid --node-name ${JSON.stringify(nodeName)}`)
   const workDir = values['work-dir'] ?? env.DUTIL_NODE_WORK_DIR ?? path.join(cwd, '.dev', 'node-agent', nodeName)
   const imageRoot = values['image-root'] ?? env.DUTIL_NODE_IMAGE_ROOT ?? cwd
   const images = (values.images ?? env.DUTIL_NODE_IMAGES ?? '*')

@@ -31,7 +31,10 @@ export function createPodApi(core: CoreV1Api): PodApi {
     },
 
     async patchPodStatus(namespace, name, resourceVersion, status) {
-      await core.patchNamespacedPodStatus({ name, namespace, body: { metadata: { resourceVersion }, status } }, mergePatch)
+      await core.patchNamespacedPodStatus(
+        { name, namespace, body: { metadata: { resourceVersion }, status } },
+        mergePatch,
+      )
     },
 
     async finalDelete(namespace, name, uid) {

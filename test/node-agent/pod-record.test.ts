@@ -1,6 +1,15 @@
 import type { V1Pod } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
-import { AGENT_RESTARTED_MESSAGE, derivePhase, finalPhase, hasStartedContainers, markProcessesLost, newPodRecord, recordFromApiStatus, terminateUnstarted } from './pod-record.js'
+import {
+  AGENT_RESTARTED_MESSAGE,
+  derivePhase,
+  finalPhase,
+  hasStartedContainers,
+  markProcessesLost,
+  newPodRecord,
+  recordFromApiStatus,
+  terminateUnstarted,
+} from './pod-record.js'
 
 const now = new Date('2030-01-01T00:00:00Z')
 
@@ -59,7 +68,11 @@ describe('terminateUnstarted and finalPhase', () => {
     const rec = newPodRecord(pod())
     rec.containers[0].state = { kind: 'terminated', exitCode: 0, reason: 'Completed', finishedAt: now }
     terminateUnstarted(rec, now)
-    expect(rec.containers[1].state).toMatchObject({ kind: 'terminated', exitCode: 137, reason: 'ContainerStatusUnknown' })
+    expect(rec.containers[1].state).toMatchObject({
+      kind: 'terminated',
+      exitCode: 137,
+      reason: 'ContainerStatusUnknown',
+    })
     expect(finalPhase(rec)).toBe('Failed')
   })
 

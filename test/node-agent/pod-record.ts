@@ -16,7 +16,10 @@ export interface TerminatedState {
   containerId?: string
 }
 
-export type ContainerRunState = { kind: 'waiting'; reason: string; message?: string } | { kind: 'running'; startedAt: Date; containerId: string } | TerminatedState
+export type ContainerRunState =
+  | { kind: 'waiting'; reason: string; message?: string }
+  | { kind: 'running'; startedAt: Date; containerId: string }
+  | TerminatedState
 
 export interface ContainerRecord {
   name: string

@@ -11,7 +11,11 @@ function jobPod(overrides: Partial<V1Pod['spec']> = {}): V1Pod {
   return {
     metadata: { name: 'job-abc', namespace: 'ns', uid: 'uid-1', generation: 1, resourceVersion: '10' },
     spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'dutil/runner:dev' }], ...overrides },
-    status: { phase: 'Pending', qosClass: 'BestEffort', conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: t0 }] },
+    status: {
+      phase: 'Pending',
+      qosClass: 'BestEffort',
+      conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: t0 }],
+    },
   }
 }
 

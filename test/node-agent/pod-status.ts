@@ -4,7 +4,15 @@
 // the Job controller: phase, Ready/ContainersReady/Initialized, container states and exit codes.
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node'
 import { NODE_IP, POD_IP } from './node-constants.js'
-import { type ContainerRecord, type ContainerRunState, type PodPhase, type PodRecord, derivePhase, initialized, isTerminalPhase } from './pod-record.js'
+import {
+  type ContainerRecord,
+  type ContainerRunState,
+  type PodPhase,
+  type PodRecord,
+  derivePhase,
+  initialized,
+  isTerminalPhase,
+} from './pod-record.js'
 
 /** Conditions kubelet owns; any other condition on the pod (e.g. DisruptionTarget) is kept. */
 export const OWNED_CONDITIONS = ['PodScheduled', 'PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready']
@@ -119,7 +127,9 @@ function initializedCondition(rec: PodRecord, phase: PodPhase): DesiredCondition
   if (phase === 'Succeeded') return { type: 'Initialized', status: 'True', reason: 'PodCompleted' }
   const regularStarted = rec.containers.some((c) => c.state.kind !== 'waiting' || c.restartCount > 0)
   if (initialized(rec) || regularStarted) return { type: 'Initialized', status: 'True' }
-  const incomplete = rec.initContainers.filter((c) => !(c.state.kind === 'terminated' && c.state.exitCode === 0)).map((c) => c.name)
+  const incomplete = rec.initContainers
+    .filter((c) => !(c.state.kind === 'terminated' && c.state.exitCode === 0))
+    .map((c) => c.name)
   return {
     type: 'Initialized',
     status: 'False',
@@ -147,14 +157,21 @@ function readyCondition(pod: V1Pod, containersReady: DesiredCondition): DesiredC
   for (const gate of pod.spec?.readinessGates ?? []) {
     const c = pod.status?.conditions?.find((x) => x.type === gate.conditionType)
     if (!c) unmet.push(`corresponding condition of pod readiness gate "${gate.conditionType}" does not exist.`)
-    else if (c.status !== 'True') unmet.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`)
+    else if (c.status !== 'True')
+      unmet.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`)
   }
-  if (unmet.length > 0) return { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: unmet.join(', ') }
+  if (unmet.length > 0)
+    return { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: unmet.join(', ') }
   return { type: 'Ready', status: 'True' }
 }
 
 /** Conditions the agent owns, merged with the pod's other conditions; transition times kept when unchanged. */
-export function buildConditions(rec: PodRecord, pod: V1Pod, phase: PodPhase, now: Date): Array<ConditionJson | V1PodCondition> {
+export function buildConditions(
+  rec: PodRecord,
+  pod: V1Pod,
+  phase: PodPhase,
+  now: Date,
+): Array<ConditionJson | V1PodCondition> {
   const terminal = isTerminalPhase(phase)
   const containersReady = containersReadyCondition(rec, phase)
   const desired: DesiredCondition[] = [

@@ -86,13 +86,17 @@ export class PodSupervisor {
     try {
       // Same name, new uid: the pod we knew was deleted and replaced while we were not looking.
       for (const w of this.workers.values()) {
-        if (w.uid !== uid && w.namespace === pod.metadata?.namespace && w.name === pod.metadata?.name) this.forget(w.uid)
+        if (w.uid !== uid && w.namespace === pod.metadata?.namespace && w.name === pod.metadata?.name)
+          this.forget(w.uid)
       }
       let worker = this.workers.get(uid)
       if (!worker) {
         worker = new PodWorker(this.ctx, pod)
         this.workers.set(uid, worker)
-        this.log.info({ pod: `${worker.namespace}/${worker.name}`, uid, phase: pod.status?.phase }, 'pod bound to node observed')
+        this.log.info(
+          { pod: `${worker.namespace}/${worker.name}`, uid, phase: pod.status?.phase },
+          'pod bound to node observed',
+        )
       }
       worker.update(pod)
     } catch (err) {

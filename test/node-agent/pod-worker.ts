@@ -157,7 +157,9 @@ export class PodWorker {
     this.beginTermination('gone', GONE_GRACE_SECONDS)
     await this.starting
     await this.lifecycle
-    await fs.rm(this.podDir, { recursive: true, force: true }).catch((err: unknown) => this.log.warn({ err, dir: this.podDir }, 'could not remove pod directory'))
+    await fs
+      .rm(this.podDir, { recursive: true, force: true })
+      .catch((err: unknown) => this.log.warn({ err, dir: this.podDir }, 'could not remove pod directory'))
   }
 
   /** The agent is stopping: kill processes (SIGTERM, SIGKILL after `graceSeconds`), write nothing. */
@@ -277,7 +279,10 @@ export class PodWorker {
   }
 
   private onStartFailure(err: unknown): void {
-    const configError = err instanceof PodConfigError ? err : new PodConfigError(`preparing the pod failed: ${errorMessage(err)}`, 'ContainerCreating')
+    const configError =
+      err instanceof PodConfigError
+        ? err
+        : new PodConfigError(`preparing the pod failed: ${errorMessage(err)}`, 'ContainerCreating')
     // The first container that would start carries the error, as with kubelet.
     const targets = this.rec.initContainers.length > 0 ? [this.rec.initContainers[0]] : this.rec.containers
     for (const c of targets) c.state = { kind: 'waiting', reason: configError.reason, message: configError.message }
@@ -298,13 +303,21 @@ export class PodWorker {
     await fs.mkdir(this.podDir, { recursive: true })
     const objects = await this.ctx.api.fetchObjects(this.namespace, collectReferences(pod))
     const plans = (pod.spec?.volumes ?? []).map((v) => planVolume(pod, v, objects))
-    const volumePaths = await materializeVolumes(this.podDir, plans, (audience, seconds) => this.ctx.api.requestToken(pod, audience, seconds))
+    const volumePaths = await materializeVolumes(this.podDir, plans, (audience, seconds) =>
+      this.ctx.api.requestToken(pod, audience, seconds),
+    )
     const prepared = new Map<string, PreparedContainer>()
     const all: V1Container[] = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]
     for (const c of all) {
       if (!c.image || !this.ctx.hasImage(c.image)) {
-        const reason = this.lastWaiting?.startsWith('ErrImagePull') || this.lastWaiting?.startsWith('ImagePullBackOff') ? 'ImagePullBackOff' : 'ErrImagePull'
-        throw new PodConfigError(`Failed to pull image "${c.image ?? ''}": the node does not have it and no registry is reachable from here`, reason)
+        const reason =
+          this.lastWaiting?.startsWith('ErrImagePull') || this.lastWaiting?.startsWith('ImagePullBackOff')
+            ? 'ImagePullBackOff'
+            : 'ErrImagePull'
+        throw new PodConfigError(
+          `Failed to pull image "${c.image ?? ''}": the node does not have it and no registry is reachable from here`,
+          reason,
+        )
       }
       const env = resolveContainerEnv(pod, c, objects, this.ctx.serviceEnv)
       const argv = expandCommand([...(c.command ?? []), ...(c.args ?? [])], env)
@@ -347,7 +360,11 @@ export class PodWorker {
       if (this.termination || this.closed) return false
       const exitCode = await this.runOnce(rec, prep)
       if (exitCode === undefined) return false
-      const restart = !this.termination && (init ? policy !== 'Never' && exitCode !== 0 : policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0))
+      const restart =
+        !this.termination &&
+        (init
+          ? policy !== 'Never' && exitCode !== 0
+          : policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0))
       if (!restart) return exitCode === 0
       const delayMs = restartBackoffMs(rec.restartCount)
       if (rec.state.kind === 'terminated') rec.lastTerminated = rec.state
@@ -390,7 +407,10 @@ export class PodWorker {
     const containerId = `dutil-agent://${proc.pid ?? 'none'}`
     rec.state = { kind: 'running', startedAt, containerId }
     this.processes.set(rec.name, proc)
-    this.log.info({ container: rec.name, pid: proc.pid, argv: prep.argv, restartCount: rec.restartCount }, 'container started')
+    this.log.info(
+      { container: rec.name, pid: proc.pid, argv: prep.argv, restartCount: rec.restartCount },
+      'container started',
+    )
     this.requestStatus()
 
     const exit = await proc.exited
@@ -421,7 +441,11 @@ export class PodWorker {
   }
 
   /** The container's memory cgroup with its limit, the process moved in; undefined without a limit or a controller. */
-  private limitMemory(rec: ContainerRecord, prep: PreparedContainer, pid: number | undefined): MemoryCgroup | undefined {
+  private limitMemory(
+    rec: ContainerRecord,
+    prep: PreparedContainer,
+    pid: number | undefined,
+  ): MemoryCgroup | undefined {
     if (!prep.memoryLimitBytes || !this.ctx.memoryLimits || !pid) return undefined
     try {
       const cgroup = this.ctx.memoryLimits.create(`${this.uid}-${rec.name}-${rec.restartCount}`, prep.memoryLimitBytes)
@@ -461,7 +485,8 @@ export class PodWorker {
     clearTimeout(t.killTimer)
     t.killTimer = setTimeout(
       () => {
-        if (this.processes.size > 0) this.log.info({ running: [...this.processes.keys()] }, 'grace period over, killing')
+        if (this.processes.size > 0)
+          this.log.info({ running: [...this.processes.keys()] }, 'grace period over, killing')
         for (const proc of this.processes.values()) proc.signal('SIGKILL')
       },
       Math.max(0, t.killAt - Date.now()),

@@ -37,10 +37,17 @@ describe('readTerminationMessage', () => {
     const logFile = path.join(dir, 'log')
     await fs.writeFile(messageFile, '')
     await fs.writeFile(logFile, Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n') + '\n')
-    const fallback = await readTerminationMessage({ messageFile, logFile, policy: 'FallbackToLogsOnError', exitCode: 2 })
+    const fallback = await readTerminationMessage({
+      messageFile,
+      logFile,
+      policy: 'FallbackToLogsOnError',
+      exitCode: 2,
+    })
     expect(fallback?.split('\n')[0]).toBe('line 20')
     expect(fallback?.endsWith('line 99\n')).toBe(true)
-    expect(await readTerminationMessage({ messageFile, logFile, policy: 'FallbackToLogsOnError', exitCode: 0 })).toBeUndefined()
+    expect(
+      await readTerminationMessage({ messageFile, logFile, policy: 'FallbackToLogsOnError', exitCode: 0 }),
+    ).toBeUndefined()
     expect(await readTerminationMessage({ messageFile, logFile, policy: 'File', exitCode: 2 })).toBeUndefined()
   })
 })

@@ -49,7 +49,12 @@ async function readHead(file: string, bytes: number): Promise<Buffer> {
   }
 }
 
-export async function readTerminationMessage(opts: { messageFile: string; logFile: string; policy: string | undefined; exitCode: number }): Promise<string | undefined> {
+export async function readTerminationMessage(opts: {
+  messageFile: string
+  logFile: string
+  policy: string | undefined
+  exitCode: number
+}): Promise<string | undefined> {
   const message = await readHead(opts.messageFile, MAX_MESSAGE_BYTES).catch(() => Buffer.alloc(0))
   if (message.length > 0) return message.toString('utf8')
   if (opts.policy === 'FallbackToLogsOnError' && opts.exitCode !== 0) {

@@ -37,7 +37,10 @@ const pod: V1Pod = {
     volumes: [
       { name: 'creds', secret: { secretName: 'creds' } },
       { name: 'scratch', emptyDir: {} },
-      { name: 'cfg', configMap: { name: 'settings', items: [{ key: 'app.yaml', path: 'conf/app.yaml', mode: 0o600 }] } },
+      {
+        name: 'cfg',
+        configMap: { name: 'settings', items: [{ key: 'app.yaml', path: 'conf/app.yaml', mode: 0o600 }] },
+      },
       {
         name: 'proj',
         projected: {
@@ -69,7 +72,11 @@ describe('planVolume', () => {
       ['user', 0o400, 'alice'],
       ['token', 0o400, 's3cr3t'],
     ])
-    const some = planVolume(pod, { name: 'v', secret: { secretName: 'creds', items: [{ key: 'token', path: 'a/t' }] } }, objects)
+    const some = planVolume(
+      pod,
+      { name: 'v', secret: { secretName: 'creds', items: [{ key: 'token', path: 'a/t' }] } },
+      objects,
+    )
     if (some.kind !== 'files') throw new Error('unreachable')
     expect(some.files.map((f) => f.path)).toEqual(['a/t'])
   })
@@ -77,16 +84,24 @@ describe('planVolume', () => {
   it('honours optional for missing objects and keys, otherwise keeps the pod ContainerCreating', () => {
     const opt = planVolume(pod, { name: 'v', secret: { secretName: 'missing', optional: true } }, objects)
     expect(opt).toEqual({ name: 'v', kind: 'files', files: [], tokens: [] })
-    const optKey = planVolume(pod, { name: 'v', configMap: { name: 'settings', optional: true, items: [{ key: 'nope', path: 'x' }] } }, objects)
+    const optKey = planVolume(
+      pod,
+      { name: 'v', configMap: { name: 'settings', optional: true, items: [{ key: 'nope', path: 'x' }] } },
+      objects,
+    )
     expect(optKey).toEqual({ name: 'v', kind: 'files', files: [], tokens: [] })
     const fail = () => planVolume(pod, { name: 'v', secret: { secretName: 'missing' } }, objects)
     expect(fail).toThrow(PodConfigError)
     expect(fail).toThrow('secret "missing" not found')
-    expect(() => planVolume(pod, { name: 'v', configMap: { name: 'settings', items: [{ key: 'nope', path: 'x' }] } }, objects)).toThrow('configmap references non-existent config key: nope')
+    expect(() =>
+      planVolume(pod, { name: 'v', configMap: { name: 'settings', items: [{ key: 'nope', path: 'x' }] } }, objects),
+    ).toThrow('configmap references non-existent config key: nope')
   })
 
   it('rejects volume types it cannot provide', () => {
-    expect(() => planVolume(pod, { name: 'v', persistentVolumeClaim: { claimName: 'c' } }, objects)).toThrow('type persistentVolumeClaim is not supported')
+    expect(() => planVolume(pod, { name: 'v', persistentVolumeClaim: { claimName: 'c' } }, objects)).toThrow(
+      'type persistentVolumeClaim is not supported',
+    )
   })
 })
 

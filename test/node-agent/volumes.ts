@@ -25,7 +25,10 @@ export interface TokenFile {
   expirationSeconds: number
 }
 
-export type VolumePlan = { name: string; kind: 'files'; files: VolumeFile[]; tokens: TokenFile[] } | { name: string; kind: 'emptyDir' } | { name: string; kind: 'hostPath'; path: string; type: string }
+export type VolumePlan =
+  | { name: string; kind: 'files'; files: VolumeFile[]; tokens: TokenFile[] }
+  | { name: string; kind: 'emptyDir' }
+  | { name: string; kind: 'hostPath'; path: string; type: string }
 
 /** Volume kinds whose content comes from the API; kubelet always mounts them read-only. */
 const API_DATA_KINDS = ['secret', 'configMap', 'downwardAPI', 'projected'] as const
@@ -34,7 +37,13 @@ function volumeError(message: string): PodConfigError {
   return new PodConfigError(message, 'ContainerCreating')
 }
 
-function keyedFiles(what: 'secret' | 'configmap', data: Record<string, Buffer>, items: V1KeyToPath[] | undefined, optional: boolean, defaultMode: number): VolumeFile[] {
+function keyedFiles(
+  what: 'secret' | 'configmap',
+  data: Record<string, Buffer>,
+  items: V1KeyToPath[] | undefined,
+  optional: boolean,
+  defaultMode: number,
+): VolumeFile[] {
   if (!items || items.length === 0) {
     return Object.entries(data).map(([key, content]) => ({ path: key, mode: defaultMode, content }))
   }
@@ -43,14 +52,24 @@ function keyedFiles(what: 'secret' | 'configmap', data: Record<string, Buffer>, 
     const content = data[item.key]
     if (content === undefined) {
       if (optional) continue
-      throw volumeError(what === 'secret' ? `references non-existent secret key: ${item.key}` : `configmap references non-existent config key: ${item.key}`)
+      throw volumeError(
+        what === 'secret'
+          ? `references non-existent secret key: ${item.key}`
+          : `configmap references non-existent config key: ${item.key}`,
+      )
     }
     files.push({ path: item.path, mode: item.mode ?? defaultMode, content })
   }
   return files
 }
 
-function secretFiles(name: string, secret: FetchedSecret | null | undefined, items: V1KeyToPath[] | undefined, optional: boolean, defaultMode: number): VolumeFile[] {
+function secretFiles(
+  name: string,
+  secret: FetchedSecret | null | undefined,
+  items: V1KeyToPath[] | undefined,
+  optional: boolean,
+  defaultMode: number,
+): VolumeFile[] {
   if (!secret) {
     if (optional) return []
     throw volumeError(`secret "${name}" not found`)
@@ -58,7 +77,13 @@ function secretFiles(name: string, secret: FetchedSecret | null | undefined, ite
   return keyedFiles('secret', secret.data, items, optional, defaultMode)
 }
 
-function configMapFiles(name: string, cm: FetchedConfigMap | null | undefined, items: V1KeyToPath[] | undefined, optional: boolean, defaultMode: number): VolumeFile[] {
+function configMapFiles(
+  name: string,
+  cm: FetchedConfigMap | null | undefined,
+  items: V1KeyToPath[] | undefined,
+  optional: boolean,
+  defaultMode: number,
+): VolumeFile[] {
   if (!cm) {
     if (optional) return []
     throw volumeError(`configmap "${name}" not found`)
@@ -68,10 +93,20 @@ function configMapFiles(name: string, cm: FetchedConfigMap | null | undefined, i
   return keyedFiles('configmap', data, items, optional, defaultMode)
 }
 
-function downwardFiles(pod: V1Pod, items: Array<{ path: string; mode?: number; fieldRef?: { fieldPath: string }; resourceFieldRef?: unknown }> | undefined, defaultMode: number): VolumeFile[] {
+function downwardFiles(
+  pod: V1Pod,
+  items:
+    Array<{ path: string; mode?: number; fieldRef?: { fieldPath: string }; resourceFieldRef?: unknown }> | undefined,
+  defaultMode: number,
+): VolumeFile[] {
   return (items ?? []).map((item) => {
-    if (!item.fieldRef) throw volumeError(`downwardAPI ${item.path}: only fieldRef items are supported by the dutil node agent`)
-    return { path: item.path, mode: item.mode ?? defaultMode, content: Buffer.from(fieldRefValue(pod, item.fieldRef.fieldPath)) }
+    if (!item.fieldRef)
+      throw volumeError(`downwardAPI ${item.path}: only fieldRef items are supported by the dutil node agent`)
+    return {
+      path: item.path,
+      mode: item.mode ?? defaultMode,
+      content: Buffer.from(fieldRefValue(pod, item.fieldRef.fieldPath)),
+    }
   })
 }
 
@@ -82,13 +117,25 @@ export function planVolume(pod: V1Pod, volume: V1Volume, objects: PodObjects): V
   if (volume.secret) {
     const s = volume.secret
     const sName = s.secretName ?? ''
-    const files = secretFiles(sName, objects.secrets.get(sName), s.items, s.optional ?? false, s.defaultMode ?? DEFAULT_MODE)
+    const files = secretFiles(
+      sName,
+      objects.secrets.get(sName),
+      s.items,
+      s.optional ?? false,
+      s.defaultMode ?? DEFAULT_MODE,
+    )
     return { name, kind: 'files', files, tokens: [] }
   }
   if (volume.configMap) {
     const c = volume.configMap
     const cName = c.name ?? ''
-    const files = configMapFiles(cName, objects.configMaps.get(cName), c.items, c.optional ?? false, c.defaultMode ?? DEFAULT_MODE)
+    const files = configMapFiles(
+      cName,
+      objects.configMaps.get(cName),
+      c.items,
+      c.optional ?? false,
+      c.defaultMode ?? DEFAULT_MODE,
+    )
     return { name, kind: 'files', files, tokens: [] }
   }
   if (volume.downwardAPI) {
@@ -105,14 +152,23 @@ export function planVolume(pod: V1Pod, volume: V1Volume, objects: PodObjects): V
         files.push(...secretFiles(n, objects.secrets.get(n), src.secret.items, src.secret.optional ?? false, mode))
       } else if (src.configMap) {
         const n = src.configMap.name ?? ''
-        files.push(...configMapFiles(n, objects.configMaps.get(n), src.configMap.items, src.configMap.optional ?? false, mode))
+        files.push(
+          ...configMapFiles(n, objects.configMaps.get(n), src.configMap.items, src.configMap.optional ?? false, mode),
+        )
       } else if (src.downwardAPI) {
         files.push(...downwardFiles(pod, src.downwardAPI.items, mode))
       } else if (src.serviceAccountToken) {
         const t = src.serviceAccountToken
-        tokens.push({ path: t.path, mode, audience: t.audience || undefined, expirationSeconds: t.expirationSeconds ?? 3600 })
+        tokens.push({
+          path: t.path,
+          mode,
+          audience: t.audience || undefined,
+          expirationSeconds: t.expirationSeconds ?? 3600,
+        })
       } else {
-        throw volumeError(`volume ${name}: projected source ${Object.keys(src).join(',')} is not supported by the dutil node agent`)
+        throw volumeError(
+          `volume ${name}: projected source ${Object.keys(src).join(',')} is not supported by the dutil node agent`,
+        )
       }
     }
     return { name, kind: 'files', files, tokens }
@@ -128,13 +184,17 @@ export function isApiDataVolume(volume: V1Volume): boolean {
 /** Joins a relative item path under `dir`, refusing anything that would escape it. */
 export function safeJoin(dir: string, rel: string): string {
   const full = path.resolve(dir, rel)
-  if (full !== dir && !full.startsWith(dir + path.sep)) throw volumeError(`path ${JSON.stringify(rel)} escapes its volume`)
+  if (full !== dir && !full.startsWith(dir + path.sep))
+    throw volumeError(`path ${JSON.stringify(rel)} escapes its volume`)
   return full
 }
 
 export type TokenProvider = (audience: string | undefined, expirationSeconds: number) => Promise<string>
 
-async function writeFiles(dir: string, files: ReadonlyArray<{ path: string; mode: number; content: Buffer }>): Promise<void> {
+async function writeFiles(
+  dir: string,
+  files: ReadonlyArray<{ path: string; mode: number; content: Buffer }>,
+): Promise<void> {
   for (const f of files) {
     const target = safeJoin(dir, f.path)
     await fs.mkdir(path.dirname(target), { recursive: true })
@@ -172,7 +232,11 @@ async function prepareHostPath(plan: Extract<VolumePlan, { kind: 'hostPath' }>):
  * Writes every volume of the pod under `<podDir>/volumes/` (fresh on each start attempt) and
  * returns the host path of each volume by name.
  */
-export async function materializeVolumes(podDir: string, plans: readonly VolumePlan[], tokenFor: TokenProvider): Promise<Map<string, string>> {
+export async function materializeVolumes(
+  podDir: string,
+  plans: readonly VolumePlan[],
+  tokenFor: TokenProvider,
+): Promise<Map<string, string>> {
   const root = path.join(podDir, 'volumes')
   const hostPaths = new Map<string, string>()
   for (const plan of plans) {
@@ -187,7 +251,13 @@ export async function materializeVolumes(podDir: string, plans: readonly VolumeP
     await fs.chmod(dir, 0o777)
     if (plan.kind === 'files') {
       await writeFiles(dir, plan.files)
-      const tokens = await Promise.all(plan.tokens.map(async (t) => ({ path: t.path, mode: t.mode, content: Buffer.from(await tokenFor(t.audience, t.expirationSeconds)) })))
+      const tokens = await Promise.all(
+        plan.tokens.map(async (t) => ({
+          path: t.path,
+          mode: t.mode,
+          content: Buffer.from(await tokenFor(t.audience, t.expirationSeconds)),
+        })),
+      )
       await writeFiles(dir, tokens)
       await fs.chmod(dir, 0o755)
     }
@@ -206,14 +276,19 @@ export interface ContainerMount {
 }
 
 /** Resolves a container's volumeMounts against the materialised volumes. */
-export async function containerMounts(pod: V1Pod, container: V1Container, volumeHostPaths: ReadonlyMap<string, string>): Promise<ContainerMount[]> {
+export async function containerMounts(
+  pod: V1Pod,
+  container: V1Container,
+  volumeHostPaths: ReadonlyMap<string, string>,
+): Promise<ContainerMount[]> {
   const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]))
   const mounts: ContainerMount[] = []
   for (const m of container.volumeMounts ?? []) {
     const hostPath = volumeHostPaths.get(m.name)
     const volume = volumes.get(m.name)
     if (!hostPath || !volume) throw new PodConfigError(`volumeMount ${m.name}: no such volume`)
-    if (m.subPathExpr) throw new PodConfigError(`volumeMount ${m.name}: subPathExpr is not supported by the dutil node agent`)
+    if (m.subPathExpr)
+      throw new PodConfigError(`volumeMount ${m.name}: subPathExpr is not supported by the dutil node agent`)
     let source = hostPath
     if (m.subPath) {
       source = safeJoin(hostPath, m.subPath)

@@ -18,7 +18,13 @@ export const OOM_LIMIT = '64Mi'
  * storage, Redis and PostgreSQL at the node's address, two replicas of each program, and the
  * runner NetworkPolicy with storage the one private destination allowed.
  */
-export function chartValues(o: { tag: string; storage: { endpoint: string; bucket: string }; redisUrl: string; allowedPrivateNetworks: string[]; trustedCaConfigMap: string }): string[] {
+export function chartValues(o: {
+  tag: string
+  storage: { endpoint: string; bucket: string }
+  redisUrl: string
+  allowedPrivateNetworks: string[]
+  trustedCaConfigMap: string
+}): string[] {
   const minioPort = Number(new URL(o.storage.endpoint).port)
   return [
     '--set',

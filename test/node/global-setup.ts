@@ -4,7 +4,17 @@ import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { BIN_DIR, offsetPorts, REPO_ROOT, startPlatform, TEST_PORTS, type Platform } from '../platform/platform.js'
 import { paths, type RealNodeLayout } from '../real-node/node-config.js'
-import { ensureNodeAddress, importDockerImages, NODE_IP, nodeDiagnostics, POD_CIDR, realNodeBlocker, realNodeLayout, startRealNode, stopRealNode } from '../real-node/real-node.js'
+import {
+  ensureNodeAddress,
+  importDockerImages,
+  NODE_IP,
+  nodeDiagnostics,
+  POD_CIDR,
+  realNodeBlocker,
+  realNodeLayout,
+  startRealNode,
+  stopRealNode,
+} from '../real-node/real-node.js'
 import { makeTestCa, type TestCa } from '../support/test-ca.js'
 import { CHART, chartValues, imageRef, NS, RELEASE } from './chart-values.js'
 import { waitForServiceAnswer } from './service-answer.js'
@@ -65,7 +75,10 @@ export async function setup(project: TestProject): Promise<void> {
   try {
     await startAll(project)
   } catch (err) {
-    if (platform) process.stdout.write(`[real-node] setup failed: ${String(err)}\n${nodeDiagnostics(platform.dir, platform.kubeconfigPath)}`)
+    if (platform)
+      process.stdout.write(
+        `[real-node] setup failed: ${String(err)}\n${nodeDiagnostics(platform.dir, platform.kubeconfigPath)}`,
+      )
     await teardown()
     throw err
   }
@@ -73,7 +86,8 @@ export async function setup(project: TestProject): Promise<void> {
 
 async function startAll(project: TestProject): Promise<void> {
   const started = Date.now()
-  const say = (m: string) => process.stdout.write(`[real-node] ${m} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`)
+  const say = (m: string) =>
+    process.stdout.write(`[real-node] ${m} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`)
   const tag = process.env.DUTIL_IMAGE_TAG
   if (!tag) throw new Error('DUTIL_IMAGE_TAG names the images to test (make test-node sets it)')
   ensureNodeAddress(NODE_IP)
@@ -91,35 +105,66 @@ async function startAll(project: TestProject): Promise<void> {
   })
   const server = `https://${NODE_IP}:${NODE_PORTS.apiserver}`
   node = realNodeLayout(platform.dir, server)
-  await startRealNode(node, { platformDir: platform.dir, server, adminKubeconfig: platform.kubeconfigPath, supervisor: platform.supervisor, progress: say })
+  await startRealNode(node, {
+    platformDir: platform.dir,
+    server,
+    adminKubeconfig: platform.kubeconfigPath,
+    supervisor: platform.supervisor,
+    progress: say,
+  })
   say('node Ready, cluster DNS up')
 
   // Our images, as `make images` built them, into the node's containerd (no registry, no pulls).
-  const images = execFileSync('docker', ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', `reference=${imageRef('*', tag)}`], { encoding: 'utf8' })
+  const images = execFileSync(
+    'docker',
+    ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', `reference=${imageRef('*', tag)}`],
+    { encoding: 'utf8' },
+  )
     .split('\n')
     .filter(Boolean)
-  if (!images.some((i) => i.endsWith(`/dutil-gateway:${tag}`))) throw new Error(`no images tagged ${tag}: build them first (images/build-images.sh)`)
+  if (!images.some((i) => i.endsWith(`/dutil-gateway:${tag}`)))
+    throw new Error(`no images tagged ${tag}: build them first (images/build-images.sh)`)
   const imported = importDockerImages(node, images)
-  say(`images: ${imported.length} of ${images.length} imported (${images.length - imported.length} already in the node's store)`)
+  say(
+    `images: ${imported.length} of ${images.length} imported (${images.length - imported.length} already in the node's store)`,
+  )
 
   const kubectl = (args: string[], input?: string) =>
-    execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', platform!.kubeconfigPath, ...args], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'inherit'] })
+    execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', platform!.kubeconfigPath, ...args], {
+      input,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
 
   // The tests' own servers (inputs, callbacks, a target runners must not reach), with an https
   // certificate from a CA of the tests' that the chart is told to trust.
   testCa = makeTestCa('dutil-node-ca-', [SERVICES_HOST])
-  kubectl(['apply', '-f', '-'], testServicesManifest({ image: imageRef('gateway', tag), tlsCert: readFileSync(testCa.certFile, 'utf8'), tlsKey: readFileSync(testCa.keyFile, 'utf8') }))
+  kubectl(
+    ['apply', '-f', '-'],
+    testServicesManifest({
+      image: imageRef('gateway', tag),
+      tlsCert: readFileSync(testCa.certFile, 'utf8'),
+      tlsKey: readFileSync(testCa.keyFile, 'utf8'),
+    }),
+  )
   kubectl(['-n', TEST_NS, 'wait', '--for=condition=Ready', 'pod/test-services', 'pod/np-target', '--timeout=120s'])
   const jsonpath = (args: string[], path: string) => kubectl([...args, '-o', `jsonpath={${path}}`])
   const servicesPodIp = jsonpath(['-n', TEST_NS, 'get', 'pod', 'test-services'], '.status.podIP')
   const servicesClusterIp = jsonpath(['-n', TEST_NS, 'get', 'service', 'test-services'], '.spec.clusterIP')
-  const npTarget = { podIp: jsonpath(['-n', TEST_NS, 'get', 'pod', 'np-target'], '.status.podIP'), clusterIp: jsonpath(['-n', TEST_NS, 'get', 'service', 'np-target'], '.spec.clusterIP') }
+  const npTarget = {
+    podIp: jsonpath(['-n', TEST_NS, 'get', 'pod', 'np-target'], '.status.podIP'),
+    clusterIp: jsonpath(['-n', TEST_NS, 'get', 'service', 'np-target'], '.spec.clusterIP'),
+  }
   kubectl(['-n', NS, 'create', 'configmap', 'dutil-test-ca', `--from-file=ca.crt=${testCa.caFile}`])
   say('test services up')
 
   const podDatabaseUrl = platform.databaseUrl.replace('@127.0.0.1:', `@${NODE_IP}:`)
   kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${podDatabaseUrl}`])
-  const helm = (...args: string[]) => execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', platform!.kubeconfigPath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const helm = (...args: string[]) =>
+    execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', platform!.kubeconfigPath, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
   helm(
     'install',
     RELEASE,

@@ -11,12 +11,20 @@ import { NS } from './chart-values.js'
 
 /** kubectl against the real-node platform, as an admin would run it. */
 export function kubectl(args: string[], input?: string): string {
-  return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })
+  return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], {
+    input,
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
 }
 
 /** Helm without blocking the event loop (requests go on while it waits for a rollout). */
 export async function helmAsync(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(join(BIN_DIR, 'helm'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' })
+  const { stdout } = await promisify(execFile)(
+    join(BIN_DIR, 'helm'),
+    ['--kubeconfig', inject('kubeconfigPath'), ...args],
+    { encoding: 'utf8' },
+  )
   return stdout
 }
 
@@ -37,7 +45,8 @@ export const core = () => kubeConfig().makeApiClient(CoreV1Api)
 
 /** The runner pods a job has had. */
 export async function runnerPodsOf(jobId: string): Promise<V1Pod[]> {
-  return (await core().listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` })).items
+  return (await core().listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(jobId)}` }))
+    .items
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

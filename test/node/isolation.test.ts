@@ -31,9 +31,17 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
         .listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
     ).items
     expect(job.spec?.activeDeadlineSeconds).toBe(5)
-    expect(job.status?.conditions?.find((c) => c.type === 'Failed' || c.type === 'FailureTarget')?.reason).toBe('DeadlineExceeded')
+    expect(job.status?.conditions?.find((c) => c.type === 'Failed' || c.type === 'FailureTarget')?.reason).toBe(
+      'DeadlineExceeded',
+    )
     // The kubelet killed the container (the Job controller deleted its pod at the deadline).
-    await expect.poll(async () => (await runnerPodsOf(res.body.id)).every((p) => p.metadata?.deletionTimestamp || p.status?.phase === 'Failed'), { timeout: 60_000, interval: 500 }).toBe(true)
+    await expect
+      .poll(
+        async () =>
+          (await runnerPodsOf(res.body.id)).every((p) => p.metadata?.deletionTimestamp || p.status?.phase === 'Failed'),
+        { timeout: 60_000, interval: 500 },
+      )
+      .toBe(true)
   })
 
   it(`fails a runner OOM-killed at its memory limit (${OOM_LIMIT}) as upstream_error naming the limit, with one pod and no retry`, async () => {
@@ -44,7 +52,10 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
     expect(res.body.error.message).toContain(`its limit is ${OOM_LIMIT}`)
     const pods = await runnerPodsOf(res.body.id)
     expect(pods).toHaveLength(1)
-    expect(pods[0].status?.containerStatuses?.[0].state?.terminated?.reason ?? pods[0].status?.containerStatuses?.[0].lastState?.terminated?.reason).toBe('OOMKilled')
+    expect(
+      pods[0].status?.containerStatuses?.[0].state?.terminated?.reason ??
+        pods[0].status?.containerStatuses?.[0].lastState?.terminated?.reason,
+    ).toBe('OOMKilled')
   })
 
   describe('the runner NetworkPolicy, enforced by kube-router', () => {
@@ -54,7 +65,10 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
     const services = new URL(inject('filesUrl')).host
 
     beforeAll(async () => {
-      const pods = await core().listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=gateway' })
+      const pods = await core().listNamespacedPod({
+        namespace: NS,
+        labelSelector: 'app.kubernetes.io/component=gateway',
+      })
       gatewayPodIp = pods.items[0].status!.podIP!
     })
 
@@ -82,7 +96,9 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
           const resolved = await dns.promises.lookup('kubernetes.default.svc.cluster.local').then(() => true, () => false)
           console.log(JSON.stringify({ ...Object.fromEntries(targets.map((t, i) => [t, open[i]])), dns: resolved }))
         })`
-      const labels: Record<string, string> = asRunner ? { [LABELS.managedBy]: MANAGED_BY, [LABELS.jobId]: name } : { app: name }
+      const labels: Record<string, string> = asRunner
+        ? { [LABELS.managedBy]: MANAGED_BY, [LABELS.jobId]: name }
+        : { app: name }
       await core().createNamespacedPod({
         namespace: NS,
         body: {
@@ -97,13 +113,22 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
                 image: imageRef('runner-split-pdf', inject('imageTag')),
                 imagePullPolicy: 'Never',
                 command: ['node', '-e', script],
-                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  capabilities: { drop: ['ALL'] },
+                },
               },
             ],
           },
         },
       })
-      await expect.poll(async () => (await core().readNamespacedPod({ name, namespace: NS })).status?.phase, { timeout: 60_000, interval: 500 }).toBe('Succeeded')
+      await expect
+        .poll(async () => (await core().readNamespacedPod({ name, namespace: NS })).status?.phase, {
+          timeout: 60_000,
+          interval: 500,
+        })
+        .toBe('Succeeded')
       const out = kubectl(['-n', NS, 'logs', name])
       await core().deleteNamespacedPod({ name, namespace: NS, gracePeriodSeconds: 0 })
       return JSON.parse(out.trim().split('\n').pop()!)
@@ -126,7 +151,10 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
   })
 
   it("refuses a runner input on a private address outside allowedPrivateNetworks (the runner's own address policy)", async () => {
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: 'http://np-target.dutil-test.svc.cluster.local/x.pdf' } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', {
+      key,
+      body: { input: { url: 'http://np-target.dutil-test.svc.cluster.local/x.pdf' } },
+    })
     expect(res.status, JSON.stringify(res.body)).toBe(422)
     expect(res.body.error).toMatchObject({ code: 'upstream_rejected' })
     expect(res.body.error.message).toMatch(/not allowed/)
@@ -135,8 +163,21 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
 
 /** A legacy workbook of 40,000 rows × 8 columns (about 3 MB): parsing it takes far more memory than OOM_LIMIT. */
 function bigWorkbook(): Buffer {
-  const rows = Array.from({ length: 40_000 }, (_, i) => [`item ${i}`, i, i * 1.5, `note for row ${i}`, i % 7, `code-${i % 97}`, i * 3, `tail ${i}`])
+  const rows = Array.from({ length: 40_000 }, (_, i) => [
+    `item ${i}`,
+    i,
+    i * 1.5,
+    `note for row ${i}`,
+    i % 7,
+    `code-${i % 97}`,
+    i * 3,
+    `tail ${i}`,
+  ])
   const wb = XLSX.utils.book_new()
-  XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([['item', 'n', 'x', 'note', 'd', 'code', 'y', 'tail'], ...rows]), 'Data')
+  XLSX.utils.book_append_sheet(
+    wb,
+    XLSX.utils.aoa_to_sheet([['item', 'n', 'x', 'note', 'd', 'code', 'y', 'tail'], ...rows]),
+    'Data',
+  )
   return XLSX.write(wb, { type: 'buffer', bookType: 'biff8' }) as Buffer
 }

@@ -17,7 +17,8 @@ import { putFile } from './helpers.js'
  * runs more samples).
  */
 const RUNS = Number(process.env.DUTIL_NODE_LATENCY_RUNS ?? 5)
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]
 
 describe.skipIf(inject('nodeBlocker'))('latency of a small job on a real node', () => {
   it(`runs ${RUNS} ten-page splits one after another (after one warm-up) and reports accept → runner start and accept → succeeded`, async () => {
@@ -28,8 +29,16 @@ describe.skipIf(inject('nodeBlocker'))('latency of a small job on a real node', 
     const toStart: number[] = []
     const toDone: number[] = []
     for (let i = 0; i <= RUNS; i++) {
-      const created = (await (await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf/jobs`, { method: 'POST', headers, body: JSON.stringify({ input: { url } }) })).json()) as { id: string }
-      const done = (await (await fetch(`${inject('gatewayUrl')}/v1/jobs/${created.id}?wait=60`, { headers })).json()) as {
+      const created = (await (
+        await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf/jobs`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ input: { url } }),
+        })
+      ).json()) as { id: string }
+      const done = (await (
+        await fetch(`${inject('gatewayUrl')}/v1/jobs/${created.id}?wait=60`, { headers })
+      ).json()) as {
         status: string
         createdAt: string
         timings: { totalMs: number }
@@ -38,11 +47,14 @@ describe.skipIf(inject('nodeBlocker'))('latency of a small job on a real node', 
       expect(done.status).toBe('succeeded')
       expect(done.result.pageCount).toBe(10)
       if (i === 0) continue
-      const manifest = JSON.parse(await streamText(await s3.getObject(inject('storage').bucket, resultObjectKey(created.id)))) as RunnerResult
+      const manifest = JSON.parse(
+        await streamText(await s3.getObject(inject('storage').bucket, resultObjectKey(created.id))),
+      ) as RunnerResult
       toStart.push(Date.parse(manifest.startedAt) - Date.parse(done.createdAt))
       toDone.push(done.timings.totalMs)
     }
-    const row = (name: string, xs: number[]) => `| ${name} | ${pct(xs, 50)} | ${pct(xs, 99)} | ${Math.min(...xs)} | ${Math.max(...xs)} |`
+    const row = (name: string, xs: number[]) =>
+      `| ${name} | ${pct(xs, 50)} | ${pct(xs, 99)} | ${Math.min(...xs)} | ${Math.max(...xs)} |`
     const report = [
       `Real node (kubelet + containerd + runc), split-pdf of 10 pages, ${RUNS} runs one at a time after one warm-up:`,
       '',

@@ -28,7 +28,10 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     killComponent('redis')
     try {
       await expect.poll(readyGatewayEndpoints, { timeout: 60_000, interval: 500 }).toBe(0)
-      const pods = await core().listNamespacedPod({ namespace: NS, labelSelector: 'app.kubernetes.io/component=gateway' })
+      const pods = await core().listNamespacedPod({
+        namespace: NS,
+        labelSelector: 'app.kubernetes.io/component=gateway',
+      })
       for (const p of pods.items) {
         expect(p.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False')
         // Not ready is not dead: the liveness probe keeps them running.
@@ -38,7 +41,9 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
       startComponent('redis')
     }
     await expect.poll(readyGatewayEndpoints, { timeout: 60_000, interval: 500 }).toBe(2)
-    expect((await fetch(`${inject('gatewayUrl')}/v1/utilities`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200)
+    expect(
+      (await fetch(`${inject('gatewayUrl')}/v1/utilities`, { headers: { Authorization: `Bearer ${key}` } })).status,
+    ).toBe(200)
   })
 
   it('rolls the gateway and operator to a new image tag (helm upgrade) during a burst of jobs, losing none', async () => {
@@ -56,7 +61,10 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     // the churn of a rollout, 2 of ~100 downloads from the tests' file server pod (through its
     // ClusterIP) stalled for 60 s in earlier runs, an open finding of the real node
     // (docs/adr/0015), not what this test is about.
-    const first = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: await putFile('upgrade.pdf', await makePdf(2)) } } })
+    const first = await api('POST', '/v1/utilities/split-pdf', {
+      key,
+      body: { input: { url: await putFile('upgrade.pdf', await makePdf(2)) } },
+    })
     expect(first.body.status, JSON.stringify(first.body)).toBe('succeeded')
     const url = `s3://${inject('storage').bucket}/${first.body.result.files[0].key}`
     const count = 24
@@ -70,7 +78,11 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
         if (attempt === 1) retried++
         const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf/jobs`, {
           method: 'POST',
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': `upgrade-${i}` },
+          headers: {
+            Authorization: `Bearer ${key}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': `upgrade-${i}`,
+          },
           body: JSON.stringify({ input: { url } }),
           signal: AbortSignal.timeout(30_000),
         }).catch(() => null)
@@ -81,7 +93,8 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
           accepted++
           return
         }
-        if (res && res.status < 500 && res.status !== 429) throw new Error(`request ${i} refused: ${res.status} ${await res.text()}`)
+        if (res && res.status < 500 && res.status !== 429)
+          throw new Error(`request ${i} refused: ${res.status} ${await res.text()}`)
         await sleep(500)
       }
     }
@@ -95,7 +108,19 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     )
     await expect.poll(() => accepted, { timeout: 60_000, interval: 100 }).toBeGreaterThanOrEqual(8)
     // Asynchronously: the burst goes on while Helm waits for the rollout.
-    const upgrade = helmAsync('upgrade', RELEASE, CHART, '--namespace', NS, '--reuse-values', '--set', `image.tag=${newTag}`, '--wait', '--timeout', '300s')
+    const upgrade = helmAsync(
+      'upgrade',
+      RELEASE,
+      CHART,
+      '--namespace',
+      NS,
+      '--reuse-values',
+      '--set',
+      `image.tag=${newTag}`,
+      '--wait',
+      '--timeout',
+      '300s',
+    )
     await Promise.all([burst, upgrade])
 
     expect(ids.size).toBe(count)

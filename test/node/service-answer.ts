@@ -43,7 +43,9 @@ export async function waitForServiceAnswer(p: ServiceProbe): Promise<void> {
   try {
     await until(`${p.service} through its Service`, answered, p.timeoutMs, 250)
   } catch {
-    throw new Error(`service ${p.namespace}/${p.service} (${p.url}) did not answer ${p.path} with 200 within ${p.timeoutMs / 1000} s; ${await diagnose(p, last)}`)
+    throw new Error(
+      `service ${p.namespace}/${p.service} (${p.url}) did not answer ${p.path} with 200 within ${p.timeoutMs / 1000} s; ${await diagnose(p, last)}`,
+    )
   }
 }
 
@@ -60,19 +62,43 @@ async function attempt(url: string): Promise<string> {
 
 function errorCode(err: unknown): string {
   const e = err as { name?: string; code?: string; cause?: { code?: string; message?: string } }
-  return e.cause?.code ?? e.code ?? (e.name === 'TimeoutError' ? `no answer within ${ATTEMPT_MS / 1000} s` : (e.cause?.message ?? String(err)))
+  return (
+    e.cause?.code ??
+    e.code ??
+    (e.name === 'TimeoutError' ? `no answer within ${ATTEMPT_MS / 1000} s` : (e.cause?.message ?? String(err)))
+  )
 }
 
 async function diagnose(p: ServiceProbe, last: string): Promise<string> {
   const parts = [`last attempt: ${last}`]
   const clusterIp = new URL(p.url).hostname
   try {
-    const slices = JSON.parse(p.kubectl(['-n', p.namespace, 'get', 'endpointslices', '-l', `kubernetes.io/service-name=${p.service}`, '-o', 'json'])) as {
+    const slices = JSON.parse(
+      p.kubectl([
+        '-n',
+        p.namespace,
+        'get',
+        'endpointslices',
+        '-l',
+        `kubernetes.io/service-name=${p.service}`,
+        '-o',
+        'json',
+      ]),
+    ) as {
       items: { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[]; ports?: { port?: number }[] }[]
     }
-    const endpoints = slices.items.flatMap((s) => (s.endpoints ?? []).map((e) => ({ address: e.addresses[0], ready: e.conditions?.ready === true, port: s.ports?.[0]?.port })))
+    const endpoints = slices.items.flatMap((s) =>
+      (s.endpoints ?? []).map((e) => ({
+        address: e.addresses[0],
+        ready: e.conditions?.ready === true,
+        port: s.ports?.[0]?.port,
+      })),
+    )
     if (endpoints.length === 0) parts.push('endpoints: none')
-    for (const e of endpoints) parts.push(`endpoint ${e.address}:${e.port} ready=${e.ready} answers directly: ${await attempt(`http://${e.address}:${e.port}${p.path}`)}`)
+    for (const e of endpoints)
+      parts.push(
+        `endpoint ${e.address}:${e.port} ready=${e.ready} answers directly: ${await attempt(`http://${e.address}:${e.port}${p.path}`)}`,
+      )
   } catch (err) {
     parts.push(`endpoints: unreadable (${errorCode(err)})`)
   }
@@ -89,7 +115,9 @@ async function diagnose(p: ServiceProbe, last: string): Promise<string> {
     const lines = readFileSync(log, 'utf8').trimEnd().split('\n')
     // Warnings, errors, and its "Sync failed" (logged as info: it retries after iptables.syncPeriod).
     const notable = lines.filter((l) => /^[EW]\d{4}/.test(l) || l.includes('"Sync failed"')).slice(-3)
-    parts.push(`kube-proxy.log: ${lines.length} lines, last warnings, errors or failed syncs: ${notable.length ? notable.join(' | ') : 'none'}`)
+    parts.push(
+      `kube-proxy.log: ${lines.length} lines, last warnings, errors or failed syncs: ${notable.length ? notable.join(' | ') : 'none'}`,
+    )
   }
   return parts.join('; ')
 }

@@ -67,25 +67,51 @@ function serverPod(name: string, image: string, withTls: boolean): object {
           env: [{ name: 'NAME', value: name }],
           ports: [{ containerPort: 8080 }, ...(withTls ? [{ containerPort: 8443 }] : [])],
           readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-          volumeMounts: [{ name: 'script', mountPath: '/srv', readOnly: true }, ...(withTls ? [{ name: 'tls', mountPath: '/tls', readOnly: true }] : [])],
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: [
+            { name: 'script', mountPath: '/srv', readOnly: true },
+            ...(withTls ? [{ name: 'tls', mountPath: '/tls', readOnly: true }] : []),
+          ],
         },
       ],
-      volumes: [{ name: 'script', configMap: { name: 'test-server' } }, ...(withTls ? [{ name: 'tls', secret: { secretName: 'test-services-tls' } }] : [])],
+      volumes: [
+        { name: 'script', configMap: { name: 'test-server' } },
+        ...(withTls ? [{ name: 'tls', secret: { secretName: 'test-services-tls' } }] : []),
+      ],
     },
   }
 }
 
 function service(name: string, ports: Array<{ name: string; port: number; targetPort: number }>): object {
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: TEST_NS }, spec: { selector: { app: name }, ports } }
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: TEST_NS },
+    spec: { selector: { app: name }, ports },
+  }
 }
 
 /** Everything of dutil-test, as a kubectl apply list. */
 export function testServicesManifest(o: { image: string; tlsCert: string; tlsKey: string }): string {
   const items = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TEST_NS } },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'test-server', namespace: TEST_NS }, data: { 'server.js': SERVER_JS } },
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'test-services-tls', namespace: TEST_NS }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': o.tlsCert, 'tls.key': o.tlsKey } },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'test-server', namespace: TEST_NS },
+      data: { 'server.js': SERVER_JS },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'test-services-tls', namespace: TEST_NS },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': o.tlsCert, 'tls.key': o.tlsKey },
+    },
     serverPod('test-services', o.image, true),
     service('test-services', [
       { name: 'http', port: 80, targetPort: 8080 },

@@ -58,7 +58,9 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     await expect
       .poll(
         async () => {
-          got = ((await (await fetch(inject('filesUrl').replace(/\/files$/, '/received'))).json()) as typeof got).filter((r) => r.path === '/callbacks/walkthrough')
+          got = (
+            (await (await fetch(inject('filesUrl').replace(/\/files$/, '/received'))).json()) as typeof got
+          ).filter((r) => r.path === '/callbacks/walkthrough')
           return got.length
         },
         { timeout: 60_000, interval: 500 },
@@ -66,12 +68,20 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
       .toBe(1)
     const event = new Webhook(signingSecret).verify(got[0].body, got[0].headers) as any
     expect(event).toMatchObject({ type: 'job.succeeded', data: { id: accepted.body.id, status: 'succeeded' } })
-    await expect.poll(async () => (await api('GET', `/v1/jobs/${accepted.body.id}`, { key })).body.callback, { timeout: 30_000 }).toEqual({ url: callbackUrl, status: 'delivered', attempts: 1 })
+    await expect
+      .poll(async () => (await api('GET', `/v1/jobs/${accepted.body.id}`, { key })).body.callback, { timeout: 30_000 })
+      .toEqual({ url: callbackUrl, status: 'delivered', attempts: 1 })
   })
 
   it('renders HTML to PDF with the Chromium in the html-pdf runner image', async () => {
-    const url = await putFile('page.html', '<!doctype html><title>r</title><h1>Quarterly report</h1><p>Rendered on a real node.</p>')
-    const res = await api('POST', '/v1/utilities/html-pdf', { key, body: { input: { url, pdfOptions: { format: 'A4' } } } })
+    const url = await putFile(
+      'page.html',
+      '<!doctype html><title>r</title><h1>Quarterly report</h1><p>Rendered on a real node.</p>',
+    )
+    const res = await api('POST', '/v1/utilities/html-pdf', {
+      key,
+      body: { input: { url, pdfOptions: { format: 'A4' } } },
+    })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     const [file] = res.body.result.files
     const d = await download(file.url)
@@ -82,13 +92,22 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
   it('lists the jobs with kubectl get utilityjobs, each run by a batch Job the operator owns', async () => {
     const out = kubectl(['get', 'utilityjobs', '-n', NS])
     expect(out.split('\n').filter((l) => /\ssucceeded\s/.test(l)).length).toBeGreaterThanOrEqual(3)
-    const jobs = await kubeConfig().makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NS, labelSelector: LABELS.jobId })
+    const jobs = await kubeConfig()
+      .makeApiClient(BatchV1Api)
+      .listNamespacedJob({ namespace: NS, labelSelector: LABELS.jobId })
     expect(jobs.items.length).toBeGreaterThanOrEqual(3)
-    for (const j of jobs.items) expect(j.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'UtilityJob', name: j.metadata?.labels?.[LABELS.jobId], controller: true })
+    for (const j of jobs.items)
+      expect(j.metadata?.ownerReferences?.[0]).toMatchObject({
+        kind: 'UtilityJob',
+        name: j.metadata?.labels?.[LABELS.jobId],
+        controller: true,
+      })
   })
 })
 
 /** Splits a command line the way a POSIX shell would (quotes), as JSON: bash does it. */
 function execShellWords(command: string): string {
-  return execFileSync('bash', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- ${command}`], { encoding: 'utf8' })
+  return execFileSync('bash', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- ${command}`], {
+    encoding: 'utf8',
+  })
 }

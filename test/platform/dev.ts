@@ -36,7 +36,9 @@ const platform = await startPlatform({
   testHooks: false,
   progress: say,
 })
-say(`allowLoopbackUrls=true: input URLs on 127.0.0.1 may be fetched and callbacks may go to https://localhost (dev only; off by default everywhere else)`)
+say(
+  `allowLoopbackUrls=true: input URLs on 127.0.0.1 may be fetched and callbacks may go to https://localhost (dev only; off by default everywhere else)`,
+)
 say(`platform up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .dev/logs/`)
 process.stdout.write(`
   dutil gateway:  ${platform.gatewayUrl}

@@ -203,12 +203,21 @@ function storageCredentials(dir: string): { accessKey: string; secretKey: string
 
 /** Applies crds/ with kubectl (server-side), as an installer would, and waits until they serve. */
 async function applyCrds(kubeconfigPath: string): Promise<void> {
-  const kubectl = (...args: string[]) => execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  await until('CRDs applied', async () => kubectl('apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'crds')) && true, 30_000, 500)
+  const kubectl = (...args: string[]) =>
+    execFileSync(bin('kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  await until(
+    'CRDs applied',
+    async () => kubectl('apply', '--server-side', '--force-conflicts', '-f', join(REPO_ROOT, 'crds')) && true,
+    30_000,
+    500,
+  )
   kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', join(REPO_ROOT, 'crds'))
 }
 
-async function ensureNamespaceAndSecret(kc: KubeConfig, creds: { accessKey: string; secretKey: string }): Promise<void> {
+async function ensureNamespaceAndSecret(
+  kc: KubeConfig,
+  creds: { accessKey: string; secretKey: string },
+): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api)
   try {
     await core.createNamespace({ body: { metadata: { name: NAMESPACE } } })
@@ -223,7 +232,10 @@ async function ensureNamespaceAndSecret(kc: KubeConfig, creds: { accessKey: stri
     await core.replaceNamespacedSecret({ name: 'dutil-storage', namespace: NAMESPACE, body })
   }
   // Pods need the namespace's default ServiceAccount (made by the serviceaccount controller).
-  await until('default service account', async () => (await core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE })) !== undefined)
+  await until(
+    'default service account',
+    async () => (await core.readNamespacedServiceAccount({ name: 'default', namespace: NAMESPACE })) !== undefined,
+  )
 }
 
 /**
@@ -252,14 +264,17 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
 
   /** Every component still running by its pid file (one long gone names no process: see pid-files.ts). */
   const killByPidFiles = () => {
-    for (const f of readdirSync(join(dir, 'pids')).filter((n) => n.endsWith('.pid'))) signalComponentGroup(dir, f.slice(0, -'.pid'.length), 'SIGKILL')
+    for (const f of readdirSync(join(dir, 'pids')).filter((n) => n.endsWith('.pid')))
+      signalComponentGroup(dir, f.slice(0, -'.pid'.length), 'SIGKILL')
   }
 
   // Where the API server and MinIO listen: loopback, or only the node's address (pods reach it).
   const host = opts.nodeAddress ?? '127.0.0.1'
   const alsoOnNode = opts.nodeAddress ? [opts.nodeAddress] : []
   try {
-    execFileSync(join(REPO_ROOT, 'test', 'platform', 'certs.sh'), [join(dir, 'pki'), ...alsoOnNode], { stdio: 'inherit' })
+    execFileSync(join(REPO_ROOT, 'test', 'platform', 'certs.sh'), [join(dir, 'pki'), ...alsoOnNode], {
+      stdio: 'inherit',
+    })
     const pki = (f: string) => join(dir, 'pki', f)
     const kubeconfigPath = join(dir, 'kubeconfig')
     writeFileSync(kubeconfigPath, kubeconfigYaml(dir, host, p.apiserver), { mode: 0o600 })
@@ -292,14 +307,31 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--dir',
       join(dir, 'redis'),
     ])
-    const postgres = preparePostgres(dir, p.postgres, { durable: !opts.fresh, nodeAddress: opts.nodeAddress, podCidr: opts.podCidr })
-    start('postgres', postgres.command[0], postgres.command.slice(1))
-    start('minio', bin('minio'), ['server', join(dir, 'minio'), '--address', `${host}:${p.minio}`, '--console-address', `127.0.0.1:${p.minioConsole}`, '--quiet'], {
-      MINIO_ROOT_USER: creds.accessKey,
-      MINIO_ROOT_PASSWORD: creds.secretKey,
-      MINIO_BROWSER: 'off',
-      MINIO_UPDATE: 'off',
+    const postgres = preparePostgres(dir, p.postgres, {
+      durable: !opts.fresh,
+      nodeAddress: opts.nodeAddress,
+      podCidr: opts.podCidr,
     })
+    start('postgres', postgres.command[0], postgres.command.slice(1))
+    start(
+      'minio',
+      bin('minio'),
+      [
+        'server',
+        join(dir, 'minio'),
+        '--address',
+        `${host}:${p.minio}`,
+        '--console-address',
+        `127.0.0.1:${p.minioConsole}`,
+        '--quiet',
+      ],
+      {
+        MINIO_ROOT_USER: creds.accessKey,
+        MINIO_ROOT_PASSWORD: creds.secretKey,
+        MINIO_BROWSER: 'off',
+        MINIO_UPDATE: 'off',
+      },
+    )
     await until('etcd', async () => (await getStatus(`http://127.0.0.1:${p.etcd}/health`)) === 200)
     await ensureDatabase(postgres)
 
@@ -332,8 +364,17 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--event-ttl=1h',
       '--v=1',
     ])
-    const tls = { ca: readFileSync(pki('ca.crt')), cert: readFileSync(pki('admin.crt')), key: readFileSync(pki('admin.key')) }
-    await until('kube-apiserver ready', async () => (await getStatus(`https://${host}:${p.apiserver}/readyz`, tls)) === 200, 120_000, 300)
+    const tls = {
+      ca: readFileSync(pki('ca.crt')),
+      cert: readFileSync(pki('admin.crt')),
+      key: readFileSync(pki('admin.key')),
+    }
+    await until(
+      'kube-apiserver ready',
+      async () => (await getStatus(`https://${host}:${p.apiserver}/readyz`, tls)) === 200,
+      120_000,
+      300,
+    )
 
     say('starting kube-controller-manager and kube-scheduler')
     start('kube-controller-manager', bin('kube-controller-manager'), [
@@ -429,14 +470,24 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       // Extra trust (a test CA for callback receivers) also reaches programs restarted by a test.
       ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
     }
-    const startOperator = () => void start('operator', process.execPath, [join(REPO_ROOT, 'dist', 'operator', 'main.js')], programEnv)
-    const startGateway = () => void start('gateway', process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], programEnv)
+    const startOperator = () =>
+      void start('operator', process.execPath, [join(REPO_ROOT, 'dist', 'operator', 'main.js')], programEnv)
+    const startGateway = () =>
+      void start('gateway', process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], programEnv)
     if (opts.programs !== false) {
       say('starting the operator and the gateway')
       startOperator()
       startGateway()
-      await until('operator ready', async () => (await getStatus(`http://127.0.0.1:${p.operator}/readyz`)) === 200, 60_000)
-      await until('gateway ready', async () => (await getStatus(`http://127.0.0.1:${p.gateway}/readyz`)) === 200, 60_000)
+      await until(
+        'operator ready',
+        async () => (await getStatus(`http://127.0.0.1:${p.operator}/readyz`)) === 200,
+        60_000,
+      )
+      await until(
+        'gateway ready',
+        async () => (await getStatus(`http://127.0.0.1:${p.gateway}/readyz`)) === 200,
+        60_000,
+      )
     }
 
     return {

@@ -1,6 +1,15 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 
@@ -14,7 +23,10 @@ export const DATABASE_USER = 'dutil'
 export function postgresBinDir(): string {
   const root = '/usr/lib/postgresql'
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'postgres'))) : []
-  if (!versions.length) throw new Error('PostgreSQL server not found under /usr/lib/postgresql: run test/platform/install-deps.sh (make deps)')
+  if (!versions.length)
+    throw new Error(
+      'PostgreSQL server not found under /usr/lib/postgresql: run test/platform/install-deps.sh (make deps)',
+    )
   return join(root, versions.sort((a, b) => Number(b) - Number(a))[0], 'bin')
 }
 
@@ -37,7 +49,11 @@ export interface PostgresInstance {
 }
 
 /** Prepares (initdb once) the cluster under `stateDir/postgres`; returns how to start it. */
-export function preparePostgres(stateDir: string, port: number, opts: { durable: boolean; nodeAddress?: string; podCidr?: string }): PostgresInstance {
+export function preparePostgres(
+  stateDir: string,
+  port: number,
+  opts: { durable: boolean; nodeAddress?: string; podCidr?: string },
+): PostgresInstance {
   const bin = postgresBinDir()
   const dataDir = join(stateDir, 'postgres')
   const pwFile = join(stateDir, 'postgres-password')
@@ -51,7 +67,20 @@ export function preparePostgres(stateDir: string, port: number, opts: { durable:
     const [cmd, ...prefix] = [...asServerUser(), join(bin, 'initdb')]
     const res = spawnSync(
       cmd,
-      [...prefix, '-D', dataDir, '-U', DATABASE_USER, `--pwfile=${initPw}`, '--auth-local=scram-sha-256', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions'],
+      [
+        ...prefix,
+        '-D',
+        dataDir,
+        '-U',
+        DATABASE_USER,
+        `--pwfile=${initPw}`,
+        '--auth-local=scram-sha-256',
+        '--auth-host=scram-sha-256',
+        '-E',
+        'UTF8',
+        '--locale=C',
+        '--no-instructions',
+      ],
       { encoding: 'utf8' },
     )
     rmSync(initPw, { force: true })
@@ -90,14 +119,22 @@ export function preparePostgres(stateDir: string, port: number, opts: { durable:
 export async function ensureDatabase(inst: PostgresInstance, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const client = new pg.Client({ host: '127.0.0.1', port: inst.port, user: DATABASE_USER, password: inst.password, database: 'postgres', connectionTimeoutMillis: 2000 })
+    const client = new pg.Client({
+      host: '127.0.0.1',
+      port: inst.port,
+      user: DATABASE_USER,
+      password: inst.password,
+      database: 'postgres',
+      connectionTimeoutMillis: 2000,
+    })
     try {
       await client.connect()
       const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE])
       if (!exists.rowCount) await client.query(`CREATE DATABASE ${DATABASE}`)
       return
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`PostgreSQL did not answer on port ${inst.port}: ${(err as Error).message}`)
+      if (Date.now() > deadline)
+        throw new Error(`PostgreSQL did not answer on port ${inst.port}: ${(err as Error).message}`)
       await new Promise((r) => setTimeout(r, 200))
     } finally {
       await client.end().catch(() => {})

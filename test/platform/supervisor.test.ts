@@ -32,7 +32,10 @@ describe('Supervisor with a restart policy (make dev)', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'dutil-supervisor-'))
     exits.length = 0
-    supervisor = new Supervisor({ restart: { initialDelayMs: 200, maxDelayMs: 1600, resetAfterMs: 60_000 }, onUnexpectedExit: (name, code, restartInMs) => exits.push({ name, code, restartInMs }) })
+    supervisor = new Supervisor({
+      restart: { initialDelayMs: 200, maxDelayMs: 1600, resetAfterMs: 60_000 },
+      onUnexpectedExit: (name, code, restartInMs) => exits.push({ name, code, restartInMs }),
+    })
   })
   afterEach(async () => {
     await supervisor.stopAll(2000)
@@ -41,7 +44,13 @@ describe('Supervisor with a restart policy (make dev)', () => {
 
   it('starts a killed process again within seconds, with a new pid, and says so', async () => {
     const pids: number[] = []
-    const first = supervisor.start({ name: 'operator', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], logFile: join(dir, 'operator.log'), onStart: (c) => pids.push(c.pid!) })
+    const first = supervisor.start({
+      name: 'operator',
+      command: process.execPath,
+      args: ['-e', 'setInterval(() => {}, 1000)'],
+      logFile: join(dir, 'operator.log'),
+      onStart: (c) => pids.push(c.pid!),
+    })
     expect(alive(first.pid!)).toBe(true)
     process.kill(first.pid!, 'SIGKILL')
     await until('restarted', async () => pids.length === 2 && alive(pids[1]), 5000, 50)
@@ -52,7 +61,13 @@ describe('Supervisor with a restart policy (make dev)', () => {
 
   it('backs off a process that keeps crashing, and stopAll cancels the pending restart', async () => {
     const pids: number[] = []
-    supervisor.start({ name: 'crasher', command: process.execPath, args: ['-e', 'console.log("up"); process.exit(3)'], logFile: join(dir, 'crasher.log'), onStart: (c) => pids.push(c.pid!) })
+    supervisor.start({
+      name: 'crasher',
+      command: process.execPath,
+      args: ['-e', 'console.log("up"); process.exit(3)'],
+      logFile: join(dir, 'crasher.log'),
+      onStart: (c) => pids.push(c.pid!),
+    })
     await until('three crashes', async () => exits.length >= 3, 10_000, 50)
     expect(exits.slice(0, 3)).toEqual([
       { name: 'crasher', code: 3, restartInMs: 200 },
@@ -68,7 +83,13 @@ describe('Supervisor with a restart policy (make dev)', () => {
 
   it('does not restart a process stopped on purpose', async () => {
     const pids: number[] = []
-    supervisor.start({ name: 'gateway', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], logFile: join(dir, 'gateway.log'), onStart: (c) => pids.push(c.pid!) })
+    supervisor.start({
+      name: 'gateway',
+      command: process.execPath,
+      args: ['-e', 'setInterval(() => {}, 1000)'],
+      logFile: join(dir, 'gateway.log'),
+      onStart: (c) => pids.push(c.pid!),
+    })
     await supervisor.stopOne('gateway', 1000)
     await new Promise((r) => setTimeout(r, 500))
     expect(pids).toHaveLength(1)
@@ -84,7 +105,13 @@ describe('Supervisor without a restart policy (tests)', () => {
     const s = new Supervisor((name, code, restartInMs) => exits.push([name, code, restartInMs]))
     try {
       const pids: number[] = []
-      s.start({ name: 'once', command: process.execPath, args: ['-e', 'process.exit(5)'], logFile: join(dir, 'once.log'), onStart: (c) => pids.push(c.pid!) })
+      s.start({
+        name: 'once',
+        command: process.execPath,
+        args: ['-e', 'process.exit(5)'],
+        logFile: join(dir, 'once.log'),
+        onStart: (c) => pids.push(c.pid!),
+      })
       await until('exit reported', async () => exits.length === 1, 5000, 50)
       await new Promise((r) => setTimeout(r, 300))
       expect(exits).toEqual([['once', 5, undefined]])
@@ -101,9 +128,19 @@ describe('Supervisor without a restart policy (tests)', () => {
     const s = new Supervisor((name) => exits.push(name))
     try {
       // The process exits; what it started (in a session of its own by then) keeps its stdout and writes later.
-      s.start({ name: 'leaver', command: 'sh', args: ['-c', 'echo first; setsid sh -c "sleep 0.5; echo late" & sleep 0.2; exit 0'], logFile: join(dir, 'leaver.log') })
+      s.start({
+        name: 'leaver',
+        command: 'sh',
+        args: ['-c', 'echo first; setsid sh -c "sleep 0.5; echo late" & sleep 0.2; exit 0'],
+        logFile: join(dir, 'leaver.log'),
+      })
       await until('exit reported', async () => exits.length === 1, 5000, 20)
-      await until('the late line logged', async () => readFileSync(join(dir, 'leaver.log'), 'utf8').includes('late'), 5000, 50)
+      await until(
+        'the late line logged',
+        async () => readFileSync(join(dir, 'leaver.log'), 'utf8').includes('late'),
+        5000,
+        50,
+      )
       expect(readFileSync(join(dir, 'leaver.log'), 'utf8')).toBe('first\nlate\n')
     } finally {
       await s.stopAll(1000)

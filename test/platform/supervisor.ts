@@ -99,7 +99,8 @@ export class Supervisor {
     })
     const forward = (chunk: Buffer) => {
       if (!log.writableEnded) log.write(chunk)
-      if (spec.echo) for (const line of chunk.toString().split('\n')) if (line) spec.echo.write(`[${spec.name}] ${line}\n`)
+      if (spec.echo)
+        for (const line of chunk.toString().split('\n')) if (line) spec.echo.write(`[${spec.name}] ${line}\n`)
     }
     child.stdout!.on('data', forward)
     child.stderr!.on('data', forward)

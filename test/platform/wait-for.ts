@@ -1,6 +1,11 @@
 import { connect } from 'node:net'
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   for (;;) {

@@ -27,7 +27,14 @@ const stop = async () => {
 process.on('SIGINT', stop)
 process.on('SIGTERM', stop)
 try {
-  await startRealNode(node, { platformDir: dir, server, adminKubeconfig: kubeconfig, supervisor, addOns: false, progress: (m) => console.log(`[real-node] ${m}`) })
+  await startRealNode(node, {
+    platformDir: dir,
+    server,
+    adminKubeconfig: kubeconfig,
+    supervisor,
+    addOns: false,
+    progress: (m) => console.log(`[real-node] ${m}`),
+  })
   console.log(`[real-node] ${node.nodeName} is Ready (containerd socket ${paths(node).containerdSocket})`)
 } catch (err) {
   console.error(`[real-node] ${(err as Error).message}`)

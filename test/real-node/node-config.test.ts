@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import YAML from 'yaml'
 import { clusterDnsManifest } from './cluster-addons.js'
-import { cniConflist, containerdConfig, kubeletConfig, kubeletKubeconfig, kubeProxyConfig, type RealNodeLayout } from './node-config.js'
+import {
+  cniConflist,
+  containerdConfig,
+  kubeletConfig,
+  kubeletKubeconfig,
+  kubeProxyConfig,
+  type RealNodeLayout,
+} from './node-config.js'
 
 const layout = (cgroupVersion: 1 | 2): RealNodeLayout => ({
   dir: '/state/real-node',
@@ -47,7 +54,10 @@ describe('real node configuration', () => {
 
   it('hands out pod addresses from the pod CIDR on a bridge', () => {
     const net = JSON.parse(cniConflist(layout(1)))
-    expect(net.plugins[0]).toMatchObject({ type: 'bridge', ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.0.0/24' }]] } })
+    expect(net.plugins[0]).toMatchObject({
+      type: 'bridge',
+      ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.0.0/24' }]] },
+    })
   })
 
   it('authenticates the kubelet with its own client certificate against the platform CA', () => {
@@ -79,13 +89,18 @@ describe('real node configuration', () => {
 
 describe('cluster DNS', () => {
   it('runs CoreDNS as kube-dns (the label the runner NetworkPolicy allows), answering for cluster.local only', () => {
-    const docs = YAML.parseAllDocuments(clusterDnsManifest({ image: 'dutil.local/coredns:dev', clusterIp: '10.0.0.10' })).map((d) => d.toJS())
+    const docs = YAML.parseAllDocuments(
+      clusterDnsManifest({ image: 'dutil.local/coredns:dev', clusterIp: '10.0.0.10' }),
+    ).map((d) => d.toJS())
     const deploy = docs.find((d) => d.kind === 'Deployment')
     const service = docs.find((d) => d.kind === 'Service')
     expect(deploy.spec.template.metadata.labels['k8s-app']).toBe('kube-dns')
     expect(deploy.metadata.namespace).toBe('kube-system')
     expect(deploy.spec.template.spec.containers[0].imagePullPolicy).toBe('Never')
-    expect(service).toMatchObject({ metadata: { name: 'kube-dns', namespace: 'kube-system' }, spec: { clusterIP: '10.0.0.10' } })
+    expect(service).toMatchObject({
+      metadata: { name: 'kube-dns', namespace: 'kube-system' },
+      spec: { clusterIP: '10.0.0.10' },
+    })
     const corefile = docs.find((d) => d.kind === 'ConfigMap').data.Corefile as string
     expect(corefile).toContain('kubernetes cluster.local')
     expect(corefile).not.toMatch(/forward|proxy/)

@@ -6,7 +6,15 @@ import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import type { Supervisor } from '../platform/supervisor.js'
 import { until } from '../platform/wait-for.js'
 import { clusterDnsManifest } from './cluster-addons.js'
-import { cniConflist, containerdConfig, kubeletConfig, kubeletKubeconfig, kubeProxyConfig, paths, type RealNodeLayout } from './node-config.js'
+import {
+  cniConflist,
+  containerdConfig,
+  kubeletConfig,
+  kubeletKubeconfig,
+  kubeProxyConfig,
+  paths,
+  type RealNodeLayout,
+} from './node-config.js'
 
 export const SANDBOX_IMAGE = 'dutil.local/pause:3.10'
 /** The platform's --service-cluster-ip-range, and the cluster DNS Service's address in it. */
@@ -27,7 +35,8 @@ export function realNodeBlocker(): string | null {
       return `${tool} is not installed (test/platform/install-deps.sh --node installs it from Debian)`
     }
   }
-  if (!existsSync(join(CNI_BIN_DIR, 'bridge'))) return `no CNI plugins in ${CNI_BIN_DIR} (Debian's containernetworking-plugins)`
+  if (!existsSync(join(CNI_BIN_DIR, 'bridge')))
+    return `no CNI plugins in ${CNI_BIN_DIR} (Debian's containernetworking-plugins)`
   for (const b of ['kubelet', 'kube-proxy', 'kube-router', 'coredns']) {
     if (!existsSync(join(BIN_DIR, b))) return `${join(BIN_DIR, b)} is missing (test/platform/build-binaries.sh ${b})`
   }
@@ -108,7 +117,8 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   const dir = layout.dir
   const p = paths(layout)
   ensureNodeAddress(layout.nodeIp)
-  for (const d of [p.containerdRoot, p.containerdState, p.cniConfDir, p.kubeletRoot, p.podLogs]) mkdirSync(d, { recursive: true })
+  for (const d of [p.containerdRoot, p.containerdState, p.cniConfDir, p.kubeletRoot, p.podLogs])
+    mkdirSync(d, { recursive: true })
   writeFileSync(p.containerdConfig, containerdConfig(layout))
   writeFileSync(join(p.cniConfDir, '10-dutil.conflist'), cniConflist(layout))
   writeFileSync(p.kubeletConfig, kubeletConfig(layout))
@@ -132,12 +142,26 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
       args: ['--config', p.containerdConfig],
       // Nothing is ever pulled: a missing image's pull goes to a closed port on loopback and fails
       // there (ErrImagePull), never resolving or reaching a registry off this machine.
-      env: { HTTP_PROXY: NO_REGISTRY_PROXY, HTTPS_PROXY: NO_REGISTRY_PROXY, NO_PROXY: '', http_proxy: NO_REGISTRY_PROXY, https_proxy: NO_REGISTRY_PROXY, no_proxy: '' },
+      env: {
+        HTTP_PROXY: NO_REGISTRY_PROXY,
+        HTTPS_PROXY: NO_REGISTRY_PROXY,
+        NO_PROXY: '',
+        http_proxy: NO_REGISTRY_PROXY,
+        https_proxy: NO_REGISTRY_PROXY,
+        no_proxy: '',
+      },
       logFile: containerdLog,
     })
     // Its CRI answers "not initialized yet" until it has recovered its state and started its
     // streaming server (the last step before it serves; a warm image store takes longer).
-    await until('containerd CRI ready', async () => existsSync(p.containerdSocket) && readFileSync(containerdLog).subarray(logFrom).includes('Start streaming server'), 60_000, 100)
+    await until(
+      'containerd CRI ready',
+      async () =>
+        existsSync(p.containerdSocket) &&
+        readFileSync(containerdLog).subarray(logFrom).includes('Start streaming server'),
+      60_000,
+      100,
+    )
   }
   await startContainerd()
   const ctr = nodeCtr(p.containerdSocket)
@@ -150,7 +174,9 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   }
   if (!imagesIn(ctr).has(SANDBOX_IMAGE)) {
     say('building and importing the sandbox image')
-    const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'pause-image.sh'), [join(dir, 'pause.tar')], { encoding: 'utf8' }).trim()
+    const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'pause-image.sh'), [join(dir, 'pause.tar')], {
+      encoding: 'utf8',
+    }).trim()
     ctr('images', 'import', '--index-name', SANDBOX_IMAGE, tar)
   }
 
@@ -158,7 +184,14 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   o.supervisor.start({
     name: 'kubelet',
     command: join(BIN_DIR, 'kubelet'),
-    args: [`--config=${p.kubeletConfig}`, `--kubeconfig=${p.kubeletKubeconfig}`, `--root-dir=${p.kubeletRoot}`, `--hostname-override=${layout.nodeName}`, `--node-ip=${layout.nodeIp}`, '--v=1'],
+    args: [
+      `--config=${p.kubeletConfig}`,
+      `--kubeconfig=${p.kubeletKubeconfig}`,
+      `--root-dir=${p.kubeletRoot}`,
+      `--hostname-override=${layout.nodeName}`,
+      `--node-ip=${layout.nodeIp}`,
+      '--v=1',
+    ],
     logFile: join(o.platformDir, 'logs', 'kubelet.log'),
   })
   const kc = new KubeConfig()
@@ -166,7 +199,10 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   const core = kc.makeApiClient(CoreV1Api)
   await until(
     `node ${layout.nodeName} Ready`,
-    async () => (await core.readNode({ name: layout.nodeName }).catch(() => undefined))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    async () =>
+      (await core.readNode({ name: layout.nodeName }).catch(() => undefined))?.status?.conditions?.some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      ),
     120_000,
     500,
   )
@@ -174,10 +210,24 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   if (o.addOns === false) return
   say('starting kube-proxy and the NetworkPolicy enforcer (kube-router)')
   // kube-proxy sets nf_conntrack_tcp_be_liberal (tcpBeLiberal): the machine's value comes back at teardown.
-  if (!existsSync(p.sysctlsBefore)) writeFileSync(p.sysctlsBefore, JSON.stringify({ [BE_LIBERAL]: readFileSync(`/proc/sys/${BE_LIBERAL.replace(/\./g, '/')}`, 'utf8').trim() }))
+  if (!existsSync(p.sysctlsBefore))
+    writeFileSync(
+      p.sysctlsBefore,
+      JSON.stringify({ [BE_LIBERAL]: readFileSync(`/proc/sys/${BE_LIBERAL.replace(/\./g, '/')}`, 'utf8').trim() }),
+    )
   const logFile = (name: string) => join(o.platformDir, 'logs', `${name}.log`)
-  o.supervisor.start({ name: 'kube-proxy', command: join(BIN_DIR, 'kube-proxy'), args: [`--config=${p.kubeProxyConfig}`, '--v=1'], logFile: logFile('kube-proxy') })
-  o.supervisor.start({ name: 'kube-router', command: join(BIN_DIR, 'kube-router'), args: kubeRouterArgs(layout, o.adminKubeconfig), logFile: logFile('kube-router') })
+  o.supervisor.start({
+    name: 'kube-proxy',
+    command: join(BIN_DIR, 'kube-proxy'),
+    args: [`--config=${p.kubeProxyConfig}`, '--v=1'],
+    logFile: logFile('kube-proxy'),
+  })
+  o.supervisor.start({
+    name: 'kube-router',
+    command: join(BIN_DIR, 'kube-router'),
+    args: kubeRouterArgs(layout, o.adminKubeconfig),
+    logFile: logFile('kube-router'),
+  })
   // Pods on the bridge reach each other and Services through FORWARD: accepted after the
   // enforcer's chains (it inserts itself first), whatever a host firewall's policy is.
   for (const rule of forwardRules(layout)) if (!iptables('-C', ...rule)) iptables('-A', ...rule)
@@ -186,7 +236,11 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   // Tagged with the version build-binaries.sh stamped: the image store outlives the run.
   const corednsImage = `dutil.local/coredns:${readFileSync(join(BIN_DIR, '.coredns.version'), 'utf8').trim().replace(/^.*@/, '')}`
   if (!imagesIn(ctr).has(corednsImage)) {
-    const tar = execFileSync(join(REPO_ROOT, 'test', 'real-node', 'static-image.sh'), [join(dir, 'coredns.tar'), join(BIN_DIR, 'coredns')], { encoding: 'utf8' }).trim()
+    const tar = execFileSync(
+      join(REPO_ROOT, 'test', 'real-node', 'static-image.sh'),
+      [join(dir, 'coredns.tar'), join(BIN_DIR, 'coredns')],
+      { encoding: 'utf8' },
+    ).trim()
     ctr('images', 'import', '--index-name', corednsImage, tar)
   }
   execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', o.adminKubeconfig, 'apply', '--server-side', '-f', '-'], {
@@ -194,7 +248,14 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
     stdio: ['pipe', 'ignore', 'inherit'],
   })
   const apps = kc.makeApiClient(AppsV1Api)
-  await until('CoreDNS ready', async () => ((await apps.readNamespacedDeployment({ name: 'coredns', namespace: 'kube-system' })).status?.readyReplicas ?? 0) > 0, 120_000, 500)
+  await until(
+    'CoreDNS ready',
+    async () =>
+      ((await apps.readNamespacedDeployment({ name: 'coredns', namespace: 'kube-system' })).status?.readyReplicas ??
+        0) > 0,
+    120_000,
+    500,
+  )
 }
 
 /** kube-router with only its NetworkPolicy controller on (no routing, no service proxy: kube-proxy does that). */
@@ -286,11 +347,15 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
   // The kubelet's own chains (KUBE-FIREWALL and its canaries).
   for (const table of ['filter', 'nat', 'mangle']) {
     for (const chain of ['INPUT', 'OUTPUT']) while (iptables('-t', table, '-D', chain, '-j', 'KUBE-FIREWALL'));
-    for (const chain of ['KUBE-FIREWALL', 'KUBE-KUBELET-CANARY', 'KUBE-IPTABLES-HINT']) if (iptables('-t', table, '-F', chain)) iptables('-t', table, '-X', chain)
+    for (const chain of ['KUBE-FIREWALL', 'KUBE-KUBELET-CANARY', 'KUBE-IPTABLES-HINT'])
+      if (iptables('-t', table, '-F', chain)) iptables('-t', table, '-X', chain)
   }
   sh('rm -rf /var/lib/cni/networks/dutil-pods')
   if (existsSync(p.sysctlsBefore)) {
-    for (const [key, value] of Object.entries(JSON.parse(readFileSync(p.sysctlsBefore, 'utf8')) as Record<string, string>)) sh(`sysctl -qw ${key}=${value}`)
+    for (const [key, value] of Object.entries(
+      JSON.parse(readFileSync(p.sysctlsBefore, 'utf8')) as Record<string, string>,
+    ))
+      sh(`sysctl -qw ${key}=${value}`)
     rmSync(p.sysctlsBefore, { force: true })
   }
   sh('ip link delete dutil-cni0')
@@ -298,7 +363,12 @@ export async function stopRealNode(layout: RealNodeLayout, supervisor: Superviso
 
 /** ctr against the node's containerd (its socket: paths(layout).containerdSocket), in the kubelet's namespace. */
 export function nodeCtr(socket: string, timeoutMs = 60_000): (...args: string[]) => string {
-  return (...args) => execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs })
+  return (...args) =>
+    execFileSync('ctr', ['--address', socket, '-n', 'k8s.io', ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+    })
 }
 
 /** The image names in the node's store. */
@@ -340,14 +410,31 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): str
   const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
   const ctr = nodeCtr(paths(layout).containerdSocket, 600_000)
   const present = imagesIn(ctr)
-  const ids = Object.fromEntries(names.map((n) => [n, execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', n], { encoding: 'utf8' }).trim()]))
+  const ids = Object.fromEntries(
+    names.map((n) => [
+      n,
+      execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', n], { encoding: 'utf8' }).trim(),
+    ]),
+  )
   const changed = names.filter((n) => !present.has(n) || stamps[n] !== ids[n])
   if (changed.length > 0) {
     // Streamed from `docker save` into the import: no archive of every layer written to disk first.
-    execFileSync('bash', ['-o', 'pipefail', '-c', 'docker save "${@:2}" | ctr --address "$1" -n k8s.io images import -', 'import', paths(layout).containerdSocket, ...changed], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      timeout: 900_000,
-    })
+    execFileSync(
+      'bash',
+      [
+        '-o',
+        'pipefail',
+        '-c',
+        'docker save "${@:2}" | ctr --address "$1" -n k8s.io images import -',
+        'import',
+        paths(layout).containerdSocket,
+        ...changed,
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        timeout: 900_000,
+      },
+    )
     for (const n of changed) stamps[n] = ids[n]
     writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
   }
@@ -361,14 +448,19 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): str
 export function nodeDiagnostics(platformDir: string, kubeconfig: string): string {
   const run = (args: string[]) => {
     try {
-      return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+      return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
     } catch (err) {
       return `(kubectl ${args.join(' ')} failed: ${String((err as { stderr?: string }).stderr ?? err).trim()})\n`
     }
   }
   const tail = (name: string, lines: number) => {
     const file = join(platformDir, 'logs', `${name}.log`)
-    return existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') + '\n' : '(no log)\n'
+    return existsSync(file)
+      ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') + '\n'
+      : '(no log)\n'
   }
   return [
     '--- nodes',

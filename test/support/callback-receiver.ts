@@ -51,7 +51,8 @@ export class CallbackReceiver {
     const deadline = Date.now() + timeoutMs
     while (this.requests(path).length < count) {
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`${path}: ${this.requests(path).length} of ${count} callbacks after ${timeoutMs} ms`)
+      if (left <= 0)
+        throw new Error(`${path}: ${this.requests(path).length} of ${count} callbacks after ${timeoutMs} ms`)
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(t)
@@ -72,7 +73,9 @@ export class CallbackReceiver {
     const got: ReceivedCallback = {
       path,
       at: Date.now(),
-      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)])),
+      headers: Object.fromEntries(
+        Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]),
+      ),
       body: Buffer.concat(chunks).toString('utf8'),
     }
     const script = this.scripts.get(path) ?? [200]

@@ -10,7 +10,8 @@ import ts from 'typescript'
  * the gateway (gateway/console/ui/api-types.ts, which imports nothing). Tests (test/, *.test.ts)
  * may import anything.
  */
-export type Layer = 'contract' | 'platform' | 'runners' | 'catalog' | 'gateway' | 'operator' | 'cli' | 'clients' | 'ui' | 'console-types'
+export type Layer =
+  'contract' | 'platform' | 'runners' | 'catalog' | 'gateway' | 'operator' | 'cli' | 'clients' | 'ui' | 'console-types'
 
 export const ALLOWED: Record<Layer, readonly Layer[]> = {
   contract: ['contract'],
@@ -71,7 +72,12 @@ export function importsOf(path: string, source: string): Import[] {
       out.push({ specifier: node.moduleSpecifier.text, typeOnly: !!node.importClause?.isTypeOnly })
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       out.push({ specifier: node.moduleSpecifier.text, typeOnly: node.isTypeOnly })
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       out.push({ specifier: node.arguments[0].text, typeOnly: false })
     }
     ts.forEachChild(node, visit)
@@ -94,7 +100,10 @@ export function layeringViolations(files: ReadonlyMap<string, string>): string[]
           continue
         }
         const to = layerOf(target)
-        if (to && !ALLOWED[from].includes(to)) problems.push(`${path} → ${target} (${from} may import ${ALLOWED[from].join(', ') || 'nothing of ours'}; not ${to})`)
+        if (to && !ALLOWED[from].includes(to))
+          problems.push(
+            `${path} → ${target} (${from} may import ${ALLOWED[from].join(', ') || 'nothing of ours'}; not ${to})`,
+          )
       } else if (from === 'contract' && !typeOnly && IO_PACKAGES.includes(specifier)) {
         problems.push(`${path} → ${specifier} (contract/ is data: no I/O package's code)`)
       }

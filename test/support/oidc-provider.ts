@@ -15,7 +15,11 @@ export interface TestIdentityProvider {
  * development login pages. Whatever login is typed becomes the account: its e-mail is the
  * login itself, verified unless the login starts with "unverified".
  */
-export async function startIdentityProvider(opts: { cert: Buffer; key: Buffer; redirectUri: string }): Promise<TestIdentityProvider> {
+export async function startIdentityProvider(opts: {
+  cert: Buffer
+  key: Buffer
+  redirectUri: string
+}): Promise<TestIdentityProvider> {
   const clientId = 'dutil-console'
   const clientSecret = 'test-client-secret-not-for-production'
   const server = https.createServer({ cert: opts.cert, key: opts.key })

@@ -23,7 +23,14 @@ export async function makeHeavyPdf(pages: number, imageBytes: number): Promise<B
   const height = Math.floor(imageBytes / (width * 3))
   for (let i = 1; i <= pages; i++) {
     const image = doc.context.register(
-      doc.context.stream(randomBytes(width * height * 3), { Type: 'XObject', Subtype: 'Image', Width: width, Height: height, ColorSpace: 'DeviceRGB', BitsPerComponent: 8 }),
+      doc.context.stream(randomBytes(width * height * 3), {
+        Type: 'XObject',
+        Subtype: 'Image',
+        Width: width,
+        Height: height,
+        ColorSpace: 'DeviceRGB',
+        BitsPerComponent: 8,
+      }),
     )
     const page = doc.addPage([width, height])
     page.node.setXObject(PDFName.of('Scan'), image)
@@ -36,6 +43,14 @@ export async function makeHeavyPdf(pages: number, imageBytes: number): Promise<B
 export async function makeEncryptedPdf(pages: number): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'dutil-pdf-'))
   writeFileSync(join(dir, 'in.pdf'), await makePdf(pages))
-  execFileSync('qpdf', ['--encrypt', 'secret-user', 'secret-owner', '256', '--', join(dir, 'in.pdf'), join(dir, 'out.pdf')])
+  execFileSync('qpdf', [
+    '--encrypt',
+    'secret-user',
+    'secret-owner',
+    '256',
+    '--',
+    join(dir, 'in.pdf'),
+    join(dir, 'out.pdf'),
+  ])
   return readFileSync(join(dir, 'out.pdf'))
 }

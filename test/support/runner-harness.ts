@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ulid } from 'ulid'
 import { catalog } from '../../runners/catalog.js'
-import { ENV, inputObjectKey, MAX_RESULT_MANIFEST_BYTES, resultObjectKey, type RunnerFailure, type RunnerResult } from '../../contract/runner-protocol.js'
+import {
+  ENV,
+  inputObjectKey,
+  MAX_RESULT_MANIFEST_BYTES,
+  resultObjectKey,
+  type RunnerFailure,
+  type RunnerResult,
+} from '../../contract/runner-protocol.js'
 import type { StorageSettings } from '../../contract/storage-keys.js'
 import { readJsonObject, storageClient, writeJsonObject } from '../../platform/storage-client.js'
 import { runnerNodeArgs } from '../../operator/desired-job.js'
@@ -24,7 +31,12 @@ export interface HarnessRun {
  * The runner's environment contract for one job (contract/runner-protocol.ts ENV), with the
  * given storage credentials where a pod gets its job's temporary ones.
  */
-export function runnerJobEnv(jobId: string, slug: string, storage: StorageSettings, allowLoopback: boolean): Record<string, string> {
+export function runnerJobEnv(
+  jobId: string,
+  slug: string,
+  storage: StorageSettings,
+  allowLoopback: boolean,
+): Record<string, string> {
   return {
     [ENV.jobId]: jobId,
     [ENV.utility]: slug,
@@ -47,7 +59,11 @@ export async function runRunner(
   slug: string,
   input: unknown,
   storage: StorageSettings,
-  opts: { allowLoopback?: boolean; env?: Record<string, string>; /** Extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */ nodeArgs?: string[] } = {},
+  opts: {
+    allowLoopback?: boolean
+    env?: Record<string, string>
+    /** Extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS). */ nodeArgs?: string[]
+  } = {},
 ): Promise<HarnessRun> {
   const utility = catalog.get(slug)
   if (!utility) throw new Error(`unknown utility ${slug}`)
@@ -65,7 +81,16 @@ export async function runRunner(
     DUTIL_TERMINATION_MESSAGE_PATH: termination,
     ...(opts.env ?? {}),
   }
-  const args = ['-f', '%M', '-o', timeFile, process.execPath, ...runnerNodeArgs(utility), ...(opts.nodeArgs ?? []), join(REPO_ROOT, utility.runner.entry)]
+  const args = [
+    '-f',
+    '%M',
+    '-o',
+    timeFile,
+    process.execPath,
+    ...runnerNodeArgs(utility),
+    ...(opts.nodeArgs ?? []),
+    join(REPO_ROOT, utility.runner.entry),
+  ]
   const t0 = performance.now()
   const child = spawn('/usr/bin/time', args, { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   let log = ''
@@ -75,7 +100,13 @@ export async function runRunner(
   const wallMs = performance.now() - t0
   const peakRssKb = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop())
   const run: HarnessRun = { exitCode, wallMs, peakRssKb, log }
-  if (exitCode === 0) run.result = await readJsonObject<RunnerResult>(s3, storage.bucket, resultObjectKey(jobId), MAX_RESULT_MANIFEST_BYTES)
+  if (exitCode === 0)
+    run.result = await readJsonObject<RunnerResult>(
+      s3,
+      storage.bucket,
+      resultObjectKey(jobId),
+      MAX_RESULT_MANIFEST_BYTES,
+    )
   else {
     try {
       run.failure = JSON.parse(readFileSync(termination, 'utf8'))

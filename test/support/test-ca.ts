@@ -24,13 +24,54 @@ export function makeTestCa(prefix = 'dutil-test-ca-', extraNames: string[] = [])
   const dir = mkdtempSync(join(tmpdir(), prefix))
   const f = (name: string) => join(dir, name)
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] })
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=dutil test CA', '-keyout', f('ca.key'), '-out', f('ca.crt'))
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', f('server.key'), '-out', f('server.csr'))
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=dutil test CA',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+  )
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    f('server.key'),
+    '-out',
+    f('server.csr'),
+  )
   writeFileSync(
     f('server.ext'),
     `subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1${extraNames.map((n) => `,DNS:${n}`).join('')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
   )
-  openssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f('server.ext'), '-out', f('server.crt'))
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+    '-out',
+    f('server.crt'),
+  )
   return {
     dir,
     caFile: f('ca.crt'),

@@ -22,7 +22,13 @@ export interface RawEntry {
 }
 
 export function fileEntry(name: string | Buffer, data: Buffer, method: 0 | 8 = 8): RawEntry {
-  return { name, stored: method === 8 ? deflateRawSync(data) : data, method, crc: crc32(data), uncompressedSize: data.length }
+  return {
+    name,
+    stored: method === 8 ? deflateRawSync(data) : data,
+    method,
+    crc: crc32(data),
+    uncompressedSize: data.length,
+  }
 }
 
 export function writeZip(entries: RawEntry[]): Buffer {

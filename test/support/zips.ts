@@ -23,7 +23,12 @@ export function readZip(buffer: Buffer): Promise<ZipEntryRead[]> {
           stream.on('data', (c: Buffer) => chunks.push(c))
           stream.on('error', reject)
           stream.on('end', () => {
-            out.push({ name: entry.fileName, data: Buffer.concat(chunks), compressionMethod: entry.compressionMethod, lastModified: entry.getLastModDate() })
+            out.push({
+              name: entry.fileName,
+              data: Buffer.concat(chunks),
+              compressionMethod: entry.compressionMethod,
+              lastModified: entry.getLastModDate(),
+            })
             zip.readEntry()
           })
         })

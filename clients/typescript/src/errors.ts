@@ -1,8 +1,10 @@
 import type { components } from './schema.js'
 
 export type Job = components['schemas']['Job']
-export type RequestErrorCode = 'invalid_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'internal'
-export type JobErrorCode = 'upstream_rejected' | 'upstream_error' | 'upstream_timeout' | 'storage_error' | 'lost' | 'internal'
+export type RequestErrorCode =
+  'invalid_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'internal'
+export type JobErrorCode =
+  'upstream_rejected' | 'upstream_error' | 'upstream_timeout' | 'storage_error' | 'lost' | 'internal'
 
 /** Any error this client throws. Branch on `code`, never on `message` (the API's own rule). */
 export class DutilError extends Error {
@@ -54,7 +56,12 @@ const BY_CODE: Record<string, typeof DutilRequestError> = {
 /** The job ran and failed (or was cancelled): `job` is the whole job, `code` its error code. */
 export class JobFailedError extends DutilError {
   constructor(readonly job: Job) {
-    super(job.error ? `${job.utility} job ${job.id} failed: ${job.error.message}` : `${job.utility} job ${job.id} was ${job.status}`, job.error?.code ?? job.status)
+    super(
+      job.error
+        ? `${job.utility} job ${job.id} failed: ${job.error.message}`
+        : `${job.utility} job ${job.id} was ${job.status}`,
+      job.error?.code ?? job.status,
+    )
   }
 }
 
@@ -77,7 +84,16 @@ export class WaitTimeoutError extends DutilError {
 
 /** The typed error for an error envelope answer. */
 export function requestError(status: number, body: unknown, headers: Headers): DutilRequestError {
-  const e = (body as { error?: { code?: string; message?: string; details?: Array<{ path: string; message: string }>; requestId?: string } } | null)?.error
+  const e = (
+    body as {
+      error?: {
+        code?: string
+        message?: string
+        details?: Array<{ path: string; message: string }>
+        requestId?: string
+      }
+    } | null
+  )?.error
   const retry = Number(headers.get('retry-after'))
   const Cls = (e?.code && BY_CODE[e.code]) || DutilRequestError
   return new Cls(

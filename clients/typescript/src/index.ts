@@ -1,7 +1,14 @@
 import createClient, { type Client } from 'openapi-fetch'
 import { randomUUID } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
-import { DutilConnectionError, type Job, JobFailedError, RateLimitedError, requestError, WaitTimeoutError } from './errors.js'
+import {
+  DutilConnectionError,
+  type Job,
+  JobFailedError,
+  RateLimitedError,
+  requestError,
+  WaitTimeoutError,
+} from './errors.js'
 import type { components, paths } from './schema.js'
 
 export * from './errors.js'
@@ -13,10 +20,18 @@ export type JobStatus = Job['status']
 
 /** The utilities, from the API description: one `/v1/utilities/<slug>` route each. */
 export type Utility = {
-  [P in keyof paths]: P extends `/v1/utilities/${infer S}` ? (S extends `${string}/${string}` | `{${string}}` ? never : S) : never
+  [P in keyof paths]: P extends `/v1/utilities/${infer S}`
+    ? S extends `${string}/${string}` | `{${string}}`
+      ? never
+      : S
+    : never
 }[keyof paths]
 
-type RunBody<U extends Utility> = NonNullable<paths[`/v1/utilities/${U}`]['post']>['requestBody'] extends { content: { 'application/json': infer B } } ? B : never
+type RunBody<U extends Utility> = NonNullable<paths[`/v1/utilities/${U}`]['post']>['requestBody'] extends {
+  content: { 'application/json': infer B }
+}
+  ? B
+  : never
 /** The `input` a utility takes (docs/openapi.yaml). */
 export type InputOf<U extends Utility> = RunBody<U> extends { input: infer I } ? I : never
 
@@ -107,7 +122,11 @@ export class DutilClient {
   private readonly api: Client<paths>
 
   constructor(private readonly options: ClientOptions) {
-    this.api = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ''), fetch: options.fetch, headers: { Authorization: `Bearer ${options.apiKey}` } })
+    this.api = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/$/, ''),
+      fetch: options.fetch,
+      headers: { Authorization: `Bearer ${options.apiKey}` },
+    })
   }
 
   /**
@@ -115,21 +134,37 @@ export class DutilClient {
    * answers 202 (still running after 90 s) it long-polls the job until it finishes.
    */
   async run<U extends Utility>(utility: U, input: InputOf<U>, opts: RequestOptions & WaitOptions = {}): Promise<Job> {
-    const { status, job } = await this.start(`/v1/utilities/${utility}`, { input, ...(opts.metadata ? { metadata: opts.metadata } : {}) }, opts)
+    const { status, job } = await this.start(
+      `/v1/utilities/${utility}`,
+      { input, ...(opts.metadata ? { metadata: opts.metadata } : {}) },
+      opts,
+    )
     if (status === 202 || !TERMINAL.has(job.status)) return this.wait(job.id, opts)
     return finished(job)
   }
 
   /** Starts a utility as an async job and resolves at once with the queued job. */
-  async submit<U extends Utility>(utility: U, input: InputOf<U>, opts: RequestOptions & { callbackUrl?: string } = {}): Promise<Job> {
-    const body = { input, ...(opts.metadata ? { metadata: opts.metadata } : {}), ...(opts.callbackUrl ? { callbackUrl: opts.callbackUrl } : {}) }
+  async submit<U extends Utility>(
+    utility: U,
+    input: InputOf<U>,
+    opts: RequestOptions & { callbackUrl?: string } = {},
+  ): Promise<Job> {
+    const body = {
+      input,
+      ...(opts.metadata ? { metadata: opts.metadata } : {}),
+      ...(opts.callbackUrl ? { callbackUrl: opts.callbackUrl } : {}),
+    }
     return (await this.start(`/v1/utilities/${utility}/jobs`, body, opts)).job
   }
 
   async get(id: string, opts: CallOptions & { waitSeconds?: number } = {}): Promise<Job> {
     const r = await this.call(
       opts,
-      (signal) => this.api.GET('/v1/jobs/{id}', { params: { path: { id }, query: opts.waitSeconds ? { wait: opts.waitSeconds } : {} }, signal }),
+      (signal) =>
+        this.api.GET('/v1/jobs/{id}', {
+          params: { path: { id }, query: opts.waitSeconds ? { wait: opts.waitSeconds } : {} },
+          signal,
+        }),
       (opts.waitSeconds ?? 0) * 1000,
     )
     if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
@@ -144,10 +179,18 @@ export class DutilClient {
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs
     for (;;) {
       const left = deadline - Date.now()
-      const waitSeconds = Math.max(0, Math.min(opts.pollSeconds ?? LONG_POLL_SECONDS, LONG_POLL_SECONDS, Math.floor(left / 1000)))
+      const waitSeconds = Math.max(
+        0,
+        Math.min(opts.pollSeconds ?? LONG_POLL_SECONDS, LONG_POLL_SECONDS, Math.floor(left / 1000)),
+      )
       let job: Job
       try {
-        job = await this.get(id, { waitSeconds, signal: opts.signal, requestTimeoutMs: opts.requestTimeoutMs, maxRetries: opts.maxRetries })
+        job = await this.get(id, {
+          waitSeconds,
+          signal: opts.signal,
+          requestTimeoutMs: opts.requestTimeoutMs,
+          maxRetries: opts.maxRetries,
+        })
       } catch (err) {
         if (err instanceof RateLimitedError) {
           await sleep((err.retryAfter ?? 1) * 1000, opts.signal)
@@ -182,7 +225,9 @@ export class DutilClient {
 
   /** Cancels a queued job (a running or finished one: ConflictError). Cancelling twice is harmless, so it is retried too. */
   async cancel(id: string, opts: CallOptions = {}): Promise<Job> {
-    const r = await this.call(opts, (signal) => this.api.POST('/v1/jobs/{id}/cancel', { params: { path: { id } }, signal }))
+    const r = await this.call(opts, (signal) =>
+      this.api.POST('/v1/jobs/{id}/cancel', { params: { path: { id } }, signal }),
+    )
     if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
     return r.data as Job
   }
@@ -206,7 +251,8 @@ export class DutilClient {
     const r = await this.call(opts, (signal) => post(path, { body, headers, signal }))
     const answer = r.data ?? r.error
     // A failed sync run answers with the job itself and the status of its error code.
-    if ((answer as { object?: string } | undefined)?.object === 'job') return { status: r.response.status, job: answer as Job }
+    if ((answer as { object?: string } | undefined)?.object === 'job')
+      return { status: r.response.status, job: answer as Job }
     throw requestError(r.response.status, answer, r.response.headers)
   }
 
@@ -215,11 +261,18 @@ export class DutilClient {
    * wait), the caller's signal, and retries with back-off for connection errors and 5xx error
    * envelopes. A failed job's answer (a job body, whatever its status) is an answer, not retried.
    */
-  private async call<T extends { response: Response; error?: unknown; data?: unknown }>(opts: CallOptions, send: (signal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
+  private async call<T extends { response: Response; error?: unknown; data?: unknown }>(
+    opts: CallOptions,
+    send: (signal: AbortSignal | undefined) => Promise<T>,
+    extraMs = 0,
+  ): Promise<T> {
     const retries = opts.maxRetries ?? this.options.maxRetries ?? 2
     const timeoutMs = opts.requestTimeoutMs ?? this.options.timeoutMs
     for (let attempt = 0; ; attempt++) {
-      const signals = [opts.signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs + extraMs)].filter((x): x is AbortSignal => x !== undefined)
+      const signals = [
+        opts.signal,
+        timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs + extraMs),
+      ].filter((x): x is AbortSignal => x !== undefined)
       const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
       let r: T | undefined
       let failure: unknown
@@ -242,7 +295,10 @@ export class DutilClient {
       }
       const retryAfter = Number(r?.response.headers.get('retry-after'))
       const base = (this.options.retryBaseMs ?? 500) * 2 ** attempt
-      const delay = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(8000, base) * (0.5 + Math.random() / 2)
+      const delay =
+        Number.isFinite(retryAfter) && retryAfter > 0
+          ? retryAfter * 1000
+          : Math.min(8000, base) * (0.5 + Math.random() / 2)
       await sleep(delay, opts.signal)
     }
   }
@@ -266,9 +322,18 @@ export type CallbackEvent = components['schemas']['CallbackEvent']
  * (`whsec_…`) and returns the event. Pass the raw body, exactly as received. Throws when the
  * signature does not match. Receivers should de-duplicate on `webhook-id` (the job id).
  */
-export function verifyCallback(rawBody: string | Buffer, headers: Record<string, string | string[] | undefined> | Headers, secret: string): CallbackEvent {
+export function verifyCallback(
+  rawBody: string | Buffer,
+  headers: Record<string, string | string[] | undefined> | Headers,
+  secret: string,
+): CallbackEvent {
   const plain: Record<string, string> = {}
   if (headers instanceof Headers) headers.forEach((v, k) => (plain[k] = v))
-  else for (const [k, v] of Object.entries(headers)) if (v !== undefined) plain[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v
-  return new Webhook(secret).verify(typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8'), plain) as CallbackEvent
+  else
+    for (const [k, v] of Object.entries(headers))
+      if (v !== undefined) plain[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v
+  return new Webhook(secret).verify(
+    typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8'),
+    plain,
+  ) as CallbackEvent
 }

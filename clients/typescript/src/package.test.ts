@@ -17,19 +17,35 @@ const scratch = mkdtempSync(join(tmpdir(), 'dutil-client-user-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 const run = (cmd: string, args: string[], cwd: string) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } })
+  execFileSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  })
 
 describe('the packed TypeScript client', () => {
   it('installs outside the repository and types a strict program: Job, InputOf and the client are real types, not any', () => {
     expect(existsSync(join(pkg, 'dist', 'index.d.ts')), 'build the client first (npm run build)').toBe(true)
     run('npm', ['pack', '--silent', '--pack-destination', scratch], pkg)
     const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'))!
-    writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }))
+    writeFileSync(
+      join(scratch, 'package.json'),
+      JSON.stringify({ name: 'user-project', private: true, type: 'module' }),
+    )
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`, '@types/node@20'], scratch)
     writeFileSync(
       join(scratch, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+        },
         include: ['main.ts'],
       }),
     )
@@ -55,7 +71,10 @@ describe('the packed TypeScript client', () => {
       try {
         return { ok: true, out: run(tsc, ['-p', 'tsconfig.json'], scratch) }
       } catch (err) {
-        return { ok: false, out: `${(err as { stdout?: string }).stdout ?? ''}${(err as { stderr?: string }).stderr ?? ''}` }
+        return {
+          ok: false,
+          out: `${(err as { stdout?: string }).stdout ?? ''}${(err as { stderr?: string }).stderr ?? ''}`,
+        }
       }
     })()
     expect(compiled.out).toBe('')
@@ -64,7 +83,8 @@ describe('the packed TypeScript client', () => {
 
   it('builds on its own, from a copy of its folder with nothing of the repository around it', () => {
     const copy = join(scratch, 'client-copy')
-    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'src']) cpSync(join(pkg, f), join(copy, f), { recursive: true })
+    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'src'])
+      cpSync(join(pkg, f), join(copy, f), { recursive: true })
     run('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], copy)
     run('npm', ['run', '--silent', 'build'], copy)
     expect(

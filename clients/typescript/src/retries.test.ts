@@ -9,16 +9,32 @@ function scripted(...answers: Array<(req: Request) => Response | Promise<Respons
     seen.push(req)
     const next = answers[Math.min(seen.length - 1, answers.length - 1)](req)
     if (next === 'refuse') throw new TypeError('fetch failed: connect ECONNREFUSED')
-    if (next === 'hang') return new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason ?? new DOMException('aborted', 'AbortError'))))
+    if (next === 'hang')
+      return new Promise((_, reject) =>
+        req.signal.addEventListener('abort', () =>
+          reject(req.signal.reason ?? new DOMException('aborted', 'AbortError')),
+        ),
+      )
     return next
   }
   return { fetch: fetch as typeof globalThis.fetch, seen }
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
-const envelope = (code: string, status: number, headers: Record<string, string> = {}) => json(status, { error: { code, message: code } }, headers)
-const job = (status: string, extra: Record<string, unknown> = {}) => ({ id: 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV', object: 'job', utility: 'split-pdf', mode: 'async', status, error: null, ...extra })
-const client = (fetch: typeof globalThis.fetch, more: Record<string, unknown> = {}) => new DutilClient({ baseUrl: 'http://dutil.test', apiKey: 'du_live_x', fetch, retryBaseMs: 1, ...more })
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
+const envelope = (code: string, status: number, headers: Record<string, string> = {}) =>
+  json(status, { error: { code, message: code } }, headers)
+const job = (status: string, extra: Record<string, unknown> = {}) => ({
+  id: 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  object: 'job',
+  utility: 'split-pdf',
+  mode: 'async',
+  status,
+  error: null,
+  ...extra,
+})
+const client = (fetch: typeof globalThis.fetch, more: Record<string, unknown> = {}) =>
+  new DutilClient({ baseUrl: 'http://dutil.test', apiKey: 'du_live_x', fetch, retryBaseMs: 1, ...more })
 
 describe('retries', () => {
   it('retries a create after a connection error and a 503 with the same generated Idempotency-Key', async () => {
@@ -40,17 +56,26 @@ describe('retries', () => {
   })
 
   it('does not retry a failed job (its answer is the job, with the status of its error) nor a 4xx', async () => {
-    const failed = scripted(() => json(502, job('failed', { mode: 'sync', error: { code: 'upstream_error', message: 'x' } })))
-    await expect(client(failed.fetch).run('split-pdf', { url: 'https://example.com/a.pdf' })).rejects.toBeInstanceOf(JobFailedError)
+    const failed = scripted(() =>
+      json(502, job('failed', { mode: 'sync', error: { code: 'upstream_error', message: 'x' } })),
+    )
+    await expect(client(failed.fetch).run('split-pdf', { url: 'https://example.com/a.pdf' })).rejects.toBeInstanceOf(
+      JobFailedError,
+    )
     expect(failed.seen).toHaveLength(1)
     const invalid = scripted(() => envelope('invalid_request', 400))
-    await expect(client(invalid.fetch).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toMatchObject({ code: 'invalid_request', status: 400 })
+    await expect(client(invalid.fetch).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+    })
     expect(invalid.seen).toHaveLength(1)
   })
 
   it('gives up after maxRetries, with the last answer typed, and honours Retry-After', async () => {
     const down = scripted(() => envelope('internal', 500))
-    await expect(client(down.fetch, { maxRetries: 3 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toBeInstanceOf(InternalError)
+    await expect(client(down.fetch, { maxRetries: 3 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toBeInstanceOf(
+      InternalError,
+    )
     expect(down.seen).toHaveLength(4)
     const limited = scripted(
       () => envelope('rate_limited', 429, { 'retry-after': '1' }),
@@ -60,7 +85,9 @@ describe('retries', () => {
     expect((await client(limited.fetch).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe('running')
     expect(Date.now() - started).toBeGreaterThanOrEqual(950)
     const never = scripted(() => envelope('rate_limited', 429, { 'retry-after': '1' }))
-    await expect(client(never.fetch, { maxRetries: 0 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toBeInstanceOf(RateLimitedError)
+    await expect(client(never.fetch, { maxRetries: 0 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toBeInstanceOf(
+      RateLimitedError,
+    )
     const refused = scripted(() => 'refuse')
     await expect(client(refused.fetch, { maxRetries: 1 }).utilities()).rejects.toBeInstanceOf(DutilConnectionError)
     expect(refused.seen).toHaveLength(2)
@@ -76,17 +103,28 @@ describe('timeouts and signals', () => {
     expect((await client(slow.fetch, { timeoutMs: 50 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).status).toBe('running')
     expect(slow.seen).toHaveLength(2)
     const hung = scripted(() => 'hang')
-    await expect(client(hung.fetch, { timeoutMs: 30, maxRetries: 1 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV')).rejects.toThrow(/could not be reached within 30 ms/)
+    await expect(
+      client(hung.fetch, { timeoutMs: 30, maxRetries: 1 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV'),
+    ).rejects.toThrow(/could not be reached within 30 ms/)
     // Per call: its own timeout and retries.
     const once = scripted(() => 'hang')
-    await expect(client(once.fetch, { timeoutMs: 10_000 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV', { requestTimeoutMs: 20, maxRetries: 0 })).rejects.toBeInstanceOf(DutilConnectionError)
+    await expect(
+      client(once.fetch, { timeoutMs: 10_000 }).get('job_01ARZ3NDEKTSV4RRFFQ69G5FAV', {
+        requestTimeoutMs: 20,
+        maxRetries: 0,
+      }),
+    ).rejects.toBeInstanceOf(DutilConnectionError)
     expect(once.seen).toHaveLength(1)
   })
 
   it("stops at once, without retrying, when the caller's signal aborts", async () => {
     const hung = scripted(() => 'hang')
     const stop = new AbortController()
-    const pending = client(hung.fetch).submit('split-pdf', { url: 'https://example.com/a.pdf' }, { signal: stop.signal })
+    const pending = client(hung.fetch).submit(
+      'split-pdf',
+      { url: 'https://example.com/a.pdf' },
+      { signal: stop.signal },
+    )
     setTimeout(() => stop.abort(new Error('caller gave up')), 20)
     await expect(pending).rejects.toThrow('caller gave up')
     expect(hung.seen).toHaveLength(1)

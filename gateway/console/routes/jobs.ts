@@ -52,15 +52,28 @@ interface ConsoleJobQuery {
 function parseQuery(q: Record<string, unknown>): ConsoleJobQuery {
   const details: ErrorDetail[] = []
   const one = (n: string) => (typeof q[n] === 'string' && q[n] !== '' ? (q[n] as string) : undefined)
-  const out: ConsoleJobQuery = { utility: one('utility'), status: one('status'), key: one('key'), from: one('from'), to: one('to'), before: one('cursor'), limit: 50 }
-  if (out.utility && !(CONTRACT_SLUGS as readonly string[]).includes(out.utility)) details.push({ path: 'utility', message: 'is not a utility' })
-  if (out.status && !(JOB_STATES as readonly string[]).includes(out.status)) details.push({ path: 'status', message: `must be one of ${JOB_STATES.join(', ')}` })
-  if (out.key && out.key !== 'playground' && !ulidOf(out.key, 'key')) details.push({ path: 'key', message: 'must be a key id or playground' })
-  for (const n of ['from', 'to'] as const) if (out[n] && !DAY.test(out[n]!)) details.push({ path: n, message: 'must be a date YYYY-MM-DD' })
+  const out: ConsoleJobQuery = {
+    utility: one('utility'),
+    status: one('status'),
+    key: one('key'),
+    from: one('from'),
+    to: one('to'),
+    before: one('cursor'),
+    limit: 50,
+  }
+  if (out.utility && !(CONTRACT_SLUGS as readonly string[]).includes(out.utility))
+    details.push({ path: 'utility', message: 'is not a utility' })
+  if (out.status && !(JOB_STATES as readonly string[]).includes(out.status))
+    details.push({ path: 'status', message: `must be one of ${JOB_STATES.join(', ')}` })
+  if (out.key && out.key !== 'playground' && !ulidOf(out.key, 'key'))
+    details.push({ path: 'key', message: 'must be a key id or playground' })
+  for (const n of ['from', 'to'] as const)
+    if (out[n] && !DAY.test(out[n]!)) details.push({ path: n, message: 'must be a date YYYY-MM-DD' })
   if (out.before && !ulidOf(out.before, 'job')) details.push({ path: 'cursor', message: 'is not valid' })
   const limit = one('limit')
   if (limit) {
-    if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 100) details.push({ path: 'limit', message: 'must be 1 to 100' })
+    if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 100)
+      details.push({ path: 'limit', message: 'must be 1 to 100' })
     else out.limit = Number(limit)
   }
   if (details.length) throw invalid('The job filters are not valid.', details)
@@ -75,7 +88,8 @@ async function visibleJob(ctx: Context, d: ConsoleDeps): Promise<JobRecord> {
   const s = authorize(ctx, 'jobs.read', 'own')
   const id = ctx.params.id as string
   const job = await d.records.find(id)
-  if (!job || job.spec.jobId !== id || !jobVisibility(d, s)(job)) throw new ApiError('not_found', `No job ${JSON.stringify(id.slice(0, 60))}.`)
+  if (!job || job.spec.jobId !== id || !jobVisibility(d, s)(job))
+    throw new ApiError('not_found', `No job ${JSON.stringify(id.slice(0, 60))}.`)
   return job
 }
 
@@ -86,7 +100,9 @@ export function jobRoutes(d: ConsoleDeps): Router {
     const s = authorize(ctx, 'jobs.read', 'own')
     const q = parseQuery(ctx.query)
     // The job record, by keyset: the person's scope and every filter are index conditions.
-    const scope: Partial<JobListQuery> = can(s.user.spec.role, 'jobs.read', 'other') ? {} : { ownedBy: { apiKeyIds: [...ownKeyIds(d, s)], userEmail: s.user.spec.email } }
+    const scope: Partial<JobListQuery> = can(s.user.spec.role, 'jobs.read', 'other')
+      ? {}
+      : { ownedBy: { apiKeyIds: [...ownKeyIds(d, s)], userEmail: s.user.spec.email } }
     if (q.key === 'playground') scope.playground = {}
     else if (q.key) scope.apiKeyId = q.key
     const rows = await d.records.list({
@@ -99,7 +115,10 @@ export function jobRoutes(d: ConsoleDeps): Router {
       limit: q.limit,
     })
     const page = rows.slice(0, q.limit)
-    ctx.body = { items: page.map(consoleJobSummary), nextCursor: rows.length > q.limit ? page[page.length - 1].spec.jobId : null } satisfies JobPage
+    ctx.body = {
+      items: page.map(consoleJobSummary),
+      nextCursor: rows.length > q.limit ? page[page.length - 1].spec.jobId : null,
+    } satisfies JobPage
   })
 
   r.get('/:id', async (ctx) => {
@@ -137,7 +156,8 @@ export function jobRoutes(d: ConsoleDeps): Router {
   r.post('/:id/callback/redeliver', async (ctx) => {
     const s = authorize(ctx, 'callbacks.redeliver', 'own')
     const job = await visibleJob(ctx, d)
-    if (!can(s.user.spec.role, 'callbacks.redeliver', 'other') && !ownsJob(job, s, ownKeyIds(d, s))) throw new ApiError('forbidden', 'Your role does not allow this.')
+    if (!can(s.user.spec.role, 'callbacks.redeliver', 'other') && !ownsJob(job, s, ownKeyIds(d, s)))
+      throw new ApiError('forbidden', 'Your role does not allow this.')
     const live = await d.store.get(objectNameOf(job.spec.jobId))
     const problem = redeliveryProblem(live)
     if (problem) throw new ApiError('conflict', problem)

@@ -55,12 +55,17 @@ export async function visibleKeys(d: ConsoleDeps, s: ConsoleState): Promise<ApiK
   return can(s.user.spec.role, 'keys.read', 'other') ? all : all.filter((k) => ownsKey(s, k))
 }
 
-async function keyFor(ctx: Context, d: ConsoleDeps, action: 'keys.revoke' | 'keys.secret.reveal' | 'keys.secret.rotate' | 'keys.rateLimit.set'): Promise<ApiKeyResource> {
+async function keyFor(
+  ctx: Context,
+  d: ConsoleDeps,
+  action: 'keys.revoke' | 'keys.secret.reveal' | 'keys.secret.rotate' | 'keys.rateLimit.set',
+): Promise<ApiKeyResource> {
   const s = authorize(ctx, action, 'own')
   const id = ctx.params.id as string
   const key = ulidOf(id, 'key') ? (await d.keyAdmin.list()).find((k) => k.spec.keyId === id) : undefined
   // Keys a person may not see answer 404, as if they did not exist.
-  if (!key || !can(s.user.spec.role, 'keys.read', ownsKey(s, key) ? 'own' : 'other')) throw new ApiError('not_found', `No API key ${JSON.stringify(id.slice(0, 60))}.`)
+  if (!key || !can(s.user.spec.role, 'keys.read', ownsKey(s, key) ? 'own' : 'other'))
+    throw new ApiError('not_found', `No API key ${JSON.stringify(id.slice(0, 60))}.`)
   authorize(ctx, action, ownsKey(s, key) ? 'own' : 'other')
   return key
 }
@@ -71,7 +76,14 @@ export function keyRoutes(d: ConsoleDeps): Router {
   r.get('/', async (ctx) => {
     const s = authorize(ctx, 'keys.read', 'own')
     const keys = await visibleKeys(d, s)
-    ctx.body = { items: keys.map((k) => keyView(k, s)), defaults: { rateLimitPerMinute: DEFAULT_RATE_LIMIT, expiryDays: [...EXPIRY_DAYS], utilities: [...CONTRACT_SLUGS] } } satisfies KeyList
+    ctx.body = {
+      items: keys.map((k) => keyView(k, s)),
+      defaults: {
+        rateLimitPerMinute: DEFAULT_RATE_LIMIT,
+        expiryDays: [...EXPIRY_DAYS],
+        utilities: [...CONTRACT_SLUGS],
+      },
+    } satisfies KeyList
   })
 
   r.post('/', async (ctx) => {
@@ -82,15 +94,24 @@ export function keyRoutes(d: ConsoleDeps): Router {
     const utilities = body.utilities
     let list: string[] = []
     if (utilities !== undefined && utilities !== 'all') {
-      if (!Array.isArray(utilities) || utilities.length === 0 || utilities.some((u) => !(CONTRACT_SLUGS as readonly string[]).includes(u as string))) {
-        f.problems.push({ path: 'utilities', message: `must be "all" or a non-empty list of ${CONTRACT_SLUGS.join(', ')}` })
+      if (
+        !Array.isArray(utilities) ||
+        utilities.length === 0 ||
+        utilities.some((u) => !(CONTRACT_SLUGS as readonly string[]).includes(u as string))
+      ) {
+        f.problems.push({
+          path: 'utilities',
+          message: `must be "all" or a non-empty list of ${CONTRACT_SLUGS.join(', ')}`,
+        })
       } else list = [...new Set(utilities as string[])]
     }
     const expires = body.expiresInDays
-    if (expires !== undefined && expires !== null && !(EXPIRY_DAYS as readonly unknown[]).includes(expires)) f.problems.push({ path: 'expiresInDays', message: 'must be null (never), 30, 90 or 365' })
+    if (expires !== undefined && expires !== null && !(EXPIRY_DAYS as readonly unknown[]).includes(expires))
+      f.problems.push({ path: 'expiresInDays', message: 'must be null (never), 30, 90 or 365' })
     const rate = body.rateLimitPerMinute
     if (rate !== undefined && rate !== null) {
-      if (!can(s.user.spec.role, 'keys.rateLimit.set', 'own')) throw new ApiError('forbidden', 'Your keys get the default rate limit; ask staff to raise it.')
+      if (!can(s.user.spec.role, 'keys.rateLimit.set', 'own'))
+        throw new ApiError('forbidden', 'Your keys get the default rate limit; ask staff to raise it.')
       if (!Number.isInteger(rate) || (rate as number) < 1 || (rate as number) > MAX_RATE_LIMIT)
         f.problems.push({ path: 'rateLimitPerMinute', message: `must be a whole number from 1 to ${MAX_RATE_LIMIT}` })
     }
@@ -98,9 +119,19 @@ export function keyRoutes(d: ConsoleDeps): Router {
     // Key churn is bounded per person and day (each key is an entry of the signing Secret until
     // its revocation is swept): counted in Redis across replicas, failing open while it is down.
     const perDay = d.config.limits.keysPerDay
-    const today = await d.playgroundLimiter.hit(`keys-created:${s.user.spec.userId}`, Date.now(), ctx.state.requestId as string | undefined, 86_400_000)
+    const today = await d.playgroundLimiter.hit(
+      `keys-created:${s.user.spec.userId}`,
+      Date.now(),
+      ctx.state.requestId as string | undefined,
+      86_400_000,
+    )
     if (today && today.count > perDay) {
-      throw new ApiError('rate_limited', `A person may create ${perDay} API keys a day; try again tomorrow.`, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(today.resetMs / 1000))) })
+      throw new ApiError(
+        'rate_limited',
+        `A person may create ${perDay} API keys a day; try again tomorrow.`,
+        undefined,
+        { 'Retry-After': String(Math.max(1, Math.ceil(today.resetMs / 1000))) },
+      )
     }
     const create = () =>
       d.keyAdmin.create({
@@ -116,9 +147,15 @@ export function keyRoutes(d: ConsoleDeps): Router {
       s.user.spec.role === 'external'
         ? await d.mutex.with(`console:mutex:keys:${s.user.spec.userId}`, async () => {
             const now = Date.now()
-            const active = (await d.keyAdmin.list()).filter((k) => ownsKey(s, k) && !k.spec.revokedAt && !(k.spec.expiresAt && Date.parse(k.spec.expiresAt) <= now)).length
+            const active = (await d.keyAdmin.list()).filter(
+              (k) => ownsKey(s, k) && !k.spec.revokedAt && !(k.spec.expiresAt && Date.parse(k.spec.expiresAt) <= now),
+            ).length
             const cap = d.config.limits.maxKeysPerExternal
-            if (active >= cap) throw new ApiError('conflict', `External members may hold ${cap} active API keys; revoke one before creating another.`)
+            if (active >= cap)
+              throw new ApiError(
+                'conflict',
+                `External members may hold ${cap} active API keys; revoke one before creating another.`,
+              )
             return create()
           })
         : await create()
@@ -139,7 +176,9 @@ export function keyRoutes(d: ConsoleDeps): Router {
     const body = await jsonBody(ctx)
     const rate = body.rateLimitPerMinute
     if (!Number.isInteger(rate) || (rate as number) < 1 || (rate as number) > MAX_RATE_LIMIT) {
-      throw invalid(`rateLimitPerMinute must be a whole number from 1 to ${MAX_RATE_LIMIT}.`, [{ path: 'rateLimitPerMinute', message: `must be a whole number from 1 to ${MAX_RATE_LIMIT}` }])
+      throw invalid(`rateLimitPerMinute must be a whole number from 1 to ${MAX_RATE_LIMIT}.`, [
+        { path: 'rateLimitPerMinute', message: `must be a whole number from 1 to ${MAX_RATE_LIMIT}` },
+      ])
     }
     ctx.body = keyView(await d.keyAdmin.setRateLimit(key.spec.keyId, rate as number), ctx.state.console)
   })

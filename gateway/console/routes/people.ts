@@ -40,10 +40,19 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     // The admin's own changes (an invite, a role, a person disabled) show on the page they reload
     // right after: read from the API, not the watched cache, which may lag behind.
     const users = (await d.people.listUsersFresh()).sort((a, b) => a.spec.email.localeCompare(b.spec.email))
-    const invites = (await d.people.listInvitesFresh()).filter((i) => Date.parse(i.spec.expiresAt) > Date.now()).sort((a, b) => b.spec.createdAt.localeCompare(a.spec.createdAt))
+    const invites = (await d.people.listInvitesFresh())
+      .filter((i) => Date.parse(i.spec.expiresAt) > Date.now())
+      .sort((a, b) => b.spec.createdAt.localeCompare(a.spec.createdAt))
     ctx.body = {
       members: users.map(personView),
-      invites: invites.map((i): Invite => ({ id: i.spec.inviteId, email: i.spec.email, role: i.spec.role, createdAt: i.spec.createdAt, expiresAt: i.spec.expiresAt, invitedBy: i.spec.invitedBy })),
+      invites: invites.map((i): Invite => ({
+        id: i.spec.inviteId,
+        email: i.spec.email,
+        role: i.spec.role,
+        createdAt: i.spec.createdAt,
+        expiresAt: i.spec.expiresAt,
+        invitedBy: i.spec.invitedBy,
+      })),
     }
   })
 
@@ -58,7 +67,13 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     const { invite, token } = await d.people.invite({ email: address, role: role!, invitedBy: s.user.spec.email })
     d.log.info({ inviteId: invite.spec.inviteId, role, by: s.user.spec.userId }, 'invite issued')
     ctx.status = 201
-    ctx.body = { id: invite.spec.inviteId, email: address, role, expiresAt: invite.spec.expiresAt, link: inviteLink(d, token) }
+    ctx.body = {
+      id: invite.spec.inviteId,
+      email: address,
+      role,
+      expiresAt: invite.spec.expiresAt,
+      link: inviteLink(d, token),
+    }
   })
 
   r.delete('/members/invites/:id', async (ctx) => {
@@ -72,7 +87,8 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     const body = await jsonBody(ctx)
     const f = new Fields(body)
     const role = f.oneOf('role', ROLES)
-    if (body.disabled !== undefined && typeof body.disabled !== 'boolean') f.problems.push({ path: 'disabled', message: 'must be true or false' })
+    if (body.disabled !== undefined && typeof body.disabled !== 'boolean')
+      f.problems.push({ path: 'disabled', message: 'must be true or false' })
     f.check()
     const disabled = body.disabled as boolean | undefined
     // Member changes run one at a time across replicas (a Redis mutex), each reading the people
@@ -93,13 +109,18 @@ export function peopleRoutes(d: ConsoleDeps): Router {
         )
         if (problem) throw new ApiError('conflict', problem)
         try {
-          updated = await d.people.patchUser(target.metadata.name, { ...(role ? { role } : {}), ...(disabled !== undefined ? { disabled } : {}) }, target.metadata.resourceVersion)
+          updated = await d.people.patchUser(
+            target.metadata.name,
+            { ...(role ? { role } : {}), ...(disabled !== undefined ? { disabled } : {}) },
+            target.metadata.resourceVersion,
+          )
         } catch (err) {
           if (apiStatus(err) !== 409) throw err
         }
       }
     })
-    if (!updated || !target) throw new ApiError('conflict', 'Someone changed this member at the same time; reload and try again.')
+    if (!updated || !target)
+      throw new ApiError('conflict', 'Someone changed this member at the same time; reload and try again.')
     if (disabled) await d.sessions.destroyAll(target.metadata.name)
     d.log.info({ target: target.spec.userId, role, disabled, by: s.user.spec.userId }, 'member changed')
     ctx.body = personView(updated)
@@ -120,25 +141,41 @@ export function peopleRoutes(d: ConsoleDeps): Router {
   r.post('/account/totp/setup', async (ctx) => {
     const s = signedIn(ctx)
     const creds = await d.people.readCredentials(s.user)
-    if (!creds.passwordHash) throw new ApiError('conflict', "Two-factor codes protect password sign-in; identity-provider accounts use the provider's own second factor.")
+    if (!creds.passwordHash)
+      throw new ApiError(
+        'conflict',
+        "Two-factor codes protect password sign-in; identity-provider accounts use the provider's own second factor.",
+      )
     if (s.user.spec.totpEnabled) throw new ApiError('conflict', 'Two-factor authentication is already on.')
     const secret = newTotpSecret()
     await d.sessions.putTemp('totp-enrol', s.user.metadata.name, { secret }, TOTP_ENROL_MS)
     const uri = otpauthUri(secret, s.user.spec.email)
     ctx.set('Cache-Control', 'no-store')
-    ctx.body = { secret, otpauthUri: uri, qrSvg: await QRCode.toString(uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) }
+    ctx.body = {
+      secret,
+      otpauthUri: uri,
+      qrSvg: await QRCode.toString(uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }),
+    }
   })
 
   r.post('/account/totp/confirm', async (ctx) => {
     const s = signedIn(ctx)
     const f = new Fields(await jsonBody(ctx))
-    const code = f.string('code', { required: true, pattern: /^\d{6}$/, message: 'must be the 6-digit code from your authenticator app' })
+    const code = f.string('code', {
+      required: true,
+      pattern: /^\d{6}$/,
+      message: 'must be the 6-digit code from your authenticator app',
+    })
     f.check()
     const pending = await d.sessions.takeTemp<{ secret: string }>('totp-enrol', s.user.metadata.name, false)
     if (!pending) throw new ApiError('conflict', 'The setup expired; start again.')
     const step = matchTotp(pending.secret, code!, Date.now())
     if (step === null || !(await d.sessions.claimTotpStep(s.user.metadata.name, step)))
-      throw new ApiError('invalid_request', 'That code is not right; check the time on your phone and try the next code.', [{ path: 'code', message: 'does not match' }])
+      throw new ApiError(
+        'invalid_request',
+        'That code is not right; check the time on your phone and try the next code.',
+        [{ path: 'code', message: 'does not match' }],
+      )
     await d.sessions.takeTemp('totp-enrol', s.user.metadata.name)
     const creds = await d.people.readCredentials(s.user)
     await d.people.writeCredentials(s.user, { ...creds, totpSecret: pending.secret })
@@ -150,7 +187,11 @@ export function peopleRoutes(d: ConsoleDeps): Router {
   r.post('/account/totp/disable', async (ctx) => {
     const s = signedIn(ctx)
     const f = new Fields(await jsonBody(ctx))
-    const code = f.string('code', { required: true, pattern: /^\d{6}$/, message: 'must be the 6-digit code from your authenticator app' })
+    const code = f.string('code', {
+      required: true,
+      pattern: /^\d{6}$/,
+      message: 'must be the 6-digit code from your authenticator app',
+    })
     f.check()
     if (!s.user.spec.totpEnabled) throw new ApiError('conflict', 'Two-factor authentication is already off.')
     const creds = await d.people.readCredentials(s.user)
@@ -160,7 +201,8 @@ export function peopleRoutes(d: ConsoleDeps): Router {
       return step !== null && (await d.sessions.claimTotpStep(s.user.metadata.name, step))
     })
     if (typeof outcome === 'object') throw lockedError(outcome.lockedForMs)
-    if (outcome === 'wrong') throw new ApiError('invalid_request', 'That code is not right.', [{ path: 'code', message: 'does not match' }])
+    if (outcome === 'wrong')
+      throw new ApiError('invalid_request', 'That code is not right.', [{ path: 'code', message: 'does not match' }])
     await d.people.writeCredentials(s.user, { ...creds, totpSecret: null })
     await d.people.patchUser(s.user.metadata.name, { totpEnabled: false })
     ctx.body = { totpEnabled: false }
@@ -176,9 +218,16 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     const creds = await d.people.readCredentials(s.user)
     if (creds.passwordHash) {
       const hash = creds.passwordHash
-      const outcome = await d.lockout.check(s.user.spec.email, ctx.ip, async () => typeof body.currentPassword === 'string' && (await verifyPassword(hash, body.currentPassword)))
+      const outcome = await d.lockout.check(
+        s.user.spec.email,
+        ctx.ip,
+        async () => typeof body.currentPassword === 'string' && (await verifyPassword(hash, body.currentPassword)),
+      )
       if (typeof outcome === 'object') throw lockedError(outcome.lockedForMs)
-      if (outcome === 'wrong') throw new ApiError('invalid_request', 'The current password is not right.', [{ path: 'currentPassword', message: 'is not right' }])
+      if (outcome === 'wrong')
+        throw new ApiError('invalid_request', 'The current password is not right.', [
+          { path: 'currentPassword', message: 'is not right' },
+        ])
     }
     await d.people.writeCredentials(s.user, { ...creds, passwordHash: await hashPassword(body.newPassword as string) })
     ctx.status = 204

@@ -25,13 +25,16 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
 
   r.get('/utilities', (ctx) => {
     authorize(ctx, 'playground.run', 'own')
-    ctx.body = { items: [...catalog.values()].filter((u) => u.enabled).map(catalogEntry) } satisfies { items: Utility[] }
+    ctx.body = { items: [...catalog.values()].filter((u) => u.enabled).map(catalogEntry) } satisfies {
+      items: Utility[]
+    }
   })
 
   r.get('/usage', async (ctx) => {
     const s = authorize(ctx, 'usage.read', 'own')
     const days = Number(ctx.query.days ?? 30)
-    if (!(USAGE_RANGES as readonly number[]).includes(days)) throw invalid('days must be 7, 30, 90 or 365.', [{ path: 'days', message: 'must be 7, 30, 90 or 365' }])
+    if (!(USAGE_RANGES as readonly number[]).includes(days))
+      throw invalid('days must be 7, 30, 90 or 365.', [{ path: 'days', message: 'must be 7, 30, 90 or 365' }])
     const key = typeof ctx.query.key === 'string' && ctx.query.key ? ctx.query.key : undefined
     const utility = typeof ctx.query.utility === 'string' && ctx.query.utility ? ctx.query.utility : undefined
     const now = Date.now()
@@ -39,7 +42,9 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     let rows = await d.records.usage(range[0], range[range.length - 1])
     if (!can(s.user.spec.role, 'usage.read', 'other')) {
       const own = ownKeyIds(d, s)
-      rows = rows.filter((row) => (row.source === 'playground' ? row.userEmail === s.user.spec.email : own.has(row.keyId)))
+      rows = rows.filter((row) =>
+        row.source === 'playground' ? row.userEmail === s.user.spec.email : own.has(row.keyId),
+      )
     }
     if (key) rows = rows.filter((row) => (key === 'playground' ? row.source === 'playground' : row.keyId === key))
     if (utility) rows = rows.filter((row) => row.utility === utility)
@@ -54,10 +59,13 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const limit = d.config.limits.playgroundRunsPerMinute
     const window = await d.playgroundLimiter.hit(`playground:${s.user.spec.userId}`, Date.now())
     if (window && window.count > limit) {
-      throw new ApiError('rate_limited', `Playground runs are limited to ${limit} a minute per person.`, undefined, { 'Retry-After': String(Math.max(1, Math.ceil(window.resetMs / 1000))) })
+      throw new ApiError('rate_limited', `Playground runs are limited to ${limit} a minute per person.`, undefined, {
+        'Retry-After': String(Math.max(1, Math.ceil(window.resetMs / 1000))),
+      })
     }
     const utility = enabledUtility(ctx.params.slug)
-    if (!utility) throw new ApiError('not_found', `There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
+    if (!utility)
+      throw new ApiError('not_found', `There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
     const body = await readJsonBody(ctx)
     validateRunRequest(body, utility, 'async')
     assertCallbackUrlAllowed(body)
@@ -70,7 +78,15 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     })
     const now = Date.now()
     const jobId = newId('job', now)
-    const spec = newJobSpec({ jobId, now, utility: utility.slug, mode: 'async', owner: { kind: 'playground', email: s.user.spec.email }, request: req, storageInputKeys })
+    const spec = newJobSpec({
+      jobId,
+      now,
+      utility: utility.slug,
+      mode: 'async',
+      owner: { kind: 'playground', email: s.user.spec.email },
+      request: req,
+      storageInputKeys,
+    })
     const uj = utilityJobResource(spec)
     // Its callback is signed with the playground secret: there is one before the job exists.
     if (req.callbackUrl) await d.keyAdmin.ensurePlaygroundSecret()

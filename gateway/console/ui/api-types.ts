@@ -9,7 +9,15 @@
 export type Scope = 'all' | 'own' | 'none'
 
 export interface Me {
-  user: { id: string; email: string; name: string; role: 'admin' | 'member' | 'external'; totpEnabled: boolean; signInMethod: string; hasPassword?: boolean }
+  user: {
+    id: string
+    email: string
+    name: string
+    role: 'admin' | 'member' | 'external'
+    totpEnabled: boolean
+    signInMethod: string
+    hasPassword?: boolean
+  }
   csrfToken: string
   permissions: Record<string, Scope>
 }
@@ -54,7 +62,18 @@ export interface JobDetail {
     progress: { done: number; total: number | null; unit: string; updatedAt: string } | null
     metadata: Record<string, unknown> | null
     result:
-      ({ files: Array<{ url: string; name: string; size: number | null; contentType: string | null; pageNumber?: number; path?: string; urlExpiresAt?: string }> } & Record<string, unknown>) | null
+      | ({
+          files: Array<{
+            url: string
+            name: string
+            size: number | null
+            contentType: string | null
+            pageNumber?: number
+            path?: string
+            urlExpiresAt?: string
+          }>
+        } & Record<string, unknown>)
+      | null
     error: { code: string; message: string; upstreamStatus?: number } | null
     callback: { url: string; status: string; attempts: number } | null
   }

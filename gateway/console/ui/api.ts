@@ -27,21 +27,38 @@ export function whenSignedOut(fn: () => void): void {
 }
 
 /** Calls the console API with the session cookie and the CSRF token. */
-export async function call<T = unknown>(method: string, path: string, body?: unknown, opts: { quiet401?: boolean } = {}): Promise<T> {
+export async function call<T = unknown>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { quiet401?: boolean } = {},
+): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' }
   if (body !== undefined) headers['Content-Type'] = 'application/json'
   if (csrfToken && method !== 'GET') headers['X-CSRF-Token'] = csrfToken
   let res: Response
   try {
-    res = await fetch(`/console/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' })
+    res = await fetch(`/console/api${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    })
   } catch {
     throw new ApiFailure(0, 'network', 'The console cannot reach the server. Check your connection and try again.')
   }
   if (res.status === 204) return undefined as T
-  const data = (await res.json().catch(() => null)) as { error?: { code: string; message: string; details?: ErrorDetail[] } } | null
+  const data = (await res.json().catch(() => null)) as {
+    error?: { code: string; message: string; details?: ErrorDetail[] }
+  } | null
   if (!res.ok) {
     if (res.status === 401 && !opts.quiet401) onSignedOut()
-    throw new ApiFailure(res.status, data?.error?.code ?? 'internal', data?.error?.message ?? `The server answered ${res.status}.`, data?.error?.details ?? [])
+    throw new ApiFailure(
+      res.status,
+      data?.error?.code ?? 'internal',
+      data?.error?.message ?? `The server answered ${res.status}.`,
+      data?.error?.details ?? [],
+    )
   }
   return data as T
 }

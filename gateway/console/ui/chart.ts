@@ -28,7 +28,12 @@ export function jobsPerDayChart(points: readonly DayPoint[], title: string): HTM
   const failed = points.reduce((a, p) => a + p.failed, 0)
   const summaryId = `chart-${Math.random().toString(36).slice(2, 8)}`
   const grid = [0, max / 2, max].map((v) =>
-    svg('g', {}, svg('line', { x1: pad.left, x2: W - pad.right, y1: y(v), y2: y(v), class: 'grid' }), svg('text', { x: pad.left - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' }, num(v))),
+    svg(
+      'g',
+      {},
+      svg('line', { x1: pad.left, x2: W - pad.right, y1: y(v), y2: y(v), class: 'grid' }),
+      svg('text', { x: pad.left - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' }, num(v)),
+    ),
   )
   const bars = points.map((p, i) => {
     const x = pad.left + i * slot + (slot - barW) / 2
@@ -42,21 +47,51 @@ export function jobsPerDayChart(points: readonly DayPoint[], title: string): HTM
     const rects = parts
       .filter(([v]) => v > 0)
       .map(([v, cls]) => {
-        const r = svg('rect', { x, width: barW, y: y(base + v), height: Math.max(1, y(base) - y(base + v)), class: cls })
+        const r = svg('rect', {
+          x,
+          width: barW,
+          y: y(base + v),
+          height: Math.max(1, y(base) - y(base + v)),
+          class: cls,
+        })
         base += v
         return r
       })
-    const label = i % labelEvery === 0 ? svg('text', { x: x + barW / 2, y: H - pad.bottom + 16, 'text-anchor': 'middle', class: 'axis' }, day(p.day)) : null
-    return svg('g', { 'data-day': p.day, 'data-jobs': p.jobs }, svg('title', {}, `${day(p.day)}: ${p.jobs} jobs, ${p.succeeded} succeeded, ${p.failed} failed`), rects, label)
+    const label =
+      i % labelEvery === 0
+        ? svg('text', { x: x + barW / 2, y: H - pad.bottom + 16, 'text-anchor': 'middle', class: 'axis' }, day(p.day))
+        : null
+    return svg(
+      'g',
+      { 'data-day': p.day, 'data-jobs': p.jobs },
+      svg('title', {}, `${day(p.day)}: ${p.jobs} jobs, ${p.succeeded} succeeded, ${p.failed} failed`),
+      rects,
+      label,
+    )
   })
   const figure = h(
     'figure',
     { class: 'chart' },
-    svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': summaryId, 'data-testid': 'jobs-chart', preserveAspectRatio: 'xMidYMid meet' }, grid, bars),
+    svg(
+      'svg',
+      {
+        viewBox: `0 0 ${W} ${H}`,
+        role: 'img',
+        'aria-labelledby': summaryId,
+        'data-testid': 'jobs-chart',
+        preserveAspectRatio: 'xMidYMid meet',
+      },
+      grid,
+      bars,
+    ),
     h(
       'figcaption',
       { id: summaryId },
-      h('span', { class: 'visually-hidden' }, `${title}: ${num(total)} jobs over ${points.length} days, ${num(failed)} failed.`),
+      h(
+        'span',
+        { class: 'visually-hidden' },
+        `${title}: ${num(total)} jobs over ${points.length} days, ${num(failed)} failed.`,
+      ),
       h(
         'span',
         { class: 'legend' },
@@ -86,7 +121,9 @@ export function jobsPerDayChart(points: readonly DayPoint[], title: string): HTM
           h(
             'tr',
             {},
-            ['Day', 'Jobs', 'Succeeded', 'Failed', 'Total time', 'Upstream time'].map((x) => h('th', { scope: 'col' }, x)),
+            ['Day', 'Jobs', 'Succeeded', 'Failed', 'Total time', 'Upstream time'].map((x) =>
+              h('th', { scope: 'col' }, x),
+            ),
           ),
         ),
         h(
@@ -98,7 +135,14 @@ export function jobsPerDayChart(points: readonly DayPoint[], title: string): HTM
               h(
                 'tr',
                 {},
-                [day(p.day), num(p.jobs), num(p.succeeded), num(p.failed), duration(p.totalMs), duration(p.upstreamMs)].map((c) => h('td', {}, c)),
+                [
+                  day(p.day),
+                  num(p.jobs),
+                  num(p.succeeded),
+                  num(p.failed),
+                  duration(p.totalMs),
+                  duration(p.upstreamMs),
+                ].map((c) => h('td', {}, c)),
               ),
             ),
         ),

@@ -25,7 +25,11 @@ function applyAttrs(el: Element, attrs: Attrs): void {
   }
 }
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag)
   applyAttrs(el, attrs)
   append(el, children)
@@ -45,11 +49,21 @@ export function replace(el: Element, ...children: Child[]): void {
 }
 
 export function loading(what: string): HTMLElement {
-  return h('p', { class: 'loading', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), `Loading ${what}…`)
+  return h(
+    'p',
+    { class: 'loading', role: 'status' },
+    h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+    `Loading ${what}…`,
+  )
 }
 
 export function errorBox(message: string, retry?: () => void): HTMLElement {
-  return h('div', { class: 'alert alert-error', role: 'alert' }, h('p', {}, message), retry ? h('button', { type: 'button', class: 'button secondary', onclick: retry }, 'Try again') : null)
+  return h(
+    'div',
+    { class: 'alert alert-error', role: 'alert' },
+    h('p', {}, message),
+    retry ? h('button', { type: 'button', class: 'button secondary', onclick: retry }, 'Try again') : null,
+  )
 }
 
 export function notice(message: Child, kind: 'info' | 'success' | 'warning' = 'info'): HTMLElement {
@@ -81,7 +95,12 @@ export function statusBadge(status: string): HTMLElement {
 }
 
 /** A labelled form field; `control` gets the id. */
-export function field(label: string, control: HTMLElement, hint?: string, id = `f-${Math.random().toString(36).slice(2, 9)}`): HTMLElement {
+export function field(
+  label: string,
+  control: HTMLElement,
+  hint?: string,
+  id = `f-${Math.random().toString(36).slice(2, 9)}`,
+): HTMLElement {
   control.id = id
   const hintEl = hint ? h('p', { class: 'hint', id: `${id}-hint` }, hint) : null
   if (hintEl) control.setAttribute('aria-describedby', hintEl.id)
@@ -116,7 +135,13 @@ export function secretValue(label: string, value: string, testId: string): HTMLE
 
 export function dialog(title: string, body: Child, actions: Child = null): HTMLDialogElement {
   const id = `d-${Math.random().toString(36).slice(2, 9)}`
-  const d = h('dialog', { 'aria-labelledby': id, class: 'dialog' }, h('h2', { id }, title), body, h('div', { class: 'actions' }, actions))
+  const d = h(
+    'dialog',
+    { 'aria-labelledby': id, class: 'dialog' },
+    h('h2', { id }, title),
+    body,
+    h('div', { class: 'actions' }, actions),
+  )
   d.addEventListener('close', () => d.remove())
   document.body.appendChild(d)
   d.showModal()
@@ -134,13 +159,22 @@ export function confirmDialog(title: string, text: string, confirmLabel: string,
     }
     const d = dialog(title, h('p', {}, text), [
       h('button', { type: 'button', class: 'button secondary', onclick: () => done(false) }, 'Cancel'),
-      h('button', { type: 'button', class: danger ? 'button danger' : 'button', onclick: () => done(true) }, confirmLabel),
+      h(
+        'button',
+        { type: 'button', class: danger ? 'button danger' : 'button', onclick: () => done(true) },
+        confirmLabel,
+      ),
     ])
     d.addEventListener('close', () => done(false))
   })
 }
 
-export function table(caption: string, headers: string[], rows: Child[][], opts: { captionHidden?: boolean; testId?: string } = {}): HTMLElement {
+export function table(
+  caption: string,
+  headers: string[],
+  rows: Child[][],
+  opts: { captionHidden?: boolean; testId?: string } = {},
+): HTMLElement {
   return h(
     'div',
     { class: 'table-wrap' },

@@ -68,7 +68,8 @@ function shell(route: Route, main: HTMLElement): HTMLElement {
   if (route.public || !me) return h('main', { id: 'main', class: 'main-public' }, main)
   const links = ROUTES.filter((r) => r.nav && (!r.action || may(r.action))).map((r) => {
     const href = NAV_PATHS[r.nav!]
-    const current = location.pathname === href || (href === '/console/jobs' && location.pathname.startsWith('/console/jobs/'))
+    const current =
+      location.pathname === href || (href === '/console/jobs' && location.pathname.startsWith('/console/jobs/'))
     return h('li', {}, h('a', { href, 'aria-current': current ? 'page' : null }, r.nav!))
   })
   const signOut = h(
@@ -92,7 +93,13 @@ function shell(route: Route, main: HTMLElement): HTMLElement {
       { class: 'topbar' },
       h('a', { class: 'brand', href: '/console/jobs' }, 'dutil', h('span', { class: 'brand-sub' }, ' console')),
       h('nav', { 'aria-label': 'Console' }, h('ul', {}, links)),
-      h('div', { class: 'who' }, h('span', { class: 'who-name', 'data-testid': 'who' }, me.user.name), h('span', { class: `badge badge-role` }, me.user.role), signOut),
+      h(
+        'div',
+        { class: 'who' },
+        h('span', { class: 'who-name', 'data-testid': 'who' }, me.user.name),
+        h('span', { class: `badge badge-role` }, me.user.role),
+        signOut,
+      ),
     ),
     h('main', { id: 'main', tabindex: '-1' }, main),
   )
@@ -105,10 +112,15 @@ async function render(): Promise<void> {
   const main = h('div', { class: 'page' })
   if (!route) {
     replace(app, shell(ROUTES[2], main))
-    replace(main, h('h1', {}, 'Page not found'), h('p', {}, 'There is nothing at this address. ', h('a', { href: '/console/jobs' }, 'Go to the jobs.')))
+    replace(
+      main,
+      h('h1', {}, 'Page not found'),
+      h('p', {}, 'There is nothing at this address. ', h('a', { href: '/console/jobs' }, 'Go to the jobs.')),
+    )
     return
   }
-  if (!route.public && !me) return navigate(`/console/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true)
+  if (!route.public && !me)
+    return navigate(`/console/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true)
   if (route.action && !may(route.action)) {
     replace(app, shell(route, main))
     replace(main, h('h1', {}, 'Not available'), errorBox('Your role does not give access to this page.'))
@@ -138,9 +150,24 @@ async function render(): Promise<void> {
 
 document.addEventListener('click', (e) => {
   const a = (e.target as Element).closest('a')
-  if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || a.target || a.hasAttribute('download')) return
+  if (
+    !a ||
+    e.defaultPrevented ||
+    e.button !== 0 ||
+    e.metaKey ||
+    e.ctrlKey ||
+    e.shiftKey ||
+    a.target ||
+    a.hasAttribute('download')
+  )
+    return
   const url = new URL(a.href, location.href)
-  if (url.origin !== location.origin || !url.pathname.startsWith('/console/') || url.pathname.startsWith('/console/api/')) return
+  if (
+    url.origin !== location.origin ||
+    !url.pathname.startsWith('/console/') ||
+    url.pathname.startsWith('/console/api/')
+  )
+    return
   e.preventDefault()
   navigate(url.pathname + url.search)
 })
@@ -159,7 +186,9 @@ try {
     h(
       'main',
       { id: 'main', class: 'main-public' },
-      errorBox(`The console could not start: ${err instanceof Error ? err.message : String(err)}`, () => location.reload()),
+      errorBox(`The console could not start: ${err instanceof Error ? err.message : String(err)}`, () =>
+        location.reload(),
+      ),
     ),
   )
 }

@@ -14,19 +14,31 @@ const OIDC_ERRORS: Record<string, string> = {
 }
 
 function authCard(heading: string, ...children: HTMLElement[]): HTMLElement {
-  return h('div', { class: 'auth' }, h('div', { class: 'auth-card' }, h('p', { class: 'brand' }, 'dutil'), h('h1', {}, heading), children))
+  return h(
+    'div',
+    { class: 'auth' },
+    h('div', { class: 'auth-card' }, h('p', { class: 'brand' }, 'dutil'), h('h1', {}, heading), children),
+  )
 }
 
 export async function signInPage(p: Page): Promise<void> {
   title('Sign in')
-  const config = await call<ConsolePublicConfig>('GET', '/config').catch(() => ({ oidc: { enabled: false } }) as ConsolePublicConfig)
+  const config = await call<ConsolePublicConfig>('GET', '/config').catch(
+    () => ({ oidc: { enabled: false } }) as ConsolePublicConfig,
+  )
   const status = h('div', { 'aria-live': 'polite' })
   const oidcError = p.query.get('error')
   if (oidcError) status.append(errorBox(OIDC_ERRORS[oidcError] ?? 'The sign-in did not work. Try again.'))
   const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true })
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true })
   const submit = h('button', { type: 'submit', class: 'button' }, 'Sign in')
-  const form = h('form', { class: 'stack', novalidate: false }, field('E-mail', email), field('Password', password), submit)
+  const form = h(
+    'form',
+    { class: 'stack', novalidate: false },
+    field('E-mail', email),
+    field('Password', password),
+    submit,
+  )
   const done = async () => {
     await p.refreshMe()
     p.navigate(p.query.get('next')?.startsWith('/console/') ? p.query.get('next')! : '/console/jobs', true)
@@ -36,7 +48,12 @@ export async function signInPage(p: Page): Promise<void> {
     submit.disabled = true
     replace(status)
     try {
-      const res = await call<{ status: string; csrfToken?: string }>('POST', '/session', { email: email.value, password: password.value }, { quiet401: true })
+      const res = await call<{ status: string; csrfToken?: string }>(
+        'POST',
+        '/session',
+        { email: email.value, password: password.value },
+        { quiet401: true },
+      )
       if (res.status === 'totp_required') return totpStep()
       if (res.csrfToken) setCsrfToken(res.csrfToken)
       await done()
@@ -49,15 +66,35 @@ export async function signInPage(p: Page): Promise<void> {
     }
   })
   const totpStep = () => {
-    const code = h('input', { type: 'text', name: 'code', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', maxlength: 6, required: true })
+    const code = h('input', {
+      type: 'text',
+      name: 'code',
+      inputmode: 'numeric',
+      autocomplete: 'one-time-code',
+      pattern: '[0-9]{6}',
+      maxlength: 6,
+      required: true,
+    })
     const verify = h('button', { type: 'submit', class: 'button' }, 'Verify')
     const totpStatus = h('div', { 'aria-live': 'polite' })
-    const totpForm = h('form', { class: 'stack' }, h('p', {}, 'Enter the 6-digit code from your authenticator app.'), field('Authentication code', code), verify, totpStatus)
+    const totpForm = h(
+      'form',
+      { class: 'stack' },
+      h('p', {}, 'Enter the 6-digit code from your authenticator app.'),
+      field('Authentication code', code),
+      verify,
+      totpStatus,
+    )
     totpForm.addEventListener('submit', async (e) => {
       e.preventDefault()
       verify.disabled = true
       try {
-        const res = await call<{ csrfToken?: string }>('POST', '/session/totp', { code: code.value.trim() }, { quiet401: true })
+        const res = await call<{ csrfToken?: string }>(
+          'POST',
+          '/session/totp',
+          { code: code.value.trim() },
+          { quiet401: true },
+        )
         if (res.csrfToken) setCsrfToken(res.csrfToken)
         await done()
       } catch (err) {
@@ -77,10 +114,23 @@ export async function signInPage(p: Page): Promise<void> {
         'div',
         { class: 'stack' },
         h('p', { class: 'divider' }, h('span', {}, 'or')),
-        h('a', { class: 'button secondary', href: '/console/api/oidc/start' }, `Continue with ${config.oidc.displayName}`),
+        h(
+          'a',
+          { class: 'button secondary', href: '/console/api/oidc/start' },
+          `Continue with ${config.oidc.displayName}`,
+        ),
       )
     : null
-  replace(p.main, authCard('Sign in to the console', status, form, ...(oidc ? [oidc] : []), h('p', { class: 'muted small' }, 'No account yet? Ask an admin for an invite link.')))
+  replace(
+    p.main,
+    authCard(
+      'Sign in to the console',
+      status,
+      form,
+      ...(oidc ? [oidc] : []),
+      h('p', { class: 'muted small' }, 'No account yet? Ask an admin for an invite link.'),
+    ),
+  )
   email.focus()
 }
 
@@ -92,7 +142,14 @@ export async function invitePage(p: Page): Promise<void> {
   try {
     invite = await call('GET', `/invites/${encodeURIComponent(token)}`, undefined, { quiet401: true })
   } catch (err) {
-    replace(p.main, authCard('This invite cannot be used', errorBox(messageOf(err)), h('a', { class: 'button secondary', href: '/console/sign-in' }, 'Go to sign-in')))
+    replace(
+      p.main,
+      authCard(
+        'This invite cannot be used',
+        errorBox(messageOf(err)),
+        h('a', { class: 'button secondary', href: '/console/sign-in' }, 'Go to sign-in'),
+      ),
+    )
     return
   }
   const name = h('input', { type: 'text', autocomplete: 'name', required: true, maxlength: 200 })
@@ -116,7 +173,12 @@ export async function invitePage(p: Page): Promise<void> {
     if (password.value !== confirm.value) return replace(status, errorBox('The two passwords are not the same.'))
     submit.disabled = true
     try {
-      const res = await call<{ csrfToken: string }>('POST', `/invites/${encodeURIComponent(token)}/accept`, { name: name.value, password: password.value }, { quiet401: true })
+      const res = await call<{ csrfToken: string }>(
+        'POST',
+        `/invites/${encodeURIComponent(token)}/accept`,
+        { name: name.value, password: password.value },
+        { quiet401: true },
+      )
       setCsrfToken(res.csrfToken)
       await p.refreshMe()
       p.navigate('/console/jobs', true)
@@ -130,7 +192,17 @@ export async function invitePage(p: Page): Promise<void> {
     p.main,
     authCard(
       'Accept your invite',
-      notice(h('span', {}, 'You are invited as ', h('strong', {}, invite.role), ' with ', h('strong', { 'data-testid': 'invite-email' }, invite.email), '.')),
+      notice(
+        h(
+          'span',
+          {},
+          'You are invited as ',
+          h('strong', {}, invite.role),
+          ' with ',
+          h('strong', { 'data-testid': 'invite-email' }, invite.email),
+          '.',
+        ),
+      ),
       form,
       ...(invite.oidc
         ? [
@@ -138,7 +210,11 @@ export async function invitePage(p: Page): Promise<void> {
               'div',
               { class: 'stack' },
               h('p', { class: 'divider' }, h('span', {}, 'or')),
-              h('a', { class: 'button secondary', href: '/console/api/oidc/start' }, 'Continue with the identity provider'),
+              h(
+                'a',
+                { class: 'button secondary', href: '/console/api/oidc/start' },
+                'Continue with the identity provider',
+              ),
               h('p', { class: 'hint' }, `Sign in there as ${invite.email}; the invite decides your role.`),
             ),
           ]

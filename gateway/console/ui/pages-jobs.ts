@@ -7,7 +7,9 @@ import { title, type Page } from './page.js'
 import { humanize } from './schema-form.js'
 
 export function sourceCell(j: { source: string; apiKeyName: string | null; userEmail: string | null }): HTMLElement {
-  return j.source === 'playground' ? h('span', {}, badge('playground', 'info'), ' ', j.userEmail ?? '') : h('span', {}, j.apiKeyName ?? '—')
+  return j.source === 'playground'
+    ? h('span', {}, badge('playground', 'info'), ' ', j.userEmail ?? '')
+    : h('span', {}, j.apiKeyName ?? '—')
 }
 
 function select(name: string, label: string, options: Array<[string, string]>, value: string | null): HTMLElement {
@@ -39,10 +41,23 @@ export async function jobsPage(p: Page): Promise<void> {
       JOB_STATES.map((s) => [s, s]),
       q.get('status'),
     ),
-    select('key', 'Key', [...keys.items.map((k): [string, string] => [k.id, `${k.name}${k.status !== 'active' ? ` (${k.status})` : ''}`]), ['playground', 'Playground runs']], q.get('key')),
+    select(
+      'key',
+      'Key',
+      [
+        ...keys.items.map((k): [string, string] => [k.id, `${k.name}${k.status !== 'active' ? ` (${k.status})` : ''}`]),
+        ['playground', 'Playground runs'],
+      ],
+      q.get('key'),
+    ),
     field('From', h('input', { type: 'date', name: 'from', value: q.get('from') ?? undefined })),
     field('To', h('input', { type: 'date', name: 'to', value: q.get('to') ?? undefined })),
-    h('div', { class: 'filter-actions' }, h('button', { type: 'submit', class: 'button' }, 'Apply'), h('a', { class: 'button secondary', href: '/console/jobs' }, 'Clear')),
+    h(
+      'div',
+      { class: 'filter-actions' },
+      h('button', { type: 'submit', class: 'button' }, 'Apply'),
+      h('a', { class: 'button secondary', href: '/console/jobs' }, 'Clear'),
+    ),
   )
   filters.addEventListener('submit', (e) => {
     e.preventDefault()
@@ -56,7 +71,18 @@ export async function jobsPage(p: Page): Promise<void> {
     h(
       'div',
       { class: 'page-head' },
-      h('div', {}, h('h1', {}, 'Jobs'), h('p', { class: 'muted' }, p.mayAll('jobs.read') ? 'Every job in the workspace, newest first.' : 'Jobs of your keys and your playground runs, newest first.')),
+      h(
+        'div',
+        {},
+        h('h1', {}, 'Jobs'),
+        h(
+          'p',
+          { class: 'muted' },
+          p.mayAll('jobs.read')
+            ? 'Every job in the workspace, newest first.'
+            : 'Jobs of your keys and your playground runs, newest first.',
+        ),
+      ),
       h('button', { type: 'button', class: 'button secondary', onclick: () => void jobsPage(p) }, 'Refresh'),
     ),
     filters,
@@ -75,7 +101,11 @@ export async function jobsPage(p: Page): Promise<void> {
         replace(
           results,
           filtered
-            ? empty('No matching jobs', 'No job matches these filters.', h('a', { class: 'button secondary', href: '/console/jobs' }, 'Clear the filters'))
+            ? empty(
+                'No matching jobs',
+                'No job matches these filters.',
+                h('a', { class: 'button secondary', href: '/console/jobs' }, 'Clear the filters'),
+              )
             : empty(
                 'No jobs yet',
                 'Jobs appear here when someone calls the API with a key or runs a utility in the playground.',
@@ -84,7 +114,13 @@ export async function jobsPage(p: Page): Promise<void> {
         )
         return
       }
-      const more = page.nextCursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(page.nextCursor!) }, 'Load more') : null
+      const more = page.nextCursor
+        ? h(
+            'button',
+            { type: 'button', class: 'button secondary', onclick: () => void load(page.nextCursor!) },
+            'Load more',
+          )
+        : null
       replace(
         results,
         table(
@@ -93,7 +129,12 @@ export async function jobsPage(p: Page): Promise<void> {
           rows.map((j) => [
             h('a', { href: `/console/jobs/${j.id}`, class: 'mono' }, j.id),
             j.utility,
-            h('span', {}, statusBadge(j.status), j.errorCode ? h('span', { class: 'muted small' }, ` ${j.errorCode}`) : null),
+            h(
+              'span',
+              {},
+              statusBadge(j.status),
+              j.errorCode ? h('span', { class: 'muted small' }, ` ${j.errorCode}`) : null,
+            ),
             sourceCell(j),
             h('time', { datetime: j.createdAt, title: when(j.createdAt) }, ago(j.createdAt)),
             duration(j.totalMs),
@@ -124,9 +165,17 @@ function deliveryLog(log: JobDetail['callbackLog']): HTMLElement {
       ...(rounds ? [String(e.round)] : []),
       String(e.attempt),
       when(e.at),
-      e.statusCode ? `HTTP ${e.statusCode}` : e.errorClass ? `${e.errorClass.replace(/_/g, ' ')}${e.error ? `: ${e.error}` : ''}` : '—',
+      e.statusCode
+        ? `HTTP ${e.statusCode}`
+        : e.errorClass
+          ? `${e.errorClass.replace(/_/g, ' ')}${e.error ? `: ${e.error}` : ''}`
+          : '—',
       duration(e.durationMs),
-      e.outcome === 'delivered' ? statusBadge('delivered') : e.outcome === 'failed' ? statusBadge('failed') : `retry ${when(e.nextAttemptAt)}`,
+      e.outcome === 'delivered'
+        ? statusBadge('delivered')
+        : e.outcome === 'failed'
+          ? statusBadge('failed')
+          : `retry ${when(e.nextAttemptAt)}`,
     ]),
     { testId: 'callback-log', captionHidden: true },
   )
@@ -140,7 +189,9 @@ function redeliverButton(id: string): HTMLElement {
     button.disabled = true
     try {
       const r = await call<{ round: number }>('POST', `/jobs/${encodeURIComponent(id)}/callback/redeliver`)
-      out.replaceChildren(notice(`Redelivery asked for (round ${r.round}): the same event, with the same webhook-id.`, 'success'))
+      out.replaceChildren(
+        notice(`Redelivery asked for (round ${r.round}): the same event, with the same webhook-id.`, 'success'),
+      )
     } catch (err) {
       button.disabled = false
       out.append(notice(messageOf(err), 'warning'))
@@ -153,7 +204,12 @@ function redeliverButton(id: string): HTMLElement {
 /** "120 of 500 pages" with a bar while the total is known. */
 function progressView(p: NonNullable<JobDetail['job']['progress']>): HTMLElement {
   const text = p.total === null ? `${p.done} ${p.unit}` : `${p.done} of ${p.total} ${p.unit}`
-  return h('span', { 'data-testid': 'job-progress' }, p.total ? h('progress', { max: String(p.total), value: String(p.done), 'aria-label': 'Progress' }) : null, ` ${text}`)
+  return h(
+    'span',
+    { 'data-testid': 'job-progress' },
+    p.total ? h('progress', { max: String(p.total), value: String(p.done), 'aria-label': 'Progress' }) : null,
+    ` ${text}`,
+  )
 }
 
 function dl(items: Array<[string, unknown]>): HTMLElement {
@@ -194,7 +250,10 @@ export async function jobPage(p: Page): Promise<void> {
         dl([
           ['Utility', j.utility],
           ['Mode', j.mode],
-          ['Started by', d.source === 'playground' ? `Playground run by ${d.userEmail}` : `API key ${d.apiKeyName ?? ''}`],
+          [
+            'Started by',
+            d.source === 'playground' ? `Playground run by ${d.userEmail}` : `API key ${d.apiKeyName ?? ''}`,
+          ],
           ['Created', when(j.createdAt)],
           ['Started', when(j.startedAt)],
           ['Finished', when(j.finishedAt)],
@@ -222,7 +281,12 @@ export async function jobPage(p: Page): Promise<void> {
           h(
             'div',
             { class: 'alert alert-error' },
-            h('p', {}, h('strong', { class: 'mono' }, j.error.code), j.error.upstreamStatus ? ` (upstream answered ${j.error.upstreamStatus})` : ''),
+            h(
+              'p',
+              {},
+              h('strong', { class: 'mono' }, j.error.code),
+              j.error.upstreamStatus ? ` (upstream answered ${j.error.upstreamStatus})` : '',
+            ),
             h('p', {}, j.error.message),
           ),
         ),
@@ -290,7 +354,12 @@ export async function jobPage(p: Page): Promise<void> {
     replace(
       p.main,
       h('p', {}, h('a', { href: '/console/jobs' }, '← All jobs')),
-      h('div', { class: 'page-head' }, h('h1', { class: 'mono' }, j.id), h('span', { 'data-testid': 'job-status' }, statusBadge(j.status))),
+      h(
+        'div',
+        { class: 'page-head' },
+        h('h1', { class: 'mono' }, j.id),
+        h('span', { 'data-testid': 'job-status' }, statusBadge(j.status)),
+      ),
       h('div', { class: 'detail-grid' }, sections),
     )
     if (!isTerminal(j.status)) timer = window.setTimeout(() => void render(), 1500)

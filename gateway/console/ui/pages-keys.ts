@@ -1,6 +1,19 @@
 import type { KeyItem, KeyList } from './api-types.js'
 import { call, messageOf } from './api.js'
-import { confirmDialog, dialog, empty, errorBox, field, h, loading, notice, replace, secretValue, statusBadge, table } from './dom.js'
+import {
+  confirmDialog,
+  dialog,
+  empty,
+  errorBox,
+  field,
+  h,
+  loading,
+  notice,
+  replace,
+  secretValue,
+  statusBadge,
+  table,
+} from './dom.js'
 import { ago, num, when } from './format.js'
 import { title, type Page } from './page.js'
 
@@ -18,7 +31,13 @@ export async function keysPage(p: Page): Promise<void> {
         'div',
         {},
         h('h1', {}, 'API keys'),
-        h('p', { class: 'muted' }, p.mayAll('keys.read') ? 'Every key of the workspace. Revoked keys stay listed so their jobs and usage stay attributable.' : 'The keys you created.'),
+        h(
+          'p',
+          { class: 'muted' },
+          p.mayAll('keys.read')
+            ? 'Every key of the workspace. Revoked keys stay listed so their jobs and usage stay attributable.'
+            : 'The keys you created.',
+        ),
       ),
       createButton,
     ),
@@ -71,12 +90,57 @@ export async function keysPage(p: Page): Promise<void> {
     const wrap = h('div', { class: 'row-actions' })
     const label = (verb: string) => `${verb} ${k.name}`
     if (k.can.revealSecret)
-      wrap.append(h('button', { type: 'button', class: 'button secondary small', 'aria-label': label('Reveal signing secret of'), onclick: () => void secret(k, 'reveal') }, 'Signing secret'))
+      wrap.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary small',
+            'aria-label': label('Reveal signing secret of'),
+            onclick: () => void secret(k, 'reveal'),
+          },
+          'Signing secret',
+        ),
+      )
     if (k.can.rotateSecret && k.status === 'active')
-      wrap.append(h('button', { type: 'button', class: 'button secondary small', 'aria-label': label('Rotate signing secret of'), onclick: () => void secret(k, 'rotate') }, 'Rotate secret'))
+      wrap.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary small',
+            'aria-label': label('Rotate signing secret of'),
+            onclick: () => void secret(k, 'rotate'),
+          },
+          'Rotate secret',
+        ),
+      )
     if (k.can.setRateLimit && k.status === 'active')
-      wrap.append(h('button', { type: 'button', class: 'button secondary small', 'aria-label': label('Set rate limit of'), onclick: () => rateLimit(k) }, 'Rate limit'))
-    if (k.can.revoke && k.status !== 'revoked') wrap.append(h('button', { type: 'button', class: 'button danger small', 'aria-label': label('Revoke'), onclick: () => void revoke(k) }, 'Revoke'))
+      wrap.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary small',
+            'aria-label': label('Set rate limit of'),
+            onclick: () => rateLimit(k),
+          },
+          'Rate limit',
+        ),
+      )
+    if (k.can.revoke && k.status !== 'revoked')
+      wrap.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'button danger small',
+            'aria-label': label('Revoke'),
+            onclick: () => void revoke(k),
+          },
+          'Revoke',
+        ),
+      )
     return wrap
   }
   const secret = async (k: KeyItem, kind: 'reveal' | 'rotate') => {
@@ -91,26 +155,50 @@ export async function keysPage(p: Page): Promise<void> {
     )
       return
     try {
-      const res = await call<{ signingSecret: string; source: 'key' | 'workspace' }>('POST', `/keys/${k.id}/secret/${kind}`)
+      const res = await call<{ signingSecret: string; source: 'key' | 'workspace' }>(
+        'POST',
+        `/keys/${k.id}/secret/${kind}`,
+      )
       dialog(
         kind === 'rotate' ? `New signing secret of ${k.name}` : `Signing secret of ${k.name}`,
         h(
           'div',
           { class: 'stack' },
           secretValue('Signing secret', res.signingSecret, 'signing-secret'),
-          res.source === 'workspace' ? notice('This key has no secret of its own and uses the workspace secret. Rotating gives it its own.', 'info') : null,
+          res.source === 'workspace'
+            ? notice(
+                'This key has no secret of its own and uses the workspace secret. Rotating gives it its own.',
+                'info',
+              )
+            : null,
           h('p', { class: 'hint' }, 'Verify callbacks with it (Standard Webhooks). Keep it out of source control.'),
         ),
-        h('button', { type: 'button', class: 'button', onclick: (e) => (e.target as HTMLElement).closest('dialog')!.close() }, 'Done'),
+        h(
+          'button',
+          { type: 'button', class: 'button', onclick: (e) => (e.target as HTMLElement).closest('dialog')!.close() },
+          'Done',
+        ),
       )
     } catch (err) {
       replace(status, errorBox(messageOf(err)))
     }
   }
   const rateLimit = (k: KeyItem) => {
-    const input = h('input', { type: 'number', min: 1, max: 100000, step: 1, value: k.rateLimitPerMinute, required: true })
+    const input = h('input', {
+      type: 'number',
+      min: 1,
+      max: 100000,
+      step: 1,
+      value: k.rateLimitPerMinute,
+      required: true,
+    })
     const err = h('div', { 'aria-live': 'polite' })
-    const form = h('form', { method: 'dialog', class: 'stack' }, field('Requests per minute', input, 'Counted over every /v1 request of the key, including job polling.'), err)
+    const form = h(
+      'form',
+      { method: 'dialog', class: 'stack' },
+      field('Requests per minute', input, 'Counted over every /v1 request of the key, including job polling.'),
+      err,
+    )
     const d = dialog(`Rate limit of ${k.name}`, form, [
       h('button', { type: 'button', class: 'button secondary', onclick: () => d.close() }, 'Cancel'),
       h(
@@ -122,7 +210,10 @@ export async function keysPage(p: Page): Promise<void> {
             try {
               await call('PATCH', `/keys/${k.id}`, { rateLimitPerMinute: Number(input.value) })
               d.close()
-              replace(status, notice(`${k.name} may now make ${num(Number(input.value))} requests per minute.`, 'success'))
+              replace(
+                status,
+                notice(`${k.name} may now make ${num(Number(input.value))} requests per minute.`, 'success'),
+              )
               await load()
             } catch (e) {
               replace(err, errorBox(messageOf(e)))
@@ -134,7 +225,13 @@ export async function keysPage(p: Page): Promise<void> {
     ])
   }
   const revoke = async (k: KeyItem) => {
-    if (!(await confirmDialog(`Revoke ${k.name}?`, 'Requests with this key fail at once with 401. Its jobs and usage stay listed. This cannot be undone: create a new key instead.', 'Revoke key')))
+    if (
+      !(await confirmDialog(
+        `Revoke ${k.name}?`,
+        'Requests with this key fail at once with 401. Its jobs and usage stay listed. This cannot be undone: create a new key instead.',
+        'Revoke key',
+      ))
+    )
       return
     try {
       await call('POST', `/keys/${k.id}/revoke`)
@@ -145,10 +242,17 @@ export async function keysPage(p: Page): Promise<void> {
     }
   }
   const openCreate = () => {
-    const name = h('input', { type: 'text', required: true, maxlength: 200, placeholder: 'e.g. billing-service production' })
+    const name = h('input', {
+      type: 'text',
+      required: true,
+      maxlength: 200,
+      placeholder: 'e.g. billing-service production',
+    })
     const all = h('input', { type: 'radio', name: 'scope', value: 'all', checked: true })
     const some = h('input', { type: 'radio', name: 'scope', value: 'some' })
-    const boxes = (list?.defaults.utilities ?? []).map((u) => h('label', { class: 'check' }, h('input', { type: 'checkbox', value: u, name: 'utility' }), u))
+    const boxes = (list?.defaults.utilities ?? []).map((u) =>
+      h('label', { class: 'check' }, h('input', { type: 'checkbox', value: u, name: 'utility' }), u),
+    )
     const chosen = h('div', { class: 'checks', hidden: true }, boxes)
     all.addEventListener('change', () => (chosen.hidden = true))
     some.addEventListener('change', () => (chosen.hidden = false))
@@ -158,7 +262,9 @@ export async function keysPage(p: Page): Promise<void> {
       h('option', { value: '' }, 'Never'),
       (list?.defaults.expiryDays ?? [30, 90, 365]).map((d) => h('option', { value: String(d) }, `In ${d} days`)),
     )
-    const rate = p.mayAll('keys.rateLimit.set') ? h('input', { type: 'number', min: 1, max: 100000, step: 1, value: list?.defaults.rateLimitPerMinute ?? 600 }) : null
+    const rate = p.mayAll('keys.rateLimit.set')
+      ? h('input', { type: 'number', min: 1, max: 100000, step: 1, value: list?.defaults.rateLimitPerMinute ?? 600 })
+      : null
     const err = h('div', { 'aria-live': 'polite' })
     const form = h(
       'form',
@@ -175,7 +281,11 @@ export async function keysPage(p: Page): Promise<void> {
       field('Expires', expiry),
       rate
         ? field('Rate limit (requests per minute)', rate)
-        : h('p', { class: 'hint' }, `Your keys get the default rate limit of ${num(list?.defaults.rateLimitPerMinute ?? 600)} requests per minute; staff can raise it.`),
+        : h(
+            'p',
+            { class: 'hint' },
+            `Your keys get the default rate limit of ${num(list?.defaults.rateLimitPerMinute ?? 600)} requests per minute; staff can raise it.`,
+          ),
       err,
     )
     const d = dialog('Create an API key', form, [
@@ -203,12 +313,23 @@ export async function keysPage(p: Page): Promise<void> {
           h(
             'div',
             { class: 'stack' },
-            notice('Copy the key and the signing secret now: they are shown only this once. Only a hash of the key is stored.', 'warning'),
+            notice(
+              'Copy the key and the signing secret now: they are shown only this once. Only a hash of the key is stored.',
+              'warning',
+            ),
             secretValue('API key', created.key, 'new-key'),
             secretValue('Signing secret', created.signingSecret, 'new-signing-secret'),
-            h('p', { class: 'hint' }, 'Send the key as Authorization: Bearer <key>. The signing secret verifies the callbacks of this key.'),
+            h(
+              'p',
+              { class: 'hint' },
+              'Send the key as Authorization: Bearer <key>. The signing secret verifies the callbacks of this key.',
+            ),
           ),
-          h('button', { type: 'button', class: 'button', onclick: (ev) => (ev.target as HTMLElement).closest('dialog')!.close() }, 'I have copied them'),
+          h(
+            'button',
+            { type: 'button', class: 'button', onclick: (ev) => (ev.target as HTMLElement).closest('dialog')!.close() },
+            'I have copied them',
+          ),
         )
         await load()
       } catch (e2) {

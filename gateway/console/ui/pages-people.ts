@@ -4,13 +4,20 @@ import { badge, confirmDialog, empty, errorBox, field, h, loading, notice, repla
 import { ago, when } from './format.js'
 import { title, type Page } from './page.js'
 
-const ROLE_HELP = 'Admins manage everything and everyone. Members see and manage all keys, jobs and usage. Externals see only their own keys, jobs and usage.'
+const ROLE_HELP =
+  'Admins manage everything and everyone. Members see and manage all keys, jobs and usage. Externals see only their own keys, jobs and usage.'
 
 export async function membersPage(p: Page): Promise<void> {
   title('Members')
   const status = h('div', { 'aria-live': 'polite' })
   const email = h('input', { type: 'email', required: true, autocomplete: 'off', placeholder: 'name@example.com' })
-  const role = h('select', {}, h('option', { value: 'member' }, 'Member'), h('option', { value: 'external' }, 'External (guest)'), h('option', { value: 'admin' }, 'Admin'))
+  const role = h(
+    'select',
+    {},
+    h('option', { value: 'member' }, 'Member'),
+    h('option', { value: 'external' }, 'External (guest)'),
+    h('option', { value: 'admin' }, 'Admin'),
+  )
   const inviteForm = h(
     'form',
     { class: 'inline-form', 'aria-label': 'Invite someone' },
@@ -26,7 +33,11 @@ export async function membersPage(p: Page): Promise<void> {
       'section',
       { class: 'card', 'aria-label': 'Invite' },
       h('h2', {}, 'Invite someone'),
-      h('p', { class: 'muted' }, 'No e-mail is sent: give the person the link. It works once and for 7 days; inviting the same address again replaces it.'),
+      h(
+        'p',
+        { class: 'muted' },
+        'No e-mail is sent: give the person the link. It works once and for 7 days; inviting the same address again replaces it.',
+      ),
       inviteForm,
     ),
     status,
@@ -35,7 +46,11 @@ export async function membersPage(p: Page): Promise<void> {
   inviteForm.addEventListener('submit', async (e) => {
     e.preventDefault()
     try {
-      const res = await call<{ link: string; email: string; role: string; expiresAt: string }>('POST', '/members/invites', { email: email.value, role: role.value })
+      const res = await call<{ link: string; email: string; role: string; expiresAt: string }>(
+        'POST',
+        '/members/invites',
+        { email: email.value, role: role.value },
+      )
       replace(
         status,
         h(
@@ -77,10 +92,20 @@ export async function membersPage(p: Page): Promise<void> {
         { 'aria-label': `Role of ${m.email}` },
         ['admin', 'member', 'external'].map((r) => h('option', { value: r, selected: r === m.role }, r)),
       )
-      roleSelect.addEventListener('change', () => void change(m, { role: roleSelect.value }, `${m.email} is now ${roleSelect.value}.`))
+      roleSelect.addEventListener(
+        'change',
+        () => void change(m, { role: roleSelect.value }, `${m.email} is now ${roleSelect.value}.`),
+      )
       const self = m.id === p.me?.user.id
       return [
-        h('span', {}, h('strong', {}, m.name), self ? ' (you)' : '', h('br'), h('span', { class: 'muted small' }, m.email)),
+        h(
+          'span',
+          {},
+          h('strong', {}, m.name),
+          self ? ' (you)' : '',
+          h('br'),
+          h('span', { class: 'muted small' }, m.email),
+        ),
         roleSelect,
         m.disabled ? badge('disabled', 'muted') : badge('active', 'ok'),
         m.identityProvider ? 'Identity provider' : 'Password',
@@ -98,7 +123,11 @@ export async function membersPage(p: Page): Promise<void> {
               onclick: async () => {
                 if (
                   !m.disabled &&
-                  !(await confirmDialog(`Disable ${m.email}?`, 'They are signed out at once and cannot sign in until enabled again. Their keys keep working; revoke them separately.', 'Disable'))
+                  !(await confirmDialog(
+                    `Disable ${m.email}?`,
+                    'They are signed out at once and cannot sign in until enabled again. Their keys keep working; revoke them separately.',
+                    'Disable',
+                  ))
                 )
                   return
                 await change(m, { disabled: !m.disabled }, `${m.email} is ${m.disabled ? 'enabled' : 'disabled'}.`)
@@ -114,7 +143,14 @@ export async function membersPage(p: Page): Promise<void> {
                   class: 'button secondary small',
                   'aria-label': `Reset two-factor of ${m.email}`,
                   onclick: async () => {
-                    if (!(await confirmDialog(`Reset two-factor authentication of ${m.email}?`, 'They sign in with their password alone until they set up a new authenticator.', 'Reset 2FA'))) return
+                    if (
+                      !(await confirmDialog(
+                        `Reset two-factor authentication of ${m.email}?`,
+                        'They sign in with their password alone until they set up a new authenticator.',
+                        'Reset 2FA',
+                      ))
+                    )
+                      return
                     try {
                       await call('POST', `/members/${m.id}/reset-2fa`)
                       replace(status, notice(`Two-factor authentication of ${m.email} was reset.`, 'success'))
@@ -136,7 +172,12 @@ export async function membersPage(p: Page): Promise<void> {
         'section',
         { 'aria-labelledby': 'people' },
         h('h2', { id: 'people' }, `People (${data.members.length})`),
-        table('People', ['Person', 'Role', 'Status', 'Signs in with', 'Two-factor', 'Last sign-in', 'Actions'], memberRows, { captionHidden: true, testId: 'members-table' }),
+        table(
+          'People',
+          ['Person', 'Role', 'Status', 'Signs in with', 'Two-factor', 'Last sign-in', 'Actions'],
+          memberRows,
+          { captionHidden: true, testId: 'members-table' },
+        ),
       ),
       h(
         'section',
@@ -186,9 +227,22 @@ export async function accountPage(p: Page): Promise<void> {
   const twoFactor = h('div')
   const renderTwoFactor = () => {
     if (me.user.totpEnabled) {
-      const code = h('input', { type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 6, pattern: '[0-9]{6}', required: true })
+      const code = h('input', {
+        type: 'text',
+        inputmode: 'numeric',
+        autocomplete: 'one-time-code',
+        maxlength: 6,
+        pattern: '[0-9]{6}',
+        required: true,
+      })
       const err = h('div', { 'aria-live': 'polite' })
-      const off = h('form', { class: 'stack' }, field('Current code, to turn it off', code), err, h('button', { type: 'submit', class: 'button danger' }, 'Turn off'))
+      const off = h(
+        'form',
+        { class: 'stack' },
+        field('Current code, to turn it off', code),
+        err,
+        h('button', { type: 'submit', class: 'button danger' }, 'Turn off'),
+      )
       off.addEventListener('submit', async (e) => {
         e.preventDefault()
         try {
@@ -201,11 +255,23 @@ export async function accountPage(p: Page): Promise<void> {
           replace(err, errorBox(messageOf(e2)))
         }
       })
-      replace(twoFactor, h('p', {}, badge('On', 'ok'), ' Every password sign-in asks for a code from your authenticator app. If you lose it, ask an admin to reset it.'), off)
+      replace(
+        twoFactor,
+        h(
+          'p',
+          {},
+          badge('On', 'ok'),
+          ' Every password sign-in asks for a code from your authenticator app. If you lose it, ask an admin to reset it.',
+        ),
+        off,
+      )
       return
     }
     if (me.user.hasPassword === false) {
-      replace(twoFactor, h('p', { class: 'muted' }, 'You sign in with the identity provider, which handles your second factor.'))
+      replace(
+        twoFactor,
+        h('p', { class: 'muted' }, 'You sign in with the identity provider, which handles your second factor.'),
+      )
       return
     }
     replace(
@@ -222,9 +288,22 @@ export async function accountPage(p: Page): Promise<void> {
       replace(status, errorBox(messageOf(err)))
       return
     }
-    const code = h('input', { type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 6, pattern: '[0-9]{6}', required: true })
+    const code = h('input', {
+      type: 'text',
+      inputmode: 'numeric',
+      autocomplete: 'one-time-code',
+      maxlength: 6,
+      pattern: '[0-9]{6}',
+      required: true,
+    })
     const err = h('div', { 'aria-live': 'polite' })
-    const form = h('form', { class: 'stack' }, field('Code from the app', code), err, h('button', { type: 'submit', class: 'button' }, 'Turn on'))
+    const form = h(
+      'form',
+      { class: 'stack' },
+      field('Code from the app', code),
+      err,
+      h('button', { type: 'submit', class: 'button' }, 'Turn on'),
+    )
     form.addEventListener('submit', async (e) => {
       e.preventDefault()
       try {
@@ -246,7 +325,13 @@ export async function accountPage(p: Page): Promise<void> {
           'li',
           {},
           'Scan this code with your authenticator app:',
-          h('img', { src: `data:image/svg+xml;base64,${btoa(s.qrSvg)}`, alt: 'QR code of your two-factor secret', width: 180, height: 180, class: 'qr' }),
+          h('img', {
+            src: `data:image/svg+xml;base64,${btoa(s.qrSvg)}`,
+            alt: 'QR code of your two-factor secret',
+            width: 180,
+            height: 180,
+            class: 'qr',
+          }),
         ),
         h('li', {}, 'Or type this secret into the app: ', h('code', { 'data-testid': 'totp-secret' }, s.secret)),
         h('li', {}, 'Enter the code the app shows:', form),
@@ -261,7 +346,11 @@ export async function accountPage(p: Page): Promise<void> {
     { class: 'stack narrow' },
     me.user.hasPassword ? field('Current password', current) : null,
     field('New password', next, 'At least 10 characters.'),
-    h('button', { type: 'submit', class: 'button secondary' }, me.user.hasPassword ? 'Change password' : 'Set a password'),
+    h(
+      'button',
+      { type: 'submit', class: 'button secondary' },
+      me.user.hasPassword ? 'Change password' : 'Set a password',
+    ),
   )
   pwForm.addEventListener('submit', async (e) => {
     e.preventDefault()
@@ -281,22 +370,47 @@ export async function accountPage(p: Page): Promise<void> {
       'section',
       { class: 'card', 'aria-labelledby': 'profile' },
       h('h2', { id: 'profile' }, 'Profile'),
-      h('dl', { class: 'facts' }, h('dt', {}, 'Name'), h('dd', {}, me.user.name), h('dt', {}, 'E-mail'), h('dd', {}, me.user.email), h('dt', {}, 'Role'), h('dd', {}, me.user.role)),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Name'),
+        h('dd', {}, me.user.name),
+        h('dt', {}, 'E-mail'),
+        h('dd', {}, me.user.email),
+        h('dt', {}, 'Role'),
+        h('dd', {}, me.user.role),
+      ),
     ),
-    h('section', { class: 'card', 'aria-labelledby': 'tfa' }, h('h2', { id: 'tfa' }, 'Two-factor authentication'), twoFactor),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'tfa' },
+      h('h2', { id: 'tfa' }, 'Two-factor authentication'),
+      twoFactor,
+    ),
     h('section', { class: 'card', 'aria-labelledby': 'pw' }, h('h2', { id: 'pw' }, 'Password'), pwForm),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'sessions' },
       h('h2', { id: 'sessions' }, 'Sessions'),
-      h('p', { class: 'muted' }, 'Sessions end after 14 days without use. Signing out everywhere ends every session of yours, on every device, including this one.'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Sessions end after 14 days without use. Signing out everywhere ends every session of yours, on every device, including this one.',
+      ),
       h(
         'button',
         {
           type: 'button',
           class: 'button danger',
           onclick: async () => {
-            if (!(await confirmDialog('Sign out everywhere?', 'Every session of yours ends, including this one.', 'Sign out everywhere'))) return
+            if (
+              !(await confirmDialog(
+                'Sign out everywhere?',
+                'Every session of yours ends, including this one.',
+                'Sign out everywhere',
+              ))
+            )
+              return
             await call('POST', '/session/sign-out-everywhere').catch(() => undefined)
             location.assign('/console/sign-in')
           },

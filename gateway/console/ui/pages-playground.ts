@@ -32,12 +32,33 @@ export async function playgroundPage(p: Page): Promise<void> {
   const secretSection = p.may('playgroundSecret.reveal') ? playgroundSecret(p) : null
   replace(
     p.main,
-    h('div', { class: 'page-head' }, h('h1', {}, 'Playground'), h('p', { class: 'muted' }, 'Run a utility without an API key. Runs are listed as playground jobs under your name.')),
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', {}, 'Playground'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Run a utility without an API key. Runs are listed as playground jobs under your name.',
+      ),
+    ),
     h(
       'div',
       { class: 'playground' },
-      h('section', { 'aria-labelledby': 'run' }, h('h2', { id: 'run', class: 'visually-hidden' }, 'Run a utility'), field('Utility', picker), h('p', { class: 'muted' }, chosen.description), formSlot),
-      h('section', { 'aria-labelledby': 'result-h', class: 'result-panel' }, h('h2', { id: 'result-h' }, 'Result'), result),
+      h(
+        'section',
+        { 'aria-labelledby': 'run' },
+        h('h2', { id: 'run', class: 'visually-hidden' }, 'Run a utility'),
+        field('Utility', picker),
+        h('p', { class: 'muted' }, chosen.description),
+        formSlot,
+      ),
+      h(
+        'section',
+        { 'aria-labelledby': 'result-h', class: 'result-panel' },
+        h('h2', { id: 'result-h' }, 'Result'),
+        result,
+      ),
     ),
     secretSection,
   )
@@ -59,11 +80,24 @@ export async function playgroundPage(p: Page): Promise<void> {
         h(
           'div',
           { 'data-field': 'callbackUrl' },
-          field('Callback URL', callbackUrl, 'An https:// URL that receives the signed job.succeeded / job.failed callback, signed with the playground signing secret below.'),
+          field(
+            'Callback URL',
+            callbackUrl,
+            'An https:// URL that receives the signed job.succeeded / job.failed callback, signed with the playground signing secret below.',
+          ),
         ),
       ),
       status,
-      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button secondary', onclick: () => build(chosen.exampleInput) }, 'Fill in the example'), run),
+      h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          { type: 'button', class: 'button secondary', onclick: () => build(chosen.exampleInput) },
+          'Fill in the example',
+        ),
+        run,
+      ),
     )
     form.addEventListener('submit', async (e) => {
       e.preventDefault()
@@ -78,7 +112,14 @@ export async function playgroundPage(p: Page): Promise<void> {
         void follow(job.id)
       } catch (err) {
         const left = err instanceof ApiFailure ? showFieldErrors(form, err.details) : []
-        replace(status, errorBox(err instanceof ApiFailure && left.length === 0 && err.details.length ? 'Some fields need attention: see the messages next to them.' : messageOf(err)))
+        replace(
+          status,
+          errorBox(
+            err instanceof ApiFailure && left.length === 0 && err.details.length
+              ? 'Some fields need attention: see the messages next to them.'
+              : messageOf(err),
+          ),
+        )
       } finally {
         run.disabled = false
       }
@@ -119,7 +160,9 @@ export async function playgroundPage(p: Page): Promise<void> {
           ? h(
               'ul',
               { class: 'files' },
-              j.result.files.map((f) => h('li', {}, h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name))),
+              j.result.files.map((f) =>
+                h('li', {}, h('a', { href: f.url, download: f.name, rel: 'noreferrer' }, f.path ?? f.name)),
+              ),
             )
           : null,
         !isTerminal(j.status) ? loading('the result') : null,
@@ -134,13 +177,26 @@ export async function playgroundPage(p: Page): Promise<void> {
 function playgroundSecret(p: Page): HTMLElement {
   const status = h('div', { 'aria-live': 'polite' })
   const show = async (kind: 'reveal' | 'rotate') => {
-    if (kind === 'rotate' && !(await confirmDialog('Rotate the playground signing secret?', 'Playground callbacks are signed with the new secret from the next attempt on.', 'Rotate', false))) return
+    if (
+      kind === 'rotate' &&
+      !(await confirmDialog(
+        'Rotate the playground signing secret?',
+        'Playground callbacks are signed with the new secret from the next attempt on.',
+        'Rotate',
+        false,
+      ))
+    )
+      return
     try {
       const res = await call<{ signingSecret: string }>('POST', `/workspace/playground-secret/${kind}`)
       dialog(
         kind === 'rotate' ? 'New playground signing secret' : 'Playground signing secret',
         secretValue('Signing secret', res.signingSecret, 'playground-secret'),
-        h('button', { type: 'button', class: 'button', onclick: (e) => (e.target as HTMLElement).closest('dialog')!.close() }, 'Done'),
+        h(
+          'button',
+          { type: 'button', class: 'button', onclick: (e) => (e.target as HTMLElement).closest('dialog')!.close() },
+          'Done',
+        ),
       )
       if (kind === 'rotate') replace(status, notice('The playground signing secret was rotated.', 'success'))
     } catch (err) {
@@ -151,13 +207,19 @@ function playgroundSecret(p: Page): HTMLElement {
     'section',
     { 'aria-labelledby': 'ws-secret', class: 'card' },
     h('h2', { id: 'ws-secret' }, 'Playground signing secret'),
-    h('p', { class: 'muted' }, 'Callbacks of playground runs have no key: they are signed with this secret of their own.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Callbacks of playground runs have no key: they are signed with this secret of their own.',
+    ),
     status,
     h(
       'div',
       { class: 'actions' },
       h('button', { type: 'button', class: 'button secondary', onclick: () => void show('reveal') }, 'Reveal'),
-      p.may('playgroundSecret.rotate') ? h('button', { type: 'button', class: 'button secondary', onclick: () => void show('rotate') }, 'Rotate') : null,
+      p.may('playgroundSecret.rotate')
+        ? h('button', { type: 'button', class: 'button secondary', onclick: () => void show('rotate') }, 'Rotate')
+        : null,
     ),
   )
 }

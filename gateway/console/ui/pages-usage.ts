@@ -7,7 +7,12 @@ import { duration, num, percent } from './format.js'
 import { title, type Page } from './page.js'
 
 function tile(label: string, value: string, testId?: string): HTMLElement {
-  return h('div', { class: 'tile' }, h('p', { class: 'tile-label' }, label), h('p', { class: 'tile-value', 'data-testid': testId }, value))
+  return h(
+    'div',
+    { class: 'tile' },
+    h('p', { class: 'tile-label' }, label),
+    h('p', { class: 'tile-value', 'data-testid': testId }, value),
+  )
 }
 
 export async function usagePage(p: Page): Promise<void> {
@@ -32,7 +37,13 @@ export async function usagePage(p: Page): Promise<void> {
     h('option', { value: '' }, 'All utilities'),
     UTILITY_SLUGS.map((u) => h('option', { value: u, selected: p.query.get('utility') === u }, u)),
   )
-  const controls = h('form', { class: 'filters', 'aria-label': 'Usage range' }, field('Range', range), field('Key', key), field('Utility', utility))
+  const controls = h(
+    'form',
+    { class: 'filters', 'aria-label': 'Usage range' },
+    field('Range', range),
+    field('Key', key),
+    field('Utility', utility),
+  )
   controls.addEventListener('change', () => {
     const params = new URLSearchParams()
     for (const [k, v] of new FormData(controls)) if (typeof v === 'string' && v) params.set(k, v)
@@ -41,7 +52,16 @@ export async function usagePage(p: Page): Promise<void> {
   const body = h('div', { 'aria-live': 'polite' }, loading('usage'))
   replace(
     p.main,
-    h('div', { class: 'page-head' }, h('h1', {}, 'Usage'), h('p', { class: 'muted' }, 'Jobs per day by key and utility (UTC days). Usage is kept for 400 days, longer than the jobs themselves.')),
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', {}, 'Usage'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Jobs per day by key and utility (UTC days). Usage is kept for 400 days, longer than the jobs themselves.',
+      ),
+    ),
     controls,
     body,
   )
@@ -83,7 +103,12 @@ export async function usagePage(p: Page): Promise<void> {
       tile('Total time', duration(u.total.totalMs)),
       tile('Time in utilities', duration(u.total.upstreamMs)),
     ),
-    h('section', { 'aria-labelledby': 'per-day' }, h('h2', { id: 'per-day' }, 'Jobs per day'), jobsPerDayChart(u.days, `Jobs per day from ${u.from} to ${u.to}`)),
+    h(
+      'section',
+      { 'aria-labelledby': 'per-day' },
+      h('h2', { id: 'per-day' }, 'Jobs per day'),
+      jobsPerDayChart(u.days, `Jobs per day from ${u.from} to ${u.to}`),
+    ),
     h(
       'div',
       { class: 'two-col' },
@@ -112,7 +137,14 @@ export async function usagePage(p: Page): Promise<void> {
         table(
           'Usage by utility',
           ['Utility', 'Jobs', '', 'Failed', 'Total time', 'Upstream time'],
-          u.byUtility.map((x) => [x.utility, num(x.jobs), meter(x.jobs, maxUtil), num(x.failed), duration(x.totalMs), duration(x.upstreamMs)]),
+          u.byUtility.map((x) => [
+            x.utility,
+            num(x.jobs),
+            meter(x.jobs, maxUtil),
+            num(x.failed),
+            duration(x.totalMs),
+            duration(x.upstreamMs),
+          ]),
           { captionHidden: true, testId: 'usage-by-utility' },
         ),
       ),

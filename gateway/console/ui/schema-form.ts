@@ -53,13 +53,25 @@ export function choicesOf(s: Schema): unknown[] | null {
 let counter = 0
 const nextId = () => `sf-${++counter}`
 
-function control(path: string, label: string, input: HTMLElement, hint: string | undefined, required: boolean): HTMLElement {
+function control(
+  path: string,
+  label: string,
+  input: HTMLElement,
+  hint: string | undefined,
+  required: boolean,
+): HTMLElement {
   const id = nextId()
   input.id = id
   input.setAttribute('data-path', path)
   const hintEl = hint ? h('p', { class: 'hint', id: `${id}-hint` }, hint) : null
   if (hintEl) input.setAttribute('aria-describedby', hintEl.id)
-  return h('div', { class: 'field', 'data-field': path }, h('label', { for: id }, label, required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : null), input, hintEl)
+  return h(
+    'div',
+    { class: 'field', 'data-field': path },
+    h('label', { for: id }, label, required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : null),
+    input,
+    hintEl,
+  )
 }
 
 /**
@@ -76,12 +88,23 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
       required ? null : h('option', { value: '' }, 'Not set'),
       choices.map((c) => h('option', { value: String(c), selected: value === c }, String(c))),
     )
-    return { el: control(path, label, select, schema.description, required), read: () => (select.value === '' ? undefined : choices.find((c) => String(c) === select.value)) }
+    return {
+      el: control(path, label, select, schema.description, required),
+      read: () => (select.value === '' ? undefined : choices.find((c) => String(c) === select.value)),
+    }
   }
   switch (schema.type) {
     case 'object': {
       const props = Object.entries(schema.properties ?? {})
-      const parts = props.map(([k, s]) => schemaForm(s, `${path}.${k}`, k, (value as Record<string, unknown> | undefined)?.[k], (schema.required ?? []).includes(k)))
+      const parts = props.map(([k, s]) =>
+        schemaForm(
+          s,
+          `${path}.${k}`,
+          k,
+          (value as Record<string, unknown> | undefined)?.[k],
+          (schema.required ?? []).includes(k),
+        ),
+      )
       const read = () => {
         const out: Record<string, unknown> = {}
         props.forEach(([k], i) => {
@@ -99,7 +122,15 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
         parts.map((p) => p.el),
       )
       if (required || path === 'input') return { el: fieldset, read }
-      return { el: h('details', { class: 'optional-group', open: value !== undefined }, h('summary', {}, `${label} (optional)`), fieldset), read }
+      return {
+        el: h(
+          'details',
+          { class: 'optional-group', open: value !== undefined },
+          h('summary', {}, `${label} (optional)`),
+          fieldset,
+        ),
+        read,
+      }
     }
     case 'array': {
       const item = schema.items ?? { type: 'string' }
@@ -119,9 +150,23 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
       const rows: Array<{ part: FormPart; row: HTMLElement }> = []
       const list = h('ol', { class: 'rows' })
       const addRow = (v?: unknown) => {
-        const part = schemaForm({ ...item }, `${path}.${rows.length}`, `${humanize(name)} ${rows.length + 1}`, v ?? {}, true)
+        const part = schemaForm(
+          { ...item },
+          `${path}.${rows.length}`,
+          `${humanize(name)} ${rows.length + 1}`,
+          v ?? {},
+          true,
+        )
         const entry = { part, row: h('li', {}) }
-        const remove = h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Remove ${label.toLowerCase()} ${rows.length + 1}` }, 'Remove')
+        const remove = h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary small',
+            'aria-label': `Remove ${label.toLowerCase()} ${rows.length + 1}`,
+          },
+          'Remove',
+        )
         remove.addEventListener('click', () => {
           rows.splice(rows.indexOf(entry), 1)
           entry.row.remove()
@@ -132,11 +177,24 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
       }
       const initial = Array.isArray(value) && value.length ? value : [undefined]
       initial.forEach(addRow)
-      const add = h('button', { type: 'button', class: 'button secondary small', onclick: () => addRow() }, `Add ${label.toLowerCase().replace(/s$/, '')}`)
+      const add = h(
+        'button',
+        { type: 'button', class: 'button secondary small', onclick: () => addRow() },
+        `Add ${label.toLowerCase().replace(/s$/, '')}`,
+      )
       return {
-        el: h('fieldset', { class: 'group', 'data-field': path }, h('legend', {}, label), schema.description ? h('p', { class: 'hint' }, schema.description) : null, list, add),
+        el: h(
+          'fieldset',
+          { class: 'group', 'data-field': path },
+          h('legend', {}, label),
+          schema.description ? h('p', { class: 'hint' }, schema.description) : null,
+          list,
+          add,
+        ),
         read: () => {
-          const values = rows.map((r) => r.part.read()).filter((v) => v !== undefined && Object.keys(v as object).length > 0)
+          const values = rows
+            .map((r) => r.part.read())
+            .filter((v) => v !== undefined && Object.keys(v as object).length > 0)
           return values.length || required ? values : undefined
         },
       }
@@ -149,7 +207,10 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
         h('option', { value: 'true', selected: value === true }, 'Yes'),
         h('option', { value: 'false', selected: value === false }, 'No'),
       )
-      return { el: control(path, label, select, schema.description, required), read: () => (select.value === '' ? undefined : select.value === 'true') }
+      return {
+        el: control(path, label, select, schema.description, required),
+        read: () => (select.value === '' ? undefined : select.value === 'true'),
+      }
     }
     case 'number':
     case 'integer': {
@@ -162,7 +223,10 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
         required,
         inputmode: 'decimal',
       })
-      return { el: control(path, label, input, schema.description, required), read: () => (input.value === '' ? undefined : Number(input.value)) }
+      return {
+        el: control(path, label, input, schema.description, required),
+        read: () => (input.value === '' ? undefined : Number(input.value)),
+      }
     }
     default: {
       const isUrl = /url/i.test(name)
@@ -175,13 +239,19 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
         required,
         value: typeof value === 'string' ? value : undefined,
       })
-      return { el: control(path, label, input, schema.description, required), read: () => (input.value.trim() === '' ? undefined : input.value.trim()) }
+      return {
+        el: control(path, label, input, schema.description, required),
+        read: () => (input.value.trim() === '' ? undefined : input.value.trim()),
+      }
     }
   }
 }
 
 /** Marks the fields named by API error details; returns details no field took. */
-export function showFieldErrors(form: HTMLElement, details: Array<{ path: string; message: string }>): Array<{ path: string; message: string }> {
+export function showFieldErrors(
+  form: HTMLElement,
+  details: Array<{ path: string; message: string }>,
+): Array<{ path: string; message: string }> {
   form.querySelectorAll('.field-error').forEach((e) => e.remove())
   form.querySelectorAll('[aria-invalid]').forEach((e) => e.removeAttribute('aria-invalid'))
   const left: Array<{ path: string; message: string }> = []

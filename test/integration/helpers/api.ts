@@ -32,5 +32,9 @@ export async function api<T = any>(
 
 export async function download(url: string): Promise<{ status: number; bytes: Buffer; contentType: string | null }> {
   const res = await fetch(url)
-  return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), contentType: res.headers.get('content-type') }
+  return {
+    status: res.status,
+    bytes: Buffer.from(await res.arrayBuffer()),
+    contentType: res.headers.get('content-type'),
+  }
 }

@@ -10,13 +10,30 @@ import { inject } from 'vitest'
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.DUTIL_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   })
 }
 
 /** A fresh browser profile (its own cookies): one per person. The test IdP's certificate is from the test CA. */
-export async function personContext(browser: Browser, viewport = { width: 1280, height: 860 }): Promise<BrowserContext> {
-  const ctx = await browser.newContext({ viewport, ignoreHTTPSErrors: true, baseURL: inject('gatewayUrl'), reducedMotion: 'reduce' })
+export async function personContext(
+  browser: Browser,
+  viewport = { width: 1280, height: 860 },
+): Promise<BrowserContext> {
+  const ctx = await browser.newContext({
+    viewport,
+    ignoreHTTPSErrors: true,
+    baseURL: inject('gatewayUrl'),
+    reducedMotion: 'reduce',
+  })
   ctx.setDefaultTimeout(15_000)
   return ctx
 }

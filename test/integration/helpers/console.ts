@@ -22,14 +22,24 @@ export class ConsoleClient {
     return this.cookies.get('dutil_session')
   }
 
-  async call<T = any>(method: string, path: string, body?: unknown, opts: { csrf?: boolean; origin?: string; forwardedFor?: string } = {}): Promise<ConsoleResponse<T>> {
+  async call<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { csrf?: boolean; origin?: string; forwardedFor?: string } = {},
+  ): Promise<ConsoleResponse<T>> {
     const headers: Record<string, string> = {}
     if (opts.forwardedFor) headers['X-Forwarded-For'] = opts.forwardedFor
     if (body !== undefined) headers['Content-Type'] = 'application/json'
     if (this.cookies.size) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ')
     if (opts.csrf !== false && this.csrf && method !== 'GET') headers['X-CSRF-Token'] = this.csrf
     if (opts.origin) headers.Origin = opts.origin
-    const res = await fetch(`${inject('gatewayUrl')}/console/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: 'manual' })
+    const res = await fetch(`${inject('gatewayUrl')}/console/api${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      redirect: 'manual',
+    })
     for (const c of res.headers.getSetCookie()) {
       const [pair, ...attrs] = c.split(';')
       const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]
@@ -56,10 +66,14 @@ export class ConsoleClient {
 
 /** `dutil admin create` against the test platform, as an operator would run it. */
 export function bootstrapAdmin(email: string): { link: string; expiresAt: string } {
-  const out = execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'admin', 'create', '--email', email, '--json'], {
-    env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), DUTIL_PUBLIC_URL: inject('gatewayUrl') },
-    encoding: 'utf8',
-  })
+  const out = execFileSync(
+    process.execPath,
+    [join(REPO_ROOT, 'bin', 'dutil.js'), 'admin', 'create', '--email', email, '--json'],
+    {
+      env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), DUTIL_PUBLIC_URL: inject('gatewayUrl') },
+      encoding: 'utf8',
+    },
+  )
   return JSON.parse(out)
 }
 
@@ -79,7 +93,8 @@ export function totpCodeAtStep(secret: string, step: number): string {
 
 export { timeStep }
 
-export const uniqueEmail = (who: string, domain = 'example.com') => `${who}-${Math.random().toString(36).slice(2, 8)}@${domain}`
+export const uniqueEmail = (who: string, domain = 'example.com') =>
+  `${who}-${Math.random().toString(36).slice(2, 8)}@${domain}`
 
 /** Invites someone with `role` (as the admin `by`) and accepts the invite: a signed-in client. */
 export async function invitePerson(
@@ -91,7 +106,11 @@ export async function invitePerson(
   const invited = await by.call('POST', '/members/invites', { email, role })
   if (invited.status !== 201) throw new Error(`invite failed: ${invited.status} ${JSON.stringify(invited.body)}`)
   const client = new ConsoleClient()
-  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, { name: `Test ${role}`, password })
-  if (accepted.status !== 201) throw new Error(`accepting the invite failed: ${accepted.status} ${JSON.stringify(accepted.body)}`)
+  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, {
+    name: `Test ${role}`,
+    password,
+  })
+  if (accepted.status !== 201)
+    throw new Error(`accepting the invite failed: ${accepted.status} ${JSON.stringify(accepted.body)}`)
   return { client, email, id: accepted.body.user.id }
 }

@@ -1,6 +1,13 @@
 import { CustomObjectsApi } from '@kubernetes/client-node'
 import { inject } from 'vitest'
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../../../contract/api-group.js'
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  LABELS,
+  MANAGED_BY,
+  UTILITY_JOB,
+} from '../../../contract/api-group.js'
 import type { UtilityJobResource } from '../../../contract/crd-schemas.js'
 import { newId, objectNameOf } from '../../../contract/ids.js'
 import { inputObjectKey } from '../../../contract/runner-protocol.js'
@@ -15,7 +22,12 @@ const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plu
  * does, for cases the public API refuses on purpose (a sync job with a callbackUrl, a
  * destination the gateway would turn away): the operator must not rely on the gateway.
  */
-export async function createJobDirectly(opts: { keyId: string; mode: 'sync' | 'async'; callbackUrl: string; inputUrl: string }): Promise<UtilityJobResource> {
+export async function createJobDirectly(opts: {
+  keyId: string
+  mode: 'sync' | 'async'
+  callbackUrl: string
+  inputUrl: string
+}): Promise<UtilityJobResource> {
   const now = Date.now()
   const jobId = newId('job', now)
   const storage = inject('storage')
@@ -23,7 +35,14 @@ export async function createJobDirectly(opts: { keyId: string; mode: 'sync' | 'a
   const body: UtilityJobResource = {
     apiVersion: API_GROUP_VERSION,
     kind: 'UtilityJob',
-    metadata: { name: objectNameOf(jobId), labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.apiKey]: objectNameOf(opts.keyId), [LABELS.utility]: 'split-pdf' } },
+    metadata: {
+      name: objectNameOf(jobId),
+      labels: {
+        [LABELS.managedBy]: MANAGED_BY,
+        [LABELS.apiKey]: objectNameOf(opts.keyId),
+        [LABELS.utility]: 'split-pdf',
+      },
+    },
     spec: {
       jobId,
       utility: 'split-pdf',

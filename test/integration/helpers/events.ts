@@ -12,7 +12,18 @@ export interface SeenEvent {
 export async function eventsOf(objectName: string): Promise<SeenEvent[]> {
   const list = await kubeConfig()
     .makeApiClient(CoreV1Api)
-    .listNamespacedEvent({ namespace: 'dutil', fieldSelector: `involvedObject.name=${objectName},involvedObject.kind=UtilityJob` })
-  const when = (e: (typeof list.items)[number]) => new Date(e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp ?? 0).getTime()
-  return [...list.items].sort((a, b) => when(a) - when(b)).map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', reportingController: e.reportingComponent ?? '' }))
+    .listNamespacedEvent({
+      namespace: 'dutil',
+      fieldSelector: `involvedObject.name=${objectName},involvedObject.kind=UtilityJob`,
+    })
+  const when = (e: (typeof list.items)[number]) =>
+    new Date(e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp ?? 0).getTime()
+  return [...list.items]
+    .sort((a, b) => when(a) - when(b))
+    .map((e) => ({
+      type: e.type ?? '',
+      reason: e.reason ?? '',
+      message: e.message ?? '',
+      reportingController: e.reportingComponent ?? '',
+    }))
 }

@@ -14,7 +14,11 @@ export function keyAdmin(): ApiKeyAdmin {
 
 /** A fresh API key per test, so tests never see each other's jobs. */
 export function createKey(opts: Partial<CreateKeyOptions> = {}): Promise<CreatedKey> {
-  return keyAdmin().create({ name: opts.name ?? `test-${Math.random().toString(36).slice(2, 8)}`, utilities: opts.utilities ?? [], ...opts })
+  return keyAdmin().create({
+    name: opts.name ?? `test-${Math.random().toString(36).slice(2, 8)}`,
+    utilities: opts.utilities ?? [],
+    ...opts,
+  })
 }
 
 /** How many runner pods a job has had (1 means no retry). */
@@ -32,7 +36,9 @@ export async function runnerPods(jobId: string): Promise<number> {
  * A kubeconfig acting as a user that holds only `rules` in the dutil namespace (the admin
  * impersonates it, as `kubectl --as` does): for failures part-way through a multi-object change.
  */
-export async function kubeConfigWithOnly(rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>): Promise<KubeConfig> {
+export async function kubeConfigWithOnly(
+  rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>,
+): Promise<KubeConfig> {
   const { RbacAuthorizationV1Api } = await import('@kubernetes/client-node')
   const admin = kubeConfig()
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api)
@@ -40,7 +46,11 @@ export async function kubeConfigWithOnly(rules: Array<{ apiGroups: string[]; res
   await rbac.createNamespacedRole({ namespace: 'dutil', body: { metadata: { name: user }, rules } })
   await rbac.createNamespacedRoleBinding({
     namespace: 'dutil',
-    body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] },
+    body: {
+      metadata: { name: user },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: user },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
   })
   const limited = new KubeConfig()
   limited.loadFromOptions({

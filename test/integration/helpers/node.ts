@@ -8,7 +8,11 @@ import { kubeConfig } from './keys.js'
 export async function whileCordoned<T>(fn: () => Promise<T>): Promise<T> {
   const core = kubeConfig().makeApiClient(CoreV1Api)
   const [node] = (await core.listNode()).items
-  const set = (unschedulable: boolean) => core.patchNode({ name: node.metadata!.name!, body: { spec: { unschedulable } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+  const set = (unschedulable: boolean) =>
+    core.patchNode(
+      { name: node.metadata!.name!, body: { spec: { unschedulable } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )
   await set(true)
   try {
     return await fn()

@@ -56,9 +56,18 @@ export function startComponent(name: string, overrides: Record<string, string> =
  */
 export function startComponentAs(as: string, from: string, overrides: Record<string, string> = {}): void {
   if (from === 'postgres') removeStalePostgresLock(as)
-  const spec = JSON.parse(readFileSync(pids(`${from}.json`), 'utf8')) as { command: string; args: string[]; env: Record<string, string> }
+  const spec = JSON.parse(readFileSync(pids(`${from}.json`), 'utf8')) as {
+    command: string
+    args: string[]
+    env: Record<string, string>
+  }
   const log = openSync(join(inject('platformDir'), 'logs', `${as}.log`), 'a')
-  const child = spawn(spec.command, spec.args, { cwd: REPO_ROOT, env: { ...process.env, ...spec.env, ...overrides }, detached: true, stdio: ['ignore', log, log] })
+  const child = spawn(spec.command, spec.args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...spec.env, ...overrides },
+    detached: true,
+    stdio: ['ignore', log, log],
+  })
   child.unref()
   if (child.pid) writePidFile(inject('platformDir'), as, child.pid)
 }
@@ -66,7 +75,10 @@ export function startComponentAs(as: string, from: string, overrides: Record<str
 export const startOperator = (overrides: Record<string, string> = {}) => startComponent('operator', overrides)
 
 /** Resolves once the (re)started operator answers /readyz (its caches are synced). */
-export async function waitForOperatorReady(timeoutMs = 60_000, port: string | number = inject('programEnv').DUTIL_OPERATOR_PORT): Promise<void> {
+export async function waitForOperatorReady(
+  timeoutMs = 60_000,
+  port: string | number = inject('programEnv').DUTIL_OPERATOR_PORT,
+): Promise<void> {
   const url = `http://127.0.0.1:${port}/readyz`
   const deadline = Date.now() + timeoutMs
   for (;;) {
@@ -108,7 +120,10 @@ export async function scrape(port: number | string): Promise<string> {
 }
 
 /** Resolves once the operator on `port` reports that it holds the lease (`dutil_operator_leader 1`). */
-export async function waitForLeader(port: string | number = inject('programEnv').DUTIL_OPERATOR_PORT, timeoutMs = 60_000): Promise<void> {
+export async function waitForLeader(
+  port: string | number = inject('programEnv').DUTIL_OPERATOR_PORT,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
