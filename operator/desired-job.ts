@@ -6,6 +6,8 @@ import type { RunnerResources, UtilityDefinition } from '../contract/utility.js'
 import { podPlacement, type RunnerPod } from './runner-pod.js'
 
 export const RUNNER_CONTAINER = 'runner'
+/** How long past the Job's time limit a runner pod's own deadline lies. */
+export const POD_DEADLINE_MARGIN_SECONDS = 60
 /** Where a runner's scratch emptyDir is mounted (TMPDIR and HOME point there). */
 export const SCRATCH_PATH = '/tmp'
 
@@ -113,9 +115,9 @@ export function desiredJob(
         },
         spec: {
           ...podPlacement(pod),
-          // The Job's time limit again, counted from the pod's start (so the Job's comes first); it
-          // also puts runner pods in the ResourceQuota scope `Terminating` (the chart's runner quota).
-          activeDeadlineSeconds: deadlineSeconds(uj, utility),
+          // A backstop well past the Job's time limit (which always ends the run first); it puts
+          // runner pods in the ResourceQuota scope `Terminating` (the chart's runner quota).
+          activeDeadlineSeconds: deadlineSeconds(uj, utility) + POD_DEADLINE_MARGIN_SECONDS,
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           enableServiceLinks: false,

@@ -73,6 +73,8 @@ describe('runner pod templates (DUTIL_RUNNER_POD)', () => {
     })
     expect(template.metadata!.labels).toMatchObject({ team: 'docs', [LABELS.utility]: 'html-pdf' })
     expect(template.metadata!.annotations).toEqual({ a: 'b' })
+    // A pod deadline past the Job's own: the Job's ends the run; the pod's puts it in the quota's scope.
+    expect(template.spec!.activeDeadlineSeconds).toBe(job.spec!.activeDeadlineSeconds! + 60)
     // Without a template nothing is added.
     const plain = desiredJob(uj('split-pdf'), catalog.get('split-pdf')!, runnerSettings(), credentials).spec!.template
     expect(plain.spec!.imagePullSecrets).toBeUndefined()

@@ -17,11 +17,25 @@ describe.skipIf(inject('nodeBlocker'))('runner isolation on a real node', () => 
 
   it('stops a runner at activeDeadlineSeconds: the container is killed and the job fails as upstream_timeout (504)', async () => {
     // The input never finishes downloading: only the deadline ends this run.
-    const res = await api('POST', '/v1/utilities/split-pdf', {
+    const answer = api('POST', '/v1/utilities/split-pdf', {
       key,
       body: { input: { url: inject('podFilesUrl').replace(/\/files$/, '/stall') } },
       headers: { 'Dutil-Test-Deadline-Seconds': '5' },
     })
+    // Meanwhile the chart's runner quota counts the runner pod, and only runner pods (the
+    // gateway's and operator's pods carry no activeDeadlineSeconds: not in its Terminating scope).
+    const counted = async () => {
+      const quota = await core().readNamespacedResourceQuota({ name: 'dutil-runners', namespace: NS })
+      const runners = (
+        await core().listNamespacedPod({ namespace: NS, labelSelector: `${LABELS.managedBy}=${MANAGED_BY}` })
+      ).items.filter((p) => !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''))
+      return { used: Number(quota.status?.used?.pods ?? 0), runners: runners.length, hard: quota.spec?.hard?.pods }
+    }
+    await expect.poll(async () => (await counted()).used, { timeout: 15_000, interval: 250 }).toBeGreaterThanOrEqual(1)
+    const seen = await counted()
+    expect(seen.hard).toBe('200')
+    expect(seen.used).toBeLessThanOrEqual(seen.runners)
+    const res = await answer
     expect(res.status, JSON.stringify(res.body)).toBe(504)
     expect(res.body).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' } })
     expect(res.body.error.message).toContain('5 s')
