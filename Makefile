@@ -16,8 +16,9 @@ TEST_IMAGE_TAG := test-$(shell printf '%s' '$(CURDIR)' | sha256sum | cut -c1-10)
 test:
 	@DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) test/run-tests.sh
 
-# ESLint (typescript-eslint with type information: floating promises, unused code) and Prettier's
-# check; `make format` rewrites what Prettier would change. A phase of make test.
+# ESLint (typescript-eslint with type information: floating promises, unused code), Prettier's
+# check and the docs' links (each to a file of this repository, none outside it:
+# test/check-doc-links.mjs); `make format` rewrites what Prettier would change. A phase of make test.
 lint:
 	npm run --silent lint
 
