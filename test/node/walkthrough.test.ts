@@ -89,6 +89,13 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(d.bytes.length).toBeGreaterThan(1000)
   })
 
+  it('passes `helm test`: a pod in the cluster finds the gateway Service ready, its OpenAPI description and its 401', () => {
+    // helm exits non-zero (helm() throws with its output) when the test pod fails.
+    const out = helm('test', RELEASE, '--namespace', NS, '--timeout', '120s')
+    expect(out).toContain('dutil-test-api')
+    expect(out).toMatch(/Succeeded/)
+  })
+
   it('lists the jobs with kubectl get utilityjobs, each run by a batch Job the operator owns', async () => {
     const out = kubectl(['get', 'utilityjobs', '-n', NS])
     expect(out.split('\n').filter((l) => /\ssucceeded\s/.test(l)).length).toBeGreaterThanOrEqual(3)
