@@ -147,9 +147,11 @@ export function reportUnexpectedExit(dir: string) {
 
 /**
  * What a cluster with a real node needs besides: taints lifted once the kubelet reports Ready,
- * and Service endpoints for kube-proxy. (The node agent's tier runs without them.)
+ * Service endpoints for kube-proxy, and ResourceQuota usage (the chart's runner quota). (The node
+ * agent's tier runs without them.)
  */
-const REAL_NODE_CONTROLLERS = 'node-lifecycle-controller,endpoints-controller,endpointslice-controller'
+const REAL_NODE_CONTROLLERS =
+  'node-lifecycle-controller,endpoints-controller,endpointslice-controller,resourcequota-controller'
 
 function bin(name: string): string {
   const p = join(BIN_DIR, name)
