@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
 import Type, { type Static, type TObject, type TSchema } from 'typebox'
+import { AllowedNetworks } from './address-policy.js'
 
 /**
  * Settings: each program declares every environment variable it reads in one TypeBox schema,
@@ -140,4 +141,13 @@ export function jsonObjectSetting(name: string, raw: string, keyedBy: string): R
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
     throw new Error(`${name} must be a JSON object keyed by ${keyedBy}`)
   return parsed as Record<string, unknown>
+}
+
+/** A setting that holds comma-separated CIDRs (none: undefined); a malformed entry throws, naming the variable. */
+export function cidrSetting(name: string, raw: string | undefined): AllowedNetworks | undefined {
+  try {
+    return AllowedNetworks.parse(raw)
+  } catch (err) {
+    throw new Error(`${name}: ${(err as Error).message}`)
+  }
 }

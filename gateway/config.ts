@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox'
-import { AllowedNetworks } from '../contract/address-policy.js'
-import { readSettings, Setting, SettingsError, STORAGE_SETTINGS } from '../contract/settings.js'
+import type { AllowedNetworks } from '../contract/address-policy.js'
+import { cidrSetting, readSettings, Setting, SettingsError, STORAGE_SETTINGS } from '../contract/settings.js'
 
 /** Every environment variable the gateway reads (README: Configuration), checked once at start. */
 export const GATEWAY_SETTINGS = Type.Object({
@@ -132,7 +132,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     syncWaitMs: s.DUTIL_SYNC_WAIT_SECONDS * 1000,
     retentionDays: s.DUTIL_RETENTION_DAYS,
     testHooks: s.DUTIL_TEST_HOOKS,
-    trustedProxies: parseCidrs('DUTIL_TRUSTED_PROXIES', s.DUTIL_TRUSTED_PROXIES),
+    trustedProxies: stopOnBad(() => cidrSetting('DUTIL_TRUSTED_PROXIES', s.DUTIL_TRUSTED_PROXIES)),
     filesPort: s.DUTIL_FILES_PORT,
     timeouts: {
       headersMs: Math.min(s.DUTIL_HEADERS_TIMEOUT_SECONDS, s.DUTIL_REQUEST_TIMEOUT_SECONDS) * 1000,
@@ -145,11 +145,11 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   }
 }
 
-/** A CIDR list setting; a malformed entry stops the program at start, naming the variable. */
-function parseCidrs(name: string, raw: string | undefined): AllowedNetworks | undefined {
+/** A structured setting's parse error stops the program at start like any other bad setting. */
+function stopOnBad<T>(parse: () => T): T {
   try {
-    return AllowedNetworks.parse(raw)
+    return parse()
   } catch (err) {
-    throw new SettingsError([`${name}: ${(err as Error).message}`])
+    throw new SettingsError([(err as Error).message])
   }
 }

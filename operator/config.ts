@@ -2,9 +2,16 @@ import { hostname } from 'node:os'
 import { SECRET_OBJECTS } from '../platform/secret-entries.js'
 import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
-import { AllowedNetworks, type AddressAllowance } from '../contract/address-policy.js'
+import type { AddressAllowance } from '../contract/address-policy.js'
 import { catalog } from '../runners/catalog.js'
-import { jsonObjectSetting, readSettings, Setting, STORAGE_SETTINGS, SettingsError } from '../contract/settings.js'
+import {
+  cidrSetting,
+  jsonObjectSetting,
+  readSettings,
+  Setting,
+  STORAGE_SETTINGS,
+  SettingsError,
+} from '../contract/settings.js'
 import type { RunnerSettings } from './desired-job.js'
 import { parseRunnerPods } from './runner-pod.js'
 
@@ -195,7 +202,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
   const pods = parsed('DUTIL_RUNNER_POD', () => parseRunnerPods(s.DUTIL_RUNNER_POD), {})
   const allowedNetworks = parsed(
     'DUTIL_ALLOWED_PRIVATE_NETWORKS',
-    () => AllowedNetworks.parse(s.DUTIL_ALLOWED_PRIVATE_NETWORKS),
+    () => cidrSetting('DUTIL_ALLOWED_PRIVATE_NETWORKS', s.DUTIL_ALLOWED_PRIVATE_NETWORKS),
     undefined,
   )
   if (problems.length) throw new SettingsError(problems)

@@ -68,7 +68,7 @@ export function consoleMiddleware(d: ConsoleDeps): Middleware {
   const api = compose([
     originCheck(d.config.publicUrl),
     loadSession(d.sessions, d.people, d.config.insecureCookies),
-    limitAnonymous(d.playgroundLimiter, d.config.limits.anonymousRequestsPerMinute),
+    limitAnonymous(d.counters, d.config.limits.anonymousRequestsPerMinute),
     ...routers,
   ])
   const ui = uiRoutes(d.config).routes() as unknown as Middleware
@@ -103,7 +103,7 @@ export function createConsole(o: ConsoleOptions): Console {
     sessions: new SessionStore(o.redis),
     lockout: new Lockout(o.redis),
     mutex: new RedisMutex(o.redis),
-    playgroundLimiter: new RateLimiter(o.redis, o.log),
+    counters: new RateLimiter(o.redis, o.log),
     keyAdmin: new ApiKeyAdmin(o.kc, o.namespace),
     keyList: () => o.keyCache.list(o.namespace),
     store: o.store,

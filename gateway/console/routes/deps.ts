@@ -22,8 +22,8 @@ export interface ConsoleDeps {
   lockout: Lockout
   /** Serialises changes checked against other objects (the last-admin rule, key caps). */
   mutex: RedisMutex
-  /** Counts playground runs per person (fixed one-minute windows). */
-  playgroundLimiter: RateLimiter
+  /** Fixed-window counters in Redis: playground runs per person, keys made per person and day, requests before sign-in per address. */
+  counters: RateLimiter
   keyAdmin: ApiKeyAdmin
   /** ApiKeys as the gateway's watch sees them. */
   keyList: () => readonly ApiKeyResource[]

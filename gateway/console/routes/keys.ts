@@ -119,7 +119,7 @@ export function keyRoutes(d: ConsoleDeps): Router {
     // Key churn is bounded per person and day (each key is an entry of the signing Secret until
     // its revocation is swept): counted in Redis across replicas, failing open while it is down.
     const perDay = d.config.limits.keysPerDay
-    const today = await d.playgroundLimiter.hit(
+    const today = await d.counters.hit(
       `keys-created:${s.user.spec.userId}`,
       Date.now(),
       ctx.state.requestId as string | undefined,

@@ -57,7 +57,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const s = authorize(ctx, 'playground.run', 'own')
     // Each person's playground runs are limited per minute like a key's requests (fail open while Redis is down).
     const limit = d.config.limits.playgroundRunsPerMinute
-    const window = await d.playgroundLimiter.hit(`playground:${s.user.spec.userId}`, Date.now())
+    const window = await d.counters.hit(`playground:${s.user.spec.userId}`, Date.now())
     if (window && window.count > limit) {
       throw new ApiError('rate_limited', `Playground runs are limited to ${limit} a minute per person.`, undefined, {
         'Retry-After': String(Math.max(1, Math.ceil(window.resetMs / 1000))),
