@@ -6,9 +6,13 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..')
-const files = ['README.md', 'clients/typescript/README.md', 'charts/dutil/README.md', ...walk('docs')].filter((f) =>
-  existsSync(join(root, f)),
-)
+const files = [
+  'README.md',
+  'clients/typescript/README.md',
+  'clients/python/README.md',
+  'charts/dutil/README.md',
+  ...walk('docs'),
+].filter((f) => existsSync(join(root, f)))
 
 function walk(dir) {
   return readdirSync(join(root, dir)).flatMap((name) => {

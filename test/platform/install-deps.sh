@@ -49,6 +49,22 @@ if [ "$(cat "$cache/venv/.schemathesis" 2>/dev/null)" != "$st_version" ]; then
   echo "$st_version" >"$cache/venv/.schemathesis"
 fi
 
+# The Python client's tools (generator, formatter, mypy, pytest, the wheel builder) in a virtual
+# environment of their own, and its runtime dependencies as wheels, so that the test installing the
+# built client into a fresh environment needs no network.
+py_reqs=clients/python/requirements-dev.txt
+py_sum=$(sha256sum "$py_reqs" | cut -c1-16)
+if [ "$(cat "$cache/venv-client/.requirements" 2>/dev/null)" != "$py_sum" ]; then
+  echo "[deps] installing the Python client's tools into $cache/venv-client"
+  rm -rf "$cache/venv-client" "$cache/python-wheels"
+  python3 -m venv "$cache/venv-client"
+  "$cache/venv-client/bin/pip" install -q --disable-pip-version-check -r "$py_reqs"
+  # The runtime dependencies at the versions the tools use (pyproject.toml gives their ranges).
+  "$cache/venv-client/bin/pip" download -q --disable-pip-version-check -d "$cache/python-wheels" \
+    $(grep -E '^(httpx|pydantic|standardwebhooks)==' "$py_reqs")
+  echo "$py_sum" >"$cache/venv-client/.requirements"
+fi
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[deps] installing npm packages"
   # `npm install` keeps the locked versions; `npm ci` is not used because the lock files this

@@ -1,0 +1,84 @@
+"""A typed Python client for the dutil document utilities API.
+
+    from dutil import Client, SplitPdfInput
+
+    with Client("http://127.0.0.1:8080", "du_live_...") as client:
+        job = client.run("split-pdf", SplitPdfInput(url="https://example.com/a.pdf"))
+        client.download(job, "pages/")
+
+:class:`Client` is synchronous (httpx); :class:`AsyncClient` is its asyncio twin.
+"""
+
+from ._client import AsyncClient, Client
+from ._errors import (
+    ConflictError,
+    DutilConnectionError,
+    DutilError,
+    DutilRequestError,
+    ForbiddenError,
+    InternalError,
+    InvalidRequestError,
+    JobFailedError,
+    NotFoundError,
+    RateLimitedError,
+    UnauthorizedError,
+    WaitTimeoutError,
+)
+from ._models import (
+    INPUT_MODELS,
+    CallbackEvent,
+    CatalogEntry,
+    FileReference,
+    HtmlPdfInput,
+    Job,
+    JobStatus,
+    JobSummary,
+    PdfMargin,
+    PdfOptions,
+    SplitPdfInput,
+    UnzipFilesInput,
+    Utility,
+    UtilityInput,
+    XlsToXlsxInput,
+    ZipFileEntry,
+    ZipFilesInput,
+)
+from ._webhooks import CallbackVerificationError, verify_callback
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "INPUT_MODELS",
+    "AsyncClient",
+    "CallbackEvent",
+    "CallbackVerificationError",
+    "CatalogEntry",
+    "Client",
+    "ConflictError",
+    "DutilConnectionError",
+    "DutilError",
+    "DutilRequestError",
+    "FileReference",
+    "ForbiddenError",
+    "HtmlPdfInput",
+    "InternalError",
+    "InvalidRequestError",
+    "Job",
+    "JobFailedError",
+    "JobStatus",
+    "JobSummary",
+    "NotFoundError",
+    "PdfMargin",
+    "PdfOptions",
+    "RateLimitedError",
+    "SplitPdfInput",
+    "UnauthorizedError",
+    "UnzipFilesInput",
+    "Utility",
+    "UtilityInput",
+    "WaitTimeoutError",
+    "XlsToXlsxInput",
+    "ZipFileEntry",
+    "ZipFilesInput",
+    "verify_callback",
+]

@@ -1,0 +1,364 @@
+# Generated from docs/openapi.yaml by clients/python/scripts/generate.py. Do not edit by hand.
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+
+class FileReference(BaseModel):
+    url: Annotated[
+        str,
+        Field(
+            description='Download link, presigned; fetch the job again for a fresh one.'
+        ),
+    ]
+    key: Annotated[
+        str, Field(description='Storage key <utility>/<YYYY-MM-DD>/<job_id>/<file>.')
+    ]
+    name: str
+    size: Annotated[int | None, Field(ge=0)]
+    contentType: str | None
+    urlExpiresAt: AwareDatetime | None = None
+    pageNumber: Annotated[int | None, Field(description='split-pdf only.', ge=1)] = None
+    path: Annotated[
+        str | None,
+        Field(description='unzip-files only: the entry path inside the zip.'),
+    ] = None
+
+
+class JobTimings(BaseModel):
+    queueMs: Annotated[int | None, Field(ge=0)]
+    upstreamMs: Annotated[int | None, Field(ge=0)]
+    storageMs: Annotated[int | None, Field(ge=0)]
+    totalMs: Annotated[int | None, Field(ge=0)]
+
+
+class JobProgress(BaseModel):
+    """
+    Extension (additive within v1): how far the utility has got, as it reports it about once a second: split-pdf counts pages stored, unzip-files entries extracted, zip-files files added. Null for utilities that report none, and until the first report. Kept after the job finishes.
+    """
+
+    done: Annotated[int, Field(description='Units done so far.', ge=0)]
+    total: Annotated[
+        int | None, Field(description='All units, once the utility knows them.', ge=0)
+    ]
+    unit: Literal['pages', 'entries', 'files']
+    updatedAt: AwareDatetime
+
+
+class JobResult(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    files: list[FileReference]
+    pageCount: Annotated[int | None, Field(description='split-pdf.')] = None
+    fileCount: Annotated[int | None, Field(description='unzip-files.')] = None
+
+
+class JobError(BaseModel):
+    code: str
+    message: str
+    upstreamStatus: int | None = None
+
+
+class JobCallback(BaseModel):
+    url: str
+    status: Literal['pending', 'delivered', 'failed']
+    attempts: Annotated[int, Field(ge=0)]
+
+
+class JobLinks(BaseModel):
+    self: str
+
+
+class Job(BaseModel):
+    id: Annotated[str, Field(pattern='^job_[0-9A-HJKMNP-TV-Z]{26}$')]
+    object: Literal['job']
+    utility: str
+    mode: Literal['sync', 'async']
+    status: Literal['queued', 'running', 'succeeded', 'failed', 'cancelled']
+    createdAt: AwareDatetime
+    startedAt: AwareDatetime | None
+    finishedAt: AwareDatetime | None
+    timings: Annotated[JobTimings, Field(title='JobTimings')]
+    progress: JobProgress | None
+    metadata: dict[str, Any] | None
+    result: JobResult | None
+    error: JobError | None
+    callback: JobCallback | None
+    links: Annotated[JobLinks, Field(title='JobLinks')]
+
+
+class JobSummary(BaseModel):
+    id: str
+    utility: str
+    mode: Literal['sync', 'async']
+    status: Literal['queued', 'running', 'succeeded', 'failed', 'cancelled']
+    source: Annotated[
+        str,
+        Field(
+            description='"api" for jobs started with an API key, "playground" for console runs.'
+        ),
+    ]
+    createdAt: AwareDatetime
+    finishedAt: AwareDatetime | None
+    totalMs: Annotated[int | None, Field(ge=0)]
+    upstreamMs: Annotated[int | None, Field(ge=0)]
+    errorCode: str | None
+    apiKeyName: str | None
+    userEmail: str | None
+    fileCount: Annotated[int, Field(ge=0)]
+
+
+class JobList(BaseModel):
+    items: list[JobSummary]
+    nextCursor: Annotated[
+        str | None,
+        Field(description='Pass as cursor for the next page; null at the end.'),
+    ]
+
+
+class ErrorDetail(BaseModel):
+    path: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    code: Annotated[str, Field(description='Branch on this, never on message.')]
+    message: str
+    details: list[ErrorDetail] | None = None
+    requestId: str | None = None
+
+
+class Error(BaseModel):
+    error: Annotated[ErrorBody, Field(title='ErrorBody')]
+
+
+class CatalogEntry(BaseModel):
+    slug: str
+    name: str
+    description: str
+    category: str
+    icon: str
+    target: str
+    maxDurationSeconds: int
+    inputSchema: Annotated[
+        dict[str, Any], Field(description='JSON Schema of the utility input.')
+    ]
+    exampleInput: dict[str, Any]
+    enabled: bool
+
+
+class UtilityList(BaseModel):
+    items: list[CatalogEntry]
+
+
+class CallbackEvent(BaseModel):
+    type: Literal['job.succeeded', 'job.failed']
+    timestamp: Annotated[
+        str, Field(description='When the event was made (ISO-8601 with milliseconds).')
+    ]
+    data: Job
+
+
+class PdfMargin(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    top: Annotated[
+        str | None,
+        Field(
+            description='A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in").',
+            max_length=32,
+            pattern='^(0|[0-9]+(\\.[0-9]+)?(px|in|cm|mm))$',
+        ),
+    ] = None
+    right: Annotated[
+        str | None,
+        Field(
+            description='A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in").',
+            max_length=32,
+            pattern='^(0|[0-9]+(\\.[0-9]+)?(px|in|cm|mm))$',
+        ),
+    ] = None
+    bottom: Annotated[
+        str | None,
+        Field(
+            description='A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in").',
+            max_length=32,
+            pattern='^(0|[0-9]+(\\.[0-9]+)?(px|in|cm|mm))$',
+        ),
+    ] = None
+    left: Annotated[
+        str | None,
+        Field(
+            description='A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in").',
+            max_length=32,
+            pattern='^(0|[0-9]+(\\.[0-9]+)?(px|in|cm|mm))$',
+        ),
+    ] = None
+
+
+class PdfOptions(BaseModel):
+    """
+    Chromium print options.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    format: Annotated[
+        Literal[
+            'Letter',
+            'Legal',
+            'Tabloid',
+            'Ledger',
+            'A0',
+            'A1',
+            'A2',
+            'A3',
+            'A4',
+            'A5',
+            'A6',
+        ]
+        | None,
+        Field(description='Paper format; not together with width/height.'),
+    ] = None
+    width: Annotated[
+        str | None,
+        Field(
+            description='A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in").',
+            max_length=32,
+            pattern='^(0|[0-9]+(\\.[0-9]+)?(px|in|cm|mm))$',
+        ),
+    ] = None
+    height: Annotated[
+        str | None,
+        Field(
+            description='A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in").',
+            max_length=32,
+            pattern='^(0|[0-9]+(\\.[0-9]+)?(px|in|cm|mm))$',
+        ),
+    ] = None
+    orientation: Literal['portrait', 'landscape'] | None = None
+    landscape: Annotated[
+        bool | None, Field(description='Same as orientation "landscape".')
+    ] = None
+    scale: Annotated[
+        float | None,
+        Field(description='Rendering scale, 0.1 to 2 (default 1).', ge=0.1, le=2.0),
+    ] = None
+    preferCSSPageSize: bool | None = None
+    printBackground: bool | None = None
+    margin: Annotated[PdfMargin | None, Field(title='PdfMargin')] = None
+
+
+class HtmlPdfInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+    pdfOptions: Annotated[
+        PdfOptions | None,
+        Field(description='Chromium print options.', title='PdfOptions'),
+    ] = None
+
+
+class SplitPdfInput(BaseModel):
+    """
+    The PDF to split.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+
+
+class ZipFileEntry(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http:// or https:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^https?://[^\\s]+$',
+        ),
+    ]
+    fileName: Annotated[
+        str,
+        Field(
+            description='Name (path) of the entry in the archive; unique, no leading / and no ..',
+            max_length=255,
+            min_length=1,
+        ),
+    ]
+
+
+class ZipFilesInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    files: Annotated[list[ZipFileEntry], Field(max_length=500, min_length=1)]
+
+
+class UnzipFilesInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+
+
+class XlsToXlsxInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http:// or https:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^https?://[^\\s]+$',
+        ),
+    ]
+
+
+Utility = Literal["html-pdf", "split-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
+"""The utilities of this API version (one `/v1/utilities/<slug>` route each)."""
+
+JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+
+UtilityInput = HtmlPdfInput | SplitPdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
+
+INPUT_MODELS: dict[str, type[BaseModel]] = {
+    "html-pdf": HtmlPdfInput,
+    "split-pdf": SplitPdfInput,
+    "zip-files": ZipFilesInput,
+    "unzip-files": UnzipFilesInput,
+    "xls-to-xlsx": XlsToXlsxInput,
+}
+"""Each utility's input model."""
