@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ApiUsageError, inputFrom, outputPath, progressLine } from './api-commands.js'
+import { inputFrom, outputPath, progressLine } from './api-commands.js'
+import { UsageError } from './usage-error.js'
 
 describe('dutil run / jobs helpers', () => {
   it('builds the input from --url (a file list for zip-files), --input or --input-file, exactly one of them', () => {
@@ -15,7 +16,7 @@ describe('dutil run / jobs helpers', () => {
       url: 'https://x.test',
       pdfOptions: { format: 'A4' },
     })
-    expect(() => inputFrom('split-pdf', {})).toThrow(ApiUsageError)
+    expect(() => inputFrom('split-pdf', {})).toThrow(UsageError)
     expect(() => inputFrom('split-pdf', { url: ['a'], input: '{}' })).toThrow(/exactly one/)
     expect(() => inputFrom('split-pdf', { url: ['https://a', 'https://b'] })).toThrow(/one --url/)
     expect(() => inputFrom('split-pdf', { input: '{nope' })).toThrow(/not valid JSON/)

@@ -2,19 +2,20 @@ import { createWriteStream, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { parseArgs } from 'node:util'
 import {
   DutilClient,
-  DutilConnectionError,
   DutilError,
-  DutilRequestError,
   type Job,
   JobFailedError,
   type JobStatus,
+  type JobSummary,
   type Utility,
   WaitTimeoutError,
 } from '../clients/typescript/src/index.js'
 import { JOB_STATES } from '../contract/crd-schemas.js'
+import { CONTRACT_SLUGS } from '../contract/utility.js'
+import { age, alignedTable, renderList, renderOne, type Column, type OutputFormat } from './output.js'
+import { UsageError } from './usage-error.js'
 
 /**
  * `dutil run` and `dutil jobs`: the API from a shell, through the typed client
@@ -27,41 +28,33 @@ export const EXIT = {
   usage: 2,
   /** The API refused the request (the error envelope: 400, 401, 403, 404, 409, 429, 500). */
   refused: 3,
-  /** Nothing answered at DUTIL_URL. */
+  /** Nothing answered at the API's URL. */
   unreachable: 4,
   /** --timeout passed while waiting; the job goes on. */
   timedOut: 5,
 } as const
 
-export const API_USAGE = `  run UTILITY (--url URL ... | --input JSON | --input-file FILE) [--metadata JSON] [--wait] [--out DIR] [--timeout S] [--json]
-      starts a job; --wait follows it to the end (progress on stderr), --out downloads its files
-  jobs list [--utility U] [--status S] [--limit N] [--json]
-  jobs get JOB_ID [--json]
-  jobs wait JOB_ID [--out DIR] [--timeout S] [--json]
-  jobs cancel JOB_ID [--json]
+/** The client for the API settings of the environment or the config file's context (cli/config-file.ts). */
+export function clientFor(settings: { url: string; apiKey: string | undefined }): DutilClient {
+  if (!settings.apiKey)
+    throw new UsageError(
+      'no API key: set DUTIL_API_KEY, or store one in a context (dutil config set-context NAME --api-key du_live_...); `dutil keys create` makes one',
+    )
+  return new DutilClient({ baseUrl: settings.url, apiKey: settings.apiKey })
+}
 
-  run and jobs call the API at DUTIL_URL (default http://127.0.0.1:8080) with DUTIL_API_KEY.
-  Exit codes: 0 succeeded, 1 the job failed or was cancelled, 2 usage, 3 refused by the API,
-  4 API unreachable, 5 --timeout passed while waiting.`
-
-export class ApiUsageError extends Error {}
-
-interface Io {
-  out: (line: string) => void
+export interface Io {
+  out: (text: string) => void
   err: NodeJS.WriteStream
 }
 
-function client(): DutilClient {
-  const apiKey = process.env.DUTIL_API_KEY
-  if (!apiKey) throw new ApiUsageError('set DUTIL_API_KEY to an API key (du_live_...); `dutil keys create` makes one')
-  return new DutilClient({ baseUrl: process.env.DUTIL_URL || 'http://127.0.0.1:8080', apiKey })
-}
+const stdio: Io = { out: (text) => console.log(text), err: process.stderr }
 
 function json(raw: string, what: string): unknown {
   try {
     return JSON.parse(raw)
   } catch {
-    throw new ApiUsageError(`${what} is not valid JSON`)
+    throw new UsageError(`${what} is not valid JSON`)
   }
 }
 
@@ -76,7 +69,7 @@ export function inputFrom(
     v['input-file'] ? '--input-file' : null,
   ].filter(Boolean)
   if (given.length !== 1)
-    throw new ApiUsageError(
+    throw new UsageError(
       `run needs exactly one of --url, --input or --input-file (got ${given.length ? given.join(', ') : 'none'})`,
     )
   if (v.input) return json(v.input, '--input') as Record<string, unknown>
@@ -89,7 +82,7 @@ export function inputFrom(
         fileName: decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'),
       })),
     }
-  if (urls.length > 1) throw new ApiUsageError(`${utility} takes one --url`)
+  if (urls.length > 1) throw new UsageError(`${utility} takes one --url`)
   return { url: urls[0] }
 }
 
@@ -130,7 +123,8 @@ function summary(job: Job): string {
 async function follow(
   c: DutilClient,
   id: string,
-  v: { timeout?: string; out?: string; json?: boolean },
+  v: { timeout?: string; out?: string },
+  format: OutputFormat,
   io: Io,
 ): Promise<number> {
   const t0 = Date.now()
@@ -138,7 +132,7 @@ async function follow(
   let last = ''
   const timeoutMs = v.timeout === undefined ? undefined : Number(v.timeout) * 1000
   if (timeoutMs !== undefined && !(timeoutMs > 0))
-    throw new ApiUsageError('--timeout must be a positive number of seconds')
+    throw new UsageError('--timeout must be a positive number of seconds')
   const show = (job: Job) => {
     const line = progressLine(job, t0, Date.now())
     if (tty) io.err.write(`\r${line}\x1b[K`)
@@ -153,19 +147,22 @@ async function follow(
     const job = await c.wait(id, { timeoutMs, pollSeconds: 2, onUpdate: (j) => show((current = j)) })
     if (tty) io.err.write('\n')
     if (v.out) await download(job, v.out, io)
-    io.out(v.json ? JSON.stringify(job) : summary(job))
+    io.out(renderOne(format, job, () => summary(job)))
     return EXIT.ok
   } catch (err) {
     if (tty) io.err.write('\n')
     if (err instanceof JobFailedError) {
-      io.out(v.json ? JSON.stringify(err.job) : summary(err.job))
+      io.out(renderOne(format, err.job, () => summary(err.job)))
       return EXIT.jobFailed
     }
     if (err instanceof WaitTimeoutError) {
+      const job = err.job
       io.out(
-        v.json
-          ? JSON.stringify(err.job)
-          : `${err.job.id} is still ${err.job.status} after ${v.timeout} s; it goes on (dutil jobs wait ${err.job.id})`,
+        renderOne(
+          format,
+          job,
+          () => `${job.id} is still ${job.status} after ${v.timeout} s; it goes on (dutil jobs wait ${job.id})`,
+        ),
       )
       return EXIT.timedOut
     }
@@ -175,106 +172,126 @@ async function follow(
   }
 }
 
-async function commands(group: 'run' | 'jobs', args: string[], io: Io): Promise<number> {
-  const { values: v, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      url: { type: 'string', multiple: true },
-      input: { type: 'string' },
-      'input-file': { type: 'string' },
-      metadata: { type: 'string' },
-      wait: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      timeout: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      utility: { type: 'string' },
-      status: { type: 'string' },
-      limit: { type: 'string' },
-    },
-  })
-  const c = client()
-  if (group === 'run') {
-    const [utility] = positionals
-    if (!utility)
-      throw new ApiUsageError('run needs a utility: html-pdf, split-pdf, zip-files, unzip-files or xls-to-xlsx')
-    const input = inputFrom(utility, v)
-    const metadata = v.metadata ? (json(v.metadata, '--metadata') as Record<string, unknown>) : undefined
-    const job = await c.submit(utility as Utility, input as never, { metadata })
-    if (!v.wait && !v.out) {
-      io.out(v.json ? JSON.stringify(job) : `${job.id} ${job.status} (dutil jobs wait ${job.id})`)
-      return EXIT.ok
-    }
-    return follow(c, job.id, v, io)
-  }
-  const [command, id] = positionals
-  const needId = () => {
-    if (!id) throw new ApiUsageError(`jobs ${command} needs a job id (job_...)`)
-    return id
-  }
-  switch (command) {
-    case 'list': {
-      if (v.status && !(JOB_STATES as readonly string[]).includes(v.status))
-        throw new ApiUsageError(`--status must be one of ${JOB_STATES.join(', ')}`)
-      const limit = v.limit === undefined ? 25 : Number(v.limit)
-      if (!Number.isInteger(limit) || limit < 1) throw new ApiUsageError('--limit must be a positive whole number')
-      const jobs = []
-      for await (const j of c.list({
-        utility: v.utility as Utility | undefined,
-        status: v.status as JobStatus | undefined,
-        pageSize: Math.min(limit, 100),
-      })) {
-        jobs.push(j)
-        if (jobs.length >= limit) break
-      }
-      if (v.json) io.out(JSON.stringify(jobs))
-      else {
-        io.out(['ID', 'UTILITY', 'MODE', 'STATUS', 'ERROR', 'CREATED'].join('\t'))
-        for (const j of jobs) io.out([j.id, j.utility, j.mode, j.status, j.errorCode ?? '-', j.createdAt].join('\t'))
-      }
-      return EXIT.ok
-    }
-    case 'get': {
-      const job = await c.get(needId())
-      io.out(
-        v.json
-          ? JSON.stringify(job)
-          : `${summary(job)}${job.progress ? ` (${job.progress.done}${job.progress.total === null ? '' : `/${job.progress.total}`} ${job.progress.unit})` : ''}`,
-      )
-      return EXIT.ok
-    }
-    case 'wait':
-      return follow(c, needId(), v, io)
-    case 'cancel': {
-      const job = await c.cancel(needId())
-      io.out(v.json ? JSON.stringify(job) : `${job.id} ${job.status}`)
-      return EXIT.ok
-    }
-    default:
-      throw new ApiUsageError(`usage:\n${API_USAGE}`)
-  }
+export interface RunOptions {
+  url?: string[]
+  input?: string
+  inputFile?: string
+  metadata?: string
+  callbackUrl?: string
+  wait?: boolean
+  out?: string
+  timeout?: string
 }
 
-/** Runs `dutil run|jobs …` and returns the exit code. */
-export async function apiCommand(group: 'run' | 'jobs', args: string[]): Promise<number> {
-  const io: Io = { out: (line) => console.log(line), err: process.stderr }
-  try {
-    return await commands(group, args, io)
-  } catch (err) {
-    if (err instanceof ApiUsageError) {
-      console.error(err.message)
-      return EXIT.usage
-    }
-    if (err instanceof DutilRequestError) {
-      console.error(
-        `dutil: refused (${err.status} ${err.code}): ${err.message}${err.details.length ? `\n${err.details.map((d) => `  ${d.path}: ${d.message}`).join('\n')}` : ''}${err.retryAfter !== null ? `\n  try again in ${err.retryAfter} s` : ''}`,
-      )
-      return EXIT.refused
-    }
-    if (err instanceof DutilConnectionError) {
-      console.error(`dutil: ${err.message}`)
-      return EXIT.unreachable
-    }
-    throw err
+/** `dutil run UTILITY`: starts a job; with --wait or --out follows it to the end. */
+export async function runUtility(
+  c: DutilClient,
+  utility: string,
+  v: RunOptions,
+  format: OutputFormat,
+  io: Io = stdio,
+): Promise<number> {
+  if (!(CONTRACT_SLUGS as readonly string[]).includes(utility))
+    throw new UsageError(`unknown utility ${JSON.stringify(utility)} (known: ${CONTRACT_SLUGS.join(', ')})`)
+  const input = inputFrom(utility, { url: v.url, input: v.input, 'input-file': v.inputFile })
+  const metadata = v.metadata ? (json(v.metadata, '--metadata') as Record<string, unknown>) : undefined
+  const job = await c.submit(utility as Utility, input as never, { metadata, callbackUrl: v.callbackUrl })
+  if (!v.wait && !v.out) {
+    io.out(renderOne(format, job, () => `${job.id} ${job.status} (dutil jobs wait ${job.id})`))
+    return EXIT.ok
   }
+  return follow(c, job.id, v, format, io)
+}
+
+const JOB_COLUMNS: Array<Column<JobSummary>> = [
+  { header: 'ID', value: (j) => j.id },
+  { header: 'UTILITY', value: (j) => j.utility },
+  { header: 'MODE', value: (j) => j.mode },
+  { header: 'STATUS', value: (j) => j.status },
+  { header: 'ERROR', value: (j) => j.errorCode ?? '-' },
+  { header: 'FILES', value: (j) => j.fileCount, wide: true },
+  { header: 'TOTAL-MS', value: (j) => j.totalMs, wide: true },
+  { header: 'SOURCE', value: (j) => j.source, wide: true },
+  { header: 'KEY', value: (j) => j.apiKeyName, wide: true },
+  { header: 'CREATED', value: (j) => j.createdAt, wide: true },
+  { header: 'AGE', value: (j) => age(j.createdAt) },
+]
+
+/** `dutil jobs list`: the key's newest jobs (--limit, default 25), following pages as needed. */
+export async function listJobs(
+  c: DutilClient,
+  v: { utility?: string; status?: string; limit?: string },
+  format: OutputFormat,
+  io: Io = stdio,
+): Promise<number> {
+  if (v.status && !(JOB_STATES as readonly string[]).includes(v.status))
+    throw new UsageError(`--status must be one of ${JOB_STATES.join(', ')}`)
+  if (v.utility && !(CONTRACT_SLUGS as readonly string[]).includes(v.utility))
+    throw new UsageError(`--utility must be one of ${CONTRACT_SLUGS.join(', ')}`)
+  const limit = v.limit === undefined ? 25 : Number(v.limit)
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number')
+  const jobs: JobSummary[] = []
+  for await (const j of c.list({
+    utility: v.utility as Utility | undefined,
+    status: v.status as JobStatus | undefined,
+    pageSize: Math.min(limit, 100),
+  })) {
+    jobs.push(j)
+    if (jobs.length >= limit) break
+  }
+  io.out(renderList(format, jobs, JOB_COLUMNS))
+  return EXIT.ok
+}
+
+/** `dutil jobs get JOB_ID`: one row (wide: with its time and creation), or the job as JSON/YAML. */
+export async function getJob(c: DutilClient, id: string, format: OutputFormat, io: Io = stdio): Promise<number> {
+  const job = await c.get(id)
+  const p = job.progress
+  const progress = p ? `${p.done}${p.total === null ? '' : `/${p.total}`} ${p.unit}` : '-'
+  const wide = format === 'wide'
+  io.out(
+    renderOne(format, job, () =>
+      alignedTable([
+        [
+          'ID',
+          'UTILITY',
+          'MODE',
+          'STATUS',
+          'PROGRESS',
+          'ERROR',
+          'FILES',
+          ...(wide ? ['TOTAL-MS', 'CREATED'] : []),
+          'AGE',
+        ],
+        [
+          job.id,
+          job.utility,
+          job.mode,
+          job.status,
+          progress,
+          job.error?.code ?? '-',
+          String(job.result?.files.length ?? 0),
+          ...(wide ? [String(job.timings.totalMs ?? '-'), job.createdAt] : []),
+          age(job.createdAt),
+        ],
+      ]),
+    ),
+  )
+  return EXIT.ok
+}
+
+export function waitJob(
+  c: DutilClient,
+  id: string,
+  v: { out?: string; timeout?: string },
+  format: OutputFormat,
+  io: Io = stdio,
+): Promise<number> {
+  return follow(c, id, v, format, io)
+}
+
+export async function cancelJob(c: DutilClient, id: string, format: OutputFormat, io: Io = stdio): Promise<number> {
+  const job = await c.cancel(id)
+  io.out(renderOne(format, job, () => `${job.id} ${job.status}`))
+  return EXIT.ok
 }

@@ -10,6 +10,7 @@ const files = [
   'README.md',
   'clients/typescript/README.md',
   'clients/python/README.md',
+  'cli/README.md',
   'charts/dutil/README.md',
   ...walk('docs'),
 ].filter((f) => existsSync(join(root, f)))

@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, inject, it } from 'vitest'
+import { parse } from 'yaml'
 import { REPO_ROOT } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
 import { jobInputs } from './helpers/job-inputs.js'
@@ -72,7 +73,33 @@ describe('dutil run and dutil jobs', () => {
     const listed = JSON.parse((await dutil(['jobs', 'list', '--utility', 'split-pdf', '--limit', '3', '--json'])).out)
     expect(listed.length).toBeLessThanOrEqual(3)
     expect(listed[0].id).toBe(id)
-    expect((await dutil(['jobs', 'list'])).out.split('\n')[0]).toBe('ID\tUTILITY\tMODE\tSTATUS\tERROR\tCREATED')
+    // An aligned table: the header, then the job under it, its AGE in kubectl's style.
+    const table = (await dutil(['jobs', 'list', '--limit', '1'])).out.trimEnd().split('\n')
+    expect(table[0].split(/\s{3,}/)).toEqual(['ID', 'UTILITY', 'MODE', 'STATUS', 'ERROR', 'AGE'])
+    expect(table[1].split(/\s{3,}/)).toEqual([
+      id,
+      'split-pdf',
+      'async',
+      'succeeded',
+      '-',
+      expect.stringMatching(/^\d+[smhd]$/),
+    ])
+    expect(table[1].indexOf('split-pdf')).toBe(table[0].indexOf('UTILITY'))
+    const wide = (await dutil(['jobs', 'list', '--limit', '1', '-o', 'wide'])).out.split('\n')[0]
+    expect(wide.split(/\s{3,}/)).toEqual([
+      'ID',
+      'UTILITY',
+      'MODE',
+      'STATUS',
+      'ERROR',
+      'FILES',
+      'TOTAL-MS',
+      'SOURCE',
+      'KEY',
+      'CREATED',
+      'AGE',
+    ])
+    expect(parse((await dutil(['jobs', 'get', id, '-o', 'yaml'])).out)).toMatchObject({ id, status: 'succeeded' })
     // Only a queued job can be cancelled: this one has finished (409 conflict, exit 3).
     const cancel = await dutil(['jobs', 'cancel', id])
     expect(cancel.code).toBe(3)

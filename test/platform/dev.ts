@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { configPath, readConfig, setContext, useContext, writeConfig } from '../../cli/config-file.js'
 import { DEV_PORTS, REPO_ROOT, reportUnexpectedExit, startPlatform } from './platform.js'
 import { DEV_RESTART_POLICY, Supervisor } from './supervisor.js'
 
@@ -40,11 +41,23 @@ say(
   `allowLoopbackUrls=true: input URLs on 127.0.0.1 may be fetched and callbacks may go to https://localhost (dev only; off by default everywhere else)`,
 )
 say(`platform up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .dev/logs/`)
+// The CLI's `dev` context: this gateway and this cluster (as `kind` adds its cluster to the
+// kubeconfig), current unless another context is; an API key stored in it earlier stays.
+const cliConfig = configPath()
+let cli = setContext(readConfig(cliConfig), 'dev', {
+  url: platform.gatewayUrl,
+  kubeconfig: join(dir, 'kubeconfig'),
+  namespace: 'dutil',
+})
+if (!cli.currentContext) cli = useContext(cli, 'dev')
+writeConfig(cliConfig, cli)
+say(`CLI context dev in ${cliConfig}${cli.currentContext === 'dev' ? ' (current)' : ''}`)
 process.stdout.write(`
   dutil gateway:  ${platform.gatewayUrl}
   console:        ${platform.gatewayUrl}/console/   (first admin: npx dutil admin create --email you@example.com)
   kubeconfig:     .dev/kubeconfig   (kubectl: ~/.cache/dutil/bin/kubectl --kubeconfig .dev/kubeconfig get utilityjobs)
-  create a key:   npx dutil keys create --name laptop --json
+  create a key:   npx dutil keys create --name laptop
+  use it:         npx dutil config set-context dev --api-key du_live_...
 
   Press Ctrl-C to stop.
 `)
