@@ -27,6 +27,7 @@ export interface OperatorConfig {
   /** How long a finished, archived UtilityJob stays in the cluster (kubectl get utilityjobs). */
   jobGraceMs: number
   imagePullGraceMs: number
+  failedJobGraceMs: number
   leaderElection: LeaderElectionSettings
   retention: RetentionSettings
   storage: { endpoint: string; region: string; bucket: string; accessKey: string; secretKey: string }
@@ -93,6 +94,10 @@ export const OPERATOR_SETTINGS = Type.Object({
     default: 3600,
     minimum: 0,
   }),
+  DUTIL_FAILED_JOB_GRACE_SECONDS: Setting.number(
+    "How long a failed job's batch Job (and its pod, for kubectl logs) stays after the failure is recorded; below the 15 minutes after which kube-prometheus' KubeJobFailed fires",
+    { default: 300, minimum: 0, maximum: 840 },
+  ),
   DUTIL_IMAGE_PULL_GRACE_SECONDS: Setting.number(
     'How long a runner may wait for an image that cannot be pulled before its job fails (internal)',
     { default: 60, minimum: 1, maximum: 3600 },
@@ -215,6 +220,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     databaseUrl: s.DUTIL_DATABASE_URL,
     jobGraceMs: s.DUTIL_JOB_GRACE_SECONDS * 1000,
     imagePullGraceMs: s.DUTIL_IMAGE_PULL_GRACE_SECONDS * 1000,
+    failedJobGraceMs: s.DUTIL_FAILED_JOB_GRACE_SECONDS * 1000,
     leaderElection: {
       enabled: s.DUTIL_LEADER_ELECTION,
       leaseName: s.DUTIL_LEASE_NAME,

@@ -182,6 +182,7 @@ const reconciler = new UtilityJobReconciler({
   log,
   records: { transition: (job) => recordTransition(db, job).then(() => undefined), callback: recordCallbackState },
   graceMs: config.jobGraceMs,
+  failedJobGraceMs: config.failedJobGraceMs,
   imagePullGraceMs: config.imagePullGraceMs,
   onFinished: (uj, status) => {
     admission.schedule()

@@ -45,7 +45,14 @@ const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, 
  * The reconciler against fakes of the world it reads (caches of UtilityJobs, Jobs and Pods) and
  * of the APIs it writes: every write is recorded in order, with the fence calls between them.
  */
-function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolean; held?: boolean; storage?: Client }) {
+function world(opts: {
+  uj: UtilityJobResource
+  jobs?: V1Job[]
+  mayStart?: boolean
+  held?: boolean
+  storage?: Client
+  graceMs?: number
+}) {
   const writes: string[] = []
   const utilityJobs = new Map([[opts.uj.metadata.name, opts.uj]])
   const jobs = new Map((opts.jobs ?? []).map((j) => [j.metadata!.name!, j]))
@@ -65,6 +72,10 @@ function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolea
     },
   } as unknown as BatchV1Api
   const custom = {
+    deleteNamespacedCustomObject: async ({ name }: { name: string }) => {
+      writes.push(`delete utilityjob ${name}`)
+      return {}
+    },
     replaceNamespacedCustomObjectStatus: async ({ body }: { body: UtilityJobResource }) => {
       writes.push(`status ${body.status!.state}`)
       statuses.push(body)
@@ -103,10 +114,49 @@ function world(opts: { uj: UtilityJobResource; jobs?: V1Job[]; mayStart?: boolea
     log: pino({ level: 'silent' }),
     now: () => NOW,
     records,
-    graceMs: 60_000,
+    graceMs: opts.graceMs ?? 60_000,
   })
   return { reconciler, writes, created, statuses, jobs, pods, utilityJobs, scheduled: () => scheduled }
 }
+
+describe('a failed job’s batch Job', () => {
+  const failedAt = (msAgo: number) =>
+    utilityJob({}, {
+      state: 'failed',
+      finishedAt: new Date(NOW - msAgo).toISOString(),
+      error: { code: 'upstream_rejected', message: 'not a PDF' },
+    } as UtilityJobResource['status'])
+  const batchJobOf = (uj: UtilityJobResource) => ({ metadata: { name: jobNameFor(uj), namespace: NS } }) as V1Job
+
+  it('stays for its grace after the failure (kubectl logs), the pass coming back when it ends', async () => {
+    const uj = failedAt(30_000)
+    const w = world({ uj, jobs: [batchJobOf(uj)] })
+    // The UtilityJob's own grace (60 s here) ends first: the earlier of the two comes back.
+    expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 30_000 })
+    expect(w.writes.filter((x) => x.startsWith('delete'))).toEqual([])
+  })
+
+  it('goes after 5 minutes, before the 15 after which KubeJobFailed fires', async () => {
+    const early = failedAt(299_000)
+    const w1 = world({ uj: early, jobs: [batchJobOf(early)], graceMs: 3_600_000 })
+    expect(await w1.reconciler.reconcile(early.metadata.name)).toEqual({ requeueAfterMs: 1000 })
+    expect(w1.writes.filter((x) => x.startsWith('delete'))).toEqual([])
+    const due = failedAt(300_000)
+    const w2 = world({ uj: due, jobs: [batchJobOf(due)], graceMs: 3_600_000 })
+    await w2.reconciler.reconcile(due.metadata.name)
+    expect(w2.writes.filter((x) => x.startsWith('delete'))).toEqual([`delete job ${jobNameFor(due)}`])
+  })
+
+  it('is left alone for a succeeded job (its Job completed: no alert to spare)', async () => {
+    const uj = utilityJob({}, {
+      state: 'succeeded',
+      finishedAt: new Date(NOW - 400_000).toISOString(),
+    } as UtilityJobResource['status'])
+    const w = world({ uj, jobs: [batchJobOf(uj)], graceMs: 3_600_000 })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes.filter((x) => x.startsWith('delete'))).toEqual([])
+  })
+})
 
 describe('the reconciler pass', () => {
   it('gives a queued job exactly one batch Job, owned by it, then records and writes Admitted, each write behind the fence', async () => {

@@ -67,6 +67,8 @@ export interface ReconcilerDeps {
   graceMs: number
   /** How long a runner may wait for an image that cannot be pulled before its job fails. */
   imagePullGraceMs?: number
+  /** How long a failed job's batch Job stays after the failure is recorded (default 5 minutes). */
+  failedJobGraceMs?: number
   /** Kubernetes Events about each job (events.k8s.io/v1), for `kubectl describe utilityjob`. */
   events?: EventRecorder
 }
@@ -85,6 +87,26 @@ export function removableAt(uj: UtilityJobResource, graceMs: number): number | n
   const s = effectiveStatus(uj)
   const finished = parseTime(s.callback?.finishedAt) ?? parseTime(s.finishedAt) ?? parseTime(uj.spec.createdAt) ?? 0
   return finished + graceMs
+}
+
+/** How long a failed job's batch Job stays, by default (DUTIL_FAILED_JOB_GRACE_SECONDS). */
+export const FAILED_JOB_GRACE_MS = 300_000
+
+/**
+ * When a failed job's batch Job may go: its grace after the failure. The UtilityJob keeps the
+ * error, its conditions and Events; the Job and its pod stay a while for `kubectl logs`, but not
+ * for the 15 minutes after which the cluster's own KubeJobFailed alert (kubernetes-mixin) fires
+ * for a failed Job, which here may be nothing but a user's bad input. Null for other jobs.
+ */
+export function failedJobRemovableAt(uj: UtilityJobResource, graceMs: number): number | null {
+  const s = effectiveStatus(uj)
+  if (s.state !== 'failed') return null
+  return (parseTime(s.finishedAt) ?? parseTime(uj.spec.createdAt) ?? 0) + graceMs
+}
+
+function earliest(...delays: Array<number | undefined>): { requeueAfterMs: number } | undefined {
+  const set = delays.filter((d): d is number => d !== undefined)
+  return set.length ? { requeueAfterMs: Math.min(...set) } : undefined
 }
 
 /** How long after its runner finished a job's result manifest is read again while storage is unreachable. */
@@ -134,10 +156,17 @@ export class UtilityJobReconciler {
       this.recorded.add(name)
     }
     if (isTerminal(uj)) {
+      const batchJob = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
       // A cancelled job's Job may have been created a moment before the cancel was seen.
-      if (effectiveStatus(uj).state === 'cancelled' && this.d.jobs.get(jobNameFor(uj), this.d.namespace))
-        await this.deleteJob(jobNameFor(uj), log)
-      return this.settle(uj, log)
+      if (effectiveStatus(uj).state === 'cancelled' && batchJob) await this.deleteJob(jobNameFor(uj), log)
+      let requeueAfterMs: number | undefined
+      if (batchJob && !batchJob.metadata?.deletionTimestamp) {
+        const at = failedJobRemovableAt(uj, this.d.failedJobGraceMs ?? FAILED_JOB_GRACE_MS)
+        if (at !== null && at <= this.now()) await this.deleteJob(jobNameFor(uj), log, 'failed job recorded')
+        else if (at !== null) requeueAfterMs = at - this.now()
+      }
+      const settled = await this.settle(uj, log)
+      return earliest(settled?.requeueAfterMs, requeueAfterMs)
     }
     const utility = catalog.get(uj.spec.utility)
     if (!utility) {

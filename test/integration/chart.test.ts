@@ -432,6 +432,66 @@ describe('dashboards and alerts', () => {
     const tested = promtool('test', 'rules', 'alerts.test.yaml')
     expect(tested.stdout + tested.stderr).toContain('SUCCESS')
     expect(tested.status).toBe(0)
+    // Every alert has a runbook: a section of docs/runbooks.md named after it.
+    const runbooks = readFileSync(join(REPO_ROOT, 'docs', 'runbooks.md'), 'utf8')
+    for (const a of alerts as Array<{ alert: string; annotations: { runbook_url?: string } }>) {
+      expect(a.annotations.runbook_url, a.alert).toMatch(new RegExp(`docs/runbooks\\.md#${a.alert.toLowerCase()}$`))
+      expect(runbooks, a.alert).toContain(`\n## ${a.alert}\n`)
+    }
+  })
+
+  it("keeps kube-prometheus' KubeJobFailed quiet for a failed job: its batch Job goes before the alert's 15 minutes", () => {
+    // kube-state-metrics reports kube_job_failed 1 for as long as the failed Job exists; the
+    // operator deletes it operator.failedJobGraceSeconds after recording the failure.
+    const operator = byKind(render(), 'Deployment').find((d) => d.metadata.name === `${RELEASE}-operator`)!
+    const env = operator.spec.template.spec.containers[0].env as Array<{ name: string; value: string }>
+    const graceSeconds = Number(env.find((e) => e.name === 'DUTIL_FAILED_JOB_GRACE_SECONDS')!.value)
+    expect(graceSeconds).toBeGreaterThan(0)
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-kube-rules-'))
+    copyFileSync(join(REPO_ROOT, 'test/fixtures/alerts/kube-job-failed.rules.yaml'), join(dir, 'rules.yaml'))
+    const series = (minutes: number) => ({
+      series: `kube_job_failed{job="kube-state-metrics",namespace="${NS}",job_name="job-01jdutil",condition="true"}`,
+      values: `1x${minutes} _x${40 - minutes}`,
+    })
+    const alert = {
+      exp_labels: {
+        severity: 'warning',
+        job: 'kube-state-metrics',
+        namespace: NS,
+        job_name: 'job-01jdutil',
+        condition: 'true',
+      },
+      exp_annotations: {
+        summary: 'Job failed to complete.',
+        description: `Job ${NS}/job-01jdutil failed to complete. Removing failed job after investigation should clear this alert.`,
+      },
+    }
+    const tests = {
+      rule_files: ['rules.yaml'],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          // The failed Job gone after the grace (rounded up to whole minutes): no alert, ever.
+          interval: '1m',
+          input_series: [series(Math.ceil(graceSeconds / 60))],
+          alert_rule_test: [0, 10, 16, 20, 30].map((m) => ({
+            eval_time: `${m}m`,
+            alertname: 'KubeJobFailed',
+            exp_alerts: [],
+          })),
+        },
+        {
+          // The same failure with its Job kept (as before the grace existed): it alerts at 15 minutes.
+          interval: '1m',
+          input_series: [series(30)],
+          alert_rule_test: [{ eval_time: '16m', alertname: 'KubeJobFailed', exp_alerts: [alert] }],
+        },
+      ],
+    }
+    writeFileSync(join(dir, 'test.yaml'), stringify(tests))
+    const tested = spawnSync(join(BIN_DIR, 'promtool'), ['test', 'rules', 'test.yaml'], { cwd: dir, encoding: 'utf8' })
+    expect(tested.stdout + tested.stderr).toContain('SUCCESS')
+    expect(tested.status).toBe(0)
   })
 })
 
