@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The docs stand alone (make lint): every Markdown link in README.md, docs/ and the chart and
 // client READMEs points at a file of this repository that exists (and a heading of it, for
-// `#anchor` links), or at an http(s) address; never at a path outside the repository.
+// `#anchor` links); never at a path or an address outside the repository.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
@@ -34,7 +34,11 @@ const problems = []
 for (const file of files) {
   const text = readFileSync(join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '')
   for (const [, target] of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
-    if (/^(https?:|mailto:)/.test(target)) continue
+    if (/^mailto:/.test(target)) continue
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
+      problems.push(`${file}: ${target} points outside the repository`)
+      continue
+    }
     const [path, anchor] = target.split('#')
     const resolved = path ? resolve(dirname(join(root, file)), decodeURIComponent(path)) : join(root, file)
     const where = relative(root, resolved)
