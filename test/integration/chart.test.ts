@@ -330,6 +330,40 @@ describe('helm lint and template', () => {
     expect(() => render('--set', 'gateway.httpRoute.requestTimeout=forever')).toThrow(/requestTimeout/)
   })
 
+  it('offers a gateway NetworkPolicy: off by default; on, it selects the gateway pods and opens their named ports to `from` only', () => {
+    expect(byKind(render(), 'NetworkPolicy').map((n) => n.metadata.name)).toEqual([`${RELEASE}-runners`])
+    const docs = render(
+      '--set',
+      'gateway.networkPolicy.enabled=true',
+      '--set',
+      'gateway.files.enabled=true',
+      '--set-json',
+      'gateway.networkPolicy.from=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}}]',
+    )
+    const policy = byKind(docs, 'NetworkPolicy').find((n) => n.metadata.name === `${RELEASE}-gateway`)!
+    const gateway = byKind(docs, 'Deployment').find((d) => d.metadata.name === `${RELEASE}-gateway`)!
+    const podLabels = gateway.spec.template.metadata.labels as Record<string, string>
+    for (const [k, v] of Object.entries(policy.spec.podSelector.matchLabels)) expect(podLabels[k]).toBe(v)
+    expect(policy.spec.policyTypes).toEqual(['Ingress'])
+    const named = (gateway.spec.template.spec.containers[0].ports as Array<{ name: string }>).map((p) => p.name)
+    const opened = policy.spec.ingress[0].ports.map((p: { port: string }) => p.port)
+    expect(opened).toEqual(['http', 'files'])
+    for (const port of opened) expect(named).toContain(port)
+    expect(policy.spec.ingress[0].from).toEqual([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } },
+    ])
+    // Egress rules, when given, make egress a policy type of its own.
+    const egress = render(
+      '--set',
+      'gateway.networkPolicy.enabled=true',
+      '--set-json',
+      'gateway.networkPolicy.egress=[{"ports":[{"protocol":"UDP","port":53}]}]',
+    )
+    const withEgress = byKind(egress, 'NetworkPolicy').find((n) => n.metadata.name === `${RELEASE}-gateway`)!
+    expect(withEgress.spec.policyTypes).toEqual(['Ingress', 'Egress'])
+    expect(withEgress.spec.egress).toEqual([{ ports: [{ protocol: 'UDP', port: 53 }] }])
+  })
+
   it('gives the console its public URL and identity-provider settings, the client secret by Secret reference', () => {
     const docs = render(
       '--set',
@@ -515,6 +549,10 @@ describe('the chart on the local kube-apiserver', () => {
       'gateway.ingress.enabled=true',
       '--set',
       'gateway.ingress.host=api.example.com',
+      '--set',
+      'gateway.networkPolicy.enabled=true',
+      '--set-json',
+      'gateway.networkPolicy.from=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}}]',
     )
     const res = spawnSync(
       join(BIN_DIR, 'kubectl'),
@@ -529,6 +567,7 @@ describe('the chart on the local kube-apiserver', () => {
       'deployment.apps/dutil-operator',
       'role.rbac.authorization.k8s.io/dutil-operator',
       'networkpolicy.networking.k8s.io/dutil-runners',
+      'networkpolicy.networking.k8s.io/dutil-gateway',
       'ingress.networking.k8s.io/dutil-gateway',
       'poddisruptionbudget.policy/dutil-operator',
     ]) {
