@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -73,7 +73,11 @@ deps:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, MinIO and Helm, built
 # from the Go module proxy into $(DUTIL_CACHE)/bin (outside git) and reused while versions hold.
 binaries:
-	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool
+	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs
+
+# charts/dutil/README.md from values.yaml and README.md.gotmpl (helm-docs; a unit test fails when it drifts).
+chart-readme: binaries
+	$(DUTIL_CACHE)/bin/helm-docs --chart-search-root charts/dutil --template-files README.md.gotmpl --log-level warning
 
 # The Helm chart's own checks (make test runs them too, with a server-side dry run and a real install).
 chart: binaries

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the platform's Go binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, MinIO, Helm, promtool for the chart's alerts; MinIO's client mc for
+# kube-scheduler, kubectl, MinIO, Helm, promtool for the chart's alerts, helm-docs for its README; MinIO's client mc for
 # `make bench`; kubelet, kube-proxy, CoreDNS and kube-router for the real node) from the Go
 # module proxy into a cache outside git.
 # Each binary is rebuilt only when its pinned version changes, so a warm run takes a second.
@@ -80,7 +80,7 @@ go_install() { # name module@version [extra ldflags]
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool)
+[ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs)
 for name in "${want[@]}"; do
   case $name in
     etcd) build_etcd ;;
@@ -90,6 +90,7 @@ for name in "${want[@]}"; do
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
     mc) go_install mc "github.com/minio/mc@$MC_VERSION" ;;
     promtool) go_install promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" ;;
+    helm-docs) go_install helm-docs "github.com/norwoodj/helm-docs/cmd/helm-docs@$HELM_DOCS_VERSION" ;;
     # Stamped like Helm's own release build, so `helm version` names the pinned release.
     helm) go_install helm "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
     *) log "unknown binary $name"; exit 2 ;;
