@@ -89,10 +89,12 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(d.bytes.length).toBeGreaterThan(1000)
   })
 
-  it('passes `helm test`: a pod in the cluster finds the gateway Service ready, its OpenAPI description and its 401', () => {
+  it('passes `helm test`: a pod finds the gateway Service ready, its OpenAPI description and its 401; another runs one tiny job end to end', () => {
     // helm exits non-zero (helm() throws with its output) when the test pod fails.
     const out = helm('test', RELEASE, '--namespace', NS, '--timeout', '120s')
     expect(out).toContain('dutil-test-api')
+    // The tiny job: a key made in the cluster, a runner started, upstream_rejected recorded.
+    expect(out).toContain('dutil-test-job')
     expect(out).toMatch(/Succeeded/)
   })
 
