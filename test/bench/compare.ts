@@ -331,7 +331,9 @@ try {
 
   // html-pdf: a page with a stylesheet and a 400-row table.
   if (wanted('html-pdf')) {
-    say('html-pdf vs chromium --headless --print-to-pdf')
+    // The same Chromium build the runner drives (its DUTIL_CHROMIUM_PATH, else the headless shell).
+    const browser = process.env.DUTIL_CHROMIUM_PATH || '/usr/bin/chromium-headless-shell'
+    say(`html-pdf vs ${browser} --headless --print-to-pdf`)
     files.add(
       'bench.css',
       Buffer.from(
@@ -341,7 +343,7 @@ try {
     )
     const profile = join(WORK, 'chromium-profile')
     const chromium = (url: string) => () =>
-      timed('chromium', [
+      timed(browser, [
         '--headless',
         '--no-sandbox',
         '--disable-gpu',

@@ -516,7 +516,7 @@ describe('images', () => {
       'sh',
       ref,
       '-c',
-      `chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --disable-background-networking --disable-component-update --disable-sync --print-to-pdf=/tmp/out.pdf 'data:text/html;charset=utf-8,${html}' >/dev/null 2>&1; head -c 5 /tmp/out.pdf; fc-list | wc -l`,
+      `chromium-headless-shell --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --disable-background-networking --disable-component-update --disable-sync --print-to-pdf=/tmp/out.pdf 'data:text/html;charset=utf-8,${html}' >/dev/null 2>&1; head -c 5 /tmp/out.pdf; fc-list | wc -l`,
     ])
     expect(res.status, res.stderr).toBe(0)
     const [magic, fonts] = [res.stdout.slice(0, 5), Number(res.stdout.slice(5).trim())]

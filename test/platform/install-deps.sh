@@ -25,6 +25,8 @@ fi
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v qpdf >/dev/null || need+=(qpdf)
 command -v chromium >/dev/null || need+=(chromium)
+# html-pdf's runner drives the headless-only build (the full browser stays for the console's browser tests).
+command -v chromium-headless-shell >/dev/null || need+=(chromium-headless-shell)
 command -v openssl >/dev/null || need+=(openssl)
 command -v unshare >/dev/null || need+=(util-linux)
 # The job record: Debian's PostgreSQL server (initdb and postgres under /usr/lib/postgresql/<v>/bin).
