@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -62,6 +62,11 @@ test-integration: deps binaries build
 # and stopped here when none runs). DUTIL_IMAGE_REGISTRY and DUTIL_IMAGE_TAG name them.
 images:
 	@images/docker-engine.sh run images/build-images.sh
+
+# What a platform team mirrors: the chart package, every image as an OCI archive and their
+# SHA-256 sums, in dist/release/<version>/ (images/release.sh; docs/install.md).
+release: binaries
+	@images/docker-engine.sh run images/release.sh
 
 # The upstream base images the Dockerfiles name, provisioned from Debian packages when they cannot be pulled.
 base-images:
