@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import { JOB_STATES } from '../contract/crd-schemas.js'
 import { CONTRACT_SLUGS } from '../contract/utility.js'
 import { cancelJob, clientFor, getJob, listJobs, runUtility, waitJob, type RunOptions } from './api-commands.js'
@@ -148,7 +148,15 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
         .requiredOption('--name <name>', 'where the key runs, e.g. laptop')
         .option('--utilities <list>', 'comma-separated utilities the key may call (default: all)')
         .option('--rate-limit <n>', 'requests per minute (default DUTIL_DEFAULT_RATE_LIMIT, else 600)')
-        .addOption(new Option('--expires-in-days <days>', 'lifetime (default: never)').choices(['30', '90', '365'])),
+        .addOption(
+          new Option('--expires-in-days <days>', 'lifetime (default: never)')
+            .choices(['30', '90', '365'])
+            .argParser((v) => {
+              if (!['30', '90', '365'].includes(v))
+                throw new InvalidArgumentError('It must be 30, 90 or 365 (omit it for a key that never expires).')
+              return v
+            }),
+        ),
     ),
   ).action(async (o: CreateOptions & KubeFlags & { output?: OutputFormat; json?: boolean }) =>
     done(await createKey(kube(o), o, formatOf(o))),

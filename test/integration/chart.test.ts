@@ -536,6 +536,12 @@ describe('the chart on the local kube-apiserver', () => {
       ['apply', '-f', '-'],
       JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: restricted } }),
     )
+    // The helm test pod that runs a job uses the key-admin ServiceAccount, which an install has
+    // made before `helm test` runs; a dry run persists nothing, so it is made here first.
+    kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `${RELEASE}-keys` } }),
+    )
     const out = helm(
       'template',
       RELEASE,
@@ -568,6 +574,8 @@ describe('the chart on the local kube-apiserver', () => {
       'role.rbac.authorization.k8s.io/dutil-operator',
       'networkpolicy.networking.k8s.io/dutil-runners',
       'networkpolicy.networking.k8s.io/dutil-gateway',
+      'pod/dutil-test-api',
+      'pod/dutil-test-job',
       'ingress.networking.k8s.io/dutil-gateway',
       'poddisruptionbudget.policy/dutil-operator',
     ]) {
