@@ -79,6 +79,8 @@ export async function runRunner(
     TMPDIR: dir,
     ...runnerJobEnv(jobId, slug, storage, opts.allowLoopback ?? true),
     DUTIL_TERMINATION_MESSAGE_PATH: termination,
+    // The browser html-pdf drives, when the caller names another (an image sets it the same way).
+    ...(process.env.DUTIL_CHROMIUM_PATH ? { DUTIL_CHROMIUM_PATH: process.env.DUTIL_CHROMIUM_PATH } : {}),
     ...(opts.env ?? {}),
   }
   const args = [
