@@ -5,6 +5,7 @@ import pino from 'pino'
 import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
 import { kubeIdentity, loadKubeConfig, watchedCache, watchEvents } from '../platform/kube.js'
+import { Program } from '../platform/program.js'
 import { ApiKeyAdmin } from '../platform/api-key-admin.js'
 import { loadOrExit } from '../contract/settings.js'
 import { guarded, openDatabase } from '../platform/db/database.js'
@@ -27,6 +28,8 @@ import { RateLimiter } from './rate-limit.js'
 const log = pino({ base: { component: 'gateway' } })
 const config = loadOrExit(log, () => loadGatewayConfig())
 const consoleConfig = loadOrExit(log, () => loadConsoleConfig(process.env, `http://${config.host}:${config.port}`))
+// In-flight requests get 10 s after SIGTERM: sync waits end with 202 + Location, long-polls with the job as it is.
+const program = new Program({ name: 'gateway', log, drainMs: 10_000 })
 const kc = loadKubeConfig(config.kubeconfig)
 const custom = kc.makeApiClient(CustomObjectsApi)
 const ns = config.namespace
@@ -81,13 +84,7 @@ const lookupBudget = new TokenBucket(config.keyLookupsPerSecond, Math.max(1, Mat
 keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { budget: lookupBudget })
 for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
 
-/** Rejects after `ms`, so a hung connection cannot hold a probe. */
-const within = <T>(p: Promise<T>, ms: number) =>
-  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
-
-const shutdown = new AbortController()
 const metrics = gatewayMetrics(() => keys!.counts)
-let synced = false
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) =>
   guarded(() => getJob(db, id)),
 )
@@ -121,35 +118,28 @@ const app = createApp({
   syncWaitMs: config.syncWaitMs,
   testHooks: config.testHooks,
   trustedProxies: config.trustedProxies,
-  shutdown: shutdown.signal,
-  // Ready: caches synced, Redis, storage and the job record reachable (and migrated), not
-  // draining (docs/adr/0003 for Redis, 0010 for the job record).
-  isReady: async () => {
-    if (shutdown.signal.aborted) return 'shutting down'
-    if (!synced) return 'caches not synced'
-    if (redis.status !== 'ready') return 'redis unreachable'
-    try {
-      await within(storage.bucketExists(config.storage.bucket), 2000)
-    } catch {
-      return 'storage unreachable'
-    }
-    try {
-      const pending = await within(pendingMigrations(db), 2000)
-      // The operator's leader migrates; this build's schema must be there before requests come.
-      if (pending.length) return `database schema not migrated yet (${pending.join(', ')})`
-    } catch {
-      return 'database unreachable'
-    }
-    return null
-  },
+  shutdown: program.signal,
+  isReady: () => program.ready(),
 })
+// Ready: caches synced, Redis, storage and the job record reachable (and migrated), not
+// draining (docs/adr/0003 for Redis, 0010 for the job record).
+program
+  .cache('jobs', jobWatch)
+  .cache('keys', keyCache)
+  .cache('console', consoleApp)
+  .check('redis', () => (redis.status === 'ready' ? null : 'redis unreachable'))
+  .check('storage', () => storage.bucketExists(config.storage.bucket).then(() => null))
+  // The operator's leader migrates; this build's schema must be there before requests come.
+  .check('database', async () => {
+    const pending = await pendingMigrations(db)
+    return pending.length ? `database schema not migrated yet (${pending.join(', ')})` : null
+  })
 
-await Promise.all([jobWatch.synced, keyCache.synced, consoleApp.synced])
+await program.sync()
 // The workspace signing secret (playground runs, keys without their own) exists from the first start.
 await new ApiKeyAdmin(kc, ns)
   .ensureWorkspaceSecret()
   .catch((err) => log.warn({ err: (err as Error).message }, 'the workspace signing secret could not be made'))
-synced = true
 // A client gets a bounded time to send its request (a body trickled a byte at a time is cut
 // off); the answer itself may take longer (sync runs wait up to DUTIL_SYNC_WAIT_SECONDS).
 const server = createServer(
@@ -197,28 +187,17 @@ else
   )
 
 /**
- * SIGTERM: stop accepting connections, answer what is in flight (sync waits end with 202 +
- * Location, long-polls with the job as it is, other requests finish normally), then exit.
+ * SIGTERM: readiness fails and in-flight sync waits and long-polls answer at once (the frame
+ * aborts its signal first); the servers stop accepting connections and finish what is open,
+ * then Redis and the job record close and the caches stop.
  */
-let stopping = false
-const stop = (signal: string) => {
-  if (stopping) return
-  stopping = true
-  log.info({ signal }, 'gateway stopping')
-  filesServer?.close()
-  server.close(async () => {
-    await Promise.allSettled([jobWatch.stop(), keyCache.stop(), consoleApp.stop()])
-    redis.disconnect()
-    await db.end().catch(() => {})
-    log.info('gateway stopped')
-    process.exit(0)
+program
+  .onStop('servers', async () => {
+    filesServer?.close()
+    const closed = new Promise((resolve) => server.close(resolve))
+    server.closeIdleConnections()
+    await closed
   })
-  shutdown.abort()
-  server.closeIdleConnections()
-  setTimeout(() => {
-    log.warn('requests still open after 10 s; exiting')
-    process.exit(0)
-  }, 10_000).unref()
-}
-process.on('SIGTERM', () => stop('SIGTERM'))
-process.on('SIGINT', () => stop('SIGINT'))
+  .onStop('redis', () => redis.disconnect())
+  .onStop('database', () => db.end())
+  .handleSignals()

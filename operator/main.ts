@@ -14,6 +14,7 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { idOfObjectName } from '../contract/ids.js'
 import { isTerminal } from '../contract/job-view.js'
 import { kubeIdentity, loadKubeConfig, watchedCache } from '../platform/kube.js'
+import { every, Program } from '../platform/program.js'
 import { FileLinks } from '../platform/file-links.js'
 import { openDatabase } from '../platform/db/database.js'
 import { appendCallbackAttempt, getJob, recordCallback, recordTransition } from '../platform/db/jobs-table.js'
@@ -31,7 +32,7 @@ import { operatorMetrics } from './metrics.js'
 import { Admission } from './admission.js'
 import { jobNameFor } from './desired-job.js'
 import { UtilityJobReconciler } from './reconciler.js'
-import { WorkQueue } from './work-queue.js'
+import { type Worker, WorkQueue } from './work-queue.js'
 import { CallbackController } from './callbacks/controller.js'
 import { kubeEventRecorder } from './events.js'
 import { deliverCallback } from './callbacks/delivery.js'
@@ -44,6 +45,8 @@ import { KubeSigningSecrets } from './callbacks/signing-secrets.js'
 // flush.) The operator logs a few lines per job; the cost is one write each.
 const log = pino({ base: { component: 'operator' } }, pino.destination({ fd: 1, sync: true }))
 const config = loadOrExit(log, () => loadOperatorConfig())
+// In-flight reconciles and callback attempts (10 s at most) finish within the pod's grace of 30 s.
+const program = new Program({ name: 'operator', log, drainMs: 25_000 })
 const kc = loadKubeConfig(config.kubeconfig)
 const custom = kc.makeApiClient(CustomObjectsApi)
 const batch = kc.makeApiClient(BatchV1Api)
@@ -146,15 +149,24 @@ const admission = new Admission({
   },
 })
 
+const elector = config.leaderElection.enabled
+  ? new LeaderElector({
+      api: kc.makeApiClient(CoordinationV1Api),
+      namespace: ns,
+      leaseName: config.leaderElection.leaseName,
+      identity: config.leaderElection.identity,
+      leaseDurationMs: config.leaderElection.leaseDurationMs,
+      renewDeadlineMs: (config.leaderElection.leaseDurationMs * 2) / 3,
+      retryPeriodMs: config.leaderElection.leaseDurationMs / 7.5,
+      log: log.child({ component: 'leader-election' }),
+    })
+  : undefined
+
 /**
  * Before every write: a leader that did not renew its lease within the renew deadline (it was
  * paused, or the API server was unreachable) stops at once instead of acting on a stale queue.
  */
-const fence = () => {
-  if (!elector || elector.mayAct()) return
-  log.error('leader election: past the renew deadline without a renewal; exiting before acting')
-  process.exit(1)
-}
+const fence = program.fence(() => !elector || elector.mayAct())
 
 const storage = storageClient(config.storage)
 const reconciler = new UtilityJobReconciler({
@@ -215,63 +227,27 @@ const signingSweep = new SigningSecretSweeper({
 })
 const upkeep = new JobRecordUpkeep({ ...sweepDeps, db, log: log.child({ controller: 'job-record' }) })
 
-const elector = config.leaderElection.enabled
-  ? new LeaderElector({
-      api: kc.makeApiClient(CoordinationV1Api),
-      namespace: ns,
-      leaseName: config.leaderElection.leaseName,
-      identity: config.leaderElection.identity,
-      leaseDurationMs: config.leaderElection.leaseDurationMs,
-      renewDeadlineMs: (config.leaderElection.leaseDurationMs * 2) / 3,
-      retryPeriodMs: config.leaderElection.leaseDurationMs / 7.5,
-      log: log.child({ component: 'leader-election' }),
-    })
-  : undefined
-
-/** Resolves to an error message after `ms`, so a hung connection cannot hold a probe. */
-const within = <T>(p: Promise<T>, ms: number) =>
-  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())])
-
-let synced = false
-const stopping = new AbortController()
-async function readiness(): Promise<string | null> {
-  if (stopping.signal.aborted) return 'shutting down'
-  if (!synced) return 'caches not synced'
-  try {
-    await within(storage.bucketExists(config.storage.bucket), 2000)
-  } catch {
-    return 'storage unreachable'
-  }
-  try {
-    await within(db.query('SELECT 1'), 2000)
-  } catch {
-    return 'database unreachable'
-  }
-  return null
-}
+program
+  .cache('utilityjobs', utilityJobs)
+  .cache('jobs', jobs)
+  .cache('pods', pods)
+  .check('storage', () => storage.bucketExists(config.storage.bucket).then(() => null))
+  .check('database', () => db.query('SELECT 1').then(() => null))
 
 // Every replica serves probes and metrics; a standby is ready (its caches are warm) but idle.
-const server = http.createServer(async (req, res) => {
-  if (req.url === '/healthz') return void res.end('ok')
-  if (req.url === '/readyz') {
-    const problem = await readiness()
-    res.statusCode = problem ? 503 : 200
-    return void res.end(problem ?? 'ok')
-  }
-  if (req.url === '/metrics') {
-    metrics.queueDepth.set(queue.depth)
-    metrics.callbackQueueDepth.set(callbackQueue.depth)
-    res.setHeader('content-type', metrics.registry.contentType)
-    return void res.end(await metrics.registry.metrics())
-  }
-  res.statusCode = 404
-  res.end()
-})
+const server = http.createServer(
+  program.probes({
+    registry: metrics.registry,
+    beforeScrape: () => {
+      metrics.queueDepth.set(queue.depth)
+      metrics.callbackQueueDepth.set(callbackQueue.depth)
+    },
+  }),
+)
 server.listen(config.metricsPort, config.host)
 metrics.leader.set(0)
 
-await Promise.all([utilityJobs.synced, jobs.synced, pods.synced])
-synced = true
+await program.sync()
 log.info(
   {
     namespace: ns,
@@ -292,15 +268,12 @@ if (config.retention.testOverride)
   )
 if (!elector) log.warn('leader election is off: run exactly one replica')
 
-let running: Promise<unknown> = Promise.resolve()
-const timers: NodeJS.Timeout[] = []
-
 /**
  * The leader's first duty: this build's schema (node-pg-migrate, under its advisory lock) and
  * the partitions ahead. A database that is down is waited for, with back-off.
  */
 async function prepareDatabase(): Promise<void> {
-  for (let delay = 1000; !stopping.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+  for (let delay = 1000; !program.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
     try {
       await migrateDatabase(config.databaseUrl, log)
       await upkeep.sweep()
@@ -312,88 +285,88 @@ async function prepareDatabase(): Promise<void> {
   }
 }
 
-/** Runs the reconcilers, the callback controller and retention: only while leading. */
-function lead(): void {
-  metrics.leader.set(1)
-  // Level-triggered safety net: look at every unfinished job now and then, whatever the events.
-  const resync = () => {
-    for (const uj of utilityJobs.cache.list(ns)) if (!isTerminal(uj)) queue.add(uj.metadata.name)
-    callbacks.enqueuePending(callbackQueue)
-  }
-  resync()
-  timers.push(setInterval(resync, 30_000))
-  const sweep = () => {
-    void retention.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'retention sweep failed'))
-    void upkeep.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'job record upkeep failed'))
-    void signingSweep.sweep().catch((err) => log.warn({ err: (err as Error).message }, 'signing secret sweep failed'))
-  }
-  sweep()
-  timers.push(setInterval(sweep, config.retention.sweepMs))
-  const lost = () =>
-    void upkeep
-      .failLostHandoffs()
-      .catch((err) => log.warn({ err: (err as Error).message }, 'checking for lost hand-offs failed'))
-  // After the caches synced (they have: lead() runs after), so a live job is never taken for lost.
-  lost()
-  timers.push(setInterval(lost, 30_000))
+const warnOnFailure = (what: string) => (err: unknown) => log.warn({ err: (err as Error).message }, `${what} failed`)
+const requeued = (what: string) => (key: string, err: unknown, retryInMs: number) => {
+  metrics.reconcileErrors.inc()
+  log.warn(
+    { key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs },
+    `${what} failed, requeued`,
+  )
+}
+/** A work queue run until leadership ends: then it takes nothing new and in-flight items finish. */
+const drained = (q: WorkQueue, work: Worker, concurrency: number, what: string) => (signal: AbortSignal) => {
+  signal.addEventListener('abort', () => q.stop(), { once: true })
+  return q.run(work, concurrency, requeued(what)).then(() => undefined)
+}
 
-  running = Promise.all([
-    queue.run(
-      (key) => (fence(), reconciler.reconcile(key)),
-      config.concurrency,
-      (key, err, retryInMs) => {
-        metrics.reconcileErrors.inc()
-        log.warn(
-          { key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs },
-          'reconcile failed, requeued',
-        )
-      },
-    ),
-    // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
-    callbackQueue.run(
+// What only the leader does: the reconcilers, the callback controller and the sweeps.
+program
+  .leaderOnly({
+    name: 'leader gauge',
+    run: (signal) => {
+      metrics.leader.set(1)
+      signal.addEventListener('abort', () => metrics.leader.set(0), { once: true })
+    },
+  })
+  // Level-triggered safety net: look at every unfinished job now and then, whatever the events.
+  .leaderOnly({
+    name: 'resync',
+    run: (signal) =>
+      every(
+        30_000,
+        () => {
+          for (const uj of utilityJobs.cache.list(ns)) if (!isTerminal(uj)) queue.add(uj.metadata.name)
+          callbacks.enqueuePending(callbackQueue)
+        },
+        signal,
+      ),
+  })
+  .leaderOnly({
+    name: 'sweeps',
+    run: (signal) =>
+      every(
+        config.retention.sweepMs,
+        () => {
+          void retention.sweep().catch(warnOnFailure('retention sweep'))
+          void upkeep.sweep().catch(warnOnFailure('job record upkeep'))
+          void signingSweep.sweep().catch(warnOnFailure('signing secret sweep'))
+        },
+        signal,
+      ),
+  })
+  // After the caches synced (leading starts after), so a live job is never taken for lost.
+  .leaderOnly({
+    name: 'lost hand-offs',
+    run: (signal) =>
+      every(30_000, () => void upkeep.failLostHandoffs().catch(warnOnFailure('checking for lost hand-offs')), signal),
+  })
+  .leaderOnly({
+    name: 'reconciler',
+    run: drained(queue, (key) => (fence(), reconciler.reconcile(key)), config.concurrency, 'reconcile'),
+  })
+  // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
+  .leaderOnly({
+    name: 'callbacks',
+    run: drained(
+      callbackQueue,
       (key) => (fence(), callbacks.reconcile(key)),
       config.callbacks.concurrency,
-      (key, err, retryInMs) => {
-        metrics.reconcileErrors.inc()
-        log.warn(
-          { key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs },
-          'callback pass failed, requeued',
-        )
-      },
+      'callback pass',
     ),
-  ])
-}
-
-/**
- * SIGTERM: stop taking work, let in-flight reconciles and callback attempts finish, then hand
- * the lease back so a standby takes over at once instead of after the lease expires.
- */
-let shuttingDown = false
-const shutdown = async (signal: string) => {
-  if (shuttingDown) return
-  shuttingDown = true
-  log.info({ signal }, 'operator stopping')
-  stopping.abort()
-  for (const t of timers) clearInterval(t)
-  queue.stop()
-  callbackQueue.stop()
-  await running
-  await elector?.release()
-  metrics.leader.set(0)
-  await Promise.allSettled([utilityJobs.stop(), jobs.stop(), pods.stop(), db.end()])
-  server.close()
-  log.info('operator stopped')
-  process.exit(0)
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'))
-process.on('SIGINT', () => void shutdown('SIGINT'))
+  })
+  // SIGTERM: in-flight reconciles and callback attempts finish (the frame stops the leader-only
+  // work first), then the lease goes back so a standby takes over at once, not after it expires.
+  .onStop('lease', () => elector?.release())
+  .onStop('database', () => db.end())
+  .onStop('probes', () => server.close())
+  .handleSignals()
 
 if (!elector) {
   await prepareDatabase()
-  lead()
-} else if (await elector.acquire(stopping.signal)) {
+  program.lead()
+} else if (await elector.acquire(program.signal)) {
   // Renewing from the first moment: preparing the database may take a while.
-  void elector.holdUntilLost(stopping.signal).then((outcome) => {
+  void elector.holdUntilLost(program.signal).then((outcome) => {
     if (outcome !== 'lost') return
     // Another replica may already be reconciling: stop at once and start again as a candidate.
     metrics.leader.set(0)
@@ -401,5 +374,5 @@ if (!elector) {
     process.exit(1)
   })
   await prepareDatabase()
-  if (!stopping.signal.aborted) lead()
+  program.lead()
 }
