@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-throughput release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -129,6 +129,11 @@ bench-memory: deps binaries build
 # after 10k and BENCH_LOAD_TOTAL accepted requests (BENCH_LOAD_PROFILE=1 adds a CPU profile).
 bench-load: deps binaries build
 	node dist/test/bench/load.js
+
+# Completed small jobs per second: 16 clients for 60 s per utility (split-pdf 10 pages, html-pdf
+# one small page) over 8 keys, p50/p99 accept → succeeded, CPU busy share, the in-process anchor.
+bench-throughput: deps binaries build
+	node dist/test/bench/throughput.js
 
 # The job record at production volume: N = 10k, 100k, 1M jobs of one key (BENCH_SCALE_SIZES).
 bench-scale: deps binaries build
