@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander'
+import { EXPIRY_DAYS } from '../contract/api-keys.js'
 import { JOB_STATES } from '../contract/crd-schemas.js'
 import { CONTRACT_SLUGS } from '../contract/utility.js'
 import { cancelJob, clientFor, getJob, listJobs, runUtility, waitJob, type RunOptions } from './api-commands.js'
@@ -20,6 +21,9 @@ import { createAdmin } from './console-admin.js'
 import { createKey, listKeys, revokeKey, signingSecret, type CreateOptions } from './key-commands.js'
 import { kubeTarget, type KubeFlags } from './kube-target.js'
 import { OUTPUT_FORMATS, renderList, renderOne, type OutputFormat } from './output.js'
+
+/** The key lifetimes the API allows, as the flag takes them. */
+const EXPIRY_CHOICES = EXPIRY_DAYS.map(String)
 
 /** What a command's action gives back: an exit code, or text to print (exit 0). */
 type Outcome = number | string
@@ -149,13 +153,11 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
         .option('--utilities <list>', 'comma-separated utilities the key may call (default: all)')
         .option('--rate-limit <n>', 'requests per minute (default DUTIL_DEFAULT_RATE_LIMIT, else 600)')
         .addOption(
-          new Option('--expires-in-days <days>', 'lifetime (default: never)')
-            .choices(['30', '90', '365'])
-            .argParser((v) => {
-              if (!['30', '90', '365'].includes(v))
-                throw new InvalidArgumentError('It must be 30, 90 or 365 (omit it for a key that never expires).')
-              return v
-            }),
+          new Option('--expires-in-days <days>', 'lifetime (default: never)').choices(EXPIRY_CHOICES).argParser((v) => {
+            if (!EXPIRY_CHOICES.includes(v))
+              throw new InvalidArgumentError('It must be 30, 90 or 365 (omit it for a key that never expires).')
+            return v
+          }),
         ),
     ),
   ).action(async (o: CreateOptions & KubeFlags & { output?: OutputFormat; json?: boolean }) =>
