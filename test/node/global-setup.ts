@@ -75,12 +75,10 @@ export async function setup(project: TestProject): Promise<void> {
   try {
     await startAll(project)
   } catch (err) {
-    if (platform)
-      process.stdout.write(
-        `[real-node] setup failed: ${String(err)}\n${nodeDiagnostics(platform.dir, platform.kubeconfigPath)}`,
-      )
+    // The error itself carries the diagnostics: a summary that shows only the error still says why.
+    const diagnostics = platform ? nodeDiagnostics(platform.dir, platform.kubeconfigPath) : ''
     await teardown()
-    throw err
+    throw new Error(`real-node setup failed: ${(err as Error).message}\n${diagnostics}`, { cause: err })
   }
 }
 
@@ -160,11 +158,17 @@ async function startAll(project: TestProject): Promise<void> {
 
   const podDatabaseUrl = platform.databaseUrl.replace('@127.0.0.1:', `@${NODE_IP}:`)
   kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${podDatabaseUrl}`])
-  const helm = (...args: string[]) =>
-    execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', platform!.kubeconfigPath, ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+  const helm = (...args: string[]) => {
+    try {
+      return execFileSync(join(BIN_DIR, 'helm'), ['--kubeconfig', platform!.kubeconfigPath, ...args], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    } catch (err) {
+      const { stderr, status } = err as { stderr?: string; status?: number }
+      throw new Error(`helm ${args[0]} exited ${status}: ${(stderr ?? '').trim()}`)
+    }
+  }
   helm(
     'install',
     RELEASE,
@@ -174,7 +178,7 @@ async function startAll(project: TestProject): Promise<void> {
     '--force-conflicts',
     '--wait',
     '--timeout',
-    '180s',
+    '300s',
     ...chartValues({
       tag,
       storage: platform.storage,
@@ -185,6 +189,7 @@ async function startAll(project: TestProject): Promise<void> {
       trustedCaConfigMap: 'dutil-test-ca',
     }),
   )
+  say('helm install: every pod ready')
   const clusterIp = kubectl(['-n', NS, 'get', 'service', `${RELEASE}-gateway`, '-o', 'jsonpath={.spec.clusterIP}'])
   const gatewayUrl = `http://${clusterIp}`
   // Helm waited for ready pods; kube-proxy's rules for the new Service follow on their own clock.
