@@ -59,6 +59,22 @@ for dir in runners/*/; do
     log "runners/$slug/main.ts is not here yet: no dutil-runner-$slug image"
   fi
 done
+# The chart's internal services (storage/database/redis.type: internal): PostgreSQL and Redis
+# from Debian, MinIO from its Go module (the binary test/platform/build-binaries.sh makes).
+build dutil-postgresql images/postgresql/Dockerfile
+build dutil-redis images/redis/Dockerfile
+bin=${DUTIL_CACHE:-$HOME/.cache/dutil}/bin
+[ -x "$bin/minio" ] || test/platform/build-binaries.sh minio
+minio_ctx=$(mktemp -d /tmp/dutil-minio-image.XXXXXX)
+trap 'rm -rf "$minio_ctx"' EXIT
+cp "$bin/minio" "$minio_ctx/minio"
+t0=$(date +%s)
+if ! "$docker" build --network=host --progress=plain -f images/minio/Dockerfile -t "$registry/dutil-minio:$tag" "$minio_ctx" >"$logs/dutil-minio.log" 2>&1; then
+  tail -n 40 "$logs/dutil-minio.log" >&2
+  log "building dutil-minio failed (full log: $logs/dutil-minio.log)"
+  exit 1
+fi
+log "$registry/dutil-minio:$tag ($(($(date +%s) - t0)) s)"
 # Images a rebuild untagged are garbage (the build cache is kept apart and stays).
 "$docker" image prune -f >/dev/null
 log "done in $(($(date +%s) - started)) s"

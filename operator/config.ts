@@ -35,6 +35,8 @@ export interface OperatorConfig {
   utilityConcurrency: Record<string, number>
   /** Admission: the share of each utility's slots one tenant (API key, playground person) may hold. */
   keyShare: number
+  /** Make the bucket at start when it is missing (the chart's internal storage). */
+  createBucket: boolean
   /** Issues runner credentials: the operator's own storage credentials against this STS endpoint. */
   sts: { endpoint: string; roleArn?: string }
   runner: RunnerSettings
@@ -101,6 +103,10 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_IMAGE_PULL_GRACE_SECONDS: Setting.number(
     'How long a runner may wait for an image that cannot be pulled before its job fails (internal)',
     { default: 60, minimum: 1, maximum: 3600 },
+  ),
+  DUTIL_S3_CREATE_BUCKET: Setting.boolean(
+    "Make the bucket at start when it is missing (the chart's internal storage)",
+    false,
   ),
   DUTIL_LEADER_ELECTION: Setting.boolean('Elect a leader on a Lease (off only for a single replica)', true),
   DUTIL_LEASE_NAME: Setting.string('Lease name', {
@@ -236,6 +242,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       testOverride: s.DUTIL_RETENTION_SECONDS !== undefined,
     },
     storage,
+    createBucket: s.DUTIL_S3_CREATE_BUCKET,
     utilityConcurrency: concurrency,
     keyShare: s.DUTIL_KEY_SHARE,
     sts: { endpoint: s.DUTIL_STS_ENDPOINT ?? storage.endpoint, roleArn: s.DUTIL_STS_ROLE_ARN },

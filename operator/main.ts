@@ -269,14 +269,19 @@ if (config.retention.testOverride)
 if (!elector) log.warn('leader election is off: run exactly one replica')
 
 /**
- * The leader's first duty: this build's schema (node-pg-migrate, under its advisory lock) and
- * the partitions ahead. A database that is down is waited for, with back-off.
+ * The leader's first duty: this build's schema (node-pg-migrate, under its advisory lock), the
+ * partitions ahead and (DUTIL_S3_CREATE_BUCKET) the bucket. A store that is down is waited for,
+ * every few seconds (at most 5 s apart: a trial install starts its database beside the operator).
  */
 async function prepareDatabase(): Promise<void> {
-  for (let delay = 1000; !program.signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+  for (let delay = 1000; !program.signal.aborted; delay = Math.min(delay * 2, 5_000)) {
     try {
       await migrateDatabase(config.databaseUrl, log)
       await upkeep.sweep()
+      if (config.createBucket && !(await storage.bucketExists(config.storage.bucket))) {
+        await storage.makeBucket(config.storage.bucket, config.storage.region)
+        log.info({ bucket: config.storage.bucket }, 'storage bucket made')
+      }
       return
     } catch (err) {
       log.warn({ err: (err as Error).message, retryInMs: delay }, 'preparing the job record failed, retrying')

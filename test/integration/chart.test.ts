@@ -53,7 +53,7 @@ const kubectl = (args: string[], input?: string) =>
 type Manifest = {
   apiVersion: string
   kind: string
-  metadata: { name: string; labels?: Record<string, string> }
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }
   [k: string]: any
 }
 function render(...args: string[]): Manifest[] {
@@ -67,12 +67,86 @@ const named = (docs: Manifest[], kind: string, name: string) =>
   docs.find((d) => d.kind === kind && d.metadata.name === name)!
 
 describe('helm lint and template', () => {
-  it('lints clean (strict) with the required values, and names what is missing without them', () => {
+  it('lints clean (strict) with no values (a trial) and with external services, and names what external services lack', () => {
     expect(helm('lint', CHART, '--strict', '-f', LINT_VALUES)).toContain('0 chart(s) failed')
-    const bare = spawnSync(join(BIN_DIR, 'helm'), ['lint', CHART, '--strict'], { encoding: 'utf8' })
+    expect(helm('lint', CHART, '--strict')).toContain('0 chart(s) failed')
+    const bare = spawnSync(
+      join(BIN_DIR, 'helm'),
+      ['lint', CHART, '--strict', '--set', 'storage.type=external', '--set', 'database.type=external'],
+      { encoding: 'utf8' },
+    )
     expect(bare.status).not.toBe(0)
     expect(bare.stdout + bare.stderr).toMatch(/storage\/endpoint/)
     expect(bare.stdout + bare.stderr).toMatch(/storage\/existingSecret/)
+    expect(bare.stdout + bare.stderr).toMatch(/database\/existingSecret/)
+  })
+
+  it('renders a trial with no values: MinIO, PostgreSQL and Redis inside the release, wired to the programs', () => {
+    const out = helm('template', RELEASE, CHART, '--namespace', NS)
+    const docs = parseAllDocuments(out)
+      .map((d) => d.toJS())
+      .filter(Boolean) as Manifest[]
+    expect(
+      byKind(docs, 'StatefulSet')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['dutil-minio', 'dutil-postgresql', 'dutil-redis'])
+    const secret = named(docs, 'Secret', 'dutil-internal')
+    expect(secret.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep')
+    const data = Object.fromEntries(
+      Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+    )
+    expect(data.url).toBe(`postgres://dutil:${data['postgres-password']}@dutil-postgresql:5432/dutil`)
+    expect(data['redis-url']).toBe(`redis://:${data['redis-password']}@dutil-redis:6379/0`)
+    for (const k of ['accessKey', 'secretKey', 'postgres-password', 'redis-password'])
+      expect(data[k]).toMatch(/^\w{32}$/)
+    const env = (deployment: string) =>
+      Object.fromEntries(
+        named(docs, 'Deployment', deployment).spec.template.spec.containers[0].env.map((e: any) => [
+          e.name,
+          e.value ?? `${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}`,
+        ]),
+      )
+    const gateway = env('dutil-gateway')
+    expect(gateway.DUTIL_S3_ENDPOINT).toBe('http://dutil-minio:9000')
+    expect(gateway.DUTIL_S3_PUBLIC_ENDPOINT).toBe('http://127.0.0.1:8082')
+    expect(gateway.DUTIL_S3_ACCESS_KEY).toBe('dutil-internal/accessKey')
+    expect(gateway.DUTIL_DATABASE_URL).toBe('dutil-internal/url')
+    expect(gateway.DUTIL_REDIS_URL).toBe('dutil-internal/redis-url')
+    expect(gateway.DUTIL_FILES_PORT).toBe('8082')
+    expect(env('dutil-operator').DUTIL_S3_CREATE_BUCKET).toBe('true')
+    // Runners reach the internal MinIO (and nothing else private); only dutil's pods reach each service.
+    const runners = named(docs, 'NetworkPolicy', 'dutil-runners')
+    expect(runners.spec.egress).toContainEqual({
+      to: [{ podSelector: { matchLabels: expect.objectContaining({ 'app.kubernetes.io/component': 'minio' }) } }],
+      ports: [{ protocol: 'TCP', port: 9000 }],
+    })
+    const postgres = named(docs, 'NetworkPolicy', 'dutil-postgresql')
+    expect(
+      postgres.spec.ingress[0].from.map((f: any) => f.podSelector.matchLabels['app.kubernetes.io/component']),
+    ).toEqual(['gateway', 'operator'])
+    // Every internal service passes the restricted Pod Security Standard's fields.
+    for (const sts of byKind(docs, 'StatefulSet')) {
+      expect(sts.spec.template.spec.securityContext.runAsNonRoot).toBe(true)
+      expect(sts.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem).toBe(true)
+    }
+    // Throw-away trials: no claims at all.
+    const ephemeral = parseAllDocuments(
+      helm(
+        'template',
+        RELEASE,
+        CHART,
+        '--set',
+        'storage.internal.persistence.enabled=false',
+        '--set',
+        'database.internal.persistence.enabled=false',
+        '--set',
+        'redis.internal.persistence.enabled=false',
+      ),
+    )
+      .map((d) => d.toJS())
+      .filter(Boolean) as Manifest[]
+    for (const sts of byKind(ephemeral, 'StatefulSet')) expect(sts.spec.volumeClaimTemplates).toBeUndefined()
   })
 
   it('grants each program exactly the RBAC it needs, namespaced, without wildcards', () => {
@@ -580,6 +654,22 @@ describe('the chart on the local kube-apiserver', () => {
     ]) {
       expect(res.stdout).toContain(`${kind} serverside-applied (server dry run)`)
     }
+    // A trial (no values): the internal services pass the restricted profile too.
+    const trial = spawnSync(
+      join(BIN_DIR, 'kubectl'),
+      ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
+      { input: helm('template', RELEASE, CHART, '--namespace', ns), encoding: 'utf8' },
+    )
+    expect(trial.stderr).toBe('')
+    expect(trial.status).toBe(0)
+    for (const kind of [
+      'statefulset.apps/dutil-minio',
+      'statefulset.apps/dutil-postgresql',
+      'statefulset.apps/dutil-redis',
+      'secret/dutil-internal',
+      'networkpolicy.networking.k8s.io/dutil-postgresql',
+    ])
+      expect(trial.stdout).toContain(`${kind} serverside-applied (server dry run)`)
     kubectl(['delete', 'namespace', ns, '--wait=false'])
   })
 })
@@ -628,6 +718,8 @@ describe('helm install on the local platform: the programs run under the chart S
       '--namespace',
       NS,
       '--force-conflicts',
+      '-f',
+      LINT_VALUES, // external services: the platform's
       '--set',
       `storage.endpoint=${storage.endpoint}`,
       '--set',

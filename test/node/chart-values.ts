@@ -33,6 +33,13 @@ export function chartValues(o: {
     `image.tag=${o.tag}`,
     '--set',
     'image.pullPolicy=IfNotPresent',
+    // The services the test platform runs on this host, as a production install names its own.
+    '--set',
+    'storage.type=external',
+    '--set',
+    'database.type=external',
+    '--set',
+    'redis.type=external',
     '--set',
     `storage.endpoint=${o.storage.endpoint}`,
     '--set',

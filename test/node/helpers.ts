@@ -28,6 +28,16 @@ export async function helmAsync(...args: string[]): Promise<string> {
   return stdout
 }
 
+/** kubectl without blocking the event loop: for commands that wait (a blocked test worker misses its RPC deadlines). */
+export async function kubectlAsync(args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    join(BIN_DIR, 'kubectl'),
+    ['--kubeconfig', inject('kubeconfigPath'), ...args],
+    { encoding: 'utf8' },
+  )
+  return stdout
+}
+
 export function helm(...args: string[]): string {
   const r = spawnSync(join(BIN_DIR, 'helm'), ['--kubeconfig', inject('kubeconfigPath'), ...args], { encoding: 'utf8' })
   if (r.status !== 0) throw new Error(`helm ${args.slice(0, 2).join(' ')} failed: ${r.stderr}`)
@@ -50,3 +60,10 @@ export async function runnerPodsOf(jobId: string): Promise<V1Pod[]> {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Splits a command line the way a POSIX shell would (quotes), as JSON: bash does it. */
+export function execShellWords(command: string): string {
+  return execFileSync('bash', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- ${command}`], {
+    encoding: 'utf8',
+  })
+}

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, inject, it } from 'vitest'
 import { BatchV1Api } from '@kubernetes/client-node'
@@ -8,7 +7,7 @@ import { kubeConfig } from '../integration/helpers/keys.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
 import { makePdf } from '../support/pdfs.js'
 import { NS, RELEASE } from './chart-values.js'
-import { helm, kubectl, putFile, runnerPodsOf } from './helpers.js'
+import { execShellWords, helm, kubectl, putFile, runnerPodsOf } from './helpers.js'
 
 /**
  * The README walkthrough on a real node: every program and runner runs from its image in a
@@ -113,10 +112,3 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
       })
   })
 })
-
-/** Splits a command line the way a POSIX shell would (quotes), as JSON: bash does it. */
-function execShellWords(command: string): string {
-  return execFileSync('bash', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- ${command}`], {
-    encoding: 'utf8',
-  })
-}

@@ -151,7 +151,9 @@ export function reportUnexpectedExit(dir: string) {
  * agent's tier runs without them.)
  */
 const REAL_NODE_CONTROLLERS =
-  'node-lifecycle-controller,endpoints-controller,endpointslice-controller,resourcequota-controller'
+  'node-lifecycle-controller,endpoints-controller,endpointslice-controller,resourcequota-controller,' +
+  // A trial install's internal services: StatefulSets whose claims bind to volumes the tests make.
+  'statefulset-controller,persistentvolume-binder-controller,persistentvolumeclaim-protection-controller,persistentvolume-protection-controller'
 
 function bin(name: string): string {
   const p = join(BIN_DIR, name)

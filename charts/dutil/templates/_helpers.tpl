@@ -55,9 +55,9 @@ app.kubernetes.io/component: {{ .component }}
     fieldRef:
       fieldPath: metadata.namespace
 - name: DUTIL_S3_ENDPOINT
-  value: {{ required "storage.endpoint is required" .Values.storage.endpoint | quote }}
+  value: {{ include "dutil.storageEndpoint" . | quote }}
 - name: DUTIL_S3_PUBLIC_ENDPOINT
-  value: {{ .Values.storage.publicEndpoint | default .Values.storage.endpoint | quote }}
+  value: {{ include "dutil.storagePublicEndpoint" . | quote }}
 - name: DUTIL_S3_BUCKET
   value: {{ .Values.storage.bucket | quote }}
 - name: DUTIL_S3_REGION
@@ -65,18 +65,23 @@ app.kubernetes.io/component: {{ .component }}
 - name: DUTIL_S3_ACCESS_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ required "storage.existingSecret is required" .Values.storage.existingSecret }}
+      name: {{ include "dutil.storageSecret" . }}
       key: accessKey
 - name: DUTIL_S3_SECRET_KEY
   valueFrom:
     secretKeyRef:
-      name: {{ .Values.storage.existingSecret }}
+      name: {{ include "dutil.storageSecret" . }}
       key: secretKey
 - name: DUTIL_DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ required "database.existingSecret is required (a Secret with the PostgreSQL URL)" .Values.database.existingSecret }}
+      {{- if eq .Values.database.type "internal" }}
+      name: {{ include "dutil.fullname" . }}-internal
+      key: url
+      {{- else }}
+      name: {{ required "database.existingSecret is required (database.type: external; a Secret with the PostgreSQL URL)" .Values.database.existingSecret }}
       key: {{ .Values.database.existingSecretKey }}
+      {{- end }}
 - name: DUTIL_LINK_TTL_SECONDS
   value: {{ .Values.linkTtlSeconds | quote }}
 - name: DUTIL_RETENTION_DAYS
@@ -178,4 +183,181 @@ utility's from `runners.<slug>.pod`.
 {{- end -}}
 {{- end -}}
 {{- toJson $out -}}
+{{- end -}}
+
+{{/* Non-empty when any of storage, database and redis is internal (a trial install). */}}
+{{- define "dutil.anyInternal" -}}
+{{- if or (eq .Values.storage.type "internal") (eq .Values.database.type "internal") (eq .Values.redis.type "internal") -}}true{{- end -}}
+{{- end -}}
+
+{{/* Storage as the pods reach it, and the Secret with its credentials. */}}
+{{- define "dutil.storageEndpoint" -}}
+{{- if eq .Values.storage.type "internal" -}}
+{{- printf "http://%s-minio:9000" (include "dutil.fullname" .) -}}
+{{- else -}}
+{{- required "storage.endpoint is required (storage.type: external)" .Values.storage.endpoint -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where download links point: storage.publicEndpoint, else (internal storage) the gateway's
+files port as `kubectl port-forward` brings it to 127.0.0.1, else the storage endpoint. */}}
+{{- define "dutil.storagePublicEndpoint" -}}
+{{- if .Values.storage.publicEndpoint -}}
+{{- .Values.storage.publicEndpoint -}}
+{{- else if eq .Values.storage.type "internal" -}}
+{{- printf "http://127.0.0.1:%v" .Values.gateway.files.servicePort -}}
+{{- else -}}
+{{- include "dutil.storageEndpoint" . -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "dutil.storageSecret" -}}
+{{- if eq .Values.storage.type "internal" -}}
+{{- printf "%s-internal" (include "dutil.fullname" .) -}}
+{{- else -}}
+{{- required "storage.existingSecret is required (storage.type: external)" .Values.storage.existingSecret -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The files host: on when asked for, and always with internal storage (nothing else reaches it). */}}
+{{- define "dutil.filesEnabled" -}}
+{{- if or .Values.gateway.files.enabled (eq .Values.storage.type "internal") -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+One internal service: a single-replica StatefulSet, its Service and a NetworkPolicy letting in
+only the named clients. dict: root, component, port, mountPath, values (the *.internal block),
+env, probe, clients (gateway, operator, runners).
+*/}}
+{{- define "dutil.internalService" -}}
+{{- $root := .root }}
+{{- $v := .values }}
+{{- $name := printf "%s-%s" (include "dutil.fullname" $root) .component }}
+{{- $c := dict "root" $root "component" .component }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "dutil.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  selector:
+    {{- include "dutil.selector" $c | nindent 4 }}
+  ports:
+    - name: service
+      port: {{ .port }}
+      targetPort: service
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "dutil.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  replicas: 1
+  serviceName: {{ $name }}
+  selector:
+    matchLabels:
+      {{- include "dutil.selector" $c | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "dutil.labels" $root | nindent 8 }}
+        app.kubernetes.io/component: {{ .component }}
+    spec:
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      securityContext:
+        {{- include "dutil.podSecurityContext" $root | nindent 8 }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: {{ .component }}
+          image: {{ include "dutil.image" (dict "root" $root "name" .component) }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          ports:
+            - name: service
+              containerPort: {{ .port }}
+          env:
+            {{- toYaml .env | nindent 12 }}
+          readinessProbe:
+            {{- toYaml .probe | nindent 12 }}
+            periodSeconds: 5
+          livenessProbe:
+            {{- toYaml .probe | nindent 12 }}
+            periodSeconds: 10
+            failureThreshold: 6
+          resources:
+            {{- toYaml $v.resources | nindent 12 }}
+          securityContext:
+            {{- include "dutil.containerSecurityContext" $root | nindent 12 }}
+          volumeMounts:
+            - { name: data, mountPath: {{ .mountPath }} }
+            - { name: tmp, mountPath: /tmp }
+      volumes:
+        - name: tmp
+          emptyDir: {}
+        {{- if not $v.persistence.enabled }}
+        - name: data
+          emptyDir: {}
+        {{- end }}
+  {{- if $v.persistence.enabled }}
+  volumeClaimTemplates:
+    - metadata:
+        name: data
+        labels:
+          {{- include "dutil.selector" $c | nindent 10 }}
+      spec:
+        accessModes: [ReadWriteOnce]
+        {{- with $v.persistence.storageClass }}
+        storageClassName: {{ . | quote }}
+        {{- end }}
+        resources:
+          requests:
+            storage: {{ $v.persistence.size }}
+  {{- end }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "dutil.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "dutil.selector" $c | nindent 6 }}
+  policyTypes: [Ingress]
+  ingress:
+    - ports:
+        - { protocol: TCP, port: {{ .port }} }
+      from:
+        {{- range .clients }}
+        {{- if eq . "runners" }}
+        - podSelector:
+            matchLabels:
+              app.kubernetes.io/managed-by: dutil
+            matchExpressions:
+              - { key: dutil.io/job-id, operator: Exists }
+        {{- else }}
+        - podSelector:
+            matchLabels:
+              {{- include "dutil.selector" (dict "root" $root "component" .) | nindent 14 }}
+        {{- end }}
+        {{- end }}
 {{- end -}}
