@@ -38,7 +38,11 @@ export async function migrateDatabase(url: string, log: MigrateLog, attempts = 3
 
 async function migrateOnce(url: string, log: MigrateLog): Promise<string[]> {
   const applied = await runner({
-    databaseUrl: url,
+    // Bounded: a connect whose packets are dropped (a NetworkPolicy not yet applied to a new pod,
+    // a database that moved) fails within seconds and the caller retries, instead of waiting out
+    // TCP's retries; a query on a connection whose server vanished fails after two minutes
+    // (longer than any of these migrations takes) instead of never.
+    databaseUrl: { connectionString: url, connectionTimeoutMillis: 5000, query_timeout: 120_000 },
     dir: MIGRATIONS_DIR,
     direction: 'up',
     migrationsTable: MIGRATIONS_TABLE,
