@@ -31,7 +31,7 @@ test-unit: deps build
 # The real-node tier (docs/adr/0015): a kubelet with Debian's containerd and runc, kube-proxy,
 # CoreDNS and kube-router's NetworkPolicy firewall joined to a control plane of its own; the
 # images built and imported, the chart installed with Helm, test/node/ run on it. Root only.
-NODE_BINARIES := kubelet kube-proxy coredns kube-router
+NODE_BINARIES := kubelet kube-proxy coredns kube-router registry
 test-node: binaries build
 	@test/platform/install-deps.sh --node
 	@test/platform/build-binaries.sh $(NODE_BINARIES)

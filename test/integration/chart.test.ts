@@ -81,6 +81,29 @@ describe('helm lint and template', () => {
     expect(bare.stdout + bare.stderr).toMatch(/database\/existingSecret/)
   })
 
+  it('renders the four CRDs as templates (so upgrades apply them), kept at uninstall; none with crds.install false', () => {
+    const crds = byKind(render(), 'CustomResourceDefinition')
+    expect(crds.map((c) => c.metadata.name).sort()).toEqual([
+      'apikeys.dutil.io',
+      'consoleinvites.dutil.io',
+      'consoleusers.dutil.io',
+      'utilityjobs.dutil.io',
+    ])
+    for (const crd of crds) {
+      expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep')
+      expect(crd.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('Helm')
+      // The same schema as crds/ (what `kubectl apply -f crds/` installs).
+      const [plain] = parseAllDocuments(
+        readFileSync(join(REPO_ROOT, 'crds', `${crd.metadata.name.split('.')[0]}.yaml`), 'utf8'),
+      ).map((d) => d.toJS())
+      expect(crd.spec).toEqual(plain.spec)
+    }
+    expect(
+      byKind(render('--set', 'crds.keep=false'), 'CustomResourceDefinition')[0].metadata.annotations,
+    ).toBeUndefined()
+    expect(byKind(render('--set', 'crds.install=false'), 'CustomResourceDefinition')).toEqual([])
+  })
+
   it('renders a trial with no values: MinIO, PostgreSQL and Redis inside the release, wired to the programs', () => {
     const out = helm('template', RELEASE, CHART, '--namespace', NS)
     const docs = parseAllDocuments(out)
@@ -711,7 +734,7 @@ describe('helm install on the local platform: the programs run under the chart S
     const databaseUrl = await createDatabase(inject('databaseUrl'), 'dutil_chart')
     kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${databaseUrl}`])
     helm(
-      // The platform applied the same CRDs (crds/) with kubectl: Helm takes their fields over.
+      // The platform applied the same CRDs (crds/) with kubectl and keeps them: not the release's.
       'install',
       RELEASE,
       CHART,
@@ -720,6 +743,8 @@ describe('helm install on the local platform: the programs run under the chart S
       '--force-conflicts',
       '-f',
       LINT_VALUES, // external services: the platform's
+      '--set',
+      'crds.install=false',
       '--set',
       `storage.endpoint=${storage.endpoint}`,
       '--set',

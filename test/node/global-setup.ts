@@ -45,6 +45,8 @@ declare module 'vitest' {
     apiServerAddress: string
     /** The node's containerd (for nodeCtr). */
     containerdSocket: string
+    /** Where a test's registry listens (it starts it), and the folder of containerd's hosts.toml files. */
+    registry: { address: string; hostsDir: string }
   }
 }
 
@@ -175,6 +177,9 @@ async function startAll(project: TestProject): Promise<void> {
     CHART,
     '--namespace',
     NS,
+    // The platform applied the CRDs with kubectl (crds/), as a cluster whose CRDs came first has
+    // them: the release takes them over (and upgrades them from then on).
+    '--take-ownership',
     '--force-conflicts',
     '--wait',
     '--timeout',
@@ -219,6 +224,7 @@ async function startAll(project: TestProject): Promise<void> {
   project.provide('npTarget', npTarget)
   project.provide('apiServerAddress', `${NODE_IP}:${NODE_PORTS.apiserver}`)
   project.provide('containerdSocket', paths(node).containerdSocket)
+  project.provide('registry', { address: `${NODE_IP}:${NODE_PORTS.minio + 10}`, hostsDir: paths(node).registryHosts })
 }
 
 export async function teardown(): Promise<void> {

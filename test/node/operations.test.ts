@@ -1,4 +1,6 @@
-import { AppsV1Api, DiscoveryV1Api } from '@kubernetes/client-node'
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ApiextensionsV1Api, AppsV1Api, DiscoveryV1Api } from '@kubernetes/client-node'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { createKey, kubeConfig } from '../integration/helpers/keys.js'
 import { killComponent, startComponent } from '../integration/helpers/processes.js'
@@ -46,7 +48,7 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     ).toBe(200)
   })
 
-  it('rolls the gateway and operator to a new image tag (helm upgrade) during a burst of jobs, losing none', async () => {
+  it('upgrades to the next chart version (new image tag, a changed CRD) during a burst of jobs, losing none', async () => {
     const oldTag = inject('imageTag')
     const newTag = `${oldTag}-next`
     // A release ships under a new tag: the same images, tagged anew in the node's image store.
@@ -56,6 +58,10 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
       .filter((ref) => ref.endsWith(`:${oldTag}`))
     expect(ours.length).toBeGreaterThanOrEqual(7)
     for (const ref of ours) ctr('images', 'tag', '--force', ref, ref.replace(/:[^:]+$/, `:${newTag}`))
+
+    // The next chart version: its UtilityJob CRD gains a printer column (the CRDs are templates,
+    // so `helm upgrade` applies it).
+    const nextChart = nextChartVersion(join(inject('platformDir'), 'chart-next'))
 
     // The burst reads its input from storage (a page an earlier job of this key split out): under
     // the churn of a rollout, 2 of ~100 downloads from the tests' file server pod (through its
@@ -111,7 +117,7 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     const upgrade = helmAsync(
       'upgrade',
       RELEASE,
-      CHART,
+      nextChart,
       '--namespace',
       NS,
       '--reuse-values',
@@ -154,6 +160,33 @@ describe.skipIf(inject('nodeBlocker'))('operating the chart on a real node', () 
     const [finished] = [...(await awaitTerminal(key, [after.id], 120_000)).values()]
     expect(finished.state).toBe('succeeded')
     expect((await runnerPodsOf(after.id))[0].spec?.containers[0].image).toBe(imageRef('runner-split-pdf', newTag))
+    const columns = await kubeConfig()
+      .makeApiClient(ApiextensionsV1Api)
+      .readCustomResourceDefinition({ name: 'utilityjobs.dutil.io' })
+    expect(columns.spec.versions[0].additionalPrinterColumns?.map((c) => c.name)).toContain(NEXT_COLUMN)
+    expect(await helmAsync('list', '--namespace', NS, '-o', 'json')).toContain('"chart":"dutil-0.1.1-next"')
     process.stdout.write(`[real-node] rolling upgrade: ${count} jobs accepted (${retried} retried), all succeeded\n`)
   }, 360_000)
 })
+
+const NEXT_COLUMN = 'Next'
+
+/** A copy of the chart as its next version would be: version 0.1.1-next, one more UtilityJob printer column. */
+function nextChartVersion(dir: string): string {
+  rmSync(dir, { recursive: true, force: true })
+  cpSync(CHART, dir, { recursive: true })
+  const chartYaml = join(dir, 'Chart.yaml')
+  writeFileSync(chartYaml, readFileSync(chartYaml, 'utf8').replace(/^version: .*$/m, 'version: 0.1.1-next'))
+  const crds = join(dir, 'templates', 'crds.yaml')
+  const text = readFileSync(crds, 'utf8')
+  const columns = '      additionalPrinterColumns:\n'
+  if (!text.includes(columns)) throw new Error('no printer columns in the chart CRDs')
+  writeFileSync(
+    crds,
+    text.replace(
+      columns,
+      `${columns}        - name: ${NEXT_COLUMN}\n          type: string\n          jsonPath: .spec.utility\n          priority: 1\n`,
+    ),
+  )
+  return dir
+}

@@ -1,5 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, chownSync } from 'node:fs'
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
+import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -8,16 +10,20 @@ import { BIN_DIR } from '../platform/platform.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
 import { makePdf } from '../support/pdfs.js'
 import { CHART } from './chart-values.js'
+import { nodeCtr } from '../real-node/real-node.js'
+import { until } from '../platform/wait-for.js'
 import { execShellWords, helm, helmAsync, kubectl, kubectlAsync, putFile } from './helpers.js'
 
 /**
- * The chart as someone trying dutil installs it: `helm install` with no values about services, so
- * MinIO, PostgreSQL and Redis run inside the release. The values given are what this cluster
- * needs of any chart: the images' tag (they were imported into the node, not pushed to a
- * registry), IPv4-only NetworkPolicy rules (kube-router 1.x) and, since this machine reaches no
- * public address, the tests' file server as an allowed private network (it stands in for the
- * internet documents a trial would fetch). The cluster has no volume provisioner: the test makes
- * three PersistentVolumes first, as its administrator would.
+ * The chart as a platform team without internet access installs it: the chart and the images
+ * pushed to a private registry (distribution's `registry`, basic auth, run here by the test), the
+ * chart installed from `oci://…` with the registry and a pull secret, and no values about
+ * services, so MinIO, PostgreSQL and Redis run inside the release (a trial). Beside those, only
+ * what this cluster asks of any chart: IPv4-only NetworkPolicy rules (kube-router 1.x), the CRDs
+ * left to the cluster's first release, and, since this machine reaches no public address, the
+ * tests' file server as an allowed private network (it stands in for the documents on the
+ * internet a trial would fetch). The cluster has no volume provisioner: the test makes three
+ * PersistentVolumes first, as its administrator would.
  */
 const NS = 'dutil-trial'
 const RELEASE = 'trial'
@@ -35,8 +41,23 @@ describe.skipIf(inject('nodeBlocker'))(
     let key = ''
     let forward: { process: ChildProcess; api: string; filesPort: number } | undefined
     let firstJob = ''
+    let registry: Registry | undefined
 
-    beforeAll(() => {
+    beforeAll(async () => {
+      registry = await startRegistry()
+      await pushImagesAndChart(registry)
+      kubectl(['create', 'namespace', NS])
+      kubectl([
+        '-n',
+        NS,
+        'create',
+        'secret',
+        'docker-registry',
+        'dutil-pull',
+        `--docker-server=${registry.address}`,
+        `--docker-username=${REGISTRY_USER}`,
+        `--docker-password=${registry.password}`,
+      ])
       for (const v of VOLUMES) {
         const path = join(inject('platformDir'), 'trial-volumes', v.name)
         mkdirSync(path, { recursive: true })
@@ -61,6 +82,7 @@ describe.skipIf(inject('nodeBlocker'))(
 
     afterAll(async () => {
       forward?.process.kill()
+      registry?.process.kill()
       // The README's removal: jobs first, while the operator can still lift their finalizers.
       await kubectlAsync(['-n', NS, 'delete', 'utilityjobs', '--all', '--wait=true', '--timeout=120s'])
       await helmAsync('uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '120s')
@@ -73,12 +95,18 @@ describe.skipIf(inject('nodeBlocker'))(
       const out = await helmAsync(
         'install',
         RELEASE,
-        CHART,
-        '--namespace',
-        NS,
-        '--create-namespace',
+        ...fromRegistry(registry!),
         '--set',
-        `image.tag=${inject('imageTag')}`,
+        `image.registry=${registry!.address}/dutil`,
+        '--set',
+        'imagePullSecrets[0].name=dutil-pull',
+        // The pushed images share the node's store with the imported ones: Always has the kubelet
+        // ask the registry (with the pull secret) for every program's image all the same.
+        '--set',
+        'image.pullPolicy=Always',
+        // The cluster's first release owns the CRDs (one owner per cluster).
+        '--set',
+        'crds.install=false',
         '--set-json',
         'networkPolicy.ipFamilies=["IPv4"]',
         '--set-json',
@@ -107,6 +135,19 @@ describe.skipIf(inject('nodeBlocker'))(
           .map(([c, at]) => `${c} ${((Date.parse(at) - installStarted) / 1000).toFixed(0)} s`)
           .join(', ')}\n`,
       )
+      // Every image came from the registry, with the pull secret (nothing of that name was on the node).
+      const pulled = kubectl([
+        '-n',
+        NS,
+        'get',
+        'events',
+        '--field-selector',
+        'reason=Pulled',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ])
+      for (const image of ['gateway', 'operator', 'minio', 'postgresql', 'redis'])
+        expect(pulled).toContain(`Successfully pulled image "${registry!.address}/dutil/dutil-${image}:${APP_VERSION}"`)
       expect(out).toContain('THIS IS A TRIAL INSTALL: MinIO, PostgreSQL, Redis run inside the release')
       const claims = kubectl(['-n', NS, 'get', 'pvc', '-o', 'jsonpath={range .items[*]}{.status.phase}{"\\n"}{end}'])
       expect(claims.trim().split('\n')).toEqual(['Bound', 'Bound', 'Bound'])
@@ -149,9 +190,7 @@ describe.skipIf(inject('nodeBlocker'))(
       await helmAsync(
         'upgrade',
         RELEASE,
-        CHART,
-        '--namespace',
-        NS,
+        ...fromRegistry(registry!),
         '--reuse-values',
         '--set',
         'operator.replicas=1',
@@ -222,4 +261,120 @@ function getVia(port: number, url: string): Promise<{ status: number; body: Buff
     req.on('error', reject)
     req.end()
   })
+}
+
+const REGISTRY_USER = 'platform-team'
+const chartYaml = readFileSync(join(CHART, 'Chart.yaml'), 'utf8')
+const CHART_VERSION = /^version: (\S+)$/m.exec(chartYaml)![1]
+const APP_VERSION = /^appVersion: "?([^"\s]+)"?$/m.exec(chartYaml)![1]
+
+/** The chart in the registry, as `helm install` and `helm upgrade` name it, into the trial's namespace. */
+function fromRegistry(r: Registry): string[] {
+  return [
+    `oci://${r.address}/charts/dutil`,
+    '--version',
+    CHART_VERSION,
+    '--plain-http',
+    '--registry-config',
+    r.helmConfig,
+    '--namespace',
+    NS,
+  ]
+}
+
+interface Registry {
+  process: ChildProcess
+  address: string
+  password: string
+  /** Helm's registry credentials (what `helm registry login` writes), in a file of the test's. */
+  helmConfig: string
+}
+
+/** distribution's registry on the node's address, basic auth (htpasswd, bcrypt), storage on disk. */
+async function startRegistry(): Promise<Registry> {
+  const { address, hostsDir } = inject('registry')
+  const dir = join(inject('platformDir'), 'registry')
+  mkdirSync(join(dir, 'data'), { recursive: true })
+  const password = randomBytes(12).toString('hex')
+  execFileSync('htpasswd', ['-Bbc', join(dir, 'htpasswd'), REGISTRY_USER, password], { stdio: 'ignore' })
+  writeFileSync(
+    join(dir, 'config.yml'),
+    [
+      'version: 0.1',
+      'log: { level: warn }',
+      `storage: { filesystem: { rootdirectory: ${join(dir, 'data')} } }`,
+      `http: { addr: "${address}" }`,
+      `auth: { htpasswd: { realm: dutil-test, path: ${join(dir, 'htpasswd')} } }`,
+      '',
+    ].join('\n'),
+  )
+  const child = spawn(join(BIN_DIR, 'registry'), ['serve', join(dir, 'config.yml')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
+  })
+  let log = ''
+  child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)))
+  // Anonymous requests are refused: the pull secret is needed.
+  await until(
+    `the registry answers on ${address} (${log})`,
+    async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 401,
+    30_000,
+    200,
+  )
+  // containerd reaches it over plain http (read at each pull).
+  mkdirSync(join(hostsDir, address), { recursive: true })
+  writeFileSync(
+    join(hostsDir, address, 'hosts.toml'),
+    `server = "http://${address}"\n\n[host."http://${address}"]\n  capabilities = ["pull", "resolve"]\n`,
+  )
+  const helmConfig = join(dir, 'helm-registry.json')
+  const auth = Buffer.from(`${REGISTRY_USER}:${password}`).toString('base64')
+  writeFileSync(helmConfig, JSON.stringify({ auths: { [address]: { auth } } }), { mode: 0o600 })
+  return { process: child, address, password, helmConfig }
+}
+
+/**
+ * What docs/install.md has a platform team do with a release: every image into the registry under
+ * the chart's appVersion (pushed from the node's store, where the tier imported them), and the
+ * packaged chart with `helm push`.
+ */
+async function pushImagesAndChart(r: Registry): Promise<void> {
+  const ctr = nodeCtr(inject('containerdSocket'))
+  const run = promisify(execFile)
+  const tag = inject('imageTag')
+  const ours = ctr('images', 'ls', '-q')
+    .split('\n')
+    .filter((ref) => /\/dutil-[a-z-]+:/.test(ref) && ref.endsWith(`:${tag}`))
+  expect(ours.length).toBeGreaterThanOrEqual(10)
+  for (const ref of ours) {
+    const name = /\/(dutil-[a-z-]+):/.exec(ref)![1]
+    const target = `${r.address}/dutil/${name}:${APP_VERSION}`
+    ctr('images', 'tag', '--force', ref, target)
+    await run(
+      'ctr',
+      [
+        '--address',
+        inject('containerdSocket'),
+        '-n',
+        'k8s.io',
+        'images',
+        'push',
+        '--plain-http',
+        '--user',
+        `${REGISTRY_USER}:${r.password}`,
+        target,
+      ],
+      { timeout: 300_000 },
+    )
+  }
+  const dir = join(inject('platformDir'), 'registry')
+  await helmAsync('package', CHART, '--destination', dir)
+  await helmAsync(
+    'push',
+    join(dir, `dutil-${CHART_VERSION}.tgz`),
+    `oci://${r.address}/charts`,
+    '--plain-http',
+    '--registry-config',
+    r.helmConfig,
+  )
 }

@@ -88,6 +88,7 @@ for name in "${want[@]}"; do
     coredns) go_install coredns "github.com/coredns/coredns@$COREDNS_VERSION" ;;
     kube-router) build_kube_router ;;
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
+    registry) go_install registry "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION" ;;
     mc) go_install mc "github.com/minio/mc@$MC_VERSION" ;;
     promtool) go_install promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" ;;
     helm-docs) go_install helm-docs "github.com/norwoodj/helm-docs/cmd/helm-docs@$HELM_DOCS_VERSION" ;;

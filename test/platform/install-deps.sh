@@ -8,13 +8,15 @@ cd "$(dirname "$0")/../.."
 
 need=()
 # With --node also what the real node runs on (containerd, runc, the CNI plugins, iptables for
-# kube-proxy, ipset for the NetworkPolicy enforcer); `make test` asks for them too.
+# kube-proxy, ipset for the NetworkPolicy enforcer, htpasswd for its registry); `make test` asks for them too.
 if [ "${1:-}" = "--node" ]; then
   command -v containerd >/dev/null || need+=(containerd)
   command -v runc >/dev/null || need+=(runc)
   [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
   command -v iptables >/dev/null || need+=(iptables)
   command -v ipset >/dev/null || need+=(ipset)
+  # htpasswd (bcrypt) for the basic auth of the registry the node tier runs.
+  command -v htpasswd >/dev/null || need+=(apache2-utils)
 fi
 if [ "${1:-}" = "--bench" ]; then
   command -v zip >/dev/null || need+=(zip)

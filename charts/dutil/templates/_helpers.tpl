@@ -161,6 +161,9 @@ security context; the arguments after `--` stay.
   "securityContext" (fromYaml (include "dutil.podSecurityContext" .))
   "containers" (list $container)
 -}}
+{{- with .Values.imagePullSecrets }}
+{{- $_ := set $spec "imagePullSecrets" . }}
+{{- end }}
 {{- toJson (dict "apiVersion" "v1" "spec" $spec) -}}
 {{- end -}}
 
