@@ -137,6 +137,7 @@ describe('helm lint and template', () => {
     expect(gateway.DUTIL_DATABASE_URL).toBe('dutil-internal/url')
     expect(gateway.DUTIL_REDIS_URL).toBe('dutil-internal/redis-url')
     expect(gateway.DUTIL_FILES_PORT).toBe('8082')
+    expect(gateway.DUTIL_PUBLIC_URL).toBe('http://127.0.0.1:8080') // the console, through the NOTES' port-forward
     expect(env('dutil-operator').DUTIL_S3_CREATE_BUCKET).toBe('true')
     // Runners reach the internal MinIO (and nothing else private); only dutil's pods reach each service.
     const runners = named(docs, 'NetworkPolicy', 'dutil-runners')

@@ -45,8 +45,8 @@ declare module 'vitest' {
     apiServerAddress: string
     /** The node's containerd (for nodeCtr). */
     containerdSocket: string
-    /** Where a test's registry listens (it starts it), and the folder of containerd's hosts.toml files. */
-    registry: { address: string; hostsDir: string }
+    /** Where a test's registry listens (the test starts it). */
+    registry: { address: string }
   }
 }
 
@@ -224,7 +224,7 @@ async function startAll(project: TestProject): Promise<void> {
   project.provide('npTarget', npTarget)
   project.provide('apiServerAddress', `${NODE_IP}:${NODE_PORTS.apiserver}`)
   project.provide('containerdSocket', paths(node).containerdSocket)
-  project.provide('registry', { address: `${NODE_IP}:${NODE_PORTS.minio + 10}`, hostsDir: paths(node).registryHosts })
+  project.provide('registry', { address: `${NODE_IP}:${NODE_PORTS.minio + 10}` })
 }
 
 export async function teardown(): Promise<void> {

@@ -1,29 +1,28 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { promisify } from 'node:util'
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { api } from '../integration/helpers/api.js'
-import { BIN_DIR } from '../platform/platform.js'
+import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
 import { makePdf } from '../support/pdfs.js'
 import { CHART } from './chart-values.js'
-import { nodeCtr } from '../real-node/real-node.js'
 import { until } from '../platform/wait-for.js'
 import { execShellWords, helm, helmAsync, kubectl, kubectlAsync, putFile } from './helpers.js'
 
 /**
- * The chart as a platform team without internet access installs it: the chart and the images
- * pushed to a private registry (distribution's `registry`, basic auth, run here by the test), the
- * chart installed from `oci://…` with the registry and a pull secret, and no values about
- * services, so MinIO, PostgreSQL and Redis run inside the release (a trial). Beside those, only
- * what this cluster asks of any chart: IPv4-only NetworkPolicy rules (kube-router 1.x), the CRDs
- * left to the cluster's first release, and, since this machine reaches no public address, the
- * tests' file server as an allowed private network (it stands in for the documents on the
- * internet a trial would fetch). The cluster has no volume provisioner: the test makes three
- * PersistentVolumes first, as its administrator would.
+ * The chart as a platform team without internet access installs it: the packaged chart pushed to
+ * a private registry (distribution's `registry`, basic auth, run here by the test) and installed
+ * from `oci://…` with the registry's credentials, with no values about services, so MinIO,
+ * PostgreSQL and Redis run inside the release (a trial). Beside the images' tag (imported into
+ * the node's store, as the tier's other releases use them), only what this cluster asks of any
+ * chart: IPv4-only NetworkPolicy rules (kube-router 1.x), the CRDs left to the cluster's first
+ * release, and, since this machine reaches no public address, the tests' file server as an
+ * allowed private network (it stands in for the documents on the internet a trial would fetch).
+ * The cluster has no volume provisioner: the test makes three PersistentVolumes first, as its
+ * administrator would.
  */
 const NS = 'dutil-trial'
 const RELEASE = 'trial'
@@ -45,19 +44,8 @@ describe.skipIf(inject('nodeBlocker'))(
 
     beforeAll(async () => {
       registry = await startRegistry()
-      await pushImagesAndChart(registry)
+      await pushChart(registry)
       kubectl(['create', 'namespace', NS])
-      kubectl([
-        '-n',
-        NS,
-        'create',
-        'secret',
-        'docker-registry',
-        'dutil-pull',
-        `--docker-server=${registry.address}`,
-        `--docker-username=${REGISTRY_USER}`,
-        `--docker-password=${registry.password}`,
-      ])
       for (const v of VOLUMES) {
         const path = join(inject('platformDir'), 'trial-volumes', v.name)
         mkdirSync(path, { recursive: true })
@@ -97,13 +85,7 @@ describe.skipIf(inject('nodeBlocker'))(
         RELEASE,
         ...fromRegistry(registry!),
         '--set',
-        `image.registry=${registry!.address}/dutil`,
-        '--set',
-        'imagePullSecrets[0].name=dutil-pull',
-        // The pushed images share the node's store with the imported ones: Always has the kubelet
-        // ask the registry (with the pull secret) for every program's image all the same.
-        '--set',
-        'image.pullPolicy=Always',
+        `image.tag=${inject('imageTag')}`,
         // The cluster's first release owns the CRDs (one owner per cluster).
         '--set',
         'crds.install=false',
@@ -135,19 +117,6 @@ describe.skipIf(inject('nodeBlocker'))(
           .map(([c, at]) => `${c} ${((Date.parse(at) - installStarted) / 1000).toFixed(0)} s`)
           .join(', ')}\n`,
       )
-      // Every image came from the registry, with the pull secret (nothing of that name was on the node).
-      const pulled = kubectl([
-        '-n',
-        NS,
-        'get',
-        'events',
-        '--field-selector',
-        'reason=Pulled',
-        '-o',
-        'jsonpath={.items[*].message}',
-      ])
-      for (const image of ['gateway', 'operator', 'minio', 'postgresql', 'redis'])
-        expect(pulled).toContain(`Successfully pulled image "${registry!.address}/dutil/dutil-${image}:${APP_VERSION}"`)
       expect(out).toContain('THIS IS A TRIAL INSTALL: MinIO, PostgreSQL, Redis run inside the release')
       const claims = kubectl(['-n', NS, 'get', 'pvc', '-o', 'jsonpath={range .items[*]}{.status.phase}{"\\n"}{end}'])
       expect(claims.trim().split('\n')).toEqual(['Bound', 'Bound', 'Bound'])
@@ -177,6 +146,51 @@ describe.skipIf(inject('nodeBlocker'))(
         expect(d.status).toBe(200)
         expect(d.body.subarray(0, 5).toString()).toBe('%PDF-')
       }
+    })
+
+    it('runs an async split (202, then a long-poll) and renders HTML to PDF in the html-pdf runner', async () => {
+      const base = forward!.api
+      const pdf = await putFile('trial-async.pdf', await makePdf(3))
+      const accepted = await api('POST', '/v1/utilities/split-pdf/jobs', {
+        key,
+        body: { input: { url: pdf } },
+        baseUrl: base,
+      })
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(202)
+      const done = await api('GET', `/v1/jobs/${accepted.body.id}?wait=60`, { key, baseUrl: base })
+      expect(done.body).toMatchObject({ status: 'succeeded', result: { pageCount: 3 } })
+      const page = await putFile('trial.html', '<!doctype html><title>t</title><h1>A trial</h1>')
+      const rendered = await api('POST', '/v1/utilities/html-pdf', {
+        key,
+        body: { input: { url: page } },
+        baseUrl: base,
+      })
+      expect(rendered.status, JSON.stringify(rendered.body)).toBe(200)
+      const d = await getVia(forward!.filesPort, rendered.body.result.files[0].url)
+      expect(d.body.subarray(0, 5).toString()).toBe('%PDF-')
+    })
+
+    it('serves the console through the port-forward; the first admin link the NOTES command makes opens there', async () => {
+      const notes = helm('get', 'notes', RELEASE, '--namespace', NS)
+      const command = /dutil admin create .*/.exec(notes)?.[0] ?? ''
+      expect(command).toContain(`--namespace ${NS} --url http://127.0.0.1:8080`)
+      // The command as printed, run by the CLI of this checkout with the cluster admin's kubeconfig.
+      const args = (JSON.parse(execShellWords(command.replace(/^dutil /, ''))) as string[]).map((a) =>
+        a === 'you@example.com' ? 'trial-admin@example.com' : a,
+      )
+      const out = execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+      })
+      const link = /(http:\/\/127\.0\.0\.1:8080\/console\/invite\/\S+)/.exec(out)?.[1] ?? ''
+      expect(link, out).not.toBe('')
+      const token = link.slice(link.lastIndexOf('/') + 1)
+      const page = await fetch(`${forward!.api}/console/`)
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain('<title>dutil console</title>')
+      const invite = await fetch(`${forward!.api}/console/api/invites/${token}`)
+      expect(invite.status).toBe(200)
+      expect(await invite.json()).toMatchObject({ email: 'trial-admin@example.com', role: 'admin' })
     })
 
     it('passes `helm test` (readiness, OpenAPI, one tiny job through a runner)', async () => {
@@ -266,7 +280,6 @@ function getVia(port: number, url: string): Promise<{ status: number; body: Buff
 const REGISTRY_USER = 'platform-team'
 const chartYaml = readFileSync(join(CHART, 'Chart.yaml'), 'utf8')
 const CHART_VERSION = /^version: (\S+)$/m.exec(chartYaml)![1]
-const APP_VERSION = /^appVersion: "?([^"\s]+)"?$/m.exec(chartYaml)![1]
 
 /** The chart in the registry, as `helm install` and `helm upgrade` name it, into the trial's namespace. */
 function fromRegistry(r: Registry): string[] {
@@ -285,14 +298,13 @@ function fromRegistry(r: Registry): string[] {
 interface Registry {
   process: ChildProcess
   address: string
-  password: string
   /** Helm's registry credentials (what `helm registry login` writes), in a file of the test's. */
   helmConfig: string
 }
 
 /** distribution's registry on the node's address, basic auth (htpasswd, bcrypt), storage on disk. */
 async function startRegistry(): Promise<Registry> {
-  const { address, hostsDir } = inject('registry')
+  const { address } = inject('registry')
   const dir = join(inject('platformDir'), 'registry')
   mkdirSync(join(dir, 'data'), { recursive: true })
   const password = randomBytes(12).toString('hex')
@@ -314,59 +326,21 @@ async function startRegistry(): Promise<Registry> {
   })
   let log = ''
   child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)))
-  // Anonymous requests are refused: the pull secret is needed.
+  // Anonymous requests are refused: Helm needs the credentials.
   await until(
     `the registry answers on ${address} (${log})`,
     async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 401,
     30_000,
     200,
   )
-  // containerd reaches it over plain http (read at each pull).
-  mkdirSync(join(hostsDir, address), { recursive: true })
-  writeFileSync(
-    join(hostsDir, address, 'hosts.toml'),
-    `server = "http://${address}"\n\n[host."http://${address}"]\n  capabilities = ["pull", "resolve"]\n`,
-  )
   const helmConfig = join(dir, 'helm-registry.json')
   const auth = Buffer.from(`${REGISTRY_USER}:${password}`).toString('base64')
   writeFileSync(helmConfig, JSON.stringify({ auths: { [address]: { auth } } }), { mode: 0o600 })
-  return { process: child, address, password, helmConfig }
+  return { process: child, address, helmConfig }
 }
 
-/**
- * What docs/install.md has a platform team do with a release: every image into the registry under
- * the chart's appVersion (pushed from the node's store, where the tier imported them), and the
- * packaged chart with `helm push`.
- */
-async function pushImagesAndChart(r: Registry): Promise<void> {
-  const ctr = nodeCtr(inject('containerdSocket'))
-  const run = promisify(execFile)
-  const tag = inject('imageTag')
-  const ours = ctr('images', 'ls', '-q')
-    .split('\n')
-    .filter((ref) => /\/dutil-[a-z-]+:/.test(ref) && ref.endsWith(`:${tag}`))
-  expect(ours.length).toBeGreaterThanOrEqual(10)
-  for (const ref of ours) {
-    const name = /\/(dutil-[a-z-]+):/.exec(ref)![1]
-    const target = `${r.address}/dutil/${name}:${APP_VERSION}`
-    ctr('images', 'tag', '--force', ref, target)
-    await run(
-      'ctr',
-      [
-        '--address',
-        inject('containerdSocket'),
-        '-n',
-        'k8s.io',
-        'images',
-        'push',
-        '--plain-http',
-        '--user',
-        `${REGISTRY_USER}:${r.password}`,
-        target,
-      ],
-      { timeout: 300_000 },
-    )
-  }
+/** What docs/install.md has a platform team do with the chart of a release: `helm push` it to their registry. */
+async function pushChart(r: Registry): Promise<void> {
   const dir = join(inject('platformDir'), 'registry')
   await helmAsync('package', CHART, '--destination', dir)
   await helmAsync(
