@@ -14,13 +14,7 @@ import { catalog } from '../runners/catalog.js'
 import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../contract/job-view.js'
 import { apiStatus } from '../platform/kube.js'
-import {
-  MAX_PROGRESS_BYTES,
-  MAX_RESULT_MANIFEST_BYTES,
-  progressObjectKey,
-  resultObjectKey,
-  type RunnerResult,
-} from '../contract/runner-protocol.js'
+import { MAX_PROGRESS_BYTES, progressObjectKey } from '../contract/runner-protocol.js'
 import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
 import { parseTime } from '../contract/time.js'
@@ -34,7 +28,7 @@ import {
   succeededStatus,
 } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
-import { resultProblem } from './result-check.js'
+import { readResultManifest } from './result-manifest.js'
 import { boundedStatus } from '../contract/status-budget.js'
 import type { Admission } from './admission.js'
 import type { IssueCredentials } from './runner-credentials.js'
@@ -109,8 +103,6 @@ function earliest(...delays: Array<number | undefined>): { requeueAfterMs: numbe
   return set.length ? { requeueAfterMs: Math.min(...set) } : undefined
 }
 
-/** How long after its runner finished a job's result manifest is read again while storage is unreachable. */
-export const RESULT_READ_RETRY_MS = 120_000
 /** How often a running job's progress is read from storage (its runner writes it at most once a second). */
 export const PROGRESS_POLL_MS = 2_000
 
@@ -266,59 +258,28 @@ export class UtilityJobReconciler {
         if (obs.stopJob) await this.deleteJob(jobNameFor(uj), log, obs.error.code)
         return
       case 'succeeded': {
-        let result: RunnerResult
-        try {
-          result = await readJsonObject<RunnerResult>(
-            this.d.storage,
-            this.d.bucket,
-            resultObjectKey(uj.spec.jobId),
-            MAX_RESULT_MANIFEST_BYTES,
-          )
-        } catch (err) {
-          if (err instanceof JsonBoundError)
-            return this.refuseRunnerOutput(uj, 'result manifest', err, obs.podStartedAt, log)
-          // Storage briefly unreachable: the output is there, so look again for a while before failing.
-          const completedAt = obs.finishedAt ?? this.now()
-          const missing = ['NoSuchKey', 'NotFound'].includes((err as { code?: string }).code ?? '')
-          if (!missing && this.now() - completedAt < RESULT_READ_RETRY_MS) {
-            log.warn({ err: (err as Error).message }, 'reading the result manifest failed; retrying')
-            return { requeueAfterMs: 2000 }
-          }
-          log.error({ err }, 'reading the result manifest failed')
-          await this.writeStatus(
-            uj,
-            failedStatus(
+        const read = await readResultManifest(this.d.storage, this.d.bucket, uj, obs.finishedAt, this.now())
+        const failed = (error: { code: 'storage_error' | 'internal'; message: string }) =>
+          this.writeStatus(uj, failedStatus(uj, error, obs.podStartedAt, this.now()), log)
+        switch (read.outcome) {
+          case 'over-bound':
+            return this.refuseRunnerOutput(uj, 'result manifest', read.err, obs.podStartedAt, log)
+          case 'retry':
+            log.warn({ err: read.err }, 'reading the result manifest failed; retrying')
+            return { requeueAfterMs: read.requeueAfterMs }
+          case 'unreadable':
+            log.error({ err: read.err }, 'reading the result manifest failed')
+            return failed({ code: 'storage_error', message: 'The output could not be read back from storage.' })
+          case 'refused':
+            log.error({ problem: read.problem }, 'runner result manifest refused')
+            return failed({ code: 'internal', message: "The job's result could not be accepted." })
+          case 'accepted':
+            return this.writeStatus(
               uj,
-              { code: 'storage_error', message: 'The output could not be read back from storage.' },
-              obs.podStartedAt,
-              this.now(),
-            ),
-            log,
-          )
-          return
+              succeededStatus(uj, read.result, obs.podStartedAt, this.now(), utility.runner.progressUnit),
+              log,
+            )
         }
-        // The manifest comes from a runner that parsed hostile input: checked, never trusted.
-        const problem = resultProblem(uj, result)
-        if (problem) {
-          log.error({ problem }, 'runner result manifest refused')
-          await this.writeStatus(
-            uj,
-            failedStatus(
-              uj,
-              { code: 'internal', message: "The job's result could not be accepted." },
-              obs.podStartedAt,
-              this.now(),
-            ),
-            log,
-          )
-          return
-        }
-        await this.writeStatus(
-          uj,
-          succeededStatus(uj, result, obs.podStartedAt, this.now(), utility.runner.progressUnit),
-          log,
-        )
-        return
       }
     }
   }

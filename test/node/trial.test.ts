@@ -1,5 +1,6 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
@@ -171,17 +172,23 @@ describe.skipIf(inject('nodeBlocker'))(
     })
 
     it('serves the console through the port-forward; the first admin link the NOTES command makes opens there', async () => {
-      const notes = helm('get', 'notes', RELEASE, '--namespace', NS)
+      // Nothing here blocks the event loop: a pooled connection through the port-forward must be
+      // let go on time, not reused after the gateway closed it.
+      const notes = await helmAsync('get', 'notes', RELEASE, '--namespace', NS)
       const command = /dutil admin create .*/.exec(notes)?.[0] ?? ''
       expect(command).toContain(`--namespace ${NS} --url http://127.0.0.1:8080`)
       // The command as printed, run by the CLI of this checkout with the cluster admin's kubeconfig.
       const args = (JSON.parse(execShellWords(command.replace(/^dutil /, ''))) as string[]).map((a) =>
         a === 'you@example.com' ? 'trial-admin@example.com' : a,
       )
-      const out = execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), ...args], {
-        encoding: 'utf8',
-        env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
-      })
+      const { stdout: out } = await promisify(execFile)(
+        process.execPath,
+        [join(REPO_ROOT, 'bin', 'dutil.js'), ...args],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+        },
+      )
       const link = /(http:\/\/127\.0\.0\.1:8080\/console\/invite\/\S+)/.exec(out)?.[1] ?? ''
       expect(link, out).not.toBe('')
       const token = link.slice(link.lastIndexOf('/') + 1)
