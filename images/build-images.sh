@@ -28,17 +28,18 @@ secret=()
 ca=${DUTIL_BUILD_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 [ -f "$ca" ] && secret=(--secret "id=ca_bundle,src=$ca")
 
-build() { # name dockerfile [docker build args...]
-  local name=$1 file=$2 t0
-  shift 2
+build_in() { # context name dockerfile [docker build args...]
+  local context=$1 name=$2 file=$3 t0
+  shift 3
   t0=$(date +%s)
-  if ! "$docker" build --network=host --progress=plain "${secret[@]}" -f "$file" -t "$registry/$name:$tag" "$@" . >"$logs/$name.log" 2>&1; then
+  if ! "$docker" build --network=host --progress=plain "${secret[@]}" -f "$file" -t "$registry/$name:$tag" "$@" "$context" >"$logs/$name.log" 2>&1; then
     tail -n 40 "$logs/$name.log" >&2
     log "building $name failed (full log: $logs/$name.log)"
     exit 1
   fi
   log "$registry/$name:$tag ($(($(date +%s) - t0)) s)"
 }
+build() { build_in . "$@"; } # name dockerfile [docker build args...], from the repository root
 
 build dutil-gateway images/gateway/Dockerfile
 build dutil-operator images/operator/Dockerfile
@@ -68,13 +69,7 @@ bin=${DUTIL_CACHE:-$HOME/.cache/dutil}/bin
 minio_ctx=$(mktemp -d /tmp/dutil-minio-image.XXXXXX)
 trap 'rm -rf "$minio_ctx"' EXIT
 cp "$bin/minio" "$minio_ctx/minio"
-t0=$(date +%s)
-if ! "$docker" build --network=host --progress=plain -f images/minio/Dockerfile -t "$registry/dutil-minio:$tag" "$minio_ctx" >"$logs/dutil-minio.log" 2>&1; then
-  tail -n 40 "$logs/dutil-minio.log" >&2
-  log "building dutil-minio failed (full log: $logs/dutil-minio.log)"
-  exit 1
-fi
-log "$registry/dutil-minio:$tag ($(($(date +%s) - t0)) s)"
+build_in "$minio_ctx" dutil-minio images/minio/Dockerfile
 # Images a rebuild untagged are garbage (the build cache is kept apart and stays).
 "$docker" image prune -f >/dev/null
 log "done in $(($(date +%s) - started)) s"

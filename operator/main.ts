@@ -273,7 +273,7 @@ if (!elector) log.warn('leader election is off: run exactly one replica')
  * partitions ahead and (DUTIL_S3_CREATE_BUCKET) the bucket. A store that is down is waited for,
  * every few seconds (at most 5 s apart: a trial install starts its database beside the operator).
  */
-async function prepareDatabase(): Promise<void> {
+async function prepareStores(): Promise<void> {
   for (let delay = 1000; !program.signal.aborted; delay = Math.min(delay * 2, 5_000)) {
     try {
       await migrateDatabase(config.databaseUrl, log)
@@ -284,7 +284,10 @@ async function prepareDatabase(): Promise<void> {
       }
       return
     } catch (err) {
-      log.warn({ err: (err as Error).message, retryInMs: delay }, 'preparing the job record failed, retrying')
+      log.warn(
+        { err: (err as Error).message, retryInMs: delay },
+        'preparing the job record and storage failed, retrying',
+      )
       await new Promise((r) => setTimeout(r, delay))
     }
   }
@@ -367,7 +370,7 @@ program
   .handleSignals()
 
 if (!elector) {
-  await prepareDatabase()
+  await prepareStores()
   program.lead()
 } else if (await elector.acquire(program.signal)) {
   // Renewing from the first moment: preparing the database may take a while.
@@ -378,6 +381,6 @@ if (!elector) {
     log.error('leader election: leadership lost, exiting')
     process.exit(1)
   })
-  await prepareDatabase()
+  await prepareStores()
   program.lead()
 }

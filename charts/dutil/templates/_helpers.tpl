@@ -76,7 +76,7 @@ app.kubernetes.io/component: {{ .component }}
   valueFrom:
     secretKeyRef:
       {{- if eq .Values.database.type "internal" }}
-      name: {{ include "dutil.fullname" . }}-internal
+      name: {{ include "dutil.internalSecret" . }}
       key: url
       {{- else }}
       name: {{ required "database.existingSecret is required (database.type: external; a Secret with the PostgreSQL URL)" .Values.database.existingSecret }}
@@ -188,6 +188,19 @@ utility's from `runners.<slug>.pod`.
 {{- toJson $out -}}
 {{- end -}}
 
+{{/* The Secret with the internal services' generated credentials and URLs. */}}
+{{- define "dutil.internalSecret" -}}
+{{- printf "%s-internal" (include "dutil.fullname" .) -}}
+{{- end -}}
+
+{{/* Runner pods, as the operator labels them (dutil.io/job-id), in a podSelector. */}}
+{{- define "dutil.runnerPodSelector" -}}
+matchLabels:
+  app.kubernetes.io/managed-by: dutil
+matchExpressions:
+  - { key: dutil.io/job-id, operator: Exists }
+{{- end -}}
+
 {{/* Non-empty when any of storage, database and redis is internal (a trial install). */}}
 {{- define "dutil.anyInternal" -}}
 {{- if or (eq .Values.storage.type "internal") (eq .Values.database.type "internal") (eq .Values.redis.type "internal") -}}true{{- end -}}
@@ -216,7 +229,7 @@ files port as `kubectl port-forward` brings it to 127.0.0.1, else the storage en
 
 {{- define "dutil.storageSecret" -}}
 {{- if eq .Values.storage.type "internal" -}}
-{{- printf "%s-internal" (include "dutil.fullname" .) -}}
+{{- include "dutil.internalSecret" . -}}
 {{- else -}}
 {{- required "storage.existingSecret is required (storage.type: external)" .Values.storage.existingSecret -}}
 {{- end -}}
@@ -353,10 +366,7 @@ spec:
         {{- range .clients }}
         {{- if eq . "runners" }}
         - podSelector:
-            matchLabels:
-              app.kubernetes.io/managed-by: dutil
-            matchExpressions:
-              - { key: dutil.io/job-id, operator: Exists }
+            {{- include "dutil.runnerPodSelector" $root | nindent 12 }}
         {{- else }}
         - podSelector:
             matchLabels:
