@@ -56,12 +56,24 @@ type Manifest = {
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }
   [k: string]: any
 }
-function render(...args: string[]): Manifest[] {
-  const out = helm('template', RELEASE, CHART, '--namespace', NS, '-f', LINT_VALUES, ...args)
-  return parseAllDocuments(out)
+const parsed = (yaml: string): Manifest[] =>
+  parseAllDocuments(yaml)
     .map((d) => d.toJS())
     .filter(Boolean)
+/** The chart with external services (the lint values) and `args`. */
+function render(...args: string[]): Manifest[] {
+  return parsed(helm('template', RELEASE, CHART, '--namespace', NS, '-f', LINT_VALUES, ...args))
 }
+/** The chart with no values but `args`: a trial. */
+const renderTrial = (...args: string[]): Manifest[] =>
+  parsed(helm('template', RELEASE, CHART, '--namespace', NS, ...args))
+/** `kubectl apply --server-side --dry-run=server` of `yaml` into `ns`. */
+const serverDryRun = (ns: string, yaml: string) =>
+  spawnSync(
+    join(BIN_DIR, 'kubectl'),
+    ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
+    { input: yaml, encoding: 'utf8' },
+  )
 const byKind = (docs: Manifest[], kind: string) => docs.filter((d) => d.kind === kind)
 const named = (docs: Manifest[], kind: string, name: string) =>
   docs.find((d) => d.kind === kind && d.metadata.name === name)!
@@ -105,10 +117,7 @@ describe('helm lint and template', () => {
   })
 
   it('renders a trial with no values: MinIO, PostgreSQL and Redis inside the release, wired to the programs', () => {
-    const out = helm('template', RELEASE, CHART, '--namespace', NS)
-    const docs = parseAllDocuments(out)
-      .map((d) => d.toJS())
-      .filter(Boolean) as Manifest[]
+    const docs = renderTrial()
     expect(
       byKind(docs, 'StatefulSet')
         .map((d) => d.metadata.name)
@@ -155,21 +164,14 @@ describe('helm lint and template', () => {
       expect(sts.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem).toBe(true)
     }
     // Throw-away trials: no claims at all.
-    const ephemeral = parseAllDocuments(
-      helm(
-        'template',
-        RELEASE,
-        CHART,
-        '--set',
-        'storage.internal.persistence.enabled=false',
-        '--set',
-        'database.internal.persistence.enabled=false',
-        '--set',
-        'redis.internal.persistence.enabled=false',
-      ),
+    const ephemeral = renderTrial(
+      '--set',
+      'storage.internal.persistence.enabled=false',
+      '--set',
+      'database.internal.persistence.enabled=false',
+      '--set',
+      'redis.internal.persistence.enabled=false',
     )
-      .map((d) => d.toJS())
-      .filter(Boolean) as Manifest[]
     for (const sts of byKind(ephemeral, 'StatefulSet')) expect(sts.spec.volumeClaimTemplates).toBeUndefined()
   })
 
@@ -657,11 +659,7 @@ describe('the chart on the local kube-apiserver', () => {
       '--set-json',
       'gateway.networkPolicy.from=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}}]',
     )
-    const res = spawnSync(
-      join(BIN_DIR, 'kubectl'),
-      ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
-      { input: out, encoding: 'utf8' },
-    )
+    const res = serverDryRun(ns, out)
     expect(res.stderr).toBe('')
     expect(res.status).toBe(0)
     for (const kind of [
@@ -679,11 +677,7 @@ describe('the chart on the local kube-apiserver', () => {
       expect(res.stdout).toContain(`${kind} serverside-applied (server dry run)`)
     }
     // A trial (no values): the internal services pass the restricted profile too.
-    const trial = spawnSync(
-      join(BIN_DIR, 'kubectl'),
-      ['--kubeconfig', kubeconfig(), 'apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
-      { input: helm('template', RELEASE, CHART, '--namespace', ns), encoding: 'utf8' },
-    )
+    const trial = serverDryRun(ns, helm('template', RELEASE, CHART, '--namespace', ns))
     expect(trial.stderr).toBe('')
     expect(trial.status).toBe(0)
     for (const kind of [

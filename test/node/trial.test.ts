@@ -1,7 +1,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
-import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chownSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -327,15 +327,16 @@ async function startRegistry(): Promise<Registry> {
       '',
     ].join('\n'),
   )
+  const log = join(dir, 'registry.log')
+  const logFd = openSync(log, 'w')
   const child = spawn(join(BIN_DIR, 'registry'), ['serve', join(dir, 'config.yml')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'ignore', logFd],
     env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
   })
-  let log = ''
-  child.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)))
+  closeSync(logFd) // the registry has its own copy
   // Anonymous requests are refused: Helm needs the credentials.
   await until(
-    `the registry answers on ${address} (${log})`,
+    `the registry answers on ${address} (its log: ${log})`,
     async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 401,
     30_000,
     200,
