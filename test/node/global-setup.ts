@@ -39,14 +39,19 @@ declare module 'vitest' {
     podFilesUrl: string
     /** Where callbacks go: the test-services pod's https receiver, by its Service's DNS name. */
     callbackBase: string
+    /** The CA (PEM file) that signs the receiver's certificate; no public trust store has it. */
+    testCaFile: string
     /** np-target's pod address and its Service's ClusterIP (both must stay out of a runner's reach). */
     npTarget: { podIp: string; clusterIp: string }
     /** The API server's own address:port (behind the `kubernetes` Service). */
     apiServerAddress: string
     /** The node's containerd (for nodeCtr). */
     containerdSocket: string
-    /** Where a test's registry listens (the test starts it). */
-    registry: { address: string }
+    /**
+     * Where a test's registry listens (the test starts it), the folder of containerd's hosts.toml
+     * files, and containerd's content store (the blobs of the node's images).
+     */
+    registry: { address: string; hostsDir: string; contentDir: string }
   }
 }
 
@@ -224,7 +229,12 @@ async function startAll(project: TestProject): Promise<void> {
   project.provide('npTarget', npTarget)
   project.provide('apiServerAddress', `${NODE_IP}:${NODE_PORTS.apiserver}`)
   project.provide('containerdSocket', paths(node).containerdSocket)
-  project.provide('registry', { address: `${NODE_IP}:${NODE_PORTS.minio + 10}` })
+  project.provide('testCaFile', testCa!.caFile)
+  project.provide('registry', {
+    address: `${NODE_IP}:${NODE_PORTS.minio + 10}`,
+    hostsDir: paths(node).registryHosts,
+    contentDir: join(paths(node).containerdRoot, 'io.containerd.content.v1.content'),
+  })
 }
 
 export async function teardown(): Promise<void> {

@@ -4,26 +4,29 @@ import { promisify } from 'node:util'
 import { chownSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { api } from '../integration/helpers/api.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
 import { makePdf } from '../support/pdfs.js'
-import { CHART } from './chart-values.js'
+import { CHART, imageRef } from './chart-values.js'
+import { nodeCtr } from '../real-node/real-node.js'
+import { pushWithLabels } from './registry-push.js'
 import { until } from '../platform/wait-for.js'
 import { execShellWords, helm, helmAsync, kubectl, kubectlAsync, putFile } from './helpers.js'
 
 /**
- * The chart as a platform team without internet access installs it: the packaged chart pushed to
- * a private registry (distribution's `registry`, basic auth, run here by the test) and installed
- * from `oci://…` with the registry's credentials, with no values about services, so MinIO,
- * PostgreSQL and Redis run inside the release (a trial). Beside the images' tag (imported into
- * the node's store, as the tier's other releases use them), only what this cluster asks of any
- * chart: IPv4-only NetworkPolicy rules (kube-router 1.x), the CRDs left to the cluster's first
- * release, and, since this machine reaches no public address, the tests' file server as an
- * allowed private network (it stands in for the documents on the internet a trial would fetch).
- * The cluster has no volume provisioner: the test makes three PersistentVolumes first, as its
- * administrator would.
+ * The chart as a platform team without internet access installs it: the images and the packaged
+ * chart pushed to a private registry (distribution's `registry`, basic auth, run here by the
+ * test) as docs/install.md says, and the chart installed from `oci://…` with the registry, a pull
+ * secret and no values about services, so MinIO, PostgreSQL and Redis run inside the release (a
+ * trial). Beside those, only what this cluster asks of any chart: IPv4-only NetworkPolicy rules
+ * (kube-router 1.x), the CRDs left to the cluster's first release, and, since this machine
+ * reaches no public address, the tests' services as an allowed private network (they stand in
+ * for the documents and the callback receiver on the internet) with the private CA that signs
+ * the receiver's certificate. The cluster has no volume provisioner: the test makes three
+ * PersistentVolumes first, as its administrator would.
  */
 const NS = 'dutil-trial'
 const RELEASE = 'trial'
@@ -42,11 +45,28 @@ describe.skipIf(inject('nodeBlocker'))(
     let forward: { process: ChildProcess; api: string; filesPort: number } | undefined
     let firstJob = ''
     let registry: Registry | undefined
+    let pushed: PushedImage[] = []
+    let signingSecret = ''
 
     beforeAll(async () => {
+      forgetPulledImages([])
       registry = await startRegistry()
+      pushed = await pushImages(registry)
       await pushChart(registry)
       kubectl(['create', 'namespace', NS])
+      kubectl([
+        '-n',
+        NS,
+        'create',
+        'secret',
+        'docker-registry',
+        'dutil-pull',
+        `--docker-server=${registry.address}`,
+        `--docker-username=${REGISTRY_USER}`,
+        `--docker-password=${registry.password}`,
+      ])
+      // The private CA the callback receiver's certificate chains to, as a team trusts its own.
+      kubectl(['-n', NS, 'create', 'configmap', 'trial-ca', `--from-file=ca.crt=${inject('testCaFile')}`])
       for (const v of VOLUMES) {
         const path = join(inject('platformDir'), 'trial-volumes', v.name)
         mkdirSync(path, { recursive: true })
@@ -74,9 +94,13 @@ describe.skipIf(inject('nodeBlocker'))(
       registry?.process.kill()
       // The README's removal: jobs first, while the operator can still lift their finalizers.
       await kubectlAsync(['-n', NS, 'delete', 'utilityjobs', '--all', '--wait=true', '--timeout=120s'])
-      await helmAsync('uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '120s')
+      await helmAsync('uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '120s').catch((err: unknown) => {
+        // Nothing to remove when the install itself failed (its error is the one to read).
+        if (!/release: not found/.test(String(err))) throw err
+      })
       await kubectlAsync(['delete', 'namespace', NS, '--wait=true', '--timeout=120s'])
       await kubectlAsync(['delete', 'pv', ...VOLUMES.map((v) => v.name), '--wait=false'])
+      forgetPulledImages(pushed)
     })
 
     it('installs with helm: every pod ready, the NOTES say it is a trial', async () => {
@@ -86,7 +110,11 @@ describe.skipIf(inject('nodeBlocker'))(
         RELEASE,
         ...fromRegistry(registry!),
         '--set',
-        `image.tag=${inject('imageTag')}`,
+        `image.registry=${registry!.address}/dutil`,
+        '--set',
+        'imagePullSecrets[0].name=dutil-pull',
+        '--set',
+        'trustedCaBundle.configMap=trial-ca',
         // The cluster's first release owns the CRDs (one owner per cluster).
         '--set',
         'crds.install=false',
@@ -119,6 +147,11 @@ describe.skipIf(inject('nodeBlocker'))(
           .join(', ')}\n`,
       )
       expect(out).toContain('THIS IS A TRIAL INSTALL: MinIO, PostgreSQL, Redis run inside the release')
+      // Every program's image came from the registry, with the pull secret.
+      const programs = ['gateway', 'operator', 'minio', 'postgresql', 'redis']
+      expect(pulledImages()).toEqual(
+        expect.arrayContaining(programs.map((p) => `${registry!.address}/dutil/dutil-${p}:${APP_VERSION}`)),
+      )
       const claims = kubectl(['-n', NS, 'get', 'pvc', '-o', 'jsonpath={range .items[*]}{.status.phase}{"\\n"}{end}'])
       expect(claims.trim().split('\n')).toEqual(['Bound', 'Bound', 'Bound'])
     })
@@ -128,6 +161,8 @@ describe.skipIf(inject('nodeBlocker'))(
       const out = kubectl(JSON.parse(execShellWords(firstKeyCommand(notes).replace(/^kubectl /, ''))))
       key = /key:\s+(du_live_[0-9a-f]{48})/.exec(out)?.[1] ?? ''
       expect(key, out).not.toBe('')
+      signingSecret = /signing secret:\s+(whsec_\S+)/.exec(out)?.[1] ?? ''
+      expect(signingSecret, out).not.toBe('')
       // The printed port-forward, with free local ports instead of 8080 and 8082 (this host may use them).
       expect(notes).toContain(`port-forward svc/${FULLNAME}-gateway 8080:80 8082:8082`)
       forward = await portForward([':80', ':8082'])
@@ -140,6 +175,8 @@ describe.skipIf(inject('nodeBlocker'))(
       )
       expect(res.body).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
       firstJob = res.body.id
+      // The runner's image too, pulled by the kubelet with the pull secret the runner pod template carries.
+      expect(pulledImages()).toContain(`${registry!.address}/dutil/dutil-runner-split-pdf:${APP_VERSION}`)
       for (const f of res.body.result.files as Array<{ url: string }>) {
         // Links point at 127.0.0.1:8082 (NOTES); this test forwarded another local port to it.
         expect(new URL(f.url).host).toBe('127.0.0.1:8082')
@@ -149,17 +186,30 @@ describe.skipIf(inject('nodeBlocker'))(
       }
     })
 
-    it('runs an async split (202, then a long-poll) and renders HTML to PDF in the html-pdf runner', async () => {
+    it('runs an async split (202, then a long-poll) with a signed callback, and renders HTML to PDF in the html-pdf runner', async () => {
       const base = forward!.api
       const pdf = await putFile('trial-async.pdf', await makePdf(3))
+      const callbackUrl = `${inject('callbackBase')}/trial`
       const accepted = await api('POST', '/v1/utilities/split-pdf/jobs', {
         key,
-        body: { input: { url: pdf } },
+        body: { input: { url: pdf }, callbackUrl },
         baseUrl: base,
       })
       expect(accepted.status, JSON.stringify(accepted.body)).toBe(202)
       const done = await api('GET', `/v1/jobs/${accepted.body.id}?wait=60`, { key, baseUrl: base })
       expect(done.body).toMatchObject({ status: 'succeeded', result: { pageCount: 3 } })
+      let got: ReceivedCallback[] = []
+      await expect
+        .poll(
+          async () => {
+            got = (await receivedCallbacks()).filter((r) => r.path === '/callbacks/trial')
+            return got.length
+          },
+          { timeout: 60_000, interval: 500 },
+        )
+        .toBe(1)
+      const event = new Webhook(signingSecret).verify(got[0].body, got[0].headers) as { type: string; data: unknown }
+      expect(event).toMatchObject({ type: 'job.succeeded', data: { id: accepted.body.id, status: 'succeeded' } })
       const page = await putFile('trial.html', '<!doctype html><title>t</title><h1>A trial</h1>')
       const rendered = await api('POST', '/v1/utilities/html-pdf', {
         key,
@@ -287,6 +337,7 @@ function getVia(port: number, url: string): Promise<{ status: number; body: Buff
 const REGISTRY_USER = 'platform-team'
 const chartYaml = readFileSync(join(CHART, 'Chart.yaml'), 'utf8')
 const CHART_VERSION = /^version: (\S+)$/m.exec(chartYaml)![1]
+const APP_VERSION = /^appVersion: "?([^"\s]+)"?$/m.exec(chartYaml)![1]
 
 /** The chart in the registry, as `helm install` and `helm upgrade` name it, into the trial's namespace. */
 function fromRegistry(r: Registry): string[] {
@@ -305,6 +356,7 @@ function fromRegistry(r: Registry): string[] {
 interface Registry {
   process: ChildProcess
   address: string
+  password: string
   /** Helm's registry credentials (what `helm registry login` writes), in a file of the test's. */
   helmConfig: string
 }
@@ -334,17 +386,98 @@ async function startRegistry(): Promise<Registry> {
     env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
   })
   closeSync(logFd) // the registry has its own copy
-  // Anonymous requests are refused: Helm needs the credentials.
+  // Anonymous requests are refused: Helm and the kubelet need the credentials.
   await until(
     `the registry answers on ${address} (its log: ${log})`,
     async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 401,
     30_000,
     200,
   )
+  // containerd reaches it over plain http (read at each pull).
+  const { hostsDir } = inject('registry')
+  mkdirSync(join(hostsDir, address), { recursive: true })
+  writeFileSync(
+    join(hostsDir, address, 'hosts.toml'),
+    `server = "http://${address}"\n\n[host."http://${address}"]\n  capabilities = ["pull", "resolve"]\n`,
+  )
   const helmConfig = join(dir, 'helm-registry.json')
   const auth = Buffer.from(`${REGISTRY_USER}:${password}`).toString('base64')
   writeFileSync(helmConfig, JSON.stringify({ auths: { [address]: { auth } } }), { mode: 0o600 })
-  return { process: child, address, helmConfig }
+  return { process: child, address, password, helmConfig }
+}
+
+interface PushedImage {
+  /** As the chart names it: `<registry>/dutil/dutil-<program>:<appVersion>`. */
+  ref: string
+  /** Its image id (the config's digest), which the node's store keys it by once pulled. */
+  id: string
+}
+
+/**
+ * What docs/install.md has a platform team do with a release's images: each pushed to their
+ * registry under the chart's appVersion. The node's store already holds the images under the
+ * tier's tag (imported for the other releases); each is pushed from there through the registry's
+ * API (what skopeo, crane or oras do) with one label more in its config (this run's), so its
+ * image id is its own: the kubelet's pull makes a new image in containerd rather than a second
+ * name for one the other releases run. The layers are the same blobs, sent once.
+ */
+async function pushImages(r: Registry): Promise<PushedImage[]> {
+  const tag = inject('imageTag')
+  const listed = nodeCtr(inject('containerdSocket'))('images', 'ls')
+    .split('\n')
+    .map((line) => line.split(/\s+/))
+    .filter(([ref]) => ref === imageRef(/\/dutil-([a-z0-9-]+):/.exec(ref)?.[1] ?? '-', tag))
+    // The images a release runs (make release leaves out the local platform's browser image).
+    .filter(([ref]) => !ref.includes('-browser:'))
+  expect(listed.length).toBeGreaterThanOrEqual(10)
+  const label = { 'dutil.test/registry-copy': String(Date.now()) }
+  const pushed: PushedImage[] = []
+  for (const [source, mediaType, digest] of listed) {
+    const name = /\/(dutil-[a-z0-9-]+):/.exec(source)![1]
+    const id = await pushWithLabels({
+      contentDir: inject('registry').contentDir,
+      target: { mediaType, digest },
+      registry: { address: r.address, user: REGISTRY_USER, password: r.password },
+      repository: `dutil/${name}`,
+      tag: APP_VERSION,
+      labels: label,
+    })
+    pushed.push({ ref: `${r.address}/dutil/${name}:${APP_VERSION}`, id })
+  }
+  return pushed
+}
+
+/** The images the kubelet pulled into the trial's namespace (its `Pulled` events). */
+function pulledImages(): string[] {
+  const messages = kubectl(['-n', NS, 'get', 'events', '--field-selector', 'reason=Pulled', '-o', 'json'])
+  return (JSON.parse(messages).items as Array<{ message: string }>)
+    .map((e) => /^Successfully pulled image "([^"]+)"/.exec(e.message)?.[1])
+    .filter((ref): ref is string => ref !== undefined)
+}
+
+/**
+ * Removes what a trial pulled from the node's store, which outlives the run: every name from the
+ * registry (an interrupted run's too, which would otherwise pass for present) and the ids pushed.
+ */
+function forgetPulledImages(pushed: PushedImage[]): void {
+  const { address } = inject('registry')
+  const ctr = nodeCtr(inject('containerdSocket'))
+  const ids = new Set(pushed.map((p) => p.id))
+  const names = ctr('images', 'ls', '-q')
+    .split('\n')
+    .filter((n) => n.startsWith(`${address}/`) || ids.has(n))
+  if (names.length > 0) ctr('images', 'rm', ...names)
+}
+
+interface ReceivedCallback {
+  path: string
+  headers: Record<string, string>
+  body: string
+}
+
+/** What the tests' https receiver has been sent so far. */
+async function receivedCallbacks(): Promise<ReceivedCallback[]> {
+  return (await (await fetch(inject('filesUrl').replace(/\/files$/, '/received'))).json()) as ReceivedCallback[]
 }
 
 /** What docs/install.md has a platform team do with the chart of a release: `helm push` it to their registry. */

@@ -45,6 +45,8 @@ export const paths = (l: RealNodeLayout) => ({
   containerdState: join(l.dir, 'containerd', 'state'),
   containerdConfig: join(l.dir, 'containerd', 'config.toml'),
   containerdSocket: join(l.dir, 'containerd', 'containerd.sock'),
+  /** Per-registry settings (hosts.toml), read at each pull: a test's own plain-http registry. */
+  registryHosts: join(l.dir, 'containerd', 'certs.d'),
   cniConfDir: join(l.dir, 'cni', 'net.d'),
   kubeletRoot: join(l.dir, 'kubelet'),
   kubeletConfig: join(l.dir, 'kubelet', 'config.yaml'),
@@ -82,6 +84,9 @@ state = "${p.containerdState}"
 
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
   SystemdCgroup = false
+
+[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = "${p.registryHosts}"
 
 [plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = "${l.cniBinDir}"
@@ -134,7 +139,7 @@ authentication:
 authorization:
   mode: AlwaysAllow
 serializeImagePulls: false
-# No registry here: every image is imported; nothing is pulled.
+# Images are imported, or pulled from a registry a test runs on this machine; none is removed.
 imageGCHighThresholdPercent: 100
 evictionHard: { memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%" }
 # Pods resolve Service names through CoreDNS (cluster-addons.ts), which answers only for the

@@ -140,15 +140,16 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
       name: 'containerd',
       command: 'containerd',
       args: ['--config', p.containerdConfig],
-      // Nothing is ever pulled: a missing image's pull goes to a closed port on loopback and fails
-      // there (ErrImagePull), never resolving or reaching a registry off this machine.
+      // Nothing is pulled from off this machine: a pull of a missing image goes to a closed port on
+      // loopback and fails there (ErrImagePull), never resolving or reaching a registry elsewhere.
+      // Only a registry on the node's own address (one a test runs) is reached.
       env: {
         HTTP_PROXY: NO_REGISTRY_PROXY,
         HTTPS_PROXY: NO_REGISTRY_PROXY,
-        NO_PROXY: '',
+        NO_PROXY: NODE_IP,
         http_proxy: NO_REGISTRY_PROXY,
         https_proxy: NO_REGISTRY_PROXY,
-        no_proxy: '',
+        no_proxy: NODE_IP,
       },
       logFile: containerdLog,
     })
