@@ -10,12 +10,14 @@ import { assertStorageInputsReadable } from './storage-inputs.js'
 import { ApiError } from './api-error.js'
 import { utilityJobResource } from './utility-job.js'
 import type { JobRecords } from './job-records.js'
-import type { JobStore } from './job-store.js'
+import type { JobReader } from './job-reader.js'
+import type { UtilityJobClient } from './utility-jobs.js'
 import type { GatewayMetrics } from './metrics.js'
 
 export interface AcceptDeps {
   records: JobRecords
-  store: JobStore
+  reader: JobReader
+  jobs: UtilityJobClient
   storage: Client
   bucket: string
   metrics: GatewayMetrics
@@ -48,7 +50,7 @@ export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: un
     throw new ApiError('rate_limited', message, undefined, { 'Retry-After': accepted.scope === 'key' ? '5' : '10' })
   }
   if (accepted.kind === 'existing') {
-    const holder = await d.records.find(accepted.jobId)
+    const holder = await d.reader.find(accepted.jobId)
     if (!holder) throw new Error(`idempotency key held by ${accepted.jobId}, which has no record`)
     return { kind: 'existing', job: holder }
   }
@@ -94,10 +96,10 @@ async function createOnce(d: AcceptDeps, uj: UtilityJobResource): Promise<Utilit
   const giveUpAt = Date.now() + CREATE_RETRY_MS
   for (let pause = 250; ; pause = Math.min(2000, pause * 2)) {
     try {
-      return await d.store.create(uj)
+      return await d.jobs.create(uj)
     } catch (err) {
       if (apiStatus(err) === 409) {
-        const existing = await d.store.get(uj.metadata.name)
+        const existing = await d.jobs.get(uj.metadata.name)
         if (existing?.spec.jobId !== uj.spec.jobId) throw err
         return existing
       }
@@ -120,13 +122,13 @@ export async function completeHandOff(
 ): Promise<JobRecord | UtilityJobResource> {
   if (job.status?.state !== undefined && job.status.state !== 'queued') return job
   const name = objectNameOf(job.spec.jobId)
-  const live = await d.store.get(name)
+  const live = await d.jobs.get(name)
   if (live) return live
   // The stored input is what the job was accepted with; its s3:// inputs are checked again.
   const input = await readJsonObject<unknown>(d.storage, d.bucket, job.spec.inputKey, MAX_INPUT_BYTES)
   const storageInputKeys = await assertStorageInputsReadable(input, {
     bucket: d.bucket,
-    find: (id) => d.records.find(id),
+    find: (id) => d.reader.find(id),
     owns: (other) => other.spec.apiKeyId === job.spec.apiKeyId,
   })
   const uj = utilityJobResource(

@@ -1,10 +1,7 @@
-import { createServer } from 'node:http'
 import { CustomObjectsApi } from '@kubernetes/client-node'
 import { Redis } from 'ioredis'
 import pino from 'pino'
-import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
-import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
-import { kubeIdentity, loadKubeConfig, watchedCache, watchEvents } from '../platform/kube.js'
+import { kubeIdentity, loadKubeConfig } from '../platform/kube.js'
 import { Program } from '../platform/program.js'
 import { ApiKeyAdmin } from '../platform/api-key-admin.js'
 import { loadOrExit } from '../contract/settings.js'
@@ -17,10 +14,13 @@ import { loadGatewayConfig } from './config.js'
 import { createConsole } from './console/index.js'
 import { loadConsoleConfig } from './console/config.js'
 import { FileLinks } from './file-links.js'
+import { JobReader } from './job-reader.js'
 import { JobRecords } from './job-records.js'
-import { JobStore } from './job-store.js'
+import { JobWaiters } from './job-waiters.js'
 import { KeyRegistry, kubeKeyLookup, TokenBucket } from './key-registry.js'
-import { filesHostHandler } from './files-host.js'
+import { listen } from './servers.js'
+import { UtilityJobClient } from './utility-jobs.js'
+import { watchApiKeys, watchJobChanges } from './watches.js'
 import { KeyUsage } from './key-usage.js'
 import { gatewayMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
@@ -43,48 +43,22 @@ const db = openDatabase({
 })
 const presigner = storageClient({ ...config.storage, endpoint: config.storage.publicEndpoint })
 
-const store: JobStore = new JobStore(custom, ns, (id) => records.current(id))
-const records = new JobRecords(
-  db,
-  { maxQueuedPerKey: config.maxQueuedJobsPerKey, maxQueuedTotal: config.maxQueuedJobs },
-  (name) => store.get(name),
-)
-// Waiters hear of job changes from this watch; nothing of the jobs is kept.
-const jobWatch = watchEvents<UtilityJobResource>(
-  kc,
-  `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`,
-  (limit) =>
-    custom.listNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: ns,
-      plural: UTILITY_JOB.plural,
-      limit,
-    }),
-  log,
-  { onEvent: (_ev, job) => store.observe(job), onResync: () => store.resync() },
-)
-let keys: KeyRegistry | undefined
-const keyCache = watchedCache<ApiKeyResource>(
-  kc,
-  `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${API_KEY.plural}`,
-  () =>
-    custom.listNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: ns,
-      plural: API_KEY.plural,
-    }),
-  log,
-  (ev, key) => keys?.observe(ev, key),
-)
+const jobs = new UtilityJobClient(custom, ns)
+const reader = new JobReader(db, jobs)
+const waiters = new JobWaiters(reader)
+const records = new JobRecords(db, reader, {
+  maxQueuedPerKey: config.maxQueuedJobsPerKey,
+  maxQueuedTotal: config.maxQueuedJobs,
+})
+const jobChanges = watchJobChanges(kc, custom, ns, log, waiters)
+const keyCache = watchApiKeys(kc, custom, ns, log)
 // One budget of API-server look-ups for whatever the watched caches miss before authentication
 // (unknown API keys, console invite tokens and e-mails), shared by every request.
 const lookupBudget = new TokenBucket(config.keyLookupsPerSecond, Math.max(1, Math.ceil(config.keyLookupsPerSecond)))
-keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { budget: lookupBudget })
-for (const k of keyCache.cache.list(ns)) keys.observe('add', k)
+const keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { budget: lookupBudget })
+keyCache.on((ev, key) => keys.observe(ev, key))
 
-const metrics = gatewayMetrics(() => keys!.counts)
+const metrics = gatewayMetrics(() => keys.counts)
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) =>
   guarded(() => getJob(db, id)),
 )
@@ -92,7 +66,8 @@ const consoleApp = createConsole({
   kc,
   namespace: ns,
   redis,
-  store,
+  jobs,
+  reader,
   records,
   metrics,
   keyCache: keyCache.cache,
@@ -104,7 +79,9 @@ const consoleApp = createConsole({
   lookupBudget,
 })
 const app = createApp({
-  store,
+  jobs,
+  reader,
+  waiters,
   keys,
   keyUsage: new KeyUsage(redis, custom, ns, log),
   links,
@@ -124,7 +101,7 @@ const app = createApp({
 // Ready: caches synced, Redis, storage and the job record reachable (and migrated), not
 // draining (docs/adr/0003 for Redis, 0010 for the job record).
 program
-  .cache('jobs', jobWatch)
+  .cache('jobs', jobChanges)
   .cache('keys', keyCache)
   .cache('console', consoleApp)
   .check('redis', () => (redis.status === 'ready' ? null : 'redis unreachable'))
@@ -140,32 +117,7 @@ await program.sync()
 await new ApiKeyAdmin(kc, ns)
   .ensureWorkspaceSecret()
   .catch((err) => log.warn({ err: (err as Error).message }, 'the workspace signing secret could not be made'))
-// A client gets a bounded time to send its request (a body trickled a byte at a time is cut
-// off); the answer itself may take longer (sync runs wait up to DUTIL_SYNC_WAIT_SECONDS).
-const server = createServer(
-  {
-    requestTimeout: config.timeouts.requestMs,
-    headersTimeout: config.timeouts.headersMs,
-    keepAliveTimeout: config.timeouts.keepAliveMs,
-    connectionsCheckingInterval: 1000,
-  },
-  app.callback(),
-)
-server.listen(config.port, config.host)
-// The files host: downloads with a CSP sandbox whatever storage is behind it (gateway/files-host.ts).
-const filesServer = config.filesPort
-  ? createServer(
-      { headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs },
-      filesHostHandler({ storage: config.storage.endpoint, log }),
-    )
-  : undefined
-if (filesServer && config.filesPort) {
-  filesServer.listen(config.filesPort, config.host)
-  log.info(
-    { url: `http://${config.host}:${config.filesPort}`, links: config.storage.publicEndpoint },
-    'files host listening',
-  )
-}
+const servers = listen(config, app, log)
 log.info(
   {
     url: `http://${config.host}:${config.port}`,
@@ -192,12 +144,7 @@ else
  * then Redis and the job record close and the caches stop.
  */
 program
-  .onStop('servers', async () => {
-    filesServer?.close()
-    const closed = new Promise((resolve) => server.close(resolve))
-    server.closeIdleConnections()
-    await closed
-  })
+  .onStop('servers', () => servers.close())
   .onStop('redis', () => redis.disconnect())
   .onStop('database', () => db.end())
   .handleSignals()

@@ -84,6 +84,8 @@ export interface WatchedCache<T extends KubernetesObject> {
   cache: ObjectCache<T>
   /** Resolves once the first list is in the cache. */
   synced: Promise<void>
+  /** One more listener of every change (added before `synced`, it hears of every object). */
+  on(listener: (event: CacheEvent, obj: T) => void): void
   stop(): Promise<void>
 }
 
@@ -97,12 +99,15 @@ export function watchedCache<T extends KubernetesObject>(
   path: string,
   list: () => Promise<KubernetesListObject<T>>,
   log: Logger,
-  onEvent: (event: CacheEvent, obj: T) => void,
+  onEvent: (event: CacheEvent, obj: T) => void = () => {},
   labelSelector?: string,
 ): WatchedCache<T> {
   const informer = makeInformer<T>(kc, path, list, labelSelector)
   let stopped = false
-  for (const ev of ['add', 'update', 'delete'] as const) informer.on(ev, (obj) => onEvent(ev, obj))
+  const on = (listener: (event: CacheEvent, obj: T) => void) => {
+    for (const ev of ['add', 'update', 'delete'] as const) informer.on(ev, (obj) => listener(ev, obj))
+  }
+  on(onEvent)
   informer.on('error', (err) => {
     if (stopped) return
     log.warn({ err: String(err), path }, 'watch ended, restarting')
@@ -125,6 +130,7 @@ export function watchedCache<T extends KubernetesObject>(
   return {
     cache: informer,
     synced,
+    on,
     stop: async () => {
       stopped = true
       await informer.stop()

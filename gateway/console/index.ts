@@ -17,7 +17,8 @@ import { watchedCache } from '../../platform/kube.js'
 import { ApiError } from '../api-error.js'
 import type { FileLinks } from '../file-links.js'
 import type { JobRecords } from '../job-records.js'
-import type { JobStore } from '../job-store.js'
+import type { JobReader } from '../job-reader.js'
+import type { UtilityJobClient } from '../utility-jobs.js'
 import type { GatewayMetrics } from '../metrics.js'
 import type { ConsoleConfig } from './config.js'
 import { limitAnonymous, loadSession, originCheck } from './http.js'
@@ -40,7 +41,8 @@ export interface ConsoleOptions {
   kc: KubeConfig
   namespace: string
   redis: Redis
-  store: JobStore
+  jobs: UtilityJobClient
+  reader: JobReader
   records: JobRecords
   metrics: GatewayMetrics
   keyCache: ObjectCache<ApiKeyResource>
@@ -106,7 +108,8 @@ export function createConsole(o: ConsoleOptions): Console {
     counters: new RateLimiter(o.redis, o.log),
     keyAdmin: new ApiKeyAdmin(o.kc, o.namespace),
     keyList: () => o.keyCache.list(o.namespace),
-    store: o.store,
+    jobs: o.jobs,
+    reader: o.reader,
     records: o.records,
     metrics: o.metrics,
     links: o.links,

@@ -2,14 +2,21 @@ import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { FileLinks } from '../file-links.js'
 import type { JobRecords } from '../job-records.js'
-import type { JobStore } from '../job-store.js'
+import type { JobReader } from '../job-reader.js'
+import type { JobWaiters } from '../job-waiters.js'
+import type { UtilityJobClient } from '../utility-jobs.js'
 import type { GatewayMetrics } from '../metrics.js'
 
 /** Everything route handlers need, built once in main.ts (or by a test). */
 export interface RouteDeps {
-  store: JobStore
+  /** UtilityJobs on the API server: create, patch. */
+  jobs: UtilityJobClient
+  /** One job as it is now (the job record first). */
+  reader: JobReader
+  /** Waits for a job to change, woken by the watch. */
+  waiters: JobWaiters
   links: FileLinks
-  /** The job record (PostgreSQL): lists, idempotency, jobs no longer in the cluster. */
+  /** The job record (PostgreSQL): accepting, lists, idempotency. */
   records: JobRecords
   storage: Client
   bucket: string

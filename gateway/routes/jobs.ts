@@ -3,7 +3,7 @@ import type { Context } from 'koa'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../../contract/job-view.js'
 import { objectNameOf } from '../../contract/ids.js'
-import { asResource } from '../job-records.js'
+import { asResource } from '../job-reader.js'
 import { ApiError, invalid, notFound } from '../api-error.js'
 import type { AuthenticatedKey } from '../auth.js'
 import { listQueryFor, pageOf, parseListQuery } from '../job-list.js'
@@ -30,7 +30,7 @@ export function parseWait(raw: unknown): number {
 export async function ownJob(ctx: Context, deps: RouteDeps): Promise<JobRecord | UtilityJobResource> {
   const id = ctx.params.id as string
   const key = ctx.state.key as AuthenticatedKey
-  const job = await deps.records.find(id)
+  const job = await deps.reader.find(id)
   if (!job || job.spec.apiKeyId !== key.id || job.spec.jobId !== id)
     throw notFound(`No job ${JSON.stringify(id.slice(0, 100))}.`)
   ctx.state.jobId = job.spec.jobId
@@ -53,7 +53,9 @@ export function jobRoutes(deps: RouteDeps): Router {
     const wait = parseWait(ctx.query.wait)
     const job = await ownJob(ctx, deps)
     // Woken by the watch (the job's UtilityJob); a finished job is answered at once.
-    const latest = isTerminal(job) ? job : await deps.store.waitForTerminal(asResource(job), wait * 1000, deps.shutdown)
+    const latest = isTerminal(job)
+      ? job
+      : await deps.waiters.waitForTerminal(asResource(job), wait * 1000, deps.shutdown)
     ctx.status = 200
     ctx.body = await deps.links.view(latest)
   })
@@ -65,14 +67,14 @@ export function jobRoutes(deps: RouteDeps): Router {
     const state = effectiveStatus(found).state
     if (state !== 'queued') throw notCancellable(state)
     // The cancel is asked of the UtilityJob (written a moment after the row).
-    const live = await deps.store.get(objectNameOf(found.spec.jobId))
+    const live = await deps.jobs.get(objectNameOf(found.spec.jobId))
     const job = live?.spec.jobId === found.spec.jobId ? live : undefined
     if (!job)
       throw new ApiError('conflict', 'The job is still being handed to the cluster; try the cancel again in a moment.')
     const asked = job.spec.cancelRequested
       ? job
-      : await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
-    const decided = await deps.store.waitUntil(
+      : await deps.jobs.patchSpec(job.metadata.name, { cancelRequested: true })
+    const decided = await deps.waiters.waitUntil(
       asked,
       (j) => effectiveStatus(j).state !== 'queued',
       CANCEL_CONFIRM_MS,

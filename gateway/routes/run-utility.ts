@@ -12,7 +12,7 @@ import { assertCallbackUrlAllowed } from '../callback-url.js'
 import { assertStorageInputsReadable } from '../storage-inputs.js'
 import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
-import { asResource } from '../job-records.js'
+import { asResource } from '../job-reader.js'
 import { readJsonBody } from '../json-body.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../utility-job.js'
 import { validateRunRequest } from '../validation.js'
@@ -63,7 +63,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const req = body as RunRequest
   const storageInputKeys = await assertStorageInputsReadable(req.input, {
     bucket: deps.bucket,
-    find: (id) => deps.records.find(id),
+    find: (id) => deps.reader.find(id),
     owns: (job) => job.spec.apiKeyId === key.id,
   })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
@@ -93,7 +93,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   if (mode === 'async') return respondWithJob(ctx, deps, created, false)
   const wait = syncWait(ctx, deps.shutdown)
   try {
-    const answered = await deps.store.waitForTerminal(created, deps.syncWaitMs, wait.signal)
+    const answered = await deps.waiters.waitForTerminal(created, deps.syncWaitMs, wait.signal)
     if (wait.clientGone()) await forgetQueued(deps, answered, ctx.state.requestId as string)
     await respondWithJob(ctx, deps, answered, true)
   } finally {
@@ -109,7 +109,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
 async function forgetQueued(deps: RouteDeps, job: UtilityJobResource, requestId: string): Promise<void> {
   if (job.spec.idempotencyKeyHash || effectiveStatus(job).state !== 'queued' || job.spec.cancelRequested) return
   try {
-    await deps.store.patchSpec(job.metadata.name, { cancelRequested: true })
+    await deps.jobs.patchSpec(job.metadata.name, { cancelRequested: true })
     deps.log.info({ requestId, jobId: job.spec.jobId }, 'sync client gone before its job started; job cancelled')
   } catch (err) {
     deps.log.warn(
@@ -134,7 +134,7 @@ async function replay(
   const handed = await completeHandOff(deps, job, (ctx.state.key as AuthenticatedKey).objectName)
   const current =
     mode === 'sync' && !isTerminal(handed)
-      ? await deps.store.waitForTerminal(asResource(handed), deps.syncWaitMs, deps.shutdown)
+      ? await deps.waiters.waitForTerminal(asResource(handed), deps.syncWaitMs, deps.shutdown)
       : handed
   return respondWithJob(ctx, deps, current, mode === 'sync')
 }

@@ -4,7 +4,8 @@ import type { ApiKeyResource } from '../../../contract/crd-schemas.js'
 import type { ApiKeyAdmin } from '../../../platform/api-key-admin.js'
 import type { FileLinks } from '../../file-links.js'
 import type { JobRecords } from '../../job-records.js'
-import type { JobStore } from '../../job-store.js'
+import type { JobReader } from '../../job-reader.js'
+import type { UtilityJobClient } from '../../utility-jobs.js'
 import type { GatewayMetrics } from '../../metrics.js'
 import type { ConsoleConfig } from '../config.js'
 import type { Lockout } from '../lockout.js'
@@ -27,7 +28,10 @@ export interface ConsoleDeps {
   keyAdmin: ApiKeyAdmin
   /** ApiKeys as the gateway's watch sees them. */
   keyList: () => readonly ApiKeyResource[]
-  store: JobStore
+  /** UtilityJobs on the API server (the playground's creates, redelivery requests). */
+  jobs: UtilityJobClient
+  /** One job as it is now (the job record first). */
+  reader: JobReader
   /** The job record: job lists, archived jobs, usage. */
   records: JobRecords
   metrics: GatewayMetrics

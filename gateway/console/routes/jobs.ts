@@ -87,7 +87,7 @@ export function consoleJobSummary(job: JobRecord): JobSummary {
 async function visibleJob(ctx: Context, d: ConsoleDeps): Promise<JobRecord> {
   const s = authorize(ctx, 'jobs.read', 'own')
   const id = ctx.params.id as string
-  const job = await d.records.find(id)
+  const job = await d.reader.find(id)
   if (!job || job.spec.jobId !== id || !jobVisibility(d, s)(job))
     throw new ApiError('not_found', `No job ${JSON.stringify(id.slice(0, 60))}.`)
   return job
@@ -158,10 +158,10 @@ export function jobRoutes(d: ConsoleDeps): Router {
     const job = await visibleJob(ctx, d)
     if (!can(s.user.spec.role, 'callbacks.redeliver', 'other') && !ownsJob(job, s, ownKeyIds(d, s)))
       throw new ApiError('forbidden', 'Your role does not allow this.')
-    const live = await d.store.get(objectNameOf(job.spec.jobId))
+    const live = await d.jobs.get(objectNameOf(job.spec.jobId))
     const problem = redeliveryProblem(live)
     if (problem) throw new ApiError('conflict', problem)
-    const requestedAt = await d.store.requestRedelivery(live!.metadata.name)
+    const requestedAt = await d.jobs.requestRedelivery(live!.metadata.name)
     d.log.info({ jobId: job.spec.jobId, requestedAt, by: s.user.spec.userId }, 'callback redelivery requested')
     ctx.status = 202
     ctx.body = { jobId: job.spec.jobId, requestedAt, round: (live!.status?.callback?.round ?? 1) + 1 }

@@ -73,7 +73,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     // Playground runs chain only the same person's playground outputs.
     const storageInputKeys = await assertStorageInputsReadable(req.input, {
       bucket: d.bucket,
-      find: (id) => d.records.find(id),
+      find: (id) => d.reader.find(id),
       owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email,
     })
     const now = Date.now()

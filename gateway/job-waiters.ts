@@ -1,13 +1,8 @@
-import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node'
-import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
-import { apiStatus } from '../platform/kube.js'
-import { requestRedelivery } from '../platform/callback-redelivery.js'
+import type { JobReader } from './job-reader.js'
 
 export type JobPredicate = (job: UtilityJobResource) => boolean
-/** The job as it is now (the job record is never older than the UtilityJob's status). */
-export type ReadJob = (jobId: string) => Promise<UtilityJobResource | undefined>
 
 interface Waiter {
   jobId: string
@@ -15,22 +10,14 @@ interface Waiter {
 }
 
 /**
- * UtilityJobs as the gateway needs them: creates, patches, a direct read, and waiters woken by
- * watch events, so long-polls and sync runs answer the moment a job finishes instead of polling.
- * Nothing is cached: memory holds the waiters, not the jobs (reads come from the job record).
+ * Waiters on jobs, woken by the UtilityJob watch, so long-polls and sync runs answer the moment a
+ * job finishes instead of polling. Memory holds the waiters, not the jobs: a job is looked at
+ * again through the job reader (on registration, after the watch started over, at the timeout).
  */
-export class JobStore {
+export class JobWaiters {
   private readonly waiters = new Map<string, Set<Waiter>>()
 
-  constructor(
-    private readonly custom: CustomObjectsApi,
-    readonly namespace: string,
-    private readonly read: ReadJob,
-  ) {}
-
-  private coords() {
-    return { group: API_GROUP, version: API_VERSION, namespace: this.namespace, plural: UTILITY_JOB.plural }
-  }
+  constructor(private readonly reader: Pick<JobReader, 'current'>) {}
 
   /** Call on every watch event. */
   observe(job: UtilityJobResource): void {
@@ -44,29 +31,10 @@ export class JobStore {
   }
 
   private lookAgain(w: Waiter): void {
-    this.read(w.jobId).then(
+    this.reader.current(w.jobId).then(
       (job) => job && w.wake(job),
       () => {},
     )
-  }
-
-  /** The UtilityJob from the API server; undefined when it does not exist. */
-  async get(name: string): Promise<UtilityJobResource | undefined> {
-    try {
-      return (await this.custom.getNamespacedCustomObject({ ...this.coords(), name })) as UtilityJobResource
-    } catch (err) {
-      if (apiStatus(err) === 404) return undefined
-      throw err
-    }
-  }
-
-  /** Asks the operator to send the job's callback again (platform/callback-redelivery.ts); returns the request's time. */
-  requestRedelivery(name: string): Promise<string> {
-    return requestRedelivery(this.custom, this.namespace, name)
-  }
-
-  async create(job: UtilityJobResource): Promise<UtilityJobResource> {
-    return (await this.custom.createNamespacedCustomObject({ ...this.coords(), body: job })) as UtilityJobResource
   }
 
   /** The job once terminal, or as it is when `timeoutMs` runs out (or the signal aborts). */
@@ -100,7 +68,7 @@ export class JobStore {
         if (set!.size === 0 && this.waiters.get(name) === set) this.waiters.delete(name)
         if (answer) resolve(answer)
         else
-          this.read(job.spec.jobId).then(
+          this.reader.current(job.spec.jobId).then(
             (now) => resolve(now ?? seen),
             () => resolve(seen),
           )
@@ -121,12 +89,5 @@ export class JobStore {
       // The job may have changed before the waiter was registered.
       this.lookAgain(waiter)
     })
-  }
-
-  async patchSpec(name: string, spec: Record<string, unknown>): Promise<UtilityJobResource> {
-    return (await this.custom.patchNamespacedCustomObject(
-      { ...this.coords(), name, body: { spec } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    )) as UtilityJobResource
   }
 }

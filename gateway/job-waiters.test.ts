@@ -1,7 +1,6 @@
-import type { CustomObjectsApi } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { JobStore } from './job-store.js'
+import { JobWaiters } from './job-waiters.js'
 
 const job = (state: string, jobId = 'job_01J000000000000000000000A1'): UtilityJobResource =>
   ({
@@ -12,15 +11,17 @@ const job = (state: string, jobId = 'job_01J000000000000000000000A1'): UtilityJo
     status: { state },
   }) as unknown as UtilityJobResource
 
-/** A store whose "job record" is a variable the test sets. */
+/** Waiters whose reader's "job record" is a variable the test sets. */
 function storeWith(record: { now: UtilityJobResource | undefined; reads: number }) {
-  return new JobStore({} as CustomObjectsApi, 'dutil', async () => {
-    record.reads++
-    return record.now
+  return new JobWaiters({
+    current: async () => {
+      record.reads++
+      return record.now
+    },
   })
 }
 
-describe('JobStore waiters (no cache: woken by watch events, answered from the record)', () => {
+describe('JobWaiters (no cache: woken by watch events, answered from the record)', () => {
   it('answers at once when the job already satisfies the wait', async () => {
     const record = { now: job('queued'), reads: 0 }
     const done = await storeWith(record).waitForTerminal(job('succeeded'), 10_000)
