@@ -172,6 +172,43 @@ describe('Admission', () => {
     expect(admission.mayStart(uj('s', 'A', 9, { mode: 'sync' }))).toBe(false)
   })
 
+  it('keeps the slot of a job that finished from its stored result until its pod shows the runner exited', () => {
+    const jobs = [uj('a1', 'A', 1), uj('b1', 'B', 2)]
+    const working = new Set<string>()
+    const admission = new Admission({
+      limitOf: limit(1),
+      list: () => jobs,
+      hasJob: (j) => j.metadata.name === 'a1',
+      runnerWorking: (j) => working.has(j.metadata.name),
+      enqueue: () => {},
+      log: pino({ level: 'silent' }),
+    })
+    expect(admission.pass()).toEqual([])
+    // a1 succeeds early; the kubelet still shows its runner at work.
+    working.add('a1')
+    admission.finishedEarly('a1')
+    jobs[0] = uj('a1', 'A', 1, {}, 'succeeded')
+    expect(admission.pass()).toEqual([])
+    expect(admission.isFinishing('a1')).toBe(true)
+    // Its exit is reported: the slot goes to b1, and a1 is forgotten.
+    working.delete('a1')
+    expect(names(admission.pass())).toEqual(['b1'])
+    expect(admission.isFinishing('a1')).toBe(false)
+  })
+
+  it('frees the slot of a finished job at once when it did not finish early', () => {
+    const jobs = [uj('a1', 'A', 1, {}, 'succeeded'), uj('b1', 'B', 2)]
+    const admission = new Admission({
+      limitOf: limit(1),
+      list: () => jobs,
+      hasJob: () => false,
+      runnerWorking: () => true,
+      enqueue: () => {},
+      log: pino({ level: 'silent' }),
+    })
+    expect(names(admission.pass())).toEqual(['b1'])
+  })
+
   it('holds a sync job back when no slot is free, hands it to the reconciler once to show it queued, then admits it', () => {
     const jobs = [uj('a1', 'A', 1), uj('s1', 'B', 2, { mode: 'sync' })]
     const withJob = new Set<string>()

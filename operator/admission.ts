@@ -104,6 +104,8 @@ export interface AdmissionOptions {
   /** Unfinished and finished UtilityJobs as the watch has them. */
   list: () => readonly UtilityJobResource[]
   hasJob: (uj: UtilityJobResource) => boolean
+  /** Whether the kubelet still shows the job's runner at work (its pod's status: not exited yet). */
+  runnerWorking?: (uj: UtilityJobResource) => boolean
   /** Hands an admitted job to the reconciler. */
   enqueue: (name: string) => void
   log: Logger
@@ -125,6 +127,11 @@ export class Admission {
   private readonly held = new Set<string>()
   /** Round-robin memory: when each tenant last got a slot (a serial), per utility. */
   private readonly lastServed = new Map<string, Map<string, number>>()
+  /**
+   * Jobs that finished from their stored result before their runner's exit was reported: each
+   * keeps its slot while its runner pod still shows it at work, as before it finished.
+   */
+  private readonly finishing = new Set<string>()
   /** Utilities seen so far: their gauges go back to 0 when they have no jobs. */
   private readonly seen = new Set<string>()
   private timer: NodeJS.Timeout | undefined
@@ -134,6 +141,16 @@ export class Admission {
   /** Whether the reconciler may create this job's batch Job now. */
   mayStart(uj: UtilityJobResource): boolean {
     return this.admitted.has(uj.metadata.name) || this.o.hasJob(uj)
+  }
+
+  /** The job finished before its runner's exit was reported: its slot stays taken until then. */
+  finishedEarly(name: string): void {
+    this.finishing.add(name)
+  }
+
+  /** Whether the job finished early and still holds its slot (a change of its pod asks for a pass). */
+  isFinishing(name: string): boolean {
+    return this.finishing.has(name)
   }
 
   /** Whether a pass has held this sync job back for want of a slot (it may have been admitted since). */
@@ -161,8 +178,25 @@ export class Admission {
     const views: AdmissionView[] = []
     const perUtility = new Map<string, { queued: number; running: number }>()
     for (const uj of this.o.list()) {
-      if (isTerminal(uj) || uj.metadata.deletionTimestamp) continue
+      if (uj.metadata.deletionTimestamp) continue
       const name = uj.metadata.name
+      if (isTerminal(uj)) {
+        if (!this.finishing.has(name) || !this.o.runnerWorking?.(uj)) continue
+        live.add(name)
+        views.push({
+          name,
+          utility: uj.spec.utility,
+          tenant: tenantOf(uj.spec),
+          createdAtMs: Date.parse(uj.spec.createdAt),
+          mode: uj.spec.mode,
+          holdsSlot: true,
+          cancelRequested: false,
+        })
+        const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }
+        c.running++
+        perUtility.set(uj.spec.utility, c)
+        continue
+      }
       live.add(name)
       const hasJob = this.o.hasJob(uj)
       if (hasJob) this.admitted.delete(name) // the watch has its Job now: that counts from here on
@@ -182,6 +216,7 @@ export class Admission {
       perUtility.set(uj.spec.utility, c)
     }
     for (const name of this.admitted) if (!live.has(name)) this.admitted.delete(name)
+    for (const name of this.finishing) if (!live.has(name)) this.finishing.delete(name)
     for (const name of this.held) if (!live.has(name)) this.held.delete(name)
     const chosen: AdmissionView[] = []
     for (const [utility, list] of groupBy(views, (v) => v.utility)) {

@@ -1,38 +1,30 @@
 import http from 'node:http'
-import {
-  BatchV1Api,
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  EventsV1Api,
-  type V1Job,
-  type V1Pod,
-} from '@kubernetes/client-node'
+import { BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node'
 import pino from 'pino'
-import { API_GROUP, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
-import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { idOfObjectName } from '../contract/ids.js'
-import { isTerminal } from '../contract/job-view.js'
-import { kubeIdentity, loadKubeConfig, watchedCache } from '../platform/kube.js'
-import { every, Program } from '../platform/program.js'
+import { kubeIdentity, loadKubeConfig } from '../platform/kube.js'
+import { Program } from '../platform/program.js'
 import { FileLinks } from '../platform/file-links.js'
 import { openDatabase } from '../platform/db/database.js'
 import { appendCallbackAttempt, getJob, recordCallback, recordTransition } from '../platform/db/jobs-table.js'
-import { migrateDatabase } from '../platform/db/migrate.js'
 import { storageClient } from '../platform/storage-client.js'
+import { loadOrExit } from '../contract/settings.js'
+import { catalog } from '../runners/catalog.js'
 import { loadOperatorConfig } from './config.js'
 import { stsCredentialIssuer } from './runner-credentials.js'
-import { loadOrExit } from '../contract/settings.js'
 import { LeaderElector } from './leader-election.js'
+import { leadWhenElected } from './leadership.js'
+import { addLeaderWork } from './leader-work.js'
+import { prepareStores } from './prepare-stores.js'
 import { JobRecordUpkeep } from './job-record-upkeep.js'
 import { RetentionSweeper } from './retention.js'
 import { keyRevoked, SigningSecretSweeper } from './signing-secret-sweep.js'
-import { catalog } from '../runners/catalog.js'
-import { operatorMetrics } from './metrics.js'
+import { observeFinished, operatorMetrics } from './metrics.js'
 import { Admission } from './admission.js'
 import { jobNameFor } from './desired-job.js'
+import { runnerAtWork } from './observe-job.js'
 import { UtilityJobReconciler } from './reconciler.js'
-import { type Worker, WorkQueue } from './work-queue.js'
+import { WorkQueue } from './work-queue.js'
+import { ownerOf, watchOperatorCaches } from './watches.js'
 import { CallbackController } from './callbacks/controller.js'
 import { kubeEventRecorder } from './events.js'
 import { deliverCallback } from './callbacks/delivery.js'
@@ -49,65 +41,34 @@ const config = loadOrExit(log, () => loadOperatorConfig())
 const program = new Program({ name: 'operator', log, drainMs: 25_000 })
 const kc = loadKubeConfig(config.kubeconfig)
 const custom = kc.makeApiClient(CustomObjectsApi)
-const batch = kc.makeApiClient(BatchV1Api)
 const core = kc.makeApiClient(CoreV1Api)
+const ns = config.namespace
 const metrics = operatorMetrics()
 const db = openDatabase({
   url: config.databaseUrl,
   applicationName: 'dutil-operator',
   maxConnections: config.concurrency + config.callbacks.concurrency + 4,
 })
-const recordCallbackState = (jobId: string, delivery: Parameters<typeof recordCallback>[2]) =>
-  recordCallback(db, jobId, delivery)
-const queue = new WorkQueue()
-const callbackQueue = new WorkQueue()
-const callbackSchedule = scaledSchedule(config.callbacks.delayScale)
-const fileLinks = new FileLinks(
-  storageClient({ ...config.storage, endpoint: config.callbacks.publicStorageEndpoint }),
-  config.storage.bucket,
-  config.callbacks.linkTtlSeconds,
-  (id) => getJob(db, id),
-)
-const ns = config.namespace
-const managed = `${LABELS.managedBy}=${MANAGED_BY}`
-
-const enqueueOwner = (obj: V1Job | V1Pod) => {
-  const name = obj.metadata?.labels?.[LABELS.jobId]
-  if (name) queue.add(name)
+const storage = storageClient(config.storage)
+const records = {
+  transition: (job: Parameters<typeof recordTransition>[1]) => recordTransition(db, job).then(() => undefined),
+  callback: (jobId: string, delivery: Parameters<typeof recordCallback>[2]) => recordCallback(db, jobId, delivery),
 }
 
-const utilityJobs = watchedCache<UtilityJobResource>(
-  kc,
-  `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${UTILITY_JOB.plural}`,
-  () =>
-    custom.listNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: ns,
-      plural: UTILITY_JOB.plural,
-    }),
-  log,
-  (_ev, uj) => {
-    queue.add(uj.metadata.name)
-    if (CallbackController.wants(uj)) callbackQueue.add(uj.metadata.name)
-  },
-)
-const jobs = watchedCache<V1Job>(
-  kc,
-  `/apis/batch/v1/namespaces/${ns}/jobs`,
-  () => batch.listNamespacedJob({ namespace: ns, labelSelector: managed }),
-  log,
-  (_ev, j) => enqueueOwner(j),
-  managed,
-)
-const pods = watchedCache<V1Pod>(
-  kc,
-  `/api/v1/namespaces/${ns}/pods`,
-  () => core.listNamespacedPod({ namespace: ns, labelSelector: managed }),
-  log,
-  (_ev, p) => enqueueOwner(p),
-  managed,
-)
+// Every change of a UtilityJob, or of a batch Job or runner pod the operator owns, queues its UtilityJob.
+const queue = new WorkQueue()
+const callbackQueue = new WorkQueue()
+const caches = watchOperatorCaches(kc, ns, log)
+caches.utilityJobs.on((_ev, uj) => {
+  queue.add(uj.metadata.name)
+  if (CallbackController.wants(uj)) callbackQueue.add(uj.metadata.name)
+})
+const queueOwner = (obj: Parameters<typeof ownerOf>[0]) => {
+  const name = ownerOf(obj)
+  if (name) queue.add(name)
+}
+caches.jobs.on((_ev, job) => queueOwner(job))
+caches.pods.on((_ev, pod) => queueOwner(pod))
 
 const events = kubeEventRecorder(
   kc.makeApiClient(EventsV1Api),
@@ -115,11 +76,17 @@ const events = kubeEventRecorder(
   config.leaderElection.identity,
   log.child({ controller: 'events' }),
 )
-
+const callbackSchedule = scaledSchedule(config.callbacks.delayScale)
+const fileLinks = new FileLinks(
+  storageClient({ ...config.storage, endpoint: config.callbacks.publicStorageEndpoint }),
+  config.storage.bucket,
+  config.callbacks.linkTtlSeconds,
+  (id) => getJob(db, id),
+)
 const callbacks = new CallbackController({
   events,
   namespace: ns,
-  utilityJobs: utilityJobs.cache,
+  utilityJobs: caches.utilityJobs.cache,
   custom,
   secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName, (apiKeyId) =>
     keyRevoked(custom, ns, apiKeyId),
@@ -127,7 +94,7 @@ const callbacks = new CallbackController({
   view: (uj) => fileLinks.view(uj),
   send: (msg) => deliverCallback(msg, { ...config.callbacks.destinations, timeoutMs: callbackSchedule.timeoutMs }),
   schedule: callbackSchedule,
-  record: recordCallbackState,
+  record: records.callback,
   recordAttempt: (jobId, entry) => appendCallbackAttempt(db, jobId, entry),
   log: log.child({ controller: 'callbacks' }),
   metrics,
@@ -138,8 +105,10 @@ const callbacks = new CallbackController({
 const admission = new Admission({
   limitOf: (utility) => config.utilityConcurrency[utility] ?? 1,
   share: config.keyShare,
-  list: () => utilityJobs.cache.list(ns),
-  hasJob: (uj) => Boolean(jobs.cache.get(jobNameFor(uj), ns)),
+  list: () => caches.utilityJobs.cache.list(ns),
+  hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)),
+  runnerWorking: (uj) =>
+    caches.pods.cache.list(ns).some((pod) => ownerOf(pod) === uj.metadata.name && runnerAtWork(pod)),
   enqueue: (name) => queue.add(name),
   log: log.child({ controller: 'admission' }),
   metrics: {
@@ -149,35 +118,32 @@ const admission = new Admission({
   },
 })
 
-const elector = config.leaderElection.enabled
+const election = config.leaderElection
+const elector = election.enabled
   ? new LeaderElector({
       api: kc.makeApiClient(CoordinationV1Api),
       namespace: ns,
-      leaseName: config.leaderElection.leaseName,
-      identity: config.leaderElection.identity,
-      leaseDurationMs: config.leaderElection.leaseDurationMs,
-      renewDeadlineMs: (config.leaderElection.leaseDurationMs * 2) / 3,
-      retryPeriodMs: config.leaderElection.leaseDurationMs / 7.5,
+      leaseName: election.leaseName,
+      identity: election.identity,
+      leaseDurationMs: election.leaseDurationMs,
+      renewDeadlineMs: (election.leaseDurationMs * 2) / 3,
+      retryPeriodMs: election.leaseDurationMs / 7.5,
       log: log.child({ component: 'leader-election' }),
     })
   : undefined
-
-/**
- * Before every write: a leader that did not renew its lease within the renew deadline (it was
- * paused, or the API server was unreachable) stops at once instead of acting on a stale queue.
- */
+// Before every write: a leader that did not renew its lease within the renew deadline (it was
+// paused, or the API server was unreachable) stops at once instead of acting on a stale queue.
 const fence = program.fence(() => !elector || elector.mayAct())
 
-const storage = storageClient(config.storage)
 const reconciler = new UtilityJobReconciler({
   events,
   fence,
   admission,
   namespace: ns,
-  utilityJobs: utilityJobs.cache,
-  jobs: jobs.cache,
-  pods: pods.cache,
-  batch,
+  utilityJobs: caches.utilityJobs.cache,
+  jobs: caches.jobs.cache,
+  pods: caches.pods.cache,
+  batch: kc.makeApiClient(BatchV1Api),
   custom,
   storage,
   issueCredentials: stsCredentialIssuer(
@@ -192,24 +158,20 @@ const reconciler = new UtilityJobReconciler({
   bucket: config.storage.bucket,
   runner: config.runner,
   log,
-  records: { transition: (job) => recordTransition(db, job).then(() => undefined), callback: recordCallbackState },
+  records,
   graceMs: config.jobGraceMs,
   failedJobGraceMs: config.failedJobGraceMs,
   imagePullGraceMs: config.imagePullGraceMs,
   onFinished: (uj, status) => {
     admission.schedule()
-    metrics.jobsFinished.inc({ utility: uj.spec.utility, status: status.state, error_code: status.error?.code ?? '' })
-    const t = status.timings
-    if (t.queueMs !== null) metrics.queueSeconds.observe({ utility: uj.spec.utility }, t.queueMs / 1000)
-    if (t.totalMs !== null && t.queueMs !== null)
-      metrics.runnerSeconds.observe({ utility: uj.spec.utility }, (t.totalMs - t.queueMs) / 1000)
+    observeFinished(metrics, uj, status)
   },
 })
 
-// Both sweeps work on the same jobs, files and retention; they count into the same metrics.
+// The sweeps work on the same jobs, files and retention; they count into the same metrics.
 const sweepDeps = {
   namespace: ns,
-  utilityJobs: utilityJobs.cache,
+  utilityJobs: caches.utilityJobs.cache,
   custom,
   storage,
   bucket: config.storage.bucket,
@@ -218,21 +180,41 @@ const sweepDeps = {
   metrics: { deletedJobs: metrics.retentionDeletedJobs, deletedObjects: metrics.retentionDeletedObjects },
 }
 const retention = new RetentionSweeper({ ...sweepDeps, log: log.child({ controller: 'retention' }) })
+const upkeep = new JobRecordUpkeep({ ...sweepDeps, db, log: log.child({ controller: 'job-record' }) })
 const signingSweep = new SigningSecretSweeper({
   kc,
   namespace: ns,
   secretName: config.callbacks.signingSecretsName,
-  utilityJobs: utilityJobs.cache,
+  utilityJobs: caches.utilityJobs.cache,
   log: log.child({ controller: 'signing-secrets' }),
 })
-const upkeep = new JobRecordUpkeep({ ...sweepDeps, db, log: log.child({ controller: 'job-record' }) })
 
 program
-  .cache('utilityjobs', utilityJobs)
-  .cache('jobs', jobs)
-  .cache('pods', pods)
+  .cache('utilityjobs', caches.utilityJobs)
+  .cache('jobs', caches.jobs)
+  .cache('pods', caches.pods)
   .check('storage', () => storage.bucketExists(config.storage.bucket).then(() => null))
   .check('database', () => db.query('SELECT 1').then(() => null))
+addLeaderWork(program, {
+  namespace: ns,
+  utilityJobs: caches.utilityJobs.cache,
+  queue,
+  callbackQueue,
+  reconciler,
+  callbacks,
+  sweeps: [
+    { name: 'retention sweep', sweep: () => retention.sweep() },
+    { name: 'job record upkeep', sweep: () => upkeep.sweep() },
+    { name: 'signing secret sweep', sweep: () => signingSweep.sweep() },
+  ],
+  sweepMs: config.retention.sweepMs,
+  failLostHandoffs: () => upkeep.failLostHandoffs(),
+  fence,
+  concurrency: config.concurrency,
+  callbackConcurrency: config.callbacks.concurrency,
+  metrics,
+  log,
+})
 
 // Every replica serves probes and metrics; a standby is ready (its caches are warm) but idle.
 const server = http.createServer(
@@ -247,6 +229,14 @@ const server = http.createServer(
 server.listen(config.metricsPort, config.host)
 metrics.leader.set(0)
 
+// SIGTERM: in-flight reconciles and callback attempts finish (the frame stops the leader-only
+// work first), then the lease goes back so a standby takes over at once, not after it expires.
+program
+  .onStop('lease', () => elector?.release())
+  .onStop('database', () => db.end())
+  .onStop('probes', () => server.close())
+  .handleSignals()
+
 await program.sync()
 log.info(
   {
@@ -254,7 +244,7 @@ log.info(
     allowLoopbackUrls: config.runner.allowLoopbackUrls,
     allowedPrivateNetworks: config.runner.allowedNetworks ?? null,
     port: config.metricsPort,
-    identity: config.leaderElection.identity,
+    identity: election.identity,
     kubeUser: await kubeIdentity(kc),
   },
   'operator started',
@@ -268,119 +258,22 @@ if (config.retention.testOverride)
   )
 if (!elector) log.warn('leader election is off: run exactly one replica')
 
-/**
- * The leader's first duty: this build's schema (node-pg-migrate, under its advisory lock), the
- * partitions ahead and (DUTIL_S3_CREATE_BUCKET) the bucket. A store that is down is waited for,
- * every few seconds (at most 5 s apart: a trial install starts its database beside the operator).
- */
-async function prepareStores(): Promise<void> {
-  for (let delay = 1000; !program.signal.aborted; delay = Math.min(delay * 2, 5_000)) {
-    try {
-      await migrateDatabase(config.databaseUrl, log)
-      await upkeep.sweep()
-      if (config.createBucket && !(await storage.bucketExists(config.storage.bucket))) {
-        await storage.makeBucket(config.storage.bucket, config.storage.region)
-        log.info({ bucket: config.storage.bucket }, 'storage bucket made')
-      }
-      return
-    } catch (err) {
-      log.warn(
-        { err: (err as Error).message, retryInMs: delay },
-        'preparing the job record and storage failed, retrying',
-      )
-      await new Promise((r) => setTimeout(r, delay))
-    }
-  }
+const stores = {
+  databaseUrl: config.databaseUrl,
+  storage,
+  bucket: config.storage.bucket,
+  region: config.storage.region,
+  createBucket: config.createBucket,
+  sweepJobRecord: () => upkeep.sweep(),
+  log,
 }
-
-const warnOnFailure = (what: string) => (err: unknown) => log.warn({ err: (err as Error).message }, `${what} failed`)
-const requeued = (what: string) => (key: string, err: unknown, retryInMs: number) => {
-  metrics.reconcileErrors.inc()
-  log.warn(
-    { key, jobId: idOfObjectName(key), err: err instanceof Error ? err.message : String(err), retryInMs },
-    `${what} failed, requeued`,
-  )
-}
-/** A work queue run until leadership ends: then it takes nothing new and in-flight items finish. */
-const drained = (q: WorkQueue, work: Worker, concurrency: number, what: string) => (signal: AbortSignal) => {
-  signal.addEventListener('abort', () => q.stop(), { once: true })
-  return q.run(work, concurrency, requeued(what)).then(() => undefined)
-}
-
-// What only the leader does: the reconcilers, the callback controller and the sweeps.
-program
-  .leaderOnly({
-    name: 'leader gauge',
-    run: (signal) => {
-      metrics.leader.set(1)
-      signal.addEventListener('abort', () => metrics.leader.set(0), { once: true })
-    },
-  })
-  // Level-triggered safety net: look at every unfinished job now and then, whatever the events.
-  .leaderOnly({
-    name: 'resync',
-    run: (signal) =>
-      every(
-        30_000,
-        () => {
-          for (const uj of utilityJobs.cache.list(ns)) if (!isTerminal(uj)) queue.add(uj.metadata.name)
-          callbacks.enqueuePending(callbackQueue)
-        },
-        signal,
-      ),
-  })
-  .leaderOnly({
-    name: 'sweeps',
-    run: (signal) =>
-      every(
-        config.retention.sweepMs,
-        () => {
-          void retention.sweep().catch(warnOnFailure('retention sweep'))
-          void upkeep.sweep().catch(warnOnFailure('job record upkeep'))
-          void signingSweep.sweep().catch(warnOnFailure('signing secret sweep'))
-        },
-        signal,
-      ),
-  })
-  // After the caches synced (leading starts after), so a live job is never taken for lost.
-  .leaderOnly({
-    name: 'lost hand-offs',
-    run: (signal) =>
-      every(30_000, () => void upkeep.failLostHandoffs().catch(warnOnFailure('checking for lost hand-offs')), signal),
-  })
-  .leaderOnly({
-    name: 'reconciler',
-    run: drained(queue, (key) => (fence(), reconciler.reconcile(key)), config.concurrency, 'reconcile'),
-  })
-  // Callbacks run on their own queue: a receiver that is slow to answer never holds up reconciles.
-  .leaderOnly({
-    name: 'callbacks',
-    run: drained(
-      callbackQueue,
-      (key) => (fence(), callbacks.reconcile(key)),
-      config.callbacks.concurrency,
-      'callback pass',
-    ),
-  })
-  // SIGTERM: in-flight reconciles and callback attempts finish (the frame stops the leader-only
-  // work first), then the lease goes back so a standby takes over at once, not after it expires.
-  .onStop('lease', () => elector?.release())
-  .onStop('database', () => db.end())
-  .onStop('probes', () => server.close())
-  .handleSignals()
-
-if (!elector) {
-  await prepareStores()
-  program.lead()
-} else if (await elector.acquire(program.signal)) {
-  // Renewing from the first moment: preparing the database may take a while.
-  void elector.holdUntilLost(program.signal).then((outcome) => {
-    if (outcome !== 'lost') return
-    // Another replica may already be reconciling: stop at once and start again as a candidate.
+await leadWhenElected(
+  program,
+  elector,
+  () => prepareStores(stores, program.signal),
+  () => {
     metrics.leader.set(0)
     log.error('leader election: leadership lost, exiting')
     process.exit(1)
-  })
-  await prepareStores()
-  program.lead()
-}
+  },
+)

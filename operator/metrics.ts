@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 
 export function operatorMetrics() {
   const registry = new Registry()
@@ -97,3 +98,13 @@ export function operatorMetrics() {
 }
 
 export type OperatorMetrics = ReturnType<typeof operatorMetrics>
+
+/** A finished job in the metrics: its outcome, its time queued and its time in the runner. */
+export function observeFinished(metrics: OperatorMetrics, uj: UtilityJobResource, status: UtilityJobStatus): void {
+  const utility = uj.spec.utility
+  metrics.jobsFinished.inc({ utility, status: status.state, error_code: status.error?.code ?? '' })
+  const t = status.timings
+  if (t.queueMs !== null) metrics.queueSeconds.observe({ utility }, t.queueMs / 1000)
+  if (t.totalMs !== null && t.queueMs !== null)
+    metrics.runnerSeconds.observe({ utility }, (t.totalMs - t.queueMs) / 1000)
+}

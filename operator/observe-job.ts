@@ -33,6 +33,11 @@ function runnerState(pod: V1Pod) {
   return pod.status?.containerStatuses?.find((c) => c.name === RUNNER_CONTAINER)?.state
 }
 
+/** Whether a pod's status still shows its runner at work: not finished, its runner not exited. */
+export function runnerAtWork(pod: V1Pod): boolean {
+  return !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '') && !runnerState(pod)?.terminated
+}
+
 /** When the first runner process really started, from the pods' container states. */
 export function firstPodStart(pods: V1Pod[]): number | null {
   let first: number | null = null

@@ -3,11 +3,23 @@ import type { Client } from 'minio'
 import pino from 'pino'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { LABELS } from '../contract/api-group.js'
-import { MAX_PROGRESS_BYTES, MAX_RESULT_MANIFEST_BYTES } from '../contract/runner-protocol.js'
+import { JOB_RECORD_FINALIZER, LABELS } from '../contract/api-group.js'
+import {
+  MAX_PROGRESS_BYTES,
+  MAX_RESULT_MANIFEST_BYTES,
+  progressObjectKey,
+  resultObjectKey,
+} from '../contract/runner-protocol.js'
+import { outputKey } from '../contract/storage-keys.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { jobNameFor } from './desired-job.js'
-import { type JobRecordWriter, UtilityJobReconciler } from './reconciler.js'
+import {
+  EARLY_RESULT_READS_MS,
+  PROGRESS_POLL_MS,
+  type JobRecordWriter,
+  statusToWrite,
+  UtilityJobReconciler,
+} from './reconciler.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 
 const NS = 'dutil'
@@ -185,6 +197,22 @@ describe('the reconciler pass', () => {
     expect(conditions.find((c) => c.type === 'Admitted')).toMatchObject({ status: 'True' })
   })
 
+  it('writes no row ahead of the pass for a job the gateway made (its row came first, the finalizer says so)', async () => {
+    const made = utilityJob({}, { state: 'queued' } as UtilityJobResource['status'])
+    const uj = { ...made, metadata: { ...made.metadata, finalizers: [JOB_RECORD_FINALIZER] } }
+    const w = world({ uj })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual([
+      'fence',
+      'fence',
+      `create job ${jobNameFor(uj)}`,
+      'fence',
+      'record queued',
+      'fence',
+      'status queued',
+    ])
+  })
+
   it('does not create a second Job once the cache has the first: the same pass twice is one Job', async () => {
     const uj = utilityJob({}, { state: 'queued' } as UtilityJobResource['status'])
     const w = world({ uj })
@@ -298,18 +326,21 @@ describe('the reconciler pass', () => {
 
   describe('objects a runner wrote, read within their bounds', () => {
     /** Storage whose every object is `size` bytes of JSON-ish filler, produced as it is read. */
-    const endless = (size: number) => {
+    const endless = (size: number, only?: string) => {
       const pulled = { bytes: 0 }
       const client = {
-        getObject: async () =>
-          Readable.from(
+        getObject: async (_bucket: string, key: string) => {
+          if (only !== undefined && key !== only)
+            throw Object.assign(new Error('The specified key does not exist.'), { code: 'NoSuchKey' })
+          return Readable.from(
             (function* () {
               for (let sent = 0; sent < size; sent += 65_536) {
                 pulled.bytes += 65_536
                 yield Buffer.alloc(65_536, 0x20)
               }
             })(),
-          ),
+          )
+        },
       } as unknown as Client
       return { client, pulled }
     }
@@ -335,6 +366,76 @@ describe('the reconciler pass', () => {
         },
       }) as unknown as V1Pod
 
+    /** Storage holding the job's result manifest once `stored` (NoSuchKey before). */
+    const manifestStore = (uj: UtilityJobResource) => {
+      const state = { stored: false }
+      const manifest = {
+        files: [
+          {
+            key: outputKey('split-pdf', Date.parse(uj.spec.createdAt), uj.spec.jobId, 'page-1.pdf'),
+            name: 'page-1.pdf',
+            size: 10,
+            contentType: 'application/pdf',
+          },
+        ],
+        extras: { pageCount: 1 },
+        startedAt: new Date(NOW - 900).toISOString(),
+        upstreamMs: 80,
+        storageMs: 20,
+      }
+      const client = {
+        getObject: async (_bucket: string, key: string) => {
+          if (!state.stored || key !== resultObjectKey(uj.spec.jobId))
+            throw Object.assign(new Error('The specified key does not exist.'), { code: 'NoSuchKey' })
+          return Readable.from([Buffer.from(JSON.stringify(manifest))])
+        },
+      } as unknown as Client
+      return { client, state }
+    }
+
+    it('finishes a young job as soon as its manifest is stored, while its pod still shows the runner running', async () => {
+      const uj = utilityJob({}, { state: 'running' } as UtilityJobResource['status'])
+      const store = manifestStore(uj)
+      const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
+      w.pods.set('p', runningPod(uj))
+      // Not stored yet: nothing written, and the pass comes back soon.
+      expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: EARLY_RESULT_READS_MS[0] })
+      expect(w.statuses).toEqual([])
+      store.state.stored = true
+      await w.reconciler.reconcile(uj.metadata.name)
+      expect(w.statuses.map((x) => x.status)).toEqual([
+        expect.objectContaining({ state: 'succeeded', result: expect.objectContaining({ extras: { pageCount: 1 } }) }),
+      ])
+    })
+
+    it('reads early only on its schedule: after it, the pod status alone decides', async () => {
+      const uj = utilityJob({}, { state: 'running' } as UtilityJobResource['status'])
+      const store = manifestStore(uj)
+      const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
+      w.pods.set('p', runningPod(uj))
+      const pauses: Array<number | undefined> = []
+      for (let i = 0; i <= EARLY_RESULT_READS_MS.length; i++)
+        pauses.push(((await w.reconciler.reconcile(uj.metadata.name)) || {}).requeueAfterMs)
+      // split-pdf counts pages: its progress is still read every PROGRESS_POLL_MS.
+      expect(pauses).toEqual([...EARLY_RESULT_READS_MS, PROGRESS_POLL_MS])
+      store.state.stored = true
+      await w.reconciler.reconcile(uj.metadata.name)
+      expect(w.statuses).toEqual([])
+    })
+
+    it('reads an oversize manifest early once, not on every pass, and leaves it to the exit', async () => {
+      const uj = utilityJob({}, { state: 'running' } as UtilityJobResource['status'])
+      const store = endless(400 * 1024 * 1024, resultObjectKey(uj.spec.jobId))
+      const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
+      w.pods.set('p', runningPod(uj))
+      await w.reconciler.reconcile(uj.metadata.name)
+      const once = store.pulled.bytes
+      expect(once).toBeLessThanOrEqual(MAX_RESULT_MANIFEST_BYTES + 2 * 65_536)
+      for (let i = 0; i < 3; i++) await w.reconciler.reconcile(uj.metadata.name)
+      expect(store.pulled.bytes).toBe(once)
+      expect(w.statuses).toEqual([])
+    })
+
     it('fails a job whose result manifest is 400 MB as internal, having read no more than its bound', async () => {
       const uj = utilityJob({}, { state: 'running' } as UtilityJobResource['status'])
       const store = endless(400 * 1024 * 1024)
@@ -351,7 +452,7 @@ describe('the reconciler pass', () => {
 
     it('fails a running job whose progress report is oversize as internal and stops its Job', async () => {
       const uj = utilityJob({ utility: 'zip-files' }, { state: 'running' } as UtilityJobResource['status'])
-      const store = endless(50 * 1024 * 1024)
+      const store = endless(50 * 1024 * 1024, progressObjectKey(uj.spec.jobId))
       const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
       w.pods.set('p', runningPod(uj))
       await w.reconciler.reconcile(uj.metadata.name)
@@ -359,5 +460,28 @@ describe('the reconciler pass', () => {
       expect(w.writes).toContain(`delete job ${jobNameFor(uj)}`)
       expect(store.pulled.bytes).toBeLessThanOrEqual(MAX_PROGRESS_BYTES + 2 * 65_536)
     })
+  })
+})
+
+describe('the status to write', () => {
+  const running = { state: 'running', timings: {} } as unknown as UtilityJobResource['status']
+
+  it('carries the callback state over as it is, names the batch Job and answers the generation', () => {
+    const callback = { url: 'https://example.com/hook', status: 'pending', attempts: 2 }
+    const uj = utilityJob({}, { state: 'queued', callback } as unknown as UtilityJobResource['status'])
+    const body = statusToWrite(uj, running!, { admitted: false, now: NOW })
+    expect(body.status).toMatchObject({ state: 'running', callback, jobName: jobNameFor(uj), observedGeneration: 1 })
+  })
+
+  it('counts an earlier admission: Admitted stays True when this pass did not admit', () => {
+    const first = statusToWrite(utilityJob(), { state: 'queued' } as UtilityJobResource['status'] & object, {
+      admitted: true,
+      now: NOW,
+    })
+    const again = statusToWrite(first, { state: 'queued' } as UtilityJobResource['status'] & object, {
+      admitted: false,
+      now: NOW + 1000,
+    })
+    expect(again.status!.conditions!.find((c) => c.type === 'Admitted')).toMatchObject({ status: 'True' })
   })
 })

@@ -47,7 +47,8 @@ export interface ReconcilerDeps {
   /** Throws (or ends the process) when this replica may no longer act as leader: called before every write. */
   fence?: () => void
   /** Whether a queued job may have its batch Job now (per-utility limits, fair turns). */
-  admission: Pick<Admission, 'mayStart' | 'schedule' | 'wasHeld'>
+  admission: Pick<Admission, 'mayStart' | 'schedule' | 'wasHeld'> &
+    Partial<Pick<Admission, 'finishedEarly' | 'isFinishing'>>
   /** Each runner's own temporary storage credentials (STS with the job's session policy). */
   issueCredentials: IssueCredentials
   bucket: string
@@ -103,8 +104,20 @@ function earliest(...delays: Array<number | undefined>): { requeueAfterMs: numbe
   return set.length ? { requeueAfterMs: Math.min(...set) } : undefined
 }
 
+/**
+ * The pauses between reads of a young job's result manifest, from its first pass with a batch Job
+ * (about 4 s in all, then the pod's status alone): a small job's runner starts and finishes within
+ * that time, and each read that finds nothing is one small request to storage.
+ */
+export const EARLY_RESULT_READS_MS = [100, 100, 100, 150, 150, 200, 250, 300, 400, 500, 750, 1000] as const
+
 /** How often a running job's progress is read from storage (its runner writes it at most once a second). */
 export const PROGRESS_POLL_MS = 2_000
+
+/** Whether the job record's finalizer holds the UtilityJob until its final row is written. */
+function hasRecordFinalizer(uj: UtilityJobResource): boolean {
+  return (uj.metadata.finalizers ?? []).includes(JOB_RECORD_FINALIZER)
+}
 
 /**
  * Level-triggered reconcile of one UtilityJob, keyed by name: read the world (the UtilityJob,
@@ -118,7 +131,9 @@ export class UtilityJobReconciler {
    * and lose on the conflict, so the pass waits for the watch event instead.
    */
   private readonly written = new Map<string, number>()
-  /** UtilityJobs whose row this process has made sure of (the upgrade path archives older ones). */
+  /** Early reads of each running job's result manifest made so far (EARLY_RESULT_READS_MS). */
+  private readonly earlyReads = new Map<string, number>()
+  /** UtilityJobs without the record's finalizer whose row this process has written. */
   private readonly recorded = new Set<string>()
 
   constructor(private readonly d: ReconcilerDeps) {}
@@ -132,6 +147,7 @@ export class UtilityJobReconciler {
     if (!uj) {
       this.written.delete(name)
       this.recorded.delete(name)
+      this.earlyReads.delete(name)
       return
     }
     const written = this.written.get(name)
@@ -141,13 +157,18 @@ export class UtilityJobReconciler {
     }
     const log = this.d.log.child({ jobId: uj.spec.jobId, utility: uj.spec.utility })
     if (uj.metadata.deletionTimestamp) return this.finalize(uj, log)
-    if (!this.recorded.has(name)) {
-      // A job the record may not hold yet (accepted before the record existed): archive it as it is.
+    if (!hasRecordFinalizer(uj) && !this.recorded.has(name)) {
+      // Made without the gateway (kubectl), or before the job record existed: the record may not
+      // hold it yet, so its row is written as it is, once per process. (The gateway writes a
+      // job's row before its UtilityJob, with the finalizer: nothing to do for those.)
       this.d.fence?.()
       await this.d.records.transition(uj)
       this.recorded.add(name)
     }
     if (isTerminal(uj)) {
+      this.earlyReads.delete(name)
+      // Finished from its stored result: its slot frees once its pod shows the runner exited.
+      if (this.d.admission.isFinishing?.(name)) this.d.admission.schedule()
       const batchJob = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
       // A cancelled job's Job may have been created a moment before the cancel was seen.
       if (effectiveStatus(uj).state === 'cancelled' && batchJob) await this.deleteJob(jobNameFor(uj), log)
@@ -220,9 +241,20 @@ export class UtilityJobReconciler {
       imagePullGraceMs: this.d.imagePullGraceMs ?? 60_000,
       now: this.now(),
     })
+    // While its Job is young, the runner's result manifest is read on a short schedule: a small
+    // job finishes when its manifest is stored, not when the kubelet reports the exit (ADR 0024).
+    let soon: number | undefined
+    if (obs.kind === 'pending' || obs.kind === 'running') {
+      const reads = this.earlyReads.get(name) ?? 0
+      if (reads < EARLY_RESULT_READS_MS.length) {
+        this.earlyReads.set(name, reads + 1)
+        if (await this.finishOnStoredResult(uj, utility.runner.progressUnit, firstPodStart(pods), log)) return
+        soon = EARLY_RESULT_READS_MS[reads]
+      }
+    }
     switch (obs.kind) {
       case 'pending':
-        return
+        return earliest(soon)
       case 'image-pull-waiting':
         return { requeueAfterMs: obs.recheckInMs }
       case 'running': {
@@ -230,7 +262,7 @@ export class UtilityJobReconciler {
         const unit = utility.runner.progressUnit
         if (!unit) {
           if (status) await this.writeStatus(uj, status, log)
-          return
+          return earliest(soon)
         }
         // A runner that counts progress writes it to storage; it is copied here while the job runs.
         // Read within a size and depth bound: a runner that parsed hostile input may be hostile.
@@ -249,7 +281,7 @@ export class UtilityJobReconciler {
         const progress = progressUpdate(uj.status?.progress, report, unit)
         if (progress) status = { ...(status ?? effectiveStatus(uj)), progress }
         if (status) await this.writeStatus(uj, status, log)
-        return { requeueAfterMs: PROGRESS_POLL_MS }
+        return earliest(soon, PROGRESS_POLL_MS)
       }
       case 'failed':
         await this.writeStatus(uj, failedStatus(uj, obs.error, obs.podStartedAt, this.now()), log)
@@ -282,6 +314,28 @@ export class UtilityJobReconciler {
         }
       }
     }
+  }
+
+  /**
+   * The runner may have stored its result manifest before the kubelet reports its exit: the job
+   * succeeds now if the manifest reads and checks as it would after the exit. Anything else (not
+   * there yet, unreadable, over its bounds, refused) leaves the decision to the pod's status.
+   */
+  private async finishOnStoredResult(
+    uj: UtilityJobResource,
+    progressUnit: string | undefined,
+    podStartedAt: number | null,
+    log: Logger,
+  ): Promise<boolean> {
+    const read = await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now())
+    // A manifest over its bounds or refused is not read again early: the exit decides its fate.
+    if (read.outcome === 'over-bound' || read.outcome === 'refused')
+      this.earlyReads.set(uj.metadata.name, EARLY_RESULT_READS_MS.length)
+    if (read.outcome !== 'accepted') return false
+    log.info('result manifest stored: finishing before the runner exit is reported')
+    this.d.admission.finishedEarly?.(uj.metadata.name)
+    await this.writeStatus(uj, succeededStatus(uj, read.result, podStartedAt, this.now(), progressUnit), log)
+    return true
   }
 
   /**
@@ -358,7 +412,7 @@ export class UtilityJobReconciler {
     if (at > this.now()) return { requeueAfterMs: at - this.now() }
     // With the finalizer, finalize() writes the final row once the deletion is under way; a
     // UtilityJob made before the job record (no finalizer) is archived here, first.
-    if (!(uj.metadata.finalizers ?? []).includes(JOB_RECORD_FINALIZER)) await this.archive(uj)
+    if (!hasRecordFinalizer(uj)) await this.archive(uj)
     try {
       await this.d.custom.deleteNamespacedCustomObject({
         ...this.coords(),
@@ -438,66 +492,97 @@ export class UtilityJobReconciler {
     }
   }
 
+  /**
+   * Writes the status the pass decided, in four steps: the status with its bookkeeping (a pure
+   * function), the job's row, the status subresource, then what follows a change of state.
+   */
   private async writeStatus(
     uj: UtilityJobResource,
     status: UtilityJobStatus,
     log: Logger,
     opts: { admitted?: boolean } = {},
   ): Promise<void> {
-    // status.callback belongs to the callback controller: carried over as it is, never rebuilt.
-    const callback = uj.status?.callback
-    const jobName = jobNameFor(uj)
-    const previous = uj.status?.conditions
-    const admitted =
-      opts.admitted ||
-      wasAdmitted(previous) ||
-      status.state === 'running' ||
-      status.state === 'succeeded' ||
-      this.d.jobs.get(jobName, this.d.namespace) !== undefined
-    const conditions = nextConditions({
-      status,
-      previous,
-      admitted,
-      jobName,
-      utility: uj.spec.utility,
-      generation: uj.metadata.generation,
-      now: this.now(),
-    })
-    const body = {
-      ...uj,
-      status: {
-        ...status,
-        ...(callback ? { callback } : {}),
-        jobName,
-        observedGeneration: uj.metadata.generation,
-        conditions,
-      },
-    }
+    const admitted = opts.admitted || this.d.jobs.get(jobNameFor(uj), this.d.namespace) !== undefined
+    const body = statusToWrite(uj, status, { admitted, now: this.now() })
+    await this.recordRow(body)
+    await this.replaceStatus(body, log)
+    log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
+    this.announce(uj, status)
+  }
+
+  /**
+   * Row first, status second: the list (the record) never shows an older state than the detail.
+   * The row keeps every output file; the status only what fits its budget.
+   */
+  private async recordRow(body: UtilityJobResource): Promise<void> {
     this.d.fence?.()
-    // Row first, status second: the list (the record) never shows an older state than the detail.
-    // The row keeps every output file; the status only what fits its budget (contract/status-budget.ts).
     await this.d.records.transition(body)
-    const bounded = { ...body, status: boundedStatus(body.status) }
+  }
+
+  /**
+   * The status subresource, within its budget (contract/status-budget.ts). The fence again first:
+   * the replica may have been paused while the row was written. The resourceVersion written is
+   * remembered, so a pass on an older cached view waits for the watch instead.
+   */
+  private async replaceStatus(body: UtilityJobResource, log: Logger): Promise<void> {
+    const bounded = { ...body, status: boundedStatus(body.status!) }
     if (bounded.status !== body.status)
       log.info(
-        { files: status.result?.files.length, inStatus: bounded.status.result?.files.length },
+        { files: body.status?.result?.files.length, inStatus: bounded.status.result?.files.length },
         'result files beyond the status budget kept in the job record only',
       )
-    // Again before the second write: the replica may have been paused while the row was written.
     this.d.fence?.()
     const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({
       ...this.coords(),
-      name: uj.metadata.name,
+      name: body.metadata.name,
       body: bounded,
     })) as UtilityJobResource
-    this.written.set(uj.metadata.name, Number(saved.metadata.resourceVersion))
-    log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
-    const before = effectiveStatus(uj).state
-    if (before !== status.state) {
-      const event = transitionEvent(status, jobName)
+    this.written.set(body.metadata.name, Number(saved.metadata.resourceVersion))
+  }
+
+  /** After a status write: the Event of a change of state, and a finished job's bookkeeping. */
+  private announce(uj: UtilityJobResource, status: UtilityJobStatus): void {
+    if (effectiveStatus(uj).state !== status.state) {
+      const event = transitionEvent(status, jobNameFor(uj))
       if (event) this.d.events?.record(uj, event)
     }
     if (isTerminal({ ...uj, status })) this.d.onFinished?.(uj, status)
+  }
+}
+
+/**
+ * The UtilityJob with the status to write: the decided status, the callback state carried over
+ * as it is (it belongs to the callback controller), the batch Job's name, the generation it
+ * answers and the conditions that follow from the previous ones. `admitted` says the job has (or
+ * is getting) its batch Job; an earlier admission, or a running or succeeded state, counts too.
+ */
+export function statusToWrite(
+  uj: UtilityJobResource,
+  status: UtilityJobStatus,
+  o: { admitted: boolean; now: number },
+): UtilityJobResource {
+  const callback = uj.status?.callback
+  const jobName = jobNameFor(uj)
+  const previous = uj.status?.conditions
+  const admitted = o.admitted || wasAdmitted(previous) || status.state === 'running' || status.state === 'succeeded'
+  const conditions = nextConditions({
+    status,
+    previous,
+    admitted,
+    jobName,
+    utility: uj.spec.utility,
+    generation: uj.metadata.generation,
+    now: o.now,
+  })
+  return {
+    ...uj,
+    status: {
+      ...status,
+      ...(callback ? { callback } : {}),
+      jobName,
+      observedGeneration: uj.metadata.generation,
+      conditions,
+    },
   }
 }
 

@@ -39,9 +39,18 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
       expect(d.status).toBe(200)
       expect(d.bytes.subarray(0, 5).toString()).toBe('%PDF-')
     }
-    const [pod] = await runnerPodsOf(res.body.id)
+    // The job succeeds once its result is stored; the kubelet reports the runner's exit a moment later.
+    let pod = (await runnerPodsOf(res.body.id))[0]
+    await expect
+      .poll(
+        async () => {
+          pod = (await runnerPodsOf(res.body.id))[0]
+          return pod.status?.containerStatuses?.[0].state?.terminated
+        },
+        { timeout: 15_000, interval: 250 },
+      )
+      .toMatchObject({ exitCode: 0, reason: 'Completed' })
     expect(pod.status?.containerStatuses?.[0].containerID).toMatch(/^containerd:\/\//)
-    expect(pod.status?.containerStatuses?.[0].state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' })
     expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true)
     expect(pod.spec?.containers[0].securityContext?.readOnlyRootFilesystem).toBe(true)
   })
