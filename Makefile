@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-throughput release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -42,6 +42,12 @@ bench-node: binaries build
 	@test/platform/install-deps.sh --node
 	@test/platform/build-binaries.sh $(NODE_BINARIES)
 	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) DUTIL_NODE_LATENCY_RUNS=50 images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project node test/node/latency.test.ts'
+
+# make bench-throughput's bursts on the real node: completed small jobs per second per utility.
+bench-throughput-node: binaries build
+	@test/platform/install-deps.sh --node
+	@test/platform/build-binaries.sh $(NODE_BINARIES)
+	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) DUTIL_NODE_THROUGHPUT=1 images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project node test/node/throughput.test.ts'
 
 # The same node joined to the platform `make dev` runs, until Ctrl-C (pods cannot reach that
 # platform's loopback-only API server: containerd and the kubelet only, for trying images by hand).

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { PDFDocument } from 'pdf-lib'
@@ -7,6 +6,7 @@ import { catalog } from '../../runners/catalog.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { burst, burstRow, BURST_TABLE_HEADER } from './burst.js'
 
 /**
  * `make bench-throughput` (the dev node agent tier): what small jobs cost in completed jobs per
@@ -21,18 +21,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const KEYS = Number(process.env.BENCH_KEYS ?? 8)
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null
-const pct = (xs: number[], p: number) =>
-  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN
-
-/** Busy and total jiffies of all CPUs (/proc/stat's first line). */
-function cpuTimes(): { busy: number; total: number } {
-  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)
-  const n = fields.map(Number)
-  const idle = n[3] + (n[4] ?? 0)
-  const total = n.reduce((a, b) => a + b, 0)
-  return { busy: total - idle, total }
-}
-
 const platform = await startPlatform({
   dir: join(REPO_ROOT, '.bench'),
   ports: TEST_PORTS,
@@ -59,29 +47,15 @@ try {
 
   for (const [slug, input] of Object.entries(inputs)) {
     if (ONLY && !ONLY.has(slug)) continue
-    // One warm-up job (the first start of a runner reads its bundle from a cold disk cache).
-    await runOne(slug, input, keys[0])
-    const totals: number[] = []
-    let failed = 0
-    const cpu0 = cpuTimes()
-    const t0 = performance.now()
-    const end = t0 + SECONDS * 1000
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async (_, w) => {
-        for (let n = 0; performance.now() < end; n++) {
-          const job = await runOne(slug, input, keys[(w + n) % keys.length])
-          if (job.status === 'succeeded') totals.push(job.timings.totalMs)
-          else failed++
-        }
-      }),
-    )
-    const wall = (performance.now() - t0) / 1000
-    const cpu1 = cpuTimes()
-    const busy = (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total)
-    const limit = catalog.get(slug)?.runner.concurrency ?? '?'
-    rows.push(
-      `| ${slug} | ${totals.length}${failed ? ` (+${failed} failed)` : ''} | ${wall.toFixed(1)} s | **${(totals.length / wall).toFixed(2)}** | ${pct(totals, 50)} / ${pct(totals, 99)} ms | ${(busy * 100).toFixed(0)} % | ${limit} |`,
-    )
+    const result = await burst({
+      gatewayUrl: platform.gatewayUrl,
+      slug,
+      input,
+      keys,
+      seconds: SECONDS,
+      concurrency: CONCURRENCY,
+    })
+    rows.push(burstRow(slug, result, catalog.get(slug)?.runner.concurrency ?? '?'))
     console.log(rows.at(-1))
   }
 
@@ -111,24 +85,4 @@ try {
 console.log(
   `\nmake bench-throughput: ${CONCURRENCY} clients, ${KEYS} keys, ${SECONDS} s per utility (dev node agent tier)\n`,
 )
-console.log('| work | jobs | wall | completed jobs/s | accept → succeeded p50 / p99 | CPU busy | run slots |')
-console.log('|---|---|---|---|---|---|---|')
-for (const r of rows) console.log(r)
-
-async function runOne(
-  slug: string,
-  input: unknown,
-  key: string,
-): Promise<{ status: string; timings: { totalMs: number } }> {
-  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
-  const res = await fetch(`${platform.gatewayUrl}/v1/utilities/${slug}/jobs`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ input }),
-  })
-  let job = (await res.json()) as { id: string; status: string; timings: { totalMs: number } }
-  if (res.status !== 202) throw new Error(`${slug}: HTTP ${res.status} ${JSON.stringify(job)}`)
-  while (!['succeeded', 'failed', 'cancelled'].includes(job.status))
-    job = (await (await fetch(`${platform.gatewayUrl}/v1/jobs/${job.id}?wait=60`, { headers })).json()) as typeof job
-  return job
-}
+for (const line of [...BURST_TABLE_HEADER, ...rows]) console.log(line)
