@@ -180,27 +180,17 @@ export class Admission {
     for (const uj of this.o.list()) {
       if (uj.metadata.deletionTimestamp) continue
       const name = uj.metadata.name
+      let holdsSlot: boolean
       if (isTerminal(uj)) {
+        // Finished early, its runner not yet seen to exit: it keeps its slot until then.
         if (!this.finishing.has(name) || !this.o.runnerWorking?.(uj)) continue
-        live.add(name)
-        views.push({
-          name,
-          utility: uj.spec.utility,
-          tenant: tenantOf(uj.spec),
-          createdAtMs: Date.parse(uj.spec.createdAt),
-          mode: uj.spec.mode,
-          holdsSlot: true,
-          cancelRequested: false,
-        })
-        const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }
-        c.running++
-        perUtility.set(uj.spec.utility, c)
-        continue
+        holdsSlot = true
+      } else {
+        const hasJob = this.o.hasJob(uj)
+        if (hasJob) this.admitted.delete(name) // the watch has its Job now: that counts from here on
+        holdsSlot = hasJob || this.admitted.has(name)
       }
       live.add(name)
-      const hasJob = this.o.hasJob(uj)
-      if (hasJob) this.admitted.delete(name) // the watch has its Job now: that counts from here on
-      const holdsSlot = hasJob || this.admitted.has(name)
       views.push({
         name,
         utility: uj.spec.utility,
@@ -208,7 +198,7 @@ export class Admission {
         createdAtMs: Date.parse(uj.spec.createdAt),
         mode: uj.spec.mode,
         holdsSlot,
-        cancelRequested: Boolean(uj.spec.cancelRequested),
+        cancelRequested: !isTerminal(uj) && Boolean(uj.spec.cancelRequested),
       })
       const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }
       if (holdsSlot || effectiveStatus(uj).state === 'running') c.running++

@@ -170,6 +170,17 @@ describe('a failed job’s batch Job', () => {
   })
 })
 
+/** The writes of a pass that admits a queued job: its batch Job, then its row and status (Admitted). */
+const admittedWrites = (uj: UtilityJobResource) => [
+  'fence',
+  'fence',
+  `create job ${jobNameFor(uj)}`,
+  'fence',
+  'record queued',
+  'fence',
+  'status queued',
+]
+
 describe('the reconciler pass', () => {
   it('gives a queued job exactly one batch Job, owned by it, then records and writes Admitted, each write behind the fence', async () => {
     const uj = utilityJob({}, { state: 'queued' } as UtilityJobResource['status'])
@@ -181,18 +192,9 @@ describe('the reconciler pass', () => {
     expect(job.metadata!.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'UtilityJob', name: uj.metadata.name, uid: 'uid-1', controller: true }),
     ])
-    // The row is written before the status, and the fence comes before each write.
-    expect(w.writes).toEqual([
-      'fence',
-      'record queued',
-      'fence',
-      'fence',
-      `create job ${jobNameFor(uj)}`,
-      'fence',
-      'record queued',
-      'fence',
-      'status queued',
-    ])
+    // A job made without the gateway gets its row first. Then the Job, the row before the
+    // status, and the fence before each write.
+    expect(w.writes).toEqual(['fence', 'record queued', ...admittedWrites(uj)])
     const conditions = w.statuses[0].status!.conditions!
     expect(conditions.find((c) => c.type === 'Admitted')).toMatchObject({ status: 'True' })
   })
@@ -202,15 +204,7 @@ describe('the reconciler pass', () => {
     const uj = { ...made, metadata: { ...made.metadata, finalizers: [JOB_RECORD_FINALIZER] } }
     const w = world({ uj })
     await w.reconciler.reconcile(uj.metadata.name)
-    expect(w.writes).toEqual([
-      'fence',
-      'fence',
-      `create job ${jobNameFor(uj)}`,
-      'fence',
-      'record queued',
-      'fence',
-      'status queued',
-    ])
+    expect(w.writes).toEqual(admittedWrites(uj))
   })
 
   it('does not create a second Job once the cache has the first: the same pass twice is one Job', async () => {
