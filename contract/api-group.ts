@@ -15,6 +15,11 @@ export const API_KEY = { kind: 'ApiKey', plural: 'apikeys', singular: 'apikey', 
 export const ANNOTATIONS = {
   /** A redelivery request for the job's callback: the time it was asked for (ISO-8601). */
   redeliver: 'dutil.io/redeliver',
+  /**
+   * The job's W3C trace context (`traceparent`), set by the gateway when tracing is on: the
+   * operator's, the runner's and the callback's spans join the trace of the call that made it.
+   */
+  traceparent: 'dutil.io/traceparent',
 } as const
 
 export const LABELS = {

@@ -1,5 +1,6 @@
 import type { CallbackDelivery, UtilityJobSpec, UtilityJobStatus, JobState } from './crd-schemas.js'
 import { TERMINAL_STATES } from './crd-schemas.js'
+import { ANNOTATIONS } from './api-group.js'
 
 /**
  * What a job view is built from, whichever source holds the job: a live UtilityJob (spec +
@@ -9,6 +10,13 @@ import { TERMINAL_STATES } from './crd-schemas.js'
 export interface JobRecord {
   spec: UtilityJobSpec
   status?: UtilityJobStatus
+  /** A UtilityJob's own; a row gives back the annotations it keeps (the trace context). */
+  metadata?: { annotations?: Record<string, string> }
+}
+
+/** The job's W3C trace context, when it was accepted with tracing on. */
+export function traceparentOfJob(job: JobRecord): string | undefined {
+  return job.metadata?.annotations?.[ANNOTATIONS.traceparent]
 }
 
 export interface FileLink {

@@ -24,6 +24,10 @@ export const ENV = {
   sessionToken: 'DUTIL_S3_SESSION_TOKEN',
   allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
   allowedNetworks: 'DUTIL_ALLOWED_PRIVATE_NETWORKS',
+  /** The job's W3C trace context (docs/observability.md); set only when tracing is on. */
+  traceparent: 'TRACEPARENT',
+  tracingEndpoint: 'DUTIL_TRACING_ENDPOINT',
+  tracingServiceName: 'DUTIL_TRACING_SERVICE_NAME',
 } as const
 
 /**

@@ -56,6 +56,63 @@ export const STORAGE_SETTINGS = {
   DUTIL_S3_SECRET_KEY: Setting.string('Storage secret key', { minLength: 1 }),
 }
 
+/**
+ * Tracing and logging, the same for every program (docs/observability.md): spans go to an
+ * OTLP/HTTP collector only when DUTIL_TRACING_ENDPOINT is set.
+ */
+export const OBSERVABILITY_SETTINGS = {
+  DUTIL_TRACING_ENDPOINT: Setting.optional(
+    Setting.url('OTLP/HTTP address of a trace collector (spans go to <address>/v1/traces); tracing is off when unset'),
+  ),
+  DUTIL_TRACING_SAMPLE_RATIO: Setting.number(
+    'Share of new traces kept (0–1); a continued trace keeps its caller’s choice',
+    {
+      default: 1,
+      minimum: 0,
+      maximum: 1,
+    },
+  ),
+  DUTIL_TRACING_SERVICE_PREFIX: Setting.string('Prefix of every program’s service.name (dutil-gateway, …)', {
+    default: 'dutil-',
+    pattern: '^[a-zA-Z0-9._-]{0,40}$',
+  }),
+  DUTIL_LOG_LEVEL: Setting.oneOf(
+    'Least level logged',
+    ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    'info',
+  ),
+}
+
+export interface ObservabilityConfig {
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent'
+  /** Present when tracing is on. */
+  tracing?: { endpoint: string; sampleRatio: number; serviceName: string }
+}
+
+/** The observability part of a program's settings; `program` names its service (gateway, operator). */
+export function observabilityConfig(
+  s: {
+    DUTIL_TRACING_ENDPOINT?: string
+    DUTIL_TRACING_SAMPLE_RATIO: number
+    DUTIL_TRACING_SERVICE_PREFIX: string
+    DUTIL_LOG_LEVEL: ObservabilityConfig['logLevel']
+  },
+  program: string,
+): ObservabilityConfig {
+  return {
+    logLevel: s.DUTIL_LOG_LEVEL,
+    ...(s.DUTIL_TRACING_ENDPOINT
+      ? {
+          tracing: {
+            endpoint: s.DUTIL_TRACING_ENDPOINT,
+            sampleRatio: s.DUTIL_TRACING_SAMPLE_RATIO,
+            serviceName: `${s.DUTIL_TRACING_SERVICE_PREFIX}${program}`,
+          },
+        }
+      : {}),
+  }
+}
+
 const ajv = new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })
 
 /** Names of settings whose value is never echoed (only its length is): keys, secrets, passwords. */

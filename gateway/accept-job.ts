@@ -1,7 +1,7 @@
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import type { JobRecord } from '../contract/job-view.js'
+import { type JobRecord, traceparentOfJob } from '../contract/job-view.js'
 import { objectNameOf } from '../contract/ids.js'
 import { MAX_INPUT_BYTES } from '../contract/runner-protocol.js'
 import { apiStatus } from '../platform/kube.js'
@@ -134,6 +134,7 @@ export async function completeHandOff(
   const uj = utilityJobResource(
     { ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) },
     keyObjectName,
+    traceparentOfJob(job),
   )
   const created = await createOnce(d, uj)
   d.log.warn({ jobId: job.spec.jobId }, 'job handed to the cluster on its retry (its first hand-off was lost)')

@@ -11,6 +11,7 @@ import type { KeyRegistry } from './key-registry.js'
 import type { KeyUsage } from './key-usage.js'
 import { rateLimit, type RateLimiter } from './rate-limit.js'
 import { requestId } from './request-id.js'
+import { traceRequests } from './trace-requests.js'
 import type { RouteDeps } from './routes/context.js'
 import { jobRoutes } from './routes/jobs.js'
 import { runUtilityRoutes } from './routes/run-utility.js'
@@ -78,6 +79,8 @@ export function createApp(deps: AppDeps): Koa {
     return 'unmatched'
   }
   app.use(trustForwardedHeadersFrom(deps.trustedProxies))
+  // The request's span holds everything after it, the access log line included.
+  app.use(traceRequests(routeOf))
   // Outermost (after the client address), so metrics and the access log see the status the error mapping chose.
   app.use(observeRequests(deps, routeOf))
   app.use(errorMiddleware(deps.log))

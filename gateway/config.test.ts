@@ -20,6 +20,29 @@ describe('gateway settings', () => {
     })
   })
 
+  it('traces only when given a collector, and checks the tracing settings', () => {
+    expect(loadGatewayConfig(BASE).observability).toEqual({ logLevel: 'info' })
+    expect(
+      loadGatewayConfig({
+        ...BASE,
+        DUTIL_TRACING_ENDPOINT: 'http://collector:4318',
+        DUTIL_TRACING_SAMPLE_RATIO: '0.25',
+        DUTIL_LOG_LEVEL: 'debug',
+      }).observability,
+    ).toEqual({
+      logLevel: 'debug',
+      tracing: { endpoint: 'http://collector:4318', sampleRatio: 0.25, serviceName: 'dutil-gateway' },
+    })
+    expect(() =>
+      loadGatewayConfig({
+        ...BASE,
+        DUTIL_TRACING_ENDPOINT: 'collector:4318',
+        DUTIL_TRACING_SAMPLE_RATIO: '2',
+        DUTIL_LOG_LEVEL: 'loud',
+      }),
+    ).toThrow(/DUTIL_TRACING_ENDPOINT.*DUTIL_TRACING_SAMPLE_RATIO must be <= 1.*DUTIL_LOG_LEVEL/)
+  })
+
   it('names each bad variable at once', () => {
     expect(() => loadGatewayConfig({ ...BASE, DUTIL_PORT: '80000', DUTIL_LINK_TTL_SECONDS: 'an hour' })).toThrow(
       /DUTIL_PORT must be <= 65535.*DUTIL_LINK_TTL_SECONDS must be integer/,

@@ -1,6 +1,15 @@
 import Type, { type Static } from 'typebox'
 import type { AllowedNetworks } from '../contract/address-policy.js'
-import { cidrSetting, readSettings, Setting, SettingsError, STORAGE_SETTINGS } from '../contract/settings.js'
+import {
+  cidrSetting,
+  OBSERVABILITY_SETTINGS,
+  observabilityConfig,
+  type ObservabilityConfig,
+  readSettings,
+  Setting,
+  SettingsError,
+  STORAGE_SETTINGS,
+} from '../contract/settings.js'
 
 /** Every environment variable the gateway reads (README: Configuration), checked once at start. */
 export const GATEWAY_SETTINGS = Type.Object({
@@ -20,6 +29,7 @@ export const GATEWAY_SETTINGS = Type.Object({
   }),
   DUTIL_DATABASE_MAX_CONNECTIONS: Setting.integer('Connection pool size', { default: 20, minimum: 1, maximum: 1000 }),
   ...STORAGE_SETTINGS,
+  ...OBSERVABILITY_SETTINGS,
   DUTIL_LINK_TTL_SECONDS: Setting.integer('Lifetime of download links', {
     default: 3600,
     minimum: 60,
@@ -107,6 +117,8 @@ export interface GatewayConfig {
   /** Back-pressure: queued jobs one API key may have, and the whole platform. */
   maxQueuedJobsPerKey: number
   maxQueuedJobs: number
+  /** Log level and tracing (docs/observability.md). */
+  observability: ObservabilityConfig
 }
 
 /** Read once at start; a bad setting throws a SettingsError naming the variable. */
@@ -142,6 +154,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     keyLookupsPerSecond: s.DUTIL_KEY_LOOKUPS_PER_SECOND,
     maxQueuedJobsPerKey: s.DUTIL_MAX_QUEUED_JOBS_PER_KEY,
     maxQueuedJobs: s.DUTIL_MAX_QUEUED_JOBS,
+    observability: observabilityConfig(s, 'gateway'),
   }
 }
 

@@ -9,6 +9,7 @@ import { guarded, openDatabase } from '../platform/db/database.js'
 import { getJob } from '../platform/db/jobs-table.js'
 import { pendingMigrations } from '../platform/db/migrate.js'
 import { storageClient } from '../platform/storage-client.js'
+import { startTracing, traceLogFields } from '../platform/tracing.js'
 import { createApp } from './app.js'
 import { loadGatewayConfig } from './config.js'
 import { createConsole } from './console/index.js'
@@ -25,8 +26,10 @@ import { KeyUsage } from './key-usage.js'
 import { gatewayMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
 
-const log = pino({ base: { component: 'gateway' } })
+const log = pino({ base: { component: 'gateway' }, mixin: traceLogFields })
 const config = loadOrExit(log, () => loadGatewayConfig())
+log.level = config.observability.logLevel
+const stopTracing = await startTracing(config.observability.tracing)
 const consoleConfig = loadOrExit(log, () => loadConsoleConfig(process.env, `http://${config.host}:${config.port}`))
 // In-flight requests get 10 s after SIGTERM: sync waits end with 202 + Location, long-polls with the job as it is.
 const program = new Program({ name: 'gateway', log, drainMs: 10_000 })
@@ -147,4 +150,5 @@ program
   .onStop('servers', () => servers.close())
   .onStop('redis', () => redis.disconnect())
   .onStop('database', () => db.end())
+  .onStop('tracing', stopTracing)
   .handleSignals()

@@ -1,4 +1,4 @@
-import { API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../contract/api-group.js'
+import { ANNOTATIONS, API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../contract/api-group.js'
 import type { UtilityJobResource, UtilityJobSpec } from '../contract/crd-schemas.js'
 import { objectNameOf } from '../contract/ids.js'
 import { inputObjectKey } from '../contract/runner-protocol.js'
@@ -53,10 +53,15 @@ export function newJobSpec(j: NewJob): UtilityJobSpec {
 
 /**
  * The UtilityJob of a job's spec: its name from the job id, its labels (the key's object when it
- * has a key), and the finalizer that keeps it until the operator has written the final row and
- * settled the callback (ADR 0010). Pure; every UtilityJob the gateway creates is made here.
+ * has a key), the trace context of the call that made it, and the finalizer that keeps it until
+ * the operator has written the final row and settled the callback (ADR 0010). Pure; every
+ * UtilityJob the gateway creates is made here.
  */
-export function utilityJobResource(spec: UtilityJobSpec, keyObjectName?: string): UtilityJobResource {
+export function utilityJobResource(
+  spec: UtilityJobSpec,
+  keyObjectName?: string,
+  traceparent?: string,
+): UtilityJobResource {
   return {
     apiVersion: API_GROUP_VERSION,
     kind: 'UtilityJob',
@@ -67,6 +72,7 @@ export function utilityJobResource(spec: UtilityJobSpec, keyObjectName?: string)
         ...(keyObjectName ? { [LABELS.apiKey]: keyObjectName } : {}),
         [LABELS.utility]: spec.utility,
       },
+      ...(traceparent ? { annotations: { [ANNOTATIONS.traceparent]: traceparent } } : {}),
       finalizers: [JOB_RECORD_FINALIZER],
     },
     spec,

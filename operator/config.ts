@@ -7,6 +7,9 @@ import { catalog } from '../runners/catalog.js'
 import {
   cidrSetting,
   jsonObjectSetting,
+  OBSERVABILITY_SETTINGS,
+  observabilityConfig,
+  type ObservabilityConfig,
   readSettings,
   Setting,
   STORAGE_SETTINGS,
@@ -16,6 +19,8 @@ import type { RunnerSettings } from './desired-job.js'
 import { parseRunnerPods } from './runner-pod.js'
 
 export interface OperatorConfig {
+  /** Log level and tracing (docs/observability.md); runners trace to the same collector. */
+  observability: ObservabilityConfig
   kubeconfig?: string
   namespace: string
   /** Address of /metrics, /healthz and /readyz. */
@@ -127,6 +132,7 @@ export const OPERATOR_SETTINGS = Type.Object({
     exclusiveMinimum: 0,
   }),
   ...STORAGE_SETTINGS,
+  ...OBSERVABILITY_SETTINGS,
   DUTIL_RUNNER_S3_ENDPOINT: Setting.optional(
     Setting.url('Storage endpoint as runner pods reach it (default: DUTIL_S3_ENDPOINT)'),
   ),
@@ -217,7 +223,9 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     undefined,
   )
   if (problems.length) throw new SettingsError(problems)
+  const observability = observabilityConfig(s, 'operator')
   return {
+    observability,
     kubeconfig: s.KUBECONFIG,
     namespace: s.DUTIL_NAMESPACE,
     host: s.DUTIL_OPERATOR_HOST,
@@ -259,6 +267,9 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       jobTtlSeconds: s.DUTIL_JOB_TTL_SECONDS,
       resources,
       pods,
+      ...(observability.tracing
+        ? { tracing: { endpoint: observability.tracing.endpoint, servicePrefix: s.DUTIL_TRACING_SERVICE_PREFIX } }
+        : {}),
     },
     callbacks: {
       concurrency: s.DUTIL_CALLBACK_CONCURRENCY,

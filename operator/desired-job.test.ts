@@ -96,3 +96,36 @@ describe('desiredJob', () => {
     expect(env.find((e) => e.name === 'DUTIL_ALLOW_LOOPBACK_URLS')?.value).toBe('false')
   })
 })
+
+describe('desiredJob and tracing', () => {
+  const split = catalog.get('split-pdf')!
+  const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+  const traced = (): UtilityJobResource => {
+    const j = uj()
+    j.metadata.annotations = { 'dutil.io/traceparent': traceparent }
+    return j
+  }
+  const envOf = (job: ReturnType<typeof desiredJob>) =>
+    Object.fromEntries(job.spec!.template.spec!.containers[0].env!.map((e) => [e.name, e.value]))
+
+  it("hands a traced job's context and the collector to its runner", () => {
+    const tracing = { endpoint: 'http://collector.observability:4318', servicePrefix: 'acme-' }
+    const env = envOf(desiredJob(traced(), split, { ...settings, tracing }, creds))
+    expect(env).toMatchObject({
+      TRACEPARENT: traceparent,
+      DUTIL_TRACING_ENDPOINT: 'http://collector.observability:4318',
+      DUTIL_TRACING_SERVICE_NAME: 'acme-runner-split-pdf',
+    })
+  })
+
+  it('gives the runner nothing of tracing when tracing is off or the job was not traced', () => {
+    const tracing = { endpoint: 'http://collector.observability:4318', servicePrefix: 'dutil-' }
+    for (const job of [
+      desiredJob(traced(), split, settings, creds),
+      desiredJob(uj(), split, { ...settings, tracing }, creds),
+    ]) {
+      const names = Object.keys(envOf(job))
+      expect(names.filter((n) => n.includes('TRAC'))).toEqual([])
+    }
+  })
+})

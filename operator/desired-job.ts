@@ -1,5 +1,5 @@
 import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
-import { API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
+import { ANNOTATIONS, API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { CLASSIFIED_EXIT_CODES, ENV, type RunnerCredentials } from '../contract/runner-protocol.js'
 import type { RunnerResources, UtilityDefinition } from '../contract/utility.js'
@@ -24,6 +24,8 @@ export interface RunnerSettings {
   resources?: Record<string, RunnerResources>
   /** Per-utility pod placement, pull secrets, annotations and labels (operator setting DUTIL_RUNNER_POD). */
   pods?: Record<string, RunnerPod>
+  /** The collector runners send their spans to, when tracing is on (docs/observability.md). */
+  tracing?: { endpoint: string; servicePrefix: string }
 }
 
 /** Name of the batch/v1 Job for a UtilityJob: the same name, so a retry can never make a second one. */
@@ -71,6 +73,13 @@ export function desiredJob(
     { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
     ...(settings.allowedNetworks ? [{ name: ENV.allowedNetworks, value: settings.allowedNetworks }] : []),
   ]
+  const traceparent = uj.metadata.annotations?.[ANNOTATIONS.traceparent]
+  if (settings.tracing && traceparent)
+    env.push(
+      { name: ENV.traceparent, value: traceparent },
+      { name: ENV.tracingEndpoint, value: settings.tracing.endpoint },
+      { name: ENV.tracingServiceName, value: `${settings.tracing.servicePrefix}runner-${utility.slug}` },
+    )
   env.push({ name: ENV.accessKey, value: credentials.accessKey }, { name: ENV.secretKey, value: credentials.secretKey })
   if (credentials.sessionToken) env.push({ name: ENV.sessionToken, value: credentials.sessionToken })
   const scratch = utility.runner.scratchSizeLimit

@@ -7,6 +7,7 @@ import { FileLinks } from '../platform/file-links.js'
 import { openDatabase } from '../platform/db/database.js'
 import { appendCallbackAttempt, getJob, recordCallback, recordTransition } from '../platform/db/jobs-table.js'
 import { storageClient } from '../platform/storage-client.js'
+import { startTracing, traceLogFields } from '../platform/tracing.js'
 import { loadOrExit } from '../contract/settings.js'
 import { catalog } from '../runners/catalog.js'
 import { loadOperatorConfig } from './config.js'
@@ -35,8 +36,10 @@ import { KubeSigningSecrets } from './callbacks/signing-secrets.js'
 // at once) or a crash are all in the log, in the order they were logged. (pino's default buffered
 // stream can write its last lines out of order at exit: a write in flight lands after the final
 // flush.) The operator logs a few lines per job; the cost is one write each.
-const log = pino({ base: { component: 'operator' } }, pino.destination({ fd: 1, sync: true }))
+const log = pino({ base: { component: 'operator' }, mixin: traceLogFields }, pino.destination({ fd: 1, sync: true }))
 const config = loadOrExit(log, () => loadOperatorConfig())
+log.level = config.observability.logLevel
+const stopTracing = await startTracing(config.observability.tracing)
 // In-flight reconciles and callback attempts (10 s at most) finish within the pod's grace of 30 s.
 const program = new Program({ name: 'operator', log, drainMs: 25_000 })
 const kc = loadKubeConfig(config.kubeconfig)
@@ -235,6 +238,7 @@ program
   .onStop('lease', () => elector?.release())
   .onStop('database', () => db.end())
   .onStop('probes', () => server.close())
+  .onStop('tracing', stopTracing)
   .handleSignals()
 
 await program.sync()

@@ -12,8 +12,9 @@ import type { Logger } from 'pino'
 import { API_GROUP, API_VERSION, JOB_RECORD_FINALIZER, LABELS, UTILITY_JOB } from '../contract/api-group.js'
 import { catalog } from '../runners/catalog.js'
 import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
-import { effectiveStatus, isTerminal, type JobRecord } from '../contract/job-view.js'
+import { effectiveStatus, isTerminal, type JobRecord, traceparentOfJob } from '../contract/job-view.js'
 import { apiStatus } from '../platform/kube.js'
+import { context, contextOf, failSpan, inSpan, jobAttributes, pastSpan } from '../platform/tracing.js'
 import { MAX_PROGRESS_BYTES, progressObjectKey } from '../contract/runner-protocol.js'
 import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
@@ -150,6 +151,11 @@ export class UtilityJobReconciler {
       this.earlyReads.delete(name)
       return
     }
+    // The pass runs in the job's trace: its spans join it, its log lines carry it.
+    return context.with(contextOf(traceparentOfJob(uj)), () => this.reconcileJob(name, uj))
+  }
+
+  private async reconcileJob(name: string, uj: UtilityJobResource): Promise<{ requeueAfterMs?: number } | void> {
     const written = this.written.get(name)
     if (written !== undefined) {
       if (Number(uj.metadata.resourceVersion) < written) return
@@ -290,7 +296,12 @@ export class UtilityJobReconciler {
         if (obs.stopJob) await this.deleteJob(jobNameFor(uj), log, obs.error.code)
         return
       case 'succeeded': {
-        const read = await readResultManifest(this.d.storage, this.d.bucket, uj, obs.finishedAt, this.now())
+        const read = await inSpan('check result', { attributes: jobAttributes(uj.spec) }, async (span) => {
+          const r = await readResultManifest(this.d.storage, this.d.bucket, uj, obs.finishedAt, this.now())
+          span.setAttribute('dutil.result.outcome', r.outcome)
+          if (r.outcome === 'accepted') span.setAttribute('dutil.result.files', r.result.files.length)
+          return r
+        })
         const failed = (error: { code: 'storage_error' | 'internal'; message: string }) =>
           this.writeStatus(uj, failedStatus(uj, error, obs.podStartedAt, this.now()), log)
         switch (read.outcome) {
@@ -327,12 +338,22 @@ export class UtilityJobReconciler {
     podStartedAt: number | null,
     log: Logger,
   ): Promise<boolean> {
+    const readAt = Date.now()
     const read = await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now())
     // A manifest over its bounds or refused is not read again early: the exit decides its fate.
     if (read.outcome === 'over-bound' || read.outcome === 'refused')
       this.earlyReads.set(uj.metadata.name, EARLY_RESULT_READS_MS.length)
     if (read.outcome !== 'accepted') return false
     log.info('result manifest stored: finishing before the runner exit is reported')
+    pastSpan('check result', {
+      startTime: readAt,
+      attributes: {
+        ...jobAttributes(uj.spec),
+        'dutil.result.outcome': 'accepted',
+        'dutil.result.files': read.result.files.length,
+        'dutil.result.early': true,
+      },
+    })
     this.d.admission.finishedEarly?.(uj.metadata.name)
     await this.writeStatus(uj, succeededStatus(uj, read.result, podStartedAt, this.now(), progressUnit), log)
     return true
@@ -368,24 +389,38 @@ export class UtilityJobReconciler {
     utility: NonNullable<ReturnType<typeof catalog.get>>,
     log: Logger,
   ): Promise<void> {
+    const admittedAt = Date.now()
     // Its own temporary storage credentials; made only when the Job is about to be created.
     this.d.fence?.()
-    const asked = performance.now()
-    const credentials = await this.d.issueCredentials(uj, utility)
-    const credentialsMs = Math.round(performance.now() - asked)
-    const body = desiredJob(uj, utility, this.d.runner, credentials)
-    this.d.fence?.()
-    let created: V1Job
-    try {
-      created = await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
-      log.info(
-        { job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs },
-        'job created',
-      )
-    } catch (err) {
-      if (apiStatus(err) === 409) return // AlreadyExists: an earlier pass (or another replica) made it.
-      throw err
-    }
+    const made = await inSpan('create batch Job', { attributes: jobAttributes(uj.spec) }, async (span) => {
+      const asked = performance.now()
+      const credentials = await this.d.issueCredentials(uj, utility)
+      const credentialsMs = Math.round(performance.now() - asked)
+      const body = desiredJob(uj, utility, this.d.runner, credentials)
+      span.setAttribute('dutil.job.deadline_seconds', body.spec!.activeDeadlineSeconds!)
+      this.d.fence?.()
+      try {
+        const created = await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
+        log.info(
+          { job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs },
+          'job created',
+        )
+        return { created, body }
+      } catch (err) {
+        if (apiStatus(err) === 409) return null // AlreadyExists: an earlier pass (or another replica) made it.
+        throw err
+      }
+    })
+    if (!made) return
+    const { created, body } = made
+    // The wait for a slot, from acceptance to admission, as a span of its own.
+    const acceptedAt = parseTime(uj.spec.createdAt)
+    if (acceptedAt !== null)
+      pastSpan('admission wait', {
+        startTime: Math.min(acceptedAt, admittedAt),
+        endTime: admittedAt,
+        attributes: jobAttributes(uj.spec),
+      })
     const jobName = body.metadata!.name!
     this.d.events?.record(uj, {
       type: 'Normal',
@@ -504,8 +539,21 @@ export class UtilityJobReconciler {
   ): Promise<void> {
     const admitted = opts.admitted || this.d.jobs.get(jobNameFor(uj), this.d.namespace) !== undefined
     const body = statusToWrite(uj, status, { admitted, now: this.now() })
-    await this.recordRow(body)
-    await this.replaceStatus(body, log)
+    const write = async () => {
+      await this.recordRow(body)
+      await this.replaceStatus(body, log)
+    }
+    // A change of state is a span of the job's trace (a progress update is not).
+    if (effectiveStatus(uj).state === status.state) await write()
+    else
+      await inSpan(
+        'write status',
+        { attributes: { ...jobAttributes(uj.spec), 'dutil.job.state': status.state } },
+        async (span) => {
+          if (status.error) failSpan(span, status.error.code)
+          await write()
+        },
+      )
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
     this.announce(uj, status)
   }

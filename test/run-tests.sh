@@ -4,7 +4,7 @@
 # integration tests both run and both count; a failed install or build stops the run.
 #
 #   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, containerd, ...), schemathesis
-#   binaries     etcd, Kubernetes, MinIO, Helm from the Go module proxy (cached in $DUTIL_CACHE)
+#   binaries     etcd, Kubernetes, MinIO, Helm, Jaeger from the Go module proxy (cached in $DUTIL_CACHE)
 #   build        TypeScript to dist/
 #   lint         ESLint (typescript-eslint, type-aware) and Prettier's check: `make lint`
 #   unit         vitest --project unit
@@ -44,7 +44,7 @@ report() {
 # vitest runs from node_modules/.bin, not through npx: its own exit status (or the signal that
 # ended it) reaches the phase, with no npm and shell in between.
 if ! phase deps test/platform/install-deps.sh --node ||
-  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs kubelet kube-proxy coredns kube-router registry ||
+  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger kubelet kube-proxy coredns kube-router registry ||
   ! phase build bash -c 'rm -rf dist clients/typescript/dist && npm run --silent build && npm --prefix clients/typescript run --silent build'; then
   report
   exit 1

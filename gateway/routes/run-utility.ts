@@ -14,6 +14,7 @@ import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
 import { asResource } from '../job-reader.js'
 import { readJsonBody } from '../json-body.js'
+import { traceparentOf } from '../../platform/tracing.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../utility-job.js'
 import { validateRunRequest } from '../validation.js'
 import type { RouteDeps } from './context.js'
@@ -82,7 +83,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
     idempotencyKeyHash: hash,
     deadlineSeconds: testDeadline,
   })
-  const uj = utilityJobResource(spec, key.objectName)
+  const uj = utilityJobResource(spec, key.objectName, traceparentOf())
   const accepted = await acceptJob(deps, uj, req.input)
   if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
   const created = accepted.job

@@ -2,8 +2,9 @@ import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
 import type { CallbackAttemptEntry, CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
-import type { JobView } from '../../contract/job-view.js'
+import { type JobView, traceparentOfJob } from '../../contract/job-view.js'
 import { apiStatus } from '../../platform/kube.js'
+import { contextOf, failSpan, inSpan, jobAttributes, SpanKind, traceHeaders } from '../../platform/tracing.js'
 import type { EventRecorder } from '../events.js'
 import type { OperatorMetrics } from '../metrics.js'
 import type { WorkQueue } from '../work-queue.js'
@@ -187,14 +188,7 @@ export class CallbackController {
               error: 'The job could not be read back for the callback.',
               errorClass: 'internal',
             }
-          : await this.d
-              .send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret: secret.secret })
-              .catch((err): AttemptOutcome => ({
-                kind: 'failed',
-                statusCode: null,
-                error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}`,
-                errorClass: 'internal',
-              }))
+          : await this.send(uj, event, delivery.attempts, body, secret.secret)
     }
     const endedAt = this.now()
     this.d.metrics?.callbackAttempts.inc({ event, outcome: outcome.kind })
@@ -243,6 +237,35 @@ export class CallbackController {
       return
     }
     return { requeueAfterMs: Math.max(0, Date.parse(next.nextAttemptAt!) - this.now()) }
+  }
+
+  /**
+   * One POST to the receiver, as a client span of the job's trace whose context goes with it
+   * (`traceparent`): a receiver that traces continues the job's trace from this attempt.
+   */
+  private send(
+    uj: UtilityJobResource,
+    event: CallbackEvent,
+    attempt: number,
+    body: string,
+    secret: string,
+  ): Promise<AttemptOutcome> {
+    const attributes = { ...jobAttributes(uj.spec), 'dutil.callback.event': event, 'dutil.callback.attempt': attempt }
+    const parent = contextOf(traceparentOfJob(uj))
+    return inSpan('callback attempt', { parent, kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const outcome = await this.d
+        .send({ url: uj.spec.callbackUrl!, id: uj.spec.jobId, body, secret, traceHeaders: traceHeaders() })
+        .catch((err): AttemptOutcome => ({
+          kind: 'failed',
+          statusCode: null,
+          error: `The attempt could not be made: ${err instanceof Error ? err.message : String(err)}`,
+          errorClass: 'internal',
+        }))
+      if (outcome.kind !== 'refused' && outcome.statusCode !== null)
+        span.setAttribute('http.response.status_code', outcome.statusCode)
+      if (outcome.kind !== 'delivered') failSpan(span, outcome.kind === 'refused' ? 'refused' : outcome.errorClass)
+      return outcome
+    })
   }
 
   /**

@@ -41,6 +41,15 @@ describe('deliverCallback', () => {
     expect(new Webhook(SECRET).verify(got.body, got.headers)).toEqual({ type: 'job.succeeded', data: { n: 1 } })
   })
 
+  it("sends the attempt's trace context, which cannot replace a signed header", async () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    const msg = { ...message(receiver.url('/traced', 204)), traceHeaders: { traceparent, 'webhook-id': 'forged' } }
+    expect(await deliverCallback(msg, opts)).toEqual({ kind: 'delivered', statusCode: 204 })
+    const [got] = receiver.requests('/traced')
+    expect(got.headers.traceparent).toBe(traceparent)
+    expect(got.headers['webhook-id']).toBe('job_01JTEST0000000000000000000')
+  })
+
   it('counts a 500 as a failure with its status', async () => {
     expect(await deliverCallback(message(receiver.url('/err', 500)), opts)).toMatchObject({
       kind: 'failed',

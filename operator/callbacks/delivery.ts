@@ -14,6 +14,8 @@ export interface CallbackMessage {
   id: string
   body: string
   secret: string
+  /** The attempt's W3C trace context headers, so a receiver with tracing continues the job's trace. */
+  traceHeaders?: Record<string, string>
 }
 
 export interface DeliveryOptions extends DestinationOptions {
@@ -39,6 +41,7 @@ export async function deliverCallback(msg: CallbackMessage, opts: DeliveryOption
   const headers = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
+    ...msg.traceHeaders,
     ...webhookHeaders(msg.secret, msg.id, timestamp, msg.body),
   }
   const answer = await postPinned(dest.url, dest.addresses, headers, msg.body, opts)

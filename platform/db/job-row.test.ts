@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { newId } from '../../contract/ids.js'
-import { toJobView } from '../../contract/job-view.js'
+import { toJobView, traceparentOfJob } from '../../contract/job-view.js'
 import { createdAtOfJobId, recordOf, rowOf } from './job-row.js'
 import { dayOfPartition, partitionName } from './partitions.js'
 
@@ -105,6 +105,15 @@ describe('job rows', () => {
       expect(back.status?.progress).toEqual(j.status?.progress)
       expect(back.spec).toEqual(j.spec)
     }
+  })
+
+  it('keep the trace context of a traced job, and none for one that was not', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    const traced = { ...job(), metadata: { annotations: { 'dutil.io/traceparent': traceparent, other: 'x' } } }
+    expect(rowOf(traced).traceparent).toBe(traceparent)
+    expect(traceparentOfJob(recordOf(rowOf(traced)))).toBe(traceparent)
+    expect(rowOf(job()).traceparent).toBeNull()
+    expect(recordOf(rowOf(job())).metadata).toBeUndefined()
   })
 
   it('take a job without a status as queued, sync or async (a sync job waits for a run slot too)', () => {

@@ -7,7 +7,8 @@ import type {
   UtilityJobStatus,
 } from '../../contract/crd-schemas.js'
 import { ulidOf } from '../../contract/ids.js'
-import { effectiveStatus, type JobRecord } from '../../contract/job-view.js'
+import { effectiveStatus, type JobRecord, traceparentOfJob } from '../../contract/job-view.js'
+import { ANNOTATIONS } from '../../contract/api-group.js'
 
 export type { JobRecord }
 
@@ -37,6 +38,8 @@ export interface JobRow {
   error: JobError | null
   callback: CallbackDelivery | null
   progress: JobProgress | null
+  /** The job's W3C trace context, when it was accepted with tracing on. */
+  traceparent: string | null
 }
 
 export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
@@ -64,6 +67,7 @@ export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
   'error',
   'callback',
   'progress',
+  'traceparent',
 ]
 
 /** The creation time of a job, from its id (ULIDs carry it): the partition key of its row. */
@@ -102,6 +106,7 @@ export function rowOf(job: JobRecord): JobRow {
     error: s.error ?? null,
     callback: s.callback ?? job.status?.callback ?? null,
     progress: s.progress ?? null,
+    traceparent: traceparentOfJob(job) ?? null,
   }
 }
 
@@ -134,5 +139,7 @@ export function recordOf(row: JobRow): JobRecord {
   }
   if (row.callback) status.callback = row.callback
   if (row.progress) status.progress = row.progress
-  return { spec, status }
+  return row.traceparent
+    ? { spec, status, metadata: { annotations: { [ANNOTATIONS.traceparent]: row.traceparent } } }
+    : { spec, status }
 }

@@ -10,6 +10,7 @@ import {
 } from '../../contract/runner-protocol.js'
 import { outputKey } from '../../contract/storage-keys.js'
 import { isoMs } from '../../contract/time.js'
+import type * as Tracing from '../../platform/tracing.js'
 import { type ObjectStore, readJson, s3ObjectStore, writeJson } from './object-store.js'
 import { ProgressReporter } from './progress-reporter.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
@@ -66,80 +67,109 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
   /** Outputs stored so far: removed again when the run fails, so a failed job leaves nothing. */
   const written: string[] = []
   let reporter: ProgressReporter | undefined
+  let stopTracing = async () => {}
   try {
     config = loadRunnerConfig()
     const cfg = config
-    const startedAt = Date.now()
-    const store_ = s3ObjectStore(cfg.storage)
-    storage = store_
-    const child = log.child({ jobId: cfg.jobId, utility: cfg.utility })
-    let input: I
-    try {
-      input = await readJson<I>(store_, inputObjectKey(cfg.jobId))
-    } catch (err) {
-      // Storage briefly away: the Job tries again; if it stays away, the job fails storage_error.
-      child.error({ err }, 'reading the job input from storage failed')
-      throw new RunnerError('storage_error', "The job's input could not be read from storage.", undefined, true)
+    // Tracing is loaded only for a traced job: an untraced runner starts as fast as before.
+    let step: Step = untraced
+    let run: (body: () => Promise<void>) => Promise<void> = (body) => body()
+    let traceFields: () => Record<string, string> = () => ({})
+    if (cfg.tracing) {
+      const t = await import('../../platform/tracing.js')
+      const { traceparent, endpoint, serviceName } = cfg.tracing
+      stopTracing = await t.startTracing({ endpoint, sampleRatio: 1, serviceName })
+      step = tracedSteps(t)
+      traceFields = t.traceLogFields
+      const attributes = { 'dutil.job.id': cfg.jobId, 'dutil.utility': cfg.utility }
+      run = (body) => t.inSpan('runner', { parent: t.contextOf(traceparent), attributes }, body)
     }
-    child.info('runner started')
-    // storageMs is wall time with at least one storage call in flight (calls overlap).
-    let storageMs = 0
-    let active = 0
-    let since = 0
-    const track = async <T>(call: () => Promise<T>): Promise<T> => {
-      if (active++ === 0) since = Date.now()
+    await run(async () => {
+      const startedAt = Date.now()
+      const store_ = s3ObjectStore(cfg.storage)
+      storage = store_
+      // Its lines carry the runner span's trace and span id when the job is traced.
+      const child = log.child({ jobId: cfg.jobId, utility: cfg.utility, ...traceFields() })
+      let input: I
       try {
-        return await call()
-      } finally {
-        if (--active === 0) storageMs += Date.now() - since
-      }
-    }
-    const storageFailed = (err: unknown, key: string) => {
-      child.error({ err, key }, 'storing output failed')
-      return new RunnerError('storage_error', 'Copying the output to storage failed.')
-    }
-    const store: RunContext<I>['store'] = async (file, body, contentType, extra) => {
-      const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
-      try {
-        written.push(key)
-        await track(() => store_.putObject(key, body, contentType))
+        input = await step('download input', {}, () => readJson<I>(store_, inputObjectKey(cfg.jobId)))
       } catch (err) {
-        throw storageFailed(err, key)
+        // Storage briefly away: the Job tries again; if it stays away, the job fails storage_error.
+        child.error({ err }, 'reading the job input from storage failed')
+        throw new RunnerError('storage_error', "The job's input could not be read from storage.", undefined, true)
       }
-      return { key, name: baseName(file), size: body.length, contentType, ...extra }
-    }
-    const storeStream: RunContext<I>['storeStream'] = async (file, source, contentType, extra, opts) => {
-      const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
+      child.info('runner started')
+      // storageMs is wall time with at least one storage call in flight (calls overlap).
+      let storageMs = 0
+      let active = 0
+      let since = 0
+      const track = async <T>(call: () => Promise<T>): Promise<T> => {
+        if (active++ === 0) since = Date.now()
+        try {
+          return await call()
+        } finally {
+          if (--active === 0) storageMs += Date.now() - since
+        }
+      }
+      const storageFailed = (err: unknown, key: string) => {
+        child.error({ err, key }, 'storing output failed')
+        return new RunnerError('storage_error', 'Copying the output to storage failed.')
+      }
+      const store: RunContext<I>['store'] = async (file, body, contentType, extra) => {
+        const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
+        try {
+          written.push(key)
+          await step('upload', { 'dutil.file': baseName(file), 'dutil.file.size': body.length }, () =>
+            track(() => store_.putObject(key, body, contentType)),
+          )
+        } catch (err) {
+          throw storageFailed(err, key)
+        }
+        return { key, name: baseName(file), size: body.length, contentType, ...extra }
+      }
+      const storeStream: RunContext<I>['storeStream'] = async (file, source, contentType, extra, opts) => {
+        const key = outputKey(cfg.utility, cfg.createdAtMs, cfg.jobId, file)
+        try {
+          written.push(key)
+          const up = await step('upload', { 'dutil.file': baseName(file) }, async (annotate) => {
+            const done = await uploadStream(source, { store: store_, key, contentType, track, large: opts?.large })
+            annotate({ 'dutil.file.size': done.size })
+            return done
+          })
+          return { key, name: baseName(file), size: up.size, contentType, ...extra }
+        } catch (err) {
+          throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err
+        }
+      }
+      reporter = new ProgressReporter((p) => writeJson(store_, progressObjectKey(cfg.jobId), p), {
+        intervalMs: PROGRESS_INTERVAL_MS,
+      })
+      const progress: RunContext<I>['progress'] = (done, total) => reporter!.report(done, total)
+      const outcome = await step('work', {}, async (annotate) => {
+        const done = await handler({ config: cfg, input, storage: store_, log: child, store, storeStream, progress })
+        annotate({ 'dutil.result.files': done.files.length })
+        for (const [k, v] of Object.entries(done.extras ?? {})) annotate({ [`dutil.result.${k}`]: v })
+        return done
+      })
+      // No progress write may land after the run (or be cut off by its exit); the manifest carries the last count.
+      await reporter.stop()
+      const result: RunnerResult = {
+        files: outcome.files,
+        extras: outcome.extras ?? {},
+        startedAt: isoMs(startedAt),
+        upstreamMs: Math.max(0, Date.now() - startedAt - storageMs),
+        storageMs,
+        ...(reporter.last ? { progress: reporter.last } : {}),
+      }
       try {
-        written.push(key)
-        const up = await uploadStream(source, { store: store_, key, contentType, track, large: opts?.large })
-        return { key, name: baseName(file), size: up.size, contentType, ...extra }
+        await step('store manifest', {}, () => writeJson(store_, resultObjectKey(cfg.jobId), result))
       } catch (err) {
-        throw err instanceof StorageWriteError ? storageFailed(err.inner, key) : err
+        child.error({ err }, 'storing result manifest failed')
+        throw new RunnerError('storage_error', 'Copying the output to storage failed.')
       }
-    }
-    reporter = new ProgressReporter((p) => writeJson(store_, progressObjectKey(cfg.jobId), p), {
-      intervalMs: PROGRESS_INTERVAL_MS,
+      child.info({ files: result.files.length, upstreamMs: result.upstreamMs, storageMs }, 'runner succeeded')
     })
-    const progress: RunContext<I>['progress'] = (done, total) => reporter!.report(done, total)
-    const outcome = await handler({ config: cfg, input, storage: store_, log: child, store, storeStream, progress })
-    // No progress write may land after the run (or be cut off by its exit); the manifest carries the last count.
-    await reporter.stop()
-    const result: RunnerResult = {
-      files: outcome.files,
-      extras: outcome.extras ?? {},
-      startedAt: isoMs(startedAt),
-      upstreamMs: Math.max(0, Date.now() - startedAt - storageMs),
-      storageMs,
-      ...(reporter.last ? { progress: reporter.last } : {}),
-    }
-    try {
-      await writeJson(store_, resultObjectKey(cfg.jobId), result)
-    } catch (err) {
-      child.error({ err }, 'storing result manifest failed')
-      throw new RunnerError('storage_error', 'Copying the output to storage failed.')
-    }
-    child.info({ files: result.files.length, upstreamMs: result.upstreamMs, storageMs }, 'runner succeeded')
+    await flushSpans(stopTracing)
     process.exit(0)
   } catch (err) {
     // A failed run leaves nothing behind, its progress report included (the job keeps what the
@@ -157,6 +187,27 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
     } catch {
       // No termination log (run outside a pod): the exit code still tells the story.
     }
+    await flushSpans(stopTracing)
     process.exit(classified ? err.exitCode : 1)
   }
+}
+
+type Attributes = Record<string, string | number | boolean>
+/** One step of the run: a span of the job's trace when it is traced; `annotate` adds to it. */
+type Step = <T>(
+  name: string,
+  attributes: Attributes,
+  fn: (annotate: (a: Attributes) => void) => Promise<T>,
+) => Promise<T>
+const untraced: Step = (_name, _attributes, fn) => fn(() => {})
+const tracedSteps =
+  (t: typeof Tracing): Step =>
+  (name, attributes, fn) =>
+    t.inSpan(name, { attributes }, (span) => fn((a) => span.setAttributes(a)))
+
+/** The job's spans go to the collector before the runner exits, for 2 s at most. */
+async function flushSpans(stop: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([stop().catch(() => {}), new Promise((r) => (timer = setTimeout(r, 2000)))])
+  clearTimeout(timer)
 }

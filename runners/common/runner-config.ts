@@ -20,6 +20,8 @@ export interface RunnerConfig {
    */
   outbound: AddressAllowance
   terminationMessagePath: string
+  /** Set when the job is traced: its context and where spans go (docs/observability.md). */
+  tracing?: { traceparent: string; endpoint: string; serviceName: string }
 }
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -49,5 +51,14 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       allowedNetworks: AllowedNetworks.parse(env[ENV.allowedNetworks]),
     },
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
+    ...(env[ENV.traceparent] && env[ENV.tracingEndpoint]
+      ? {
+          tracing: {
+            traceparent: env[ENV.traceparent]!,
+            endpoint: env[ENV.tracingEndpoint]!,
+            serviceName: env[ENV.tracingServiceName] || `dutil-runner-${env[ENV.utility] ?? ''}`,
+          },
+        }
+      : {}),
   }
 }

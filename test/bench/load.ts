@@ -28,6 +28,7 @@ import { until } from '../platform/wait-for.js'
  * --cpu-prof and the heaviest functions of the accept path are listed.
  *
  *   BENCH_LOAD_SECONDS=60  BENCH_LOAD_CONCURRENCY=32  BENCH_LOAD_KEYS=20  BENCH_LOAD_TOTAL=100000
+ *   BENCH_LOAD_TRACING=1: the programs trace every request (sampling 1.0) into a Jaeger on loopback
  */
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 32)
@@ -130,6 +131,8 @@ const platform = await startPlatform({
   fresh: true,
   allowLoopbackUrls: true,
   testHooks: false,
+  // BENCH_LOAD_TRACING=1: every request traced (sampling 1.0) into the platform's Jaeger.
+  tracing: process.env.BENCH_LOAD_TRACING === '1',
   gatewayEnv: { DUTIL_MAX_QUEUED_JOBS: '1000000', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '1000000' },
 })
 // With a profile: a gateway of its own (same settings, next port) under --cpu-prof (Node refuses
@@ -216,7 +219,9 @@ try {
   const rawRun = await drive(raw, SECONDS)
   console.log(row('raw UtilityJob create', rawRun))
   const acceptRun = await drive(accept, SECONDS)
-  console.log(row('gateway accept', acceptRun))
+  console.log(
+    row(process.env.BENCH_LOAD_TRACING === '1' ? 'gateway accept, traced (1.0)' : 'gateway accept', acceptRun),
+  )
   // Memory: RSS once 10,000 requests were accepted, then after every further 10,000 up to TOTAL.
   let total = acceptRun.count
   const rssAt: Array<[number, number]> = []

@@ -464,6 +464,56 @@ describe('helm lint and template', () => {
     expect(withEgress.spec.egress).toEqual([{ ports: [{ protocol: 'UDP', port: 53 }] }])
   })
 
+  it('turns tracing on with one value: both programs get the collector, runners an egress rule to it', () => {
+    const envOf = (docs: Manifest[], name: string) =>
+      Object.fromEntries(
+        (
+          named(docs, 'Deployment', `${RELEASE}-${name}`).spec.template.spec.containers[0].env as Array<{
+            name: string
+            value?: string
+          }>
+        ).map((e) => [e.name, e.value]),
+      )
+    const off = render()
+    for (const program of ['gateway', 'operator']) {
+      expect(envOf(off, program).DUTIL_LOG_LEVEL).toBe('info')
+      expect(Object.keys(envOf(off, program)).filter((n) => n.startsWith('DUTIL_TRACING'))).toEqual([])
+    }
+    const collector = [{ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'obs' } } }] }]
+    expect(
+      named(render('--set-json', `tracing.egress=${JSON.stringify(collector)}`), 'NetworkPolicy', `${RELEASE}-runners`)
+        .spec.egress,
+    ).not.toContainEqual(collector[0])
+    const on = render(
+      '--set',
+      'tracing.endpoint=http://otel-collector.obs:4318',
+      '--set-json',
+      'tracing.sampleRatio=0.1',
+      '--set',
+      'logLevel=debug',
+      '--set-json',
+      `tracing.egress=${JSON.stringify(collector)}`,
+    )
+    for (const program of ['gateway', 'operator'])
+      expect(envOf(on, program)).toMatchObject({
+        DUTIL_TRACING_ENDPOINT: 'http://otel-collector.obs:4318',
+        DUTIL_TRACING_SAMPLE_RATIO: '0.1',
+        DUTIL_TRACING_SERVICE_PREFIX: 'dutil-',
+        DUTIL_LOG_LEVEL: 'debug',
+      })
+    expect(named(on, 'NetworkPolicy', `${RELEASE}-runners`).spec.egress).toContainEqual(collector[0])
+    // The schema refuses what the programs would refuse at start.
+    const bad = spawnSync(
+      join(BIN_DIR, 'helm'),
+      ['template', RELEASE, CHART, '-f', LINT_VALUES, '--set', 'tracing.sampleRatio=2'],
+      {
+        encoding: 'utf8',
+      },
+    )
+    expect(bad.status).not.toBe(0)
+    expect(bad.stderr).toMatch(/sampleRatio/)
+  })
+
   it('gives the console its public URL and identity-provider settings, the client secret by Secret reference', () => {
     const docs = render(
       '--set',

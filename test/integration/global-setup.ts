@@ -19,6 +19,8 @@ declare module 'vitest' {
     callbackTls: { certFile: string; keyFile: string; caFile: string }
     /** The real OpenID provider the console signs in with (domain example.org is allowed). */
     oidcIssuer: string
+    /** Jaeger's query API: every job of the suite is traced into it. */
+    tracesUrl: string
   }
 }
 
@@ -57,6 +59,7 @@ export async function setup(project: TestProject): Promise<void> {
     redirectUri: `http://127.0.0.1:${TEST_PORTS.gateway}/console/api/oidc/callback`,
   })
   platform = await startPlatform({
+    tracing: true,
     gatewayEnv: {
       DUTIL_OIDC_ISSUER: idp.issuer,
       DUTIL_OIDC_CLIENT_ID: idp.clientId,
@@ -93,6 +96,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('databaseUrl', platform.databaseUrl)
   project.provide('programEnv', platform.programEnv as Record<string, string>)
   project.provide('oidcIssuer', idp.issuer)
+  project.provide('tracesUrl', platform.tracesUrl!)
   project.provide('callbackTls', { certFile: testCa.certFile, keyFile: testCa.keyFile, caFile: testCa.caFile })
 }
 

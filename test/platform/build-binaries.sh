@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the platform's Go binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, MinIO, Helm, promtool for the chart's alerts, helm-docs for its README; MinIO's client mc for
+# kube-scheduler, kubectl, MinIO, Helm, promtool for the chart's alerts, helm-docs for its README, Jaeger
+# for the tracing tests; MinIO's client mc for
 # `make bench`; kubelet, kube-proxy, CoreDNS and kube-router for the real node) from the Go
 # module proxy into a cache outside git.
 # Each binary is rebuilt only when its pinned version changes, so a warm run takes a second.
@@ -70,6 +71,14 @@ build_kube_router() {
   stamp kube-router "$KUBE_ROUTER_VERSION"
 }
 
+build_jaeger() {
+  stamp_ok jaeger "$JAEGER_VERSION" && return 0
+  log "building jaeger $JAEGER_VERSION"
+  quiet jaeger bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" github.com/jaegertracing/jaeger/cmd/jaeger' _ "$here/tools/jaeger" "$bin/jaeger.tmp"
+  mv "$bin/jaeger.tmp" "$bin/jaeger"
+  stamp jaeger "$JAEGER_VERSION"
+}
+
 go_install() { # name module@version [extra ldflags]
   local name=$1 mod=$2 ldflags="-s -w ${3:-}" id="$2${3:+ $3}"
   stamp_ok "$name" "$id" && return 0
@@ -80,13 +89,14 @@ go_install() { # name module@version [extra ldflags]
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs)
+[ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger)
 for name in "${want[@]}"; do
   case $name in
     etcd) build_etcd ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy) build_k8s "$name" ;;
     coredns) go_install coredns "github.com/coredns/coredns@$COREDNS_VERSION" ;;
     kube-router) build_kube_router ;;
+    jaeger) build_jaeger ;;
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
     registry) go_install registry "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION" ;;
     mc) go_install mc "github.com/minio/mc@$MC_VERSION" ;;

@@ -29,6 +29,7 @@ process.on('SIGHUP', () => void stop('SIGHUP'))
 process.on('exit', () => supervisor.killAllNow())
 
 const platform = await startPlatform({
+  tracing: true,
   supervisor,
   dir,
   ports: DEV_PORTS,
@@ -55,6 +56,7 @@ say(`CLI context dev in ${cliConfig}${cli.currentContext === 'dev' ? ' (current)
 process.stdout.write(`
   dutil gateway:  ${platform.gatewayUrl}
   console:        ${platform.gatewayUrl}/console/   (first admin: npx dutil admin create --email you@example.com)
+  traces:         ${platform.tracesUrl ?? 'off'}   (Jaeger: every job's trace; docs/observability.md)
   kubeconfig:     .dev/kubeconfig   (kubectl: ~/.cache/dutil/bin/kubectl --kubeconfig .dev/kubeconfig get utilityjobs)
   create a key:   npx dutil keys create --name laptop
   use it:         npx dutil config set-context dev --api-key du_live_...

@@ -11,6 +11,7 @@ import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { apiStatus } from '../../platform/kube.js'
 import { storageClient } from '../../platform/storage-client.js'
 import { ensureDatabase, preparePostgres } from './postgres.js'
+import { jaegerConfig } from './jaeger.js'
 import { signalComponentGroup, writePidFile } from './pid-files.js'
 import { Supervisor } from './supervisor.js'
 import { tcpOpen, until } from './wait-for.js'
@@ -40,6 +41,11 @@ export interface PlatformPorts {
   /** The gateway's files host: download links point here (CSP sandbox on every answer). Tests
    * use the gateway's port + 2, + 5 and + 6 for extra replicas: not those. */
   files: number
+  /** Jaeger: OTLP/HTTP in, its query API and UI, its query gRPC, its health check. */
+  jaegerOtlp: number
+  jaegerQuery: number
+  jaegerQueryGrpc: number
+  jaegerHealth: number
 }
 
 export const DEV_PORTS: PlatformPorts = {
@@ -55,6 +61,10 @@ export const DEV_PORTS: PlatformPorts = {
   gateway: 8080,
   operator: 8081,
   files: 8082,
+  jaegerOtlp: 4318,
+  jaegerQuery: 16686,
+  jaegerQueryGrpc: 16685,
+  jaegerHealth: 13133,
 }
 
 /**
@@ -75,6 +85,10 @@ export const TEST_PORTS: PlatformPorts = offsetPorts(
     gateway: 18080,
     operator: 18081,
     files: 18090,
+    jaegerOtlp: 14318,
+    jaegerQuery: 26686,
+    jaegerQueryGrpc: 26685,
+    jaegerHealth: 23133,
   },
   Number(process.env.DUTIL_TEST_PORT_OFFSET ?? 0),
 )
@@ -115,6 +129,8 @@ export interface PlatformOptions {
   nodeAgent?: boolean
   /** Start the operator and gateway as host processes (default); the real-node tier installs the chart instead. */
   programs?: boolean
+  /** Run Jaeger and trace every job of the host programs into it (docs/observability.md). */
+  tracing?: boolean
 }
 
 export interface Platform {
@@ -125,6 +141,8 @@ export interface Platform {
   redisUrl: string
   /** The job record (PostgreSQL). */
   databaseUrl: string
+  /** Jaeger's query API and UI, when the programs run here with tracing on. */
+  tracesUrl?: string
   supervisor: Supervisor
   /** Env of the gateway and operator, to restart one of them in a test. */
   programEnv: NodeJS.ProcessEnv
@@ -445,6 +463,14 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
         },
       )
 
+    // The programs run here trace every job into Jaeger (docs/observability.md).
+    const tracing = opts.tracing === true && opts.programs !== false
+    if (tracing) {
+      writeFileSync(join(dir, 'jaeger.yaml'), jaegerConfig(p))
+      start('jaeger', bin('jaeger'), ['--config', `file:${join(dir, 'jaeger.yaml')}`])
+      await until('jaeger', async () => (await getStatus(`http://127.0.0.1:${p.jaegerHealth}/status`)) === 200)
+    }
+
     const redisUrl = `redis://127.0.0.1:${p.redis}`
     const programEnv: NodeJS.ProcessEnv = {
       KUBECONFIG: kubeconfigPath,
@@ -468,6 +494,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       // The local platform is plain http on loopback: console cookies cannot be Secure here.
       DUTIL_CONSOLE_INSECURE_COOKIES: 'true',
       DUTIL_PUBLIC_URL: `http://127.0.0.1:${p.gateway}`,
+      ...(tracing ? { DUTIL_TRACING_ENDPOINT: `http://127.0.0.1:${p.jaegerOtlp}` } : {}),
       ...(opts.gatewayEnv ?? {}),
       ...(opts.syncWaitSeconds ? { DUTIL_SYNC_WAIT_SECONDS: String(opts.syncWaitSeconds) } : {}),
       ...(opts.callbackDelayScale ? { DUTIL_CALLBACK_DELAY_SCALE: String(opts.callbackDelayScale) } : {}),
@@ -501,6 +528,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       storage,
       redisUrl,
       databaseUrl: postgres.url,
+      ...(tracing ? { tracesUrl: `http://127.0.0.1:${p.jaegerQuery}` } : {}),
       supervisor,
       programEnv,
       startOperator,

@@ -86,6 +86,16 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ .Values.linkTtlSeconds | quote }}
 - name: DUTIL_RETENTION_DAYS
   value: {{ .Values.retentionDays | quote }}
+- name: DUTIL_LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+{{- with .Values.tracing.endpoint }}
+- name: DUTIL_TRACING_ENDPOINT
+  value: {{ . | quote }}
+- name: DUTIL_TRACING_SAMPLE_RATIO
+  value: {{ $.Values.tracing.sampleRatio | quote }}
+- name: DUTIL_TRACING_SERVICE_PREFIX
+  value: {{ $.Values.tracing.serviceNamePrefix | quote }}
+{{- end }}
 {{- end -}}
 
 {{/* Pod and container security: the restricted Pod Security Standard. */}}

@@ -8,6 +8,7 @@ import { assertCallbackUrlAllowed } from '../../callback-url.js'
 import { assertStorageInputsReadable } from '../../storage-inputs.js'
 import { readJsonBody } from '../../json-body.js'
 import { catalogEntry } from '../../routes/utilities.js'
+import { traceparentOf } from '../../../platform/tracing.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../../utility-job.js'
 import { validateRunRequest } from '../../validation.js'
 import { authorize } from '../http.js'
@@ -87,7 +88,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
       request: req,
       storageInputKeys,
     })
-    const uj = utilityJobResource(spec)
+    const uj = utilityJobResource(spec, undefined, traceparentOf())
     // Its callback is signed with the playground secret: there is one before the job exists.
     if (req.callbackUrl) await d.keyAdmin.ensurePlaygroundSecret()
     const created = (await acceptJob(d, uj, req.input)).job
