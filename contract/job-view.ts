@@ -19,6 +19,12 @@ export function traceparentOfJob(job: JobRecord): string | undefined {
   return job.metadata?.annotations?.[ANNOTATIONS.traceparent]
 }
 
+/** The trace id of a traced job (the second field of its `traceparent`). */
+export function traceIdOfJob(job: JobRecord): string | undefined {
+  const id = traceparentOfJob(job)?.split('-')[1]
+  return id && /^[0-9a-f]{32}$/.test(id) ? id : undefined
+}
+
 export interface FileLink {
   url: string
   /** Present only for presigned links. */

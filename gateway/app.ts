@@ -12,6 +12,8 @@ import type { KeyUsage } from './key-usage.js'
 import { rateLimit, type RateLimiter } from './rate-limit.js'
 import { requestId } from './request-id.js'
 import { traceRequests } from './trace-requests.js'
+import { exemplarOf } from '../platform/metrics-exposition.js'
+import { traceLogFields } from '../platform/tracing.js'
 import type { RouteDeps } from './routes/context.js'
 import { jobRoutes } from './routes/jobs.js'
 import { runUtilityRoutes } from './routes/run-utility.js'
@@ -43,7 +45,11 @@ function observeRequests(deps: AppDeps, routeOf: (ctx: Context) => string) {
     } finally {
       const route = routeOf(ctx)
       const seconds = Number(process.hrtime.bigint() - start) / 1e9
-      deps.metrics.httpRequests.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds)
+      deps.metrics.httpRequests.observe({
+        labels: { method: ctx.method, route, status: String(ctx.status) },
+        value: seconds,
+        exemplarLabels: exemplarOf(traceLogFields().trace_id),
+      })
       if (!OPERATIONAL_PATHS.has(ctx.path)) {
         deps.log.info(
           {
@@ -93,8 +99,9 @@ export function createApp(deps: AppDeps): Koa {
       return void (ctx.body = { status: problem ? 'unavailable' : 'ok', ...(problem ? { reason: problem } : {}) })
     }
     if (ctx.path === '/metrics') {
-      ctx.type = deps.metrics.registry.contentType
-      return void (ctx.body = await deps.metrics.registry.metrics())
+      const { contentType, body } = await deps.metrics.exposition.answer(ctx.get('accept'))
+      ctx.type = contentType
+      return void (ctx.body = body)
     }
     await next()
   })

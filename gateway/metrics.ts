@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client'
+import { exemplarHistogram, MetricsExposition } from '../platform/metrics-exposition.js'
 
 /** Counts read when scraped (kept by the component that does the work). */
 export interface KeyLookupCounts {
@@ -11,12 +12,13 @@ export function gatewayMetrics(keyLookups?: () => KeyLookupCounts) {
   collectDefaultMetrics({ register: registry })
   return {
     registry,
-    httpRequests: new Histogram({
+    exposition: new MetricsExposition(registry),
+    // Each bucket's exemplar: the trace of a request that fell in it (OpenMetrics scrapes).
+    httpRequests: exemplarHistogram(registry, {
       name: 'dutil_http_request_duration_seconds',
       help: 'HTTP requests by route and status.',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 90],
-      registers: [registry],
     }),
     jobsCreated: new Counter({
       name: 'dutil_jobs_created_total',

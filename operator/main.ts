@@ -222,7 +222,7 @@ addLeaderWork(program, {
 // Every replica serves probes and metrics; a standby is ready (its caches are warm) but idle.
 const server = http.createServer(
   program.probes({
-    registry: metrics.registry,
+    exposition: metrics.exposition,
     beforeScrape: () => {
       metrics.queueDepth.set(queue.depth)
       metrics.callbackQueueDepth.set(callbackQueue.depth)

@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { traceIdOfJob } from '../contract/job-view.js'
+import { exemplarHistogram, exemplarOf, MetricsExposition } from '../platform/metrics-exposition.js'
 import type { UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 
 export function operatorMetrics() {
@@ -6,6 +8,7 @@ export function operatorMetrics() {
   collectDefaultMetrics({ register: registry })
   return {
     registry,
+    exposition: new MetricsExposition(registry),
     reconcileErrors: new Counter({
       name: 'dutil_operator_reconcile_errors_total',
       help: 'Reconcile passes that failed and were requeued.',
@@ -22,19 +25,18 @@ export function operatorMetrics() {
       labelNames: ['utility', 'status', 'error_code'],
       registers: [registry],
     }),
-    runnerSeconds: new Histogram({
+    // The job-duration histograms keep, per bucket, the trace of a job that fell in it.
+    runnerSeconds: exemplarHistogram(registry, {
       name: 'dutil_runner_duration_seconds',
       help: 'Time from start to finish of a utility run.',
       labelNames: ['utility'],
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900],
-      registers: [registry],
     }),
-    queueSeconds: new Histogram({
+    queueSeconds: exemplarHistogram(registry, {
       name: 'dutil_job_queue_seconds',
       help: 'Time from accept until a runner started.',
       labelNames: ['utility'],
       buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60],
-      registers: [registry],
     }),
     jobsQueued: new Gauge({
       name: 'dutil_jobs_queued',
@@ -61,12 +63,11 @@ export function operatorMetrics() {
       labelNames: ['event', 'outcome'],
       registers: [registry],
     }),
-    callbackAttemptSeconds: new Histogram({
+    callbackAttemptSeconds: exemplarHistogram(registry, {
       name: 'dutil_callback_attempt_duration_seconds',
       help: 'Time one callback attempt took, from the destination check to the answer (or timeout).',
       labelNames: ['outcome'],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
-      registers: [registry],
     }),
     callbacksFinished: new Counter({
       name: 'dutil_callbacks_finished_total',
@@ -104,7 +105,8 @@ export function observeFinished(metrics: OperatorMetrics, uj: UtilityJobResource
   const utility = uj.spec.utility
   metrics.jobsFinished.inc({ utility, status: status.state, error_code: status.error?.code ?? '' })
   const t = status.timings
-  if (t.queueMs !== null) metrics.queueSeconds.observe({ utility }, t.queueMs / 1000)
+  const exemplarLabels = exemplarOf(traceIdOfJob(uj))
+  if (t.queueMs !== null) metrics.queueSeconds.observe({ labels: { utility }, value: t.queueMs / 1000, exemplarLabels })
   if (t.totalMs !== null && t.queueMs !== null)
-    metrics.runnerSeconds.observe({ utility }, (t.totalMs - t.queueMs) / 1000)
+    metrics.runnerSeconds.observe({ labels: { utility }, value: (t.totalMs - t.queueMs) / 1000, exemplarLabels })
 }

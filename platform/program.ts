@@ -39,7 +39,8 @@ export interface ProgramOptions {
 }
 
 export interface Metrics {
-  registry: { contentType: string; metrics(): Promise<string> }
+  /** The program's metrics in the exposition a scraper asks for (platform/metrics-exposition.ts). */
+  exposition: { answer(accept: string | undefined): Promise<{ contentType: string; body: string }> }
   /** Sets gauges read at scrape time (queue depths). */
   beforeScrape?: () => void
 }
@@ -122,8 +123,9 @@ export class Program {
         }
         if (req.url === '/metrics' && metrics) {
           metrics.beforeScrape?.()
-          res.setHeader('content-type', metrics.registry.contentType)
-          return void res.end(await metrics.registry.metrics())
+          const { contentType, body } = await metrics.exposition.answer(req.headers.accept)
+          res.setHeader('content-type', contentType)
+          return void res.end(body)
         }
         res.statusCode = 404
         res.end()

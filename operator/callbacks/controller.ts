@@ -2,7 +2,8 @@ import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
 import type { CallbackAttemptEntry, CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
-import { type JobView, traceparentOfJob } from '../../contract/job-view.js'
+import { type JobView, traceIdOfJob, traceparentOfJob } from '../../contract/job-view.js'
+import { exemplarOf } from '../../platform/metrics-exposition.js'
 import { apiStatus } from '../../platform/kube.js'
 import { contextOf, failSpan, inSpan, jobAttributes, SpanKind, traceHeaders } from '../../platform/tracing.js'
 import type { EventRecorder } from '../events.js'
@@ -192,7 +193,11 @@ export class CallbackController {
     }
     const endedAt = this.now()
     this.d.metrics?.callbackAttempts.inc({ event, outcome: outcome.kind })
-    this.d.metrics?.callbackAttemptSeconds.observe({ outcome: outcome.kind }, (endedAt - claimedAt) / 1000)
+    this.d.metrics?.callbackAttemptSeconds.observe({
+      labels: { outcome: outcome.kind },
+      value: (endedAt - claimedAt) / 1000,
+      exemplarLabels: exemplarOf(traceIdOfJob(uj)),
+    })
 
     const next = afterAttempt(delivery, outcome, endedAt, this.d.schedule)
     await this.writeOutcome(claimed, delivery, next)

@@ -158,6 +158,28 @@ describe('one trace per job', () => {
     expect(callback.headers.traceparent).toBe(`00-${caller.traceId}-${attempt.id}-01`)
     expect(attempt.tags).toMatchObject({ 'http.response.status_code': 204, 'dutil.callback.attempt': 1 })
 
+    // The latency histograms link a bucket to a trace: the call's, the job's (OpenMetrics scrapes).
+    const openMetrics = { accept: 'application/openmetrics-text;version=1.0.0' }
+    const gatewayMetrics = await (await fetch(`${inject('gatewayUrl')}/metrics`, { headers: openMetrics })).text()
+    expect(gatewayMetrics).toMatch(
+      new RegExp(
+        `dutil_http_request_duration_seconds_bucket\\{[^}]*route="/v1/utilities/:slug/jobs"[^}]*status="202"[^}]*\\} \\d+ # \\{trace_id="${caller.traceId}"\\}`,
+      ),
+    )
+    const operatorPort = inject('programEnv').DUTIL_OPERATOR_PORT
+    const operatorMetrics = await (
+      await fetch(`http://127.0.0.1:${operatorPort}/metrics`, { headers: openMetrics })
+    ).text()
+    expect(operatorMetrics).toMatch(
+      new RegExp(
+        `dutil_runner_duration_seconds_bucket\\{[^}]*utility="split-pdf"[^}]*\\} \\d+ # \\{trace_id="${caller.traceId}"\\}`,
+      ),
+    )
+    // A scraper that does not ask for OpenMetrics gets Prometheus' text, without exemplars.
+    const plain = await (await fetch(`${inject('gatewayUrl')}/metrics`)).text()
+    expect(plain).toContain('dutil_http_request_duration_seconds_bucket')
+    expect(plain).not.toContain('trace_id')
+
     // The job record keeps the context the job's UtilityJob had.
     const db = databaseClient(inject('databaseUrl'))
     try {
