@@ -205,9 +205,9 @@ const tracedSteps =
   (name, attributes, fn) =>
     t.inSpan(name, { attributes }, (span) => fn((a) => span.setAttributes(a)))
 
-/** The job's spans go to the collector before the runner exits, for 2 s at most. */
+/** The job's spans go to the collector before the runner exits, for 1 s at most. */
 async function flushSpans(stop: () => Promise<void>): Promise<void> {
   let timer: NodeJS.Timeout | undefined
-  await Promise.race([stop().catch(() => {}), new Promise((r) => (timer = setTimeout(r, 2000)))])
+  await Promise.race([stop().catch(() => {}), new Promise((r) => (timer = setTimeout(r, 1000)))])
   clearTimeout(timer)
 }

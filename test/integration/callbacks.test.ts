@@ -1,18 +1,16 @@
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { CoreV1Api } from '@kubernetes/client-node'
 import { Webhook } from 'standardwebhooks'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { WORKSPACE_SIGNING_ENTRY } from '../../contract/api-keys.js'
 import { SECRET_OBJECTS, SecretEntries } from '../../platform/secret-entries.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { REPO_ROOT } from '../platform/platform.js'
-import { CallbackReceiver, type ReceivedCallback, type Reply } from '../support/callback-receiver.js'
-import { FileServer } from '../support/file-server.js'
-import { makePdf } from '../support/pdfs.js'
+import type { ReceivedCallback, Reply } from '../support/callback-receiver.js'
 import { api, download } from './helpers/api.js'
+import { callbackInputs } from './helpers/callback-inputs.js'
 import { createJobDirectly, readJob } from './helpers/direct-jobs.js'
 import { eventsOf } from './helpers/events.js'
 import { databaseClient } from './helpers/database.js'
@@ -22,34 +20,19 @@ import { killComponent, startOperator, waitForOperatorReady } from './helpers/pr
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
-let receiver: CallbackReceiver
-let files: FileServer
-let pdfUrl: string
-let notPdfUrl: string
-
-beforeAll(async () => {
-  const tls = inject('callbackTls')
-  receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
-  files = await new FileServer().start()
-  pdfUrl = files.add('two.pdf', await makePdf(2))
-  notPdfUrl = files.add('not.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
-})
-afterAll(async () => {
-  await receiver.stop()
-  await files.stop()
-})
+const inputs = callbackInputs(2)
 
 let paths = 0
 /** A receiver path of its own for one test, answering with `replies` in turn. */
 function hook(...replies: Reply[]): { path: string; url: string } {
   const path = `/hooks/${++paths}`
-  return { path, url: receiver.url(path, ...replies) }
+  return { path, url: inputs.receiver.url(path, ...replies) }
 }
 
 async function startJob(
   key: string,
   callbackUrl: string,
-  input = { url: pdfUrl },
+  input = { url: inputs.pdfUrl },
   metadata?: Record<string, unknown>,
 ): Promise<string> {
   const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
@@ -89,9 +72,9 @@ describe('signed callbacks', () => {
   it('given a finished async job, POSTs one job.succeeded signed with the key secret, data being the job as GET returns it', async () => {
     const { key, signingSecret } = await createKey()
     const { path, url } = hook(200)
-    const id = await startJob(key, url, { url: pdfUrl }, { ticket: 'T-7', nested: { a: [1, 2] } })
+    const id = await startJob(key, url, { url: inputs.pdfUrl }, { ticket: 'T-7', nested: { a: [1, 2] } })
 
-    const [got] = await receiver.waitFor(path, 1)
+    const [got] = await inputs.receiver.waitFor(path, 1)
     expect(got.headers['content-type']).toBe('application/json')
     expect(got.headers['user-agent']).toMatch(/dutil/)
     expect(got.headers['webhook-id']).toBe(id)
@@ -122,7 +105,7 @@ describe('signed callbacks', () => {
       expect((await download(f.url)).status).toBe(200)
     }
     await sleep(500)
-    expect(receiver.requests(path)).toHaveLength(1)
+    expect(inputs.receiver.requests(path)).toHaveLength(1)
     const metrics = await (await fetch(`http://127.0.0.1:${inject('programEnv').DUTIL_OPERATOR_PORT}/metrics`)).text()
     expect(metrics).toMatch(/dutil_callback_attempts_total\{event="job.succeeded",outcome="delivered"\} [1-9]/)
     expect(metrics).toMatch(/dutil_callback_attempt_duration_seconds_count\{outcome="delivered"\} [1-9]/)
@@ -134,7 +117,7 @@ describe('signed callbacks', () => {
     const { path, url } = hook(500, 500, 200)
     const id = await startJob(key, url)
     expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 3 })
-    const got = receiver.requests(path)
+    const got = inputs.receiver.requests(path)
     expect(got).toHaveLength(3)
     for (const g of got) {
       expect(g.headers['webhook-id']).toBe(id)
@@ -184,7 +167,7 @@ describe('signed callbacks', () => {
       { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } },
     )
     expect(out.stdout).toMatch(new RegExp(`Redelivery of ${id}'s callback asked for at .* \\(round 2\\)`))
-    const got = await receiver.waitFor(path, 9)
+    const got = await inputs.receiver.waitFor(path, 9)
     expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set([id]))
     expect(verify(got[8], signingSecret).type).toBe('job.succeeded')
     await expect
@@ -235,8 +218,8 @@ describe('signed callbacks', () => {
     const { path, url } = hook(302, 200)
     const id = await startJob(key, url)
     expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 2 })
-    expect(receiver.requests(path)).toHaveLength(2)
-    expect(receiver.requests(`/redirected${path}`)).toHaveLength(0)
+    expect(inputs.receiver.requests(path)).toHaveLength(2)
+    expect(inputs.receiver.requests(`/redirected${path}`)).toHaveLength(0)
   })
 
   it('given a receiver that does not answer within 10 s, retries; meanwhile other receivers get theirs at once', async () => {
@@ -245,11 +228,11 @@ describe('signed callbacks', () => {
     const slow = hook('stall', 'stall', 200)
     const fast = hook(200)
     const slowId = await startJob(key, slow.url)
-    const [first] = await receiver.waitFor(slow.path, 1)
+    const [first] = await inputs.receiver.waitFor(slow.path, 1)
     const fastId = await startJob(key, fast.url)
-    const [fastGot] = await receiver.waitFor(fast.path, 1, 90_000)
+    const [fastGot] = await inputs.receiver.waitFor(fast.path, 1, 90_000)
     // A stalled attempt was in flight when the other callback went out, and that one did not wait for it.
-    expect(receiver.requests(slow.path).some((r) => r.at <= fastGot.at && fastGot.at < r.at + 10_000)).toBe(true)
+    expect(inputs.receiver.requests(slow.path).some((r) => r.at <= fastGot.at && fastGot.at < r.at + 10_000)).toBe(true)
     const fastJob = (await api('GET', `/v1/jobs/${fastId}`, { key })).body
     expect(fastGot.at - Date.parse(fastJob.finishedAt)).toBeLessThan(5_000)
     expect(await settledCallback(key, fastId)).toMatchObject({ status: 'delivered', attempts: 1 })
@@ -260,7 +243,7 @@ describe('signed callbacks', () => {
         interval: 200,
       })
       .toMatch(/did not answer within 10 s/)
-    const [, second, third] = await receiver.waitFor(slow.path, 3, 60_000)
+    const [, second, third] = await inputs.receiver.waitFor(slow.path, 3, 60_000)
     expect(second.at - first.at).toBeGreaterThanOrEqual(10_000)
     expect(third.at - second.at).toBeGreaterThanOrEqual(10_000)
     expect(await settledCallback(key, slowId)).toEqual({ url: slow.url, status: 'delivered', attempts: 3 })
@@ -271,8 +254,8 @@ describe('signed callbacks', () => {
     const { path, url } = hook(503)
     const id = await startJob(key, url)
     expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
-    expect(receiver.requests(path)).toHaveLength(8)
-    const gaps = receiver
+    expect(inputs.receiver.requests(path)).toHaveLength(8)
+    const gaps = inputs.receiver
       .requests(path)
       .map((g, i, all) => (i ? g.at - all[i - 1].at : 0))
       .slice(1)
@@ -294,8 +277,8 @@ describe('signed callbacks', () => {
   it('given a failed job, sends job.failed with the error', async () => {
     const { key, signingSecret } = await createKey()
     const { path, url } = hook(200)
-    const id = await startJob(key, url, { url: notPdfUrl })
-    const [got] = await receiver.waitFor(path, 1)
+    const id = await startJob(key, url, { url: inputs.notPdfUrl })
+    const [got] = await inputs.receiver.waitFor(path, 1)
     const event = verify(got, signingSecret)
     expect(event.type).toBe('job.failed')
     expect(event.data).toMatchObject({
@@ -316,7 +299,7 @@ describe('signed callbacks', () => {
       return 500
     }, 200)
     const id = await startJob(created.key, url)
-    const [first, second] = await receiver.waitFor(path, 2)
+    const [first, second] = await inputs.receiver.waitFor(path, 2)
     const newSecret = await rotated!
     expect(newSecret).toMatch(/^whsec_/)
     expect(newSecret).not.toBe(created.signingSecret)
@@ -344,13 +327,13 @@ describe('signed callbacks', () => {
 
     const { path, url } = hook(200)
     await startJob(created.key, url)
-    const [got] = await receiver.waitFor(path, 1)
+    const [got] = await inputs.receiver.waitFor(path, 1)
     expect(verify(got, workspaceSecret).type).toBe('job.succeeded')
 
     const own = JSON.parse(await cli('rotate-secret', created.id, '--json')).signingSecret
     const next = hook(200)
     await startJob(created.key, next.url)
-    const [again] = await receiver.waitFor(next.path, 1)
+    const [again] = await inputs.receiver.waitFor(next.path, 1)
     expect(verify(again, own).type).toBe('job.succeeded')
   })
 
@@ -367,7 +350,7 @@ describe('signed callbacks', () => {
     ]) {
       const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
         key,
-        body: { input: { url: pdfUrl }, callbackUrl },
+        body: { input: { url: inputs.pdfUrl }, callbackUrl },
       })
       expect(res.status, callbackUrl.slice(0, 60)).toBe(400)
       expect(res.body.error.code).toBe('invalid_request')
@@ -383,7 +366,7 @@ describe('signed callbacks', () => {
       keyId: created.id,
       mode: 'async',
       callbackUrl: 'https://169.254.169.254/latest/meta-data/',
-      inputUrl: pdfUrl,
+      inputUrl: inputs.pdfUrl,
     })
     const id = uj.spec.jobId
     expect((await api('GET', `/v1/jobs/${id}?wait=60`, { key: created.key })).body.status).toBe('succeeded')
@@ -411,12 +394,12 @@ describe('signed callbacks', () => {
       keyId: created.id,
       mode: 'sync',
       callbackUrl: sync.url,
-      inputUrl: pdfUrl,
+      inputUrl: inputs.pdfUrl,
     })
     const cancelledId = await whileCordoned(async () => {
       const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
         key: created.key,
-        body: { input: { url: pdfUrl }, callbackUrl: cancelled.url },
+        body: { input: { url: inputs.pdfUrl }, callbackUrl: cancelled.url },
       })
       expect(res.status).toBe(202)
       const cancel = await api('POST', `/v1/jobs/${res.body.id}/cancel`, { key: created.key })
@@ -427,8 +410,8 @@ describe('signed callbacks', () => {
       'succeeded',
     )
     await sleep(3000)
-    expect(receiver.requests(sync.path)).toHaveLength(0)
-    expect(receiver.requests(cancelled.path)).toHaveLength(0)
+    expect(inputs.receiver.requests(sync.path)).toHaveLength(0)
+    expect(inputs.receiver.requests(cancelled.path)).toHaveLength(0)
     expect((await readJob(syncJob.metadata.name)).status?.callback).toBeUndefined()
     expect((await readJob(objectNameOf(cancelledId))).status?.callback).toBeUndefined()
   })
@@ -442,7 +425,7 @@ describe('signed callbacks', () => {
       startOperator({ DUTIL_CALLBACK_DELAY_SCALE: '1' })
       await waitForOperatorReady()
       const id = await startJob(key, url)
-      const [first] = await receiver.waitFor(path, 1)
+      const [first] = await inputs.receiver.waitFor(path, 1)
       await expect
         .poll(async () => (await readJob(objectNameOf(id))).status?.callback?.lastStatusCode, {
           timeout: 10_000,
@@ -455,15 +438,15 @@ describe('signed callbacks', () => {
       await sleep(1000)
       startOperator({ DUTIL_CALLBACK_DELAY_SCALE: '1' })
       await waitForOperatorReady()
-      expect(receiver.requests(path)).toHaveLength(1) // a restart does not repeat the attempt early
+      expect(inputs.receiver.requests(path)).toHaveLength(1) // a restart does not repeat the attempt early
 
-      const [, second] = await receiver.waitFor(path, 2, 30_000)
+      const [, second] = await inputs.receiver.waitFor(path, 2, 30_000)
       expect(second.at - first.at).toBeGreaterThanOrEqual(10_000)
       expect(second.at - first.at).toBeLessThan(30_000) // on time, give or take a loaded machine
       expect(verify(second, signingSecret).data.callback.attempts).toBe(2)
       expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 2 })
       await sleep(500)
-      expect(receiver.requests(path)).toHaveLength(2)
+      expect(inputs.receiver.requests(path)).toHaveLength(2)
     } finally {
       killComponent('operator')
       startOperator()
@@ -486,7 +469,7 @@ describe('signing secrets of revoked keys', () => {
       let open = false
       const { path, url } = hook(...Array.from({ length: 8 }, () => () => (open ? 200 : 503)))
       const id = await startJob(busy.key, url)
-      await receiver.waitFor(path, 1)
+      await inputs.receiver.waitFor(path, 1)
       await keyAdmin().revoke(busy.id)
       await keyAdmin().revoke(idle.id)
       const entry = async (keyId: string) => (await signing.all())[objectNameOf(keyId)]
@@ -502,14 +485,14 @@ describe('signing secrets of revoked keys', () => {
           interval: 200,
         })
         .toBe('delivered')
-      const delivered = receiver.requests(path).at(-1)!
+      const delivered = inputs.receiver.requests(path).at(-1)!
       expect(verify(delivered, busy.signingSecret).type).toBe('job.succeeded')
       await expect.poll(() => entry(busy.id), { timeout: 10_000, interval: 250 }).toBeUndefined()
       expect(await entry(active.id)).toBe(active.signingSecret)
       expect(await signing.get(WORKSPACE_SIGNING_ENTRY)).toMatch(/^whsec_/)
       // Nothing reveals or signs with the workspace secret in its place.
       await expect(cli('reveal-secret', busy.id)).rejects.toThrow(/is revoked: it has no signing secret any more/)
-      const sent = receiver.requests(path).length
+      const sent = inputs.receiver.requests(path).length
       await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id], {
         env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
       })
@@ -520,7 +503,7 @@ describe('signing secrets of revoked keys', () => {
           round: 2,
           lastError: 'No signing secret exists for this API key or the workspace.',
         })
-      expect(receiver.requests(path)).toHaveLength(sent)
+      expect(inputs.receiver.requests(path)).toHaveLength(sent)
     } finally {
       killComponent('operator')
       startOperator()

@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { CallbackReceiver } from '../support/callback-receiver.js'
-import { FileServer } from '../support/file-server.js'
-import { makePdf } from '../support/pdfs.js'
+import { describe, expect, inject, it } from 'vitest'
 import { api } from './helpers/api.js'
+import { callbackInputs } from './helpers/callback-inputs.js'
 import { databaseClient } from './helpers/database.js'
 import { createKey } from './helpers/keys.js'
 
@@ -34,22 +31,7 @@ interface Span {
   tags: Record<string, unknown>
 }
 
-let receiver: CallbackReceiver
-let files: FileServer
-let pdfUrl: string
-let notPdfUrl: string
-
-beforeAll(async () => {
-  const tls = inject('callbackTls')
-  receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
-  files = await new FileServer().start()
-  pdfUrl = files.add('three.pdf', await makePdf(3))
-  notPdfUrl = files.add('not.pdf', Buffer.from('<html>not a pdf</html>'), 'text/html')
-})
-afterAll(async () => {
-  await receiver.stop()
-  await files.stop()
-})
+const inputs = callbackInputs(3)
 
 /** The trace's spans as Jaeger has them, each with its service and parent. */
 async function traceSpans(traceId: string): Promise<Span[]> {
@@ -104,11 +86,11 @@ describe('one trace per job', () => {
     const res = await api('POST', '/v1/utilities/split-pdf/jobs', {
       key,
       headers: { traceparent: caller.traceparent },
-      body: { input: { url: pdfUrl }, callbackUrl: receiver.url(path, 204) },
+      body: { input: { url: inputs.pdfUrl }, callbackUrl: inputs.receiver.url(path, 204) },
     })
     expect(res.status).toBe(202)
     const jobId = res.body.id as string
-    const [callback] = await receiver.waitFor(path, 1)
+    const [callback] = await inputs.receiver.waitFor(path, 1)
 
     const spans = await waitForSpans(caller.traceId, [
       'POST /v1/utilities/:slug/jobs',
@@ -192,7 +174,7 @@ describe('one trace per job', () => {
 
   it('marks the failing span of a failed job with its error code, and starts a trace of its own without a caller context', async () => {
     const { key } = await createKey()
-    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: notPdfUrl } } })
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: inputs.notPdfUrl } } })
     expect(res.body.status).toBe('failed')
     const code = res.body.error.code as string
     const db = databaseClient(inject('databaseUrl'))
