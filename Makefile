@@ -132,7 +132,9 @@ bench-memory: deps binaries build
 	node dist/test/bench/gateway-memory.js
 
 # Accept-path throughput and p99 beside raw UtilityJob creates, same run and concurrency; gateway RSS
-# after 10k and BENCH_LOAD_TOTAL accepted requests (BENCH_LOAD_PROFILE=1 adds a CPU profile).
+# after 10k and BENCH_LOAD_TOTAL accepted requests (BENCH_LOAD_PROFILE=1 adds a CPU profile;
+# BENCH_LOAD_TRACING=1 also runs a gateway that traces every request, taking turns with one that
+# does not, and prints what tracing costs).
 bench-load: deps binaries build
 	node dist/test/bench/load.js
 

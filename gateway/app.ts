@@ -11,9 +11,9 @@ import type { KeyRegistry } from './key-registry.js'
 import type { KeyUsage } from './key-usage.js'
 import { rateLimit, type RateLimiter } from './rate-limit.js'
 import { requestId } from './request-id.js'
-import { traceRequests } from './trace-requests.js'
+import { type RequestTraces, traceRequests } from './trace-requests.js'
 import { exemplarOf } from '../platform/metrics-exposition.js'
-import { traceLogFields } from '../platform/tracing.js'
+import { spanFields } from '../platform/tracing.js'
 import type { RouteDeps } from './routes/context.js'
 import { jobRoutes } from './routes/jobs.js'
 import { runUtilityRoutes } from './routes/run-utility.js'
@@ -29,6 +29,8 @@ export interface AppDeps extends RouteDeps {
   console?: Middleware
   /** Proxies whose X-Forwarded-* headers are believed (gateway/forwarded.ts). */
   trustedProxies?: AllowedNetworks
+  /** The trace of each request in flight, for its log lines (gateway/trace-requests.ts). */
+  requestTraces?: RequestTraces
 }
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
@@ -48,7 +50,7 @@ function observeRequests(deps: AppDeps, routeOf: (ctx: Context) => string) {
       deps.metrics.httpRequests.observe({
         labels: { method: ctx.method, route, status: String(ctx.status) },
         value: seconds,
-        exemplarLabels: exemplarOf(traceLogFields().trace_id),
+        exemplarLabels: exemplarOf(spanFields(ctx.state.traceContext).trace_id),
       })
       if (!OPERATIONAL_PATHS.has(ctx.path)) {
         deps.log.info(
@@ -85,12 +87,14 @@ export function createApp(deps: AppDeps): Koa {
     return 'unmatched'
   }
   app.use(trustForwardedHeadersFrom(deps.trustedProxies))
-  // The request's span holds everything after it, the access log line included.
-  app.use(traceRequests(routeOf))
-  // Outermost (after the client address), so metrics and the access log see the status the error mapping chose.
+  // The request's span covers everything after it, the access log line included.
+  app.use(traceRequests(routeOf, deps.requestTraces))
+  // Outermost after it, so metrics and the access log see the status the error mapping chose.
   app.use(observeRequests(deps, routeOf))
   app.use(errorMiddleware(deps.log))
   app.use(requestId)
+  // From here every line logged with the request id carries the request's trace.
+  if (deps.requestTraces) app.use(deps.requestTraces.track)
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz') return void (ctx.body = { status: 'ok' })
     if (ctx.path === '/readyz') {

@@ -9,7 +9,7 @@ import { guarded, openDatabase } from '../platform/db/database.js'
 import { getJob } from '../platform/db/jobs-table.js'
 import { pendingMigrations } from '../platform/db/migrate.js'
 import { storageClient } from '../platform/storage-client.js'
-import { startTracing, traceLogFields } from '../platform/tracing.js'
+import { startTracing } from '../platform/tracing.js'
 import { createApp } from './app.js'
 import { loadGatewayConfig } from './config.js'
 import { createConsole } from './console/index.js'
@@ -25,11 +25,15 @@ import { watchApiKeys, watchJobChanges } from './watches.js'
 import { KeyUsage } from './key-usage.js'
 import { gatewayMetrics } from './metrics.js'
 import { RateLimiter } from './rate-limit.js'
+import { RequestTraces } from './trace-requests.js'
 
-const log = pino({ base: { component: 'gateway' }, mixin: traceLogFields })
+// Lines logged with a request id carry that request's trace (gateway/trace-requests.ts).
+const requestTraces = new RequestTraces()
+const log = pino({ base: { component: 'gateway' }, mixin: requestTraces.logFields })
 const config = loadOrExit(log, () => loadGatewayConfig())
 log.level = config.observability.logLevel
-const stopTracing = await startTracing(config.observability.tracing)
+// No async context: each request's trace travels in its Koa state (docs/adr/0025).
+const stopTracing = await startTracing(config.observability.tracing, { asyncContext: false })
 const consoleConfig = loadOrExit(log, () => loadConsoleConfig(process.env, `http://${config.host}:${config.port}`))
 // In-flight requests get 10 s after SIGTERM: sync waits end with 202 + Location, long-polls with the job as it is.
 const program = new Program({ name: 'gateway', log, drainMs: 10_000 })
@@ -98,6 +102,7 @@ const app = createApp({
   syncWaitMs: config.syncWaitMs,
   testHooks: config.testHooks,
   trustedProxies: config.trustedProxies,
+  requestTraces,
   shutdown: program.signal,
   isReady: () => program.ready(),
 })

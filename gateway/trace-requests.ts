@@ -1,42 +1,79 @@
 import type { Context, Next } from 'koa'
-import { contextOf, failSpan, SpanKind, tracer } from '../platform/tracing.js'
+import {
+  type Context as TraceContext,
+  contextOf,
+  failSpan,
+  SpanKind,
+  spanFields,
+  trace,
+  tracer,
+} from '../platform/tracing.js'
 
 const UNTRACED = new Set(['/healthz', '/readyz', '/metrics'])
 
 /**
- * One server span per request (probes and metrics aside), continuing the caller's W3C
- * `traceparent` when it sent one, active for everything the request does: its logs carry the
- * trace, and a job it creates stores the trace context (docs/observability.md). A no-op span
- * when tracing is off.
+ * The trace ids of the requests in flight, by request id: the gateway's pino mixin adds them to
+ * every line logged with a `requestId`, so its lines join the request's trace without an async
+ * context (docs/adr/0025: the gateway runs without one, which cost ~10 % of its throughput).
  */
-export function traceRequests(routeOf: (ctx: Context) => string) {
+export class RequestTraces {
+  private readonly inFlight = new Map<string, { trace_id: string; span_id: string }>()
+
+  /** pino's mixin: the trace of the request a line names. */
+  readonly logFields = (line: object): object => {
+    const id = (line as { requestId?: unknown }).requestId
+    return (typeof id === 'string' && this.inFlight.get(id)) || {}
+  }
+
+  /** Middleware after the request id is set: the request's trace joins its lines from there on. */
+  readonly track = async (ctx: Context, next: Next): Promise<void> => {
+    const fields = spanFields(ctx.state.traceContext as TraceContext | undefined)
+    if (fields.trace_id && typeof ctx.state.requestId === 'string')
+      this.inFlight.set(ctx.state.requestId, fields as { trace_id: string; span_id: string })
+    await next()
+  }
+
+  /** Called once the request's last line is written (its access log line included). */
+  end(requestId: unknown): void {
+    if (typeof requestId === 'string') this.inFlight.delete(requestId)
+  }
+}
+
+/**
+ * One server span per request (probes and metrics aside), continuing the caller's W3C
+ * `traceparent` when it sent one. Its context is `ctx.state.traceContext`: a job the request
+ * creates stores it (docs/observability.md). A no-op span when tracing is off. The outermost
+ * middleware but one: its span ends after the access log line is written.
+ */
+export function traceRequests(routeOf: (ctx: Context) => string, traces?: RequestTraces) {
   return async (ctx: Context, next: Next) => {
     if (UNTRACED.has(ctx.path)) return next()
     const given = ctx.headers.traceparent
     const parent = contextOf(typeof given === 'string' ? given : undefined)
-    return tracer().startActiveSpan(
+    const span = tracer().startSpan(
       ctx.method,
       { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path } },
       parent,
-      async (span) => {
-        try {
-          await next()
-        } finally {
-          const route = routeOf(ctx)
-          span.updateName(`${ctx.method} ${route}`)
-          span.setAttributes({
-            'http.route': route,
-            'http.response.status_code': ctx.status,
-            ...(typeof ctx.state.requestId === 'string' ? { 'dutil.request_id': ctx.state.requestId } : {}),
-            ...(typeof ctx.state.jobId === 'string' ? { 'dutil.job.id': ctx.state.jobId } : {}),
-            ...(ctx.state.key?.id ? { 'dutil.api_key.id': String(ctx.state.key.id) } : {}),
-          })
-          const code = (ctx.body as { error?: { code?: unknown } } | undefined)?.error?.code
-          if (ctx.status >= 500) failSpan(span, typeof code === 'string' ? code : 'internal')
-          else if (ctx.status >= 400 && typeof code === 'string') span.setAttribute('dutil.error.code', code)
-          span.end()
-        }
-      },
     )
+    ctx.state.traceContext = trace.setSpan(parent, span)
+    try {
+      await next()
+    } finally {
+      const requestId = typeof ctx.state.requestId === 'string' ? ctx.state.requestId : undefined
+      const route = routeOf(ctx)
+      span.updateName(`${ctx.method} ${route}`)
+      span.setAttributes({
+        'http.route': route,
+        'http.response.status_code': ctx.status,
+        ...(requestId ? { 'dutil.request_id': requestId } : {}),
+        ...(typeof ctx.state.jobId === 'string' ? { 'dutil.job.id': ctx.state.jobId } : {}),
+        ...(ctx.state.key?.id ? { 'dutil.api_key.id': String(ctx.state.key.id) } : {}),
+      })
+      const code = (ctx.body as { error?: { code?: unknown } } | undefined)?.error?.code
+      if (ctx.status >= 500) failSpan(span, typeof code === 'string' ? code : 'internal')
+      else if (ctx.status >= 400 && typeof code === 'string') span.setAttribute('dutil.error.code', code)
+      span.end()
+      traces?.end(requestId)
+    }
   }
 }

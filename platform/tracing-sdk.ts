@@ -1,4 +1,4 @@
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
@@ -6,10 +6,11 @@ import type { TracingConfig } from './tracing.js'
 
 /**
  * The OpenTelemetry SDK, loaded by startTracing only when tracing is on: spans batched to an
- * OTLP/HTTP collector, new traces sampled at the configured ratio, continued ones as their
- * caller decided, W3C trace context as the propagator, async context through AsyncLocalStorage.
+ * OTLP/HTTP collector (protobuf: smaller and cheaper to encode than JSON), new traces sampled at
+ * the configured ratio, continued ones as their caller decided, W3C trace context as the
+ * propagator, async context through AsyncLocalStorage.
  */
-export function startTracingSdk(cfg: TracingConfig): () => Promise<void> {
+export function startTracingSdk(cfg: TracingConfig, asyncContext: boolean): () => Promise<void> {
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': cfg.serviceName }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(cfg.sampleRatio) }),
@@ -21,6 +22,6 @@ export function startTracingSdk(cfg: TracingConfig): () => Promise<void> {
       ),
     ],
   })
-  provider.register()
+  provider.register(asyncContext ? {} : { contextManager: null })
   return () => provider.shutdown()
 }

@@ -25,11 +25,18 @@ export interface TracingConfig {
   serviceName: string
 }
 
-/** Starts the SDK when tracing is on; the function it returns sends what is buffered and stops. */
-export async function startTracing(cfg: TracingConfig | undefined): Promise<() => Promise<void>> {
+/**
+ * Starts the SDK when tracing is on; the function it returns sends what is buffered and stops.
+ * `asyncContext: false` registers no async context (AsyncLocalStorage, which on Node 20 tracks
+ * every promise): spans then take their parent explicitly and `context.active()` is the root.
+ */
+export async function startTracing(
+  cfg: TracingConfig | undefined,
+  opts: { asyncContext?: boolean } = {},
+): Promise<() => Promise<void>> {
   if (!cfg) return async () => {}
   const { startTracingSdk } = await import('./tracing-sdk.js')
-  return startTracingSdk(cfg)
+  return startTracingSdk(cfg, opts.asyncContext ?? true)
 }
 
 /** dutil's tracer (the API's no-op until the SDK is started). */
@@ -125,7 +132,12 @@ export function failSpan(span: Span, code: string): void {
 
 /** pino's mixin: the active span's ids on every log line written inside it. */
 export function traceLogFields(): { trace_id?: string; span_id?: string } {
-  const span = trace.getSpan(context.active())
+  return spanFields(context.active())
+}
+
+/** The ids of a context's span, for a log line or an exemplar (none when it was not sampled). */
+export function spanFields(ctx: Context | undefined): { trace_id?: string; span_id?: string } {
+  const span = ctx && trace.getSpan(ctx)
   if (!span) return {}
   const { traceId, spanId, traceFlags } = span.spanContext()
   // A span the sampler dropped is not in any backend: its ids would point nowhere.
@@ -133,4 +145,4 @@ export function traceLogFields(): { trace_id?: string; span_id?: string } {
   return { trace_id: traceId, span_id: spanId }
 }
 
-export { context, SpanKind, SpanStatusCode, type Context, type Span }
+export { context, SpanKind, SpanStatusCode, trace, type Context, type Span }

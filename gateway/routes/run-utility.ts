@@ -83,7 +83,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
     idempotencyKeyHash: hash,
     deadlineSeconds: testDeadline,
   })
-  const uj = utilityJobResource(spec, key.objectName, traceparentOf())
+  const uj = utilityJobResource(spec, key.objectName, traceparentOf(ctx.state.traceContext))
   const accepted = await acceptJob(deps, uj, req.input)
   if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
   const created = accepted.job

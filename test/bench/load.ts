@@ -28,7 +28,9 @@ import { until } from '../platform/wait-for.js'
  * --cpu-prof and the heaviest functions of the accept path are listed.
  *
  *   BENCH_LOAD_SECONDS=60  BENCH_LOAD_CONCURRENCY=32  BENCH_LOAD_KEYS=20  BENCH_LOAD_TOTAL=100000
- *   BENCH_LOAD_TRACING=1: the programs trace every request (sampling 1.0) into a Jaeger on loopback
+ *   BENCH_LOAD_TRACING=1: tracing's cost as well: the accept route of a gateway that traces every
+ *   request (sampling 1.0) into a Jaeger on loopback, after the same route of one that does not,
+ *   in the same run
  */
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 32)
@@ -58,6 +60,16 @@ interface Run {
   errors: number
   seconds: number
   latencies: number[]
+}
+
+/** Runs one after another as one. */
+function joined(runs: Run[]): Run {
+  return {
+    count: runs.reduce((n, r) => n + r.count, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    seconds: runs.reduce((n, r) => n + r.seconds, 0),
+    latencies: runs.flatMap((r) => r.latencies).sort((a, b) => a - b),
+  }
 }
 
 /** Runs `op` at CONCURRENCY until `seconds` pass or `limit` operations are done. */
@@ -125,27 +137,54 @@ function profileSummary(dir: string, top = 15): string[] {
 
 rmSync(profDir, { recursive: true, force: true })
 mkdirSync(profDir, { recursive: true })
+const TRACING = process.env.BENCH_LOAD_TRACING === '1'
+// The traced gateway's sampling ratio (BENCH_LOAD_TRACING_RATIO, default 1: every request).
+const TRACING_RATIO = Number(process.env.BENCH_LOAD_TRACING_RATIO ?? 1)
 const platform = await startPlatform({
   dir: benchDir,
   ports: TEST_PORTS,
   fresh: true,
   allowLoopbackUrls: true,
   testHooks: false,
-  // BENCH_LOAD_TRACING=1: every request traced (sampling 1.0) into the platform's Jaeger.
-  tracing: process.env.BENCH_LOAD_TRACING === '1',
+  // BENCH_LOAD_TRACING=1: the platform runs Jaeger, which the traced gateway below sends to.
+  tracing: TRACING,
   gatewayEnv: { DUTIL_MAX_QUEUED_JOBS: '1000000', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '1000000' },
 })
 // With a profile: a gateway of its own (same settings, next port) under --cpu-prof (Node refuses
 // the flag in NODE_OPTIONS), stopped with SIGTERM at the end so that it writes the profile.
 let profiled: ChildProcess | undefined
-let gatewayUrl = platform.gatewayUrl
+// With tracing: two gateways of their own, started alike (same settings, their logs dropped),
+// one that traces every request and one that does not.
+const compared: ChildProcess[] = []
+async function extraGateway(offset: number, env: Record<string, string>): Promise<string> {
+  const port = String(Number(new URL(platform.gatewayUrl).port) + offset)
+  compared.push(
+    spawn(process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], {
+      env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port, DUTIL_FILES_PORT: '', ...env },
+      stdio: 'ignore',
+    }),
+  )
+  const url = `http://127.0.0.1:${port}`
+  await until(
+    `gateway on ${port} ready`,
+    async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
+    60_000,
+    200,
+  )
+  return url
+}
+const untracedUrl = TRACING ? await extraGateway(20, { DUTIL_TRACING_ENDPOINT: '' }) : platform.gatewayUrl
+const tracedUrl = TRACING
+  ? await extraGateway(21, { DUTIL_TRACING_SAMPLE_RATIO: String(TRACING_RATIO) })
+  : platform.gatewayUrl
+let gatewayUrl = tracedUrl
 if (PROFILE) {
   const port = String(Number(new URL(platform.gatewayUrl).port) + 10)
   profiled = spawn(
     process.execPath,
     ['--cpu-prof', `--cpu-prof-dir=${profDir}`, join(REPO_ROOT, 'dist', 'gateway', 'main.js')],
     {
-      env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port },
+      env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port, DUTIL_FILES_PORT: '' },
       stdio: 'ignore',
     },
   )
@@ -204,9 +243,9 @@ try {
       })
       .then(() => undefined)
   }
-  const accept = async (i: number) => {
+  const acceptAt = (url: string) => async (i: number) => {
     const slug = SLUGS[i % SLUGS.length]
-    const res = await fetch(`${gatewayUrl}/v1/utilities/${slug}/jobs`, {
+    const res = await fetch(`${url}/v1/utilities/${slug}/jobs`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${keys[i % keys.length].key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify(BODIES[slug]),
@@ -214,14 +253,26 @@ try {
     await res.arrayBuffer()
     if (res.status !== 202) throw new Error(`accept: ${res.status}`)
   }
+  const accept = acceptAt(gatewayUrl)
 
   console.log(`[bench-load] ${CONCURRENCY} at once, ${SECONDS} s each, ${KEYS} keys, ${SLUGS.length} utilities`)
   const rawRun = await drive(raw, SECONDS)
   console.log(row('raw UtilityJob create', rawRun))
-  const acceptRun = await drive(accept, SECONDS)
-  console.log(
-    row(process.env.BENCH_LOAD_TRACING === '1' ? 'gateway accept, traced (1.0)' : 'gateway accept', acceptRun),
-  )
+  // With tracing, the two gateways take turns (four slices each), so that what grows over the run
+  // (etcd, the job record) weighs on both alike.
+  let untracedRun: Run | undefined
+  let acceptRun: Run
+  if (TRACING) {
+    const slices: Run[][] = [[], []]
+    for (let round = 0; round < 4; round++) {
+      slices[0].push(await drive(acceptAt(untracedUrl), SECONDS / 4))
+      slices[1].push(await drive(accept, SECONDS / 4))
+    }
+    untracedRun = joined(slices[0])
+    acceptRun = joined(slices[1])
+    console.log(row('gateway accept, not traced', untracedRun))
+  } else acceptRun = await drive(accept, SECONDS)
+  console.log(row(TRACING ? `gateway accept, traced (sampling ${TRACING_RATIO})` : 'gateway accept', acceptRun))
   // Memory: RSS once 10,000 requests were accepted, then after every further 10,000 up to TOTAL.
   let total = acceptRun.count
   const rssAt: Array<[number, number]> = []
@@ -238,8 +289,17 @@ try {
     '| route | requests/s | p50 ms | p99 ms | requests | errors |',
     '|---|---|---|---|---|---|',
     row('raw UtilityJob create (API server)', rawRun),
-    row('gateway accept (POST /v1/utilities/{slug}/jobs)', acceptRun),
+    ...(untracedRun ? [row('gateway accept, not traced', untracedRun)] : []),
+    row(
+      `gateway accept (POST /v1/utilities/{slug}/jobs)${TRACING ? `, traced (sampling ${TRACING_RATIO})` : ''}`,
+      acceptRun,
+    ),
     '',
+    ...(untracedRun
+      ? [
+          `tracing: accepts/s ${((1 - acceptRun.count / acceptRun.seconds / (untracedRun.count / untracedRun.seconds)) * 100).toFixed(1)} % lower (target ≤ 5 %), p99 ${(pct(acceptRun, 99) / pct(untracedRun, 99)).toFixed(2)}× (target ≤ 1.1×)`,
+        ]
+      : []),
     `accept / raw throughput: ${((acceptRun.count / acceptRun.seconds / (rawRun.count / rawRun.seconds)) * 100).toFixed(0)} % (target ≥ 90 %); accept p99 / raw p99: ${(pct(acceptRun, 99) / pct(rawRun, 99)).toFixed(2)} (target ≤ 1.5)`,
     `gateway RSS MB by accepted requests: ${rssAt.map(([n, mb]) => `${(n / 1000).toFixed(0)}k ${mb.toFixed(0)}`).join(', ')}`,
     `gateway RSS: ${rss10k.toFixed(0)} MB after 10,000 accepted, ${rssEnd.toFixed(0)} MB after ${total.toLocaleString('en')} (${(((rssEnd - rss10k) / rss10k) * 100).toFixed(1)} %; target ≤ 10 %)`,
@@ -251,6 +311,7 @@ try {
   } catch {
     // already gone
   }
+  for (const g of compared) g.kill('SIGTERM')
   if (profiled) {
     const exited = new Promise((r) => profiled!.once('exit', r))
     profiled.kill('SIGTERM')

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, inject, it } from 'vitest'
 import { api } from './helpers/api.js'
 import { callbackInputs } from './helpers/callback-inputs.js'
@@ -139,6 +141,17 @@ describe('one trace per job', () => {
     const attempt = one(spans, 'callback attempt')
     expect(callback.headers.traceparent).toBe(`00-${caller.traceId}-${attempt.id}-01`)
     expect(attempt.tags).toMatchObject({ 'http.response.status_code': 204, 'dutil.callback.attempt': 1 })
+
+    // Log lines join the trace: the gateway's of the call, the operator's of the job's passes.
+    const lines = (program: string) =>
+      readFileSync(join(inject('platformDir'), 'logs', `${program}.log`), 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    const access = lines('gateway').find((l) => l.msg === 'request' && l.jobId === jobId)
+    expect(access).toMatchObject({ trace_id: caller.traceId, span_id: request.id })
+    const created = lines('operator').find((l) => l.msg === 'job created' && l.jobId === jobId)
+    expect(created).toMatchObject({ trace_id: caller.traceId })
 
     // The latency histograms link a bucket to a trace: the call's, the job's (OpenMetrics scrapes).
     const openMetrics = { accept: 'application/openmetrics-text;version=1.0.0' }

@@ -88,7 +88,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
       request: req,
       storageInputKeys,
     })
-    const uj = utilityJobResource(spec, undefined, traceparentOf())
+    const uj = utilityJobResource(spec, undefined, traceparentOf(ctx.state.traceContext))
     // Its callback is signed with the playground secret: there is one before the job exists.
     if (req.callbackUrl) await d.keyAdmin.ensurePlaygroundSecret()
     const created = (await acceptJob(d, uj, req.input)).job
