@@ -56,7 +56,7 @@ say(`CLI context dev in ${cliConfig}${cli.currentContext === 'dev' ? ' (current)
 process.stdout.write(`
   dutil gateway:  ${platform.gatewayUrl}
   console:        ${platform.gatewayUrl}/console/   (first admin: npx dutil admin create --email you@example.com)
-  traces:         ${platform.tracesUrl ?? 'off'}   (Jaeger: every job's trace; docs/observability.md)
+  traces:         ${platform.tracesUrl ?? 'off'}   (Jaeger's query API: /api/traces/<trace id>; docs/observability.md)
   kubeconfig:     .dev/kubeconfig   (kubectl: ~/.cache/dutil/bin/kubectl --kubeconfig .dev/kubeconfig get utilityjobs)
   create a key:   npx dutil keys create --name laptop
   use it:         npx dutil config set-context dev --api-key du_live_...
