@@ -44,18 +44,16 @@ export function tracer(): Tracer {
   return trace.getTracer('dutil')
 }
 
-/** The W3C `traceparent` of a context (the active one by default); undefined when tracing is off. */
-export function traceparentOf(ctx: Context = context.active()): string | undefined {
-  const carrier: Record<string, string> = {}
-  propagation.inject(ctx, carrier)
-  return carrier.traceparent
-}
-
-/** The W3C trace context headers of a context, to send with an outgoing request. */
+/** The W3C trace context headers of a context (the active one by default), to send on. */
 export function traceHeaders(ctx: Context = context.active()): Record<string, string> {
   const carrier: Record<string, string> = {}
   propagation.inject(ctx, carrier)
   return carrier
+}
+
+/** The W3C `traceparent` of a context (the active one by default); undefined when tracing is off. */
+export function traceparentOf(ctx: Context = context.active()): string | undefined {
+  return traceHeaders(ctx).traceparent
 }
 
 /**

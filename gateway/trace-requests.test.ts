@@ -1,0 +1,62 @@
+import { once } from 'node:events'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { context, propagation, trace } from '@opentelemetry/api'
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import Koa from 'koa'
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { traceparentOf } from '../platform/tracing.js'
+import { requestId } from './request-id.js'
+import { RequestTraces, traceRequests } from './trace-requests.js'
+
+const exporter = new InMemorySpanExporter()
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+const lines: Array<Record<string, unknown>> = []
+const traces = new RequestTraces()
+const log = pino({ mixin: traces.logFields }, { write: (l: string) => void lines.push(JSON.parse(l)) })
+let server: http.Server
+let base: string
+let handedOn: string | undefined
+
+beforeAll(async () => {
+  // As the gateway runs it: no async context.
+  provider.register({ contextManager: null })
+  const app = new Koa()
+  app.use(traceRequests(() => '/work', traces))
+  app.use(requestId)
+  app.use(traces.track)
+  app.use(async (ctx) => {
+    log.info({ requestId: ctx.state.requestId }, 'inside')
+    handedOn = traceparentOf(ctx.state.traceContext)
+    ctx.status = 204
+  })
+  server = http.createServer(app.callback()).listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  server.close()
+  await provider.shutdown()
+  trace.disable()
+  context.disable()
+  propagation.disable()
+})
+
+describe('a traced request without an async context', () => {
+  it("continues the caller's trace, hands its own span on, and joins its log lines to it by request id", async () => {
+    const caller = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    const res = await fetch(`${base}/work`, { headers: { traceparent: caller, 'x-request-id': 'req-1' } })
+    expect(res.status).toBe(204)
+    const [span] = exporter.getFinishedSpans()
+    expect(span.name).toBe('GET /work')
+    expect(span.parentSpanContext?.spanId).toBe('b7ad6b7169203331')
+    expect(span.attributes).toMatchObject({ 'dutil.request_id': 'req-1', 'http.response.status_code': 204 })
+    const { traceId, spanId } = span.spanContext()
+    expect(handedOn).toBe(`00-${traceId}-${spanId}-01`)
+    expect(lines.find((l) => l.msg === 'inside')).toMatchObject({ trace_id: traceId, span_id: spanId })
+    // Done: the request's trace is forgotten, and a line naming it no longer carries it.
+    expect(traces.logFields({ requestId: 'req-1' })).toEqual({})
+  })
+})
