@@ -36,11 +36,13 @@ export class JobReader {
 
 /** A record as the UtilityJob it stands for (the name the cluster knows it by), for waiting on it. */
 export function asResource(job: JobRecord | UtilityJobResource): UtilityJobResource {
-  if ('metadata' in job) return job as UtilityJobResource
+  // A record from the job's row has no name, and metadata only for the annotations it keeps.
+  if ((job as UtilityJobResource).metadata?.name) return job as UtilityJobResource
+  const annotations = job.metadata?.annotations
   return {
     apiVersion: 'dutil.io/v1alpha1',
     kind: 'UtilityJob',
-    metadata: { name: objectNameOf(job.spec.jobId) },
+    metadata: { name: objectNameOf(job.spec.jobId), ...(annotations ? { annotations } : {}) },
     spec: job.spec,
     status: job.status,
   }

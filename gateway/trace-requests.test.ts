@@ -28,7 +28,8 @@ beforeAll(async () => {
   app.use(requestId)
   app.use(traces.track)
   app.use(async (ctx) => {
-    log.info({ requestId: ctx.state.requestId }, 'inside')
+    log.info({ requestId: ctx.state.requestId, step: 1 }, 'inside')
+    log.info({ requestId: ctx.state.requestId }, 'later')
     handedOn = traceparentOf(ctx.state.traceContext)
     ctx.status = 204
   })
@@ -55,7 +56,11 @@ describe('a traced request without an async context', () => {
     expect(span.attributes).toMatchObject({ 'dutil.request_id': 'req-1', 'http.response.status_code': 204 })
     const { traceId, spanId } = span.spanContext()
     expect(handedOn).toBe(`00-${traceId}-${spanId}-01`)
-    expect(lines.find((l) => l.msg === 'inside')).toMatchObject({ trace_id: traceId, span_id: spanId })
+    expect(lines.find((l) => l.msg === 'inside')).toMatchObject({ trace_id: traceId, span_id: spanId, step: 1 })
+    // Each line carries its own fields and the trace, nothing of an earlier line.
+    const later = lines.find((l) => l.msg === 'later')
+    expect(later).toMatchObject({ trace_id: traceId, span_id: spanId })
+    expect(later).not.toHaveProperty('step')
     // Done: the request's trace is forgotten, and a line naming it no longer carries it.
     expect(traces.logFields({ requestId: 'req-1' })).toEqual({})
   })

@@ -19,10 +19,11 @@ const UNTRACED = new Set(['/healthz', '/readyz', '/metrics'])
 export class RequestTraces {
   private readonly inFlight = new Map<string, { trace_id: string; span_id: string }>()
 
-  /** pino's mixin: the trace of the request a line names. */
+  /** pino's mixin: the trace of the request a line names (a new object: pino merges into it). */
   readonly logFields = (line: object): object => {
     const id = (line as { requestId?: unknown }).requestId
-    return (typeof id === 'string' && this.inFlight.get(id)) || {}
+    const fields = typeof id === 'string' ? this.inFlight.get(id) : undefined
+    return fields ? { trace_id: fields.trace_id, span_id: fields.span_id } : {}
   }
 
   /** Middleware after the request id is set: the request's trace joins its lines from there on. */
