@@ -150,16 +150,16 @@ const platform = await startPlatform({
   tracing: TRACING,
   gatewayEnv: { DUTIL_MAX_QUEUED_JOBS: '1000000', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '1000000' },
 })
-// With a profile: a gateway of its own (same settings, next port) under --cpu-prof (Node refuses
-// the flag in NODE_OPTIONS), stopped with SIGTERM at the end so that it writes the profile.
-let profiled: ChildProcess | undefined
-// With tracing: two gateways of their own, started alike (same settings, their logs dropped),
-// one that traces every request and one that does not.
-const compared: ChildProcess[] = []
-async function extraGateway(offset: number, env: Record<string, string>): Promise<string> {
+/**
+ * A gateway of the bench's own (the platform's settings, its port + `offset`, its logs dropped),
+ * ready before this returns; stopped with SIGTERM at the end, and awaited (a profiled one writes
+ * its profile as it exits).
+ */
+const extra: ChildProcess[] = []
+async function extraGateway(offset: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<string> {
   const port = String(Number(new URL(platform.gatewayUrl).port) + offset)
-  compared.push(
-    spawn(process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], {
+  extra.push(
+    spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'dist', 'gateway', 'main.js')], {
       env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port, DUTIL_FILES_PORT: '', ...env },
       stdio: 'ignore',
     }),
@@ -173,31 +173,15 @@ async function extraGateway(offset: number, env: Record<string, string>): Promis
   )
   return url
 }
-const untracedUrl = TRACING ? await extraGateway(20, { DUTIL_TRACING_ENDPOINT: '' }) : platform.gatewayUrl
-const tracedUrl = TRACING
-  ? await extraGateway(21, { DUTIL_TRACING_SAMPLE_RATIO: String(TRACING_RATIO) })
-  : platform.gatewayUrl
-let gatewayUrl = tracedUrl
-if (PROFILE) {
-  const port = String(Number(new URL(platform.gatewayUrl).port) + 10)
-  profiled = spawn(
-    process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${profDir}`, join(REPO_ROOT, 'dist', 'gateway', 'main.js')],
-    {
-      env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port, DUTIL_FILES_PORT: '' },
-      stdio: 'ignore',
-    },
-  )
-  gatewayUrl = `http://127.0.0.1:${port}`
-  await until(
-    'profiled gateway ready',
-    async () => (await fetch(`${gatewayUrl}/readyz`).catch(() => null))?.status === 200,
-    60_000,
-    200,
-  )
-}
 const operatorPid = livePid(platform.dir, 'operator')!
 try {
+  // With tracing: two such gateways, started alike, one that traces every request and one that does not.
+  const untracedUrl = TRACING ? await extraGateway(20, { DUTIL_TRACING_ENDPOINT: '' }) : platform.gatewayUrl
+  const tracedUrl = TRACING
+    ? await extraGateway(21, { DUTIL_TRACING_SAMPLE_RATIO: String(TRACING_RATIO) })
+    : platform.gatewayUrl
+  // With a profile: one under --cpu-prof (Node refuses the flag in NODE_OPTIONS).
+  const gatewayUrl = PROFILE ? await extraGateway(22, {}, ['--cpu-prof', `--cpu-prof-dir=${profDir}`]) : tracedUrl
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)
   const admin = new ApiKeyAdmin(kc, 'dutil')
@@ -311,12 +295,14 @@ try {
   } catch {
     // already gone
   }
-  for (const g of compared) g.kill('SIGTERM')
-  if (profiled) {
-    const exited = new Promise((r) => profiled!.once('exit', r))
-    profiled.kill('SIGTERM')
-    await exited
-  }
+  await Promise.all(
+    extra.map(async (g) => {
+      if (g.exitCode !== null || g.signalCode !== null) return
+      const exited = new Promise((r) => g.once('exit', r))
+      g.kill('SIGTERM')
+      await exited
+    }),
+  )
   await platform.stop()
   if (PROFILE)
     console.log(
