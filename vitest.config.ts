@@ -19,6 +19,7 @@ export default defineConfig({
             'test/node-agent/**/*.test.ts',
             'test/platform/**/*.test.ts',
             'test/real-node/**/*.test.ts',
+            'test/bench/**/*.test.ts',
             'test/*.test.ts',
           ],
         },

@@ -87,6 +87,19 @@ describe('planAdmissions', () => {
     ]).toEqual([4, 2, 1, 1, 8, 3])
   })
 
+  it("admits nothing more of a utility while one of its jobs' pods waits for a node with room", () => {
+    const q = [
+      view('r1', 'A', 0, { holdsSlot: true, waitingForNode: true }),
+      view('b1', 'B', 1),
+      view('h1', 'C', 2, { utility: 'html-pdf' }),
+    ]
+    // Four slots, one taken: still none for split-pdf; html-pdf is not held back.
+    expect(names(planAdmissions(q, limit(4)))).toEqual(['h1'])
+    // Placed: the free slots go out again.
+    q[0] = view('r1', 'A', 0, { holdsSlot: true })
+    expect(names(planAdmissions(q, limit(4)))).toEqual(['b1', 'h1'])
+  })
+
   it('keeps utilities apart', () => {
     const q = [
       view('p1', 'A', 1),
@@ -194,6 +207,25 @@ describe('Admission', () => {
     working.delete('a1')
     expect(names(admission.pass())).toEqual(['b1'])
     expect(admission.isFinishing('a1')).toBe(false)
+  })
+
+  it("holds a utility's admissions while a runner pod waits for a node, and remembers whose pod it was", () => {
+    const jobs = [uj('a1', 'A', 1), uj('b1', 'B', 2)]
+    const unplaced = new Set(['a1'])
+    const admission = new Admission({
+      limitOf: limit(2),
+      list: () => jobs,
+      hasJob: (j) => j.metadata.name === 'a1',
+      waitingForNode: () => unplaced,
+      enqueue: () => {},
+      log: pino({ level: 'silent' }),
+    })
+    expect(admission.pass()).toEqual([])
+    expect(admission.heldBackBy('a1')).toBe(true)
+    expect(admission.heldBackBy('b1')).toBe(false)
+    unplaced.delete('a1')
+    expect(names(admission.pass())).toEqual(['b1'])
+    expect(admission.heldBackBy('a1')).toBe(false)
   })
 
   it('frees the slot of a finished job at once when it did not finish early', () => {

@@ -24,6 +24,8 @@ export interface AdmissionView {
   /** Its batch Job exists (or was admitted and is being made): it holds a slot. */
   holdsSlot: boolean
   cancelRequested: boolean
+  /** It holds a slot and its runner pod waits for a node: the scheduler found none with room. */
+  waitingForNode?: boolean
 }
 
 /**
@@ -43,7 +45,10 @@ export function tenantCap(limit: number, share: number): number {
  * (`tenantCap`) gets no more. Within a tenant, sync jobs (a client is waiting) first, then the
  * oldest. So a key with 10,000 queued jobs and a key with one take turns: the single job waits
  * at most one slot turnover, whatever the backlog ahead of it, and never on the jobs of a
- * tenant at its cap.
+ * tenant at its cap. While a job of a utility holds a slot with its runner pod waiting for a node
+ * that has room, no further job of that utility is admitted: a new pod would only race the
+ * waiting one for the next room freed (the scheduler's queue keeps no fair turns), so jobs wait
+ * here instead, in turn.
  */
 export function planAdmissions(
   views: readonly AdmissionView[],
@@ -55,6 +60,7 @@ export function planAdmissions(
   const out: AdmissionView[] = []
   for (const [utility, jobs] of groupBy(views, (v) => v.utility)) {
     const holding = jobs.filter((j) => j.holdsSlot)
+    if (holding.some((j) => j.waitingForNode)) continue
     const limit = limitOf(utility)
     const cap = tenantCap(limit, share)
     let free = limit - holding.length
@@ -106,6 +112,8 @@ export interface AdmissionOptions {
   hasJob: (uj: UtilityJobResource) => boolean
   /** Whether the kubelet still shows the job's runner at work (its pod's status: not exited yet). */
   runnerWorking?: (uj: UtilityJobResource) => boolean
+  /** Names of the UtilityJobs whose runner pod the scheduler could not place yet (read once a pass). */
+  waitingForNode?: () => ReadonlySet<string>
   /** Hands an admitted job to the reconciler. */
   enqueue: (name: string) => void
   log: Logger
@@ -132,6 +140,8 @@ export class Admission {
    * keeps its slot while its runner pod still shows it at work, as before it finished.
    */
   private readonly finishing = new Set<string>()
+  /** Jobs whose runner pod waited for a node at the last pass (their utility admitted nothing). */
+  private readonly unplaced = new Set<string>()
   /** Utilities seen so far: their gauges go back to 0 when they have no jobs. */
   private readonly seen = new Set<string>()
   private timer: NodeJS.Timeout | undefined
@@ -151,6 +161,14 @@ export class Admission {
   /** Whether the job finished early and still holds its slot (a change of its pod asks for a pass). */
   isFinishing(name: string): boolean {
     return this.finishing.has(name)
+  }
+
+  /**
+   * Whether this job's runner pod waited for a node at the last pass, holding back its utility's
+   * admissions (a change of the job or its pod then asks for a pass).
+   */
+  heldBackBy(name: string): boolean {
+    return this.unplaced.has(name)
   }
 
   /** Whether a pass has held this sync job back for want of a slot (it may have been admitted since). */
@@ -177,6 +195,7 @@ export class Admission {
     const live = new Set<string>()
     const views: AdmissionView[] = []
     const perUtility = new Map<string, { queued: number; running: number }>()
+    const unplaced = this.o.waitingForNode?.() ?? new Set<string>()
     for (const uj of this.o.list()) {
       if (uj.metadata.deletionTimestamp) continue
       const name = uj.metadata.name
@@ -199,12 +218,15 @@ export class Admission {
         mode: uj.spec.mode,
         holdsSlot,
         cancelRequested: !isTerminal(uj) && Boolean(uj.spec.cancelRequested),
+        waitingForNode: holdsSlot && unplaced.has(name),
       })
       const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }
       if (holdsSlot || effectiveStatus(uj).state === 'running') c.running++
       else c.queued++
       perUtility.set(uj.spec.utility, c)
     }
+    this.unplaced.clear()
+    for (const v of views) if (v.waitingForNode) this.unplaced.add(v.name)
     for (const name of this.admitted) if (!live.has(name)) this.admitted.delete(name)
     for (const name of this.finishing) if (!live.has(name)) this.finishing.delete(name)
     for (const name of this.held) if (!live.has(name)) this.held.delete(name)

@@ -22,7 +22,7 @@ import { keyRevoked, SigningSecretSweeper } from './signing-secret-sweep.js'
 import { observeFinished, operatorMetrics } from './metrics.js'
 import { Admission } from './admission.js'
 import { jobNameFor } from './desired-job.js'
-import { runnerAtWork } from './observe-job.js'
+import { runnerAtWork, waitsForNode } from './observe-job.js'
 import { UtilityJobReconciler } from './reconciler.js'
 import { WorkQueue } from './work-queue.js'
 import { ownerOf, watchOperatorCaches } from './watches.js'
@@ -112,6 +112,13 @@ const admission = new Admission({
   hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)),
   runnerWorking: (uj) =>
     caches.pods.cache.list(ns).some((pod) => ownerOf(pod) === uj.metadata.name && runnerAtWork(pod)),
+  waitingForNode: () =>
+    new Set(
+      caches.pods.cache
+        .list(ns)
+        .filter(waitsForNode)
+        .map((pod) => ownerOf(pod) ?? ''),
+    ),
   enqueue: (name) => queue.add(name),
   log: log.child({ controller: 'admission' }),
   metrics: {

@@ -1,6 +1,6 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
-import { observeJob } from './observe-job.js'
+import { observeJob, waitsForNode } from './observe-job.js'
 
 const job = (conditions: Array<{ type: string; reason?: string }> = []): V1Job => ({
   status: { conditions: conditions.map((c) => ({ ...c, status: 'True' })) },
@@ -142,5 +142,20 @@ describe('observeJob', () => {
     expect(observeJob(job([{ type: 'Failed', reason: 'BackoffLimitExceeded' }]), [spoof], 900)).toMatchObject({
       error: { code: 'upstream_error', message: 'The utility failed unexpectedly.' },
     })
+  })
+})
+
+describe('waitsForNode', () => {
+  const pending = (conditions: Array<{ type: string; status: string; reason?: string }>) =>
+    ({ status: { phase: 'Pending', conditions } }) as V1Pod
+  it('is true only for a pending pod the scheduler could not place', () => {
+    expect(waitsForNode(pending([{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }]))).toBe(true)
+    expect(waitsForNode(pending([{ type: 'PodScheduled', status: 'True' }]))).toBe(false)
+    expect(waitsForNode(pending([]))).toBe(false)
+    expect(
+      waitsForNode({
+        status: { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] },
+      } as V1Pod),
+    ).toBe(false)
   })
 })

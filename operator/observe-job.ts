@@ -38,6 +38,16 @@ export function runnerAtWork(pod: V1Pod): boolean {
   return !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '') && !runnerState(pod)?.terminated
 }
 
+/** The scheduler found no node with room for the pod yet (Pending, PodScheduled False: Unschedulable). */
+export function waitsForNode(pod: V1Pod): boolean {
+  return (
+    pod.status?.phase === 'Pending' &&
+    (pod.status.conditions ?? []).some(
+      (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+    )
+  )
+}
+
 /** When the first runner process really started, from the pods' container states. */
 export function firstPodStart(pods: V1Pod[]): number | null {
   let first: number | null = null

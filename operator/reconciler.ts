@@ -49,7 +49,7 @@ export interface ReconcilerDeps {
   fence?: () => void
   /** Whether a queued job may have its batch Job now (per-utility limits, fair turns). */
   admission: Pick<Admission, 'mayStart' | 'schedule' | 'wasHeld'> &
-    Partial<Pick<Admission, 'finishedEarly' | 'isFinishing'>>
+    Partial<Pick<Admission, 'finishedEarly' | 'isFinishing' | 'heldBackBy'>>
   /** Each runner's own temporary storage credentials (STS with the job's session policy). */
   issueCredentials: IssueCredentials
   bucket: string
@@ -171,6 +171,8 @@ export class UtilityJobReconciler {
       await this.d.records.transition(uj)
       this.recorded.add(name)
     }
+    // Its runner pod was waiting for a node, which held back its utility's admissions: look again.
+    if (this.d.admission.heldBackBy?.(name)) this.d.admission.schedule()
     if (isTerminal(uj)) {
       this.earlyReads.delete(name)
       // Finished from its stored result: its slot frees once its pod shows the runner exited.

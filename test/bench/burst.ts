@@ -19,6 +19,8 @@ export interface BurstResult {
   wallSeconds: number
   /** The machine's CPU busy share over the run (0..1). */
   busy: number
+  /** The job that took longest from acceptance to success, as the API showed it at its end. */
+  slowest?: { id: string; timings: Record<string, number | null> }
 }
 
 /**
@@ -37,6 +39,7 @@ export async function burst(o: {
   await runOne(o.gatewayUrl, o.slug, o.input, o.keys[0])
   const totals: number[] = []
   let failed = 0
+  let slowest: BurstResult['slowest']
   const cpu0 = cpuTimes()
   const t0 = performance.now()
   const end = t0 + o.seconds * 1000
@@ -44,14 +47,17 @@ export async function burst(o: {
     Array.from({ length: o.concurrency }, async (_, w) => {
       for (let n = 0; performance.now() < end; n++) {
         const job = await runOne(o.gatewayUrl, o.slug, o.input, o.keys[(w + n) % o.keys.length])
-        if (job.status === 'succeeded') totals.push(job.timings.totalMs)
-        else failed++
+        if (job.status !== 'succeeded') failed++
+        else {
+          totals.push(job.timings.totalMs)
+          if (!slowest || job.timings.totalMs > (slowest.timings.totalMs ?? 0)) slowest = job
+        }
       }
     }),
   )
   const wallSeconds = (performance.now() - t0) / 1000
   const cpu1 = cpuTimes()
-  return { totals, failed, wallSeconds, busy: (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total) }
+  return { totals, failed, wallSeconds, busy: (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total), slowest }
 }
 
 /** One row of docs/benchmarks.md's throughput table. */
@@ -70,14 +76,18 @@ async function runOne(
   slug: string,
   input: unknown,
   key: string,
-): Promise<{ status: string; timings: { totalMs: number } }> {
+): Promise<{ id: string; status: string; timings: { totalMs: number } & Record<string, number | null> }> {
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
   const res = await fetch(`${gatewayUrl}/v1/utilities/${slug}/jobs`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ input }),
   })
-  let job = (await res.json()) as { id: string; status: string; timings: { totalMs: number } }
+  let job = (await res.json()) as {
+    id: string
+    status: string
+    timings: { totalMs: number } & Record<string, number | null>
+  }
   if (res.status !== 202) throw new Error(`${slug}: HTTP ${res.status} ${JSON.stringify(job)}`)
   while (!['succeeded', 'failed', 'cancelled'].includes(job.status))
     job = (await (await fetch(`${gatewayUrl}/v1/jobs/${job.id}?wait=60`, { headers })).json()) as typeof job

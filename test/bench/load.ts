@@ -30,7 +30,10 @@ import { until } from '../platform/wait-for.js'
  *   BENCH_LOAD_SECONDS=60  BENCH_LOAD_CONCURRENCY=32  BENCH_LOAD_KEYS=20  BENCH_LOAD_TOTAL=100000
  *   BENCH_LOAD_TRACING=1: tracing's cost as well: the accept route of a gateway that traces every
  *   request (sampling 1.0) into a Jaeger on loopback, after the same route of one that does not,
- *   in the same run
+ *   in the same run, with the CPU time each gateway and Jaeger spent per accepted request.
+ *   BENCH_LOAD_TRACING_SINK=discard: the traced gateway sends its spans to a loopback receiver
+ *   that answers every export at once and keeps nothing (the gateway's own cost, without a
+ *   collector's ingest on the same cores)
  */
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_LOAD_CONCURRENCY ?? 32)
@@ -140,6 +143,7 @@ mkdirSync(profDir, { recursive: true })
 const TRACING = process.env.BENCH_LOAD_TRACING === '1'
 // The traced gateway's sampling ratio (BENCH_LOAD_TRACING_RATIO, default 1: every request).
 const TRACING_RATIO = Number(process.env.BENCH_LOAD_TRACING_RATIO ?? 1)
+const DISCARD_SPANS = process.env.BENCH_LOAD_TRACING_SINK === 'discard'
 const platform = await startPlatform({
   dir: benchDir,
   ports: TEST_PORTS,
@@ -173,13 +177,38 @@ async function extraGateway(offset: number, env: Record<string, string>, nodeArg
   )
   return url
 }
+/**
+ * An OTLP/HTTP receiver on loopback (its own process) that reads each export and answers it with
+ * an empty success, keeping nothing: what a collector elsewhere costs the gateway's machine.
+ */
+async function discardingSink(offset: number): Promise<string> {
+  const port = Number(new URL(platform.gatewayUrl).port) + offset
+  const program = `require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 }); res.end() }) }).listen(${port}, '127.0.0.1')`
+  extra.push(spawn(process.execPath, ['-e', program], { stdio: 'ignore' }))
+  const url = `http://127.0.0.1:${port}`
+  await until(`span sink on ${port}`, async () => (await fetch(url, { method: 'POST' }).catch(() => null))?.ok === true)
+  return url
+}
+/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
 const operatorPid = livePid(platform.dir, 'operator')!
 try {
   // With tracing: two such gateways, started alike, one that traces every request and one that does not.
   const untracedUrl = TRACING ? await extraGateway(20, { DUTIL_TRACING_ENDPOINT: '' }) : platform.gatewayUrl
+  const sinkUrl = TRACING && DISCARD_SPANS ? await discardingSink(23) : undefined
   const tracedUrl = TRACING
-    ? await extraGateway(21, { DUTIL_TRACING_SAMPLE_RATIO: String(TRACING_RATIO) })
+    ? await extraGateway(21, {
+        DUTIL_TRACING_SAMPLE_RATIO: String(TRACING_RATIO),
+        ...(sinkUrl ? { DUTIL_TRACING_ENDPOINT: sinkUrl } : {}),
+      })
     : platform.gatewayUrl
+  const untracedPid = TRACING ? extra[0].pid! : 0
+  const tracedPid = TRACING ? extra.at(-1)!.pid! : 0
   // With a profile: one under --cpu-prof (Node refuses the flag in NODE_OPTIONS).
   const gatewayUrl = PROFILE ? await extraGateway(22, {}, ['--cpu-prof', `--cpu-prof-dir=${profDir}`]) : tracedUrl
   const kc = new KubeConfig()
@@ -246,12 +275,22 @@ try {
   // (etcd, the job record) weighs on both alike.
   let untracedRun: Run | undefined
   let acceptRun: Run
+  // CPU seconds over all the slices (and the traced gateway's last export): each gateway's own,
+  // and Jaeger's. Each gateway idles while the other runs; its spans leave in batches up to 5 s later.
+  const cpu = { untraced: 0, traced: 0, jaeger: 0 }
+  const jaegerPid = TRACING ? livePid(platform.dir, 'jaeger') : undefined
+  const jaegerCpu = () => (jaegerPid ? cpuSeconds(jaegerPid) : 0)
   if (TRACING) {
     const slices: Run[][] = [[], []]
+    const before = [cpuSeconds(untracedPid), cpuSeconds(tracedPid), jaegerCpu()]
     for (let round = 0; round < 4; round++) {
       slices[0].push(await drive(acceptAt(untracedUrl), SECONDS / 4))
       slices[1].push(await drive(accept, SECONDS / 4))
     }
+    await new Promise((r) => setTimeout(r, 6000))
+    cpu.untraced = cpuSeconds(untracedPid) - before[0]
+    cpu.traced = cpuSeconds(tracedPid) - before[1]
+    cpu.jaeger = jaegerCpu() - before[2]
     untracedRun = joined(slices[0])
     acceptRun = joined(slices[1])
     console.log(row('gateway accept, not traced', untracedRun))
@@ -281,7 +320,8 @@ try {
     '',
     ...(untracedRun
       ? [
-          `tracing: accepts/s ${((1 - acceptRun.count / acceptRun.seconds / (untracedRun.count / untracedRun.seconds)) * 100).toFixed(1)} % lower (target ≤ 5 %), p99 ${(pct(acceptRun, 99) / pct(untracedRun, 99)).toFixed(2)}× (target ≤ 1.1×)`,
+          `tracing${DISCARD_SPANS ? ' (spans to a discarding receiver)' : ''}: accepts/s ${((1 - acceptRun.count / acceptRun.seconds / (untracedRun.count / untracedRun.seconds)) * 100).toFixed(1)} % lower (target ≤ 5 %), p99 ${(pct(acceptRun, 99) / pct(untracedRun, 99)).toFixed(2)}× (target ≤ 1.1×)`,
+          `gateway CPU per accepted request: traced ${((cpu.traced * 1000) / acceptRun.count).toFixed(2)} ms, not traced ${((cpu.untraced * 1000) / untracedRun.count).toFixed(2)} ms (${((cpu.traced / acceptRun.count / (cpu.untraced / untracedRun.count) - 1) * 100).toFixed(1)} % more); Jaeger: ${cpu.jaeger.toFixed(1)} CPU s (${((cpu.jaeger * 1000) / acceptRun.count).toFixed(2)} ms per traced request)`,
         ]
       : []),
     `accept / raw throughput: ${((acceptRun.count / acceptRun.seconds / (rawRun.count / rawRun.seconds)) * 100).toFixed(0)} % (target ≥ 90 %); accept p99 / raw p99: ${(pct(acceptRun, 99) / pct(rawRun, 99)).toFixed(2)} (target ≤ 1.5)`,

@@ -7,6 +7,7 @@ import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 import { burst, burstRow, BURST_TABLE_HEADER } from './burst.js'
+import { cpuShares, cpuSharesTable, cpuSnapshot } from './cpu-shares.js'
 
 /**
  * `make bench-throughput` (the dev node agent tier): what small jobs cost in completed jobs per
@@ -14,8 +15,9 @@ import { burst, burstRow, BURST_TABLE_HEADER } from './burst.js'
  * follow each to its end (POST, then GET ?wait=60) for BENCH_SECONDS (default 60), spread over
  * BENCH_KEYS keys (default 8, so that no key's share of the slots caps the run). Reported: jobs
  * completed per second of wall time, accept → succeeded (the job's totalMs) p50 and p99, and the
- * machine's CPU busy share over the run (/proc/stat). Beside it, the in-process anchor: the same
- * split done by pdf-lib in this process, one core, no storage.
+ * machine's CPU busy share over the run (/proc/stat), and where that CPU went per completed job.
+ * Beside it, the in-process anchor: the same split done by pdf-lib in this process, one core, no
+ * storage.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -30,6 +32,7 @@ const platform = await startPlatform({
 })
 const files = await new FileServer().start()
 const rows: string[] = []
+const profiles: string[] = []
 try {
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)
@@ -47,6 +50,7 @@ try {
 
   for (const [slug, input] of Object.entries(inputs)) {
     if (ONLY && !ONLY.has(slug)) continue
+    const before = cpuSnapshot()
     const result = await burst({
       gatewayUrl: platform.gatewayUrl,
       slug,
@@ -55,8 +59,10 @@ try {
       seconds: SECONDS,
       concurrency: CONCURRENCY,
     })
+    const after = cpuSnapshot()
     rows.push(burstRow(slug, result, catalog.get(slug)?.runner.concurrency ?? '?'))
     console.log(rows.at(-1))
+    profiles.push('', ...cpuSharesTable(slug, cpuShares(before, after, result.totals.length)))
   }
 
   // The anchor: the same split in this process, one core, no storage and no network.
@@ -85,4 +91,4 @@ try {
 console.log(
   `\nmake bench-throughput: ${CONCURRENCY} clients, ${KEYS} keys, ${SECONDS} s per utility (dev node agent tier)\n`,
 )
-for (const line of [...BURST_TABLE_HEADER, ...rows]) console.log(line)
+for (const line of [...BURST_TABLE_HEADER, ...rows, ...profiles]) console.log(line)

@@ -45,6 +45,8 @@ declare module 'vitest' {
     npTarget: { podIp: string; clusterIp: string }
     /** The API server's own address:port (behind the `kubernetes` Service). */
     apiServerAddress: string
+    /** kube-controller-manager's and kube-scheduler's secure ports on loopback (their /metrics). */
+    controlPlanePorts: { controllerManager: number; scheduler: number }
     /** The node's containerd (for nodeCtr). */
     containerdSocket: string
     /**
@@ -228,6 +230,10 @@ async function startAll(project: TestProject): Promise<void> {
   project.provide('callbackBase', `https://${SERVICES_HOST}/callbacks`)
   project.provide('npTarget', npTarget)
   project.provide('apiServerAddress', `${NODE_IP}:${NODE_PORTS.apiserver}`)
+  project.provide('controlPlanePorts', {
+    controllerManager: NODE_PORTS.controllerManager,
+    scheduler: NODE_PORTS.scheduler,
+  })
   project.provide('containerdSocket', paths(node).containerdSocket)
   project.provide('testCaFile', testCa!.caFile)
   project.provide('registry', {

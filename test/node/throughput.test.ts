@@ -1,29 +1,164 @@
-import { writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { get } from 'node:https'
 import { join } from 'node:path'
 import { describe, expect, inject, it } from 'vitest'
 import { createKey } from '../integration/helpers/keys.js'
-import { REPO_ROOT } from '../platform/platform.js'
+import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
 import { burst, burstRow, BURST_TABLE_HEADER, percentile } from '../bench/burst.js'
-import { NS, RELEASE } from './chart-values.js'
-import { kubectl, putFile } from './helpers.js'
+import { cpuShares, cpuSharesTable, cpuSnapshot } from '../bench/cpu-shares.js'
+import { clientCounters, clientRow, CLIENT_TABLE_HEADER, type ClientCounters } from '../bench/client-metrics.js'
+import { catalog } from '../../runners/catalog.js'
+import { LABELS } from '../../contract/api-group.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { CHART, NS, RELEASE } from './chart-values.js'
+import { helmAsync, kubectl, putFile } from './helpers.js'
 
 /**
  * `make bench-throughput-node`: `make bench-throughput`'s bursts on the real node (kubelet +
  * containerd + runc, the chart's first release): for each utility, BENCH_CONCURRENCY clients
  * (default 16) follow small async jobs to their end for BENCH_SECONDS (default 60), over
- * BENCH_KEYS keys (default 8). Printed and written to .test-results.node-throughput.md, never
- * asserted beyond every job succeeding: timing is for benchmarks. Runs only when
- * DUTIL_NODE_THROUGHPUT is set (the Makefile target sets it).
+ * BENCH_KEYS keys (default 8). Beside each row: where the node's CPU went per completed job
+ * (host programs, the release's pods, the runner pods), and the runner pods that failed and were
+ * retried. Printed and written to .test-results.node-throughput.md, never asserted beyond every
+ * job succeeding: timing is for benchmarks. Runs only when DUTIL_NODE_THROUGHPUT is set (the
+ * Makefile target sets it). BENCH_ONLY=html-pdf limits it to some utilities; BENCH_SLOTS=
+ * html-pdf=6,split-pdf=3 first upgrades the release with those run slots
+ * (`runners.<slug>.concurrency`).
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const KEYS = Number(process.env.BENCH_KEYS ?? 8)
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null
+
+interface PodList {
+  items: Array<{
+    metadata: { uid: string; name: string; namespace: string; labels?: Record<string, string> }
+    status?: {
+      containerStatuses?: Array<{ state?: { terminated?: { reason?: string; exitCode?: number } } }>
+    }
+  }>
+}
+
+/** Pod UID → a name for every pod that is not a runner's (the release's programs, cluster DNS). */
+function programPods(): Map<string, string> {
+  const pods = JSON.parse(kubectl(['get', 'pods', '-A', '-l', `!${LABELS.jobId}`, '-o', 'json'])) as PodList
+  return new Map(
+    pods.items.map((p) => [
+      p.metadata.uid,
+      p.metadata.labels?.['app.kubernetes.io/component'] ?? p.metadata.name.replace(/(-[a-z0-9]{5,10}){1,2}$/, ''),
+    ]),
+  )
+}
+
+/**
+ * /metrics of kube-controller-manager or kube-scheduler on loopback, as the platform's admin;
+ * their serving certificate files hold the CA that signed them.
+ */
+function componentMetrics(port: number, certFile: string): Promise<string> {
+  const pki = join(inject('platformDir'), 'pki')
+  return new Promise((resolve, reject) => {
+    get(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/metrics',
+        ca: readFileSync(join(pki, certFile)),
+        cert: readFileSync(join(pki, 'admin.crt')),
+        key: readFileSync(join(pki, 'admin.key')),
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (text += chunk))
+        res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`/metrics: ${res.statusCode}`))))
+      },
+    ).on('error', reject)
+  })
+}
+
+/** The API clients of the control plane and the kubelet: requests so far and rate-limiter waits. */
+async function controlPlaneClients(): Promise<Record<string, ClientCounters>> {
+  const ports = inject('controlPlanePorts')
+  const node = kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])
+  return {
+    'kube-controller-manager': clientCounters(
+      await componentMetrics(ports.controllerManager, 'kcm/kube-controller-manager.crt'),
+    ),
+    'kube-scheduler': clientCounters(await componentMetrics(ports.scheduler, 'scheduler/kube-scheduler.crt')),
+    // The kubelet's /metrics through the API server's node proxy: over a megabyte of text.
+    kubelet: clientCounters(
+      execFileSync(
+        join(BIN_DIR, 'kubectl'),
+        ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', `/api/v1/nodes/${node}/proxy/metrics`],
+        { encoding: 'utf8', maxBuffer: 64 << 20 },
+      ),
+    ),
+  }
+}
+
+/** The Events of a job's UtilityJob, its batch Job and its pods, oldest first. */
+function eventsOf(jobId: string): string {
+  const name = objectNameOf(jobId)
+  return kubectl([
+    '-n',
+    NS,
+    'get',
+    'events',
+    '--sort-by=.lastTimestamp',
+    '-o',
+    'custom-columns=LAST:.lastTimestamp,OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message',
+  ])
+    .split('\n')
+    .filter((line, i) => i === 0 || line.includes(name))
+    .join('\n')
+}
+
+/** Runner pods of `slug` that ended in failure, counted by reason and exit code. */
+function failedRunnerPods(slug: string): string {
+  const pods = JSON.parse(
+    kubectl([
+      '-n',
+      NS,
+      'get',
+      'pods',
+      '-l',
+      `${LABELS.utility}=${slug}`,
+      '--field-selector=status.phase=Failed',
+      '-o',
+      'json',
+    ]),
+  ) as PodList
+  const reasons = new Map<string, number>()
+  for (const p of pods.items) {
+    const t = p.status?.containerStatuses?.[0]?.state?.terminated
+    const why = t ? `${t.reason ?? 'terminated'} (exit ${t.exitCode})` : 'no container status'
+    reasons.set(why, (reasons.get(why) ?? 0) + 1)
+  }
+  return reasons.size ? [...reasons].map(([why, n]) => `${n} × ${why}`).join(', ') : 'none'
+}
 
 describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
   'throughput of small jobs on a real node',
   () => {
     it(`sustains bursts of ${CONCURRENCY} clients for ${SECONDS} s per utility and reports completed jobs per second`, async () => {
+      if (process.env.BENCH_SLOTS)
+        await helmAsync(
+          'upgrade',
+          RELEASE,
+          CHART,
+          '-n',
+          NS,
+          '--reuse-values',
+          ...process.env.BENCH_SLOTS.split(',').flatMap((pair) => {
+            const [slug, n] = pair.split('=')
+            return ['--set', `runners.${slug}.concurrency=${Number(n)}`]
+          }),
+          '--wait',
+          '--timeout',
+          '5m',
+        )
       const keys: string[] = []
       for (let i = 0; i < KEYS; i++) keys.push((await createKey({ rateLimitPerMinute: 100_000 })).key)
       const inputs: Record<string, unknown> = {
@@ -31,7 +166,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
         'html-pdf': { url: await putFile('throughput.html', '<h1>Invoice 1</h1><p>One small page.</p>') },
       }
       // The run slots of each utility, as the chart gave them to the operator.
-      const slots = Object.fromEntries(
+      const slots = JSON.parse(
         kubectl([
           '-n',
           NS,
@@ -40,12 +175,15 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           `${RELEASE}-operator`,
           '-o',
           'jsonpath={.spec.template.spec.containers[0].env[?(@.name=="DUTIL_UTILITY_CONCURRENCY")].value}',
-        ])
-          .split(',')
-          .map((pair) => pair.split('=')),
-      ) as Record<string, string>
+        ]) || '{}',
+      ) as Record<string, number>
       const rows: string[] = []
+      const profiles: string[] = []
       for (const [slug, input] of Object.entries(inputs)) {
+        if (ONLY && !ONLY.has(slug)) continue
+        const names = programPods()
+        const clientsBefore = await controlPlaneClients()
+        const before = cpuSnapshot(names)
         const result = await burst({
           gatewayUrl: inject('gatewayUrl'),
           slug,
@@ -54,8 +192,27 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           seconds: SECONDS,
           concurrency: CONCURRENCY,
         })
-        rows.push(burstRow(slug, result, slots[slug] ?? '?'))
+        const after = cpuSnapshot(names)
+        const clientsAfter = await controlPlaneClients()
+        rows.push(burstRow(slug, result, slots[slug] ?? catalog.get(slug)?.runner.concurrency ?? '?'))
         process.stdout.write(`[real-node] ${rows.at(-1)}\n`)
+        profiles.push(
+          ...cpuSharesTable(slug, cpuShares(before, after, result.totals.length)),
+          '',
+          ...CLIENT_TABLE_HEADER,
+          ...Object.keys(clientsAfter).map((c) =>
+            clientRow(c, clientsBefore[c], clientsAfter[c], result.totals.length),
+          ),
+          '',
+          `${slug}: runner pods that failed (each retried by its Job): ${failedRunnerPods(slug)}`,
+          '',
+          `${slug}: the slowest job, ${result.slowest?.id}: ${JSON.stringify(result.slowest?.timings)}`,
+          '',
+          '```',
+          result.slowest ? eventsOf(result.slowest.id) : '',
+          '```',
+          '',
+        )
         expect(result.failed, slug).toBe(0)
         expect(result.totals.length, slug).toBeGreaterThan(0)
         expect(percentile(result.totals, 50), slug).toBeGreaterThan(0)
@@ -66,6 +223,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
         ...BURST_TABLE_HEADER,
         ...rows,
         '',
+        ...profiles,
       ].join('\n')
       process.stdout.write(`[real-node] ${report.replace(/\n/g, '\n[real-node] ')}\n`)
       writeFileSync(join(REPO_ROOT, '.test-results.node-throughput.md'), report)

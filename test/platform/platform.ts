@@ -414,6 +414,8 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       '--use-service-account-credentials=false',
       '--concurrent-job-syncs=10',
       '--v=1',
+      // Benches that measure the control plane's own limits (docs/operations.md) set more here.
+      ...(process.env.DUTIL_TEST_KCM_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
     ])
     start('kube-scheduler', bin('kube-scheduler'), [
       `--kubeconfig=${kubeconfigPath}`,
