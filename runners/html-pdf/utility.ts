@@ -86,9 +86,11 @@ export const htmlPdf: UtilityDefinition = {
     image: 'dutil-runner-html-pdf',
     entry: 'dist/runners/html-pdf/bundle/main.js',
     maxHeapMb: 512,
-    resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } },
+    // Requests from the measured cost of a small page on the headless shell (docs/operations.md):
+    // ~0.6 CPU-seconds and under 160 MB for the runner and its browser.
+    resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '2', memory: '2Gi' } },
     backoffLimit: 2,
-    concurrency: 4,
+    concurrency: 5,
     // Chromium's profile and its shared memory (--disable-dev-shm-usage) live here.
     scratchSizeLimit: '1Gi',
   },

@@ -27,6 +27,7 @@ export const splitPdf: UtilityDefinition = {
     maxHeapMb: 256,
     resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
     backoffLimit: 2,
-    concurrency: 8,
+    // Little's law on one 2-core node (docs/operations.md): 4 keep it busy, 6 leave no gap.
+    concurrency: 6,
   },
 }

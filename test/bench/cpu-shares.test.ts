@@ -9,6 +9,7 @@ describe('cpu shares', () => {
     expect(componentOf('kube-controller', ['kube-controller-manager'])).toBe('kube-controller-manager')
     expect(componentOf('containerd-shim', [])).toBe('containerd shims')
     expect(componentOf('etcd', [])).toBe('etcd')
+    expect(componentOf('kworker/u8:2-ext4-rsv-conversion', [])).toBe('kernel threads')
   })
 
   it("reads a process's own user and system time, a name with spaces and parentheses included", () => {

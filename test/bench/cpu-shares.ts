@@ -30,6 +30,7 @@ export function componentOf(comm: string, cmdline: string[]): string {
   if (comm.startsWith('containerd-shim')) return 'containerd shims'
   if (comm === 'postgres' || comm === 'postmaster') return 'postgresql'
   if (comm.startsWith('redis-server')) return 'redis'
+  if (/^(kworker|ksoftirqd|rcu_|kswapd|jbd2)/.test(comm)) return 'kernel threads'
   return comm
 }
 
