@@ -75,13 +75,13 @@ describe('operator settings', () => {
 describe('utility concurrency', () => {
   it('takes each utility default from the catalog and overrides from DUTIL_UTILITY_CONCURRENCY', () => {
     expect(parseUtilityConcurrency(undefined)).toMatchObject({
-      'html-pdf': 4,
-      'split-pdf': 8,
+      'html-pdf': 5,
+      'split-pdf': 6,
       'zip-files': 8,
       'unzip-files': 8,
       'xls-to-xlsx': 8,
     })
-    expect(parseUtilityConcurrency('{"split-pdf":2}')).toMatchObject({ 'html-pdf': 4, 'split-pdf': 2 })
+    expect(parseUtilityConcurrency('{"split-pdf":2}')).toMatchObject({ 'html-pdf': 5, 'split-pdf': 2 })
     expect(
       loadOperatorConfig({ ...BASE, DUTIL_UTILITY_CONCURRENCY: '{"html-pdf":1}' }).utilityConcurrency['html-pdf'],
     ).toBe(1)

@@ -15,6 +15,7 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { jobNameFor } from './desired-job.js'
 import {
   EARLY_RESULT_READS_MS,
+  RUNNING_RESULT_READS_MS,
   PROGRESS_POLL_MS,
   type JobRecordWriter,
   statusToWrite,
@@ -362,7 +363,7 @@ describe('the reconciler pass', () => {
 
     /** Storage holding the job's result manifest once `stored` (NoSuchKey before). */
     const manifestStore = (uj: UtilityJobResource) => {
-      const state = { stored: false }
+      const state = { stored: false, reads: 0 }
       const manifest = {
         files: [
           {
@@ -379,12 +380,13 @@ describe('the reconciler pass', () => {
       }
       const client = {
         getObject: async (_bucket: string, key: string) => {
+          if (key === resultObjectKey(uj.spec.jobId)) state.reads++
           if (!state.stored || key !== resultObjectKey(uj.spec.jobId))
             throw Object.assign(new Error('The specified key does not exist.'), { code: 'NoSuchKey' })
           return Readable.from([Buffer.from(JSON.stringify(manifest))])
         },
       } as unknown as Client
-      return { client, state }
+      return { client, state, reads: () => state.reads }
     }
 
     it('finishes a young job as soon as its manifest is stored, while its pod still shows the runner running', async () => {
@@ -393,7 +395,7 @@ describe('the reconciler pass', () => {
       const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
       w.pods.set('p', runningPod(uj))
       // Not stored yet: nothing written, and the pass comes back soon.
-      expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: EARLY_RESULT_READS_MS[0] })
+      expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: RUNNING_RESULT_READS_MS[0] })
       expect(w.statuses).toEqual([])
       store.state.stored = true
       await w.reconciler.reconcile(uj.metadata.name)
@@ -408,13 +410,29 @@ describe('the reconciler pass', () => {
       const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
       w.pods.set('p', runningPod(uj))
       const pauses: Array<number | undefined> = []
-      for (let i = 0; i <= EARLY_RESULT_READS_MS.length; i++)
+      for (let i = 0; i <= RUNNING_RESULT_READS_MS.length; i++)
         pauses.push(((await w.reconciler.reconcile(uj.metadata.name)) || {}).requeueAfterMs)
       // split-pdf counts pages: its progress is still read every PROGRESS_POLL_MS.
-      expect(pauses).toEqual([...EARLY_RESULT_READS_MS, PROGRESS_POLL_MS])
+      expect(pauses).toEqual([...RUNNING_RESULT_READS_MS, PROGRESS_POLL_MS])
       store.state.stored = true
       await w.reconciler.reconcile(uj.metadata.name)
       expect(w.statuses).toEqual([])
+    })
+
+    it('reads on the slower schedule while the pod does not show the runner running, and densely from its start', async () => {
+      const uj = utilityJob({}, { state: 'running' } as UtilityJobResource['status'])
+      const store = manifestStore(uj)
+      const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client })
+      w.pods.set('p', { ...runningPod(uj), status: { phase: 'Pending' } } as V1Pod)
+      const pause = async () => ((await w.reconciler.reconcile(uj.metadata.name)) || {}).requeueAfterMs
+      expect([await pause(), await pause(), await pause(), await pause()]).toEqual(EARLY_RESULT_READS_MS.slice(0, 4))
+      const reads = store.reads()
+      w.pods.set('p', runningPod(uj))
+      expect([await pause(), await pause()]).toEqual(RUNNING_RESULT_READS_MS.slice(0, 2))
+      expect(store.reads()).toBe(reads + 2)
+      store.state.stored = true
+      await w.reconciler.reconcile(uj.metadata.name)
+      expect(w.statuses.at(-1)?.status).toEqual(expect.objectContaining({ state: 'succeeded' }))
     })
 
     it('reads an oversize manifest early once, not on every pass, and leaves it to the exit', async () => {

@@ -107,10 +107,29 @@ function earliest(...delays: Array<number | undefined>): { requeueAfterMs: numbe
 
 /**
  * The pauses between reads of a young job's result manifest, from its first pass with a batch Job
- * (about 4 s in all, then the pod's status alone): a small job's runner starts and finishes within
- * that time, and each read that finds nothing is one small request to storage.
+ * while its pod does not show the runner running yet (about 4 s in all): a small job's runner may
+ * start and finish before the kubelet reports it running, and each read that finds nothing is one
+ * small request to storage.
  */
 export const EARLY_RESULT_READS_MS = [100, 100, 100, 150, 150, 200, 250, 300, 400, 500, 750, 1000] as const
+
+/**
+ * The pauses once the pod shows the runner running (the schedule starts again, about 4 s in all,
+ * then the pod's status alone): a small job's runner stores its manifest within a few hundred ms
+ * of starting, so the first second is read densely.
+ */
+export const RUNNING_RESULT_READS_MS = [
+  50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 100, 100, 100, 100, 100, 200, 200, 200, 200, 200, 500, 500, 500, 500,
+] as const
+
+/** Where a young job is in its early reads of the result manifest. */
+interface EarlyReads {
+  /** The pod showed the runner running: RUNNING_RESULT_READS_MS, else EARLY_RESULT_READS_MS. */
+  running: boolean
+  reads: number
+  /** No more early reads (a manifest over its bounds or refused: the exit decides). */
+  stopped: boolean
+}
 
 /** How often a running job's progress is read from storage (its runner writes it at most once a second). */
 export const PROGRESS_POLL_MS = 2_000
@@ -132,8 +151,8 @@ export class UtilityJobReconciler {
    * and lose on the conflict, so the pass waits for the watch event instead.
    */
   private readonly written = new Map<string, number>()
-  /** Early reads of each running job's result manifest made so far (EARLY_RESULT_READS_MS). */
-  private readonly earlyReads = new Map<string, number>()
+  /** Early reads of each young job's result manifest made so far (EARLY_RESULT_READS_MS). */
+  private readonly earlyReads = new Map<string, EarlyReads>()
   /** UtilityJobs without the record's finalizer whose row this process has written. */
   private readonly recorded = new Set<string>()
 
@@ -253,11 +272,15 @@ export class UtilityJobReconciler {
     // job finishes when its manifest is stored, not when the kubelet reports the exit (ADR 0024).
     let soon: number | undefined
     if (obs.kind === 'pending' || obs.kind === 'running') {
-      const reads = this.earlyReads.get(name) ?? 0
-      if (reads < EARLY_RESULT_READS_MS.length) {
-        this.earlyReads.set(name, reads + 1)
+      let early = this.earlyReads.get(name) ?? { running: false, reads: 0, stopped: false }
+      // The runner shows running: its manifest is near, read densely from here.
+      if (obs.kind === 'running' && !early.running) early = { ...early, running: true, reads: 0 }
+      const schedule = early.running ? RUNNING_RESULT_READS_MS : EARLY_RESULT_READS_MS
+      this.earlyReads.set(name, early)
+      if (!early.stopped && early.reads < schedule.length) {
+        early.reads++
         if (await this.finishOnStoredResult(uj, utility.runner.progressUnit, firstPodStart(pods), log)) return
-        soon = EARLY_RESULT_READS_MS[reads]
+        soon = schedule[early.reads - 1]
       }
     }
     switch (obs.kind) {
@@ -343,8 +366,10 @@ export class UtilityJobReconciler {
     const readAt = Date.now()
     const read = await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now())
     // A manifest over its bounds or refused is not read again early: the exit decides its fate.
-    if (read.outcome === 'over-bound' || read.outcome === 'refused')
-      this.earlyReads.set(uj.metadata.name, EARLY_RESULT_READS_MS.length)
+    if (read.outcome === 'over-bound' || read.outcome === 'refused') {
+      const early = this.earlyReads.get(uj.metadata.name)
+      if (early) early.stopped = true
+    }
     if (read.outcome !== 'accepted') return false
     log.info('result manifest stored: finishing before the runner exit is reported')
     pastSpan('check result', {
