@@ -212,15 +212,20 @@ describe('Admission', () => {
   it("holds a utility's admissions while a runner pod waits for a node, and remembers whose pod it was", () => {
     const jobs = [uj('a1', 'A', 1), uj('b1', 'B', 2)]
     const unplaced = new Set(['a1'])
+    const lines: string[] = []
     const admission = new Admission({
       limitOf: limit(2),
       list: () => jobs,
       hasJob: (j) => j.metadata.name === 'a1',
       waitingForNode: () => unplaced,
       enqueue: () => {},
-      log: pino({ level: 'silent' }),
+      log: pino({}, { write: (line: string) => lines.push(line) }),
     })
     expect(admission.pass()).toEqual([])
+    expect(admission.pass()).toEqual([])
+    // Said once, when the hold begins, with the utility and the job whose pod waits.
+    const held = lines.map((l) => JSON.parse(l) as { msg: string }).filter((l) => l.msg.startsWith('admission held'))
+    expect(held).toEqual([expect.objectContaining({ waiting: ['a1'], utilities: ['split-pdf'] })])
     expect(admission.heldBackBy('a1')).toBe(true)
     expect(admission.heldBackBy('b1')).toBe(false)
     unplaced.delete('a1')

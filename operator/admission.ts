@@ -225,8 +225,17 @@ export class Admission {
       else c.queued++
       perUtility.set(uj.spec.utility, c)
     }
+    const wasHeld = [...this.unplaced].sort().join(',')
     this.unplaced.clear()
     for (const v of views) if (v.waitingForNode) this.unplaced.add(v.name)
+    if ([...this.unplaced].sort().join(',') !== wasHeld && this.unplaced.size > 0)
+      this.o.log.info(
+        {
+          waiting: [...this.unplaced],
+          utilities: [...new Set(views.filter((v) => v.waitingForNode).map((v) => v.utility))],
+        },
+        'admission held: a runner pod waits for a node with room',
+      )
     for (const name of this.admitted) if (!live.has(name)) this.admitted.delete(name)
     for (const name of this.finishing) if (!live.has(name)) this.finishing.delete(name)
     for (const name of this.held) if (!live.has(name)) this.held.delete(name)
