@@ -1,5 +1,5 @@
 import pino from 'pino'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { Admission, planAdmissions, tenantCap, tenantOf, type AdmissionView } from './admission.js'
 
@@ -231,6 +231,32 @@ describe('Admission', () => {
     unplaced.delete('a1')
     expect(names(admission.pass())).toEqual(['b1'])
     expect(admission.heldBackBy('a1')).toBe(false)
+  })
+
+  it('runs a pass at once when none ran lately, and gathers the asks that follow into one pass after the debounce', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] })
+    try {
+      let passes = 0
+      const admission = new Admission({
+        limitOf: limit(1),
+        list: () => (passes++, []),
+        hasJob: () => false,
+        enqueue: () => {},
+        log: pino({ level: 'silent' }),
+        debounceMs: 20,
+      })
+      admission.schedule()
+      await vi.advanceTimersByTimeAsync(0)
+      expect(passes).toBe(1)
+      admission.schedule()
+      admission.schedule()
+      await vi.advanceTimersByTimeAsync(10)
+      expect(passes).toBe(1)
+      await vi.advanceTimersByTimeAsync(10)
+      expect(passes).toBe(2)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('frees the slot of a finished job at once when it did not finish early', () => {

@@ -119,7 +119,7 @@ export interface AdmissionOptions {
   log: Logger
   metrics?: AdmissionMetrics
   now?: () => number
-  /** How long a pass waits for more changes to gather (ms). */
+  /** The least time between two scheduled passes (ms): the asks within it gather into one pass. */
   debounceMs?: number
 }
 
@@ -145,6 +145,8 @@ export class Admission {
   /** Utilities seen so far: their gauges go back to 0 when they have no jobs. */
   private readonly seen = new Set<string>()
   private timer: NodeJS.Timeout | undefined
+  /** When the last scheduled pass ran (performance.now()). */
+  private lastPassAt = Number.NEGATIVE_INFINITY
 
   constructor(private readonly o: AdmissionOptions) {}
 
@@ -176,17 +178,23 @@ export class Admission {
     return this.held.has(name)
   }
 
-  /** Asks for a pass soon (many asks, one pass). */
+  /**
+   * Asks for a pass soon (many asks, one pass): at once when none ran within the debounce time
+   * (a job arriving at a quiet operator waits for nothing), else when that time is up.
+   */
   schedule(): void {
     if (this.timer) return
+    const debounceMs = this.o.debounceMs ?? 20
+    const wait = Math.max(0, this.lastPassAt + debounceMs - performance.now())
     this.timer = setTimeout(() => {
       this.timer = undefined
+      this.lastPassAt = performance.now()
       try {
         this.pass()
       } catch (err) {
         this.o.log.error({ err }, 'admission pass failed')
       }
-    }, this.o.debounceMs ?? 20)
+    }, wait)
     this.timer.unref?.()
   }
 
