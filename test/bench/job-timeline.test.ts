@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { containerdTimes, operatorTimes, stageDurations, STAGES } from './job-timeline.js'
+import { containerdTimes, operatorField, operatorTimes, stageDurations, STAGES } from './job-timeline.js'
 
 const SANDBOX = 'e10b4b06350c5aa470fe0ed572324339d841374c6216545ccb7f409c943a79dd'
 const CONTAINER = 'bb37830f567ba23ca53b2cc060f6f4088c5d288b59aaebcc29c5261ef53e4f1a'
@@ -35,6 +35,16 @@ describe('job timeline', () => {
     expect(Object.fromEntries(operatorTimes(log, ['job created', 'status written']))).toEqual({
       job_a: { 'job created': 1000, 'status written': 2000 },
     })
+  })
+
+  it("reads a numeric field of the operator's first line with a message, per job", () => {
+    const log = [
+      '{"time":1,"jobId":"job_a","msg":"job created","credentialsMs":12}',
+      '{"time":2,"jobId":"job_a","msg":"job created","credentialsMs":99}',
+      '{"time":3,"jobId":"job_b","msg":"job created","credentialsMs":"x"}',
+      '{"time":4,"jobId":"job_c","msg":"status written","credentialsMs":7}',
+    ].join('\n')
+    expect(Object.fromEntries(operatorField(log, 'job created', 'credentialsMs'))).toEqual({ job_a: 12 })
   })
 
   it('measures each stage between its marks, skipping jobs that lack one', () => {

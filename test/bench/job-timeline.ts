@@ -53,18 +53,41 @@ export function containerdTimes(log: string, container = 'runner'): Map<string, 
   return byPod
 }
 
-/** The first time (ms) the operator logged each message for each job, from its JSON log lines. */
-export function operatorTimes(log: string, messages: readonly string[]): Map<string, Record<string, number>> {
-  const out = new Map<string, Record<string, number>>()
+interface LogEntry {
+  time?: number | string
+  msg?: string
+  jobId?: string
+  [field: string]: unknown
+}
+
+/** The JSON log lines of a pino log, each behind any prefix kubectl put before it. */
+function* entries(log: string): Generator<LogEntry> {
   for (const line of log.split('\n')) {
     const start = line.indexOf('{')
     if (start < 0) continue
-    let entry: { time?: number | string; msg?: string; jobId?: string }
     try {
-      entry = JSON.parse(line.slice(start)) as typeof entry
+      yield JSON.parse(line.slice(start)) as LogEntry
     } catch {
-      continue
+      // not a log line of the program's own
     }
+  }
+}
+
+/** A numeric field of the operator's first line with `msg` for each job (e.g. credentialsMs). */
+export function operatorField(log: string, msg: string, field: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const entry of entries(log)) {
+    const value = entry[field]
+    if (entry.msg === msg && entry.jobId && typeof value === 'number' && !out.has(entry.jobId))
+      out.set(entry.jobId, value)
+  }
+  return out
+}
+
+/** The first time (ms) the operator logged each message for each job, from its JSON log lines. */
+export function operatorTimes(log: string, messages: readonly string[]): Map<string, Record<string, number>> {
+  const out = new Map<string, Record<string, number>>()
+  for (const entry of entries(log)) {
     if (!entry.jobId || !entry.msg || !messages.includes(entry.msg) || entry.time === undefined) continue
     const t = typeof entry.time === 'number' ? entry.time : Date.parse(entry.time)
     const times = out.get(entry.jobId) ?? {}

@@ -7,7 +7,7 @@ import { storageClient } from '../../platform/storage-client.js'
 import { createKey } from '../integration/helpers/keys.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { objectNameOf } from '../../contract/ids.js'
-import { containerdTimes, operatorTimes, stageDurations, type JobMarks } from '../bench/job-timeline.js'
+import { containerdTimes, operatorField, operatorTimes, stageDurations, type JobMarks } from '../bench/job-timeline.js'
 import { NS } from './chart-values.js'
 import { makePdf } from '../support/pdfs.js'
 import { putFile } from './helpers.js'
@@ -92,6 +92,12 @@ describe.skipIf(inject('nodeBlocker'))('latency of a small job on a real node', 
       }
     })
     const stages = stageDurations(marks)
+    // Inside the first stage: the runner's storage credentials, issued by storage for each job.
+    const credentials = operatorField(operatorLog, 'job created', 'credentialsMs')
+    stages.splice(1, 0, [
+      '  of which the runner’s storage credentials (STS)',
+      runs.flatMap((r) => (credentials.has(r.id) ? [credentials.get(r.id)!] : [])),
+    ])
     const row = (name: string, xs: number[]) =>
       `| ${name} | ${pct(xs, 50)} | ${pct(xs, 99)} | ${Math.min(...xs)} | ${Math.max(...xs)} |`
     const report = [
