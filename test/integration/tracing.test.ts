@@ -80,6 +80,17 @@ function callerContext(): { traceId: string; spanId: string; traceparent: string
   return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` }
 }
 
+/** The trace context the job record keeps for a job (its `traceparent` column). */
+async function recordedTraceparent(jobId: string): Promise<string> {
+  const db = databaseClient(inject('databaseUrl'))
+  try {
+    const { rows } = await db.query<{ traceparent: string }>('SELECT traceparent FROM jobs WHERE id = $1', [jobId])
+    return rows[0].traceparent
+  } finally {
+    await db.end()
+  }
+}
+
 describe('one trace per job', () => {
   it('holds the API call, the admission wait, the runner download/work/upload and the callback attempt, parent-linked', async () => {
     const { key, id: keyId } = await createKey()
@@ -176,13 +187,7 @@ describe('one trace per job', () => {
     expect(plain).not.toContain('trace_id')
 
     // The job record keeps the context the job's UtilityJob had.
-    const db = databaseClient(inject('databaseUrl'))
-    try {
-      const { rows } = await db.query('SELECT traceparent FROM jobs WHERE id = $1', [jobId])
-      expect(rows[0].traceparent).toBe(`00-${caller.traceId}-${request.id}-01`)
-    } finally {
-      await db.end()
-    }
+    expect(await recordedTraceparent(jobId)).toBe(`00-${caller.traceId}-${request.id}-01`)
   })
 
   it('marks the failing span of a failed job with its error code, and starts a trace of its own without a caller context', async () => {
@@ -190,15 +195,7 @@ describe('one trace per job', () => {
     const res = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: inputs.notPdfUrl } } })
     expect(res.body.status).toBe('failed')
     const code = res.body.error.code as string
-    const db = databaseClient(inject('databaseUrl'))
-    let traceparent: string
-    try {
-      const { rows } = await db.query('SELECT traceparent FROM jobs WHERE id = $1', [res.body.id])
-      traceparent = rows[0].traceparent
-    } finally {
-      await db.end()
-    }
-    const [, traceId, requestSpan] = traceparent.split('-')
+    const [, traceId, requestSpan] = (await recordedTraceparent(res.body.id as string)).split('-')
     const spans = await waitForSpans(traceId, ['POST /v1/utilities/:slug', 'runner', 'work', 'write status'])
     const request = one(spans, 'POST /v1/utilities/:slug')
     expect(request.id).toBe(requestSpan)
