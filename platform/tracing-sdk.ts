@@ -8,7 +8,8 @@ import type { TracingConfig } from './tracing.js'
  * The OpenTelemetry SDK, loaded by startTracing only when tracing is on: spans batched to an
  * OTLP/HTTP collector (protobuf: smaller and cheaper to encode than JSON), new traces sampled at
  * the configured ratio, continued ones as their caller decided, W3C trace context as the
- * propagator, async context through AsyncLocalStorage.
+ * propagator, and async context through AsyncLocalStorage unless the program asks for none
+ * (`asyncContext` false: the gateway passes each request's context by hand).
  */
 export function startTracingSdk(cfg: TracingConfig, asyncContext: boolean): () => Promise<void> {
   const provider = new NodeTracerProvider({

@@ -1,13 +1,4 @@
-import { readFileSync } from 'node:fs'
-
-/** Busy and total jiffies of all CPUs (/proc/stat's first line). */
-export function cpuTimes(): { busy: number; total: number } {
-  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)
-  const n = fields.map(Number)
-  const idle = n[3] + (n[4] ?? 0)
-  const total = n.reduce((a, b) => a + b, 0)
-  return { busy: total - idle, total }
-}
+import { cpuTimes } from './cpu-shares.js'
 
 export const percentile = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN
@@ -20,7 +11,14 @@ export interface BurstResult {
   /** The machine's CPU busy share over the run (0..1). */
   busy: number
   /** The job that took longest from acceptance to success, as the API showed it at its end. */
-  slowest?: { id: string; timings: Record<string, number | null> }
+  slowest?: SeenJob
+}
+
+/** A job as the bench's client sees it from the API. */
+interface SeenJob {
+  id: string
+  status: string
+  timings: { totalMs: number } & Record<string, number | null>
 }
 
 /**
@@ -71,23 +69,14 @@ export const BURST_TABLE_HEADER = [
   '|---|---|---|---|---|---|---|',
 ]
 
-async function runOne(
-  gatewayUrl: string,
-  slug: string,
-  input: unknown,
-  key: string,
-): Promise<{ id: string; status: string; timings: { totalMs: number } & Record<string, number | null> }> {
+async function runOne(gatewayUrl: string, slug: string, input: unknown, key: string): Promise<SeenJob> {
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
   const res = await fetch(`${gatewayUrl}/v1/utilities/${slug}/jobs`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ input }),
   })
-  let job = (await res.json()) as {
-    id: string
-    status: string
-    timings: { totalMs: number } & Record<string, number | null>
-  }
+  let job = (await res.json()) as SeenJob
   if (res.status !== 202) throw new Error(`${slug}: HTTP ${res.status} ${JSON.stringify(job)}`)
   while (!['succeeded', 'failed', 'cancelled'].includes(job.status))
     job = (await (await fetch(`${gatewayUrl}/v1/jobs/${job.id}?wait=60`, { headers })).json()) as typeof job

@@ -14,6 +14,15 @@ export type CpuSnapshot = Map<string, number>
 const TICKS = 100
 const CPUACCT = '/sys/fs/cgroup/cpuacct/kubepods'
 
+/** Busy and total jiffies of all CPUs (/proc/stat's first line). */
+export function cpuTimes(): { busy: number; total: number } {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)
+  const n = fields.map(Number)
+  const idle = n[3] + (n[4] ?? 0)
+  const total = n.reduce((a, b) => a + b, 0)
+  return { busy: total - idle, total }
+}
+
 /** The component a host process belongs to, by its program and command line. */
 export function componentOf(comm: string, cmdline: string[]): string {
   if (comm === 'node' || comm.startsWith('node ') || comm === 'MainThread') {
@@ -75,9 +84,7 @@ export function cpuSnapshot(podNames: Map<string, string> = new Map()): CpuSnaps
       }
     }
   }
-  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)
-  const n = fields.map(Number)
-  add('machine busy', (n.reduce((a, b) => a + b, 0) - n[3] - (n[4] ?? 0)) / TICKS)
+  add('machine busy', cpuTimes().busy / TICKS)
   return out
 }
 

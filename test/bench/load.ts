@@ -18,6 +18,7 @@ import { isoMs } from '../../contract/time.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 import { livePid } from '../platform/pid-files.js'
 import { until } from '../platform/wait-for.js'
+import { statSeconds } from './cpu-shares.js'
 
 /**
  * `make bench-load`: the accept route under a fixed concurrency, beside the floor it stands on,
@@ -160,14 +161,17 @@ const platform = await startPlatform({
  * its profile as it exits).
  */
 const extra: ChildProcess[] = []
-async function extraGateway(offset: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<string> {
+async function extraGateway(
+  offset: number,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<{ url: string; pid: number }> {
   const port = String(Number(new URL(platform.gatewayUrl).port) + offset)
-  extra.push(
-    spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'dist', 'gateway', 'main.js')], {
-      env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port, DUTIL_FILES_PORT: '', ...env },
-      stdio: 'ignore',
-    }),
-  )
+  const child = spawn(process.execPath, [...nodeArgs, join(REPO_ROOT, 'dist', 'gateway', 'main.js')], {
+    env: { ...process.env, ...platform.programEnv, DUTIL_PORT: port, DUTIL_FILES_PORT: '', ...env },
+    stdio: 'ignore',
+  })
+  extra.push(child)
   const url = `http://127.0.0.1:${port}`
   await until(
     `gateway on ${port} ready`,
@@ -175,7 +179,7 @@ async function extraGateway(offset: number, env: Record<string, string>, nodeArg
     60_000,
     200,
   )
-  return url
+  return { url, pid: child.pid! }
 }
 /**
  * An OTLP/HTTP receiver on loopback (its own process) that reads each export and answers it with
@@ -189,28 +193,24 @@ async function discardingSink(offset: number): Promise<string> {
   await until(`span sink on ${port}`, async () => (await fetch(url, { method: 'POST' }).catch(() => null))?.ok === true)
   return url
 }
-/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /s, '')
-    .split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
+/** CPU seconds (user + system) a process has used so far. */
+const cpuSeconds = (pid: number): number => statSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'))
 const operatorPid = livePid(platform.dir, 'operator')!
 try {
   // With tracing: two such gateways, started alike, one that traces every request and one that does not.
-  const untracedUrl = TRACING ? await extraGateway(20, { DUTIL_TRACING_ENDPOINT: '' }) : platform.gatewayUrl
+  const platformGateway = { url: platform.gatewayUrl, pid: 0 }
+  const untraced = TRACING ? await extraGateway(20, { DUTIL_TRACING_ENDPOINT: '' }) : platformGateway
   const sinkUrl = TRACING && DISCARD_SPANS ? await discardingSink(23) : undefined
-  const tracedUrl = TRACING
+  const traced = TRACING
     ? await extraGateway(21, {
         DUTIL_TRACING_SAMPLE_RATIO: String(TRACING_RATIO),
         ...(sinkUrl ? { DUTIL_TRACING_ENDPOINT: sinkUrl } : {}),
       })
-    : platform.gatewayUrl
-  const untracedPid = TRACING ? extra[0].pid! : 0
-  const tracedPid = TRACING ? extra.at(-1)!.pid! : 0
+    : platformGateway
   // With a profile: one under --cpu-prof (Node refuses the flag in NODE_OPTIONS).
-  const gatewayUrl = PROFILE ? await extraGateway(22, {}, ['--cpu-prof', `--cpu-prof-dir=${profDir}`]) : tracedUrl
+  const gatewayUrl = PROFILE
+    ? (await extraGateway(22, {}, ['--cpu-prof', `--cpu-prof-dir=${profDir}`])).url
+    : traced.url
   const kc = new KubeConfig()
   kc.loadFromFile(platform.kubeconfigPath)
   const admin = new ApiKeyAdmin(kc, 'dutil')
@@ -282,14 +282,14 @@ try {
   const jaegerCpu = () => (jaegerPid ? cpuSeconds(jaegerPid) : 0)
   if (TRACING) {
     const slices: Run[][] = [[], []]
-    const before = [cpuSeconds(untracedPid), cpuSeconds(tracedPid), jaegerCpu()]
+    const before = [cpuSeconds(untraced.pid), cpuSeconds(traced.pid), jaegerCpu()]
     for (let round = 0; round < 4; round++) {
-      slices[0].push(await drive(acceptAt(untracedUrl), SECONDS / 4))
+      slices[0].push(await drive(acceptAt(untraced.url), SECONDS / 4))
       slices[1].push(await drive(accept, SECONDS / 4))
     }
     await new Promise((r) => setTimeout(r, 6000))
-    cpu.untraced = cpuSeconds(untracedPid) - before[0]
-    cpu.traced = cpuSeconds(tracedPid) - before[1]
+    cpu.untraced = cpuSeconds(untraced.pid) - before[0]
+    cpu.traced = cpuSeconds(traced.pid) - before[1]
     cpu.jaeger = jaegerCpu() - before[2]
     untracedRun = joined(slices[0])
     acceptRun = joined(slices[1])

@@ -9,12 +9,16 @@ import { kubeConfig } from '../integration/helpers/keys.js'
 import { BIN_DIR } from '../platform/platform.js'
 import { NS } from './chart-values.js'
 
-/** kubectl against the real-node platform, as an admin would run it. */
+/**
+ * kubectl against the real-node platform, as an admin would run it. Its output may be large (a
+ * kubelet's /metrics, an operator's whole log): up to 256 MB is read.
+ */
 export function kubectl(args: string[], input?: string): string {
   return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', inject('kubeconfigPath'), ...args], {
     input,
     encoding: 'utf8',
     stdio: ['pipe', 'pipe', 'pipe'],
+    maxBuffer: 256 << 20,
   })
 }
 

@@ -1,16 +1,15 @@
-import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, inject, it } from 'vitest'
 import { resultObjectKey, type RunnerResult } from '../../contract/runner-protocol.js'
 import { storageClient } from '../../platform/storage-client.js'
 import { createKey } from '../integration/helpers/keys.js'
-import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
+import { REPO_ROOT } from '../platform/platform.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { containerdTimes, operatorField, operatorTimes, stageDurations, type JobMarks } from '../bench/job-timeline.js'
 import { NS } from './chart-values.js'
 import { makePdf } from '../support/pdfs.js'
-import { putFile } from './helpers.js'
+import { kubectl, putFile } from './helpers.js'
 
 /**
  * What a small job costs on a real node (docs/benchmarks.md; compare `make bench-latency` on the
@@ -62,20 +61,7 @@ describe.skipIf(inject('nodeBlocker'))('latency of a small job on a real node', 
       runs.push({ id: created.id, accepted: Date.parse(done.createdAt), totalMs: done.timings.totalMs, manifest })
     }
     const pods = containerdTimes(readFileSync(join(inject('platformDir'), 'logs', 'containerd.log'), 'utf8'))
-    const operatorLog = execFileSync(
-      join(BIN_DIR, 'kubectl'),
-      [
-        '--kubeconfig',
-        inject('kubeconfigPath'),
-        '-n',
-        NS,
-        'logs',
-        '-l',
-        'app.kubernetes.io/component=operator',
-        '--tail=-1',
-      ],
-      { encoding: 'utf8', maxBuffer: 256 << 20 },
-    )
+    const operatorLog = kubectl(['-n', NS, 'logs', '-l', 'app.kubernetes.io/component=operator', '--tail=-1'])
     const logged = operatorTimes(operatorLog, ['job created', RESULT_READ])
     const marks: JobMarks[] = runs.map((r) => {
       const pod = [...pods].find(([name]) => name.startsWith(`${objectNameOf(r.id)}-`))?.[1] ?? {}

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { get } from 'node:https'
 import { join } from 'node:path'
 import { describe, expect, inject, it } from 'vitest'
 import { createKey } from '../integration/helpers/keys.js'
-import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
+import { REPO_ROOT } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
 import { burst, burstRow, BURST_TABLE_HEADER, percentile } from '../bench/burst.js'
 import { cpuShares, cpuSharesTable, cpuSnapshot } from '../bench/cpu-shares.js'
@@ -87,14 +86,8 @@ async function controlPlaneClients(): Promise<Record<string, ClientCounters>> {
       await componentMetrics(ports.controllerManager, 'kcm/kube-controller-manager.crt'),
     ),
     'kube-scheduler': clientCounters(await componentMetrics(ports.scheduler, 'scheduler/kube-scheduler.crt')),
-    // The kubelet's /metrics through the API server's node proxy: over a megabyte of text.
-    kubelet: clientCounters(
-      execFileSync(
-        join(BIN_DIR, 'kubectl'),
-        ['--kubeconfig', inject('kubeconfigPath'), 'get', '--raw', `/api/v1/nodes/${node}/proxy/metrics`],
-        { encoding: 'utf8', maxBuffer: 64 << 20 },
-      ),
-    ),
+    // The kubelet's /metrics through the API server's node proxy.
+    kubelet: clientCounters(kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/metrics`])),
   }
 }
 
