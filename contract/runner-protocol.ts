@@ -115,3 +115,39 @@ export interface RunnerResult {
   /** The runner's last progress report, for utilities that count progress: the job's final progress. */
   progress?: RunnerProgress
 }
+
+/**
+ * Pool mode (docs/adr/0026-runner-pools.md): a long-lived runner pod takes one job at a time from
+ * the operator over HTTP on `port`. `POST /jobs` hands it a {@link PoolAssignment}; `GET
+ * /jobs/<job_id>` tells the job's {@link PoolJobState}; both need the pod's token as a bearer
+ * token. `GET /healthz` (no token) answers 200 once the runner can take a job.
+ */
+export const POOL = {
+  port: 8080,
+  /** The pod's bearer token (made by the operator with the pod). */
+  tokenEnv: 'DUTIL_POOL_TOKEN',
+  /** The browser (or other warm state) starts afresh after this many jobs. */
+  restartEveryEnv: 'DUTIL_POOL_RESTART_EVERY',
+  /** The most the runner reads of an assignment. */
+  maxAssignmentBytes: 16 * 1024,
+  /** The most the operator reads of a job state. */
+  maxStateBytes: 8 * 1024,
+} as const
+
+/** One job for a pool runner: what a job-mode runner reads from its environment. */
+export interface PoolAssignment {
+  jobId: string
+  utility: string
+  createdAt: string
+  /** An opaque hash of the job's tenant: a runner's warm state serves one tenant between restarts. */
+  tenant: string
+  /** The job's time limit, counted by the runner from the assignment. */
+  deadlineSeconds: number
+  credentials: RunnerCredentials
+}
+
+export interface PoolJobState {
+  jobId: string
+  state: 'running' | 'succeeded' | 'failed'
+  failure?: RunnerFailure
+}

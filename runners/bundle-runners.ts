@@ -16,10 +16,10 @@ import type { UtilityDefinition } from '../contract/utility.js'
 
 const ROOT = join(dirname(new URL(import.meta.url).pathname), '..', '..')
 
-/** The source entry points of one runner: main.ts and its worker programs. */
+/** The source entry points of one runner: main.ts, its pool-mode pool.ts and its worker programs. */
 function runnerEntryPoints(slug: string, files: readonly string[]): string[] {
   return files
-    .filter((f) => f === 'main.ts' || f.endsWith('.worker.ts'))
+    .filter((f) => f === 'main.ts' || f === 'pool.ts' || f.endsWith('.worker.ts'))
     .sort()
     .map((f) => `runners/${slug}/${f}`)
 }

@@ -55,34 +55,72 @@ export interface UtilityOutcome {
 
 const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1)
 
+/** How one job's run ended: its result manifest stored, or a failure for the operator. */
+export type JobOutcome = { ok: true } | { ok: false; failure: RunnerFailure; exitCode: number }
+
 /**
- * The runner program's frame: read config and input, run the utility, store the result
- * manifest, and turn failures into a termination message plus an exit code the Job's pod
- * failure policy understands. This is the one place that maps outcomes to exit codes.
+ * The runner program's frame: read config from the environment, run the one job, and turn the
+ * outcome into a termination message plus an exit code the Job's pod failure policy
+ * understands. This is the one place that maps outcomes to exit codes.
  */
 export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<UtilityOutcome>): Promise<never> {
   const log = pino({ base: { component: 'runner' } })
   let config: RunnerConfig | undefined
+  let stopTracing = async () => {}
+  let outcome: JobOutcome
+  try {
+    config = loadRunnerConfig()
+    // Tracing is loaded only for a traced job: an untraced runner starts as fast as before.
+    let tracing: typeof Tracing | undefined
+    if (config.tracing) {
+      tracing = await import('../../platform/tracing.js')
+      const { endpoint, serviceName } = config.tracing
+      stopTracing = await tracing.startTracing({ endpoint, sampleRatio: 1, serviceName })
+    }
+    outcome = await runJob(config, handler, log, tracing)
+  } catch (err) {
+    // The configuration itself (a missing variable): nothing was stored.
+    log.error({ err }, 'runner crashed')
+    outcome = { ok: false, failure: CRASHED, exitCode: 1 }
+  }
+  if (!outcome.ok) {
+    try {
+      writeFileSync(config?.terminationMessagePath ?? '/dev/termination-log', JSON.stringify(outcome.failure))
+    } catch {
+      // No termination log (run outside a pod): the exit code still tells the story.
+    }
+  }
+  await flushSpans(stopTracing)
+  process.exit(outcome.ok ? 0 : outcome.exitCode)
+}
+
+const CRASHED: RunnerFailure = { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
+
+/**
+ * One job: read its input, run the utility, store the result manifest. A failure removes what
+ * the run stored and is returned classified (never thrown); `tracing`, when the job is traced
+ * and the program has started it, makes each step a span of the job's trace.
+ */
+export async function runJob<I>(
+  cfg: RunnerConfig,
+  handler: (ctx: RunContext<I>) => Promise<UtilityOutcome>,
+  log: Logger,
+  tracing?: typeof Tracing,
+): Promise<JobOutcome> {
   let storage: ObjectStore | undefined
   /** Outputs stored so far: removed again when the run fails, so a failed job leaves nothing. */
   const written: string[] = []
   let reporter: ProgressReporter | undefined
-  let stopTracing = async () => {}
   try {
-    config = loadRunnerConfig()
-    const cfg = config
-    // Tracing is loaded only for a traced job: an untraced runner starts as fast as before.
     let step: Step = untraced
     let run: (body: () => Promise<void>) => Promise<void> = (body) => body()
     let traceFields: () => Record<string, string> = () => ({})
-    if (cfg.tracing) {
-      const t = await import('../../platform/tracing.js')
-      const { traceparent, endpoint, serviceName } = cfg.tracing
-      stopTracing = await t.startTracing({ endpoint, sampleRatio: 1, serviceName })
+    if (cfg.tracing && tracing) {
+      const t = tracing
       step = tracedSteps(t)
       traceFields = t.traceLogFields
       const attributes = { 'dutil.job.id': cfg.jobId, 'dutil.utility': cfg.utility }
-      run = (body) => t.inSpan('runner', { parent: t.contextOf(traceparent), attributes }, body)
+      run = (body) => t.inSpan('runner', { parent: t.contextOf(cfg.tracing!.traceparent), attributes }, body)
     }
     await run(async () => {
       const startedAt = Date.now()
@@ -169,26 +207,17 @@ export async function runUtility<I>(handler: (ctx: RunContext<I>) => Promise<Uti
       }
       child.info({ files: result.files.length, upstreamMs: result.upstreamMs, storageMs }, 'runner succeeded')
     })
-    await flushSpans(stopTracing)
-    process.exit(0)
+    return { ok: true }
   } catch (err) {
     // A failed run leaves nothing behind, its progress report included (the job keeps what the
     // operator last copied from it).
     await reporter?.stop()
-    if (reporter && config) written.push(progressObjectKey(config.jobId))
+    if (reporter) written.push(progressObjectKey(cfg.jobId))
     const classified = err instanceof RunnerError
-    const failure: RunnerFailure = classified
-      ? err.toFailure()
-      : { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
-    log.error({ err, failure }, classified ? 'runner rejected the job' : 'runner crashed')
+    const failure: RunnerFailure = classified ? err.toFailure() : CRASHED
+    log.error({ err, failure, jobId: cfg.jobId }, classified ? 'runner rejected the job' : 'runner crashed')
     for (const key of written) await storage?.deleteObject(key).catch(() => {})
-    try {
-      writeFileSync(config?.terminationMessagePath ?? '/dev/termination-log', JSON.stringify(failure))
-    } catch {
-      // No termination log (run outside a pod): the exit code still tells the story.
-    }
-    await flushSpans(stopTracing)
-    process.exit(classified ? err.exitCode : 1)
+    return { ok: false, failure, exitCode: classified ? err.exitCode : 1 }
   }
 }
 

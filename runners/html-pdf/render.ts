@@ -1,16 +1,16 @@
 import { rm } from 'node:fs/promises'
-import type { Browser, HTTPRequest } from 'puppeteer-core'
+import type { Browser, BrowserContext, HTTPRequest, Page, Target } from 'puppeteer-core'
 import puppeteer, { TimeoutError } from 'puppeteer-core'
 import { parseS3Url } from '../../contract/storage-keys.js'
 import { checkOutboundUrl, describeUrl, outboundRequest } from '../common/outbound-fetch.js'
 import { downloadInput } from '../common/read-input.js'
 import { rejected, RunnerError, UrlRefusedError } from '../common/runner-error.js'
-import { runUtility } from '../common/run-utility.js'
+import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-utility.js'
 import type { StartedChromium } from './chromium.js'
 import { pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 
-interface HtmlPdfInput {
+export interface HtmlPdfInput {
   url: string
   pdfOptions?: PdfOptionsInput
 }
@@ -30,9 +30,154 @@ export const HTML_PDF_LIMITS = {
 /** Where an s3:// document is served from inside the browser; nothing else answers there. */
 const STORAGE_ORIGIN = 'https://input.dutil.invalid'
 
+/** What the log line of a rendered page adds about the browser's start (job mode). */
+export type StartupFields = Record<string, number>
+
 /**
- * The job, once the browser is booting (main.ts): load the page through the address guard,
- * print it, stream the PDF to storage.
+ * One job in a page of a running browser: load the page through the address guard (every
+ * request the page makes is intercepted and fetched by this process), print it, stream the PDF
+ * to storage. Job mode gives it the browser's first page; pool mode a page of a fresh context.
+ */
+export async function renderInPage(
+  page: Page,
+  { config, input, storage, storeStream, log }: RunContext<HtmlPdfInput>,
+  startup: () => StartupFields,
+): Promise<UtilityOutcome> {
+  const limits = HTML_PDF_LIMITS
+  const s3 = parseS3Url(input.url)
+  let mainUrl = input.url
+  let storedDocument: Buffer | undefined
+  if (s3) {
+    storedDocument = await downloadInput(input.url, {
+      storage,
+      allowLoopback: false,
+      maxBytes: limits.maxDocumentBytes,
+      what: 'HTML document',
+    })
+    mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || 'document.html')}`
+  } else {
+    await checkOutboundUrl(input.url, config.outbound)
+  }
+  const inputName = decodeURIComponent(new URL(mainUrl).pathname.split('/').pop() ?? '')
+
+  let refused: { url: string; reason: string } | undefined
+  const refusedFailure = (): RunnerError | null =>
+    refused
+      ? rejected(`The page tried to load ${describeUrl(refused.url)}, which is refused (${refused.reason}).`)
+      : null
+  const refuse = (url: string, reason: string) => {
+    refused ??= { url, reason }
+    log.warn({ url: describeUrl(url), reason }, 'refused a request of the page')
+  }
+  let requests = 0
+  let totalBytes = 0
+
+  async function handle(req: HTTPRequest): Promise<void> {
+    const url = req.url()
+    const route = routeRequest(url)
+    if (route === 'internal') return req.continue()
+    if (route === 'refuse') {
+      refuse(url, `the ${/^([a-z0-9+.-]+):/i.exec(url)?.[1] ?? 'unknown'}: scheme is not allowed`)
+      return req.abort('accessdenied')
+    }
+    if (storedDocument && url === mainUrl) {
+      return req.respond({ status: 200, contentType: 'text/html', body: storedDocument })
+    }
+    if (url.startsWith(`${STORAGE_ORIGIN}/`)) return req.respond({ status: 404, body: '' })
+    if (++requests > limits.maxRequests) {
+      refuse(url, `the page makes more than ${limits.maxRequests} requests`)
+      return req.abort('blockedbyclient')
+    }
+    if (req.method() !== 'GET' && req.method() !== 'HEAD') return req.abort('blockedbyclient')
+    let res
+    try {
+      res = await outboundRequest(url, {
+        ...config.outbound,
+        headers: forwardHeaders(req.headers()),
+        timeoutMs: 30_000,
+      })
+    } catch (err) {
+      if (err instanceof UrlRefusedError) {
+        refuse(url, err.message)
+        return req.abort('accessdenied')
+      }
+      return req.abort('failed')
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    try {
+      for await (const c of res.body) {
+        size += (c as Buffer).length
+        totalBytes += (c as Buffer).length
+        if (size > limits.maxResourceBytes || totalBytes > limits.maxTotalBytes) {
+          res.body.destroy()
+          refuse(
+            url,
+            size > limits.maxResourceBytes
+              ? `a resource is larger than ${limits.maxResourceBytes / 1024 ** 2} MB`
+              : `the page loads more than ${limits.maxTotalBytes / 1024 ** 2} MB`,
+          )
+          return req.abort('blockedbyclient')
+        }
+        chunks.push(c as Buffer)
+      }
+    } catch {
+      return req.abort('failed')
+    }
+    return req.respond({ status: res.status, headers: responseHeaders(res.headers), body: Buffer.concat(chunks) })
+  }
+
+  const tStart = Date.now()
+  let tLoaded = 0
+  await page.setRequestInterception(true)
+  page.on('request', (req) => {
+    handle(req).catch((err) => {
+      log.warn({ err }, 'request handler failed')
+      req.abort('failed').catch(() => {})
+    })
+  })
+  page.on('console', (msg) => {
+    const local = localResourceFromConsole(msg.text())
+    if (local) refuse(local, 'local files are not allowed')
+  })
+  let response
+  try {
+    response = await page.goto(mainUrl, { waitUntil: 'load', timeout: limits.navigationMs })
+  } catch (err) {
+    if (refused)
+      throw rejected(`The page could not be loaded: ${describeUrl(refused.url)} is refused (${refused.reason}).`)
+    if (err instanceof TimeoutError)
+      throw rejected(`The page did not finish loading within ${limits.navigationMs / 1000} s.`)
+    throw rejected(`The page could not be loaded (${(err as Error).message.split('\n')[0].slice(0, 200)}).`)
+  }
+  tLoaded = Date.now()
+  const status = response?.status() ?? 0
+  if (status >= 400) throw rejected(`Loading the page failed: the server answered ${status}.`, status)
+  await page.evaluate('document.fonts.ready.then(() => true)').catch(() => {})
+  let failure = refusedFailure()
+  if (failure) throw failure
+  // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
+  // each chunk goes on to storage: a 200-page document is never held whole in this process.
+  let pdf: ReadableStream<Uint8Array>
+  try {
+    pdf = await page.createPDFStream({ ...printOptions(input.pdfOptions), timeout: limits.renderMs })
+  } catch (err) {
+    if (err instanceof TimeoutError) throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
+    throw err
+  }
+  failure = refusedFailure()
+  if (failure) throw failure
+  log.info(
+    { ...startup(), loadMs: tLoaded - tStart, renderMs: Date.now() - tLoaded, requests, bytes: totalBytes },
+    'page rendered',
+  )
+  const file = await storeStream(pdfFileName(inputName), pdf, 'application/pdf')
+  return { files: [file] }
+}
+
+/**
+ * Job mode: the job, once the browser is booting (main.ts). Its first page renders the job; the
+ * browser and its profile go with the run.
  */
 export async function renderJob(
   chromium: StartedChromium,
@@ -40,174 +185,20 @@ export async function renderJob(
   t0: number,
   startup: { spawnedAtMs: number; loadedAtMs: number },
 ): Promise<void> {
-  await runUtility<HtmlPdfInput>(async ({ config, input, storage, storeStream, log }) => {
-    const limits = HTML_PDF_LIMITS
-    const s3 = parseS3Url(input.url)
-    let mainUrl = input.url
-    let storedDocument: Buffer | undefined
-    if (s3) {
-      storedDocument = await downloadInput(input.url, {
-        storage,
-        allowLoopback: false,
-        maxBytes: limits.maxDocumentBytes,
-        what: 'HTML document',
-      })
-      mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || 'document.html')}`
-    } else {
-      await checkOutboundUrl(input.url, config.outbound)
-    }
-    const inputName = decodeURIComponent(new URL(mainUrl).pathname.split('/').pop() ?? '')
-
-    let refused: { url: string; reason: string } | undefined
-    const refusedFailure = (): RunnerError | null =>
-      refused
-        ? rejected(`The page tried to load ${describeUrl(refused.url)}, which is refused (${refused.reason}).`)
-        : null
-    const refuse = (url: string, reason: string) => {
-      refused ??= { url, reason }
-      log.warn({ url: describeUrl(url), reason }, 'refused a request of the page')
-    }
-    let requests = 0
-    let totalBytes = 0
-
-    async function handle(req: HTTPRequest): Promise<void> {
-      const url = req.url()
-      const route = routeRequest(url)
-      if (route === 'internal') return req.continue()
-      if (route === 'refuse') {
-        refuse(url, `the ${/^([a-z0-9+.-]+):/i.exec(url)?.[1] ?? 'unknown'}: scheme is not allowed`)
-        return req.abort('accessdenied')
-      }
-      if (storedDocument && url === mainUrl) {
-        return req.respond({ status: 200, contentType: 'text/html', body: storedDocument })
-      }
-      if (url.startsWith(`${STORAGE_ORIGIN}/`)) return req.respond({ status: 404, body: '' })
-      if (++requests > limits.maxRequests) {
-        refuse(url, `the page makes more than ${limits.maxRequests} requests`)
-        return req.abort('blockedbyclient')
-      }
-      if (req.method() !== 'GET' && req.method() !== 'HEAD') return req.abort('blockedbyclient')
-      let res
-      try {
-        res = await outboundRequest(url, {
-          ...config.outbound,
-          headers: forwardHeaders(req.headers()),
-          timeoutMs: 30_000,
-        })
-      } catch (err) {
-        if (err instanceof UrlRefusedError) {
-          refuse(url, err.message)
-          return req.abort('accessdenied')
-        }
-        return req.abort('failed')
-      }
-      const chunks: Buffer[] = []
-      let size = 0
-      try {
-        for await (const c of res.body) {
-          size += (c as Buffer).length
-          totalBytes += (c as Buffer).length
-          if (size > limits.maxResourceBytes || totalBytes > limits.maxTotalBytes) {
-            res.body.destroy()
-            refuse(
-              url,
-              size > limits.maxResourceBytes
-                ? `a resource is larger than ${limits.maxResourceBytes / 1024 ** 2} MB`
-                : `the page loads more than ${limits.maxTotalBytes / 1024 ** 2} MB`,
-            )
-            return req.abort('blockedbyclient')
-          }
-          chunks.push(c as Buffer)
-        }
-      } catch {
-        return req.abort('failed')
-      }
-      return req.respond({ status: res.status, headers: responseHeaders(res.headers), body: Buffer.concat(chunks) })
-    }
-
+  await runUtility<HtmlPdfInput>(async (ctx) => {
     let browser: Browser | undefined
-    let tLaunched = 0
-    let tLoaded = 0
-    let browserReadyAtMs = 0
     try {
-      let launchTimer: NodeJS.Timeout | undefined
-      browser = await Promise.race([
-        puppeteer.connect({ transport: chromium.transport, protocolTimeout: limits.renderMs + 30_000 }),
-        chromium.exited.then(() => Promise.reject(new Error('Chromium exited while starting'))),
-        new Promise<never>(
-          (_, reject) =>
-            (launchTimer = setTimeout(
-              () => reject(new Error(`Chromium did not start within ${limits.launchMs / 1000} s`)),
-              limits.launchMs,
-            )),
-        ),
-      ]).finally(() => clearTimeout(launchTimer))
+      browser = await connectBrowser(chromium)
       const b = browser
       const page =
-        (await b.waitForTarget((t) => t.type() === 'page', { timeout: limits.launchMs }).then((t) => t.page())) ??
-        (await b.newPage())
-      // Popups and new windows are not intercepted by this page's handler: close them at once.
-      b.on('targetcreated', async (target) => {
-        if (target.type() !== 'page') return
-        const other = await target.page()
-        if (other && other !== page) other.close().catch(() => {})
-      })
-      tLaunched = Date.now()
+        (await b
+          .waitForTarget((t) => t.type() === 'page', { timeout: HTML_PDF_LIMITS.launchMs })
+          .then((t) => t.page())) ?? (await b.newPage())
+      closePopups(b, page)
+      const tLaunched = Date.now()
       // From the process's start: the browser's first page is ready (compare startup.loadedAtMs).
-      browserReadyAtMs = Math.round(performance.now())
-      await page.setRequestInterception(true)
-      page.on('request', (req) => {
-        handle(req).catch((err) => {
-          log.warn({ err }, 'request handler failed')
-          req.abort('failed').catch(() => {})
-        })
-      })
-      page.on('console', (msg) => {
-        const local = localResourceFromConsole(msg.text())
-        if (local) refuse(local, 'local files are not allowed')
-      })
-      let response
-      try {
-        response = await page.goto(mainUrl, { waitUntil: 'load', timeout: limits.navigationMs })
-      } catch (err) {
-        if (refused)
-          throw rejected(`The page could not be loaded: ${describeUrl(refused.url)} is refused (${refused.reason}).`)
-        if (err instanceof TimeoutError)
-          throw rejected(`The page did not finish loading within ${limits.navigationMs / 1000} s.`)
-        throw rejected(`The page could not be loaded (${(err as Error).message.split('\n')[0].slice(0, 200)}).`)
-      }
-      tLoaded = Date.now()
-      const status = response?.status() ?? 0
-      if (status >= 400) throw rejected(`Loading the page failed: the server answered ${status}.`, status)
-      await page.evaluate('document.fonts.ready.then(() => true)').catch(() => {})
-      let failure = refusedFailure()
-      if (failure) throw failure
-      // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
-      // each chunk goes on to storage: a 200-page document is never held whole in this process.
-      let pdf: ReadableStream<Uint8Array>
-      try {
-        pdf = await page.createPDFStream({ ...printOptions(input.pdfOptions), timeout: limits.renderMs })
-      } catch (err) {
-        if (err instanceof TimeoutError)
-          throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
-        throw err
-      }
-      failure = refusedFailure()
-      if (failure) throw failure
-      log.info(
-        {
-          ...startup,
-          browserReadyAtMs,
-          launchMs: tLaunched - t0,
-          loadMs: tLoaded - tLaunched,
-          renderMs: Date.now() - tLoaded,
-          requests,
-          bytes: totalBytes,
-        },
-        'page rendered',
-      )
-      const file = await storeStream(pdfFileName(inputName), pdf, 'application/pdf')
-      return { files: [file] }
+      const browserReadyAtMs = Math.round(performance.now())
+      return await renderInPage(page, ctx, () => ({ ...startup, browserReadyAtMs, launchMs: tLaunched - t0 }))
     } finally {
       // The profile is thrown away: no orderly shutdown to wait for.
       browser?.disconnect().catch(() => {})
@@ -216,4 +207,32 @@ export async function renderJob(
       await rm(profile, { recursive: true, force: true }).catch(() => {})
     }
   })
+}
+
+/** Puppeteer on a started browser's pipe, within the launch budget. */
+export async function connectBrowser(chromium: StartedChromium): Promise<Browser> {
+  const limits = HTML_PDF_LIMITS
+  let launchTimer: NodeJS.Timeout | undefined
+  return Promise.race([
+    puppeteer.connect({ transport: chromium.transport, protocolTimeout: limits.renderMs + 30_000 }),
+    chromium.exited.then(() => Promise.reject(new Error('Chromium exited while starting'))),
+    new Promise<never>(
+      (_, reject) =>
+        (launchTimer = setTimeout(
+          () => reject(new Error(`Chromium did not start within ${limits.launchMs / 1000} s`)),
+          limits.launchMs,
+        )),
+    ),
+  ]).finally(() => clearTimeout(launchTimer))
+}
+
+/** Popups and new windows are not intercepted by the job page's handler: closed at once. */
+export function closePopups(source: Browser | BrowserContext, page: Page): void {
+  const close = async (target: Target) => {
+    if (target.type() !== 'page') return
+    const other = await target.page()
+    if (other && other !== page) other.close().catch(() => {})
+  }
+  if ('createBrowserContext' in source) source.on('targetcreated', close)
+  else source.on('targetcreated', close)
 }
