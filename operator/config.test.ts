@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { SettingsError } from '../contract/settings.js'
-import { loadOperatorConfig, parseUtilityConcurrency } from './config.js'
+import { loadOperatorConfig, parseRunnerPools, parseUtilityConcurrency } from './config.js'
 
 const BASE = {
   DUTIL_S3_ENDPOINT: 'http://127.0.0.1:9000',
@@ -93,5 +93,17 @@ describe('utility concurrency', () => {
     expect(() => parseUtilityConcurrency('{"split-pdf":"4"}')).toThrow('split-pdf must be a whole number')
     expect(() => parseUtilityConcurrency('[4]')).toThrow('JSON object')
     expect(() => loadOperatorConfig({ ...BASE, DUTIL_UTILITY_CONCURRENCY: 'four' })).toThrow(SettingsError)
+  })
+
+  it('reads runner pools: only a utility with a pool program, sizes and restart counts in range', () => {
+    expect(parseRunnerPools(undefined)).toEqual({})
+    expect(parseRunnerPools('{"html-pdf":{}}')).toEqual({ 'html-pdf': { size: 2, restartEvery: 100 } })
+    expect(parseRunnerPools('{"html-pdf":{"size":4,"restartEvery":10}}')).toEqual({
+      'html-pdf': { size: 4, restartEvery: 10 },
+    })
+    expect(() => parseRunnerPools('{"split-pdf":{}}')).toThrow('DUTIL_RUNNER_POOLS: split-pdf has no pool mode')
+    expect(() => parseRunnerPools('{"nope":{}}')).toThrow('nope is not a utility')
+    expect(() => parseRunnerPools('{"html-pdf":{"size":0}}')).toThrow('html-pdf.size')
+    expect(() => parseRunnerPools('{"html-pdf":{"restartEvery":1.5}}')).toThrow('html-pdf.restartEvery')
   })
 })

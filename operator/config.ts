@@ -161,6 +161,11 @@ export const OPERATOR_SETTINGS = Type.Object({
   DUTIL_UTILITY_CONCURRENCY: Setting.optional(
     Setting.string('Per-utility jobs running at once, as JSON {"html-pdf": 4}; others keep the catalog default'),
   ),
+  DUTIL_RUNNER_POOLS: Setting.optional(
+    Setting.string(
+      'Utilities run in pool mode, as JSON {"html-pdf": {"size": 2, "restartEvery": 100}}: long-lived runner pods that take one job at a time',
+    ),
+  ),
   DUTIL_KEY_SHARE: Setting.number(
     "Share of each utility's run slots one API key (or one person's playground) may hold at once; the rest stay free for others (1: no reserve)",
     {
@@ -217,6 +222,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     {},
   )
   const pods = parsed('DUTIL_RUNNER_POD', () => parseRunnerPods(s.DUTIL_RUNNER_POD), {})
+  const pools = parsed('DUTIL_RUNNER_POOLS', () => parseRunnerPools(s.DUTIL_RUNNER_POOLS), {})
   const allowedNetworks = parsed(
     'DUTIL_ALLOWED_PRIVATE_NETWORKS',
     () => cidrSetting('DUTIL_ALLOWED_PRIVATE_NETWORKS', s.DUTIL_ALLOWED_PRIVATE_NETWORKS),
@@ -267,6 +273,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       jobTtlSeconds: s.DUTIL_JOB_TTL_SECONDS,
       resources,
       pods,
+      pools,
       ...(observability.tracing
         ? { tracing: { endpoint: observability.tracing.endpoint, servicePrefix: s.DUTIL_TRACING_SERVICE_PREFIX } }
         : {}),
@@ -332,6 +339,38 @@ export function parseUtilityConcurrency(raw: string | undefined): Record<string,
     if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 10_000)
       throw new Error(`DUTIL_UTILITY_CONCURRENCY: ${slug} must be a whole number from 1 to 10000`)
     out[slug] = n as number
+  }
+  return out
+}
+
+/** Pool mode for one utility (docs/adr/0026-runner-pools.md). */
+export interface RunnerPool {
+  /** Long-lived runner pods: the utility's run slots. */
+  size: number
+  /** Each pod's warm state (html-pdf: its browser) starts afresh after this many jobs. */
+  restartEvery: number
+}
+
+/**
+ * `DUTIL_RUNNER_POOLS`: the utilities run in pool mode, as JSON `{ "<slug>": { "size": n,
+ * "restartEvery": n } }` (the chart renders it from `runners.<slug>.mode: pool` and `pool`).
+ * Checked at start: only a utility with a pool program may have a pool.
+ */
+export function parseRunnerPools(raw: string | undefined): Record<string, RunnerPool> {
+  if (!raw) return {}
+  const out: Record<string, RunnerPool> = {}
+  for (const [slug, v] of Object.entries(jsonObjectSetting('DUTIL_RUNNER_POOLS', raw, 'utility'))) {
+    const u = catalog.get(slug)
+    if (!u) throw new Error(`DUTIL_RUNNER_POOLS: ${slug} is not a utility`)
+    if (!u.runner.poolEntry) throw new Error(`DUTIL_RUNNER_POOLS: ${slug} has no pool mode`)
+    const p = (v ?? {}) as Partial<RunnerPool>
+    const size = p.size ?? 2
+    const restartEvery = p.restartEvery ?? 100
+    if (!Number.isInteger(size) || size < 1 || size > 100)
+      throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.size must be a whole number from 1 to 100`)
+    if (!Number.isInteger(restartEvery) || restartEvery < 1 || restartEvery > 100_000)
+      throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.restartEvery must be a whole number from 1 to 100000`)
+    out[slug] = { size, restartEvery }
   }
   return out
 }

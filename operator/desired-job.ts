@@ -1,8 +1,9 @@
-import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
+import type { V1Container, V1EnvVar, V1Job, V1PodSpec } from '@kubernetes/client-node'
 import { ANNOTATIONS, API_GROUP_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { CLASSIFIED_EXIT_CODES, ENV, type RunnerCredentials } from '../contract/runner-protocol.js'
 import type { RunnerResources, UtilityDefinition } from '../contract/utility.js'
+import type { RunnerPool } from './config.js'
 import { podPlacement, type RunnerPod } from './runner-pod.js'
 
 export const RUNNER_CONTAINER = 'runner'
@@ -24,6 +25,8 @@ export interface RunnerSettings {
   resources?: Record<string, RunnerResources>
   /** Per-utility pod placement, pull secrets, annotations and labels (operator setting DUTIL_RUNNER_POD). */
   pods?: Record<string, RunnerPod>
+  /** The utilities run in pool mode (DUTIL_RUNNER_POOLS): long-lived runner pods, no Job per job. */
+  pools?: Record<string, RunnerPool>
   /** The collector runners send their spans to, when tracing is on (docs/observability.md). */
   tracing?: { endpoint: string; servicePrefix: string }
 }
@@ -67,11 +70,7 @@ export function desiredJob(
     { name: ENV.jobId, value: uj.spec.jobId },
     { name: ENV.utility, value: utility.slug },
     { name: ENV.createdAt, value: uj.spec.createdAt },
-    { name: ENV.endpoint, value: settings.storage.endpoint },
-    { name: ENV.region, value: settings.storage.region },
-    { name: ENV.bucket, value: settings.storage.bucket },
-    { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
-    ...(settings.allowedNetworks ? [{ name: ENV.allowedNetworks, value: settings.allowedNetworks }] : []),
+    ...runnerBaseEnv(settings),
   ]
   const traceparent = uj.metadata.annotations?.[ANNOTATIONS.traceparent]
   if (settings.tracing && traceparent)
@@ -82,8 +81,6 @@ export function desiredJob(
     )
   env.push({ name: ENV.accessKey, value: credentials.accessKey }, { name: ENV.secretKey, value: credentials.secretKey })
   if (credentials.sessionToken) env.push({ name: ENV.sessionToken, value: credentials.sessionToken })
-  const scratch = utility.runner.scratchSizeLimit
-  if (scratch) env.push({ name: 'TMPDIR', value: SCRATCH_PATH }, { name: 'HOME', value: SCRATCH_PATH })
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -123,39 +120,75 @@ export function desiredJob(
           ...(pod?.annotations && Object.keys(pod.annotations).length ? { annotations: pod.annotations } : {}),
         },
         spec: {
-          ...podPlacement(pod),
+          ...runnerPodSpec(utility, settings, { command: runnerCommand(utility, utility.runner.entry), env }),
           // A backstop well past the Job's time limit (which always ends the run first); it puts
           // runner pods in the ResourceQuota scope `Terminating` (the chart's runner quota).
           activeDeadlineSeconds: deadlineSeconds(uj, utility) + POD_DEADLINE_MARGIN_SECONDS,
           restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          terminationGracePeriodSeconds: 10,
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 10001,
-            runAsGroup: 10001,
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          ...(scratch ? { volumes: [{ name: 'scratch', emptyDir: { sizeLimit: scratch } }] } : {}),
-          containers: [
-            {
-              name: RUNNER_CONTAINER,
-              image: `${settings.imageRegistry}/${utility.runner.image}:${settings.imageTag}`,
-              command: ['node', ...runnerNodeArgs(utility), `/app/${utility.runner.entry}`],
-              env,
-              resources: settings.resources?.[utility.slug] ?? utility.runner.resources,
-              terminationMessagePolicy: 'FallbackToLogsOnError',
-              ...(scratch ? { volumeMounts: [{ name: 'scratch', mountPath: SCRATCH_PATH }] } : {}),
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ['ALL'] },
-              },
-            },
-          ],
         },
       },
     },
+  }
+}
+
+/** What every runner's environment holds, job mode or pool mode: where storage is, what it may fetch. */
+export function runnerBaseEnv(settings: RunnerSettings): V1EnvVar[] {
+  return [
+    { name: ENV.endpoint, value: settings.storage.endpoint },
+    { name: ENV.region, value: settings.storage.region },
+    { name: ENV.bucket, value: settings.storage.bucket },
+    { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
+    ...(settings.allowedNetworks ? [{ name: ENV.allowedNetworks, value: settings.allowedNetworks }] : []),
+  ]
+}
+
+/** The runner's command: node with its flags, running `entry` inside the image. */
+export function runnerCommand(utility: UtilityDefinition, entry: string): string[] {
+  return ['node', ...runnerNodeArgs(utility), `/app/${entry}`]
+}
+
+/**
+ * A runner pod's spec, job mode or pool mode (pure): the platform team's placement, no
+ * service-account token, non-root with the runtime's seccomp profile, a read-only root, the
+ * utility's resources and scratch space. `container` adds the command, environment and what
+ * else the mode needs (pool mode: its port and readiness probe).
+ */
+export function runnerPodSpec(
+  utility: UtilityDefinition,
+  settings: RunnerSettings,
+  container: { command: string[]; env: V1EnvVar[] } & Partial<V1Container>,
+): V1PodSpec {
+  const pod = settings.pods?.[utility.slug]
+  const scratch = utility.runner.scratchSizeLimit
+  const env = [...container.env]
+  if (scratch) env.push({ name: 'TMPDIR', value: SCRATCH_PATH }, { name: 'HOME', value: SCRATCH_PATH })
+  return {
+    ...podPlacement(pod),
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 10,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      runAsGroup: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    ...(scratch ? { volumes: [{ name: 'scratch', emptyDir: { sizeLimit: scratch } }] } : {}),
+    containers: [
+      {
+        name: RUNNER_CONTAINER,
+        image: `${settings.imageRegistry}/${utility.runner.image}:${settings.imageTag}`,
+        resources: settings.resources?.[utility.slug] ?? utility.runner.resources,
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+        ...(scratch ? { volumeMounts: [{ name: 'scratch', mountPath: SCRATCH_PATH }] } : {}),
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        },
+        ...container,
+        env,
+      },
+    ],
   }
 }

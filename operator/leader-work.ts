@@ -7,6 +7,7 @@ import { every, type Program } from '../platform/program.js'
 import type { CallbackController } from './callbacks/controller.js'
 import type { OperatorMetrics } from './metrics.js'
 import type { UtilityJobReconciler } from './reconciler.js'
+import type { RunnerPools } from './runner-pools.js'
 import type { Worker, WorkQueue } from './work-queue.js'
 
 export interface LeaderWork {
@@ -19,6 +20,8 @@ export interface LeaderWork {
   /** Retention, job record upkeep and signing-secret sweeps, every `sweepMs`. */
   sweeps: Array<{ name: string; sweep(): Promise<unknown> }>
   sweepMs: number
+  /** The runner pools' upkeep (docs/adr/0026). */
+  pools?: Pick<RunnerPools, 'lead' | 'sync'>
   /** Fails jobs whose hand-off to the cluster was lost (after the caches synced). */
   failLostHandoffs(): Promise<unknown>
   /** Throws when this replica may no longer act (program.fence). */
@@ -68,6 +71,15 @@ export function addLeaderWork(program: Program, w: LeaderWork): Program {
             },
             signal,
           ),
+      })
+      .leaderOnly({
+        name: 'runner pools',
+        run: (signal) => {
+          if (!w.pools) return
+          const pools = w.pools
+          pools.lead(signal)
+          return every(5_000, () => void pools.sync().catch(warnOnFailure('runner pool upkeep')), signal)
+        },
       })
       .leaderOnly({
         name: 'sweeps',

@@ -24,6 +24,9 @@ import { Admission } from './admission.js'
 import { jobNameFor } from './desired-job.js'
 import { runnerAtWork, waitsForNode } from './observe-job.js'
 import { UtilityJobReconciler } from './reconciler.js'
+import { httpPoolClient } from './pool-client.js'
+import { isPoolPod } from './pool-pod.js'
+import { RunnerPools } from './runner-pools.js'
 import { WorkQueue } from './work-queue.js'
 import { ownerOf, watchOperatorCaches } from './watches.js'
 import { CallbackController } from './callbacks/controller.js'
@@ -71,7 +74,10 @@ const queueOwner = (obj: Parameters<typeof ownerOf>[0]) => {
   if (name) queue.add(name)
 }
 caches.jobs.on((_ev, job) => queueOwner(job))
-caches.pods.on((_ev, pod) => queueOwner(pod))
+caches.pods.on((_ev, pod) => {
+  queueOwner(pod)
+  if (isPoolPod(pod)) pools.schedule()
+})
 
 const events = kubeEventRecorder(
   kc.makeApiClient(EventsV1Api),
@@ -103,13 +109,25 @@ const callbacks = new CallbackController({
   metrics,
 })
 
+// Pool mode: long-lived runner pods for the utilities that have a pool (docs/adr/0026).
+const pools = new RunnerPools({
+  namespace: ns,
+  pods: caches.pods.cache,
+  core,
+  runner: config.runner,
+  client: httpPoolClient(),
+  fence: () => fence(),
+  log: log.child({ controller: 'runner-pools' }),
+})
+
 // Admission: at most DUTIL_UTILITY_CONCURRENCY jobs of each utility have a batch Job; the rest
 // stay queued and are admitted in fair turns between tenants as slots free (docs/adr/0013).
 const admission = new Admission({
-  limitOf: (utility) => config.utilityConcurrency[utility] ?? 1,
+  // A pooled utility runs as many jobs at once as its pool has pods.
+  limitOf: (utility) => config.runner.pools?.[utility]?.size ?? config.utilityConcurrency[utility] ?? 1,
   share: config.keyShare,
   list: () => caches.utilityJobs.cache.list(ns),
-  hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)),
+  hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)) || pools.holds(uj.metadata.name),
   runnerWorking: (uj) =>
     caches.pods.cache.list(ns).some((pod) => ownerOf(pod) === uj.metadata.name && runnerAtWork(pod)),
   waitingForNode: () =>
@@ -172,6 +190,7 @@ const reconciler = new UtilityJobReconciler({
   graceMs: config.jobGraceMs,
   failedJobGraceMs: config.failedJobGraceMs,
   imagePullGraceMs: config.imagePullGraceMs,
+  pools,
   onFinished: (uj, status) => {
     admission.schedule()
     observeFinished(metrics, uj, status)
@@ -218,6 +237,7 @@ addLeaderWork(program, {
     { name: 'signing secret sweep', sweep: () => signingSweep.sweep() },
   ],
   sweepMs: config.retention.sweepMs,
+  pools,
   failLostHandoffs: () => upkeep.failLostHandoffs(),
   fence,
   concurrency: config.concurrency,

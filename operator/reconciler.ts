@@ -11,7 +11,7 @@ import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import { API_GROUP, API_VERSION, JOB_RECORD_FINALIZER, LABELS, UTILITY_JOB } from '../contract/api-group.js'
 import { catalog } from '../runners/catalog.js'
-import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
+import type { CallbackDelivery, JobError, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord, traceparentOfJob } from '../contract/job-view.js'
 import { apiStatus } from '../platform/kube.js'
 import { context, contextOf, failSpan, inSpan, jobAttributes, pastSpan } from '../platform/tracing.js'
@@ -31,7 +31,9 @@ import {
 import { firstPodStart, observeJob } from './observe-job.js'
 import { readResultManifest } from './result-manifest.js'
 import { boundedStatus } from '../contract/status-budget.js'
-import type { Admission } from './admission.js'
+import { type Admission, tenantOf } from './admission.js'
+import { poolPodEnded, tenantHash } from './pool-pod.js'
+import type { RunnerPools } from './runner-pools.js'
 import type { IssueCredentials } from './runner-credentials.js'
 import { CallbackController } from './callbacks/controller.js'
 import { nextConditions, reasonOf, wasAdmitted } from './conditions.js'
@@ -67,6 +69,8 @@ export interface ReconcilerDeps {
   failedJobGraceMs?: number
   /** Kubernetes Events about each job (events.k8s.io/v1), for `kubectl describe utilityjob`. */
   events?: EventRecorder
+  /** The runner pools of utilities in pool mode (docs/adr/0026-runner-pools.md). */
+  pools?: RunnerPools
 }
 
 /** What the reconciler writes to the job record. */
@@ -131,6 +135,16 @@ interface EarlyReads {
   stopped: boolean
 }
 
+/** A pooled job whose runner ended before it finished (its pod deleted, evicted or crashed). */
+const POOL_RUNNER_LOST: JobError = {
+  code: 'upstream_error',
+  message: 'The runner stopped before the job finished; submitting it again may succeed.',
+}
+/** How soon a pooled job looks again for an idle pool pod. */
+const POOL_RETRY_MS = 200
+/** How long past a pooled job's time limit its runner has to end it before the operator deletes the pod. */
+export const POOL_DEADLINE_GRACE_MS = 10_000
+
 /** How often a running job's progress is read from storage (its runner writes it at most once a second). */
 export const PROGRESS_POLL_MS = 2_000
 
@@ -194,6 +208,9 @@ export class UtilityJobReconciler {
     if (this.d.admission.heldBackBy?.(name)) this.d.admission.schedule()
     if (isTerminal(uj)) {
       this.earlyReads.delete(name)
+      // A pool pod still labelled with it takes the next job.
+      const poolPod = this.d.pools?.podOf(name)
+      if (poolPod) await this.d.pools!.release(name, poolPod)
       // Finished from its stored result: its slot frees once its pod shows the runner exited.
       if (this.d.admission.isFinishing?.(name)) this.d.admission.schedule()
       const batchJob = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
@@ -219,6 +236,11 @@ export class UtilityJobReconciler {
     }
     const deadline = deadlineSeconds(uj, utility)
     const job = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
+    // Pool mode: a job on a pool pod stays there; a new one goes to the pool (a Job made before
+    // the utility was pooled runs on).
+    const pools = this.d.pools
+    if (pools && (pools.podOf(name) || (!job && pools.poolOf(utility.slug))))
+      return this.reconcilePooled(uj, utility, deadline, pools, log)
     const pods = this.podsOf(uj)
     if (uj.spec.cancelRequested && effectiveStatus(uj).state === 'queued' && firstPodStart(pods) === null) {
       // Still queued: the job never runs. Its Job (if made already) goes, with its pending pod.
@@ -350,6 +372,150 @@ export class UtilityJobReconciler {
         }
       }
     }
+  }
+
+  /**
+   * A job of a pooled utility (docs/adr/0026-runner-pools.md). Queued, it waits for admission as
+   * in job mode and is then handed to an idle pool pod; on its pod, the pod's account of the job
+   * decides (the result manifest is read and checked as in job mode); its pod gone, or past its
+   * time limit and the grace the runner has to end it, it fails.
+   */
+  private async reconcilePooled(
+    uj: UtilityJobResource,
+    utility: NonNullable<ReturnType<typeof catalog.get>>,
+    deadline: number,
+    pools: RunnerPools,
+    log: Logger,
+  ): Promise<{ requeueAfterMs?: number } | void> {
+    const name = uj.metadata.name
+    const status = effectiveStatus(uj)
+    const pod = pools.podOf(name)
+    const startedAt = parseTime(status.startedAt)
+    const fail = (error: JobError) => this.writeStatus(uj, failedStatus(uj, error, startedAt, this.now()), log)
+    if (!pod) {
+      if (status.state === 'running') return fail(POOL_RUNNER_LOST)
+      if (uj.spec.cancelRequested) return this.writeStatus(uj, cancelledStatus(uj, this.now()), log)
+      if (!this.d.admission.mayStart(uj)) {
+        if (uj.spec.mode === 'sync' && !uj.status?.state && this.d.admission.wasHeld(name))
+          await this.writeStatus(uj, status, log)
+        this.d.admission.schedule()
+        return
+      }
+      const claimed = await pools.claim(utility.slug, name, tenantHash(tenantOf(uj.spec)))
+      // Every pod busy or starting (admission counts the pool's size): look again soon.
+      if (!claimed) return { requeueAfterMs: POOL_RETRY_MS }
+      return this.handToPod(uj, utility, deadline, claimed, pools, log)
+    }
+    if (poolPodEnded(pod)) {
+      if (status.state !== 'running') return this.handBack(uj, pod, pools, log)
+      return fail(POOL_RUNNER_LOST)
+    }
+    const answer = await pools.client.state(pod, uj.spec.jobId)
+    if (answer === 'unknown') {
+      // Labelled but never handed over (this process stopped in between): hand it over now.
+      if (status.state !== 'running') return this.handToPod(uj, utility, deadline, pod, pools, log)
+      return fail(POOL_RUNNER_LOST)
+    }
+    if (answer === 'unreachable' || answer.state === 'running') {
+      const limit = (startedAt ?? this.now()) + deadline * 1000 + POOL_DEADLINE_GRACE_MS
+      if (status.state === 'running' && this.now() > limit) {
+        // The runner did not end the job at its deadline (or does not answer): its pod goes.
+        await pools.remove(pod, 'job past its time limit')
+        return fail({
+          code: 'upstream_timeout',
+          message: `The utility did not finish within its time limit of ${deadline} s.`,
+        })
+      }
+      const early = this.earlyReads.get(name) ?? { running: true, reads: 0, stopped: false }
+      this.earlyReads.set(name, early)
+      const wait = RUNNING_RESULT_READS_MS[Math.min(early.reads++, RUNNING_RESULT_READS_MS.length - 1)]
+      return { requeueAfterMs: Math.min(wait, Math.max(0, limit - this.now()) + 10) }
+    }
+    if (answer.state === 'failed') {
+      await fail(answer.failure!)
+      return pools.release(name, pod)
+    }
+    const read = await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now())
+    switch (read.outcome) {
+      case 'retry':
+        log.warn({ err: read.err }, 'reading the result manifest failed; retrying')
+        return { requeueAfterMs: read.requeueAfterMs }
+      case 'over-bound':
+        log.error({ what: 'result manifest', bound: read.err.bound, err: read.err.message }, 'runner output refused')
+        await fail({ code: 'internal', message: "The job's result could not be accepted." })
+        break
+      case 'unreadable':
+        log.error({ err: read.err }, 'reading the result manifest failed')
+        await fail({ code: 'storage_error', message: 'The output could not be read back from storage.' })
+        break
+      case 'refused':
+        log.error({ problem: read.problem }, 'runner result manifest refused')
+        await fail({ code: 'internal', message: "The job's result could not be accepted." })
+        break
+      case 'accepted':
+        await this.writeStatus(
+          uj,
+          succeededStatus(uj, read.result, startedAt, this.now(), utility.runner.progressUnit),
+          log,
+        )
+    }
+    await pools.release(name, pod)
+  }
+
+  /** Hands a job to the pool pod labelled with it: its own storage credentials, its deadline. */
+  private async handToPod(
+    uj: UtilityJobResource,
+    utility: NonNullable<ReturnType<typeof catalog.get>>,
+    deadline: number,
+    pod: V1Pod,
+    pools: RunnerPools,
+    log: Logger,
+  ): Promise<{ requeueAfterMs?: number } | void> {
+    const admittedAt = Date.now()
+    const podName = pod.metadata!.name!
+    const answer = await inSpan('hand to pool pod', { attributes: jobAttributes(uj.spec) }, async () => {
+      const credentials = await this.d.issueCredentials(uj, utility)
+      return pools.client.assign(pod, {
+        jobId: uj.spec.jobId,
+        utility: utility.slug,
+        createdAt: uj.spec.createdAt,
+        tenant: tenantHash(tenantOf(uj.spec)),
+        deadlineSeconds: deadline,
+        credentials,
+      })
+    })
+    if (answer !== 'taken') {
+      log.warn({ pod: podName, answer }, 'pool pod did not take the job; trying another')
+      await this.handBack(uj, pod, pools, log)
+      return { requeueAfterMs: POOL_RETRY_MS }
+    }
+    log.info({ pod: podName, deadlineSeconds: deadline }, 'job handed to pool pod')
+    const acceptedAt = parseTime(uj.spec.createdAt)
+    if (acceptedAt !== null)
+      pastSpan('admission wait', {
+        startTime: Math.min(acceptedAt, admittedAt),
+        endTime: admittedAt,
+        attributes: jobAttributes(uj.spec),
+      })
+    this.d.events?.record(uj, {
+      type: 'Normal',
+      reason: 'PoolPodAssigned',
+      action: 'Assign',
+      note: `Handed to pool runner pod ${podName} (time limit ${deadline} s).`,
+      related: { apiVersion: 'v1', kind: 'Pod', name: podName, uid: pod.metadata?.uid },
+    })
+    // The runner starts at once: running from here, sync or async.
+    const waited = uj.status?.state === 'queued' || this.d.admission.wasHeld(uj.metadata.name)
+    const status =
+      uj.spec.mode === 'sync' ? admittedSyncStatus(uj, waited, this.now()) : runningStatus(uj, this.now(), this.now())
+    await this.writeStatus(uj, status, log, { admitted: true })
+  }
+
+  /** A job labelled onto a pod that will not run it goes back to waiting for one. */
+  private async handBack(uj: UtilityJobResource, pod: V1Pod, pools: RunnerPools, log: Logger): Promise<void> {
+    await pools.release(uj.metadata.name, pod)
+    log.info({ pod: pod.metadata?.name }, 'job handed back to the pool')
+    this.d.admission.schedule()
   }
 
   /**

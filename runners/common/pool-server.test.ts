@@ -1,14 +1,7 @@
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
 import type { PoolAssignment } from '../../contract/runner-protocol.js'
-import {
-  needsFreshStart,
-  parseAssignment,
-  parseJobState,
-  PoolRunner,
-  type PoolSettings,
-  type PoolWorker,
-} from './pool-server.js'
+import { needsFreshStart, PoolRunner, type PoolSettings, type PoolWorker } from './pool-server.js'
 import type { JobOutcome } from './run-utility.js'
 
 const assignment = (over: Partial<PoolAssignment> = {}): PoolAssignment => ({
@@ -63,39 +56,6 @@ describe('needsFreshStart', () => {
     expect(needsFreshStart(warm, 'b', 3)).toBe(true)
     expect(needsFreshStart({ ...warm, jobs: 3 }, 'a', 3)).toBe(true)
     expect(needsFreshStart({ ...warm, usable: false }, 'a', 3)).toBe(true)
-  })
-})
-
-describe('parseAssignment', () => {
-  it('reads a well-formed assignment', () => {
-    expect(parseAssignment(JSON.stringify(assignment()))).toEqual(assignment())
-  })
-  it('says what is wrong with a bad one', () => {
-    expect(parseAssignment('nope')).toBe('the assignment is not JSON')
-    expect(parseAssignment('['.repeat(100))).toBe('the assignment nests too deep')
-    expect(parseAssignment(JSON.stringify(assignment({ jobId: '../x' })))).toBe('jobId is missing or malformed')
-    expect(parseAssignment(JSON.stringify(assignment({ deadlineSeconds: 0 })))).toBe(
-      'deadlineSeconds is not a whole number',
-    )
-    expect(parseAssignment(JSON.stringify({ ...assignment(), credentials: {} }))).toBe('credentials are missing')
-  })
-})
-
-describe('parseJobState', () => {
-  it('reads states and refuses anything else', () => {
-    expect(parseJobState('{"jobId":"j","state":"running"}')).toEqual({ jobId: 'j', state: 'running' })
-    expect(
-      parseJobState(
-        '{"jobId":"j","state":"failed","failure":{"code":"upstream_rejected","message":"m","upstreamStatus":404}}',
-      ),
-    ).toEqual({
-      jobId: 'j',
-      state: 'failed',
-      failure: { code: 'upstream_rejected', message: 'm', upstreamStatus: 404 },
-    })
-    expect(parseJobState('{"jobId":"j","state":"failed","failure":{"code":"made_up","message":"m"}}')).toBeNull()
-    expect(parseJobState('{"jobId":"j","state":"done"}')).toBeNull()
-    expect(parseJobState('not json')).toBeNull()
   })
 })
 

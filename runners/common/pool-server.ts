@@ -1,15 +1,8 @@
 import { timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import type { Logger } from 'pino'
-import { isJobErrorCode } from '../../contract/error-codes.js'
-import {
-  ENV,
-  POOL,
-  type PoolAssignment,
-  type PoolJobState,
-  type RunnerFailure,
-} from '../../contract/runner-protocol.js'
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../platform/bounded-json.js'
+import { ENV, POOL, type PoolAssignment, type PoolJobState } from '../../contract/runner-protocol.js'
+import { parseAssignment } from '../../platform/pool-protocol.js'
 import type { JobOutcome } from './run-utility.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
 
@@ -46,61 +39,6 @@ export interface WarmState {
  */
 export function needsFreshStart(warm: WarmState, tenant: string, restartEvery: number): boolean {
   return !warm.usable || (warm.tenant !== null && warm.tenant !== tenant) || warm.jobs >= restartEvery
-}
-
-const ID = /^[A-Za-z0-9_-]{1,64}$/
-
-/** The assignment in a request body, or what is wrong with it (pure; the body is size-bounded already). */
-export function parseAssignment(text: string): PoolAssignment | string {
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return 'the assignment nests too deep'
-  let v: unknown
-  try {
-    v = JSON.parse(text)
-  } catch {
-    return 'the assignment is not JSON'
-  }
-  const a = v as Partial<PoolAssignment> | null
-  if (!a || typeof a !== 'object') return 'the assignment is not an object'
-  if (typeof a.jobId !== 'string' || !ID.test(a.jobId)) return 'jobId is missing or malformed'
-  if (typeof a.utility !== 'string' || !ID.test(a.utility)) return 'utility is missing or malformed'
-  if (typeof a.createdAt !== 'string' || Number.isNaN(Date.parse(a.createdAt))) return 'createdAt is not a timestamp'
-  if (typeof a.tenant !== 'string' || !ID.test(a.tenant)) return 'tenant is missing or malformed'
-  if (!Number.isInteger(a.deadlineSeconds) || a.deadlineSeconds! < 1) return 'deadlineSeconds is not a whole number'
-  const c = a.credentials
-  if (!c || typeof c.accessKey !== 'string' || typeof c.secretKey !== 'string' || typeof c.sessionToken !== 'string')
-    return 'credentials are missing'
-  return {
-    jobId: a.jobId,
-    utility: a.utility,
-    createdAt: a.createdAt,
-    tenant: a.tenant,
-    deadlineSeconds: a.deadlineSeconds!,
-    credentials: {
-      accessKey: c.accessKey,
-      secretKey: c.secretKey,
-      sessionToken: c.sessionToken,
-      expiresAt: typeof c.expiresAt === 'string' ? c.expiresAt : '',
-    },
-  }
-}
-
-/** The job's state as the runner reports it, or null when the text is not one (pure; for the operator). */
-export function parseJobState(text: string): PoolJobState | null {
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return null
-  try {
-    const v = JSON.parse(text) as Partial<PoolJobState>
-    if (typeof v?.jobId !== 'string' || !['running', 'succeeded', 'failed'].includes(v.state ?? '')) return null
-    const out: PoolJobState = { jobId: v.jobId, state: v.state! }
-    const f = v.failure as Partial<RunnerFailure> | undefined
-    if (v.state === 'failed') {
-      if (!f || !isJobErrorCode(f.code) || typeof f.message !== 'string') return null
-      out.failure = { code: f.code, message: f.message.slice(0, 2000) }
-      if (Number.isInteger(f.upstreamStatus)) out.failure.upstreamStatus = f.upstreamStatus
-    }
-    return out
-  } catch {
-    return null
-  }
 }
 
 /** How long an aborted job may take to unwind before the process gives up and exits. */
@@ -204,7 +142,7 @@ export class PoolRunner {
   }
 
   private async runJob(a: PoolAssignment): Promise<void> {
-    const log = this.log.child({ jobId: a.jobId, utility: a.utility })
+    const log = this.log.child({ jobId: a.jobId, utility: a.utility, tenant: a.tenant })
     let outcome: JobOutcome
     try {
       const fresh = needsFreshStart(this.warm, a.tenant, this.settings.restartEvery)
@@ -220,6 +158,7 @@ export class PoolRunner {
       }
       await this.worker.prepare(fresh)
       this.warm = { tenant: a.tenant, jobs: this.warm.jobs + 1, usable: true }
+      log.info({ deadlineSeconds: a.deadlineSeconds, fresh, sinceStart: this.warm.jobs }, 'job started')
       const config: RunnerConfig = {
         ...this.settings.base,
         jobId: a.jobId,

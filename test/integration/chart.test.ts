@@ -13,6 +13,7 @@ import { catalog } from '../../runners/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { apiStatus } from '../../platform/kube.js'
 import { desiredJob } from '../../operator/desired-job.js'
+import { parseRunnerPools } from '../../operator/config.js'
 import { operatorMetrics } from '../../operator/metrics.js'
 import { gatewayMetrics } from '../../gateway/metrics.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
@@ -287,6 +288,43 @@ describe('helm lint and template', () => {
       { protocol: 'UDP', port: 53 },
       { protocol: 'TCP', port: 53 },
     ])
+  })
+
+  it('runs html-pdf in pool mode only when asked: the operator may then make, label and delete pods, the admission policy holds pool pods to runner pods, and only the operator reaches them', () => {
+    const off = render()
+    expect(byKind(off, 'ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContainEqual(
+      expect.stringContaining('pool-pods'),
+    )
+    const docs = render('--set', 'runners.html-pdf.mode=pool', '--set', 'runners.html-pdf.pool.size=3')
+    const env = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
+    expect(parseRunnerPools(env.find((e: any) => e.name === 'DUTIL_RUNNER_POOLS').value)).toEqual({
+      'html-pdf': { size: 3, restartEvery: 100 },
+    })
+    const podRules = named(docs, 'Role', 'dutil-operator')
+      .rules.filter((r: any) => r.resources.includes('pods'))
+      .map((r: any) => r.verbs.join(','))
+    expect(podRules).toEqual(['get,list,watch', 'create,patch,delete'])
+    // The pool pods' admission policy checks the pod spec itself, as the Job policy checks the template.
+    const policy = named(docs, 'ValidatingAdmissionPolicy', `dutil-${NS}-runner-pool-pods`)
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods'] },
+    ])
+    expect(policy.spec.variables[0].expression).toMatch(/^object\.spec\.containers/)
+    const jobs = named(docs, 'ValidatingAdmissionPolicy', `dutil-${NS}-runner-jobs`)
+    expect(policy.spec.validations.length).toBe(jobs.spec.validations.length)
+    // Pool pods: the runners' egress, and ingress from the operator on the hand-over port alone.
+    const runners = named(docs, 'NetworkPolicy', 'dutil-runners')
+    const pool = named(docs, 'NetworkPolicy', 'dutil-pool')
+    expect(pool.spec.egress).toEqual(runners.spec.egress)
+    expect(pool.spec.podSelector.matchExpressions).toEqual([{ key: 'dutil.io/pool', operator: 'Exists' }])
+    expect(pool.spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchLabels: named(docs, 'Deployment', 'dutil-operator').spec.selector.matchLabels } }],
+        ports: [{ protocol: 'TCP', port: 8080 }],
+      },
+    ])
+    expect(() => render('--set', 'runners.html-pdf.mode=warm')).toThrow(/mode/)
+    expect(() => render('--set', 'runners.split-pdf.mode=pool')).toThrow(/mode/)
   })
 
   it('passes per-utility runner resources, retention and images to the operator; routes /v1 (and /console unless turned off) through the optional Ingress', () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, inject, it } from 'vitest'
 import { createKey } from '../integration/helpers/keys.js'
 import { REPO_ROOT } from '../platform/platform.js'
+import { until } from '../platform/wait-for.js'
 import { makePdf } from '../support/pdfs.js'
 import { burst, burstRow, BURST_TABLE_HEADER, percentile } from '../bench/burst.js'
 import { cpuShares, cpuSharesTable, cpuSnapshot } from '../bench/cpu-shares.js'
@@ -24,12 +25,17 @@ import { helmAsync, kubectl, putFile } from './helpers.js'
  * job succeeding: timing is for benchmarks. Runs only when DUTIL_NODE_THROUGHPUT is set (the
  * Makefile target sets it). BENCH_ONLY=html-pdf limits it to some utilities; BENCH_SLOTS=
  * html-pdf=6,split-pdf=3 first upgrades the release with those run slots
- * (`runners.<slug>.concurrency`).
+ * (`runners.<slug>.concurrency`); BENCH_POOL=html-pdf=4 with html-pdf in pool mode and a pool of 4
+ * (docs/adr/0026). Before each burst one client runs jobs one after another for
+ * BENCH_ALONE_SECONDS (default 15): a small job's latency on an otherwise idle release.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const KEYS = Number(process.env.BENCH_KEYS ?? 8)
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null
+const ALONE_SECONDS = Number(process.env.BENCH_ALONE_SECONDS ?? 15)
+/** BENCH_POOL=html-pdf=4: the utility in pool mode, and its pool size. */
+const POOL = process.env.BENCH_POOL ? process.env.BENCH_POOL.split('=') : null
 
 interface PodList {
   items: Array<{
@@ -152,6 +158,31 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           '--timeout',
           '5m',
         )
+      if (POOL) {
+        const [slug, size] = POOL
+        await helmAsync(
+          'upgrade',
+          RELEASE,
+          CHART,
+          '-n',
+          NS,
+          '--reuse-values',
+          '--set',
+          `runners.${slug}.mode=pool`,
+          '--set',
+          `runners.${slug}.pool.size=${Number(size)}`,
+          '--wait',
+          '--timeout',
+          '5m',
+        )
+        const ready = () =>
+          (
+            JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', `${LABELS.pool}=${slug}`, '-o', 'json'])) as {
+              items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>
+            }
+          ).items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length
+        await until(`${size} ${slug} pool pods ready`, async () => ready() === Number(size), 120_000, 500)
+      }
       const keys: string[] = []
       for (let i = 0; i < KEYS; i++) keys.push((await createKey({ rateLimitPerMinute: 100_000 })).key)
       const inputs: Record<string, unknown> = {
@@ -170,10 +201,25 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           'jsonpath={.spec.template.spec.containers[0].env[?(@.name=="DUTIL_UTILITY_CONCURRENCY")].value}',
         ]) || '{}',
       ) as Record<string, number>
+      if (POOL) slots[POOL[0]] = Number(POOL[1])
       const rows: string[] = []
+      const alone: string[] = []
       const profiles: string[] = []
       for (const [slug, input] of Object.entries(inputs)) {
         if (ONLY && !ONLY.has(slug)) continue
+        const one = await burst({
+          gatewayUrl: inject('gatewayUrl'),
+          slug,
+          input,
+          keys: keys.slice(0, 1),
+          seconds: ALONE_SECONDS,
+          concurrency: 1,
+        })
+        expect(one.failed, `${slug}, one client`).toBe(0)
+        alone.push(
+          `| ${slug}${POOL?.[0] === slug ? ' (pool mode)' : ''} | ${one.totals.length} | ${percentile(one.totals, 50)} ms | ${percentile(one.totals, 90)} ms | ${Math.max(...one.totals)} ms |`,
+        )
+        process.stdout.write(`[real-node] one client: ${alone.at(-1)}\n`)
         const names = programPods()
         const clientsBefore = await controlPlaneClients()
         const before = cpuSnapshot(names)
@@ -187,7 +233,13 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
         })
         const after = cpuSnapshot(names)
         const clientsAfter = await controlPlaneClients()
-        rows.push(burstRow(slug, result, slots[slug] ?? catalog.get(slug)?.runner.concurrency ?? '?'))
+        rows.push(
+          burstRow(
+            POOL?.[0] === slug ? `${slug} (pool mode)` : slug,
+            result,
+            slots[slug] ?? catalog.get(slug)?.runner.concurrency ?? '?',
+          ),
+        )
         process.stdout.write(`[real-node] ${rows.at(-1)}\n`)
         profiles.push(
           ...cpuSharesTable(slug, cpuShares(before, after, result.totals.length)),
@@ -215,6 +267,12 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
         '',
         ...BURST_TABLE_HEADER,
         ...rows,
+        '',
+        `One client, one job after another for ${ALONE_SECONDS} s (accept → succeeded):`,
+        '',
+        '| work | jobs | p50 | p90 | max |',
+        '|---|---|---|---|---|',
+        ...alone,
         '',
         ...profiles,
       ].join('\n')

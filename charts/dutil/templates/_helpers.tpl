@@ -142,6 +142,21 @@ podAntiAffinity:
 {{- toJson $out -}}
 {{- end -}}
 
+{{/* DUTIL_RUNNER_POOLS: the utilities in pool mode and their pools. */}}
+{{- define "dutil.runnerPools" -}}
+{{- $out := dict -}}
+{{- range $slug, $r := .Values.runners -}}
+{{- $mode := (and $r $r.mode) | default "job" -}}
+{{- if not (has $mode (list "job" "pool")) -}}
+{{- fail (printf "runners.%s.mode must be job or pool, not %v" $slug $mode) -}}
+{{- end -}}
+{{- if eq $mode "pool" -}}
+{{- $_ := set $out $slug ($r.pool | default dict) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
 {{- define "dutil.runnerResources" -}}
 {{- $out := dict -}}
 {{- range $slug, $r := .Values.runners -}}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import type { PoolAssignment } from '../contract/runner-protocol.js'
+import { parseAssignment, parseJobState } from './pool-protocol.js'
+
+const assignment = (over: Partial<PoolAssignment> = {}): PoolAssignment => ({
+  jobId: 'job_01',
+  utility: 'html-pdf',
+  createdAt: '2026-11-26T10:00:00.000Z',
+  tenant: 'tenant-a',
+  deadlineSeconds: 60,
+  credentials: { accessKey: 'a', secretKey: 's', sessionToken: 't', expiresAt: '' },
+  ...over,
+})
+
+describe('parseAssignment', () => {
+  it('reads a well-formed assignment', () => {
+    expect(parseAssignment(JSON.stringify(assignment()))).toEqual(assignment())
+  })
+  it('says what is wrong with a bad one', () => {
+    expect(parseAssignment('nope')).toBe('the assignment is not JSON')
+    expect(parseAssignment('['.repeat(100))).toBe('the assignment nests too deep')
+    expect(parseAssignment(JSON.stringify(assignment({ jobId: '../x' })))).toBe('jobId is missing or malformed')
+    expect(parseAssignment(JSON.stringify(assignment({ deadlineSeconds: 0 })))).toBe(
+      'deadlineSeconds is not a whole number',
+    )
+    expect(parseAssignment(JSON.stringify({ ...assignment(), credentials: {} }))).toBe('credentials are missing')
+  })
+})
+
+describe('parseJobState', () => {
+  it('reads states and refuses anything else', () => {
+    expect(parseJobState('{"jobId":"j","state":"running"}')).toEqual({ jobId: 'j', state: 'running' })
+    expect(
+      parseJobState(
+        '{"jobId":"j","state":"failed","failure":{"code":"upstream_rejected","message":"m","upstreamStatus":404}}',
+      ),
+    ).toEqual({
+      jobId: 'j',
+      state: 'failed',
+      failure: { code: 'upstream_rejected', message: 'm', upstreamStatus: 404 },
+    })
+    expect(parseJobState('{"jobId":"j","state":"failed","failure":{"code":"made_up","message":"m"}}')).toBeNull()
+    expect(parseJobState('{"jobId":"j","state":"done"}')).toBeNull()
+    expect(parseJobState('not json')).toBeNull()
+  })
+})

@@ -1,0 +1,63 @@
+import { isJobErrorCode } from '../contract/error-codes.js'
+import type { PoolAssignment, PoolJobState, RunnerFailure } from '../contract/runner-protocol.js'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './bounded-json.js'
+
+/**
+ * Reading the two documents of pool mode's HTTP interface (POOL in contract/runner-protocol.ts):
+ * the runner reads an assignment, the operator a job's state. Both sides bound the size first.
+ */
+
+const ID = /^[A-Za-z0-9_-]{1,64}$/
+
+/** The assignment in a request body, or what is wrong with it (pure; the body is size-bounded already). */
+export function parseAssignment(text: string): PoolAssignment | string {
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return 'the assignment nests too deep'
+  let v: unknown
+  try {
+    v = JSON.parse(text)
+  } catch {
+    return 'the assignment is not JSON'
+  }
+  const a = v as Partial<PoolAssignment> | null
+  if (!a || typeof a !== 'object') return 'the assignment is not an object'
+  if (typeof a.jobId !== 'string' || !ID.test(a.jobId)) return 'jobId is missing or malformed'
+  if (typeof a.utility !== 'string' || !ID.test(a.utility)) return 'utility is missing or malformed'
+  if (typeof a.createdAt !== 'string' || Number.isNaN(Date.parse(a.createdAt))) return 'createdAt is not a timestamp'
+  if (typeof a.tenant !== 'string' || !ID.test(a.tenant)) return 'tenant is missing or malformed'
+  if (!Number.isInteger(a.deadlineSeconds) || a.deadlineSeconds! < 1) return 'deadlineSeconds is not a whole number'
+  const c = a.credentials
+  if (!c || typeof c.accessKey !== 'string' || typeof c.secretKey !== 'string' || typeof c.sessionToken !== 'string')
+    return 'credentials are missing'
+  return {
+    jobId: a.jobId,
+    utility: a.utility,
+    createdAt: a.createdAt,
+    tenant: a.tenant,
+    deadlineSeconds: a.deadlineSeconds!,
+    credentials: {
+      accessKey: c.accessKey,
+      secretKey: c.secretKey,
+      sessionToken: c.sessionToken,
+      expiresAt: typeof c.expiresAt === 'string' ? c.expiresAt : '',
+    },
+  }
+}
+
+/** The job's state as the runner reports it, or null when the text is not one (pure; for the operator). */
+export function parseJobState(text: string): PoolJobState | null {
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return null
+  try {
+    const v = JSON.parse(text) as Partial<PoolJobState>
+    if (typeof v?.jobId !== 'string' || !['running', 'succeeded', 'failed'].includes(v.state ?? '')) return null
+    const out: PoolJobState = { jobId: v.jobId, state: v.state! }
+    const f = v.failure as Partial<RunnerFailure> | undefined
+    if (v.state === 'failed') {
+      if (!f || !isJobErrorCode(f.code) || typeof f.message !== 'string') return null
+      out.failure = { code: f.code, message: f.message.slice(0, 2000) }
+      if (Number.isInteger(f.upstreamStatus)) out.failure.upstreamStatus = f.upstreamStatus
+    }
+    return out
+  } catch {
+    return null
+  }
+}

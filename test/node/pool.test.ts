@@ -1,0 +1,216 @@
+import { BatchV1Api } from '@kubernetes/client-node'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { LABELS } from '../../contract/api-group.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { api } from '../integration/helpers/api.js'
+import { until } from '../platform/wait-for.js'
+import { createKey, kubeConfig } from '../integration/helpers/keys.js'
+import { CHART, NS, RELEASE } from './chart-values.js'
+import { helmAsync, kubectl, kubectlAsync, putFile } from './helpers.js'
+
+/** The pool this file installs: small enough that every rule shows within a few jobs. */
+const SIZE = 2
+const RESTART_EVERY = 3
+const POOL_SELECTOR = `${LABELS.pool}=html-pdf`
+
+interface PodLine {
+  msg: string
+  jobId?: string
+  tenant?: string
+  why?: string
+  fresh?: boolean
+}
+
+/** The pool pods as kubectl lists them: name, uid, ready, the job each holds. */
+function poolPods(): Array<{ name: string; uid: string; ready: boolean; job?: string }> {
+  const list = JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', POOL_SELECTOR, '-o', 'json'])) as {
+    items: Array<{
+      metadata: { name: string; uid: string; labels: Record<string, string>; deletionTimestamp?: string }
+      status: { conditions?: Array<{ type: string; status: string }> }
+    }>
+  }
+  return list.items
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .map((p) => ({
+      name: p.metadata.name,
+      uid: p.metadata.uid,
+      ready: (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+      job: p.metadata.labels[LABELS.jobId],
+    }))
+}
+
+/** A pool pod's log, the runner's JSON lines. */
+function podLog(name: string): PodLine[] {
+  return kubectl(['-n', NS, 'logs', name])
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as PodLine)
+}
+
+/** The job's Events as `kubectl describe` shows them: reason and note. */
+function eventsOf(jobId: string): Array<{ reason: string; message: string }> {
+  const out = JSON.parse(
+    kubectl([
+      '-n',
+      NS,
+      'get',
+      'events',
+      '--field-selector',
+      `involvedObject.name=${objectNameOf(jobId)}`,
+      '-o',
+      'json',
+    ]),
+  ) as { items: Array<{ reason: string; message: string }> }
+  return out.items
+}
+
+/** Pool mode on the real node: the release upgraded to it for this file, and back to job mode after. */
+describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', () => {
+  const keys: string[] = []
+  let page = ''
+
+  beforeAll(async () => {
+    await helmAsync(
+      'upgrade',
+      RELEASE,
+      CHART,
+      '-n',
+      NS,
+      '--reuse-values',
+      '--set',
+      'runners.html-pdf.mode=pool',
+      '--set',
+      `runners.html-pdf.pool.size=${SIZE}`,
+      '--set',
+      `runners.html-pdf.pool.restartEvery=${RESTART_EVERY}`,
+      '--wait',
+      '--timeout',
+      '5m',
+    )
+    await until(`${SIZE} pool pods ready`, async () => poolPods().filter((p) => p.ready).length === SIZE, 120_000, 500)
+    for (let i = 0; i < 3; i++) keys.push((await createKey()).key)
+    page = await putFile('pool-page.html', '<h1>Pooled</h1><p>One small page.</p>')
+  })
+
+  afterAll(async () => {
+    await helmAsync(
+      'upgrade',
+      RELEASE,
+      CHART,
+      '-n',
+      NS,
+      '--reuse-values',
+      '--set',
+      'runners.html-pdf.mode=job',
+      '--wait',
+      '--timeout',
+      '5m',
+    )
+    // Back in job mode the operator may no longer touch pods: the pool goes as the docs say.
+    await kubectlAsync(['-n', NS, 'delete', 'pods', '-l', POOL_SELECTOR, '--wait=true'])
+  })
+
+  const render = (key: string, headers: Record<string, string> = {}, url = page) =>
+    api('POST', '/v1/utilities/html-pdf', { key, body: { input: { url } }, headers })
+
+  it('renders in a pool pod: no batch Job, an Event naming the pod, the PDF downloads', async () => {
+    const res = await render(keys[0])
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body).toMatchObject({ status: 'succeeded' })
+    const pdf = await fetch(res.body.result.files[0].url)
+    expect(pdf.status).toBe(200)
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-')
+    const jobs = await kubeConfig()
+      .makeApiClient(BatchV1Api)
+      .listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
+    expect(jobs.items).toEqual([])
+    await expect
+      .poll(() => eventsOf(res.body.id).map((e) => e.reason), { timeout: 10_000 })
+      .toEqual(expect.arrayContaining(['PoolPodAssigned', 'Started', 'Succeeded']))
+    const assigned = eventsOf(res.body.id).find((e) => e.reason === 'PoolPodAssigned')!
+    expect(assigned.message).toMatch(/^Handed to pool runner pod dutil-pool-html-pdf-\d \(time limit 900 s\)\.$/)
+    // The pod takes the next job: its job label is gone.
+    await expect.poll(() => poolPods().every((p) => !p.job), { timeout: 10_000 }).toBe(true)
+  })
+
+  it(`serves one API key between browser starts, and starts the browser afresh every ${RESTART_EVERY} jobs`, async () => {
+    const [a, b, c] = keys
+    const order = [a, a, a, a, b, b, c, a]
+    for (const key of order) {
+      const res = await render(key)
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+    }
+    const why = new Set<string>()
+    let jobs = 0
+    for (const pod of poolPods()) {
+      let tenant: string | undefined
+      let since = 0
+      for (const line of podLog(pod.name)) {
+        if (line.msg === 'browser started') {
+          tenant = undefined
+          since = 0
+        } else if (line.msg === 'warm state started afresh') why.add(line.why!)
+        else if (line.msg === 'job started') {
+          jobs++
+          since++
+          // Every job since the browser started is the same tenant's, and no more than the restart count.
+          if (tenant !== undefined) expect(line.tenant, `${pod.name}: ${line.jobId}`).toBe(tenant)
+          tenant = line.tenant
+          expect(since).toBeLessThanOrEqual(RESTART_EVERY)
+        }
+      }
+    }
+    expect(jobs).toBeGreaterThanOrEqual(order.length)
+    // The fourth job of one key in a row, and a third key with both pods warm for others.
+    expect([...why]).toEqual(expect.arrayContaining(['jobs', 'tenant']))
+  })
+
+  it('fails a job at its deadline as upstream_timeout (504); the pod stays and serves the next job', async () => {
+    const before = poolPods()
+    const stalled = inject('podFilesUrl').replace(/\/files$/, '/stall')
+    const res = await render(keys[0], { 'Dutil-Test-Deadline-Seconds': '3' }, stalled)
+    expect(res.status, JSON.stringify(res.body)).toBe(504)
+    expect(res.body.error).toMatchObject({ code: 'upstream_timeout' })
+    expect(res.body.error.message).toContain('3 s')
+    const next = await render(keys[0])
+    expect(next.status, JSON.stringify(next.body)).toBe(200)
+    // The runner ended it: no pod was deleted.
+    expect(
+      poolPods()
+        .map((p) => p.uid)
+        .sort(),
+    ).toEqual(before.map((p) => p.uid).sort())
+  })
+
+  it('fails a job whose pool pod is killed mid-run as upstream_error; the pool makes a new pod, which serves the next job', async () => {
+    const stalled = inject('podFilesUrl').replace(/\/files$/, '/stall')
+    const accepted = await api('POST', '/v1/utilities/html-pdf', {
+      key: keys[1],
+      body: { input: { url: stalled } },
+      headers: { Prefer: 'respond-async' },
+    })
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202)
+    const name = objectNameOf(accepted.body.id)
+    await expect.poll(() => poolPods().find((p) => p.job === name), { timeout: 15_000, interval: 200 }).toBeDefined()
+    const victim = poolPods().find((p) => p.job === name)!
+    await kubectlAsync(['-n', NS, 'delete', 'pod', victim.name, '--grace-period=0', '--force'])
+    await expect
+      .poll(async () => (await api('GET', `/v1/jobs/${accepted.body.id}`, { key: keys[1] })).body.status, {
+        timeout: 30_000,
+        interval: 250,
+      })
+      .toBe('failed')
+    const job = (await api('GET', `/v1/jobs/${accepted.body.id}`, { key: keys[1] })).body
+    expect(job.error).toMatchObject({ code: 'upstream_error' })
+    expect(job.error.message).toContain('The runner stopped before the job finished')
+    // The pool is whole again, with a new pod in the killed one's place.
+    await expect.poll(() => poolPods().filter((p) => p.ready).length, { timeout: 120_000, interval: 500 }).toBe(SIZE)
+    expect(poolPods().map((p) => p.uid)).not.toContain(victim.uid)
+    const next = await render(keys[1])
+    expect(next.status, JSON.stringify(next.body)).toBe(200)
+  })
+})
