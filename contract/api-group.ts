@@ -30,8 +30,6 @@ export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',
   /** A pool runner pod (pool mode): the utility it serves. */
   pool: 'dutil.io/pool',
-  /** A pool runner pod: a hash of the tenant its browser last served (tenant affinity). */
-  poolTenant: 'dutil.io/pool-tenant',
 } as const
 
 export const MANAGED_BY = 'dutil'

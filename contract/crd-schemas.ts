@@ -181,6 +181,9 @@ export const UtilityJobStatusSchema = Type.Object({
   ),
   error: Nullable(JobErrorSchema),
   jobName: Type.Optional(Type.String({ description: 'The batch/v1 Job running this utility job.' })),
+  runnerPod: Type.Optional(
+    Type.String({ description: 'The pool pod running this utility job (pool mode, instead of a batch Job).' }),
+  ),
   observedGeneration: Type.Optional(Type.Integer()),
   callback: Type.Optional(CallbackDeliverySchema),
   progress: Type.Optional(JobProgressSchema),

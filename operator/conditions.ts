@@ -13,6 +13,8 @@ export interface ConditionInputs {
   /** Whether its batch Job has been created (admission let it start). */
   admitted: boolean
   jobName: string
+  /** The pool pod the job was handed to (pool mode), instead of a batch Job. */
+  runnerPod?: string
   utility: string
   generation: number | undefined
   now: number
@@ -47,6 +49,8 @@ function describe(type: ConditionType, i: ConditionInputs): [boolean, string, st
   }[state]
   switch (type) {
     case 'Admitted':
+      if (i.admitted && i.runnerPod)
+        return [true, 'PoolPodAssigned', `The job was handed to pool runner pod ${i.runnerPod}.`]
       if (i.admitted) return [true, 'JobCreated', `Batch Job ${i.jobName} was created.`]
       if (state === 'queued') return [false, 'Queued', `Waiting for a run slot of ${i.utility}.`]
       return [false, stateReason, `The job ended (${state}) before it was admitted.`]

@@ -76,7 +76,7 @@ const queueOwner = (obj: Parameters<typeof ownerOf>[0]) => {
 caches.jobs.on((_ev, job) => queueOwner(job))
 caches.pods.on((_ev, pod) => {
   queueOwner(pod)
-  if (isPoolPod(pod)) pools.schedule()
+  if (isPoolPod(pod)) pools.podChanged(pod)
 })
 
 const events = kubeEventRecorder(
@@ -113,9 +113,11 @@ const callbacks = new CallbackController({
 const pools = new RunnerPools({
   namespace: ns,
   pods: caches.pods.cache,
+  utilityJobs: caches.utilityJobs.cache,
   core,
   runner: config.runner,
   client: httpPoolClient(),
+  wake: (names) => names.forEach((n) => queue.add(n)),
   fence: () => fence(),
   log: log.child({ controller: 'runner-pools' }),
 })
@@ -127,7 +129,7 @@ const admission = new Admission({
   limitOf: (utility) => config.runner.pools?.[utility]?.size ?? config.utilityConcurrency[utility] ?? 1,
   share: config.keyShare,
   list: () => caches.utilityJobs.cache.list(ns),
-  hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)) || pools.holds(uj.metadata.name),
+  hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)) || pools.holds(uj),
   runnerWorking: (uj) =>
     caches.pods.cache.list(ns).some((pod) => ownerOf(pod) === uj.metadata.name && runnerAtWork(pod)),
   waitingForNode: () =>

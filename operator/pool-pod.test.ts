@@ -5,7 +5,7 @@ import { POOL } from '../contract/runner-protocol.js'
 import { catalog } from '../runners/catalog.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 import { desiredJob } from './desired-job.js'
-import { choosePoolPod, desiredPoolPod, POOL_SPEC_ANNOTATION, poolPodOf, poolToken, tenantHash } from './pool-pod.js'
+import { choosePoolPod, desiredPoolPod, POOL_SPEC_ANNOTATION, poolToken, tenantHash } from './pool-pod.js'
 
 const htmlPdf = catalog.get('html-pdf')!
 const pool = { size: 2, restartEvery: 50 }
@@ -60,8 +60,8 @@ describe('desiredPoolPod', () => {
 })
 
 describe('choosePoolPod', () => {
-  const pod = (name: string, labels: Record<string, string> = {}, ready = true, extra: Partial<V1Pod> = {}): V1Pod => ({
-    metadata: { name, labels: { [LABELS.pool]: 'html-pdf', ...labels } },
+  const pod = (name: string, ready = true, extra: Partial<V1Pod> = {}): V1Pod => ({
+    metadata: { name, labels: { [LABELS.pool]: 'html-pdf' } },
     status: { podIP: '10.0.0.1', phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
     ...extra,
   })
@@ -69,22 +69,26 @@ describe('choosePoolPod', () => {
   const b = tenantHash('key:b')
 
   it("prefers a pod warm for the job's tenant, then a fresh one, then any idle one", () => {
-    const pods = [pod('p0', { [LABELS.poolTenant]: b }), pod('p1'), pod('p2', { [LABELS.poolTenant]: a })]
-    expect(choosePoolPod(pods, a, new Set())?.metadata?.name).toBe('p2')
-    expect(choosePoolPod(pods, tenantHash('key:c'), new Set())?.metadata?.name).toBe('p1')
-    expect(choosePoolPod([pods[0]], a, new Set())?.metadata?.name).toBe('p0')
+    const pods = [pod('p0'), pod('p1'), pod('p2')]
+    const last = new Map([
+      ['p0', b],
+      ['p2', a],
+    ])
+    expect(choosePoolPod(pods, a, new Set(), last)?.metadata?.name).toBe('p2')
+    expect(choosePoolPod(pods, tenantHash('key:c'), new Set(), last)?.metadata?.name).toBe('p1')
+    expect(choosePoolPod([pods[0]], a, new Set(), last)?.metadata?.name).toBe('p0')
   })
 
-  it('never picks a pod holding a job, being handed one, not ready, or going', () => {
+  it('never picks a pod holding a job, not ready, or going', () => {
     const pods = [
-      pod('busy', { [LABELS.jobId]: 'job-1' }),
-      pod('taken'),
-      pod('starting', {}, false),
-      pod('going', {}, true, {
+      pod('busy'),
+      pod('starting', false),
+      pod('going', true, {
         metadata: { name: 'going', deletionTimestamp: new Date(), labels: { [LABELS.pool]: 'html-pdf' } },
       }),
+      pod('failed', true, { status: { phase: 'Failed', podIP: '10.0.0.2' } }),
     ]
-    expect(choosePoolPod(pods, a, new Set(['taken']))).toBeUndefined()
-    expect(poolPodOf(pods, 'job-1')?.metadata?.name).toBe('busy')
+    expect(choosePoolPod(pods, a, new Set(['busy']), new Map())).toBeUndefined()
+    expect(choosePoolPod(pods, a, new Set(), new Map())?.metadata?.name).toBe('busy')
   })
 })

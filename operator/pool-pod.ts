@@ -8,9 +8,8 @@ import { RUNNER_CONTAINER, runnerBaseEnv, runnerCommand, runnerPodSpec, type Run
 
 /**
  * Pool mode's pods (docs/adr/0026-runner-pools.md): `size` long-lived runner pods per pooled
- * utility, made and replaced by the operator, each taking one job at a time. A pod that holds a
- * job carries the job's label (LABELS.jobId), as a job-mode runner pod does; the hash of the
- * tenant its browser last served is its LABELS.poolTenant.
+ * utility, made and replaced by the operator, each taking one job at a time. Which job a pod
+ * holds is that job's `status.runnerPod`.
  */
 
 /** The annotation with the hash of a pool pod's spec: a pod made from other settings is replaced when idle. */
@@ -119,18 +118,19 @@ function ready(pod: V1Pod): boolean {
 
 /**
  * The pod for a job of `tenant` among a utility's pool pods (pure): a ready pod holding no job
- * (nor one being handed to it: `taken`), best one whose browser served this tenant last (warm
- * for it), then one that served nobody yet, then any (it starts its browser afresh first).
+ * (`busy`: the pods unfinished jobs hold, or are being handed), best one whose browser served
+ * this tenant last (`lastTenant`, warm for it), then one that served nobody yet, then any (it
+ * starts its browser afresh first).
  */
-export function choosePoolPod(pods: readonly V1Pod[], tenant: string, taken: ReadonlySet<string>): V1Pod | undefined {
+export function choosePoolPod(
+  pods: readonly V1Pod[],
+  tenant: string,
+  busy: ReadonlySet<string>,
+  lastTenant: ReadonlyMap<string, string>,
+): V1Pod | undefined {
   const idle = pods
-    .filter((p) => ready(p) && !p.metadata?.labels?.[LABELS.jobId] && !taken.has(p.metadata!.name!))
+    .filter((p) => ready(p) && !busy.has(p.metadata!.name!))
     .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
-  const lastTenant = (p: V1Pod) => p.metadata?.labels?.[LABELS.poolTenant]
-  return idle.find((p) => lastTenant(p) === tenant) ?? idle.find((p) => lastTenant(p) === undefined) ?? idle[0]
-}
-
-/** The pool pod that holds job `name`, if any. */
-export function poolPodOf(pods: readonly V1Pod[], name: string): V1Pod | undefined {
-  return pods.find((p) => isPoolPod(p) && p.metadata?.labels?.[LABELS.jobId] === name)
+  const last = (p: V1Pod) => lastTenant.get(p.metadata!.name!)
+  return idle.find((p) => last(p) === tenant) ?? idle.find((p) => last(p) === undefined) ?? idle[0]
 }

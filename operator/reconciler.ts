@@ -208,9 +208,8 @@ export class UtilityJobReconciler {
     if (this.d.admission.heldBackBy?.(name)) this.d.admission.schedule()
     if (isTerminal(uj)) {
       this.earlyReads.delete(name)
-      // A pool pod still labelled with it takes the next job.
-      const poolPod = this.d.pools?.podOf(name)
-      if (poolPod) await this.d.pools!.release(name, poolPod)
+      // Its pool pod (pool mode) is free again: jobs waiting for one look again.
+      if (uj.status?.runnerPod) this.d.pools?.released(name, uj.spec.utility)
       // Finished from its stored result: its slot frees once its pod shows the runner exited.
       if (this.d.admission.isFinishing?.(name)) this.d.admission.schedule()
       const batchJob = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
@@ -239,7 +238,7 @@ export class UtilityJobReconciler {
     // Pool mode: a job on a pool pod stays there; a new one goes to the pool (a Job made before
     // the utility was pooled runs on).
     const pools = this.d.pools
-    if (pools && (pools.podOf(name) || (!job && pools.poolOf(utility.slug))))
+    if (pools && (uj.status?.runnerPod || pools.holds(uj) || (!job && pools.poolOf(utility.slug))))
       return this.reconcilePooled(uj, utility, deadline, pools, log)
     const pods = this.podsOf(uj)
     if (uj.spec.cancelRequested && effectiveStatus(uj).state === 'queued' && firstPodStart(pods) === null) {
@@ -389,11 +388,17 @@ export class UtilityJobReconciler {
   ): Promise<{ requeueAfterMs?: number } | void> {
     const name = uj.metadata.name
     const status = effectiveStatus(uj)
-    const pod = pools.podOf(name)
+    const pod = pools.podOf(uj)
     const startedAt = parseTime(status.startedAt)
-    const fail = (error: JobError) => this.writeStatus(uj, failedStatus(uj, error, startedAt, this.now()), log)
+    // Every status written from here names the pod; a finished job gives it back.
+    const finish = async (next: UtilityJobStatus) => {
+      await this.writeStatus(uj, pod ? { ...next, runnerPod: pod.metadata!.name! } : next, log)
+      pools.released(name, utility.slug)
+    }
+    const fail = (error: JobError) => finish(failedStatus(uj, error, startedAt, this.now()))
     if (!pod) {
-      if (status.state === 'running') return fail(POOL_RUNNER_LOST)
+      // Its pod is gone (deleted, evicted, lost with its node) before the job finished.
+      if (status.state === 'running' || uj.status?.runnerPod) return fail(POOL_RUNNER_LOST)
       if (uj.spec.cancelRequested) return this.writeStatus(uj, cancelledStatus(uj, this.now()), log)
       if (!this.d.admission.mayStart(uj)) {
         if (uj.spec.mode === 'sync' && !uj.status?.state && this.d.admission.wasHeld(name))
@@ -401,24 +406,28 @@ export class UtilityJobReconciler {
         this.d.admission.schedule()
         return
       }
-      const claimed = await pools.claim(utility.slug, name, tenantHash(tenantOf(uj.spec)))
-      // Every pod busy or starting (admission counts the pool's size): look again soon.
+      const claimed = pools.claim(utility.slug, name, tenantHash(tenantOf(uj.spec)))
+      // Every pod busy or starting (admission counts the pool's size): woken when one is free.
       if (!claimed) return { requeueAfterMs: POOL_RETRY_MS }
       return this.handToPod(uj, utility, deadline, claimed, pools, log)
     }
+    const handed = Boolean(uj.status?.runnerPod)
     if (poolPodEnded(pod)) {
-      if (status.state !== 'running') return this.handBack(uj, pod, pools, log)
+      if (!handed) return this.handBack(uj, pod, pools, log)
       return fail(POOL_RUNNER_LOST)
     }
     const answer = await pools.client.state(pod, uj.spec.jobId)
+    if (answer === 'unreachable' && !handed) return this.handBack(uj, pod, pools, log)
     if (answer === 'unknown') {
-      // Labelled but never handed over (this process stopped in between): hand it over now.
-      if (status.state !== 'running') return this.handToPod(uj, utility, deadline, pod, pools, log)
+      // Not handed over yet (or this process stopped in between): hand it over now. A pod that
+      // was handed the job and does not know it is a new pod by the same name.
+      if (!handed) return this.handToPod(uj, utility, deadline, pod, pools, log)
       return fail(POOL_RUNNER_LOST)
     }
     if (answer === 'unreachable' || answer.state === 'running') {
+      if (!handed) return this.writeHandedStatus(uj, pod, log)
       const limit = (startedAt ?? this.now()) + deadline * 1000 + POOL_DEADLINE_GRACE_MS
-      if (status.state === 'running' && this.now() > limit) {
+      if (handed && this.now() > limit) {
         // The runner did not end the job at its deadline (or does not answer): its pod goes.
         await pools.remove(pod, 'job past its time limit')
         return fail({
@@ -431,10 +440,7 @@ export class UtilityJobReconciler {
       const wait = RUNNING_RESULT_READS_MS[Math.min(early.reads++, RUNNING_RESULT_READS_MS.length - 1)]
       return { requeueAfterMs: Math.min(wait, Math.max(0, limit - this.now()) + 10) }
     }
-    if (answer.state === 'failed') {
-      await fail(answer.failure!)
-      return pools.release(name, pod)
-    }
+    if (answer.state === 'failed') return fail(answer.failure!)
     const read = await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now())
     switch (read.outcome) {
       case 'retry':
@@ -442,27 +448,19 @@ export class UtilityJobReconciler {
         return { requeueAfterMs: read.requeueAfterMs }
       case 'over-bound':
         log.error({ what: 'result manifest', bound: read.err.bound, err: read.err.message }, 'runner output refused')
-        await fail({ code: 'internal', message: "The job's result could not be accepted." })
-        break
+        return fail({ code: 'internal', message: "The job's result could not be accepted." })
       case 'unreadable':
         log.error({ err: read.err }, 'reading the result manifest failed')
-        await fail({ code: 'storage_error', message: 'The output could not be read back from storage.' })
-        break
+        return fail({ code: 'storage_error', message: 'The output could not be read back from storage.' })
       case 'refused':
         log.error({ problem: read.problem }, 'runner result manifest refused')
-        await fail({ code: 'internal', message: "The job's result could not be accepted." })
-        break
+        return fail({ code: 'internal', message: "The job's result could not be accepted." })
       case 'accepted':
-        await this.writeStatus(
-          uj,
-          succeededStatus(uj, read.result, startedAt, this.now(), utility.runner.progressUnit),
-          log,
-        )
+        return finish(succeededStatus(uj, read.result, startedAt, this.now(), utility.runner.progressUnit))
     }
-    await pools.release(name, pod)
   }
 
-  /** Hands a job to the pool pod labelled with it: its own storage credentials, its deadline. */
+  /** Hands a job to a pool pod it has claimed: its own storage credentials, its deadline. */
   private async handToPod(
     uj: UtilityJobResource,
     utility: NonNullable<ReturnType<typeof catalog.get>>,
@@ -473,6 +471,7 @@ export class UtilityJobReconciler {
   ): Promise<{ requeueAfterMs?: number } | void> {
     const admittedAt = Date.now()
     const podName = pod.metadata!.name!
+    this.d.fence?.()
     const answer = await inSpan('hand to pool pod', { attributes: jobAttributes(uj.spec) }, async () => {
       const credentials = await this.d.issueCredentials(uj, utility)
       return pools.client.assign(pod, {
@@ -486,8 +485,7 @@ export class UtilityJobReconciler {
     })
     if (answer !== 'taken') {
       log.warn({ pod: podName, answer }, 'pool pod did not take the job; trying another')
-      await this.handBack(uj, pod, pools, log)
-      return { requeueAfterMs: POOL_RETRY_MS }
+      return this.handBack(uj, pod, pools, log)
     }
     log.info({ pod: podName, deadlineSeconds: deadline }, 'job handed to pool pod')
     const acceptedAt = parseTime(uj.spec.createdAt)
@@ -504,18 +502,22 @@ export class UtilityJobReconciler {
       note: `Handed to pool runner pod ${podName} (time limit ${deadline} s).`,
       related: { apiVersion: 'v1', kind: 'Pod', name: podName, uid: pod.metadata?.uid },
     })
-    // The runner starts at once: running from here, sync or async.
+    return this.writeHandedStatus(uj, pod, log)
+  }
+
+  /** The job runs on its pool pod from here, sync or async; the status names the pod. */
+  private async writeHandedStatus(uj: UtilityJobResource, pod: V1Pod, log: Logger): Promise<void> {
     const waited = uj.status?.state === 'queued' || this.d.admission.wasHeld(uj.metadata.name)
     const status =
       uj.spec.mode === 'sync' ? admittedSyncStatus(uj, waited, this.now()) : runningStatus(uj, this.now(), this.now())
-    await this.writeStatus(uj, status, log, { admitted: true })
+    await this.writeStatus(uj, { ...status, runnerPod: pod.metadata!.name! }, log, { admitted: true })
   }
 
-  /** A job labelled onto a pod that will not run it goes back to waiting for one. */
-  private async handBack(uj: UtilityJobResource, pod: V1Pod, pools: RunnerPools, log: Logger): Promise<void> {
-    await pools.release(uj.metadata.name, pod)
+  /** A job claimed a pod that will not run it: it goes back to waiting for one (and looks again soon). */
+  private handBack(uj: UtilityJobResource, pod: V1Pod, pools: RunnerPools, log: Logger): { requeueAfterMs: number } {
+    pools.handBack(uj.metadata.name, pod)
     log.info({ pod: pod.metadata?.name }, 'job handed back to the pool')
-    this.d.admission.schedule()
+    return { requeueAfterMs: POOL_RETRY_MS }
   }
 
   /**
@@ -784,7 +786,7 @@ export class UtilityJobReconciler {
   /** After a status write: the Event of a change of state, and a finished job's bookkeeping. */
   private announce(uj: UtilityJobResource, status: UtilityJobStatus): void {
     if (effectiveStatus(uj).state !== status.state) {
-      const event = transitionEvent(status, jobNameFor(uj))
+      const event = transitionEvent(status, jobNameFor(uj), status.runnerPod ?? uj.status?.runnerPod)
       if (event) this.d.events?.record(uj, event)
     }
     if (isTerminal({ ...uj, status })) this.d.onFinished?.(uj, status)
@@ -804,6 +806,8 @@ export function statusToWrite(
 ): UtilityJobResource {
   const callback = uj.status?.callback
   const jobName = jobNameFor(uj)
+  // Pool mode: the pod the job was handed to, kept from then on; no batch Job.
+  const runnerPod = status.runnerPod ?? uj.status?.runnerPod
   const previous = uj.status?.conditions
   const admitted = o.admitted || wasAdmitted(previous) || status.state === 'running' || status.state === 'succeeded'
   const conditions = nextConditions({
@@ -811,6 +815,7 @@ export function statusToWrite(
     previous,
     admitted,
     jobName,
+    runnerPod,
     utility: uj.spec.utility,
     generation: uj.metadata.generation,
     now: o.now,
@@ -820,7 +825,7 @@ export function statusToWrite(
     status: {
       ...status,
       ...(callback ? { callback } : {}),
-      jobName,
+      ...(runnerPod ? { runnerPod } : { jobName }),
       observedGeneration: uj.metadata.generation,
       conditions,
     },
@@ -828,12 +833,19 @@ export function statusToWrite(
 }
 
 /** The Event for a job entering `status.state` (null for queued: JobCreated tells that story). */
-export function transitionEvent(status: UtilityJobStatus, jobName: string): JobEvent | null {
+export function transitionEvent(status: UtilityJobStatus, jobName: string, runnerPod?: string): JobEvent | null {
   switch (status.state) {
     case 'queued':
       return null
     case 'running':
-      return { type: 'Normal', reason: 'Started', action: 'Start', note: `The runner of batch Job ${jobName} started.` }
+      return {
+        type: 'Normal',
+        reason: 'Started',
+        action: 'Start',
+        note: runnerPod
+          ? `The runner in pool pod ${runnerPod} started.`
+          : `The runner of batch Job ${jobName} started.`,
+      }
     case 'succeeded': {
       const n = status.result?.files.length ?? 0
       return {

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type ObjectCache, type V1Pod } from '@kubernetes/client-node'
+import type { CoreV1Api, ObjectCache, V1Pod } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { LABELS } from '../contract/api-group.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { isTerminal } from '../contract/job-view.js'
 import { catalog } from '../runners/catalog.js'
 import { apiStatus } from '../platform/kube.js'
 import type { RunnerPool } from './config.js'
@@ -20,28 +22,33 @@ import {
 export interface RunnerPoolsDeps {
   namespace: string
   pods: ObjectCache<V1Pod>
-  core: Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod' | 'patchNamespacedPod'>
+  utilityJobs: ObjectCache<UtilityJobResource>
+  core: Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod'>
   runner: RunnerSettings
   client: PoolClient
+  /** Queues jobs for another pass (a pod came free for them). */
+  wake: (names: string[]) => void
   /** Throws when this replica may no longer act (before every write). */
   fence?: () => void
   log: Logger
 }
 
-/** A JSON Pointer segment (RFC 6901) for a label key. */
-const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1')
-
 /**
  * The runner pools (docs/adr/0026-runner-pools.md): keeps each pooled utility's `size` pods
  * (made, replaced when ended or made from other settings), and hands jobs to them. Which pod
- * holds which job is the pod's job label, in the cluster; `claimed` only bridges the moment
- * between labelling a pod and the watch showing it.
+ * holds which job is each unfinished job's `status.runnerPod`, in the cluster: a job gives its
+ * pod back by finishing, with no write to the pod. `handing` only bridges the moment between
+ * handing a job over and the watch showing its status.
  */
 export class RunnerPools {
-  /** Jobs labelled onto a pod by this process, with the pod as the label patch returned it. */
-  private readonly claimed = new Map<string, V1Pod>()
-  /** Pods being handed a job right now (by name). */
-  private readonly claiming = new Set<string>()
+  /** Jobs being handed to a pod, or handed and not yet shown so by the watch: job → pod. */
+  private readonly handing = new Map<string, string>()
+  /** Jobs this process finished whose watched copy may not show it yet: their pods are free. */
+  private readonly finished = new Set<string>()
+  /** The tenant each pod's browser last served (a hint: the runner itself enforces the rule). */
+  private readonly lastTenant = new Map<string, string>()
+  /** Jobs that found no idle pod, by utility: woken when a pod of theirs comes free. */
+  private readonly waiting = new Map<string, Set<string>>()
   private active = false
   private timer: NodeJS.Timeout | undefined
 
@@ -59,84 +66,86 @@ export class RunnerPools {
     return this.d.pods.list(this.d.namespace).filter((p) => isPoolPod(p, slug))
   }
 
-  /** The pool pod holding job `name`: its label as the watch shows it, or as this process just set it. */
-  podOf(name: string): V1Pod | undefined {
-    const labelled = this.poolPods().find((p) => p.metadata?.labels?.[LABELS.jobId] === name)
-    if (labelled) return labelled
-    const claimed = this.claimed.get(name)
-    if (!claimed) return undefined
-    const now = this.d.pods.get(claimed.metadata!.name!, this.d.namespace)
-    // The watch lags the label patch: the pod as the patch returned it, while the pod lives.
-    if (now && now.metadata?.uid === claimed.metadata?.uid && !poolPodEnded(now))
-      return { ...claimed, status: now.status }
-    this.claimed.delete(name)
-    return undefined
+  /** Pod name → the unfinished job it holds: from the jobs' status, and the hand-overs in flight. */
+  private holders(): Map<string, string> {
+    const out = new Map<string, string>()
+    for (const uj of this.d.utilityJobs.list(this.d.namespace)) {
+      const pod = uj.status?.runnerPod
+      const name = uj.metadata.name
+      if (!pod) continue
+      if (this.handing.get(name) === pod) this.handing.delete(name) // the watch shows it now
+      if (isTerminal(uj) || uj.metadata.deletionTimestamp) this.finished.delete(name)
+      else if (!this.finished.has(name)) out.set(pod, name)
+    }
+    for (const job of this.finished) if (!this.d.utilityJobs.get(job, this.d.namespace)) this.finished.delete(job)
+    for (const [job, pod] of this.handing) {
+      const uj = this.d.utilityJobs.get(job, this.d.namespace)
+      if (!uj || isTerminal(uj)) this.handing.delete(job)
+      else out.set(pod, job)
+    }
+    return out
   }
 
-  /** Whether job `name` holds a pool pod (a run slot). */
-  holds(name: string): boolean {
-    return this.podOf(name) !== undefined
+  /** The pool pod holding job `uj` (its status, or a hand-over in flight), if it exists. */
+  podOf(uj: UtilityJobResource): V1Pod | undefined {
+    const name = uj.status?.runnerPod ?? this.handing.get(uj.metadata.name)
+    return name ? this.d.pods.get(name, this.d.namespace) : undefined
+  }
+
+  /** Whether job `uj` holds a pool pod's run slot (handed over, unfinished). */
+  holds(uj: UtilityJobResource): boolean {
+    return !isTerminal(uj) && Boolean(uj.status?.runnerPod ?? this.handing.get(uj.metadata.name))
   }
 
   /**
-   * Labels an idle pod of the utility with job `name` and the tenant (pure choice by
-   * choosePoolPod; the label patch carries the pod's resourceVersion, so two passes never take
-   * one pod). Null when no pod is idle or another pass took it first.
+   * Takes an idle ready pod of the utility for job `name` (choosePoolPod: warm for the tenant
+   * first), until the job's status names it or the job goes back (`handBack`). Null when no pod
+   * is idle: the job is woken when one comes free.
    */
-  async claim(slug: string, name: string, tenant: string): Promise<V1Pod | null> {
-    const pod = choosePoolPod(this.poolPods(slug), tenant, this.claiming)
-    if (!pod) return null
-    const podName = pod.metadata!.name!
-    this.claiming.add(podName)
-    try {
-      this.d.fence?.()
-      const patched = await this.d.core.patchNamespacedPod(
-        {
-          name: podName,
-          namespace: this.d.namespace,
-          body: {
-            metadata: {
-              resourceVersion: pod.metadata!.resourceVersion,
-              labels: { [LABELS.jobId]: name, [LABELS.poolTenant]: tenant },
-            },
-          },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      )
-      this.claimed.set(name, patched)
-      return patched
-    } catch (err) {
-      const code = apiStatus(err)
-      if (code === 409 || code === 404) return null
-      throw err
-    } finally {
-      this.claiming.delete(podName)
+  claim(slug: string, name: string, tenant: string): V1Pod | null {
+    const busy = new Set(this.holders().keys())
+    const pod = choosePoolPod(this.poolPods(slug), tenant, busy, this.lastTenant)
+    const waiting = this.waiting.get(slug) ?? new Set<string>()
+    this.waiting.set(slug, waiting)
+    if (!pod) {
+      waiting.add(name)
+      return null
     }
+    waiting.delete(name)
+    const podName = pod.metadata!.name!
+    this.handing.set(name, podName)
+    this.lastTenant.set(podName, tenant)
+    return this.d.pods.get(podName, this.d.namespace) ?? null
   }
 
-  /** The pod holding job `name` takes the next job: its job label goes (only if it is still this job's). */
-  async release(name: string, pod: V1Pod): Promise<void> {
-    this.claimed.delete(name)
-    this.d.fence?.()
-    try {
-      await this.d.core.patchNamespacedPod(
-        {
-          name: pod.metadata!.name!,
-          namespace: this.d.namespace,
-          body: [
-            { op: 'test', path: `/metadata/labels/${pointer(LABELS.jobId)}`, value: name },
-            { op: 'remove', path: `/metadata/labels/${pointer(LABELS.jobId)}` },
-          ],
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      )
-    } catch (err) {
-      const code = apiStatus(err)
-      // Gone, or holding another job already (the test failed): nothing to release.
-      if (code === 404 || code === 409 || code === 422) return
-      throw err
-    }
+  /** The job did not go to its pod after all: the pod is free for another. */
+  handBack(name: string, pod: V1Pod): void {
+    if (this.handing.get(name) === pod.metadata?.name) this.handing.delete(name)
+    this.podChanged(pod)
+  }
+
+  /** Job `name` finished (or went): its pod is free, and the jobs waiting for one look again. */
+  released(name: string, slug: string): void {
+    this.handing.delete(name)
+    const uj = this.d.utilityJobs.get(name, this.d.namespace)
+    if (uj && !isTerminal(uj)) this.finished.add(name)
+    const waiting = this.waiting.get(slug)
+    waiting?.delete(name)
+    if (!waiting?.size) return
+    const names = [...waiting]
+    waiting.clear()
+    this.d.wake(names)
+  }
+
+  /** A pool pod changed (came free, became ready): the jobs waiting for one of its utility look again. */
+  podChanged(pod: V1Pod): void {
     this.schedule()
+    const slug = pod.metadata?.labels?.[LABELS.pool]
+    const waiting = slug ? this.waiting.get(slug) : undefined
+    if (!waiting?.size) return
+    const names = [...waiting]
+    waiting.clear()
+    this.d.wake(names)
   }
 
   /** Deletes a pool pod (a job past its deadline, a pod that does not answer); the pool makes a new one. */
@@ -178,11 +187,12 @@ export class RunnerPools {
   async sync(): Promise<void> {
     if (!this.active) return
     const pools = this.d.runner.pools ?? {}
+    const busy = this.holders()
     for (const pod of this.poolPods()) {
       const slug = pod.metadata!.labels![LABELS.pool]
       const pool = pools[slug]
       const utility = catalog.get(slug)
-      const idle = !pod.metadata?.labels?.[LABELS.jobId] && !this.claiming.has(pod.metadata!.name!)
+      const idle = !busy.has(pod.metadata!.name!)
       if (pod.metadata?.deletionTimestamp) continue
       const index = Number(/-(\d+)$/.exec(pod.metadata!.name!)?.[1] ?? '-1')
       let why: string | undefined

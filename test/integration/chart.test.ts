@@ -290,7 +290,7 @@ describe('helm lint and template', () => {
     ])
   })
 
-  it('runs html-pdf in pool mode only when asked: the operator may then make, label and delete pods, the admission policy holds pool pods to runner pods, and only the operator reaches them', () => {
+  it('runs html-pdf in pool mode only when asked: the operator may then make and delete pods, the admission policy holds pool pods to runner pods, and only the operator reaches them', () => {
     const off = render()
     expect(byKind(off, 'ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContainEqual(
       expect.stringContaining('pool-pods'),
@@ -303,7 +303,7 @@ describe('helm lint and template', () => {
     const podRules = named(docs, 'Role', 'dutil-operator')
       .rules.filter((r: any) => r.resources.includes('pods'))
       .map((r: any) => r.verbs.join(','))
-    expect(podRules).toEqual(['get,list,watch', 'create,patch,delete'])
+    expect(podRules).toEqual(['get,list,watch', 'create,delete'])
     // The pool pods' admission policy checks the pod spec itself, as the Job policy checks the template.
     const policy = named(docs, 'ValidatingAdmissionPolicy', `dutil-${NS}-runner-pool-pods`)
     expect(policy.spec.matchConstraints.resourceRules).toEqual([

@@ -21,11 +21,11 @@ interface PodLine {
   fresh?: boolean
 }
 
-/** The pool pods as kubectl lists them: name, uid, ready, the job each holds. */
-function poolPods(): Array<{ name: string; uid: string; ready: boolean; job?: string }> {
+/** The pool pods as kubectl lists them: name, uid, ready. */
+function poolPods(): Array<{ name: string; uid: string; ready: boolean }> {
   const list = JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', POOL_SELECTOR, '-o', 'json'])) as {
     items: Array<{
-      metadata: { name: string; uid: string; labels: Record<string, string>; deletionTimestamp?: string }
+      metadata: { name: string; uid: string; deletionTimestamp?: string }
       status: { conditions?: Array<{ type: string; status: string }> }
     }>
   }
@@ -35,8 +35,12 @@ function poolPods(): Array<{ name: string; uid: string; ready: boolean; job?: st
       name: p.metadata.name,
       uid: p.metadata.uid,
       ready: (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-      job: p.metadata.labels[LABELS.jobId],
     }))
+}
+
+/** The pool pod a job was handed to, as `kubectl get utilityjob` shows it (status.runnerPod). */
+function runnerPodOf(jobId: string): string {
+  return kubectl(['-n', NS, 'get', 'utilityjob', objectNameOf(jobId), '-o', 'jsonpath={.status.runnerPod}'])
 }
 
 /** A pool pod's log, the runner's JSON lines. */
@@ -132,9 +136,9 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
       .poll(() => eventsOf(res.body.id).map((e) => e.reason), { timeout: 10_000 })
       .toEqual(expect.arrayContaining(['PoolPodAssigned', 'Started', 'Succeeded']))
     const assigned = eventsOf(res.body.id).find((e) => e.reason === 'PoolPodAssigned')!
-    expect(assigned.message).toMatch(/^Handed to pool runner pod dutil-pool-html-pdf-\d \(time limit 900 s\)\.$/)
-    // The pod takes the next job: its job label is gone.
-    await expect.poll(() => poolPods().every((p) => !p.job), { timeout: 10_000 }).toBe(true)
+    const pod = runnerPodOf(res.body.id)
+    expect(poolPods().map((p) => p.name)).toContain(pod)
+    expect(assigned.message).toBe(`Handed to pool runner pod ${pod} (time limit 900 s).`)
   })
 
   it(`serves one API key between browser starts, and starts the browser afresh every ${RESTART_EVERY} jobs`, async () => {
@@ -194,9 +198,8 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
       headers: { Prefer: 'respond-async' },
     })
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202)
-    const name = objectNameOf(accepted.body.id)
-    await expect.poll(() => poolPods().find((p) => p.job === name), { timeout: 15_000, interval: 200 }).toBeDefined()
-    const victim = poolPods().find((p) => p.job === name)!
+    await expect.poll(() => runnerPodOf(accepted.body.id), { timeout: 15_000, interval: 200 }).not.toBe('')
+    const victim = poolPods().find((p) => p.name === runnerPodOf(accepted.body.id))!
     await kubectlAsync(['-n', NS, 'delete', 'pod', victim.name, '--grace-period=0', '--force'])
     await expect
       .poll(async () => (await api('GET', `/v1/jobs/${accepted.body.id}`, { key: keys[1] })).body.status, {

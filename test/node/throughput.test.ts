@@ -207,6 +207,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
       const profiles: string[] = []
       for (const [slug, input] of Object.entries(inputs)) {
         if (ONLY && !ONLY.has(slug)) continue
+        const aloneBefore = cpuSnapshot(programPods())
         const one = await burst({
           gatewayUrl: inject('gatewayUrl'),
           slug,
@@ -216,6 +217,13 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           concurrency: 1,
         })
         expect(one.failed, `${slug}, one client`).toBe(0)
+        profiles.push(
+          ...cpuSharesTable(
+            `${slug}, one client`,
+            cpuShares(aloneBefore, cpuSnapshot(programPods()), one.totals.length),
+          ),
+          '',
+        )
         alone.push(
           `| ${slug}${POOL?.[0] === slug ? ' (pool mode)' : ''} | ${one.totals.length} | ${percentile(one.totals, 50)} ms | ${percentile(one.totals, 90)} ms | ${Math.max(...one.totals)} ms |`,
         )
