@@ -138,6 +138,19 @@ function failedRunnerPods(slug: string): string {
   return reasons.size ? [...reasons].map(([why, n]) => `${n} × ${why}`).join(', ') : 'none'
 }
 
+/** Pool mode: how often each pool pod's browser started afresh, and why (the runner's log). */
+function browserStarts(slug: string): string {
+  const why = new Map<string, number>()
+  const pods = JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', `${LABELS.pool}=${slug}`, '-o', 'json'])) as PodList
+  for (const pod of pods.items)
+    for (const line of kubectl(['-n', NS, 'logs', pod.metadata.name]).split('\n')) {
+      if (!line.includes('warm state started afresh')) continue
+      const w = (JSON.parse(line) as { why?: string }).why ?? '?'
+      why.set(w, (why.get(w) ?? 0) + 1)
+    }
+  return why.size ? [...why].map(([w, n]) => `${n} × ${w}`).join(', ') : 'none'
+}
+
 describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
   'throughput of small jobs on a real node',
   () => {
@@ -257,7 +270,9 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
             clientRow(c, clientsBefore[c], clientsAfter[c], result.totals.length),
           ),
           '',
-          `${slug}: runner pods that failed (each retried by its Job): ${failedRunnerPods(slug)}`,
+          POOL?.[0] === slug
+            ? `${slug}: browser starts in the pool during the burst and one-client runs, by cause: ${browserStarts(slug)}`
+            : `${slug}: runner pods that failed (each retried by its Job): ${failedRunnerPods(slug)}`,
           '',
           `${slug}: the slowest job, ${result.slowest?.id}: ${JSON.stringify(result.slowest?.timings)}`,
           '',
