@@ -128,6 +128,8 @@ export const POOL = {
   tokenEnv: 'DUTIL_POOL_TOKEN',
   /** The browser (or other warm state) starts afresh after this many jobs. */
   restartEveryEnv: 'DUTIL_POOL_RESTART_EVERY',
+  /** How many warm states (html-pdf: browsers) one pod keeps, each for one tenant at a time. */
+  warmSlotsEnv: 'DUTIL_POOL_WARM_SLOTS',
   /** The most the runner reads of an assignment. */
   maxAssignmentBytes: 16 * 1024,
   /** The most the operator reads of a job state. */

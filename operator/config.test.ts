@@ -97,10 +97,11 @@ describe('utility concurrency', () => {
 
   it('reads runner pools: only a utility with a pool program, sizes and restart counts in range', () => {
     expect(parseRunnerPools(undefined)).toEqual({})
-    expect(parseRunnerPools('{"html-pdf":{}}')).toEqual({ 'html-pdf': { size: 2, restartEvery: 100 } })
-    expect(parseRunnerPools('{"html-pdf":{"size":4,"restartEvery":10}}')).toEqual({
-      'html-pdf': { size: 4, restartEvery: 10 },
+    expect(parseRunnerPools('{"html-pdf":{}}')).toEqual({ 'html-pdf': { size: 2, restartEvery: 100, browsers: 2 } })
+    expect(parseRunnerPools('{"html-pdf":{"size":4,"restartEvery":10,"browsers":1}}')).toEqual({
+      'html-pdf': { size: 4, restartEvery: 10, browsers: 1 },
     })
+    expect(() => parseRunnerPools('{"html-pdf":{"browsers":17}}')).toThrow('html-pdf.browsers')
     expect(() => parseRunnerPools('{"split-pdf":{}}')).toThrow('DUTIL_RUNNER_POOLS: split-pdf has no pool mode')
     expect(() => parseRunnerPools('{"nope":{}}')).toThrow('nope is not a utility')
     expect(() => parseRunnerPools('{"html-pdf":{"size":0}}')).toThrow('html-pdf.size')

@@ -163,7 +163,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   ),
   DUTIL_RUNNER_POOLS: Setting.optional(
     Setting.string(
-      'Utilities run in pool mode, as JSON {"html-pdf": {"size": 2, "restartEvery": 100}}: long-lived runner pods that take one job at a time',
+      'Utilities run in pool mode, as JSON {"html-pdf": {"size": 2, "restartEvery": 100, "browsers": 2}}: long-lived runner pods that take one job at a time',
     ),
   ),
   DUTIL_KEY_SHARE: Setting.number(
@@ -349,11 +349,13 @@ export interface RunnerPool {
   size: number
   /** Each pod's warm state (html-pdf: its browser) starts afresh after this many jobs. */
   restartEvery: number
+  /** Warm states (html-pdf: browsers) each pod keeps, each serving one tenant at a time. */
+  browsers: number
 }
 
 /**
  * `DUTIL_RUNNER_POOLS`: the utilities run in pool mode, as JSON `{ "<slug>": { "size": n,
- * "restartEvery": n } }` (the chart renders it from `runners.<slug>.mode: pool` and `pool`).
+ * "restartEvery": n, "browsers": n } }` (the chart renders it from `runners.<slug>.mode: pool` and `pool`).
  * Checked at start: only a utility with a pool program may have a pool.
  */
 export function parseRunnerPools(raw: string | undefined): Record<string, RunnerPool> {
@@ -366,11 +368,14 @@ export function parseRunnerPools(raw: string | undefined): Record<string, Runner
     const p = (v ?? {}) as Partial<RunnerPool>
     const size = p.size ?? 2
     const restartEvery = p.restartEvery ?? 100
+    const browsers = p.browsers ?? 2
     if (!Number.isInteger(size) || size < 1 || size > 100)
       throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.size must be a whole number from 1 to 100`)
     if (!Number.isInteger(restartEvery) || restartEvery < 1 || restartEvery > 100_000)
       throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.restartEvery must be a whole number from 1 to 100000`)
-    out[slug] = { size, restartEvery }
+    if (!Number.isInteger(browsers) || browsers < 1 || browsers > 16)
+      throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.browsers must be a whole number from 1 to 16`)
+    out[slug] = { size, restartEvery, browsers }
   }
   return out
 }

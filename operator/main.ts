@@ -28,7 +28,7 @@ import { httpPoolClient } from './pool-client.js'
 import { isPoolPod } from './pool-pod.js'
 import { RunnerPools } from './runner-pools.js'
 import { WorkQueue } from './work-queue.js'
-import { ownerOf, watchOperatorCaches } from './watches.js'
+import { ownerOf, PodsByOwner, watchOperatorCaches } from './watches.js'
 import { CallbackController } from './callbacks/controller.js'
 import { kubeEventRecorder } from './events.js'
 import { deliverCallback } from './callbacks/delivery.js'
@@ -74,7 +74,10 @@ const queueOwner = (obj: Parameters<typeof ownerOf>[0]) => {
   if (name) queue.add(name)
 }
 caches.jobs.on((_ev, job) => queueOwner(job))
-caches.pods.on((_ev, pod) => {
+const podsByOwner = new PodsByOwner()
+const podsOf = (name: string) => podsByOwner.of(name, caches.pods.cache, ns)
+caches.pods.on((ev, pod) => {
+  podsByOwner.apply(ev, pod)
   queueOwner(pod)
   if (isPoolPod(pod)) pools.podChanged(pod)
 })
@@ -130,8 +133,7 @@ const admission = new Admission({
   share: config.keyShare,
   list: () => caches.utilityJobs.cache.list(ns),
   hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)) || pools.holds(uj),
-  runnerWorking: (uj) =>
-    caches.pods.cache.list(ns).some((pod) => ownerOf(pod) === uj.metadata.name && runnerAtWork(pod)),
+  runnerWorking: (uj) => podsOf(uj.metadata.name).some(runnerAtWork),
   waitingForNode: () =>
     new Set(
       caches.pods.cache
@@ -193,6 +195,7 @@ const reconciler = new UtilityJobReconciler({
   failedJobGraceMs: config.failedJobGraceMs,
   imagePullGraceMs: config.imagePullGraceMs,
   pools,
+  podsOf,
   onFinished: (uj, status) => {
     admission.schedule()
     observeFinished(metrics, uj, status)

@@ -8,7 +8,7 @@ import { desiredJob } from './desired-job.js'
 import { choosePoolPod, desiredPoolPod, POOL_SPEC_ANNOTATION, poolToken, tenantHash } from './pool-pod.js'
 
 const htmlPdf = catalog.get('html-pdf')!
-const pool = { size: 2, restartEvery: 50 }
+const pool = { size: 2, restartEvery: 50, browsers: 2 }
 const token = 'a'.repeat(64)
 
 describe('desiredPoolPod', () => {
@@ -43,6 +43,7 @@ describe('desiredPoolPod', () => {
     expect(pod.metadata!.labels![LABELS.pool]).toBe('html-pdf')
     expect(c.env!.map((e) => e.name)).not.toContain('DUTIL_S3_ACCESS_KEY')
     expect(c.env).toContainEqual({ name: POOL.restartEveryEnv, value: '50' })
+    expect(c.env).toContainEqual({ name: POOL.warmSlotsEnv, value: '2' })
     expect(poolToken(pod)).toBe(token)
   })
 
@@ -68,15 +69,17 @@ describe('choosePoolPod', () => {
   const a = tenantHash('key:a')
   const b = tenantHash('key:b')
 
-  it("prefers a pod warm for the job's tenant, then a fresh one, then any idle one", () => {
+  it("prefers a pod warm for the job's tenant, then one with an unused browser, then the least recently used", () => {
     const pods = [pod('p0'), pod('p1'), pod('p2')]
-    const last = new Map([
-      ['p0', b],
-      ['p2', a],
+    const warm = new Map([
+      ['p0', { tenants: [b], lastUsed: 3 }],
+      ['p1', { tenants: [tenantHash('key:c'), tenantHash('key:d')], lastUsed: 1 }],
+      ['p2', { tenants: [b, a], lastUsed: 2 }],
     ])
-    expect(choosePoolPod(pods, a, new Set(), last)?.metadata?.name).toBe('p2')
-    expect(choosePoolPod(pods, tenantHash('key:c'), new Set(), last)?.metadata?.name).toBe('p1')
-    expect(choosePoolPod([pods[0]], a, new Set(), last)?.metadata?.name).toBe('p0')
+    expect(choosePoolPod(pods, a, new Set(), warm, 2)?.metadata?.name).toBe('p2')
+    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(), warm, 2)?.metadata?.name).toBe('p0')
+    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(), warm, 1)?.metadata?.name).toBe('p1')
+    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(['p1']), warm, 1)?.metadata?.name).toBe('p2')
   })
 
   it('never picks a pod holding a job, not ready, or going', () => {
@@ -88,7 +91,7 @@ describe('choosePoolPod', () => {
       }),
       pod('failed', true, { status: { phase: 'Failed', podIP: '10.0.0.2' } }),
     ]
-    expect(choosePoolPod(pods, a, new Set(['busy']), new Map())).toBeUndefined()
-    expect(choosePoolPod(pods, a, new Set(), new Map())?.metadata?.name).toBe('busy')
+    expect(choosePoolPod(pods, a, new Set(['busy']), new Map(), 2)).toBeUndefined()
+    expect(choosePoolPod(pods, a, new Set(), new Map(), 2)?.metadata?.name).toBe('busy')
   })
 })

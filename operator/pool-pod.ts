@@ -41,6 +41,7 @@ export function desiredPoolPod(
   const env = [
     ...runnerBaseEnv(settings),
     { name: POOL.restartEveryEnv, value: String(pool.restartEvery) },
+    { name: POOL.warmSlotsEnv, value: String(pool.browsers) },
     { name: POOL.tokenEnv, value: token },
   ]
   const spec = runnerPodSpec(utility, settings, {
@@ -118,19 +119,26 @@ function ready(pod: V1Pod): boolean {
 
 /**
  * The pod for a job of `tenant` among a utility's pool pods (pure): a ready pod holding no job
- * (`busy`: the pods unfinished jobs hold, or are being handed), best one whose browser served
- * this tenant last (`lastTenant`, warm for it), then one that served nobody yet, then any (it
- * starts its browser afresh first).
+ * (`busy`: the pods unfinished jobs hold, or are being handed), best one with a browser warm for
+ * this tenant (`warm`: the tenants each pod served lately, most recent last, as many as it keeps
+ * browsers), then one with a browser that served nobody yet, then the one whose browsers served
+ * the least recently (it starts one afresh first).
  */
 export function choosePoolPod(
   pods: readonly V1Pod[],
   tenant: string,
   busy: ReadonlySet<string>,
-  lastTenant: ReadonlyMap<string, string>,
+  warm: ReadonlyMap<string, { tenants: readonly string[]; lastUsed: number }>,
+  browsers: number,
 ): V1Pod | undefined {
   const idle = pods
     .filter((p) => ready(p) && !busy.has(p.metadata!.name!))
     .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
-  const last = (p: V1Pod) => lastTenant.get(p.metadata!.name!)
-  return idle.find((p) => last(p) === tenant) ?? idle.find((p) => last(p) === undefined) ?? idle[0]
+  const of = (p: V1Pod) => warm.get(p.metadata!.name!) ?? { tenants: [], lastUsed: 0 }
+  const least = (a: V1Pod | undefined, b: V1Pod) => (!a || of(b).lastUsed < of(a).lastUsed ? b : a)
+  return (
+    idle.find((p) => of(p).tenants.includes(tenant)) ??
+    idle.find((p) => of(p).tenants.length < browsers) ??
+    idle.reduce<V1Pod | undefined>(least, undefined)
+  )
 }

@@ -71,6 +71,8 @@ export interface ReconcilerDeps {
   events?: EventRecorder
   /** The runner pools of utilities in pool mode (docs/adr/0026-runner-pools.md). */
   pools?: RunnerPools
+  /** The pods a UtilityJob owns (an index of the pod cache); without it, the cache is searched. */
+  podsOf?: (name: string) => V1Pod[]
 }
 
 /** What the reconciler writes to the job record. */
@@ -706,6 +708,7 @@ export class UtilityJobReconciler {
   }
 
   private podsOf(uj: UtilityJobResource): V1Pod[] {
+    if (this.d.podsOf) return this.d.podsOf(uj.metadata.name)
     return this.d.pods.list(this.d.namespace).filter((p) => p.metadata?.labels?.[LABELS.jobId] === uj.metadata.name)
   }
 

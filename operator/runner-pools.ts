@@ -45,8 +45,9 @@ export class RunnerPools {
   private readonly handing = new Map<string, string>()
   /** Jobs this process finished whose watched copy may not show it yet: their pods are free. */
   private readonly finished = new Set<string>()
-  /** The tenant each pod's browser last served (a hint: the runner itself enforces the rule). */
-  private readonly lastTenant = new Map<string, string>()
+  /** The tenants each pod's browsers served lately, most recent last (a hint: the runner itself enforces the rule). */
+  private readonly warm = new Map<string, { tenants: string[]; lastUsed: number }>()
+  private handed = 0
   /** Jobs that found no idle pod, by utility: woken when a pod of theirs comes free. */
   private readonly waiting = new Map<string, Set<string>>()
   private active = false
@@ -104,7 +105,8 @@ export class RunnerPools {
    */
   claim(slug: string, name: string, tenant: string): V1Pod | null {
     const busy = new Set(this.holders().keys())
-    const pod = choosePoolPod(this.poolPods(slug), tenant, busy, this.lastTenant)
+    const browsers = this.poolOf(slug)?.browsers ?? 1
+    const pod = choosePoolPod(this.poolPods(slug), tenant, busy, this.warm, browsers)
     const waiting = this.waiting.get(slug) ?? new Set<string>()
     this.waiting.set(slug, waiting)
     if (!pod) {
@@ -114,7 +116,10 @@ export class RunnerPools {
     waiting.delete(name)
     const podName = pod.metadata!.name!
     this.handing.set(name, podName)
-    this.lastTenant.set(podName, tenant)
+    // As the runner picks: the tenant's own browser, else one of its, the least recent, goes to it.
+    const warm = this.warm.get(podName) ?? { tenants: [], lastUsed: 0 }
+    const tenants = [...warm.tenants.filter((t) => t !== tenant), tenant].slice(-browsers)
+    this.warm.set(podName, { tenants, lastUsed: ++this.handed })
     return this.d.pods.get(podName, this.d.namespace) ?? null
   }
 
@@ -206,7 +211,8 @@ export class RunnerPools {
           wantedSpecHash(desiredPoolPod(utility, this.d.runner, pool, index, this.d.namespace, ''))
       )
         why = 'made from other settings'
-      if (why) await this.remove(pod, why)
+      // An idle pod may have been handed a job since this pass began: it stays.
+      if (why && (poolPodEnded(pod) || !this.holders().has(pod.metadata!.name!))) await this.remove(pod, why)
     }
     for (const [slug, pool] of Object.entries(pools)) {
       const utility = catalog.get(slug)

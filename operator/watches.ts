@@ -60,3 +60,34 @@ export function watchOperatorCaches(kc: KubeConfig, ns: string, log: Logger): Op
 export function ownerOf(obj: V1Job | V1Pod): string | undefined {
   return obj.metadata?.labels?.[LABELS.jobId]
 }
+
+/**
+ * The names of the pods each UtilityJob owns (its job label), kept from the pod watch's events:
+ * a reconcile pass looks up its job's pods without going through every pod the watch holds
+ * (finished runner pods stay until their Job's TTL).
+ */
+export class PodsByOwner {
+  private readonly byOwner = new Map<string, Set<string>>()
+
+  /** One event of the pod watch. */
+  apply(event: 'add' | 'update' | 'delete', pod: V1Pod): void {
+    const owner = ownerOf(pod)
+    const name = pod.metadata?.name
+    if (!owner || !name) return
+    const names = this.byOwner.get(owner) ?? new Set<string>()
+    if (event === 'delete') names.delete(name)
+    else names.add(name)
+    if (names.size) this.byOwner.set(owner, names)
+    else this.byOwner.delete(owner)
+  }
+
+  /** The pods of UtilityJob `owner`, as the cache has them now. */
+  of(owner: string, cache: { get(name: string, namespace?: string): V1Pod | undefined }, ns: string): V1Pod[] {
+    const out: V1Pod[] = []
+    for (const name of this.byOwner.get(owner) ?? []) {
+      const pod = cache.get(name, ns)
+      if (pod && ownerOf(pod) === owner) out.push(pod)
+    }
+    return out
+  }
+}

@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
 import type { PoolAssignment } from '../../contract/runner-protocol.js'
-import { needsFreshStart, PoolRunner, type PoolSettings, type PoolWorker } from './pool-server.js'
+import { pickWarmState, PoolRunner, type PoolSettings, type PoolWorker, type WarmState } from './pool-server.js'
 import type { JobOutcome } from './run-utility.js'
 
 const assignment = (over: Partial<PoolAssignment> = {}): PoolAssignment => ({
@@ -18,6 +18,7 @@ const settings: PoolSettings = {
   token: 'x'.repeat(32),
   port: 0,
   restartEvery: 3,
+  warmSlots: 1,
   base: {
     outbound: { allowLoopback: false, allowedNetworks: [] } as never,
     terminationMessagePath: '/dev/null',
@@ -25,37 +26,43 @@ const settings: PoolSettings = {
   },
 }
 
-/** A worker whose runs end when the test says, recording each prepare's `fresh`. */
+/** A worker whose runs end when the test says, recording each start's slot. */
 function fakeWorker() {
-  const prepared: boolean[] = []
-  const runs: Array<{ jobId: string; accessKey: string; finish(o: JobOutcome): void }> = []
+  const started: number[] = []
+  const runs: Array<{ jobId: string; slot: number; accessKey: string; finish(o: JobOutcome): void }> = []
   let aborted = 0
   const worker: PoolWorker = {
-    prepare: async (fresh) => void prepared.push(fresh),
-    run: (config) =>
+    start: async (slot) => void started.push(slot),
+    run: (slot, config) =>
       new Promise<JobOutcome>((finish) =>
-        runs.push({ jobId: config.jobId, accessKey: config.storage.accessKey, finish }),
+        runs.push({ jobId: config.jobId, slot, accessKey: config.storage.accessKey, finish }),
       ),
     abort: () => {
       aborted++
       runs.at(-1)?.finish({ ok: false, failure: { code: 'upstream_error', message: 'killed' }, exitCode: 1 })
     },
   }
-  return { worker, prepared, runs, aborted: () => aborted }
+  return { worker, started, runs, aborted: () => aborted }
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 0))
 
-describe('needsFreshStart', () => {
-  const warm = { tenant: 'a', jobs: 1, usable: true }
-  it('keeps the warm state for the same tenant under the restart count', () => {
-    expect(needsFreshStart(warm, 'a', 3)).toBe(false)
-    expect(needsFreshStart({ ...warm, tenant: null, jobs: 0 }, 'b', 3)).toBe(false)
+describe('pickWarmState', () => {
+  const w = (tenant: string | null, jobs: number, lastUsed: number, usable = true): WarmState => ({
+    tenant,
+    jobs,
+    usable,
+    lastUsed,
   })
-  it('starts afresh for another tenant, at the restart count, and when unusable', () => {
-    expect(needsFreshStart(warm, 'b', 3)).toBe(true)
-    expect(needsFreshStart({ ...warm, jobs: 3 }, 'a', 3)).toBe(true)
-    expect(needsFreshStart({ ...warm, usable: false }, 'a', 3)).toBe(true)
+  it("keeps the tenant's own warm state under the restart count, or one that served nobody yet", () => {
+    expect(pickWarmState([w('b', 1, 1), w('a', 1, 2)], 'a', 3)).toEqual({ slot: 1, fresh: null })
+    expect(pickWarmState([w(null, 0, 0)], 'a', 3)).toEqual({ slot: 0, fresh: null })
+  })
+  it('starts afresh at the restart count, when unusable, a slot never started, and the least recent for another tenant', () => {
+    expect(pickWarmState([w('a', 3, 1)], 'a', 3)).toEqual({ slot: 0, fresh: 'jobs' })
+    expect(pickWarmState([w('a', 1, 1, false)], 'a', 3)).toEqual({ slot: 0, fresh: 'unusable' })
+    expect(pickWarmState([w('b', 1, 1), w(null, 0, 0, false)], 'a', 3)).toEqual({ slot: 1, fresh: 'first' })
+    expect(pickWarmState([w('b', 1, 5), w('c', 1, 2)], 'a', 3)).toEqual({ slot: 1, fresh: 'tenant' })
   })
 })
 
@@ -72,31 +79,50 @@ describe('PoolRunner', () => {
     expect(r.take(assignment({ jobId: 'job_02' }))).toEqual({ taken: false, why: 'busy' })
     await settle()
     expect(r.state('job_01')).toEqual({ jobId: 'job_01', state: 'running' })
-    expect(f.runs[0].accessKey).toBe('a')
+    expect(f.runs[0]).toMatchObject({ accessKey: 'a', slot: 0 })
     f.runs[0].finish({ ok: true })
     await settle()
     expect(r.state('job_01')).toEqual({ jobId: 'job_01', state: 'succeeded' })
     expect(r.health()).toMatchObject({ ready: true, busy: false, jobs: 1 })
   })
 
-  it('starts the warm state afresh for another tenant and after restartEvery jobs of one', async () => {
-    const f = fakeWorker()
-    const r = new PoolRunner(f.worker, settings, log)
-    await r.start()
-    const run = async (jobId: string, tenant: string) => {
+  it('starts a warm state afresh for another tenant and after restartEvery jobs of one; with two, keeps two tenants warm', async () => {
+    const run = async (r: PoolRunner, f: ReturnType<typeof fakeWorker>, jobId: string, tenant: string) => {
       r.take(assignment({ jobId, tenant }))
       await settle()
       f.runs.at(-1)!.finish({ ok: true })
       await settle()
     }
-    await run('j1', 'a')
-    await run('j2', 'a')
-    await run('j3', 'b') // another tenant
-    await run('j4', 'b')
-    await run('j5', 'b')
-    await run('j6', 'b') // the fourth since the start: restartEvery is 3
-    // start(), then one prepare per job.
-    expect(f.prepared).toEqual([true, false, false, true, false, false, true])
+    const one = fakeWorker()
+    const r1 = new PoolRunner(one.worker, settings, log)
+    await r1.start()
+    for (const [job, tenant] of [
+      ['j1', 'a'],
+      ['j2', 'a'],
+      ['j3', 'b'],
+      ['j4', 'b'],
+      ['j5', 'b'],
+      ['j6', 'b'],
+      ['j7', 'a'],
+    ])
+      await run(r1, one, job, tenant)
+    // start(); then afresh for b (j3), after three of b's (j6), and for a again (j7).
+    expect(one.started).toEqual([0, 0, 0, 0])
+    const two = fakeWorker()
+    const r2 = new PoolRunner(two.worker, { ...settings, warmSlots: 2 }, log)
+    await r2.start()
+    for (const [job, tenant] of [
+      ['j1', 'a'],
+      ['j2', 'b'],
+      ['j3', 'a'],
+      ['j4', 'b'],
+      ['j5', 'c'],
+      ['j6', 'b'],
+    ])
+      await run(r2, two, job, tenant)
+    // start() warms slot 0; b's first job starts slot 1; c takes the least recent (a's, slot 0).
+    expect(two.started).toEqual([0, 1, 0])
+    expect(two.runs.map((r) => r.slot)).toEqual([0, 1, 0, 1, 0, 1])
   })
 
   it('fails a job at its deadline, aborts it, and starts afresh for the next', async () => {
@@ -117,7 +143,7 @@ describe('PoolRunner', () => {
       expect(r.health().busy).toBe(false)
       r.take(assignment({ jobId: 'job_02' }))
       await vi.advanceTimersByTimeAsync(0)
-      expect(f.prepared.at(-1)).toBe(true)
+      expect(f.started).toEqual([0, 0])
       await vi.advanceTimersByTimeAsync(20_000)
       expect(exit).not.toHaveBeenCalled()
     } finally {

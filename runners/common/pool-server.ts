@@ -13,32 +13,57 @@ import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
  * job's deadline, and when the warm state must start afresh.
  */
 
-/** What a utility brings to a pool runner. */
+/**
+ * What a utility brings to a pool runner: up to `warmSlots` warm states (html-pdf: browsers),
+ * each serving one tenant between its starts.
+ */
 export interface PoolWorker {
-  /** Makes the warm state ready for the next job; `fresh`: throw the old one away first. */
-  prepare(fresh: boolean): Promise<void>
-  /** Runs one job (never throws: a failure is an outcome). */
-  run(config: RunnerConfig): Promise<JobOutcome>
-  /** Stops the job in progress at once (its deadline passed); the warm state is lost with it. */
-  abort(): void
+  /** Starts warm state `slot` afresh (the old one, if any, thrown away first). */
+  start(slot: number): Promise<void>
+  /** Runs one job in warm state `slot` (never throws: a failure is an outcome). */
+  run(slot: number, config: RunnerConfig): Promise<JobOutcome>
+  /** Stops the job in progress in `slot` at once (its deadline passed); that warm state is lost with it. */
+  abort(slot: number): void
 }
 
-/** What the warm state has served since it started. */
+/** What one warm state has served since it started. */
 export interface WarmState {
   /** The tenant it served (an opaque hash), null when it has served nobody yet. */
   tenant: string | null
   jobs: number
-  /** Whether it is usable (not aborted, not crashed). */
+  /** Whether it is usable (started, not aborted, not crashed). */
   usable: boolean
+  /** When it last took a job (a serial): the least recent goes first to another tenant. */
+  lastUsed: number
 }
 
+/** Why a warm state starts afresh before a job. */
+export type FreshStart = 'first' | 'unusable' | 'jobs' | 'tenant'
+
 /**
- * Whether the warm state must start afresh before a job of `tenant` (pure): it served another
- * tenant (a browser's caches, cookies and processes never carry one tenant's pages into
- * another's job), it reached `restartEvery` jobs, or it is not usable.
+ * The warm state for a job of `tenant` (pure), and why it must start afresh first, if it must:
+ * the tenant's own state (afresh after `restartEvery` jobs, or when unusable); else one that
+ * served nobody yet; else one never started; else the least recently used, which served another
+ * tenant and so starts afresh (a browser's caches, cookies and processes never carry one
+ * tenant's pages into another's job).
  */
-export function needsFreshStart(warm: WarmState, tenant: string, restartEvery: number): boolean {
-  return !warm.usable || (warm.tenant !== null && warm.tenant !== tenant) || warm.jobs >= restartEvery
+export function pickWarmState(
+  slots: readonly WarmState[],
+  tenant: string,
+  restartEvery: number,
+): { slot: number; fresh: FreshStart | null } {
+  const own = slots.findIndex((w) => w.tenant === tenant)
+  if (own >= 0) {
+    const w = slots[own]
+    return { slot: own, fresh: !w.usable ? 'unusable' : w.jobs >= restartEvery ? 'jobs' : null }
+  }
+  const unused = slots.findIndex((w) => w.tenant === null && w.usable)
+  if (unused >= 0) return { slot: unused, fresh: null }
+  const never = slots.findIndex((w) => w.tenant === null)
+  if (never >= 0) return { slot: never, fresh: 'first' }
+  let lru = 0
+  for (let i = 1; i < slots.length; i++) if (slots[i].lastUsed < slots[lru].lastUsed) lru = i
+  return { slot: lru, fresh: 'tenant' }
 }
 
 /** How long an aborted job may take to unwind before the process gives up and exits. */
@@ -51,6 +76,8 @@ export interface PoolSettings {
   token: string
   port: number
   restartEvery: number
+  /** Warm states (html-pdf: browsers) one pod keeps, each for one tenant at a time. */
+  warmSlots: number
   /** The job-independent part of every job's RunnerConfig. */
   base: Omit<RunnerConfig, 'jobId' | 'utility' | 'createdAtMs' | 'storage'> & {
     storage: Pick<RunnerConfig['storage'], 'endpoint' | 'region' | 'bucket'>
@@ -63,6 +90,9 @@ export function loadPoolSettings(env: NodeJS.ProcessEnv = process.env): PoolSett
   const restartEvery = Number(env[POOL.restartEveryEnv] ?? '100')
   if (!Number.isInteger(restartEvery) || restartEvery < 1)
     throw new Error(`${POOL.restartEveryEnv} must be a whole number of 1 or more`)
+  const warmSlots = Number(env[POOL.warmSlotsEnv] ?? '1')
+  if (!Number.isInteger(warmSlots) || warmSlots < 1 || warmSlots > 16)
+    throw new Error(`${POOL.warmSlotsEnv} must be a whole number from 1 to 16`)
   // The job-mode reader, with placeholders for what each assignment brings.
   const placeholder = 'assigned-per-job'
   const c = loadRunnerConfig({
@@ -77,6 +107,7 @@ export function loadPoolSettings(env: NodeJS.ProcessEnv = process.env): PoolSett
     token,
     port: POOL.port,
     restartEvery,
+    warmSlots,
     base: {
       outbound: c.outbound,
       terminationMessagePath: c.terminationMessagePath,
@@ -88,6 +119,8 @@ export function loadPoolSettings(env: NodeJS.ProcessEnv = process.env): PoolSett
 /** The job a pool runner holds: one at a time. */
 interface Current {
   jobId: string
+  /** The warm state it runs in. */
+  slot: number
   timer: NodeJS.Timeout
   /** Its deadline passed: it failed then, whatever its run returns. */
   timedOut: boolean
@@ -103,7 +136,8 @@ interface Current {
 export class PoolRunner {
   private readonly states = new Map<string, PoolJobState>()
   private current: Current | undefined
-  private warm: WarmState = { tenant: null, jobs: 0, usable: false }
+  private warm: WarmState[] = []
+  private served = 0
   private ready = false
 
   constructor(
@@ -113,16 +147,22 @@ export class PoolRunner {
     private readonly exit: (code: number) => void = (code) => process.exit(code),
   ) {}
 
-  /** Warms up before the first job. */
+  /** Warms up the first warm state before the first job; the others start when a job needs them. */
   async start(): Promise<void> {
-    await this.worker.prepare(true)
-    this.warm = { tenant: null, jobs: 0, usable: true }
+    this.warm = Array.from({ length: this.settings.warmSlots }, () => ({
+      tenant: null,
+      jobs: 0,
+      usable: false,
+      lastUsed: 0,
+    }))
+    await this.worker.start(0)
+    this.warm[0].usable = true
     this.ready = true
-    this.log.info('pool runner ready')
+    this.log.info({ warmSlots: this.settings.warmSlots }, 'pool runner ready')
   }
 
   health(): { ready: boolean; busy: boolean; jobs: number } {
-    return { ready: this.ready, busy: this.current !== undefined, jobs: this.warm.jobs }
+    return { ready: this.ready, busy: this.current !== undefined, jobs: this.served }
   }
 
   state(jobId: string): PoolJobState | undefined {
@@ -135,30 +175,25 @@ export class PoolRunner {
     if (!this.ready) return { taken: false, why: 'starting' }
     if (this.current) return { taken: false, why: 'busy' }
     const timer = setTimeout(() => this.deadlinePassed(a), a.deadlineSeconds * 1000)
-    this.current = { jobId: a.jobId, timer, timedOut: false }
+    const { slot, fresh } = pickWarmState(this.warm, a.tenant, this.settings.restartEvery)
+    this.current = { jobId: a.jobId, slot, timedOut: false, timer }
     this.remember({ jobId: a.jobId, state: 'running' })
-    void this.runJob(a)
+    void this.runJob(a, slot, fresh)
     return { taken: true }
   }
 
-  private async runJob(a: PoolAssignment): Promise<void> {
-    const log = this.log.child({ jobId: a.jobId, utility: a.utility, tenant: a.tenant })
+  private async runJob(a: PoolAssignment, slot: number, fresh: FreshStart | null): Promise<void> {
+    const log = this.log.child({ jobId: a.jobId, utility: a.utility, tenant: a.tenant, slot })
+    const warm = this.warm[slot]
     let outcome: JobOutcome
     try {
-      const fresh = needsFreshStart(this.warm, a.tenant, this.settings.restartEvery)
       if (fresh) {
-        log.info(
-          {
-            why: !this.warm.usable ? 'unusable' : this.warm.jobs >= this.settings.restartEvery ? 'jobs' : 'tenant',
-            served: this.warm.jobs,
-          },
-          'warm state started afresh',
-        )
-        this.warm = { tenant: null, jobs: 0, usable: false }
+        log.info({ why: fresh, served: warm.jobs }, 'warm state started afresh')
+        Object.assign(warm, { tenant: null, jobs: 0, usable: false })
+        await this.worker.start(slot)
       }
-      await this.worker.prepare(fresh)
-      this.warm = { tenant: a.tenant, jobs: this.warm.jobs + 1, usable: true }
-      log.info({ deadlineSeconds: a.deadlineSeconds, fresh, sinceStart: this.warm.jobs }, 'job started')
+      Object.assign(warm, { tenant: a.tenant, jobs: warm.jobs + 1, usable: true, lastUsed: ++this.served })
+      log.info({ deadlineSeconds: a.deadlineSeconds, fresh: fresh !== null, sinceStart: warm.jobs }, 'job started')
       const config: RunnerConfig = {
         ...this.settings.base,
         jobId: a.jobId,
@@ -170,10 +205,10 @@ export class PoolRunner {
           sessionToken: a.credentials.sessionToken || undefined,
         },
       }
-      outcome = await this.worker.run(config)
+      outcome = await this.worker.run(slot, config)
     } catch (err) {
       log.error({ err }, 'pool runner failed to run the job')
-      this.warm.usable = false
+      warm.usable = false
       outcome = {
         ok: false,
         failure: { code: 'upstream_error', message: 'The utility failed unexpectedly.' },
@@ -186,7 +221,7 @@ export class PoolRunner {
     this.current = undefined
     if (current.timedOut) return // failed at its deadline
     // A crash may have left the warm state broken: the next job starts it afresh.
-    if (!outcome.ok && outcome.exitCode === 1) this.warm.usable = false
+    if (!outcome.ok && outcome.exitCode === 1) warm.usable = false
     this.remember(
       outcome.ok
         ? { jobId: a.jobId, state: 'succeeded' }
@@ -207,8 +242,8 @@ export class PoolRunner {
         message: `The utility did not finish within its time limit of ${a.deadlineSeconds} s.`,
       },
     })
-    this.warm.usable = false
-    this.worker.abort()
+    this.warm[current.slot].usable = false
+    this.worker.abort(current.slot)
     // The aborted run must unwind before the next job; if it does not, the pod goes and the pool
     // makes a new one.
     current.unwind = setTimeout(() => {

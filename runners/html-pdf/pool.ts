@@ -10,38 +10,50 @@ import { CHROMIUM, CHROMIUM_ARGS, startChromium, type StartedChromium } from './
 import { closePopups, connectBrowser, type HtmlPdfInput, renderInPage } from './render.js'
 
 /**
- * html-pdf in pool mode (docs/adr/0026-runner-pools.md): one browser kept warm between jobs.
- * Each job gets a fresh browser context (its own cookies, storage and cache) with the same
- * request policy as job mode; the browser itself starts afresh for another tenant, after the
- * pool's `restartEvery` jobs, and after a job that crashed or ran out of time.
+ * html-pdf in pool mode (docs/adr/0026-runner-pools.md): browsers kept warm between jobs, one
+ * per warm slot, each serving one tenant. Each job gets a fresh browser context (its own
+ * cookies, storage and cache) with the same request policy as job mode; a browser starts afresh
+ * for another tenant, after the pool's `restartEvery` jobs, and after a job that crashed or ran
+ * out of time.
  */
 const log = pino({ base: { component: 'runner', mode: 'pool' } })
 const settings = loadPoolSettings()
 
-let chromium: StartedChromium | undefined
-let browser: Browser | undefined
-let profile: string | undefined
+/** One browser per warm slot. */
+interface Warm {
+  chromium: StartedChromium
+  browser: Browser
+  profile: string
+}
+const browsers = new Map<number, Warm>()
 
-async function stopBrowser(): Promise<void> {
-  browser?.disconnect().catch(() => {})
-  chromium?.kill()
-  await chromium?.exited
-  if (profile) await rm(profile, { recursive: true, force: true }).catch(() => {})
-  browser = chromium = profile = undefined
+async function stopBrowser(slot: number): Promise<void> {
+  const w = browsers.get(slot)
+  if (!w) return
+  browsers.delete(slot)
+  w.browser.disconnect().catch(() => {})
+  w.chromium.kill()
+  await w.chromium.exited
+  await rm(w.profile, { recursive: true, force: true }).catch(() => {})
 }
 
 const worker: PoolWorker = {
-  async prepare(fresh) {
-    if (!fresh && browser?.connected) return
-    await stopBrowser()
+  async start(slot) {
+    await stopBrowser(slot)
     const started = Date.now()
-    profile = mkdtempSync(join(tmpdir(), 'chromium-'))
-    chromium = startChromium(CHROMIUM, CHROMIUM_ARGS, profile)
-    browser = await connectBrowser(chromium)
-    log.info({ launchMs: Date.now() - started }, 'browser started')
+    const profile = mkdtempSync(join(tmpdir(), 'chromium-'))
+    const chromium = startChromium(CHROMIUM, CHROMIUM_ARGS, profile)
+    try {
+      browsers.set(slot, { chromium, browser: await connectBrowser(chromium), profile })
+    } catch (err) {
+      chromium.kill()
+      await rm(profile, { recursive: true, force: true }).catch(() => {})
+      throw err
+    }
+    log.info({ slot, launchMs: Date.now() - started }, 'browser started')
   },
-  run(config) {
-    const b = browser!
+  run(slot, config) {
+    const b = browsers.get(slot)!.browser
     return runJob<HtmlPdfInput>(
       config,
       async (ctx) => {
@@ -57,8 +69,8 @@ const worker: PoolWorker = {
       log,
     )
   },
-  abort() {
-    chromium?.kill()
+  abort(slot) {
+    browsers.get(slot)?.chromium.kill()
   },
 }
 
@@ -66,9 +78,12 @@ const runner = new PoolRunner(worker, settings, log)
 const server = poolServer(runner, settings, log)
 await runner.start()
 server.listen(settings.port, () =>
-  log.info({ port: settings.port, restartEvery: settings.restartEvery }, 'pool runner listening'),
+  log.info(
+    { port: settings.port, restartEvery: settings.restartEvery, browsers: settings.warmSlots },
+    'pool runner listening',
+  ),
 )
 process.once('SIGTERM', () => {
   server.close()
-  void stopBrowser().then(() => process.exit(0))
+  void Promise.all([...browsers.keys()].map(stopBrowser)).then(() => process.exit(0))
 })

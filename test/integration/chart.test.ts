@@ -298,7 +298,7 @@ describe('helm lint and template', () => {
     const docs = render('--set', 'runners.html-pdf.mode=pool', '--set', 'runners.html-pdf.pool.size=3')
     const env = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
     expect(parseRunnerPools(env.find((e: any) => e.name === 'DUTIL_RUNNER_POOLS').value)).toEqual({
-      'html-pdf': { size: 3, restartEvery: 100 },
+      'html-pdf': { size: 3, restartEvery: 100, browsers: 2 },
     })
     const podRules = named(docs, 'Role', 'dutil-operator')
       .rules.filter((r: any) => r.resources.includes('pods'))

@@ -11,10 +11,13 @@ import { helmAsync, kubectl, kubectlAsync, putFile } from './helpers.js'
 /** The pool this file installs: small enough that every rule shows within a few jobs. */
 const SIZE = 2
 const RESTART_EVERY = 3
+/** Browsers per pool pod: 4 warm in all, so a fifth key makes one start afresh. */
+const BROWSERS = 2
 const POOL_SELECTOR = `${LABELS.pool}=html-pdf`
 
 interface PodLine {
   msg: string
+  slot?: number
   jobId?: string
   tenant?: string
   why?: string
@@ -87,12 +90,14 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
       `runners.html-pdf.pool.size=${SIZE}`,
       '--set',
       `runners.html-pdf.pool.restartEvery=${RESTART_EVERY}`,
+      '--set',
+      `runners.html-pdf.pool.browsers=${BROWSERS}`,
       '--wait',
       '--timeout',
       '5m',
     )
     await until(`${SIZE} pool pods ready`, async () => poolPods().filter((p) => p.ready).length === SIZE, 120_000, 500)
-    for (let i = 0; i < 3; i++) keys.push((await createKey()).key)
+    for (let i = 0; i < 5; i++) keys.push((await createKey()).key)
     page = await putFile('pool-page.html', '<h1>Pooled</h1><p>One small page.</p>')
   })
 
@@ -141,9 +146,9 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
     expect(assigned.message).toBe(`Handed to pool runner pod ${pod} (time limit 900 s).`)
   })
 
-  it(`serves one API key between browser starts, and starts the browser afresh every ${RESTART_EVERY} jobs`, async () => {
-    const [a, b, c] = keys
-    const order = [a, a, a, a, b, b, c, a]
+  it(`serves one API key per browser between its starts, and starts a browser afresh every ${RESTART_EVERY} jobs`, async () => {
+    const [a, b, c, d, e] = keys
+    const order = [a, a, a, a, b, b, c, d, e, a]
     for (const key of order) {
       const res = await render(key)
       expect(res.status, JSON.stringify(res.body)).toBe(200)
@@ -151,25 +156,24 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
     const why = new Set<string>()
     let jobs = 0
     for (const pod of poolPods()) {
-      let tenant: string | undefined
-      let since = 0
+      // Per browser (warm slot): the tenant it serves since its start, and its jobs since then.
+      const browsers = new Map<number, { tenant?: string; since: number }>()
       for (const line of podLog(pod.name)) {
-        if (line.msg === 'browser started') {
-          tenant = undefined
-          since = 0
-        } else if (line.msg === 'warm state started afresh') why.add(line.why!)
+        if (line.msg === 'browser started') browsers.set(line.slot!, { since: 0 })
+        else if (line.msg === 'warm state started afresh') why.add(line.why!)
         else if (line.msg === 'job started') {
           jobs++
-          since++
+          const b = browsers.get(line.slot!)!
+          b.since++
           // Every job since the browser started is the same tenant's, and no more than the restart count.
-          if (tenant !== undefined) expect(line.tenant, `${pod.name}: ${line.jobId}`).toBe(tenant)
-          tenant = line.tenant
-          expect(since).toBeLessThanOrEqual(RESTART_EVERY)
+          if (b.tenant !== undefined) expect(line.tenant, `${pod.name}: ${line.jobId}`).toBe(b.tenant)
+          b.tenant = line.tenant
+          expect(b.since).toBeLessThanOrEqual(RESTART_EVERY)
         }
       }
     }
     expect(jobs).toBeGreaterThanOrEqual(order.length)
-    // The fourth job of one key in a row, and a third key with both pods warm for others.
+    // The fourth job of one key in a row; a fifth key (and the first again) with all four browsers warm for others.
     expect([...why]).toEqual(expect.arrayContaining(['jobs', 'tenant']))
   })
 

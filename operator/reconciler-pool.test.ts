@@ -1,0 +1,255 @@
+import type { BatchV1Api, CoreV1Api, CustomObjectsApi, ObjectCache, V1Job, V1Pod } from '@kubernetes/client-node'
+import type { Client } from 'minio'
+import pino from 'pino'
+import { Readable } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { LABELS } from '../contract/api-group.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { resultObjectKey, type PoolAssignment, type PoolJobState } from '../contract/runner-protocol.js'
+import { outputKey } from '../contract/storage-keys.js'
+import { runnerSettings } from '../test/support/runner-settings.js'
+import type { AssignAnswer, PoolClient } from './pool-client.js'
+import { POOL_DEADLINE_GRACE_MS, UtilityJobReconciler } from './reconciler.js'
+import { RunnerPools } from './runner-pools.js'
+
+const NS = 'dutil'
+const NOW = Date.parse('2026-11-26T10:00:00.000Z')
+const settings = runnerSettings({ pools: { 'html-pdf': { size: 2, restartEvery: 100, browsers: 2 } } })
+
+function utilityJob(
+  status?: Partial<NonNullable<UtilityJobResource['status']>>,
+  name = 'job-01m8pool',
+): UtilityJobResource {
+  return {
+    apiVersion: 'dutil.io/v1alpha1',
+    kind: 'UtilityJob',
+    metadata: { name, namespace: NS, uid: `uid-${name}`, resourceVersion: '10', generation: 1 },
+    spec: {
+      jobId: `job_${name.slice(4).toUpperCase()}`,
+      utility: 'html-pdf',
+      mode: 'async',
+      apiKeyId: 'key_1',
+      apiKeyName: 'k',
+      createdAt: new Date(NOW - 1000).toISOString(),
+      inputKey: '_jobs/x/input.json',
+      metadata: null,
+    },
+    ...(status ? { status: status as UtilityJobResource['status'] } : {}),
+  } as UtilityJobResource
+}
+
+const poolPod = (name: string, phase = 'Running'): V1Pod => ({
+  metadata: { name, namespace: NS, uid: `uid-${name}`, labels: { [LABELS.pool]: 'html-pdf' } },
+  status: { phase, podIP: '10.0.0.9', conditions: [{ type: 'Ready', status: 'True' }] },
+})
+
+const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, T>) =>
+  ({ get: (name: string) => items.get(name), list: () => [...items.values()] }) as unknown as ObjectCache<T>
+
+/** The reconciler with a pool of two pods, a pool client the test answers for, and a stored manifest. */
+function world(
+  uj: UtilityJobResource,
+  o: { state?: PoolJobState | 'unknown'; assign?: AssignAnswer; others?: UtilityJobResource[] } = {},
+) {
+  const writes: string[] = []
+  const utilityJobs = new Map([uj, ...(o.others ?? [])].map((j) => [j.metadata.name, j]))
+  const pods = new Map(
+    [poolPod('dutil-pool-html-pdf-0'), poolPod('dutil-pool-html-pdf-1')].map((p) => [p.metadata!.name!, p]),
+  )
+  const assigned: PoolAssignment[] = []
+  const statuses: UtilityJobResource[] = []
+  const woken: string[] = []
+  const client: PoolClient = {
+    assign: async (pod, a) => {
+      writes.push(`assign ${pod.metadata!.name}`)
+      assigned.push(a)
+      return o.assign ?? 'taken'
+    },
+    state: async () => o.state ?? 'unknown',
+  }
+  const core = {
+    createNamespacedPod: async () => ({}),
+    deleteNamespacedPod: async ({ name }: { name: string }) => {
+      writes.push(`delete pod ${name}`)
+      return {}
+    },
+  } as unknown as CoreV1Api
+  const pools = new RunnerPools({
+    namespace: NS,
+    pods: cacheOf(pods),
+    utilityJobs: cacheOf(utilityJobs),
+    core,
+    runner: settings,
+    client,
+    wake: (names) => woken.push(...names),
+    log: pino({ level: 'silent' }),
+  })
+  const manifest = {
+    files: [
+      {
+        key: outputKey('html-pdf', Date.parse(uj.spec.createdAt), uj.spec.jobId, 'page.pdf'),
+        name: 'page.pdf',
+        size: 10,
+        contentType: 'application/pdf',
+      },
+    ],
+    extras: {},
+    startedAt: new Date(NOW - 500).toISOString(),
+    upstreamMs: 80,
+    storageMs: 20,
+  }
+  const storage = {
+    getObject: async (_bucket: string, key: string) => {
+      if (key !== resultObjectKey(uj.spec.jobId))
+        throw Object.assign(new Error('The specified key does not exist.'), { code: 'NoSuchKey' })
+      return Readable.from([Buffer.from(JSON.stringify(manifest))])
+    },
+  } as unknown as Client
+  const reconciler = new UtilityJobReconciler({
+    namespace: NS,
+    utilityJobs: cacheOf(utilityJobs),
+    jobs: cacheOf(new Map<string, V1Job>()),
+    pods: cacheOf(pods),
+    batch: {
+      createNamespacedJob: async () => {
+        writes.push('create job')
+        return {}
+      },
+    } as unknown as BatchV1Api,
+    custom: {
+      replaceNamespacedCustomObjectStatus: async ({ body }: { body: UtilityJobResource }) => {
+        writes.push(`status ${body.status!.state}`)
+        statuses.push(body)
+        return { ...body, metadata: { ...body.metadata, resourceVersion: '11' } }
+      },
+    } as unknown as CustomObjectsApi,
+    storage,
+    admission: { mayStart: () => true, schedule: () => {}, wasHeld: () => false },
+    issueCredentials: async () => ({ accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't', expiresAt: '' }),
+    bucket: 'dutil',
+    runner: settings,
+    log: pino({ level: 'silent' }),
+    now: () => NOW,
+    records: { transition: async () => {}, callback: async () => {} },
+    graceMs: 60_000,
+    pools,
+  })
+  return { reconciler, writes, assigned, statuses, pods, woken }
+}
+
+describe('a job of a pooled utility', () => {
+  it('is handed to an idle pool pod with its own credentials and deadline, never a batch Job, and runs from there', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    const w = world(uj)
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['assign dutil-pool-html-pdf-0', 'status running'])
+    expect(w.assigned[0]).toMatchObject({
+      jobId: uj.spec.jobId,
+      utility: 'html-pdf',
+      deadlineSeconds: 900,
+      credentials: { accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't' },
+    })
+    expect(w.assigned[0].tenant).toMatch(/^[0-9a-f]{32}$/)
+    const status = w.statuses[0].status!
+    expect(status.runnerPod).toBe('dutil-pool-html-pdf-0')
+    expect(status.jobName).toBeUndefined()
+    expect(status.conditions!.find((c) => c.type === 'Admitted')).toMatchObject({
+      status: 'True',
+      reason: 'PoolPodAssigned',
+    })
+  })
+
+  it('goes back to waiting when the pod does not take it', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    const w = world(uj, { assign: 'busy' })
+    expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 200 })
+    expect(w.statuses).toEqual([])
+  })
+
+  it('succeeds from its checked manifest once its pod says so, and frees the pod', async () => {
+    const uj = utilityJob({
+      state: 'running',
+      startedAt: new Date(NOW - 500).toISOString(),
+      runnerPod: 'dutil-pool-html-pdf-1',
+    })
+    const w = world(uj, { state: { jobId: uj.spec.jobId, state: 'succeeded' } })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['status succeeded'])
+    expect(w.statuses[0].status).toMatchObject({ state: 'succeeded', runnerPod: 'dutil-pool-html-pdf-1' })
+    expect(w.statuses[0].status!.result!.files.map((f) => f.name)).toEqual(['page.pdf'])
+  })
+
+  it("fails with the runner's classified failure", async () => {
+    const uj = utilityJob({
+      state: 'running',
+      startedAt: new Date(NOW - 500).toISOString(),
+      runnerPod: 'dutil-pool-html-pdf-1',
+    })
+    const failure = {
+      code: 'upstream_rejected' as const,
+      message: 'Loading the page failed: the server answered 404.',
+      upstreamStatus: 404,
+    }
+    const w = world(uj, { state: { jobId: uj.spec.jobId, state: 'failed', failure } })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.statuses[0].status).toMatchObject({ state: 'failed', error: failure })
+  })
+
+  it('fails upstream_error when its pod is gone, or is a new pod by the same name that never had it', async () => {
+    const running = {
+      state: 'running' as const,
+      startedAt: new Date(NOW - 500).toISOString(),
+      runnerPod: 'dutil-pool-html-pdf-1',
+    }
+    const gone = world(utilityJob(running))
+    gone.pods.delete('dutil-pool-html-pdf-1')
+    await gone.reconciler.reconcile('job-01m8pool')
+    const renewed = world(utilityJob(running), { state: 'unknown' })
+    await renewed.reconciler.reconcile('job-01m8pool')
+    for (const w of [gone, renewed])
+      expect(w.statuses[0].status).toMatchObject({
+        state: 'failed',
+        error: {
+          code: 'upstream_error',
+          message: expect.stringContaining('The runner stopped before the job finished'),
+        },
+      })
+  })
+
+  it('keeps polling a running job within its time limit, and past it (and the grace) deletes the pod and fails upstream_timeout', async () => {
+    const at = (msAgo: number) =>
+      utilityJob({
+        state: 'running',
+        startedAt: new Date(NOW - msAgo).toISOString(),
+        runnerPod: 'dutil-pool-html-pdf-0',
+      })
+    const running = (uj: UtilityJobResource) => world(uj, { state: { jobId: uj.spec.jobId, state: 'running' } })
+    const within = running(at(900_000))
+    expect(await within.reconciler.reconcile('job-01m8pool')).toEqual({ requeueAfterMs: 50 })
+    expect(within.writes).toEqual([])
+    const past = running(at(900_000 + POOL_DEADLINE_GRACE_MS + 1))
+    await past.reconciler.reconcile('job-01m8pool')
+    expect(past.writes).toEqual(['delete pod dutil-pool-html-pdf-0', 'status failed'])
+    expect(past.statuses[0].status!.error).toEqual({
+      code: 'upstream_timeout',
+      message: 'The utility did not finish within its time limit of 900 s.',
+    })
+  })
+
+  it('waits while every pod holds a job, and is woken as soon as one finishes', async () => {
+    const on = (pod: string, name: string) =>
+      utilityJob({ state: 'running', startedAt: new Date(NOW - 500).toISOString(), runnerPod: pod }, name)
+    const a = on('dutil-pool-html-pdf-0', 'job-01m8aaaa')
+    const b = on('dutil-pool-html-pdf-1', 'job-01m8bbbb')
+    const queued = utilityJob({ state: 'queued' }, 'job-01m8cccc')
+    const w = world(a, { state: { jobId: a.spec.jobId, state: 'succeeded' }, others: [b, queued] })
+    expect(await w.reconciler.reconcile(queued.metadata.name)).toEqual({ requeueAfterMs: 200 })
+    expect(w.writes).toEqual([])
+    await w.reconciler.reconcile(a.metadata.name)
+    expect(w.writes).toEqual(['status succeeded'])
+    expect(w.woken).toEqual([queued.metadata.name])
+    // The watch still shows the finished job running: its pod is free all the same.
+    await w.reconciler.reconcile(queued.metadata.name)
+    expect(w.writes).toEqual(['status succeeded', 'assign dutil-pool-html-pdf-0', 'status running'])
+  })
+})
