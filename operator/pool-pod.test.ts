@@ -82,6 +82,18 @@ describe('choosePoolPod', () => {
     expect(choosePoolPod(pods, tenantHash('key:e'), new Set(['p1']), warm, 1)?.metadata?.name).toBe('p2')
   })
 
+  it('lets a job wait for the busy pod warm for its key, with preferWarm, rather than start a browser afresh', () => {
+    const pods = [pod('p0'), pod('p1')]
+    const warm = new Map([
+      ['p0', { tenants: [a, b], lastUsed: 2 }],
+      ['p1', { tenants: [tenantHash('key:c'), tenantHash('key:d')], lastUsed: 1 }],
+    ])
+    expect(choosePoolPod(pods, a, new Set(['p0']), warm, 2, true)).toBeUndefined()
+    expect(choosePoolPod(pods, a, new Set(['p0']), warm, 2, false)?.metadata?.name).toBe('p1')
+    // A key warm nowhere takes the idle pod at once.
+    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(['p0']), warm, 2, true)?.metadata?.name).toBe('p1')
+  })
+
   it('never picks a pod holding a job, not ready, or going', () => {
     const pods = [
       pod('busy'),

@@ -122,7 +122,8 @@ function ready(pod: V1Pod): boolean {
  * (`busy`: the pods unfinished jobs hold, or are being handed), best one with a browser warm for
  * this tenant (`warm`: the tenants each pod served lately, most recent last, as many as it keeps
  * browsers), then one with a browser that served nobody yet, then the one whose browsers served
- * the least recently (it starts one afresh first).
+ * the least recently (it starts one afresh first). With `preferWarm`, a job whose tenant has a
+ * warm browser only in a busy pod waits for that pod (undefined) rather than start one afresh.
  */
 export function choosePoolPod(
   pods: readonly V1Pod[],
@@ -130,15 +131,16 @@ export function choosePoolPod(
   busy: ReadonlySet<string>,
   warm: ReadonlyMap<string, { tenants: readonly string[]; lastUsed: number }>,
   browsers: number,
+  preferWarm = false,
 ): V1Pod | undefined {
-  const idle = pods
-    .filter((p) => ready(p) && !busy.has(p.metadata!.name!))
-    .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
+  const usable = pods.filter((p) => ready(p)).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
+  const idle = usable.filter((p) => !busy.has(p.metadata!.name!))
   const of = (p: V1Pod) => warm.get(p.metadata!.name!) ?? { tenants: [], lastUsed: 0 }
   const least = (a: V1Pod | undefined, b: V1Pod) => (!a || of(b).lastUsed < of(a).lastUsed ? b : a)
-  return (
-    idle.find((p) => of(p).tenants.includes(tenant)) ??
-    idle.find((p) => of(p).tenants.length < browsers) ??
-    idle.reduce<V1Pod | undefined>(least, undefined)
-  )
+  const own = idle.find((p) => of(p).tenants.includes(tenant))
+  if (own) return own
+  const spare = idle.find((p) => of(p).tenants.length < browsers)
+  if (spare) return spare
+  if (preferWarm && usable.some((p) => of(p).tenants.includes(tenant))) return undefined
+  return idle.reduce<V1Pod | undefined>(least, undefined)
 }

@@ -40,6 +40,13 @@ export interface RunnerPoolsDeps {
  * pod back by finishing, with no write to the pod. `handing` only bridges the moment between
  * handing a job over and the watch showing its status.
  */
+/**
+ * How long a job whose key has a warm browser only in a busy pod waits for that pod before an
+ * idle pod starts a browser afresh for it: about two small jobs. A start costs the node more CPU
+ * than the wait, and on a busy node CPU is what bounds the pool.
+ */
+export const WARM_WAIT_MS = 400
+
 export class RunnerPools {
   /** Jobs being handed to a pod, or handed and not yet shown so by the watch: job → pod. */
   private readonly handing = new Map<string, string>()
@@ -48,6 +55,8 @@ export class RunnerPools {
   /** The tenants each pod's browsers served lately, most recent last (a hint: the runner itself enforces the rule). */
   private readonly warm = new Map<string, { tenants: string[]; lastUsed: number }>()
   private handed = 0
+  /** When each job waiting for a pod first asked for one (performance.now()). */
+  private readonly since = new Map<string, number>()
   /** Jobs that found no idle pod, by utility: woken when a pod of theirs comes free. */
   private readonly waiting = new Map<string, Set<string>>()
   private active = false
@@ -79,6 +88,10 @@ export class RunnerPools {
       else if (!this.finished.has(name)) out.set(pod, name)
     }
     for (const job of this.finished) if (!this.d.utilityJobs.get(job, this.d.namespace)) this.finished.delete(job)
+    for (const job of this.since.keys()) {
+      const uj = this.d.utilityJobs.get(job, this.d.namespace)
+      if (!uj || isTerminal(uj)) this.since.delete(job)
+    }
     for (const [job, pod] of this.handing) {
       const uj = this.d.utilityJobs.get(job, this.d.namespace)
       if (!uj || isTerminal(uj)) this.handing.delete(job)
@@ -106,7 +119,11 @@ export class RunnerPools {
   claim(slug: string, name: string, tenant: string): V1Pod | null {
     const busy = new Set(this.holders().keys())
     const browsers = this.poolOf(slug)?.browsers ?? 1
-    const pod = choosePoolPod(this.poolPods(slug), tenant, busy, this.warm, browsers)
+    const now = performance.now()
+    const since = this.since.get(name) ?? now
+    this.since.set(name, since)
+    const preferWarm = now - since < WARM_WAIT_MS
+    const pod = choosePoolPod(this.poolPods(slug), tenant, busy, this.warm, browsers, preferWarm)
     const waiting = this.waiting.get(slug) ?? new Set<string>()
     this.waiting.set(slug, waiting)
     if (!pod) {
@@ -114,6 +131,7 @@ export class RunnerPools {
       return null
     }
     waiting.delete(name)
+    this.since.delete(name)
     const podName = pod.metadata!.name!
     this.handing.set(name, podName)
     // As the runner picks: the tenant's own browser, else one of its, the least recent, goes to it.
