@@ -29,7 +29,7 @@ import {
   succeededStatus,
 } from './next-status.js'
 import { firstPodStart, observeJob } from './observe-job.js'
-import { readResultManifest } from './result-manifest.js'
+import { judgeManifest, readResultManifest, RESULT_NOT_ACCEPTED } from './result-manifest.js'
 import { boundedStatus } from '../contract/status-budget.js'
 import { type Admission, tenantOf } from './admission.js'
 import { poolPodEnded, tenantHash } from './pool-pod.js'
@@ -350,27 +350,17 @@ export class UtilityJobReconciler {
           if (r.outcome === 'accepted') span.setAttribute('dutil.result.files', r.result.files.length)
           return r
         })
-        const failed = (error: { code: 'storage_error' | 'internal'; message: string }) =>
-          this.writeStatus(uj, failedStatus(uj, error, obs.podStartedAt, this.now()), log)
-        switch (read.outcome) {
-          case 'over-bound':
-            return this.refuseRunnerOutput(uj, 'result manifest', read.err, obs.podStartedAt, log)
-          case 'retry':
-            log.warn({ err: read.err }, 'reading the result manifest failed; retrying')
-            return { requeueAfterMs: read.requeueAfterMs }
-          case 'unreadable':
-            log.error({ err: read.err }, 'reading the result manifest failed')
-            return failed({ code: 'storage_error', message: 'The output could not be read back from storage.' })
-          case 'refused':
-            log.error({ problem: read.problem }, 'runner result manifest refused')
-            return failed({ code: 'internal', message: "The job's result could not be accepted." })
-          case 'accepted':
-            return this.writeStatus(
-              uj,
-              succeededStatus(uj, read.result, obs.podStartedAt, this.now(), utility.runner.progressUnit),
-              log,
-            )
-        }
+        const verdict = judgeManifest(read, log)
+        if ('retryInMs' in verdict) return { requeueAfterMs: verdict.retryInMs }
+        if ('result' in verdict)
+          return this.writeStatus(
+            uj,
+            succeededStatus(uj, verdict.result, obs.podStartedAt, this.now(), utility.runner.progressUnit),
+            log,
+          )
+        await this.writeStatus(uj, failedStatus(uj, verdict.error, obs.podStartedAt, this.now()), log)
+        if (verdict.overBound) await this.deleteJob(jobNameFor(uj), log, 'runner output refused')
+        return
       }
     }
   }
@@ -443,23 +433,13 @@ export class UtilityJobReconciler {
       return { requeueAfterMs: Math.min(wait, Math.max(0, limit - this.now()) + 10) }
     }
     if (answer.state === 'failed') return fail(answer.failure!)
-    const read = await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now())
-    switch (read.outcome) {
-      case 'retry':
-        log.warn({ err: read.err }, 'reading the result manifest failed; retrying')
-        return { requeueAfterMs: read.requeueAfterMs }
-      case 'over-bound':
-        log.error({ what: 'result manifest', bound: read.err.bound, err: read.err.message }, 'runner output refused')
-        return fail({ code: 'internal', message: "The job's result could not be accepted." })
-      case 'unreadable':
-        log.error({ err: read.err }, 'reading the result manifest failed')
-        return fail({ code: 'storage_error', message: 'The output could not be read back from storage.' })
-      case 'refused':
-        log.error({ problem: read.problem }, 'runner result manifest refused')
-        return fail({ code: 'internal', message: "The job's result could not be accepted." })
-      case 'accepted':
-        return finish(succeededStatus(uj, read.result, startedAt, this.now(), utility.runner.progressUnit))
-    }
+    const verdict = judgeManifest(
+      await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now()),
+      log,
+    )
+    if ('retryInMs' in verdict) return { requeueAfterMs: verdict.retryInMs }
+    if ('error' in verdict) return fail(verdict.error)
+    return finish(succeededStatus(uj, verdict.result, startedAt, this.now(), utility.runner.progressUnit))
   }
 
   /** Hands a job to a pool pod it has claimed: its own storage credentials, its deadline. */
@@ -490,13 +470,7 @@ export class UtilityJobReconciler {
       return this.handBack(uj, pod, pools, log)
     }
     log.info({ pod: podName, deadlineSeconds: deadline }, 'job handed to pool pod')
-    const acceptedAt = parseTime(uj.spec.createdAt)
-    if (acceptedAt !== null)
-      pastSpan('admission wait', {
-        startTime: Math.min(acceptedAt, admittedAt),
-        endTime: admittedAt,
-        attributes: jobAttributes(uj.spec),
-      })
+    admissionWaitSpan(uj, admittedAt)
     this.d.events?.record(uj, {
       type: 'Normal',
       reason: 'PoolPodAssigned',
@@ -568,16 +542,7 @@ export class UtilityJobReconciler {
     log: Logger,
   ): Promise<void> {
     log.error({ what, bound: err.bound, err: err.message }, 'runner output refused')
-    await this.writeStatus(
-      uj,
-      failedStatus(
-        uj,
-        { code: 'internal', message: "The job's result could not be accepted." },
-        podStartedAt,
-        this.now(),
-      ),
-      log,
-    )
+    await this.writeStatus(uj, failedStatus(uj, RESULT_NOT_ACCEPTED, podStartedAt, this.now()), log)
     await this.deleteJob(jobNameFor(uj), log, 'runner output refused')
   }
 
@@ -610,14 +575,7 @@ export class UtilityJobReconciler {
     })
     if (!made) return
     const { created, body } = made
-    // The wait for a slot, from acceptance to admission, as a span of its own.
-    const acceptedAt = parseTime(uj.spec.createdAt)
-    if (acceptedAt !== null)
-      pastSpan('admission wait', {
-        startTime: Math.min(acceptedAt, admittedAt),
-        endTime: admittedAt,
-        attributes: jobAttributes(uj.spec),
-      })
+    admissionWaitSpan(uj, admittedAt)
     const jobName = body.metadata!.name!
     this.d.events?.record(uj, {
       type: 'Normal',
@@ -794,6 +752,17 @@ export class UtilityJobReconciler {
     }
     if (isTerminal({ ...uj, status })) this.d.onFinished?.(uj, status)
   }
+}
+
+/** The wait for a slot, from acceptance to admission, as a span of its own. */
+function admissionWaitSpan(uj: UtilityJobResource, admittedAt: number): void {
+  const acceptedAt = parseTime(uj.spec.createdAt)
+  if (acceptedAt !== null)
+    pastSpan('admission wait', {
+      startTime: Math.min(acceptedAt, admittedAt),
+      endTime: admittedAt,
+      attributes: jobAttributes(uj.spec),
+    })
 }
 
 /**

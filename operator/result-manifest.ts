@@ -1,5 +1,6 @@
 import type { Client } from 'minio'
-import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import type { Logger } from 'pino'
+import type { JobError, UtilityJobResource } from '../contract/crd-schemas.js'
 import { MAX_RESULT_MANIFEST_BYTES, resultObjectKey, type RunnerResult } from '../contract/runner-protocol.js'
 import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
@@ -51,4 +52,36 @@ export async function readResultManifest(
   }
   const problem = resultProblem(uj, result)
   return problem ? { outcome: 'refused', problem } : { outcome: 'accepted', result }
+}
+
+/** The job's error when the operator will not take its runner's result. */
+export const RESULT_NOT_ACCEPTED: JobError = { code: 'internal', message: "The job's result could not be accepted." }
+
+/**
+ * What a reading means for the job, logged once here: the caller reads again in `retryInMs`,
+ * fails the job with `error` (`overBound`: the runner's output is refused, and job mode removes
+ * its Job), or finishes it with `result`. Job mode and pool mode act on it alike.
+ */
+export type ManifestVerdict = { retryInMs: number } | { error: JobError; overBound: boolean } | { result: RunnerResult }
+
+export function judgeManifest(read: ManifestReading, log: Logger): ManifestVerdict {
+  switch (read.outcome) {
+    case 'retry':
+      log.warn({ err: read.err }, 'reading the result manifest failed; retrying')
+      return { retryInMs: read.requeueAfterMs }
+    case 'over-bound':
+      log.error({ what: 'result manifest', bound: read.err.bound, err: read.err.message }, 'runner output refused')
+      return { error: RESULT_NOT_ACCEPTED, overBound: true }
+    case 'unreadable':
+      log.error({ err: read.err }, 'reading the result manifest failed')
+      return {
+        error: { code: 'storage_error', message: 'The output could not be read back from storage.' },
+        overBound: false,
+      }
+    case 'refused':
+      log.error({ problem: read.problem }, 'runner result manifest refused')
+      return { error: RESULT_NOT_ACCEPTED, overBound: false }
+    case 'accepted':
+      return { result: read.result }
+  }
 }

@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import type { PoolAssignment } from '../contract/runner-protocol.js'
+import { poolAssignment } from '../test/support/pool-assignment.js'
 import { parseAssignment, parseJobState } from './pool-protocol.js'
 
-const assignment = (over: Partial<PoolAssignment> = {}): PoolAssignment => ({
-  jobId: 'job_01',
-  utility: 'html-pdf',
-  createdAt: '2026-11-26T10:00:00.000Z',
-  tenant: 'tenant-a',
-  deadlineSeconds: 60,
-  credentials: { accessKey: 'a', secretKey: 's', sessionToken: 't', expiresAt: '' },
-  ...over,
-})
+const assignment = poolAssignment
 
 describe('parseAssignment', () => {
   it('reads a well-formed assignment', () => {

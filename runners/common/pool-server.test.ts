@@ -1,18 +1,10 @@
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
-import type { PoolAssignment } from '../../contract/runner-protocol.js'
+import { poolAssignment } from '../../test/support/pool-assignment.js'
 import { pickWarmState, PoolRunner, type PoolSettings, type PoolWorker, type WarmState } from './pool-server.js'
 import type { JobOutcome } from './run-utility.js'
 
-const assignment = (over: Partial<PoolAssignment> = {}): PoolAssignment => ({
-  jobId: 'job_01',
-  utility: 'html-pdf',
-  createdAt: '2026-11-26T10:00:00.000Z',
-  tenant: 'tenant-a',
-  deadlineSeconds: 60,
-  credentials: { accessKey: 'a', secretKey: 's', sessionToken: 't', expiresAt: '' },
-  ...over,
-})
+const assignment = poolAssignment
 
 const settings: PoolSettings = {
   token: 'x'.repeat(32),

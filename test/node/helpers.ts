@@ -7,7 +7,7 @@ import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { kubeConfig } from '../integration/helpers/keys.js'
 import { BIN_DIR } from '../platform/platform.js'
-import { NS } from './chart-values.js'
+import { CHART, NS, RELEASE } from './chart-values.js'
 
 /**
  * kubectl against the real-node platform, as an admin would run it. Its output may be large (a
@@ -40,6 +40,22 @@ export async function kubectlAsync(args: string[]): Promise<string> {
     { encoding: 'utf8' },
   )
   return stdout
+}
+
+/** `helm upgrade` of the tier's release with its values and `sets` (`key=value` each) over them, waiting for the rollout. */
+export function upgradeRelease(...sets: string[]): Promise<string> {
+  return helmAsync(
+    'upgrade',
+    RELEASE,
+    CHART,
+    '-n',
+    NS,
+    '--reuse-values',
+    ...sets.flatMap((set) => ['--set', set]),
+    '--wait',
+    '--timeout',
+    '5m',
+  )
 }
 
 export function helm(...args: string[]): string {

@@ -5,8 +5,8 @@ import { objectNameOf } from '../../contract/ids.js'
 import { api } from '../integration/helpers/api.js'
 import { until } from '../platform/wait-for.js'
 import { createKey, kubeConfig } from '../integration/helpers/keys.js'
-import { CHART, NS, RELEASE } from './chart-values.js'
-import { helmAsync, kubectl, kubectlAsync, putFile } from './helpers.js'
+import { NS } from './chart-values.js'
+import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
 
 /** The pool this file installs: small enough that every rule shows within a few jobs. */
 const SIZE = 2
@@ -77,24 +77,11 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
   let page = ''
 
   beforeAll(async () => {
-    await helmAsync(
-      'upgrade',
-      RELEASE,
-      CHART,
-      '-n',
-      NS,
-      '--reuse-values',
-      '--set',
+    await upgradeRelease(
       'runners.html-pdf.mode=pool',
-      '--set',
       `runners.html-pdf.pool.size=${SIZE}`,
-      '--set',
       `runners.html-pdf.pool.restartEvery=${RESTART_EVERY}`,
-      '--set',
       `runners.html-pdf.pool.browsers=${BROWSERS}`,
-      '--wait',
-      '--timeout',
-      '5m',
     )
     await until(`${SIZE} pool pods ready`, async () => poolPods().filter((p) => p.ready).length === SIZE, 120_000, 500)
     for (let i = 0; i < 5; i++) keys.push((await createKey()).key)
@@ -102,19 +89,7 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
   })
 
   afterAll(async () => {
-    await helmAsync(
-      'upgrade',
-      RELEASE,
-      CHART,
-      '-n',
-      NS,
-      '--reuse-values',
-      '--set',
-      'runners.html-pdf.mode=job',
-      '--wait',
-      '--timeout',
-      '5m',
-    )
+    await upgradeRelease('runners.html-pdf.mode=job')
     // Back in job mode the operator may no longer touch pods: the pool goes as the docs say.
     await kubectlAsync(['-n', NS, 'delete', 'pods', '-l', POOL_SELECTOR, '--wait=true'])
   })

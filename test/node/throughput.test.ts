@@ -12,8 +12,8 @@ import { clientCounters, clientRow, CLIENT_TABLE_HEADER, type ClientCounters } f
 import { catalog } from '../../runners/catalog.js'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
-import { CHART, NS, RELEASE } from './chart-values.js'
-import { helmAsync, kubectl, putFile } from './helpers.js'
+import { NS, RELEASE } from './chart-values.js'
+import { kubectl, putFile, upgradeRelease } from './helpers.js'
 
 /**
  * `make bench-throughput-node`: `make bench-throughput`'s bursts on the real node (kubelet +
@@ -156,38 +156,15 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
   () => {
     it(`sustains bursts of ${CONCURRENCY} clients for ${SECONDS} s per utility and reports completed jobs per second`, async () => {
       if (process.env.BENCH_SLOTS)
-        await helmAsync(
-          'upgrade',
-          RELEASE,
-          CHART,
-          '-n',
-          NS,
-          '--reuse-values',
-          ...process.env.BENCH_SLOTS.split(',').flatMap((pair) => {
+        await upgradeRelease(
+          ...process.env.BENCH_SLOTS.split(',').map((pair) => {
             const [slug, n] = pair.split('=')
-            return ['--set', `runners.${slug}.concurrency=${Number(n)}`]
+            return `runners.${slug}.concurrency=${Number(n)}`
           }),
-          '--wait',
-          '--timeout',
-          '5m',
         )
       if (POOL) {
         const [slug, size] = POOL
-        await helmAsync(
-          'upgrade',
-          RELEASE,
-          CHART,
-          '-n',
-          NS,
-          '--reuse-values',
-          '--set',
-          `runners.${slug}.mode=pool`,
-          '--set',
-          `runners.${slug}.pool.size=${Number(size)}`,
-          '--wait',
-          '--timeout',
-          '5m',
-        )
+        await upgradeRelease(`runners.${slug}.mode=pool`, `runners.${slug}.pool.size=${Number(size)}`)
         const ready = () =>
           (
             JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', `${LABELS.pool}=${slug}`, '-o', 'json'])) as {
