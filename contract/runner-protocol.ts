@@ -1,4 +1,4 @@
-import type { JobErrorCode } from './error-codes.js'
+import { isJobErrorCode, type JobErrorCode } from './error-codes.js'
 
 /**
  * How a runner pod talks to the operator. The pod gets only small references in its
@@ -94,6 +94,19 @@ export interface RunnerFailure {
   code: JobErrorCode
   message: string
   upstreamStatus?: number
+}
+
+/**
+ * A runner's account of a failure as the operator takes it (a termination message in job mode,
+ * a job state in pool mode), or null when `value` is not one: a known code, the message cut to
+ * 2,000 characters, the upstream status only when it is a whole number.
+ */
+export function runnerFailureOf(value: unknown): RunnerFailure | null {
+  const f = value as Partial<Record<keyof RunnerFailure, unknown>> | null
+  if (!f || typeof f !== 'object' || !isJobErrorCode(f.code) || typeof f.message !== 'string') return null
+  const out: RunnerFailure = { code: f.code, message: f.message.slice(0, 2000) }
+  if (Number.isInteger(f.upstreamStatus)) out.upstreamStatus = f.upstreamStatus as number
+  return out
 }
 
 /** A stored output file as the runner reports it; links are made by the gateway at read time. */

@@ -1,7 +1,6 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
-import { isJobErrorCode } from '../contract/error-codes.js'
 import type { JobError } from '../contract/crd-schemas.js'
-import { CLASSIFIED_EXIT_CODES, TRANSIENT_EXIT_CODES } from '../contract/runner-protocol.js'
+import { CLASSIFIED_EXIT_CODES, runnerFailureOf, TRANSIENT_EXIT_CODES } from '../contract/runner-protocol.js'
 import { parseTime } from '../contract/time.js'
 import { RUNNER_CONTAINER } from './desired-job.js'
 
@@ -69,12 +68,8 @@ export function classifiedFailure(
     .filter((t) => t && exitCodes.includes(t.exitCode as never))
   for (const t of candidates) {
     try {
-      const parsed = JSON.parse(t!.message ?? '') as Record<string, unknown>
-      if (isJobErrorCode(parsed.code) && typeof parsed.message === 'string') {
-        const err: JobError = { code: parsed.code, message: parsed.message.slice(0, 2000) }
-        if (Number.isInteger(parsed.upstreamStatus)) err.upstreamStatus = parsed.upstreamStatus as number
-        return err
-      }
+      const failure = runnerFailureOf(JSON.parse(t!.message ?? ''))
+      if (failure) return failure
     } catch {
       // Not the runner's JSON (e.g. log tail): fall through to the generic message.
     }

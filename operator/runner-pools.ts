@@ -34,19 +34,19 @@ export interface RunnerPoolsDeps {
 }
 
 /**
- * The runner pools (docs/adr/0026-runner-pools.md): keeps each pooled utility's `size` pods
- * (made, replaced when ended or made from other settings), and hands jobs to them. Which pod
- * holds which job is each unfinished job's `status.runnerPod`, in the cluster: a job gives its
- * pod back by finishing, with no write to the pod. `handing` only bridges the moment between
- * handing a job over and the watch showing its status.
- */
-/**
  * How long a job whose key has a warm browser only in a busy pod waits for that pod before an
  * idle pod starts a browser afresh for it: about two small jobs. A start costs the node more CPU
  * than the wait, and on a busy node CPU is what bounds the pool.
  */
 export const WARM_WAIT_MS = 400
 
+/**
+ * The runner pools (docs/adr/0026-runner-pools.md): keeps each pooled utility's `size` pods
+ * (made, replaced when ended or made from other settings), and hands jobs to them. Which pod
+ * holds which job is each unfinished job's `status.runnerPod`, in the cluster: a job gives its
+ * pod back by finishing, with no write to the pod. `handing` only bridges the moment between
+ * handing a job over and the watch showing its status.
+ */
 export class RunnerPools {
   /** Jobs being handed to a pod, or handed and not yet shown so by the watch: job → pod. */
   private readonly handing = new Map<string, string>()
@@ -152,19 +152,20 @@ export class RunnerPools {
     this.handing.delete(name)
     const uj = this.d.utilityJobs.get(name, this.d.namespace)
     if (uj && !isTerminal(uj)) this.finished.add(name)
-    const waiting = this.waiting.get(slug)
-    waiting?.delete(name)
-    if (!waiting?.size) return
-    const names = [...waiting]
-    waiting.clear()
-    this.d.wake(names)
+    this.waiting.get(slug)?.delete(name)
+    this.wakeWaiting(slug)
   }
 
   /** A pool pod changed (came free, became ready): the jobs waiting for one of its utility look again. */
   podChanged(pod: V1Pod): void {
     this.schedule()
     const slug = pod.metadata?.labels?.[LABELS.pool]
-    const waiting = slug ? this.waiting.get(slug) : undefined
+    if (slug) this.wakeWaiting(slug)
+  }
+
+  /** The jobs waiting for a pod of the utility look again (each asks anew, in its next pass). */
+  private wakeWaiting(slug: string): void {
+    const waiting = this.waiting.get(slug)
     if (!waiting?.size) return
     const names = [...waiting]
     waiting.clear()

@@ -1,6 +1,5 @@
-import { isJobErrorCode } from '../contract/error-codes.js'
-import type { PoolAssignment, PoolJobState, RunnerFailure } from '../contract/runner-protocol.js'
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './bounded-json.js'
+import { type PoolAssignment, type PoolJobState, runnerFailureOf } from '../contract/runner-protocol.js'
+import { JsonBoundError, parseBoundedJson } from './bounded-json.js'
 
 /**
  * Reading the two documents of pool mode's HTTP interface (POOL in contract/runner-protocol.ts):
@@ -11,12 +10,11 @@ const ID = /^[A-Za-z0-9_-]{1,64}$/
 
 /** The assignment in a request body, or what is wrong with it (pure; the body is size-bounded already). */
 export function parseAssignment(text: string): PoolAssignment | string {
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return 'the assignment nests too deep'
   let v: unknown
   try {
-    v = JSON.parse(text)
-  } catch {
-    return 'the assignment is not JSON'
+    v = parseBoundedJson(text)
+  } catch (err) {
+    return (err as JsonBoundError).bound === 'depth' ? 'the assignment nests too deep' : 'the assignment is not JSON'
   }
   const a = v as Partial<PoolAssignment> | null
   if (!a || typeof a !== 'object') return 'the assignment is not an object'
@@ -45,19 +43,14 @@ export function parseAssignment(text: string): PoolAssignment | string {
 
 /** The job's state as the runner reports it, or null when the text is not one (pure; for the operator). */
 export function parseJobState(text: string): PoolJobState | null {
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return null
+  let v: Partial<PoolJobState>
   try {
-    const v = JSON.parse(text) as Partial<PoolJobState>
-    if (typeof v?.jobId !== 'string' || !['running', 'succeeded', 'failed'].includes(v.state ?? '')) return null
-    const out: PoolJobState = { jobId: v.jobId, state: v.state! }
-    const f = v.failure as Partial<RunnerFailure> | undefined
-    if (v.state === 'failed') {
-      if (!f || !isJobErrorCode(f.code) || typeof f.message !== 'string') return null
-      out.failure = { code: f.code, message: f.message.slice(0, 2000) }
-      if (Number.isInteger(f.upstreamStatus)) out.failure.upstreamStatus = f.upstreamStatus
-    }
-    return out
+    v = parseBoundedJson(text) as Partial<PoolJobState>
   } catch {
     return null
   }
+  if (typeof v?.jobId !== 'string' || !['running', 'succeeded', 'failed'].includes(v.state ?? '')) return null
+  if (v.state !== 'failed') return { jobId: v.jobId, state: v.state! }
+  const failure = runnerFailureOf(v.failure)
+  return failure ? { jobId: v.jobId, state: 'failed', failure } : null
 }

@@ -201,7 +201,8 @@ export class PoolRunner {
         createdAtMs: Date.parse(a.createdAt),
         storage: {
           ...this.settings.base.storage,
-          ...a.credentials,
+          accessKey: a.credentials.accessKey,
+          secretKey: a.credentials.secretKey,
           sessionToken: a.credentials.sessionToken || undefined,
         },
       }
