@@ -12,6 +12,7 @@ export interface CreateOptions {
   utilities?: string
   rateLimit?: string
   expiresInDays?: string
+  owner?: string
 }
 
 type KeyResource = Awaited<ReturnType<ApiKeyAdmin['list']>>[number]
@@ -60,6 +61,17 @@ async function known<T>(id: string, action: () => Promise<T>): Promise<T> {
   }
 }
 
+/** An owner name as the ApiKey schema takes it: no spaces or colons, at most 200 characters. */
+function parseOwner(owner: string | undefined): string | undefined {
+  if (owner === undefined) return undefined
+  const name = owner.trim()
+  if (!/^[^\s:]{1,200}$/.test(name))
+    throw new UsageError(
+      '--owner must be 1 to 200 characters without spaces or colons (e.g. an e-mail or an application name)',
+    )
+  return name
+}
+
 export async function createKey(target: KubeTarget, o: CreateOptions, format: OutputFormat): Promise<string> {
   if (!o.name) throw new UsageError('keys create needs --name (where the key runs, e.g. --name laptop)')
   const expires = parsePositiveInt(o.expiresInDays, '--expires-in-days')
@@ -72,6 +84,7 @@ export async function createKey(target: KubeTarget, o: CreateOptions, format: Ou
       parsePositiveInt(o.rateLimit, '--rate-limit') ??
       parsePositiveInt(process.env.DUTIL_DEFAULT_RATE_LIMIT, 'DUTIL_DEFAULT_RATE_LIMIT'),
     expiresInDays: expires,
+    owner: parseOwner(o.owner),
   })
   return renderOne(
     format,
@@ -88,7 +101,7 @@ export async function listKeys(target: KubeTarget, format: OutputFormat): Promis
 
 export async function revokeKey(target: KubeTarget, id: string): Promise<string> {
   await known(id, () => admin(target).revoke(id))
-  return `API key ${id} revoked.`
+  return `API key ${id} revoked. Its queued jobs are cancelled; those already running finish.`
 }
 
 export async function signingSecret(

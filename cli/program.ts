@@ -46,7 +46,7 @@ Commands at a glance:
   run UTILITY (--url URL ... | --input JSON | --input-file FILE) [--metadata JSON] [--wait] [--out DIR] [--timeout S] [-o FORMAT]
   jobs list [--utility U] [--status S] [--limit N] [-o table|wide|json|yaml]
   jobs get|wait|cancel JOB_ID [-o FORMAT]
-  keys create --name NAME [--utilities a,b] [--rate-limit N] [--expires-in-days 30|90|365] [-o json|yaml]
+  keys create --name NAME [--utilities a,b] [--rate-limit N] [--owner NAME] [--expires-in-days 30|90|365] [-o json|yaml]
   keys list | revoke KEY_ID | rotate-secret KEY_ID | reveal-secret KEY_ID
   admin create --email EMAIL [--url URL]    a one-time sign-in link for a console admin (the first admin is made this way)
   callbacks redeliver JOB_ID                sends a finished job's callback again (same webhook-id)
@@ -152,6 +152,10 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
         .requiredOption('--name <name>', 'where the key runs, e.g. laptop')
         .option('--utilities <list>', 'comma-separated utilities the key may call (default: all)')
         .option('--rate-limit <n>', 'requests per minute (default DUTIL_DEFAULT_RATE_LIMIT, else 600)')
+        .option(
+          '--owner <name>',
+          "whom its jobs count against for fair shares and queued ceilings, with the owner's other keys (a person's e-mail, or an application's name; default: the key alone)",
+        )
         .addOption(
           new Option('--expires-in-days <days>', 'lifetime (default: never)').choices(EXPIRY_CHOICES).argParser((v) => {
             if (!EXPIRY_CHOICES.includes(v))
@@ -166,9 +170,9 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
   withOutput(withKube(keys.command('list').description('every key, revoked ones last'))).action(async (o) =>
     done(await listKeys(kube(o), formatOf(o))),
   )
-  withKube(keys.command('revoke').description('revoke a key at once').argument('<key-id>')).action(
-    async (id: string, o: KubeFlags) => done(await revokeKey(kube(o), id)),
-  )
+  withKube(
+    keys.command('revoke').description('revoke a key at once (its queued jobs are cancelled)').argument('<key-id>'),
+  ).action(async (id: string, o: KubeFlags) => done(await revokeKey(kube(o), id)))
   withOutput(
     withKube(
       keys

@@ -87,6 +87,7 @@ function crd(
 /** UtilityJob spec fields beside the always-present ones that never change once the job exists. */
 const UNCHANGEABLE_WHEN_SET = [
   'apiKeyName',
+  'owner',
   'source',
   'userEmail',
   'metadata',

@@ -36,6 +36,13 @@ export const UtilityJobSpecSchema = Type.Object({
     }),
   ),
   userEmail: Type.Optional(Type.String({ description: 'The console user who ran it from the playground.' })),
+  owner: Type.Optional(
+    Type.String({
+      maxLength: 300,
+      description:
+        "Whose job it is for fair shares and queued ceilings: owner:<name> (a person, by e-mail, or an owner the key names) or key:<keyId> (a key of its own). Absent on jobs accepted before owners: the key's, or the playground person's.",
+    }),
+  ),
   createdAt: Type.String({ description: 'Accept time, ISO-8601 with milliseconds.' }),
   inputKey: Type.String({ description: 'Storage key of the input document written by the gateway.' }),
   metadata: Nullable(FreeObject()),
@@ -221,6 +228,15 @@ export const ApiKeySpecSchema = Type.Object({
       { userId: Type.String(), email: Type.String() },
       { description: 'The console user who created the key; absent for keys made with the CLI.' },
     ),
+  ),
+  owner: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^[^\\s:]+$',
+      description:
+        "Who the key's jobs count against (fair shares and queued ceilings), with the other keys and playground runs of the same owner; a person is named by their e-mail. Absent: the console user who created the key, else the key alone.",
+    }),
   ),
 })
 export type ApiKeySpec = Static<typeof ApiKeySpecSchema>

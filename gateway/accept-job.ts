@@ -43,11 +43,14 @@ export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: un
     }
   })
   if (accepted.kind === 'over_ceiling') {
-    const message =
-      accepted.scope === 'key'
-        ? `This API key already has ${accepted.queued} jobs waiting to start, the most it may have queued; send more once some have started.`
-        : 'The service has as many jobs waiting to start as it takes; send this one again shortly.'
-    throw new ApiError('rate_limited', message, undefined, { 'Retry-After': accepted.scope === 'key' ? '5' : '10' })
+    const message = {
+      key: `This API key already has ${accepted.queued} jobs waiting to start, the most it may have queued; send more once some have started.`,
+      owner: `Your keys and playground runs together already have ${accepted.queued} jobs waiting to start, the most one owner may have queued; send more once some have started.`,
+      platform: 'The service has as many jobs waiting to start as it takes; send this one again shortly.',
+    }[accepted.scope]
+    throw new ApiError('rate_limited', message, undefined, {
+      'Retry-After': accepted.scope === 'platform' ? '10' : '5',
+    })
   }
   if (accepted.kind === 'existing') {
     const holder = await d.reader.find(accepted.jobId)

@@ -10,7 +10,7 @@ import { errorMiddleware } from './error-middleware.js'
 import type { KeyRegistry } from './key-registry.js'
 import type { KeyUsage } from './key-usage.js'
 import { rateLimit, type RateLimiter } from './rate-limit.js'
-import { requestId } from './request-id.js'
+import { requestId, requestLogFields } from './request-id.js'
 import { type RequestTraces, traceRequests } from './trace-requests.js'
 import { exemplarOf } from '../platform/metrics-exposition.js'
 import { spanFields } from '../platform/tracing.js'
@@ -31,6 +31,8 @@ export interface AppDeps extends RouteDeps {
   trustedProxies?: AllowedNetworks
   /** The trace of each request in flight, for its log lines (gateway/trace-requests.ts). */
   requestTraces?: RequestTraces
+  /** Peers whose traceparent keeps its sampling decision. */
+  trustedTraceParents?: AllowedNetworks
 }
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
@@ -55,7 +57,7 @@ function observeRequests(deps: AppDeps, routeOf: (ctx: Context) => string) {
       if (!OPERATIONAL_PATHS.has(ctx.path)) {
         deps.log.info(
           {
-            requestId: ctx.state.requestId,
+            ...requestLogFields(ctx),
             ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}),
             method: ctx.method,
             route,
@@ -88,10 +90,10 @@ export function createApp(deps: AppDeps): Koa {
   }
   app.use(trustForwardedHeadersFrom(deps.trustedProxies))
   // The request's span covers everything after it, the access log line included.
-  app.use(traceRequests(routeOf, deps.requestTraces))
+  app.use(traceRequests(routeOf, deps.requestTraces, deps.trustedTraceParents))
   // Outermost after it, so metrics and the access log see the status the error mapping chose.
   app.use(observeRequests(deps, routeOf))
-  app.use(errorMiddleware(deps.log))
+  app.use(errorMiddleware(deps.log, routeOf))
   app.use(requestId)
   // From here every line logged with the request id carries the request's trace.
   if (deps.requestTraces) app.use(deps.requestTraces.track)

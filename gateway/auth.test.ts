@@ -63,7 +63,12 @@ describe('checkKeyUsable', () => {
       objectName: 'key-object',
       utilities: ['split-pdf'],
       rateLimitPerMinute: 60,
+      owner: 'key:key_01ABC',
     })
+    // A key made in the console counts with its creator; one that names an owner, with that owner.
+    const byAna = keyResource(value, { createdBy: { userId: 'u1', email: 'ana@example.com' } })
+    expect(checkKeyUsable(byAna, NOW).owner).toBe('owner:ana@example.com')
+    expect(checkKeyUsable(keyResource(value, { owner: 'billing' }), NOW).owner).toBe('owner:billing')
   })
 
   it('refuses a revoked key and a key at or past its expiry with 401 invalid_token', () => {

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa'
 import { hashApiKey, KEY_PATTERN } from '../contract/api-keys.js'
 import type { ApiKeyResource } from '../contract/crd-schemas.js'
+import { keyOwner } from '../contract/owners.js'
 import { parseTime } from '../contract/time.js'
 import { ApiError } from './api-error.js'
 import type { KeyRegistry } from './key-registry.js'
@@ -12,6 +13,8 @@ export interface AuthenticatedKey {
   objectName: string
   utilities: string[]
   rateLimitPerMinute: number
+  /** Whom its jobs count against (contract/owners.ts). */
+  owner: string
 }
 
 const challenge = (error?: string) => ({ 'WWW-Authenticate': error ? `Bearer error="${error}"` : 'Bearer' })
@@ -29,6 +32,7 @@ export function checkKeyUsable(key: ApiKeyResource, now: number): AuthenticatedK
     objectName: key.metadata.name,
     utilities: key.spec.utilities,
     rateLimitPerMinute: key.spec.rateLimitPerMinute,
+    owner: keyOwner(key.spec),
   }
 }
 

@@ -64,6 +64,10 @@ export const GATEWAY_SETTINGS = Type.Object({
     'Jobs (sync or async) the whole platform may have waiting (queued); more answer 429',
     { default: 20_000, minimum: 1, maximum: 10_000_000 },
   ),
+  DUTIL_MAX_QUEUED_SHARE_PER_OWNER: Setting.number(
+    "The share of DUTIL_MAX_QUEUED_JOBS one owner (a person's keys and playground runs together, or a key of its own) may have waiting; more answer 429",
+    { default: 0.1, minimum: 0.001, maximum: 1 },
+  ),
   DUTIL_FILES_PORT: Setting.optional(
     Setting.integer(
       'Port of the files host: download links presigned for it (DUTIL_S3_PUBLIC_ENDPOINT) are passed to storage with a CSP sandbox and nosniff on every answer; off when unset',
@@ -76,6 +80,11 @@ export const GATEWAY_SETTINGS = Type.Object({
   DUTIL_TRUSTED_PROXIES: Setting.optional(
     Setting.string(
       'Comma-separated CIDRs of the proxies (ingress controller) whose X-Forwarded-For, -Proto and -Host are believed; from anyone else they are ignored',
+    ),
+  ),
+  DUTIL_TRACING_TRUSTED_PARENTS: Setting.optional(
+    Setting.string(
+      "Comma-separated CIDRs of the peers (a proxy that starts traces) whose traceparent's sampling decision is kept; every other caller's sampled trace meets DUTIL_TRACING_SAMPLE_RATIO",
     ),
   ),
   DUTIL_KEY_LOOKUPS_PER_SECOND: Setting.number(
@@ -110,12 +119,15 @@ export interface GatewayConfig {
   filesPort?: number
   /** Proxies whose forwarding headers are believed (none: the peer is the client). */
   trustedProxies: AllowedNetworks | undefined
+  /** Peers whose traces keep their sampling decision (none: the ratio applies to every caller's). */
+  trustedTraceParents: AllowedNetworks | undefined
   /** Slow-client bounds: headers, whole request, idle keep-alive. */
   timeouts: { headersMs: number; requestMs: number; keepAliveMs: number }
   /** Budget of API-server look-ups for unknown key hashes (new keys the watch has not delivered). */
   keyLookupsPerSecond: number
-  /** Back-pressure: queued jobs one API key may have, and the whole platform. */
+  /** Back-pressure: queued jobs one API key may have, one owner, and the whole platform. */
   maxQueuedJobsPerKey: number
+  maxQueuedJobsPerOwner: number
   maxQueuedJobs: number
   /** Log level and tracing (docs/observability.md). */
   observability: ObservabilityConfig
@@ -145,6 +157,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     retentionDays: s.DUTIL_RETENTION_DAYS,
     testHooks: s.DUTIL_TEST_HOOKS,
     trustedProxies: stopOnBad(() => cidrSetting('DUTIL_TRUSTED_PROXIES', s.DUTIL_TRUSTED_PROXIES)),
+    trustedTraceParents: stopOnBad(() => cidrSetting('DUTIL_TRACING_TRUSTED_PARENTS', s.DUTIL_TRACING_TRUSTED_PARENTS)),
     filesPort: s.DUTIL_FILES_PORT,
     timeouts: {
       headersMs: Math.min(s.DUTIL_HEADERS_TIMEOUT_SECONDS, s.DUTIL_REQUEST_TIMEOUT_SECONDS) * 1000,
@@ -153,6 +166,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     },
     keyLookupsPerSecond: s.DUTIL_KEY_LOOKUPS_PER_SECOND,
     maxQueuedJobsPerKey: s.DUTIL_MAX_QUEUED_JOBS_PER_KEY,
+    maxQueuedJobsPerOwner: Math.max(1, Math.floor(s.DUTIL_MAX_QUEUED_JOBS * s.DUTIL_MAX_QUEUED_SHARE_PER_OWNER + 1e-9)),
     maxQueuedJobs: s.DUTIL_MAX_QUEUED_JOBS,
     observability: observabilityConfig(s, 'gateway'),
   }

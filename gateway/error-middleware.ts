@@ -1,3 +1,4 @@
+import { requestLogFields } from './request-id.js'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import { DatabaseUnavailableError } from '../platform/db/database.js'
@@ -11,7 +12,11 @@ export function errorEnvelope(code: string, message: string, extra: Record<strin
 }
 
 /** Maps every error to the error envelope (docs/api.md); unexpected ones are logged with the request id. */
-export function errorMiddleware(log: Logger) {
+/**
+ * `routeOf` names the route pattern a request matched: logged instead of its path, which may
+ * hold a token (an invite link's).
+ */
+export function errorMiddleware(log: Logger, routeOf: (ctx: Context) => string = () => 'unmatched') {
   return async (ctx: Context, next: Next) => {
     try {
       await next()
@@ -19,7 +24,7 @@ export function errorMiddleware(log: Logger) {
         throw new ApiError('not_found', `No route ${ctx.method} ${ctx.path}.`)
       }
     } catch (err) {
-      const requestId = ctx.state.requestId as string
+      const { requestId, requestRef } = requestLogFields(ctx)
       if (err instanceof ApiError) {
         ctx.status = err.status
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v)
@@ -32,6 +37,7 @@ export function errorMiddleware(log: Logger) {
           log.warn(
             {
               requestId,
+              requestRef,
               ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}),
               code: err.code,
               message: err.message,
@@ -43,9 +49,10 @@ export function errorMiddleware(log: Logger) {
       }
       const where = {
         requestId,
+        requestRef,
         ...(ctx.state.jobId ? { jobId: ctx.state.jobId } : {}),
         method: ctx.method,
-        path: ctx.path,
+        route: routeOf(ctx),
       }
       if (err instanceof DatabaseUnavailableError) {
         // Nothing was accepted (a job exists only once its row is committed): safe to retry.

@@ -10,6 +10,7 @@ import {
   listJobs,
   type AcceptOutcome,
   type JobListQuery,
+  type QueuedCeilings,
 } from '../platform/db/jobs-table.js'
 import type { CallbackAttemptEntry } from '../contract/crd-schemas.js'
 import type { JobReader } from './job-reader.js'
@@ -22,19 +23,16 @@ export class JobRecords {
   constructor(
     readonly db: Database,
     private readonly reader: Pick<JobReader, 'find'>,
-    private readonly limits: { maxQueuedPerKey?: number; maxQueuedTotal?: number } = {},
+    private readonly limits: QueuedCeilings = {},
   ) {}
 
   /**
    * Writes the accepted job's row (with its Idempotency-Key) before the UtilityJob exists; a job
-   * is refused (over_ceiling) when its API key, or the whole platform, already has its most
-   * queued jobs. `beforeCommit` runs once the job is sure to be accepted (insertAccepted).
+   * is refused (over_ceiling) when its API key, its owner or the whole platform already has its
+   * most queued jobs. `beforeCommit` runs once the job is sure to be accepted (insertAccepted).
    */
   accept(uj: UtilityJobResource, beforeCommit?: () => Promise<void>): Promise<AcceptOutcome> {
-    const maxQueuedPerKey = uj.spec.apiKeyId ? this.limits.maxQueuedPerKey : undefined
-    return guarded(() =>
-      insertAccepted(this.db, uj, { maxQueuedPerKey, maxQueuedTotal: this.limits.maxQueuedTotal, beforeCommit }),
-    )
+    return guarded(() => insertAccepted(this.db, uj, { ...this.limits, beforeCommit }))
   }
 
   /** Records that the job could not be handed to the cluster, so it never stays queued. */

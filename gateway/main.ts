@@ -33,7 +33,8 @@ const log = pino({ base: { component: 'gateway' }, mixin: requestTraces.logField
 const config = loadOrExit(log, () => loadGatewayConfig())
 log.level = config.observability.logLevel
 // No async context: each request's trace travels in its Koa state (docs/adr/0025).
-const stopTracing = await startTracing(config.observability.tracing, { asyncContext: false })
+// Callers' sampled traces meet the ratio too, but those of DUTIL_TRACING_TRUSTED_PARENTS.
+const stopTracing = await startTracing(config.observability.tracing, { asyncContext: false, trustRemoteParents: false })
 const consoleConfig = loadOrExit(log, () => loadConsoleConfig(process.env, `http://${config.host}:${config.port}`))
 // In-flight requests get 10 s after SIGTERM: sync waits end with 202 + Location, long-polls with the job as it is.
 const program = new Program({ name: 'gateway', log, drainMs: 10_000 })
@@ -55,6 +56,7 @@ const reader = new JobReader(db, jobs)
 const waiters = new JobWaiters(reader)
 const records = new JobRecords(db, reader, {
   maxQueuedPerKey: config.maxQueuedJobsPerKey,
+  maxQueuedPerOwner: config.maxQueuedJobsPerOwner,
   maxQueuedTotal: config.maxQueuedJobs,
 })
 const jobChanges = watchJobChanges(kc, custom, ns, log, waiters)
@@ -103,6 +105,7 @@ const app = createApp({
   testHooks: config.testHooks,
   trustedProxies: config.trustedProxies,
   requestTraces,
+  trustedTraceParents: config.trustedTraceParents,
   shutdown: program.signal,
   isReady: () => program.ready(),
 })

@@ -1,3 +1,4 @@
+import { requestLogFields, type RequestLogFields } from './request-id.js'
 import type { Redis } from 'ioredis'
 import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
@@ -26,7 +27,7 @@ export class RateLimiter {
   }
 
   /** Counts one request in a fixed window (one minute unless told); null when Redis cannot be reached. */
-  async hit(keyId: string, now: number, requestId?: string, windowMs = WINDOW_MS): Promise<WindowCount | null> {
+  async hit(keyId: string, now: number, request?: RequestLogFields, windowMs = WINDOW_MS): Promise<WindowCount | null> {
     const windowStart = now - (now % windowMs)
     try {
       const count = (await (
@@ -34,10 +35,7 @@ export class RateLimiter {
       ).dutilCount(`rl:${keyId}:${windowStart}`, windowMs + 1000)) as number
       return { count, resetMs: windowStart + windowMs - now }
     } catch (err) {
-      this.log.warn(
-        { err: (err as Error).message, ...(requestId ? { requestId } : {}) },
-        'rate limiter unavailable, request allowed',
-      )
+      this.log.warn({ err: (err as Error).message, ...request }, 'rate limiter unavailable, request allowed')
       return null
     }
   }
@@ -50,7 +48,7 @@ export class RateLimiter {
 export function rateLimit(limiter: RateLimiter) {
   return async (ctx: Context, next: Next) => {
     const key = ctx.state.key as AuthenticatedKey
-    const result = await limiter.hit(key.id, Date.now(), ctx.state.requestId as string | undefined)
+    const result = await limiter.hit(key.id, Date.now(), requestLogFields(ctx))
     ctx.set('RateLimit-Limit', String(key.rateLimitPerMinute))
     if (result) {
       const resetSeconds = Math.max(1, Math.ceil(result.resetMs / 1000))

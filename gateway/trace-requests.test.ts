@@ -8,7 +8,7 @@ import Koa from 'koa'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { traceparentOf } from '../platform/tracing.js'
-import { requestId } from './request-id.js'
+import { requestId, requestLogFields } from './request-id.js'
 import { RequestTraces, traceRequests } from './trace-requests.js'
 
 const exporter = new InMemorySpanExporter()
@@ -28,8 +28,9 @@ beforeAll(async () => {
   app.use(requestId)
   app.use(traces.track)
   app.use(async (ctx) => {
-    log.info({ requestId: ctx.state.requestId, step: 1 }, 'inside')
-    log.info({ requestId: ctx.state.requestId }, 'later')
+    log.info({ ...requestLogFields(ctx), step: 1 }, 'inside')
+    if (ctx.query.pause) await new Promise((r) => setTimeout(r, Number(ctx.query.pause)))
+    log.info({ ...requestLogFields(ctx), path: ctx.path }, 'later')
     handedOn = traceparentOf(ctx.state.traceContext)
     ctx.status = 204
   })
@@ -62,6 +63,25 @@ describe('a traced request without an async context', () => {
     expect(later).toMatchObject({ trace_id: traceId, span_id: spanId })
     expect(later).not.toHaveProperty('step')
     // Done: the request's trace is forgotten, and a line naming it no longer carries it.
-    expect(traces.logFields({ requestId: 'req-1' })).toEqual({})
+    expect(traces.logFields({ requestRef: later!.requestRef })).toEqual({})
+    // The span names the route pattern, never the path (which may hold a token).
+    expect(span.attributes).not.toHaveProperty('url.path')
+  })
+
+  it('keeps apart the lines of two requests in flight with one X-Request-Id', async () => {
+    exporter.reset()
+    lines.length = 0
+    const send = (pause: number) =>
+      fetch(`${base}/work?pause=${pause}`, { headers: { 'x-request-id': 'same-id' } }).then((r) => r.status)
+    expect(await Promise.all([send(150), send(50)])).toEqual([204, 204])
+    const spans = exporter.getFinishedSpans()
+    expect(spans).toHaveLength(2)
+    const later = lines.filter((l) => l.msg === 'later')
+    expect(later).toHaveLength(2)
+    expect(later.every((l) => l.requestId === 'same-id')).toBe(true)
+    expect(new Set(later.map((l) => l.requestRef)).size).toBe(2)
+    // Each line carries the trace of its own request: the two traces, one line each.
+    const traceIds = new Set(spans.map((s) => s.spanContext().traceId))
+    expect(new Set(later.map((l) => l.trace_id))).toEqual(traceIds)
   })
 })

@@ -7,13 +7,16 @@ import {
   spanFields,
   trace,
   tracer,
+  TRUSTED_PARENT_ATTRIBUTE,
 } from '../platform/tracing.js'
+import type { AllowedNetworks } from '../contract/address-policy.js'
 
 const UNTRACED = new Set(['/healthz', '/readyz', '/metrics'])
 
 /**
- * The trace ids of the requests in flight, by request id: the gateway's pino mixin adds them to
- * every line logged with a `requestId`, so its lines join the request's trace without an async
+ * The trace ids of the requests in flight, by the gateway's own request id (`requestRef`, never
+ * the caller's X-Request-Id, which two requests may share): the gateway's pino mixin adds them to
+ * every line logged with a `requestRef`, so its lines join the request's trace without an async
  * context (docs/adr/0025: the gateway runs without one, which cost ~10 % of its throughput).
  */
 export class RequestTraces {
@@ -21,7 +24,7 @@ export class RequestTraces {
 
   /** pino's mixin: the trace of the request a line names (a new object: pino merges into it). */
   readonly logFields = (line: object): object => {
-    const id = (line as { requestId?: unknown }).requestId
+    const id = (line as { requestRef?: unknown }).requestRef
     const fields = typeof id === 'string' ? this.inFlight.get(id) : undefined
     return fields ? { trace_id: fields.trace_id, span_id: fields.span_id } : {}
   }
@@ -29,14 +32,14 @@ export class RequestTraces {
   /** Middleware after the request id is set: the request's trace joins its lines from there on. */
   readonly track = async (ctx: Context, next: Next): Promise<void> => {
     const fields = spanFields(ctx.state.traceContext as TraceContext | undefined)
-    if (fields.trace_id && typeof ctx.state.requestId === 'string')
-      this.inFlight.set(ctx.state.requestId, fields as { trace_id: string; span_id: string })
+    if (fields.trace_id && typeof ctx.state.requestRef === 'string')
+      this.inFlight.set(ctx.state.requestRef, fields as { trace_id: string; span_id: string })
     await next()
   }
 
   /** Called once the request's last line is written (its access log line included). */
-  end(requestId: unknown): void {
-    if (typeof requestId === 'string') this.inFlight.delete(requestId)
+  end(requestRef: unknown): void {
+    if (typeof requestRef === 'string') this.inFlight.delete(requestRef)
   }
 }
 
@@ -46,14 +49,24 @@ export class RequestTraces {
  * creates stores it (docs/observability.md). A no-op span when tracing is off. The outermost
  * middleware but one: its span ends after the access log line is written.
  */
-export function traceRequests(routeOf: (ctx: Context) => string, traces?: RequestTraces) {
+export function traceRequests(
+  routeOf: (ctx: Context) => string,
+  traces?: RequestTraces,
+  trustedParents?: AllowedNetworks,
+) {
   return async (ctx: Context, next: Next) => {
     if (UNTRACED.has(ctx.path)) return next()
     const given = ctx.headers.traceparent
     const parent = contextOf(typeof given === 'string' ? given : undefined)
+    // A caller's sampled trace meets the sample ratio unless it comes from a trusted peer.
+    const trusted = Boolean(given && trustedParents?.contains(ctx.req.socket.remoteAddress ?? ''))
+    // No `url.path`: a path may hold a token (an invite link's); the span names its route pattern.
     const span = tracer().startSpan(
       ctx.method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': ctx.method, ...(trusted ? { [TRUSTED_PARENT_ATTRIBUTE]: true } : {}) },
+      },
       parent,
     )
     ctx.state.traceContext = trace.setSpan(parent, span)
@@ -74,7 +87,7 @@ export function traceRequests(routeOf: (ctx: Context) => string, traces?: Reques
       if (ctx.status >= 500) failSpan(span, typeof code === 'string' ? code : 'internal')
       else if (ctx.status >= 400 && typeof code === 'string') span.setAttribute('dutil.error.code', code)
       span.end()
-      traces?.end(requestId)
+      traces?.end(ctx.state.requestRef)
     }
   }
 }

@@ -1,6 +1,7 @@
 import { ANNOTATIONS, API_GROUP_VERSION, JOB_RECORD_FINALIZER, LABELS, MANAGED_BY } from '../contract/api-group.js'
 import type { UtilityJobResource, UtilityJobSpec } from '../contract/crd-schemas.js'
 import { objectNameOf } from '../contract/ids.js'
+import { namedOwner } from '../contract/owners.js'
 import { inputObjectKey } from '../contract/runner-protocol.js'
 import { isoMs } from '../contract/time.js'
 
@@ -12,7 +13,7 @@ export interface RunRequest {
 }
 
 /** Whom a job is run for: an API key, or a person in the console's playground (no key). */
-export type JobOwner = { kind: 'key'; id: string; name: string } | { kind: 'playground'; email: string }
+export type JobOwner = { kind: 'key'; id: string; name: string; owner: string } | { kind: 'playground'; email: string }
 
 export interface NewJob {
   jobId: string
@@ -32,8 +33,14 @@ export interface NewJob {
 export function newJobSpec(j: NewJob): UtilityJobSpec {
   const owner =
     j.owner.kind === 'key'
-      ? { apiKeyId: j.owner.id, apiKeyName: j.owner.name }
-      : { apiKeyId: '', apiKeyName: '', source: 'playground' as const, userEmail: j.owner.email }
+      ? { apiKeyId: j.owner.id, apiKeyName: j.owner.name, owner: j.owner.owner }
+      : {
+          apiKeyId: '',
+          apiKeyName: '',
+          source: 'playground' as const,
+          userEmail: j.owner.email,
+          owner: namedOwner(j.owner.email),
+        }
   return {
     jobId: j.jobId,
     utility: j.utility,

@@ -109,7 +109,7 @@ describe('planAdmissions', () => {
     expect(names(planAdmissions(q, (u) => (u === 'html-pdf' ? 1 : 8))).sort()).toEqual(['h1', 'p1'])
   })
 
-  it('names tenants by key, or by person for playground runs', () => {
+  it('names isolation tenants by key, or by person for playground runs', () => {
     expect(tenantOf({ apiKeyId: 'key_1' })).toBe('key:key_1')
     expect(tenantOf({ apiKeyId: '', source: 'playground', userEmail: 'a@example.com' })).toBe(
       'playground:a@example.com',
@@ -183,6 +183,42 @@ describe('Admission', () => {
     expect(enqueued).toEqual(['a1', 'b1', 'a3'])
     expect(admission.mayStart(jobs[1])).toBe(false)
     expect(admission.mayStart(uj('s', 'A', 9, { mode: 'sync' }))).toBe(false)
+  })
+
+  it("counts shares per owner: one person's two keys and playground take one share, another owner the other", () => {
+    const ana = { owner: 'owner:ana@example.com' }
+    const jobs = [
+      ...[1, 2, 3].map((i) => uj(`k1-${i}`, 'key_1', i, ana)),
+      ...[4, 5, 6].map((i) => uj(`k2-${i}`, 'key_2', i, ana)),
+      ...[7, 8].map((i) =>
+        uj(`pg-${i}`, '', i, { source: 'playground', userEmail: 'ana@example.com', owner: 'owner:ana@example.com' }),
+      ),
+      ...[9, 10, 11].map((i) => uj(`b-${i}`, 'key_3', i)),
+    ]
+    const admission = new Admission({
+      limitOf: limit(4),
+      share: 0.5,
+      list: () => jobs,
+      hasJob: () => false,
+      enqueue: () => {},
+      log: pino({ level: 'silent' }),
+    })
+    const admitted = names(admission.pass())
+    expect(admitted.filter((n) => !n.startsWith('b-'))).toHaveLength(2)
+    expect(admitted.filter((n) => n.startsWith('b-'))).toEqual(['b-9', 'b-10'])
+  })
+
+  it("never admits a revoked key's queued jobs", () => {
+    const jobs = [uj('r1', 'key_r', 1), uj('r2', 'key_r', 2), uj('o1', 'key_o', 3)]
+    const admission = new Admission({
+      limitOf: limit(4),
+      keyRevoked: (id) => id === 'key_r',
+      list: () => jobs,
+      hasJob: () => false,
+      enqueue: () => {},
+      log: pino({ level: 'silent' }),
+    })
+    expect(names(admission.pass())).toEqual(['o1'])
   })
 
   it('keeps the slot of a job that finished from its stored result until its pod shows the runner exited', () => {

@@ -1,14 +1,21 @@
 import type { Logger } from 'pino'
 import type { UtilityJobResource, UtilityJobSpec } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal } from '../contract/job-view.js'
+import { ownerOfJob } from '../contract/owners.js'
+import { cancelWanted } from './next-status.js'
 
 /**
  * Admission: how many jobs of each utility run at once, and which queued job goes next
  * (docs/adr/0013-admission-and-fair-share.md). Every job, sync or async, stays `queued` with no
- * batch Job and no Pod until admitted; no tenant holds more than its share of a utility's slots.
+ * batch Job and no Pod until admitted; no owner (a person's keys and playground runs together, or
+ * a key of its own: contract/owners.ts) holds more than its share of a utility's slots. In this
+ * module a "tenant" is such an owner.
  */
 
-/** Whose turn it is measured per tenant: an API key, or one person's console playground. */
+/**
+ * The isolation tenant of a job: an API key, or one person's console playground (a pool pod's
+ * warm browser serves one). Turns and shares are counted per owner instead (`ownerOfJob`).
+ */
 export function tenantOf(spec: Pick<UtilityJobSpec, 'apiKeyId' | 'userEmail' | 'source'>): string {
   if (spec.apiKeyId) return `key:${spec.apiKeyId}`
   return `playground:${spec.userEmail ?? ''}`
@@ -114,6 +121,8 @@ export interface AdmissionOptions {
   runnerWorking?: (uj: UtilityJobResource) => boolean
   /** Names of the UtilityJobs whose runner pod the scheduler could not place yet (read once a pass). */
   waitingForNode?: () => ReadonlySet<string>
+  /** Whether an API key is revoked (its queued jobs are cancelled, never admitted). */
+  keyRevoked?: (apiKeyId: string) => boolean
   /** Hands an admitted job to the reconciler. */
   enqueue: (name: string) => void
   log: Logger
@@ -221,11 +230,11 @@ export class Admission {
       views.push({
         name,
         utility: uj.spec.utility,
-        tenant: tenantOf(uj.spec),
+        tenant: ownerOfJob(uj.spec),
         createdAtMs: Date.parse(uj.spec.createdAt),
         mode: uj.spec.mode,
         holdsSlot,
-        cancelRequested: !isTerminal(uj) && Boolean(uj.spec.cancelRequested),
+        cancelRequested: !isTerminal(uj) && cancelWanted(uj, this.o.keyRevoked),
         waitingForNode: holdsSlot && unplaced.has(name),
       })
       const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }

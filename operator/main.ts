@@ -10,6 +10,8 @@ import { storageClient } from '../platform/storage-client.js'
 import { startTracing, traceLogFields } from '../platform/tracing.js'
 import { loadOrExit } from '../contract/settings.js'
 import { catalog } from '../runners/catalog.js'
+import { objectNameOf } from '../contract/ids.js'
+import { isTerminal } from '../contract/job-view.js'
 import { loadOperatorConfig } from './config.js'
 import { stsCredentialIssuer } from './runner-credentials.js'
 import { LeaderElector } from './leader-election.js'
@@ -18,7 +20,7 @@ import { addLeaderWork } from './leader-work.js'
 import { prepareStores } from './prepare-stores.js'
 import { JobRecordUpkeep } from './job-record-upkeep.js'
 import { RetentionSweeper } from './retention.js'
-import { keyRevoked, SigningSecretSweeper } from './signing-secret-sweep.js'
+import { keyRevoked as keyRevokedInApi, SigningSecretSweeper } from './signing-secret-sweep.js'
 import { observeFinished, operatorMetrics } from './metrics.js'
 import { Admission } from './admission.js'
 import { jobNameFor } from './desired-job.js'
@@ -74,6 +76,13 @@ const queueOwner = (obj: Parameters<typeof ownerOf>[0]) => {
   if (name) queue.add(name)
 }
 caches.jobs.on((_ev, job) => queueOwner(job))
+// A revoked key's unfinished jobs look again: those still queued are cancelled.
+const keyRevoked = (apiKeyId: string) => Boolean(caches.apiKeys.cache.get(objectNameOf(apiKeyId), ns)?.spec.revokedAt)
+caches.apiKeys.on((_ev, key) => {
+  if (!key.spec.revokedAt) return
+  for (const uj of caches.utilityJobs.cache.list(ns))
+    if (uj.spec.apiKeyId === key.spec.keyId && !isTerminal(uj)) queue.add(uj.metadata.name)
+})
 const podsByOwner = new PodsByOwner()
 const podsOf = (name: string) => podsByOwner.of(name, caches.pods.cache, ns)
 caches.pods.on((ev, pod) => {
@@ -101,7 +110,7 @@ const callbacks = new CallbackController({
   utilityJobs: caches.utilityJobs.cache,
   custom,
   secrets: new KubeSigningSecrets(core, ns, config.callbacks.signingSecretsName, (apiKeyId) =>
-    keyRevoked(custom, ns, apiKeyId),
+    keyRevokedInApi(custom, ns, apiKeyId),
   ),
   view: (uj) => fileLinks.view(uj),
   send: (msg) => deliverCallback(msg, { ...config.callbacks.destinations, timeoutMs: callbackSchedule.timeoutMs }),
@@ -131,6 +140,7 @@ const admission = new Admission({
   // A pooled utility runs as many jobs at once as its pool has pods.
   limitOf: (utility) => config.runner.pools?.[utility]?.size ?? config.utilityConcurrency[utility] ?? 1,
   share: config.keyShare,
+  keyRevoked,
   list: () => caches.utilityJobs.cache.list(ns),
   hasJob: (uj) => Boolean(caches.jobs.cache.get(jobNameFor(uj), ns)) || pools.holds(uj),
   runnerWorking: (uj) => podsOf(uj.metadata.name).some(runnerAtWork),
@@ -196,6 +206,7 @@ const reconciler = new UtilityJobReconciler({
   imagePullGraceMs: config.imagePullGraceMs,
   pools,
   podsOf,
+  keyRevoked,
   onFinished: (uj, status) => {
     admission.schedule()
     observeFinished(metrics, uj, status)
@@ -220,6 +231,7 @@ const signingSweep = new SigningSecretSweeper({
   namespace: ns,
   secretName: config.callbacks.signingSecretsName,
   utilityJobs: caches.utilityJobs.cache,
+  retentionMs: config.retention.retentionMs,
   log: log.child({ controller: 'signing-secrets' }),
 })
 
@@ -227,6 +239,7 @@ program
   .cache('utilityjobs', caches.utilityJobs)
   .cache('jobs', caches.jobs)
   .cache('pods', caches.pods)
+  .cache('apikeys', caches.apiKeys)
   .check('storage', () => storage.bucketExists(config.storage.bucket).then(() => null))
   .check('database', () => db.query('SELECT 1').then(() => null))
 addLeaderWork(program, {

@@ -139,6 +139,17 @@ export function progressUpdate(current: JobProgress | undefined, report: unknown
   return progressOf(done, total, unit, at)
 }
 
+/**
+ * Whether a job that has not started is to be cancelled: its client asked, or its API key was
+ * revoked (a revoked key's queued jobs never run; those already running finish).
+ */
+export function cancelWanted(
+  uj: Pick<UtilityJobResource, 'spec'>,
+  keyRevoked: (apiKeyId: string) => boolean = () => false,
+): boolean {
+  return Boolean(uj.spec.cancelRequested) || (uj.spec.apiKeyId !== '' && keyRevoked(uj.spec.apiKeyId))
+}
+
 export function cancelledStatus(uj: UtilityJobResource, now: number): UtilityJobStatus {
   const created = parseTime(uj.spec.createdAt)!
   const finished = Math.max(now, created)

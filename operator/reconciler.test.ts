@@ -65,6 +65,7 @@ function world(opts: {
   held?: boolean
   storage?: Client
   graceMs?: number
+  revokedKeys?: string[]
 }) {
   const writes: string[] = []
   const utilityJobs = new Map([[opts.uj.metadata.name, opts.uj]])
@@ -128,6 +129,7 @@ function world(opts: {
     now: () => NOW,
     records,
     graceMs: opts.graceMs ?? 60_000,
+    keyRevoked: (id) => (opts.revokedKeys ?? []).includes(id),
   })
   return { reconciler, writes, created, statuses, jobs, pods, utilityJobs, scheduled: () => scheduled }
 }
@@ -283,6 +285,18 @@ describe('the reconciler pass', () => {
     expect(w.created).toEqual([])
     expect(w.writes).toContain(`delete job ${jobNameFor(uj)}`)
     expect(w.statuses.map((s) => s.status!.state)).toEqual(['cancelled'])
+  })
+
+  it("cancels a revoked key's queued job and leaves another key's alone", async () => {
+    const queued = utilityJob({}, { state: 'queued' } as UtilityJobResource['status'])
+    const w = world({ uj: queued, revokedKeys: ['key_1'] })
+    await w.reconciler.reconcile(queued.metadata.name)
+    expect(w.created).toEqual([])
+    expect(w.statuses.map((s) => s.status!.state)).toEqual(['cancelled'])
+    // Another key's queued job is not touched.
+    const other = world({ uj: queued, revokedKeys: ['key_2'] })
+    await other.reconciler.reconcile(queued.metadata.name)
+    expect(other.statuses.map((s) => s.status!.state)).not.toContain('cancelled')
   })
 
   it('does not touch a Job of the same name that another object owns, and looks again later', async () => {

@@ -23,6 +23,7 @@ import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './
 import {
   admittedSyncStatus,
   cancelledStatus,
+  cancelWanted,
   failedStatus,
   progressUpdate,
   runningStatus,
@@ -73,6 +74,8 @@ export interface ReconcilerDeps {
   pools?: RunnerPools
   /** The pods a UtilityJob owns (an index of the pod cache); without it, the cache is searched. */
   podsOf?: (name: string) => V1Pod[]
+  /** Whether an API key is revoked (from the ApiKey watch): its queued jobs are cancelled. */
+  keyRevoked?: (apiKeyId: string) => boolean
 }
 
 /** What the reconciler writes to the job record. */
@@ -243,7 +246,7 @@ export class UtilityJobReconciler {
     if (pools && (uj.status?.runnerPod || pools.holds(uj) || (!job && pools.poolOf(utility.slug))))
       return this.reconcilePooled(uj, utility, deadline, pools, log)
     const pods = this.podsOf(uj)
-    if (uj.spec.cancelRequested && effectiveStatus(uj).state === 'queued' && firstPodStart(pods) === null) {
+    if (cancelWanted(uj, this.d.keyRevoked) && effectiveStatus(uj).state === 'queued' && firstPodStart(pods) === null) {
       // Still queued: the job never runs. Its Job (if made already) goes, with its pending pod.
       // Deleted by name whatever the cache says: it may hold a Job created a moment ago.
       await this.deleteJob(jobNameFor(uj), log)
@@ -391,7 +394,7 @@ export class UtilityJobReconciler {
     if (!pod) {
       // Its pod is gone (deleted, evicted, lost with its node) before the job finished.
       if (status.state === 'running' || uj.status?.runnerPod) return fail(POOL_RUNNER_LOST)
-      if (uj.spec.cancelRequested) return this.writeStatus(uj, cancelledStatus(uj, this.now()), log)
+      if (cancelWanted(uj, this.d.keyRevoked)) return this.writeStatus(uj, cancelledStatus(uj, this.now()), log)
       if (!this.d.admission.mayStart(uj)) {
         if (uj.spec.mode === 'sync' && !uj.status?.state && this.d.admission.wasHeld(name))
           await this.writeStatus(uj, status, log)

@@ -24,19 +24,51 @@ export function entriesToRemove(
   return entryNames.filter((name) => revoked.has(name) && !busy.has(revoked.get(name)!))
 }
 
+/**
+ * The revoked ApiKeys whose objects may go (pure): revoked longer ago than the retention (every
+ * job they started has expired with it), their signing entry already removed (an entry naming
+ * no ApiKey would stay for good), and none of their jobs in the cluster unfinished or owing a
+ * callback.
+ */
+export function keysToDelete(
+  keys: readonly ApiKeyResource[],
+  entriesLeft: ReadonlySet<string>,
+  jobs: readonly UtilityJobResource[],
+  now: number,
+  retentionMs: number,
+): string[] {
+  const busy = new Set(jobs.filter((j) => !isTerminal(j) || CallbackController.wants(j)).map((j) => j.spec.apiKeyId))
+  return keys
+    .filter((k) => {
+      const revokedAt = k.spec.revokedAt ? Date.parse(k.spec.revokedAt) : NaN
+      return (
+        Number.isFinite(revokedAt) &&
+        revokedAt + retentionMs <= now &&
+        !entriesLeft.has(k.metadata.name) &&
+        !busy.has(k.spec.keyId)
+      )
+    })
+    .map((k) => k.metadata.name)
+}
+
 export interface SigningSecretSweepDeps {
   kc: KubeConfig
   namespace: string
   /** The Secret with the signing entries (dutil-signing-secrets). */
   secretName: string
   utilityJobs: ObjectCache<UtilityJobResource>
+  /** How long a revoked key's object stays (the jobs' retention). */
+  retentionMs: number
+  now?: () => number
   log: Logger
 }
 
 /**
- * Leader-only upkeep of the signing Secret: each key adds an entry, and a revoked key's entry is
- * removed once its last callback has settled, so key churn cannot fill the Secret (1 MiB) and
- * every callback attempt reads a Secret the size of the active keys.
+ * Leader-only upkeep of revoked keys: each key adds an entry to the signing Secret, and a revoked
+ * key's entry is removed once its last callback has settled, so key churn cannot fill the Secret
+ * (1 MiB) and every callback attempt reads a Secret the size of the active keys. The ApiKey
+ * object itself goes once the retention has passed since it was revoked, so churned keys do not
+ * pile up in etcd.
  */
 export class SigningSecretSweeper {
   private readonly custom: CustomObjectsApi
@@ -57,14 +89,32 @@ export class SigningSecretSweeper {
         plural: API_KEY.plural,
       }) as Promise<{ items: ApiKeyResource[] }>,
     ])
-    const gone = entriesToRemove(Object.keys(all), keys.items, this.d.utilityJobs.list(this.d.namespace))
-    if (gone.length === 0) return 0
-    await this.entries.write(Object.fromEntries(gone.map((name) => [name, null])))
-    this.d.log.info(
-      { removed: gone.length, kept: Object.keys(all).length - gone.length },
-      'signing secrets of revoked keys removed',
-    )
-    return gone.length
+    const jobs = this.d.utilityJobs.list(this.d.namespace)
+    const gone = entriesToRemove(Object.keys(all), keys.items, jobs)
+    if (gone.length > 0) {
+      await this.entries.write(Object.fromEntries(gone.map((name) => [name, null])))
+      this.d.log.info(
+        { removed: gone.length, kept: Object.keys(all).length - gone.length },
+        'signing secrets of revoked keys removed',
+      )
+    }
+    const left = new Set(Object.keys(all).filter((name) => !gone.includes(name)))
+    const expired = keysToDelete(keys.items, left, jobs, this.d.now?.() ?? Date.now(), this.d.retentionMs)
+    for (const name of expired) {
+      try {
+        await this.custom.deleteNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: this.d.namespace,
+          plural: API_KEY.plural,
+          name,
+        })
+      } catch (err) {
+        if (apiStatus(err) !== 404) throw err
+      }
+    }
+    if (expired.length) this.d.log.info({ deleted: expired.length }, 'revoked keys past their retention deleted')
+    return gone.length + expired.length
   }
 }
 

@@ -7,8 +7,8 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
-import { API_GROUP, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
-import type { UtilityJobResource } from '../contract/crd-schemas.js'
+import { API_GROUP, API_KEY, API_VERSION, LABELS, MANAGED_BY, UTILITY_JOB } from '../contract/api-group.js'
+import type { ApiKeyResource, UtilityJobResource } from '../contract/crd-schemas.js'
 import { watchedCache, type WatchedCache } from '../platform/kube.js'
 
 export interface OperatorCaches {
@@ -16,6 +16,8 @@ export interface OperatorCaches {
   /** The batch Jobs the operator made (its managed-by label), and their pods. */
   jobs: WatchedCache<V1Job>
   pods: WatchedCache<V1Pod>
+  /** API keys: a revoked key's queued jobs are cancelled, its object removed after retention. */
+  apiKeys: WatchedCache<ApiKeyResource>
 }
 
 /** The caches the reconcilers read: every UtilityJob of the namespace, and what the operator owns. */
@@ -52,6 +54,18 @@ export function watchOperatorCaches(kc: KubeConfig, ns: string, log: Logger): Op
       log,
       undefined,
       managed,
+    ),
+    apiKeys: watchedCache<ApiKeyResource>(
+      kc,
+      `/apis/${API_GROUP}/${API_VERSION}/namespaces/${ns}/${API_KEY.plural}`,
+      () =>
+        custom.listNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace: ns,
+          plural: API_KEY.plural,
+        }),
+      log,
     ),
   }
 }

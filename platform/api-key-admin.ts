@@ -22,6 +22,8 @@ export interface CreateKeyOptions {
   expiresInDays?: number
   /** The console user creating the key (keys made with the CLI have none). */
   createdBy?: { userId: string; email: string }
+  /** Whom the key's jobs count against (contract/owners.ts); default: its creator, else itself. */
+  owner?: string
 }
 
 export interface CreatedKey {
@@ -76,6 +78,7 @@ export class ApiKeyAdmin {
         revokedAt: null,
         signingSecretName: SECRET_OBJECTS.signing,
         ...(opts.createdBy ? { createdBy: opts.createdBy } : {}),
+        ...(opts.owner ? { owner: opts.owner } : {}),
       },
     }
     // The signing secret first: a key never exists, even for a moment or after a crash, without

@@ -1,13 +1,24 @@
-import { context, propagation, trace } from '@opentelemetry/api'
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api'
 import {
   AlwaysOffSampler,
   InMemorySpanExporter,
+  SamplingDecision,
   SimpleSpanProcessor,
   type ReadableSpan,
+  type Sampler,
 } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { contextOf, inSpan, jobAttributes, pastSpan, traceLogFields, traceparentOf } from './tracing.js'
+import {
+  contextOf,
+  inSpan,
+  jobAttributes,
+  pastSpan,
+  traceLogFields,
+  traceparentOf,
+  TRUSTED_PARENT_ATTRIBUTE,
+} from './tracing.js'
+import { CallerSampler } from './tracing-sdk.js'
 
 const exporter = new InMemorySpanExporter()
 let provider: NodeTracerProvider
@@ -99,5 +110,28 @@ describe('log lines inside a span', () => {
       return f
     })
     expect(fields).toEqual({})
+  })
+})
+
+describe("callers' sampling decisions", () => {
+  const remoteSampled = trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    spanId: 'b7ad6b7169203331',
+    traceFlags: TraceFlags.SAMPLED,
+    isRemote: true,
+  })
+  const decide = (sampler: Sampler, attributes = {}) =>
+    sampler.shouldSample(remoteSampled, '0af7651916cd43dd8448eb211c80319c', 'GET', SpanKind.SERVER, attributes, [])
+      .decision
+
+  it("a caller's traceparent …-01 meets the ratio: with ratio 0 nothing of it is kept", () => {
+    expect(decide(new CallerSampler(0, false))).toBe(SamplingDecision.NOT_RECORD)
+  })
+
+  it('a trusted peer (the span says so) or a program whose parents are its own keeps the decision', () => {
+    expect(decide(new CallerSampler(0, false), { [TRUSTED_PARENT_ATTRIBUTE]: true })).toBe(
+      SamplingDecision.RECORD_AND_SAMPLED,
+    )
+    expect(decide(new CallerSampler(0, true))).toBe(SamplingDecision.RECORD_AND_SAMPLED)
   })
 })

@@ -26,17 +26,23 @@ export interface TracingConfig {
 }
 
 /**
+ * A server span's attribute that says its remote parent comes from a trusted peer (the gateway's
+ * DUTIL_TRACING_TRUSTED_PARENTS): such a caller's sampling decision is kept.
+ */
+export const TRUSTED_PARENT_ATTRIBUTE = 'dutil.trace.trusted_parent'
+
+/**
  * Starts the SDK when tracing is on; the function it returns sends what is buffered and stops.
  * `asyncContext: false` registers no async context (AsyncLocalStorage, which on Node 20 tracks
  * every promise): spans then take their parent explicitly and `context.active()` is the root.
  */
 export async function startTracing(
   cfg: TracingConfig | undefined,
-  opts: { asyncContext?: boolean } = {},
+  opts: { asyncContext?: boolean; trustRemoteParents?: boolean } = {},
 ): Promise<() => Promise<void>> {
   if (!cfg) return async () => {}
   const { startTracingSdk } = await import('./tracing-sdk.js')
-  return startTracingSdk(cfg, opts.asyncContext ?? true)
+  return startTracingSdk(cfg, opts.asyncContext ?? true, opts.trustRemoteParents ?? true)
 }
 
 /** dutil's tracer (the API's no-op until the SDK is started). */

@@ -1,3 +1,4 @@
+import { requestLogFields } from '../request-id.js'
 import { timingSafeEqual } from 'node:crypto'
 import type { Context, Next } from 'koa'
 import type { ConsoleUserResource } from '../../contract/console-resources.js'
@@ -188,7 +189,7 @@ export class Fields {
 export function limitAnonymous(limiter: RateLimiter, perMinute: number) {
   return async (ctx: Context, next: Next) => {
     if (!ctx.state.console) {
-      const hit = await limiter.hit(`console-addr:${ctx.ip}`, Date.now(), ctx.state.requestId as string | undefined)
+      const hit = await limiter.hit(`console-addr:${ctx.ip}`, Date.now(), requestLogFields(ctx))
       if (hit && hit.count > perMinute) {
         const seconds = Math.max(1, Math.ceil(hit.resetMs / 1000))
         throw new ApiError(

@@ -1,3 +1,4 @@
+import { requestLogFields } from '../request-id.js'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
@@ -84,7 +85,7 @@ export function jobRoutes(deps: RouteDeps): Router {
     if (outcome === 'queued')
       throw new Error(`cancel of ${job.spec.jobId} not confirmed by the operator within ${CANCEL_CONFIRM_MS} ms`)
     if (outcome !== 'cancelled') throw notCancellable(outcome)
-    deps.log.info({ requestId: ctx.state.requestId, jobId: job.spec.jobId }, 'job cancelled')
+    deps.log.info({ ...requestLogFields(ctx), jobId: job.spec.jobId }, 'job cancelled')
     ctx.status = 200
     ctx.body = await deps.links.view(decided)
   })

@@ -1,3 +1,4 @@
+import { requestLogFields, type RequestLogFields } from '../request-id.js'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { keyAllows } from '../../contract/api-keys.js'
@@ -77,7 +78,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
     now,
     utility: utility.slug,
     mode,
-    owner: { kind: 'key', id: key.id, name: key.name },
+    owner: { kind: 'key', id: key.id, name: key.name, owner: key.owner },
     request: req,
     storageInputKeys,
     idempotencyKeyHash: hash,
@@ -87,15 +88,12 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const accepted = await acceptJob(deps, uj, req.input)
   if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
   const created = accepted.job
-  deps.log.info(
-    { requestId: ctx.state.requestId, jobId, utility: utility.slug, mode, apiKeyId: key.id },
-    'job accepted',
-  )
+  deps.log.info({ ...requestLogFields(ctx), jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
   if (mode === 'async') return respondWithJob(ctx, deps, created, false)
   const wait = syncWait(ctx, deps.shutdown)
   try {
     const answered = await deps.waiters.waitForTerminal(created, deps.syncWaitMs, wait.signal)
-    if (wait.clientGone()) await forgetQueued(deps, answered, ctx.state.requestId as string)
+    if (wait.clientGone()) await forgetQueued(deps, answered, requestLogFields(ctx))
     await respondWithJob(ctx, deps, answered, true)
   } finally {
     wait.dispose()
@@ -107,14 +105,14 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
  * its result (the caller never got the id), so it is cancelled rather than started. With an
  * Idempotency-Key it stays: the caller's retry with that key gets this job (docs/api.md, Sync runs).
  */
-async function forgetQueued(deps: RouteDeps, job: UtilityJobResource, requestId: string): Promise<void> {
+async function forgetQueued(deps: RouteDeps, job: UtilityJobResource, request: RequestLogFields): Promise<void> {
   if (job.spec.idempotencyKeyHash || effectiveStatus(job).state !== 'queued' || job.spec.cancelRequested) return
   try {
     await deps.jobs.patchSpec(job.metadata.name, { cancelRequested: true })
-    deps.log.info({ requestId, jobId: job.spec.jobId }, 'sync client gone before its job started; job cancelled')
+    deps.log.info({ ...request, jobId: job.spec.jobId }, 'sync client gone before its job started; job cancelled')
   } catch (err) {
     deps.log.warn(
-      { requestId, jobId: job.spec.jobId, err: (err as Error).message },
+      { ...request, jobId: job.spec.jobId, err: (err as Error).message },
       'cancelling the job of a sync client that left failed',
     )
   }

@@ -40,6 +40,8 @@ export interface JobRow {
   progress: JobProgress | null
   /** The job's W3C trace context, when it was accepted with tracing on. */
   traceparent: string | null
+  /** Whose job it is (contract/owners.ts); null on rows written before owners. */
+  owner: string | null
 }
 
 export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
@@ -68,6 +70,7 @@ export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
   'callback',
   'progress',
   'traceparent',
+  'owner',
 ]
 
 /** The creation time of a job, from its id (ULIDs carry it): the partition key of its row. */
@@ -107,6 +110,7 @@ export function rowOf(job: JobRecord): JobRow {
     callback: s.callback ?? job.status?.callback ?? null,
     progress: s.progress ?? null,
     traceparent: traceparentOfJob(job) ?? null,
+    owner: spec.owner ?? null,
   }
 }
 
@@ -129,6 +133,7 @@ export function recordOf(row: JobRow): JobRecord {
   if (row.callback_url !== null) spec.callbackUrl = row.callback_url
   if (row.idempotency_key_hash !== null) spec.idempotencyKeyHash = row.idempotency_key_hash
   if (row.deadline_seconds !== null) spec.deadlineSeconds = row.deadline_seconds
+  if (row.owner !== null) spec.owner = row.owner
   const status: UtilityJobStatus = {
     state: row.state,
     startedAt: iso(row.started_at),

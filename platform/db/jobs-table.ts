@@ -6,6 +6,7 @@ import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type Jo
 import { utcDay } from '../../contract/time.js'
 import { ensurePartition } from './partitions.js'
 import { countAccepted, countFinished } from './usage-table.js'
+import { countLeftQueue, countPlatformQueued, countQueued, queuedIn } from './queued-counts.js'
 
 /** The `jobs` table: every query the gateway and the operator make of the job record. */
 
@@ -44,39 +45,49 @@ async function withPartition<T>(db: Database, createdAt: string, fn: () => Promi
   }
 }
 
+export type CeilingScope = 'owner' | 'key' | 'platform'
+
 export type AcceptOutcome =
   | { kind: 'inserted' }
   | { kind: 'existing'; jobId: string }
-  | { kind: 'over_ceiling'; queued: number; scope: 'key' | 'platform' }
+  | { kind: 'over_ceiling'; queued: number; scope: CeilingScope }
 
 /** Thrown inside the accept transaction to roll it back (the Idempotency-Key claim with it). */
 class OverCeiling extends Error {
   constructor(
     readonly queued: number,
-    readonly scope: 'key' | 'platform',
+    readonly scope: CeilingScope,
   ) {
     super('queued-job ceiling reached')
   }
 }
 
-const QUEUED_ALL = "SELECT count(*)::int AS n FROM jobs WHERE state = 'queued'"
-
-const QUEUED_OF_KEY = "SELECT count(*)::int AS n FROM jobs WHERE api_key_id = $1 AND state = 'queued'"
+export interface QueuedCeilings {
+  /** Queued jobs one owner may have across its keys and playground runs. */
+  maxQueuedPerOwner?: number
+  /** Queued jobs one API key may have. */
+  maxQueuedPerKey?: number
+  /** Queued jobs the platform takes (a soft bound: concurrent accepts may pass it by a few). */
+  maxQueuedTotal?: number
+}
 
 /**
  * Writes a job the gateway is accepting, before it answers: its row, its Idempotency-Key (when
- * given) and the day's accepted count, in one transaction. A key already used by this API key
- * hands back the job that holds it instead (concurrent requests wait on the unique key; the
- * first to commit wins). `beforeCommit` (the job's input, written to storage) runs only once
- * every decision went the job's way, inside the transaction: a refused request or the loser of
- * an Idempotency-Key race writes nothing, and a failed write leaves no row.
+ * given), the queued counts and the day's accepted count, in one transaction. A key already used
+ * by this API key hands back the job that holds it instead (concurrent requests wait on the
+ * unique key; the first to commit wins). The ceilings read the queued counts
+ * (platform/db/queued-counts.ts): one row each, never a count of the queue. `beforeCommit` (the
+ * job's input, written to storage) runs only once every decision went the job's way, inside the
+ * transaction: a refused request or the loser of an Idempotency-Key race writes nothing, and a
+ * failed write leaves no row.
  */
 export async function insertAccepted(
   db: Database,
   job: JobRecord,
-  opts: { maxQueuedPerKey?: number; maxQueuedTotal?: number; beforeCommit?: () => Promise<void> } = {},
+  opts: QueuedCeilings & { beforeCommit?: () => Promise<void> } = {},
 ): Promise<AcceptOutcome> {
   const row = rowOf(job)
+  const queued = row.state === 'queued'
   try {
     return await withPartition(db, row.created_at, () =>
       inTransaction(db, async (c) => {
@@ -91,22 +102,23 @@ export async function insertAccepted(
             throw new Error('idempotency key conflict without a holder')
           }
         }
-        // The per-key ceiling on queued jobs: one key's accepts take turns (a transaction lock on
-        // the key), so concurrent requests cannot all see room for one more.
-        if (opts.maxQueuedPerKey !== undefined && row.state === 'queued') {
-          await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [`queued:${row.api_key_id}`])
-          const queued = (await c.query<{ n: number }>(prepared(QUEUED_OF_KEY, [row.api_key_id]))).rows[0].n
-          if (queued >= opts.maxQueuedPerKey) throw new OverCeiling(queued, 'key')
-        }
-        // The platform-wide ceiling protects the cluster (etcd holds every unfinished job). It
-        // is a soft bound (no lock): concurrent accepts may pass it by a few.
-        if (opts.maxQueuedTotal !== undefined && row.state === 'queued') {
-          const queued = (await c.query<{ n: number }>(prepared(QUEUED_ALL, []))).rows[0].n
-          if (queued >= opts.maxQueuedTotal) throw new OverCeiling(queued, 'platform')
+        if (queued) {
+          // The owner's and the key's counts are locked until commit: exact ceilings.
+          const before = await countQueued(c, row)
+          if (opts.maxQueuedPerKey !== undefined && before.key !== undefined && before.key >= opts.maxQueuedPerKey)
+            throw new OverCeiling(before.key, 'key')
+          if (opts.maxQueuedPerOwner !== undefined && before.owner >= opts.maxQueuedPerOwner)
+            throw new OverCeiling(before.owner, 'owner')
+          // The platform-wide ceiling protects the cluster (etcd holds every unfinished job).
+          if (opts.maxQueuedTotal !== undefined) {
+            const all = await queuedIn(c, 'platform')
+            if (all >= opts.maxQueuedTotal) throw new OverCeiling(all, 'platform')
+          }
         }
         await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
         await countAccepted(c, job)
         await opts.beforeCommit?.()
+        if (queued) await countPlatformQueued(c)
         return { kind: 'inserted' } as const
       }),
     )
@@ -136,18 +148,24 @@ export async function recordTransition(db: Database, job: JobRecord): Promise<bo
   const terminal = TERMINAL_STATES.includes(row.state)
   return withPartition(db, row.created_at, () =>
     inTransaction(db, async (c) => {
-      const prev = await c.query<{ state: string }>(
-        'SELECT state FROM jobs WHERE created_at = $1 AND id = $2 FOR UPDATE',
+      const prev = await c.query<Pick<JobRow, 'state' | 'owner' | 'api_key_id' | 'user_email'>>(
+        'SELECT state, owner, api_key_id, user_email FROM jobs WHERE created_at = $1 AND id = $2 FOR UPDATE',
         [row.created_at, row.id],
       )
-      const before = prev.rows[0]?.state
+      const before = prev.rows[0]
       if (before === undefined) {
+        if (row.state === 'queued') await countQueued(c, row)
         await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
         if (terminal) await countFinished(c, job, true)
         else await countAccepted(c, job)
+        if (row.state === 'queued') await countPlatformQueued(c)
         return true
       }
-      if ((TERMINAL_STATES as readonly string[]).includes(before)) return false
+      if ((TERMINAL_STATES as readonly string[]).includes(before.state)) return false
+      // Leaving the queue: the row is locked, so the update below is sure to apply. The counts
+      // go in the accepts' lock order (owner, key, usage, platform last).
+      const leaves = before.state === 'queued' && row.state !== 'queued'
+      if (leaves) await countLeftQueue(c, before)
       const set = JOB_COLUMNS.filter((c) => c !== 'id' && c !== 'created_at')
       const res = await c.query(
         // Forward only: queued → running → finished (a stale view never moves a row back).
@@ -155,6 +173,7 @@ export async function recordTransition(db: Database, job: JobRecord): Promise<bo
         [row.created_at, row.id, ...set.map((col) => columnValue(row, col))],
       )
       if (terminal && res.rowCount) await countFinished(c, job, false)
+      if (leaves) await countPlatformQueued(c, -1)
       return (res.rowCount ?? 0) > 0
     }),
   )

@@ -104,6 +104,77 @@ describe('queued jobs per API key', () => {
   })
 })
 
+describe('queued jobs per owner', () => {
+  // Room on the platform (40) and one owner's share of it: 6 (0.15 × 40), a key's 5.
+  const OWNER_LIMITS = { ...LIMITS, DUTIL_MAX_QUEUED_JOBS: '40', DUTIL_MAX_QUEUED_SHARE_PER_OWNER: '0.15' }
+  beforeAll(() => restartGateway(OWNER_LIMITS))
+  afterAll(() => restartGateway(LIMITS))
+
+  it("one person's keys and playground runs share one ceiling, so does a key naming them as owner; another owner is not held back", async () => {
+    const { link } = bootstrapAdmin(uniqueEmail('owner-admin'))
+    const admin = new ConsoleClient()
+    expect(
+      (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Owner Admin', password: PASSWORD }))
+        .status,
+    ).toBe(201)
+    const { client: person, email } = await invitePerson(admin, 'external', PASSWORD)
+    const keyOf = async (name: string) => {
+      const made = await person.call('POST', '/keys', { name })
+      expect(made.status).toBe(201)
+      return made.body.key as string
+    }
+    const [one, two] = [await keyOf('owner-1'), await keyOf('owner-2')]
+    const submit = (key: string) =>
+      api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdfUrl } } })
+    process.kill(operatorPid(), 'SIGSTOP')
+    const accepted: Array<{ key: string; id: string }> = []
+    try {
+      for (let i = 0; i < 5; i++) {
+        const res = await submit(one)
+        expect(res.status).toBe(202)
+        accepted.push({ key: one, id: res.body.id })
+      }
+      // The first key is at its own ceiling (5); the second key has room, the owner one more.
+      expect((await submit(one)).body.error.message).toContain('This API key already has 5 jobs')
+      const sixth = await submit(two)
+      expect(sixth.status).toBe(202)
+      accepted.push({ key: two, id: sixth.body.id })
+      const refused = await submit(two)
+      expect(refused.status).toBe(429)
+      expect(refused.body.error).toMatchObject({
+        code: 'rate_limited',
+        message:
+          'Your keys and playground runs together already have 6 jobs waiting to start, the most one owner may have queued; send more once some have started.',
+      })
+      expect(refused.headers.get('retry-after')).toBe('5')
+      // The playground is the same person: refused too.
+      const playground = await person.call('POST', '/playground/split-pdf', { input: { url: pdfUrl } })
+      expect(playground.status).toBe(429)
+      expect(playground.body.error.message).toContain('6 jobs waiting to start')
+      // A key an admin made for them (--owner) counts with them; a key of its own does not.
+      const named = await createKey({ name: 'named-owner', owner: email.toUpperCase() })
+      expect((await submit(named.key)).status).toBe(429)
+      const alone = await createKey({ name: 'alone' })
+      const free = await submit(alone.key)
+      expect(free.status).toBe(202)
+      accepted.push({ key: alone.key, id: free.body.id })
+    } finally {
+      process.kill(operatorPid(), 'SIGCONT')
+    }
+    // As the jobs start, the owner's room comes back.
+    await until(
+      "the owner's jobs have started",
+      async () =>
+        (await Promise.all(accepted.map((a) => api('GET', `/v1/jobs/${a.id}`, { key: a.key })))).every(
+          (r) => r.body.status !== 'queued',
+        ),
+      60_000,
+      250,
+    )
+    expect((await submit(two)).status).toBe(202)
+  })
+})
+
 describe('console abuse limits', () => {
   let admin: ConsoleClient
   const person = async (role: 'member' | 'external') => (await invitePerson(admin, role, PASSWORD)).client

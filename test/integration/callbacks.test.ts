@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { CoreV1Api } from '@kubernetes/client-node'
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, inject, it } from 'vitest'
 import { WORKSPACE_SIGNING_ENTRY } from '../../contract/api-keys.js'
@@ -456,6 +456,40 @@ describe('signed callbacks', () => {
 })
 
 describe('signing secrets of revoked keys', () => {
+  it('a revoked key past the retention loses its entry and then its ApiKey object; a key revoked today keeps its object', async () => {
+    killComponent('operator')
+    startOperator({ DUTIL_RETENTION_SWEEP_SECONDS: '1' })
+    await waitForOperatorReady()
+    try {
+      const custom = kubeConfig().makeApiClient(CustomObjectsApi)
+      const exists = async (keyId: string) =>
+        (
+          (await custom.listNamespacedCustomObject({
+            group: 'dutil.io',
+            version: 'v1alpha1',
+            namespace: 'dutil',
+            plural: 'apikeys',
+          })) as { items: Array<{ spec: { keyId: string } }> }
+        ).items.some((k) => k.spec.keyId === keyId)
+      const old = await createKey({ name: 'revoked-long-ago' })
+      const recent = await createKey({ name: 'revoked-today' })
+      // Revoked 91 days ago (the default retention is 90 days), and just now.
+      await keyAdmin().revoke(old.id, Date.now() - 91 * 86_400_000)
+      await keyAdmin().revoke(recent.id)
+      await expect.poll(() => exists(old.id), { timeout: 15_000, interval: 250 }).toBe(false)
+      const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
+      expect((await signing.all())[objectNameOf(old.id)]).toBeUndefined()
+      // Another two sweeps: the recent one's entry goes (it has no jobs), its object stays.
+      await new Promise((r) => setTimeout(r, 2500))
+      expect(await exists(recent.id)).toBe(true)
+      expect((await signing.all())[objectNameOf(recent.id)]).toBeUndefined()
+    } finally {
+      killComponent('operator')
+      startOperator()
+      await waitForOperatorReady()
+    }
+  })
+
   it("are removed once the key's last callback settled, never replaced by the workspace secret; other entries stay", async () => {
     const signing = new SecretEntries(kubeConfig().makeApiClient(CoreV1Api), 'dutil', SECRET_OBJECTS.signing)
     // The leader sweeps every second here (the chart: DUTIL_RETENTION_SWEEP_SECONDS, hourly).

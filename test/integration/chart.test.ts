@@ -204,7 +204,7 @@ describe('helm lint and template', () => {
       'batch/jobs: get,list,watch,create,delete',
       '/pods: get,list,watch',
       '/secrets[dutil-signing-secrets]: get,patch',
-      'dutil.io/apikeys: get,list',
+      'dutil.io/apikeys: get,list,watch,delete',
       'coordination.k8s.io/leases: create',
       'coordination.k8s.io/leases[dutil-operator]: get,update',
       'events.k8s.io/events: create',

@@ -5,7 +5,8 @@ import { objectNameOf } from '../../contract/ids.js'
 import { until } from '../platform/wait-for.js'
 import { FileServer } from '../support/file-server.js'
 import { api } from './helpers/api.js'
-import { createKey, kubeConfig } from './helpers/keys.js'
+import { createKey, keyAdmin, kubeConfig } from './helpers/keys.js'
+import { databaseClient } from './helpers/database.js'
 import { restartGateway } from './helpers/processes.js'
 
 /**
@@ -75,6 +76,102 @@ afterAll(async () => {
   // The endless downloads end: the hog's runners fail, its queued jobs fail as they start.
   await files.stop()
   await restartGateway({})
+})
+
+describe('fair share between owners, and revoked keys', () => {
+  it("two keys of one owner hold one share between them; another owner's job succeeds; revoking one key cancels its queued jobs while its running ones go on", async () => {
+    // A file server of this test's own: stopping it ends the endless downloads (and the slots).
+    const own = await new FileServer().start()
+    const endless = `${own.url}/trickle?every=20000`
+    const owner = `team-${Math.random().toString(36).slice(2, 8)}`
+    const first = await createKey({ name: 'team-a', owner })
+    const second = await createKey({ name: 'team-b', owner })
+    const other = (await createKey({ name: 'someone-else' })).key
+    const submit = (key: string) =>
+      api('POST', '/v1/utilities/zip-files/jobs', {
+        key,
+        body: { input: { files: [{ url: endless, fileName: 'never.bin' }] } },
+      })
+    const ids = { first: [] as string[], second: [] as string[] }
+    // The key no longer reads its jobs once revoked (401): the job record shows them.
+    const rows = async (jobIds: string[]) => {
+      const db = databaseClient(inject('databaseUrl'))
+      try {
+        const res = await db.query<{ id: string; state: string }>('SELECT id, state FROM jobs WHERE id = ANY($1)', [
+          jobIds,
+        ])
+        const byId = new Map(res.rows.map((r) => [r.id, r.state]))
+        return jobIds.map((id) => byId.get(id))
+      } finally {
+        await db.end()
+      }
+    }
+    try {
+      for (let i = 0; i < 6; i++) {
+        for (const [which, key] of [
+          ['first', first.key],
+          ['second', second.key],
+        ] as const) {
+          const res = await submit(key)
+          expect(res.status).toBe(202)
+          ids[which].push(res.body.id)
+        }
+      }
+      const teamIds = [...ids.first, ...ids.second]
+      // The owner's share (4 of zip-files' 8 slots) fills; the rest of its jobs wait.
+      await until('the owner holds its share', async () => (await batchJobsOf(teamIds)).length === SHARE, 30_000)
+      const small = files.add('owner-small.txt', Buffer.from('small\n'), 'text/plain')
+      const accepted = await api('POST', '/v1/utilities/zip-files/jobs', {
+        key: other,
+        body: { input: { files: [{ url: small, fileName: 'small.txt' }] } },
+      })
+      expect(accepted.status).toBe(202)
+      let mostRunning = 0
+      let job = accepted.body
+      await until(
+        "the other owner's job finished",
+        async () => {
+          mostRunning = Math.max(mostRunning, (await batchJobsOf(teamIds)).length)
+          job = (await api('GET', `/v1/jobs/${accepted.body.id}?wait=2`, { key: other })).body
+          return job.status !== 'queued' && job.status !== 'running'
+        },
+        60_000,
+        200,
+      )
+      expect(job.status).toBe('succeeded')
+      // Two keys, one share: never more than 4 of the owner's 12 jobs had a runner.
+      expect(mostRunning).toBe(SHARE)
+
+      // Revoking the first key: its queued jobs are cancelled, its running ones run on.
+      const state = async (key: string, id: string) => (await api('GET', `/v1/jobs/${id}`, { key })).body.status
+      const before = await Promise.all(ids.first.map((id) => state(first.key, id)))
+      const running = ids.first.filter((_, i) => before[i] === 'running')
+      const queued = ids.first.filter((_, i) => before[i] === 'queued')
+      expect(running.length + queued.length).toBe(6)
+      expect(queued.length).toBeGreaterThan(0)
+      await keyAdmin().revoke(first.id)
+      await until(
+        "the revoked key's queued jobs cancelled",
+        async () => (await rows(queued)).every((s) => s === 'cancelled'),
+        30_000,
+        250,
+      )
+      expect(await rows(running)).toEqual(running.map(() => 'running'))
+      expect(await batchJobsOf(queued)).toEqual([])
+      // The other key of the owner is untouched: its jobs still run or wait.
+      expect((await rows(ids.second)).every((s) => s === 'running' || s === 'queued')).toBe(true)
+    } finally {
+      await own.stop()
+    }
+    // The downloads ended: the owner's jobs fail and give their slots back before the next test.
+    const teamIds = [...ids.first, ...ids.second]
+    await until(
+      "the owner's jobs finished",
+      async () => (await rows(teamIds)).every((s) => s === 'failed' || s === 'cancelled'),
+      90_000,
+      500,
+    )
+  }, 240_000)
 })
 
 describe('fair share between API keys', () => {

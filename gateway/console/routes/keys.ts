@@ -1,3 +1,4 @@
+import { requestLogFields } from '../../request-id.js'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { DEFAULT_RATE_LIMIT, EXPIRY_DAYS } from '../../../contract/api-keys.js'
@@ -122,7 +123,7 @@ export function keyRoutes(d: ConsoleDeps): Router {
     const today = await d.counters.hit(
       `keys-created:${s.user.spec.userId}`,
       Date.now(),
-      ctx.state.requestId as string | undefined,
+      requestLogFields(ctx),
       86_400_000,
     )
     if (today && today.count > perDay) {

@@ -228,14 +228,14 @@ export async function keysPage(p: Page): Promise<void> {
     if (
       !(await confirmDialog(
         `Revoke ${k.name}?`,
-        'Requests with this key fail at once with 401. Its jobs and usage stay listed. This cannot be undone: create a new key instead.',
+        'Requests with this key fail at once with 401. Its jobs still waiting to start are cancelled; those already running finish. Its jobs and usage stay listed. This cannot be undone: create a new key instead.',
         'Revoke key',
       ))
     )
       return
     try {
       await call('POST', `/keys/${k.id}/revoke`)
-      replace(status, notice(`${k.name} is revoked.`, 'success'))
+      replace(status, notice(`${k.name} is revoked; its queued jobs are being cancelled.`, 'success'))
       await load()
     } catch (err) {
       replace(status, errorBox(messageOf(err)))
