@@ -37,27 +37,68 @@ const FORWARDED_RESPONSE = [
 export interface FilesHostOptions {
   /** The storage endpoint the gateway reaches (DUTIL_S3_ENDPOINT). */
   storage: string
+  /** The endpoint download links are presigned for (DUTIL_S3_PUBLIC_ENDPOINT): its Host is signed. */
+  publicEndpoint: string
+  /** The bucket of the outputs: nothing else is served. */
+  bucket: string
   log: Logger
   /** How long storage may take to start answering. */
   timeoutMs?: number
 }
 
+/** The query parameters of an S3 presigned (signature version 4) link. */
+const PRESIGNED_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Signature']
+
 /**
- * The files host (`{files_url}`): download links are presigned for this host (the chart sets
- * DUTIL_S3_PUBLIC_ENDPOINT to it) and it hands each GET or HEAD to storage unchanged, the Host
- * header included (it is part of the signature), so storage still checks every link itself.
- * It adds FILES_HOST_HEADERS to every answer, which S3 links cannot carry.
+ * Whether a request is a download the files host serves (pure): GET or HEAD of an object under
+ * the bucket, by a presigned link (its signature is checked by storage). Everything else (storage's
+ * own endpoints such as /minio/health/live, bucket listings, other buckets, unsigned requests,
+ * paths with dot segments or encoded slashes) is refused before storage sees it.
+ */
+export function isPresignedDownload(method: string | undefined, url: string | undefined, bucket: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false
+  if (!url || url.length > 8192 || !url.startsWith('/')) return false
+  const q = url.indexOf('?')
+  if (q < 0) return false
+  const path = url.slice(0, q)
+  const query = new URLSearchParams(url.slice(q + 1))
+  if (!PRESIGNED_PARAMS.every((p) => query.getAll(p).length === 1)) return false
+  const segments = path.split('/').slice(1)
+  if (segments.length < 2 || segments[0] !== bucket) return false
+  return segments.slice(1).every((s) => {
+    if (s === '' || /%2f|%5c|\\/i.test(s)) return false
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(s)
+    } catch {
+      return false
+    }
+    return decoded !== '.' && decoded !== '..'
+  })
+}
+
+/**
+ * The files host (`{files_url}`): download links are presigned for the public endpoint (the chart
+ * sets DUTIL_S3_PUBLIC_ENDPOINT to this host). It serves only presigned GET and HEAD requests for
+ * objects of the bucket (isPresignedDownload; anything else is 404 in the API's envelope), and
+ * hands each to storage with the Host the links are signed for, never the caller's, and with
+ * storage's own TLS server name; storage still checks every signature itself. It adds
+ * FILES_HOST_HEADERS to every answer, which S3 links cannot carry.
  */
 export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
   const target = new URL(o.storage)
+  const signedHost = new URL(o.publicEndpoint).host
   const client = target.protocol === 'https:' ? https : http
   return (req, res) => {
     for (const [k, v] of Object.entries(FILES_HOST_HEADERS)) res.setHeader(k, v)
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' })
-      return void res.end('Only GET and HEAD.\n')
+    if (!isPresignedDownload(req.method, req.url, o.bucket)) {
+      const body = JSON.stringify({
+        error: { code: 'not_found', message: 'The files host serves only download links of job results.' },
+      })
+      res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+      return void res.end(req.method === 'HEAD' ? undefined : body)
     }
-    const headers: http.OutgoingHttpHeaders = { host: req.headers.host ?? target.host }
+    const headers: http.OutgoingHttpHeaders = { host: signedHost }
     for (const h of FORWARDED_REQUEST) if (req.headers[h]) headers[h] = req.headers[h]
     const upstream = client.request(
       {
@@ -67,6 +108,8 @@ export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
         method: req.method,
         path: req.url,
         headers,
+        // Node would take the TLS server name from the Host header: storage's own, always.
+        ...(target.protocol === 'https:' ? { servername: target.hostname } : {}),
         timeout: o.timeoutMs ?? 30_000,
       },
       (answer) => {

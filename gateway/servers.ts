@@ -30,7 +30,12 @@ export function listen(config: GatewayConfig, app: Koa, log: Logger): GatewaySer
   if (config.filesPort) {
     files = createServer(
       { headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs },
-      filesHostHandler({ storage: config.storage.endpoint, log }),
+      filesHostHandler({
+        storage: config.storage.endpoint,
+        publicEndpoint: config.storage.publicEndpoint,
+        bucket: config.storage.bucket,
+        log,
+      }),
     )
     files.listen(config.filesPort, config.host)
     log.info(

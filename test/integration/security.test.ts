@@ -1,3 +1,4 @@
+import http from 'node:http'
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -351,7 +352,35 @@ describe('crafted outputs on the files host', () => {
     // Storage still checks every link: one changed by a byte, or another verb, gets nothing.
     const tampered = byName['notes.txt'].url.replace('notes.txt', 'evil.html')
     expect((await fetch(tampered)).status).toBe(403)
-    expect((await fetch(byName['notes.txt'].url, { method: 'PUT', body: 'x' })).status).toBe(405)
+    expect((await fetch(byName['notes.txt'].url, { method: 'PUT', body: 'x' })).status).toBe(404)
+    // Storage's own endpoints, listings and unsigned requests never reach it through the files
+    // host, whatever Host the caller sends; a link keeps working under a Host of the caller's.
+    const origin = new URL(byName['notes.txt'].url).origin
+    const bucket = new URL(byName['notes.txt'].url).pathname.split('/')[1]
+    const raw = (path: string, host?: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) =>
+        http
+          .get(`${origin}${path}`, host ? { headers: { host } } : {}, (r) => {
+            let body = ''
+            r.on('data', (c) => (body += c))
+            r.on('end', () => resolve({ status: r.statusCode!, body }))
+          })
+          .on('error', reject),
+      )
+    for (const [path, host] of [
+      ['/minio/health/live', undefined],
+      ['/minio/health/live', 'storage.internal'],
+      [`/${bucket}/`, undefined],
+      [`/${bucket}/?list-type=2`, undefined],
+      [new URL(byName['notes.txt'].url).pathname, undefined],
+    ] as const) {
+      const got = await raw(path, host)
+      expect(got.status, path).toBe(404)
+      expect(JSON.parse(got.body).error.code).toBe('not_found')
+    }
+    const link = new URL(byName['notes.txt'].url)
+    const forged = await raw(link.pathname + link.search, 'attacker.example')
+    expect(forged).toEqual({ status: 200, body: 'plain text' })
     // Ranges pass through.
     const part = await fetch(byName['notes.txt'].url, { headers: { Range: 'bytes=0-4' } })
     expect(part.status).toBe(206)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import random
 import uuid
 from collections.abc import Mapping
@@ -107,9 +108,13 @@ def connection_error(base_url: str, err: Exception, timeout: float | None) -> Du
     return DutilConnectionError(f"The dutil API at {base_url} could not be reached{within}: {err}")
 
 
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
 def output_path(directory: str | os.PathLike[str], name: str, entry_path: str | None) -> Path:
     """A file's place under ``directory``: its path inside an unzipped archive, or its name; never outside."""
     rel = PurePosixPath((entry_path or name).replace("\\", "/").lstrip("/"))
-    if not rel.parts or any(part == ".." for part in rel.parts):
+    # A drive letter anywhere ("docs/C:/x") would restart the path at that drive on Windows.
+    if not rel.parts or any(part == ".." or _DRIVE.match(part) for part in rel.parts):
         raise ValueError(f"refusing to write {entry_path or name!r} outside {directory}")
     return Path(directory).joinpath(*rel.parts)

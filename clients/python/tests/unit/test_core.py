@@ -15,7 +15,7 @@ def test_download_paths_stay_under_the_directory(tmp_path: Path) -> None:
     assert output_path(tmp_path, "a.pdf", None) == tmp_path / "a.pdf"
     assert output_path(tmp_path, "b.txt", "docs/b.txt") == tmp_path / "docs" / "b.txt"
     assert output_path(tmp_path, "c.txt", "/abs/c.txt") == tmp_path / "abs" / "c.txt"
-    for evil in ("../x", "a/../../x", "..\\x"):
+    for evil in ("../x", "a/../../x", "..\\x", "C:/x", "docs/C:/x", "docs\\d:x", "/c:"):
         with pytest.raises(ValueError, match="outside"):
             output_path(tmp_path, "x", evil)
 
