@@ -134,3 +134,19 @@ describe("AllowedNetworks (an administrator's private networks)", () => {
     expect(AllowedNetworks.parse('10.0.0.0/8')!.cidrs).toEqual(['10.0.0.0/8'])
   })
 })
+
+describe("the cluster's own networks", () => {
+  const cluster = AllowedNetworks.parse('2001:db9:10::/56,203.0.114.0/24')!
+  it('are refused though their addresses are global, unless an administrator named them', () => {
+    expect(addressAllowed('2001:db9:10::1234', false)).toBe(true)
+    expect(addressAllowed('2001:db9:10::1234', false, undefined, cluster)).toBe(false)
+    expect(addressAllowed('203.0.114.9', false, undefined, cluster)).toBe(false)
+    expect(addressAllowed('::ffff:203.0.114.9', false, undefined, cluster)).toBe(false)
+    expect(addressAllowed('2001:db9:11::1', false, undefined, cluster)).toBe(true)
+    expect(addressAllowed('2001:db9:10::1234', false, AllowedNetworks.parse('2001:db9:10::1234/128'), cluster)).toBe(
+      true,
+    )
+    // Private ranges stay refused whatever the cluster's list says.
+    expect(addressAllowed('10.1.2.3', false, undefined, cluster)).toBe(false)
+  })
+})

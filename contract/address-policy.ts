@@ -79,10 +79,16 @@ export function embeddedIpv4(address: string): string | null {
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
 }
 
-/** Which non-public addresses a program may reach: loopback under the dev allowance, and named private networks. */
+/**
+ * Which non-public addresses a program may reach: loopback under the dev allowance, and named
+ * private networks; and which otherwise public addresses it may not: the cluster's own pod and
+ * Service ranges (`clusterNetworks`: on a cluster whose pods have global IPv6 addresses, a
+ * runner could reach any pod by them).
+ */
 export interface AddressAllowance {
   allowLoopback: boolean
   allowedNetworks?: AllowedNetworks
+  clusterNetworks?: AllowedNetworks
 }
 
 export type AddressVerdict = 'public' | 'loopback' | 'refused'
@@ -102,13 +108,20 @@ export function classifyAddress(address: string): AddressVerdict {
 }
 
 /**
- * Allows an address when it is public, loopback under the dev allowance, or inside a private
- * network an administrator named (`allowedNetworks`, see {@link parseAllowedNetworks}).
+ * Allows an address when it is public and outside the cluster's own networks, loopback under
+ * the dev allowance, or inside a network an administrator named (`allowedNetworks`, see
+ * {@link parseAllowedNetworks}: a named network wins over the cluster's ranges too).
  */
-export function addressAllowed(address: string, allowLoopback: boolean, allowedNetworks?: AllowedNetworks): boolean {
+export function addressAllowed(
+  address: string,
+  allowLoopback: boolean,
+  allowedNetworks?: AllowedNetworks,
+  clusterNetworks?: AllowedNetworks,
+): boolean {
+  if (allowedNetworks?.contains(address)) return true
   const verdict = classifyAddress(address)
-  if (verdict === 'public' || (verdict === 'loopback' && allowLoopback)) return true
-  return allowedNetworks ? allowedNetworks.contains(address) : false
+  if (verdict === 'public') return !clusterNetworks?.contains(address)
+  return verdict === 'loopback' && allowLoopback
 }
 
 /**

@@ -24,6 +24,8 @@ export const ENV = {
   sessionToken: 'DUTIL_S3_SESSION_TOKEN',
   allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
   allowedNetworks: 'DUTIL_ALLOWED_PRIVATE_NETWORKS',
+  /** The cluster's pod and Service ranges, refused like private ranges (comma-separated CIDRs). */
+  clusterNetworks: 'DUTIL_CLUSTER_NETWORKS',
   /** The job's W3C trace context (docs/observability.md); set only when tracing is on. */
   traceparent: 'TRACEPARENT',
   tracingEndpoint: 'DUTIL_TRACING_ENDPOINT',

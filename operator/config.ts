@@ -151,6 +151,11 @@ export const OPERATOR_SETTINGS = Type.Object({
       'Private networks (comma-separated CIDRs) that input URLs and callbacks may reach, e.g. an in-cluster receiver; none by default',
     ),
   ),
+  DUTIL_CLUSTER_NETWORKS: Setting.optional(
+    Setting.string(
+      "The cluster's pod and Service ranges (comma-separated CIDRs): runners and callbacks refuse them like private ranges, also where they are global IPv6 or public IPv4 addresses",
+    ),
+  ),
   DUTIL_JOB_TTL_SECONDS: Setting.integer('ttlSecondsAfterFinished of runner Jobs', { default: 86_400, minimum: 0 }),
   DUTIL_RUNNER_RESOURCES: Setting.optional(Setting.string('Per-utility requests and limits as JSON')),
   DUTIL_RUNNER_POD: Setting.optional(
@@ -228,6 +233,11 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     () => cidrSetting('DUTIL_ALLOWED_PRIVATE_NETWORKS', s.DUTIL_ALLOWED_PRIVATE_NETWORKS),
     undefined,
   )
+  const clusterNetworks = parsed(
+    'DUTIL_CLUSTER_NETWORKS',
+    () => cidrSetting('DUTIL_CLUSTER_NETWORKS', s.DUTIL_CLUSTER_NETWORKS),
+    undefined,
+  )
   if (problems.length) throw new SettingsError(problems)
   const observability = observabilityConfig(s, 'operator')
   return {
@@ -270,6 +280,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       },
       allowLoopbackUrls: s.DUTIL_ALLOW_LOOPBACK_URLS,
       allowedNetworks: allowedNetworks?.cidrs.join(','),
+      clusterNetworks: clusterNetworks?.cidrs.join(','),
       jobTtlSeconds: s.DUTIL_JOB_TTL_SECONDS,
       resources,
       pods,
@@ -284,7 +295,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
       signingSecretsName: s.DUTIL_SIGNING_SECRETS,
       publicStorageEndpoint: s.DUTIL_S3_PUBLIC_ENDPOINT ?? storage.endpoint,
       linkTtlSeconds: s.DUTIL_LINK_TTL_SECONDS,
-      destinations: { allowLoopback: s.DUTIL_ALLOW_LOOPBACK_URLS, allowedNetworks },
+      destinations: { allowLoopback: s.DUTIL_ALLOW_LOOPBACK_URLS, allowedNetworks, clusterNetworks },
     },
   }
 }

@@ -19,6 +19,8 @@ export interface RunnerSettings {
   allowLoopbackUrls: boolean
   /** Private networks runners may fetch from (DUTIL_ALLOWED_PRIVATE_NETWORKS, comma-separated CIDRs); none when empty. */
   allowedNetworks?: string
+  /** The cluster's pod and Service ranges (DUTIL_CLUSTER_NETWORKS), refused like private ranges. */
+  clusterNetworks?: string
   /** Finished Jobs are removed after this long; the UtilityJob keeps the outcome. */
   jobTtlSeconds: number
   /** Per-utility requests and limits that replace the catalog's (operator setting DUTIL_RUNNER_RESOURCES). */
@@ -139,6 +141,7 @@ export function runnerBaseEnv(settings: RunnerSettings): V1EnvVar[] {
     { name: ENV.bucket, value: settings.storage.bucket },
     { name: ENV.allowLoopback, value: String(settings.allowLoopbackUrls) },
     ...(settings.allowedNetworks ? [{ name: ENV.allowedNetworks, value: settings.allowedNetworks }] : []),
+    ...(settings.clusterNetworks ? [{ name: ENV.clusterNetworks, value: settings.clusterNetworks }] : []),
   ]
 }
 

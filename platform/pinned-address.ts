@@ -38,7 +38,9 @@ export async function resolveAllowedAddresses(
     }
     if (addresses.length === 0) return { kind: 'unresolved' }
   }
-  const bad = addresses.find((a) => !addressAllowed(a.address, policy.allowLoopback, policy.allowedNetworks))
+  const bad = addresses.find(
+    (a) => !addressAllowed(a.address, policy.allowLoopback, policy.allowedNetworks, policy.clusterNetworks),
+  )
   return bad ? { kind: 'refused', address: bad.address } : { kind: 'ok', addresses }
 }
 

@@ -35,6 +35,8 @@ export interface OidcConfig {
   allowedDomains: string[]
   /** Button label, e.g. "Google Workspace". */
   displayName: string
+  /** Whether accounts bound to the provider may hold and use a password too. */
+  accountPasswords: boolean
 }
 
 /** The console's environment variables (README: Configuration), checked once at start with the gateway's. */
@@ -50,6 +52,10 @@ export const CONSOLE_SETTINGS = Type.Object({
     Setting.string('Comma-separated e-mail domains that become members on first sign-in'),
   ),
   DUTIL_OIDC_DISPLAY_NAME: Setting.optional(Setting.string('Sign-in button label')),
+  DUTIL_OIDC_ACCOUNT_PASSWORDS: Setting.boolean(
+    'Whether accounts bound to the identity provider may also hold and use a password (off: they sign in through the provider only)',
+    true,
+  ),
   DUTIL_CONSOLE_PASSWORD_CONCURRENCY: Setting.integer('argon2 hashes and verifications run at once', {
     default: 2,
     minimum: 1,
@@ -103,6 +109,7 @@ export function loadConsoleConfig(env: NodeJS.ProcessEnv, fallbackUrl: string): 
           .map((d) => d.trim().toLowerCase().replace(/^@/, ''))
           .filter(Boolean),
         displayName: s.DUTIL_OIDC_DISPLAY_NAME || 'your identity provider',
+        accountPasswords: s.DUTIL_OIDC_ACCOUNT_PASSWORDS,
       }
     : null
   const fallbackUsable = !UNSPECIFIED_HOSTS.has(new URL(fallbackUrl).hostname)

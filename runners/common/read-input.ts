@@ -43,7 +43,11 @@ export async function openInput(url: string, opts: SourceOptions): Promise<Input
       throw new RunnerError('upstream_error', 'Reading the input from storage failed.')
     }
   } else {
-    const res = await outboundGet(url, { allowLoopback: opts.allowLoopback, allowedNetworks: opts.allowedNetworks })
+    const res = await outboundGet(url, {
+      allowLoopback: opts.allowLoopback,
+      allowedNetworks: opts.allowedNetworks,
+      clusterNetworks: opts.clusterNetworks,
+    })
     const len = Number(res.headers['content-length'])
     declared = Number.isFinite(len) ? len : undefined
     body = res.body as AsyncIterable<Buffer>

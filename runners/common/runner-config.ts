@@ -49,6 +49,7 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
     outbound: {
       allowLoopback: env[ENV.allowLoopback] === 'true',
       allowedNetworks: AllowedNetworks.parse(env[ENV.allowedNetworks]),
+      clusterNetworks: AllowedNetworks.parse(env[ENV.clusterNetworks]),
     },
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
     ...(env[ENV.traceparent] && env[ENV.tracingEndpoint]

@@ -245,7 +245,8 @@ describe('helm lint and template', () => {
   })
 
   it("isolates runner pods: the NetworkPolicy selects the operator's runner pods, admits nothing and lets out DNS and public addresses only", () => {
-    const [policy] = byKind(render(), 'NetworkPolicy')
+    const docs = render()
+    const [policy] = byKind(docs, 'NetworkPolicy')
     const uj = {
       apiVersion: 'dutil.io/v1alpha1',
       kind: 'UtilityJob',
@@ -277,17 +278,45 @@ describe('helm lint and template', () => {
     // Exactly the ranges the runner's own address policy refuses, plus loopback (IPv6 private, NAT64, 6to4, Teredo included).
     const cidrs = (ranges: ReadonlyArray<readonly [string, number]>) =>
       ranges.map(([net, bits]) => `${net}/${bits}`).sort()
+    // ... and the cluster's own pod and Service ranges (clusterNetworks: kubeadm's by default).
     expect([...publicRule.to[0].ipBlock.except].sort()).toEqual(
-      cidrs([...REFUSED_RANGES.ipv4, ...LOOPBACK_RANGES.ipv4]),
+      [...cidrs([...REFUSED_RANGES.ipv4, ...LOOPBACK_RANGES.ipv4]), '10.244.0.0/16', '10.96.0.0/12'].sort(),
     )
     expect([...publicRule.to[1].ipBlock.except].sort()).toEqual(
-      cidrs([...REFUSED_RANGES.ipv6, ...LOOPBACK_RANGES.ipv6]),
+      [...cidrs([...REFUSED_RANGES.ipv6, ...LOOPBACK_RANGES.ipv6]), 'fd00:10:244::/56', 'fd00:10:96::/112'].sort(),
     )
+    const operatorEnv = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
+    expect(operatorEnv.find((e: any) => e.name === 'DUTIL_CLUSTER_NETWORKS').value).toBe(
+      '10.244.0.0/16,fd00:10:244::/56,10.96.0.0/12,fd00:10:96::/112',
+    )
+    // A cluster whose pods have global IPv6 addresses names them: refused by the policy too.
+    const global = render('--set-json', 'clusterNetworks={"pods":["2001:db9:10::/56"],"services":[]}')
+    const globalRule = named(global, 'NetworkPolicy', policy.metadata.name).spec.egress.find((r: any) =>
+      r.to.some((t: any) => t.ipBlock?.cidr === '0.0.0.0/0'),
+    )
+    expect(globalRule.to[1].ipBlock.except).toContain('2001:db9:10::/56')
     const dnsRule = policy.spec.egress.find((r: any) => r.ports?.some((p: any) => p.port === 53))
     expect(dnsRule.ports).toEqual([
       { protocol: 'UDP', port: 53 },
       { protocol: 'TCP', port: 53 },
     ])
+  })
+
+  it('uses a trial Secret of your own when named (GitOps renders without lookup): none is made, every reference names it', () => {
+    const docs = render(
+      '--set',
+      'storage.type=internal',
+      '--set',
+      'database.type=internal',
+      '--set',
+      'redis.type=internal',
+      '--set',
+      'trialExistingSecret=my-trial',
+    )
+    expect(byKind(docs, 'Secret').map((s) => s.metadata.name)).not.toContain('dutil-internal')
+    const text = JSON.stringify(docs)
+    expect(text).not.toContain('dutil-internal')
+    expect(text).toContain('"name":"my-trial"')
   })
 
   it('runs html-pdf in pool mode only when asked: the operator may then make and delete pods, the admission policy holds pool pods to runner pods, and only the operator reaches them', () => {
@@ -945,7 +974,7 @@ describe('helm install on the local platform: the programs run under the chart S
           {
             name: 'runner',
             image: 'dutil.local/dutil-runner-split-pdf:test',
-            command: ['node', '/app/main.js'],
+            command: ['node', '--max-old-space-size=256', '/app/dist/runners/split-pdf/bundle/main.js'],
             securityContext: {
               allowPrivilegeEscalation: false,
               readOnlyRootFilesystem: true,
@@ -1015,6 +1044,54 @@ describe('helm install on the local platform: the programs run under the chart S
       ['a token', (p) => (p.automountServiceAccountToken = true), 'default ServiceAccount, without a token'],
       ['another image', (p) => (p.containers[0].image = 'busybox'), "dutil's runner images only"],
       ['the host network', (p) => (p.hostNetwork = true), "host's namespaces"],
+      [
+        'a hostPath volume',
+        (p) => (
+          (p.volumes = [{ name: 'h', hostPath: { path: '/' } }]),
+          (p.containers[0].volumeMounts = [{ name: 'h', mountPath: '/host' }])
+        ),
+        'no hostPath',
+      ],
+      ['a privileged container', (p) => (p.containers[0].securityContext.privileged = true), 'privileged'],
+      [
+        'an added capability',
+        (p) => (p.containers[0].securityContext.capabilities = { drop: ['ALL'], add: ['NET_RAW'] }),
+        'add capabilities',
+      ],
+      [
+        'privilege escalation',
+        (p) => (p.containers[0].securityContext.allowPrivilegeEscalation = true),
+        'privilege escalation',
+      ],
+      [
+        'root',
+        (p) => ((p.securityContext.runAsNonRoot = false), (p.securityContext.runAsUser = 0)),
+        'must run as non-root',
+      ],
+      ['root in the container', (p) => (p.containers[0].securityContext.runAsUser = 0), 'must run as non-root'],
+      [
+        'no seccomp profile',
+        (p) => (p.securityContext.seccompProfile = { type: 'Unconfined' }),
+        "runtime's seccomp profile",
+      ],
+      [
+        'a host port',
+        (p) => (p.containers[0].ports = [{ containerPort: 8080, hostPort: 8080 }]),
+        'may not bind host ports',
+      ],
+      ['a node named in advance', (p) => (p.nodeName = 'some-node'), 'never on a node named in advance'],
+      [
+        'a command of its own',
+        (p) => (p.containers[0].command = ['node', '-e', 'require("child_process").execSync("id")']),
+        "runner's own command",
+      ],
+      [
+        'a required module',
+        (p) =>
+          (p.containers[0].command = ['node', '--require=/tmp/x.js', '/app/dist/runners/split-pdf/bundle/main.js']),
+        "runner's own command",
+      ],
+      ['arguments', (p) => (p.containers[0].args = ['--inspect']), "runner's own command"],
     ]
     for (const [what, change, message] of attempts) {
       const r = create(runnerJob(change))
@@ -1054,6 +1131,20 @@ describe('helm install on the local platform: the programs run under the chart S
     }
     // The named one is refused for another reason only: it exists (the programs made it on first use).
     expect(create('dutil-gateway', 'dutil-signing-secrets').stderr).toContain('already exists')
+  })
+
+  it('says loudly in the NOTES when the namespace does not enforce the restricted Pod Security standard, and nothing when it does', () => {
+    expect(helm('get', 'notes', RELEASE, '--namespace', NS)).not.toContain('DOES NOT ENFORCE')
+    const bare = 'dutil-chart-no-pss'
+    kubectl(['create', 'namespace', bare])
+    try {
+      // A server-side dry run reads the cluster (`lookup`) as an install does.
+      const notes = helm('install', 'probe', CHART, '--namespace', bare, '-f', LINT_VALUES, '--dry-run=server')
+      expect(notes).toContain(`WARNING: NAMESPACE ${bare} DOES NOT ENFORCE THE RESTRICTED POD SECURITY STANDARD.`)
+      expect(notes).toContain(`kubectl label namespace ${bare} pod-security.kubernetes.io/enforce=restricted`)
+    } finally {
+      kubectl(['delete', 'namespace', bare, '--wait=false'])
+    }
   })
 
   it('creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)', async () => {

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { api } from './helpers/api.js'
@@ -6,6 +8,7 @@ import { launchBrowser, overflowsSideways, personContext, screenshot, unlabelled
 import { bootstrapAdmin, ConsoleClient, totpCode, uniqueEmail } from './helpers/console.js'
 import { catalog } from '../../runners/catalog.js'
 import { createKey } from './helpers/keys.js'
+import { restartGateway } from './helpers/processes.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
@@ -421,6 +424,69 @@ describe('console, end to end in Chromium', () => {
     await viaProvider(`unverified.${uniqueEmail('someone', 'example.org')}`)
     await page.getByText('no verified e-mail address').waitFor()
     await ctx?.close()
+  })
+
+  it('sets the first password of an identity-provider account only right after signing in there; with passwords off for such accounts, they have none', async () => {
+    const ctx = await personContext(browser)
+    const page = await ctx.newPage()
+    const email = uniqueEmail('olga', 'example.org')
+    await page.goto('/console/sign-in')
+    await page.getByRole('link', { name: 'Continue with Test IdP' }).click()
+    await page.locator('input[name=login]').fill(email)
+    await page.locator('input[name=password]').fill('anything')
+    await page.getByRole('button', { name: 'Sign-in' }).click()
+    await page.getByRole('button', { name: 'Continue' }).click()
+    await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor()
+    // What the session itself can do (its cookie and CSRF token, in the page).
+    const call = (path: string, body: unknown) =>
+      page.evaluate(
+        async ({ path, body }) => {
+          const me = (await (await fetch('/console/api/session')).json()) as { csrfToken: string }
+          const res = await fetch(`/console/api${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-csrf-token': me.csrfToken },
+            body: JSON.stringify(body),
+          })
+          return { status: res.status, body: await res.text() }
+        },
+        { path, body },
+      )
+    // The same session 10 minutes on (a session taken from its owner, say): no first password.
+    const cookie = (await ctx.cookies()).find((c) => c.name.endsWith('dutil_session'))!
+    const redis = new Redis(inject('redisUrl'))
+    const key = `console:session:${createHash('sha256').update(cookie.value).digest('hex')}`
+    const age = async (ms: number) => {
+      const data = JSON.parse((await redis.get(key))!)
+      data.createdAt -= ms
+      await redis.set(key, JSON.stringify(data), 'KEEPTTL')
+    }
+    try {
+      await age(10 * 60_000)
+      const stale = await call('/account/password', { newPassword: PASSWORD })
+      expect(stale.status).toBe(403)
+      expect(JSON.parse(stale.body).error.message).toBe(
+        'To set a first password, sign in with Test IdP again and set it within 5 minutes.',
+      )
+      expect((await new ConsoleClient().signIn(email, PASSWORD)).status).toBe(401)
+      await age(-10 * 60_000)
+      expect((await call('/account/password', { newPassword: PASSWORD })).status).toBe(204)
+      expect((await new ConsoleClient().signIn(email, PASSWORD)).status).toBe(200)
+      // Passwords off for provider accounts: the password no longer signs in, none can be set.
+      await restartGateway({ DUTIL_OIDC_ACCOUNT_PASSWORDS: 'false' })
+      try {
+        expect((await new ConsoleClient().signIn(email, PASSWORD)).status).toBe(401)
+        const off = await call('/account/password', { currentPassword: PASSWORD, newPassword: `${PASSWORD}!` })
+        expect(off.status).toBe(403)
+        expect(JSON.parse(off.body).error.message).toBe(
+          'Accounts that sign in with Test IdP have no password in this workspace.',
+        )
+      } finally {
+        await restartGateway({})
+      }
+    } finally {
+      redis.disconnect()
+      await ctx.close()
+    }
   })
 })
 

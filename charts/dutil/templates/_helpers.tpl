@@ -215,7 +215,7 @@ utility's from `runners.<slug>.pod`.
 
 {{/* The Secret with the internal services' generated credentials and URLs. */}}
 {{- define "dutil.internalSecret" -}}
-{{- printf "%s-internal" (include "dutil.fullname" .) -}}
+{{- .Values.trialExistingSecret | default (printf "%s-internal" (include "dutil.fullname" .)) -}}
 {{- end -}}
 
 {{/* Runner pods, as the operator labels them (dutil.io/job-id), in a podSelector. */}}

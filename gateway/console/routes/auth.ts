@@ -102,7 +102,10 @@ export function authRoutes(d: ConsoleDeps): Router {
     const outcome = await d.lockout.check(addr, ctx.ip, async () => {
       const user = await d.people.findUserByEmail(addr, true)
       const creds = user ? await d.people.readCredentials(user) : undefined
-      if (!user || user.spec.disabled || !creds?.passwordHash) return (await burnVerification(password!), false)
+      // An account bound to the identity provider signs in there only when its passwords are off.
+      const passwordsOff = Boolean(user?.spec.oidcSubject) && d.config.oidc?.accountPasswords === false
+      if (!user || user.spec.disabled || !creds?.passwordHash || passwordsOff)
+        return (await burnVerification(password!), false)
       Object.assign(found, { user, creds })
       return verifyPassword(creds.passwordHash, password!)
     })

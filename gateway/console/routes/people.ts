@@ -10,6 +10,7 @@ import { matchTotp, newTotpSecret, otpauthUri } from '../totp.js'
 import { assertEmail, lockedError } from './auth.js'
 import type { ConsoleDeps } from './deps.js'
 import type { Invite, Member } from '../ui/api-types.js'
+import type { SessionData } from '../sessions.js'
 
 const TOTP_ENROL_MS = 10 * 60_000
 
@@ -29,6 +30,14 @@ function personView(u: ConsoleUserResource): Member {
     createdAt: u.spec.createdAt,
     lastSignInAt: u.status?.lastSignInAt ?? null,
   }
+}
+
+/** How recent a sign-in with the identity provider must be to set an account's first password. */
+export const FRESH_SIGN_IN_MS = 5 * 60_000
+
+/** Whether a session began with the identity provider within FRESH_SIGN_IN_MS. */
+export function freshProviderSignIn(session: Pick<SessionData, 'method' | 'createdAt'>, now: number): boolean {
+  return session.method === 'oidc' && now - session.createdAt <= FRESH_SIGN_IN_MS
 }
 
 /** Members (admins only) and the signed-in person's own account (2FA, password). */
@@ -215,7 +224,19 @@ export function peopleRoutes(d: ConsoleDeps): Router {
     const problem = passwordProblem(body.newPassword)
     if (problem) f.problems.push({ path: 'newPassword', message: problem })
     f.check()
+    if (s.user.spec.oidcSubject && d.config.oidc?.accountPasswords === false)
+      throw new ApiError(
+        'forbidden',
+        `Accounts that sign in with ${d.config.oidc.displayName} have no password in this workspace.`,
+      )
     const creds = await d.people.readCredentials(s.user)
+    // The first password of an account made through the identity provider: only right after a
+    // sign-in there, so a session taken from someone cannot add a way in that outlives it.
+    if (!creds.passwordHash && !freshProviderSignIn(s.session, Date.now()))
+      throw new ApiError(
+        'forbidden',
+        `To set a first password, sign in with ${d.config.oidc?.displayName ?? 'your identity provider'} again and set it within 5 minutes.`,
+      )
     if (creds.passwordHash) {
       const hash = creds.passwordHash
       const outcome = await d.lockout.check(
