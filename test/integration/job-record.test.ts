@@ -18,6 +18,7 @@ import {
   getCallbackLog,
   getJob,
   insertAccepted,
+  recordTransition,
 } from '../../platform/db/jobs-table.js'
 import { knownMigrations, migrateDatabase, MIGRATIONS_TABLE, pendingMigrations } from '../../platform/db/migrate.js'
 import { dropPartition, partitionDays } from '../../platform/db/partitions.js'
@@ -136,6 +137,99 @@ describe('schema migrations', () => {
       expect([kept[0].attempt, kept.at(-1)!.attempt]).toEqual([4, CALLBACK_LOG_MAX + 3])
     } finally {
       await fresh.end()
+    }
+  })
+})
+
+describe('queued counts', () => {
+  it('follow every accept and every move out of the queue, hold the per-key and per-owner ceilings exactly under concurrent accepts, and match the queue itself', async () => {
+    const url = await createDatabase(inject('databaseUrl'), 'dutil_queued_counts_test')
+    await migrateDatabase(url, { info: () => {} })
+    const db = openDatabase({ url, applicationName: 'dutil-test' })
+    const job = (apiKeyId: string, owner: string, extra: Partial<UtilityJobResource['spec']> = {}) => {
+      const jobId = newId('job')
+      return {
+        metadata: { name: objectNameOf(jobId) },
+        spec: {
+          jobId,
+          utility: 'split-pdf',
+          mode: 'async',
+          apiKeyId,
+          apiKeyName: 'k',
+          owner,
+          createdAt: createdAtOfJobId(jobId),
+          inputKey: 'in',
+          metadata: null,
+          ...extra,
+        },
+      } as unknown as UtilityJobResource
+    }
+    const counts = async () =>
+      Object.fromEntries(
+        (await db.query<{ scope: string; n: number }>('SELECT scope, n FROM queued_counts WHERE n > 0')).rows.map(
+          (r) => [r.scope, r.n],
+        ),
+      )
+    const truth = async () => {
+      const rows = (
+        await db.query<{ api_key_id: string; owner: string }>(
+          "SELECT api_key_id, owner FROM jobs WHERE state = 'queued'",
+        )
+      ).rows
+      const out: Record<string, number> = {}
+      const add = (k: string) => (out[k] = (out[k] ?? 0) + 1)
+      for (const r of rows) {
+        add('platform')
+        add(`owner/${r.owner}`)
+        if (r.api_key_id) add(`key/${r.api_key_id}`)
+      }
+      return out
+    }
+    const ceilings = { maxQueuedPerKey: 4, maxQueuedPerOwner: 6, maxQueuedTotal: 100 }
+    try {
+      // Twenty accepts at once for one owner's two keys: exactly 4 + 2 pass.
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => insertAccepted(db, job(i % 2 ? 'key_A' : 'key_B', 'owner:ana'), ceilings)),
+      )
+      const kinds = outcomes.map((o) => (o.kind === 'over_ceiling' ? `refused:${o.scope}` : o.kind))
+      expect(kinds.filter((k) => k === 'inserted')).toHaveLength(6)
+      expect(kinds.filter((k) => k !== 'inserted').every((k) => k === 'refused:key' || k === 'refused:owner')).toBe(
+        true,
+      )
+      // A playground run of the same person counts with them: refused; another owner's job is not.
+      const playground = job('', 'owner:ana', { source: 'playground', userEmail: 'ana@example.com' })
+      expect(await insertAccepted(db, playground, ceilings)).toMatchObject({ kind: 'over_ceiling', scope: 'owner' })
+      const other = job('key_C', 'key:key_C')
+      expect(await insertAccepted(db, other, ceilings)).toEqual({ kind: 'inserted' })
+      const now = await counts()
+      expect(now).toMatchObject({ platform: 7, 'owner/owner:ana': 6, 'owner/key:key_C': 1, 'key/key_C': 1 })
+      expect(now['key/key_A'] + now['key/key_B']).toBe(6)
+      expect(now).toEqual(await truth())
+      // Out of the queue: running, cancelled, failed; a running job finishing changes nothing.
+      const [first] = (await db.query<{ id: string }>("SELECT id FROM jobs WHERE api_key_id = 'key_A' LIMIT 1")).rows
+      const record = (await getJob(db, first.id))!
+      const status = (state: 'running' | 'succeeded' | 'cancelled') => ({
+        state,
+        startedAt: state === 'cancelled' ? null : record.spec.createdAt,
+        finishedAt: state === 'running' ? null : record.spec.createdAt,
+        timings: { queueMs: null, upstreamMs: null, storageMs: null, totalMs: null },
+        result: null,
+        error: null,
+      })
+      expect(await recordTransition(db, { spec: record.spec, status: status('running') })).toBe(true)
+      expect(await recordTransition(db, { spec: record.spec, status: status('succeeded') })).toBe(true)
+      expect(await recordTransition(db, { spec: other.spec, status: status('cancelled') })).toBe(true)
+      // A stale view of a finished job moves nothing.
+      expect(await recordTransition(db, { spec: other.spec, status: status('cancelled') })).toBe(false)
+      const after = await counts()
+      expect(after).toMatchObject({ platform: 5, 'owner/owner:ana': 5 })
+      expect(after['key/key_A']).toBe(now['key/key_A'] - 1)
+      expect(after).toEqual(await truth())
+      // Room again for the owner: one more.
+      expect(await insertAccepted(db, job('key_A', 'owner:ana'), ceilings)).toEqual({ kind: 'inserted' })
+      expect(await insertAccepted(db, job('key_B', 'owner:ana'), ceilings)).toMatchObject({ kind: 'over_ceiling' })
+    } finally {
+      await db.end()
     }
   })
 })
