@@ -27,7 +27,7 @@ export async function createAdmin(
       `${email} already has a console account (${existing.spec.role}${existing.spec.disabled ? ', disabled' : ''}); an admin can change it on the Members page`,
     )
   const { invite, token } = await people.invite({ email, role: 'admin', invitedBy: 'cli' })
-  const link = `${base}/console/invite/${token}`
+  const link = `${base}/console/invite#${token}`
   return renderOne(
     format,
     { email, role: 'admin', link, expiresAt: invite.spec.expiresAt },

@@ -98,10 +98,10 @@ async function etcdDbMb(port: number): Promise<number> {
 async function consoleSession(kc: KubeConfig, gatewayUrl: string): Promise<string> {
   const people = new PeopleStore(kc, 'dutil')
   const { token } = await people.invite({ email: `bench-${Date.now()}@example.com`, role: 'admin', invitedBy: 'bench' })
-  const res = await fetch(`${gatewayUrl}/console/api/invites/${token}/accept`, {
+  const res = await fetch(`${gatewayUrl}/console/api/invites/accept`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Origin: gatewayUrl },
-    body: JSON.stringify({ name: 'Bench', password: 'correct horse battery staple 42' }),
+    body: JSON.stringify({ token, name: 'Bench', password: 'correct horse battery staple 42' }),
   })
   if (res.status !== 201) throw new Error(`console sign-up failed: ${res.status} ${await res.text()}`)
   return res.headers

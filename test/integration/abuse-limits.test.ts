@@ -114,8 +114,13 @@ describe('queued jobs per owner', () => {
     const { link } = bootstrapAdmin(uniqueEmail('owner-admin'))
     const admin = new ConsoleClient()
     expect(
-      (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Owner Admin', password: PASSWORD }))
-        .status,
+      (
+        await admin.call('POST', '/invites/accept', {
+          token: inviteToken(link),
+          name: 'Owner Admin',
+          password: PASSWORD,
+        })
+      ).status,
     ).toBe(201)
     const { client: person, email } = await invitePerson(admin, 'external', PASSWORD)
     const keyOf = async (name: string) => {
@@ -183,8 +188,13 @@ describe('console abuse limits', () => {
     const { link } = bootstrapAdmin(uniqueEmail('limits-admin'))
     admin = new ConsoleClient()
     expect(
-      (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Limits Admin', password: PASSWORD }))
-        .status,
+      (
+        await admin.call('POST', '/invites/accept', {
+          token: inviteToken(link),
+          name: 'Limits Admin',
+          password: PASSWORD,
+        })
+      ).status,
     ).toBe(201)
   })
 

@@ -24,7 +24,8 @@ async function person(
   const invited = await admin.call('POST', '/members/invites', { email, role })
   expect(invited.status, JSON.stringify(invited.body)).toBe(201)
   const client = new ConsoleClient()
-  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, {
+  const accepted = await client.call('POST', '/invites/accept', {
+    token: inviteToken(invited.body.link),
     name: `Test ${role}`,
     password: PASSWORD,
   })
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const { link } = bootstrapAdmin(uniqueEmail('api-admin'))
   admin = new ConsoleClient()
   expect(
-    (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'API Admin', password: PASSWORD }))
+    (await admin.call('POST', '/invites/accept', { token: inviteToken(link), name: 'API Admin', password: PASSWORD }))
       .status,
   ).toBe(201)
   files = await new FileServer().start()
@@ -181,24 +182,31 @@ describe('console invites and roles', () => {
     const first = await admin.call('POST', '/members/invites', { email, role: 'member' })
     const second = await admin.call('POST', '/members/invites', { email, role: 'external' })
     const c = new ConsoleClient()
-    expect((await c.call('GET', `/invites/${inviteToken(first.body.link)}`)).status).toBe(404)
-    expect((await c.call('GET', `/invites/${inviteToken(second.body.link)}`)).body).toMatchObject({
+    expect((await c.call('POST', '/invites/lookup', { token: inviteToken(first.body.link) })).status).toBe(404)
+    expect((await c.call('POST', '/invites/lookup', { token: inviteToken(second.body.link) })).body).toMatchObject({
       email,
       role: 'external',
     })
-    const short = await c.call('POST', `/invites/${inviteToken(second.body.link)}/accept`, {
+    const short = await c.call('POST', '/invites/accept', {
+      token: inviteToken(second.body.link),
       name: 'Shorty',
       password: 'too short',
     })
     expect(short.status).toBe(400)
     expect(short.body.error.details).toEqual([{ path: 'password', message: 'must be at least 10 characters' }])
     expect(
-      (await c.call('POST', `/invites/${inviteToken(second.body.link)}/accept`, { name: 'Ok', password: PASSWORD }))
-        .body.user.role,
+      (
+        await c.call('POST', '/invites/accept', {
+          token: inviteToken(second.body.link),
+          name: 'Ok',
+          password: PASSWORD,
+        })
+      ).body.user.role,
     ).toBe('external')
     expect(
       (
-        await new ConsoleClient().call('POST', `/invites/${inviteToken(second.body.link)}/accept`, {
+        await new ConsoleClient().call('POST', '/invites/accept', {
+          token: inviteToken(second.body.link),
           name: 'Again',
           password: PASSWORD,
         })

@@ -27,8 +27,13 @@ beforeAll(async () => {
   const { link } = bootstrapAdmin(uniqueEmail('security-admin'))
   admin = new ConsoleClient()
   expect(
-    (await admin.call('POST', `/invites/${inviteToken(link)}/accept`, { name: 'Security Admin', password: PASSWORD }))
-      .status,
+    (
+      await admin.call('POST', '/invites/accept', {
+        token: inviteToken(link),
+        name: 'Security Admin',
+        password: PASSWORD,
+      })
+    ).status,
   ).toBe(201)
 })
 
@@ -177,7 +182,8 @@ describe('forged X-Forwarded-For', () => {
     const inviter = new ConsoleClient()
     expect(
       (
-        await inviter.call('POST', `/invites/${inviteToken(link)}/accept`, {
+        await inviter.call('POST', '/invites/accept', {
+          token: inviteToken(link),
           name: 'Forwarded Admin',
           password: PASSWORD,
         })

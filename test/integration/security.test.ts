@@ -440,9 +440,14 @@ describe('the cost of a request before authentication', () => {
     // Each from an address of its own (the tests are the trusted proxy): only the shared budget limits them.
     const invites = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        new ConsoleClient().call('GET', `/invites/${randomBytes(32).toString('base64url')}`, undefined, {
-          forwardedFor: `198.18.20.${i}`,
-        }),
+        new ConsoleClient().call(
+          'POST',
+          '/invites/lookup',
+          { token: randomBytes(32).toString('base64url') },
+          {
+            forwardedFor: `198.18.20.${i}`,
+          },
+        ),
       ),
     )
     expect(new Set(invites.map((r) => r.status))).toEqual(new Set([404]))
@@ -470,7 +475,12 @@ describe('the cost of a request before authentication', () => {
     for (let batch = 0; batch < 7; batch++) {
       const res = await Promise.all(
         Array.from({ length: 50 }, () =>
-          new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.1' }),
+          new ConsoleClient().call(
+            'POST',
+            '/invites/lookup',
+            { token: 'a'.repeat(43) },
+            { forwardedFor: '198.18.30.1' },
+          ),
         ),
       )
       statuses.push(...res.map((r) => r.status))
@@ -479,15 +489,26 @@ describe('the cost of a request before authentication', () => {
     const refused = statuses.filter((s) => s === 429)
     expect(refused.length).toBeGreaterThanOrEqual(50)
     expect(statuses.filter((s) => s === 404).length).toBeLessThanOrEqual(300)
-    const one = await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, {
-      forwardedFor: '198.18.30.1',
-    })
+    const one = await new ConsoleClient().call(
+      'POST',
+      '/invites/lookup',
+      { token: 'a'.repeat(43) },
+      {
+        forwardedFor: '198.18.30.1',
+      },
+    )
     expect(one.status).toBe(429)
     expect(Number(one.headers.get('retry-after'))).toBeGreaterThan(0)
     // Another address is not held back.
     expect(
-      (await new ConsoleClient().call('GET', `/invites/${'a'.repeat(43)}`, undefined, { forwardedFor: '198.18.30.2' }))
-        .status,
+      (
+        await new ConsoleClient().call(
+          'POST',
+          '/invites/lookup',
+          { token: 'a'.repeat(43) },
+          { forwardedFor: '198.18.30.2' },
+        )
+      ).status,
     ).toBe(404)
   })
 

@@ -239,13 +239,17 @@ describe.skipIf(inject('nodeBlocker'))(
           env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
         },
       )
-      const link = /(http:\/\/127\.0\.0\.1:8080\/console\/invite\/\S+)/.exec(out)?.[1] ?? ''
+      const link = /(http:\/\/127\.0\.0\.1:8080\/console\/invite#\S+)/.exec(out)?.[1] ?? ''
       expect(link, out).not.toBe('')
-      const token = link.slice(link.lastIndexOf('/') + 1)
+      const token = new URL(link).hash.slice(1)
       const page = await fetch(`${forward!.api}/console/`)
       expect(page.status).toBe(200)
       expect(await page.text()).toContain('<title>dutil console</title>')
-      const invite = await fetch(`${forward!.api}/console/api/invites/${token}`)
+      const invite = await fetch(`${forward!.api}/console/api/invites/lookup`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: forward!.api },
+        body: JSON.stringify({ token }),
+      })
       expect(invite.status).toBe(200)
       expect(await invite.json()).toMatchObject({ email: 'trial-admin@example.com', role: 'admin' })
     })

@@ -172,9 +172,14 @@ export function authRoutes(d: ConsoleDeps): Router {
     ctx.body = { ended }
   })
 
-  // Invites: what the link is for, and accepting it with a name and password.
-  r.get('/invites/:token', async (ctx) => {
-    const invite = await d.people.findInvite(ctx.params.token)
+  // Invites: what the link is for, and accepting it with a name and password. The token travels
+  // in the link's fragment and in these POST bodies, never in a path: nothing on the way (an
+  // ingress's access log, a trace) records it.
+  r.post('/invites/lookup', async (ctx) => {
+    const f = new Fields(await jsonBody(ctx))
+    const token = f.string('token', { required: true, max: 200 })
+    f.check()
+    const invite = await d.people.findInvite(token!)
     if (!invite)
       throw new ApiError(
         'not_found',
@@ -188,14 +193,15 @@ export function authRoutes(d: ConsoleDeps): Router {
     }
   })
 
-  r.post('/invites/:token/accept', async (ctx) => {
+  r.post('/invites/accept', async (ctx) => {
     const body = await jsonBody(ctx)
     const f = new Fields(body)
+    const token = f.string('token', { required: true, max: 200 })
     const name = f.string('name', { required: true, max: 200 })
     const problem = passwordProblem(body.password)
     if (problem) f.problems.push({ path: 'password', message: problem })
     f.check()
-    const invite = await d.people.findInvite(ctx.params.token)
+    const invite = await d.people.findInvite(token!)
     if (!invite) throw new ApiError('not_found', 'This invite link is not valid any more. Ask an admin for a new one.')
     const passwordHash = await hashPassword(body.password as string)
     if (await d.people.findUserByEmail(invite.spec.email))

@@ -15,7 +15,7 @@ import type { SessionData } from '../sessions.js'
 const TOTP_ENROL_MS = 10 * 60_000
 
 export function inviteLink(d: ConsoleDeps, token: string): string {
-  return `${d.config.publicUrl}/console/invite/${token}`
+  return `${d.config.publicUrl}/console/invite#${token}`
 }
 
 function personView(u: ConsoleUserResource): Member {

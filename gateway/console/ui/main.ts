@@ -20,7 +20,8 @@ interface Route {
 
 const ROUTES: Route[] = [
   { pattern: /^\/console\/sign-in$/, render: signInPage, public: true },
-  { pattern: /^\/console\/invite\/([\w-]+)$/, render: invitePage, public: true },
+  // The token is in the fragment (never sent to the server); links made before it, in the path.
+  { pattern: /^\/console\/invite(?:\/([\w-]+))?$/, render: invitePage, public: true },
   { pattern: /^\/console\/jobs$/, render: jobsPage, nav: 'Jobs', action: 'jobs.read' },
   { pattern: /^\/console\/jobs\/(job_[0-9A-Z]{26})$/, render: jobPage, action: 'jobs.read' },
   { pattern: /^\/console\/keys$/, render: keysPage, nav: 'API keys', action: 'keys.read' },

@@ -136,11 +136,13 @@ export async function signInPage(p: Page): Promise<void> {
 
 export async function invitePage(p: Page): Promise<void> {
   title('Accept your invite')
-  const token = p.params[0]
+  const token = p.params[0] || location.hash.slice(1)
+  // Another invite link opened in this tab changes only the fragment: read it afresh.
+  window.addEventListener('hashchange', () => location.reload(), { once: true })
   replace(p.main, authCard('Accept your invite', loading('the invite')))
   let invite: { email: string; role: string; expiresAt: string; oidc: boolean }
   try {
-    invite = await call('GET', `/invites/${encodeURIComponent(token)}`, undefined, { quiet401: true })
+    invite = await call('POST', '/invites/lookup', { token }, { quiet401: true })
   } catch (err) {
     replace(
       p.main,
@@ -175,8 +177,8 @@ export async function invitePage(p: Page): Promise<void> {
     try {
       const res = await call<{ csrfToken: string }>(
         'POST',
-        `/invites/${encodeURIComponent(token)}/accept`,
-        { name: name.value, password: password.value },
+        '/invites/accept',
+        { token, name: name.value, password: password.value },
         { quiet401: true },
       )
       setCsrfToken(res.csrfToken)

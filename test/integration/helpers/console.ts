@@ -77,8 +77,9 @@ export function bootstrapAdmin(email: string): { link: string; expiresAt: string
   return JSON.parse(out)
 }
 
+/** The token of an invite link: its fragment (never sent to the server). */
 export function inviteToken(link: string): string {
-  return link.slice(link.lastIndexOf('/') + 1)
+  return new URL(link).hash.slice(1)
 }
 
 /** The TOTP code of a base32 secret for the time step `offset` steps from now. */
@@ -106,7 +107,8 @@ export async function invitePerson(
   const invited = await by.call('POST', '/members/invites', { email, role })
   if (invited.status !== 201) throw new Error(`invite failed: ${invited.status} ${JSON.stringify(invited.body)}`)
   const client = new ConsoleClient()
-  const accepted = await client.call('POST', `/invites/${inviteToken(invited.body.link)}/accept`, {
+  const accepted = await client.call('POST', '/invites/accept', {
+    token: inviteToken(invited.body.link),
     name: `Test ${role}`,
     password,
   })
