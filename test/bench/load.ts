@@ -153,7 +153,11 @@ const platform = await startPlatform({
   testHooks: false,
   // BENCH_LOAD_TRACING=1: the platform runs Jaeger, which the traced gateway below sends to.
   tracing: TRACING,
-  gatewayEnv: { DUTIL_MAX_QUEUED_JOBS: '1000000', DUTIL_MAX_QUEUED_JOBS_PER_KEY: '1000000' },
+  gatewayEnv: {
+    DUTIL_MAX_QUEUED_JOBS: '1000000',
+    DUTIL_MAX_QUEUED_JOBS_PER_KEY: '1000000',
+    DUTIL_MAX_QUEUED_SHARE_PER_OWNER: '1',
+  },
 })
 /**
  * A gateway of the bench's own (the platform's settings, its port + `offset`, its logs dropped),

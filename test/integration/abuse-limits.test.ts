@@ -16,6 +16,8 @@ import { componentProcess, restartGateway } from './helpers/processes.js'
 const LIMITS = {
   DUTIL_MAX_QUEUED_JOBS: '8',
   DUTIL_MAX_QUEUED_JOBS_PER_KEY: '5',
+  // Owners may hold the whole (small) platform ceiling here; their own ceiling is tried below.
+  DUTIL_MAX_QUEUED_SHARE_PER_OWNER: '1',
   DUTIL_PLAYGROUND_RUNS_PER_MINUTE: '3',
   DUTIL_CONSOLE_MAX_KEYS_PER_EXTERNAL: '2',
   DUTIL_CONSOLE_KEYS_PER_DAY: '10',
