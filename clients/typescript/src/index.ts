@@ -319,11 +319,12 @@ export type CallbackEvent = components['schemas']['CallbackEvent']
 /**
  * Verifies a callback's Standard Webhooks signature (webhook-id, webhook-timestamp,
  * webhook-signature; the timestamp within 5 minutes) against the key's signing secret
- * (`whsec_…`) and returns the event. Pass the raw body, exactly as received. Throws when the
- * signature does not match. Receivers should de-duplicate on `webhook-id` (the job id).
+ * (`whsec_…`) and returns the event. Pass the raw body, exactly as received: a string, or its
+ * bytes (a Node.js Buffer is a Uint8Array). Throws when the signature does not match. Receivers
+ * should de-duplicate on `webhook-id` (the job id).
  */
 export function verifyCallback(
-  rawBody: string | Buffer,
+  rawBody: string | Uint8Array,
   headers: Record<string, string | string[] | undefined> | Headers,
   secret: string,
 ): CallbackEvent {
@@ -333,7 +334,7 @@ export function verifyCallback(
     for (const [k, v] of Object.entries(headers))
       if (v !== undefined) plain[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v
   return new Webhook(secret).verify(
-    typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8'),
+    typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody),
     plain,
   ) as CallbackEvent
 }

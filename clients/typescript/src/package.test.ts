@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,7 +12,6 @@ import { afterAll, describe, expect, it } from 'vitest'
  */
 const here = dirname(fileURLToPath(import.meta.url))
 const pkg = join(here, '..')
-const tsc = join(pkg, 'node_modules', '.bin', 'tsc')
 const scratch = mkdtempSync(join(tmpdir(), 'dutil-client-user-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
@@ -24,62 +23,101 @@ const run = (cmd: string, args: string[], cwd: string) =>
     env: { ...process.env, npm_config_update_notifier: 'false' },
   })
 
+/**
+ * The TypeScript versions a user may compile with: the newest the registry serves today (what
+ * `npm install typescript` gives) and the oldest the package supports for ES modules (5.0; a
+ * CommonJS project imports it through Node's require of ES modules, which TypeScript types from
+ * 5.8 on).
+ */
+const TYPESCRIPTS = { newest: 'typescript@latest', oldest: 'typescript-oldest@npm:typescript@5.0.4' }
+
+const PROGRAM = [
+  "import { DutilClient, verifyCallback, type InputOf, type Job, type JobStatus } from '@dutil/client'",
+  "const client = new DutilClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: 'du_live_' })",
+  "const input: InputOf<'split-pdf'> = { url: 'https://example.com/a.pdf' }",
+  'export async function main(): Promise<JobStatus> {',
+  "  const job: Job = await client.run('split-pdf', input)",
+  '  const files: number = job.result?.files.length ?? 0',
+  "  verifyCallback('{}', {}, 'whsec_x')",
+  "  verifyCallback(new TextEncoder().encode('{}'), new Headers(), 'whsec_x')",
+  '  // @ts-expect-error the status is a union of strings, never a number (this fails if Job were any)',
+  '  const wrong: number = job.status',
+  '  // @ts-expect-error split-pdf takes a url, not files',
+  "  await client.submit('split-pdf', { files: [] })",
+  '  return files > wrong ? job.status : job.status',
+  '}',
+].join('\n')
+
+/** Compiles the strict program in `dir` with the tsc at `tscPath`: its output, empty when it compiles. */
+function compile(tscPath: string, dir: string): { ok: boolean; out: string } {
+  try {
+    return { ok: true, out: run(process.execPath, [tscPath, '-p', 'tsconfig.json'], dir) }
+  } catch (err) {
+    return {
+      ok: false,
+      out: `${(err as { stdout?: string }).stdout ?? ''}${(err as { stderr?: string }).stderr ?? ''}`,
+    }
+  }
+}
+
 describe('the packed TypeScript client', () => {
-  it('installs outside the repository and types a strict program: Job, InputOf and the client are real types, not any', () => {
+  it('installs outside the repository and types a strict program without @types/node, with the newest and the oldest TypeScript, as an ES module and as CommonJS', () => {
     expect(existsSync(join(pkg, 'dist', 'index.d.ts')), 'build the client first (npm run build)').toBe(true)
     run('npm', ['pack', '--silent', '--pack-destination', scratch], pkg)
     const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'))!
+    // The licence travels with the package.
+    expect(run('tar', ['-tzf', tarball], scratch).split('\n')).toContain('package/LICENSE')
     writeFileSync(
       join(scratch, 'package.json'),
       JSON.stringify({ name: 'user-project', private: true, type: 'module' }),
     )
-    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`, '@types/node@20'], scratch)
-    writeFileSync(
-      join(scratch, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: false,
-          types: ['node'],
-        },
-        include: ['main.ts'],
-      }),
-    )
-    writeFileSync(
-      join(scratch, 'main.ts'),
+    // No @types/node: the package's public types must stand without it.
+    run(
+      'npm',
       [
-        "import { DutilClient, verifyCallback, type InputOf, type Job, type JobStatus } from '@dutil/client'",
-        "const client = new DutilClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: 'du_live_' })",
-        "const input: InputOf<'split-pdf'> = { url: 'https://example.com/a.pdf' }",
-        'export async function main(): Promise<JobStatus> {',
-        "  const job: Job = await client.run('split-pdf', input)",
-        '  const files: number = job.result?.files.length ?? 0',
-        "  verifyCallback('{}', {}, 'whsec_x')",
-        '  // @ts-expect-error the status is a union of strings, never a number (this fails if Job were any)',
-        '  const wrong: number = job.status',
-        '  // @ts-expect-error split-pdf takes a url, not files',
-        "  await client.submit('split-pdf', { files: [] })",
-        '  return files > wrong ? job.status : job.status',
-        '}',
-      ].join('\n'),
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        `./${tarball}`,
+        TYPESCRIPTS.newest,
+        TYPESCRIPTS.oldest,
+      ],
+      scratch,
     )
-    const compiled = (() => {
-      try {
-        return { ok: true, out: run(tsc, ['-p', 'tsconfig.json'], scratch) }
-      } catch (err) {
-        return {
-          ok: false,
-          out: `${(err as { stdout?: string }).stdout ?? ''}${(err as { stderr?: string }).stderr ?? ''}`,
-        }
-      }
-    })()
-    expect(compiled.out).toBe('')
-    expect(compiled.ok).toBe(true)
-  }, 120_000)
+    const tsconfig = JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: [],
+      },
+      include: ['main.ts'],
+    })
+    writeFileSync(join(scratch, 'tsconfig.json'), tsconfig)
+    writeFileSync(join(scratch, 'main.ts'), PROGRAM)
+    // The same program in a CommonJS project beside it (its packages from the one above).
+    const cjs = join(scratch, 'cjs-user')
+    mkdirSync(cjs)
+    writeFileSync(join(cjs, 'package.json'), JSON.stringify({ name: 'cjs-user', private: true, type: 'commonjs' }))
+    writeFileSync(join(cjs, 'tsconfig.json'), tsconfig)
+    writeFileSync(join(cjs, 'main.ts'), PROGRAM)
+    const newest = join(scratch, 'node_modules', 'typescript', 'bin', 'tsc')
+    const oldest = join(scratch, 'node_modules', 'typescript-oldest', 'bin', 'tsc')
+    expect(run(process.execPath, [newest, '--version'], scratch)).toMatch(/^Version (\d+)\./)
+    for (const [what, tscPath, dir] of [
+      ['ES module, newest TypeScript', newest, scratch],
+      ['ES module, TypeScript 5.0', oldest, scratch],
+      ['CommonJS, newest TypeScript', newest, cjs],
+    ] as const) {
+      const compiled = compile(tscPath, dir)
+      expect(compiled.out, what).toBe('')
+      expect(compiled.ok, what).toBe(true)
+    }
+  }, 180_000)
 
   it('builds on its own, from a copy of its folder with nothing of the repository around it', () => {
     const copy = join(scratch, 'client-copy')
