@@ -49,7 +49,13 @@ describe('the Python client', () => {
   it('is formatted (black) and type-checks under mypy --strict, tests included', async () => {
     const black = await run(bin('black'), ['--check', '-q', '.'])
     expect(black.code, black.out).toBe(0)
-    const mypy = await run(bin('mypy'), ['--strict', '--cache-dir', join(mypyCache, 'package'), 'src/dutil', 'tests'])
+    const mypy = await run(bin('mypy'), [
+      '--strict',
+      '--cache-dir',
+      join(mypyCache, 'package'),
+      'src/dutil_client',
+      'tests',
+    ])
     expect(mypy.code, mypy.out).toBe(0)
   }, 120_000)
 
@@ -63,7 +69,7 @@ describe('the Python client', () => {
     const built = await run(bin('python'), ['-m', 'build', '--wheel', '--no-isolation', '--outdir', dist])
     expect(built.code, built.out).toBe(0)
     const wheel = readdirSync(dist).find((f) => f.endsWith('.whl'))!
-    expect(wheel).toMatch(/^dutil-\d+\.\d+\.\d+-py3-none-any\.whl$/)
+    expect(wheel).toMatch(/^dutil_client-\d+\.\d+\.\d+-py3-none-any\.whl$/)
     // Made anew each run, at one place outside the repository (so that mypy's cache of it holds).
     const user = join(venv, '..', 'python-user')
     rmSync(user, { recursive: true, force: true })
@@ -87,7 +93,7 @@ describe('the Python client', () => {
     writeFileSync(
       join(scratch, 'main.py'),
       [
-        'from dutil import Client, Job, JobFailedError, JobStatus, SplitPdfInput, verify_callback',
+        'from dutil_client import Client, Job, JobFailedError, JobStatus, SplitPdfInput, verify_callback',
         '',
         'def main(client: Client) -> JobStatus:',
         '    job: Job = client.run("split-pdf", SplitPdfInput(url="https://example.com/a.pdf"))',
@@ -107,7 +113,7 @@ describe('the Python client', () => {
     writeFileSync(
       join(scratch, 'wrong.py'),
       [
-        'from dutil import Client',
+        'from dutil_client import Client',
         '',
         'def main(client: Client) -> None:',
         '    count: int = client.get("job_x").status',
@@ -128,7 +134,11 @@ describe('the Python client', () => {
     expect(wrong.out).toMatch(/wrong\.py:4: error: Incompatible types in assignment/)
     expect(wrong.out).toMatch(/wrong\.py:5: error: Argument 1 to "run" of "Client" has incompatible type/)
     // And it runs: the installed package imports in the fresh environment, outside the repository.
-    const imported = await run(join(user, 'bin', 'python'), ['-c', 'import dutil; print(dutil.__version__)'], scratch)
+    const imported = await run(
+      join(user, 'bin', 'python'),
+      ['-c', 'import dutil_client; print(dutil_client.__version__)'],
+      scratch,
+    )
     expect(imported.out.trim()).toBe('0.1.0')
   }, 180_000)
 })

@@ -1,4 +1,4 @@
-"""Generates src/dutil/_models.py from docs/openapi.yaml with datamodel-code-generator.
+"""Generates src/dutil_client/_models.py from docs/openapi.yaml with datamodel-code-generator.
 
 The API description keeps each utility's input inline in its route and marks optional values as
 `anyOf: [X, null]`; before generating, this names the inputs (<Utility>Input) and the inline
@@ -20,7 +20,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent
 OPENAPI = PACKAGE.parent.parent / "docs" / "openapi.yaml"
-TARGET = PACKAGE / "src" / "dutil" / "_models.py"
+TARGET = PACKAGE / "src" / "dutil_client" / "_models.py"
 
 # Names for inline objects: (schema name, property) -> class name.
 INLINE_NAMES = {
@@ -93,7 +93,7 @@ def prepared(document: dict[str, Any]) -> dict[str, Any]:
         slugs.append(slug)
     for name, schema in schemas.items():
         name_inline(name, schema)
-    # Only the components: the client's methods are written by hand (src/dutil/_client.py).
+    # Only the components: the client's methods are written by hand (src/dutil_client/_client.py).
     doc["paths"] = {}
     doc.pop("webhooks", None)
     doc["components"] = {"schemas": fold_nullable(schemas)}

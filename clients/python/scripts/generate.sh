@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates src/dutil/_models.py from docs/openapi.yaml (part of `npm run generate`), with the
+# Regenerates src/dutil_client/_models.py from docs/openapi.yaml (part of `npm run generate`), with the
 # tools `make deps` installs under the build cache.
 set -euo pipefail
 python="${DUTIL_CACHE:-$HOME/.cache/dutil}/venv-client/bin/python"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dutil import (
+from dutil_client import (
     AsyncClient,
     CallbackVerificationError,
     Client,

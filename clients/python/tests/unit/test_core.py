@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dutil import InvalidRequestError
-from dutil._core import backoff_seconds, output_path, poll_wait_seconds, retryable
-from dutil._errors import request_error
+from dutil_client import InvalidRequestError
+from dutil_client._core import backoff_seconds, output_path, poll_wait_seconds, retryable
+from dutil_client._errors import request_error
 
 
 def test_download_paths_stay_under_the_directory(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dutil import (
+from dutil_client import (
     AsyncClient,
     Client,
     DutilConnectionError,

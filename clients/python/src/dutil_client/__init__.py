@@ -1,6 +1,6 @@
 """A typed Python client for the dutil document utilities API.
 
-    from dutil import Client, SplitPdfInput
+    from dutil_client import Client, SplitPdfInput
 
     with Client("http://127.0.0.1:8080", "du_live_...") as client:
         job = client.run("split-pdf", SplitPdfInput(url="https://example.com/a.pdf"))
