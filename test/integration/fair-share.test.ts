@@ -67,6 +67,36 @@ async function hangingSyncRun(key: string, idempotencyKey?: string): Promise<voi
   )
 }
 
+/**
+ * Another tenant's small zip-files job, run to its end while `busy` (a hog's jobs) keep going:
+ * the job as it ended, and the most of `busy` that had a batch Job at any look meanwhile.
+ */
+async function otherJobBeside(
+  key: string,
+  fileName: string,
+  busy: () => string[],
+): Promise<{ job: { id: string; status: string }; mostRunning: number }> {
+  const small = files.add(fileName, Buffer.from('small\n'), 'text/plain')
+  const accepted = await api('POST', '/v1/utilities/zip-files/jobs', {
+    key,
+    body: { input: { files: [{ url: small, fileName: 'small.txt' }] } },
+  })
+  expect(accepted.status).toBe(202)
+  let mostRunning = 0
+  let job = accepted.body
+  await until(
+    "the other tenant's job finished",
+    async () => {
+      mostRunning = Math.max(mostRunning, (await batchJobsOf(busy())).length)
+      job = (await api('GET', `/v1/jobs/${accepted.body.id}?wait=2`, { key })).body
+      return job.status !== 'queued' && job.status !== 'running'
+    },
+    60_000,
+    200,
+  )
+  return { job, mostRunning }
+}
+
 beforeAll(async () => {
   files = await new FileServer().start()
   trickle = `${files.url}/trickle?every=20000`
@@ -120,24 +150,7 @@ describe('fair share between owners, and revoked keys', () => {
       const teamIds = [...ids.first, ...ids.second]
       // The owner's share (4 of zip-files' 8 slots) fills; the rest of its jobs wait.
       await until('the owner holds its share', async () => (await batchJobsOf(teamIds)).length === SHARE, 30_000)
-      const small = files.add('owner-small.txt', Buffer.from('small\n'), 'text/plain')
-      const accepted = await api('POST', '/v1/utilities/zip-files/jobs', {
-        key: other,
-        body: { input: { files: [{ url: small, fileName: 'small.txt' }] } },
-      })
-      expect(accepted.status).toBe(202)
-      let mostRunning = 0
-      let job = accepted.body
-      await until(
-        "the other owner's job finished",
-        async () => {
-          mostRunning = Math.max(mostRunning, (await batchJobsOf(teamIds)).length)
-          job = (await api('GET', `/v1/jobs/${accepted.body.id}?wait=2`, { key: other })).body
-          return job.status !== 'queued' && job.status !== 'running'
-        },
-        60_000,
-        200,
-      )
+      const { job, mostRunning } = await otherJobBeside(other, 'owner-small.txt', () => teamIds)
       expect(job.status).toBe('succeeded')
       // Two keys, one share: never more than 4 of the owner's 12 jobs had a runner.
       expect(mostRunning).toBe(SHARE)
@@ -187,25 +200,8 @@ describe('fair share between API keys', () => {
     hog.ids = hogJobs.map((j) => j.id)
     expect(hogJobs.every((j) => j.mode === 'sync')).toBe(true)
 
-    const small = files.add('small.txt', Buffer.from('small\n'), 'text/plain')
     const started = Date.now()
-    const accepted = await api('POST', '/v1/utilities/zip-files/jobs', {
-      key: other,
-      body: { input: { files: [{ url: small, fileName: 'small.txt' }] } },
-    })
-    expect(accepted.status).toBe(202)
-    let mostRunning = 0
-    let job = accepted.body
-    await until(
-      "the other key's job finished",
-      async () => {
-        mostRunning = Math.max(mostRunning, (await batchJobsOf(hog.ids)).length)
-        job = (await api('GET', `/v1/jobs/${accepted.body.id}?wait=2`, { key: other })).body
-        return job.status !== 'queued' && job.status !== 'running'
-      },
-      60_000,
-      200,
-    )
+    const { job, mostRunning } = await otherJobBeside(other, 'small.txt', () => hog.ids)
     expect(job.status).toBe('succeeded')
     expect(Date.now() - started).toBeLessThan(60_000)
     // Meanwhile the hog's jobs were all still running or waiting, never more than its share with a Job.
