@@ -76,10 +76,11 @@ const queueOwner = (obj: Parameters<typeof ownerOf>[0]) => {
   if (name) queue.add(name)
 }
 caches.jobs.on((_ev, job) => queueOwner(job))
-// A revoked key's unfinished jobs look again: those still queued are cancelled.
+// A key revoked while the operator runs: its unfinished jobs look again (those still queued are
+// cancelled). At start every job is looked at anyway, so the keys listed then need no scan.
 const keyRevoked = (apiKeyId: string) => Boolean(caches.apiKeys.cache.get(objectNameOf(apiKeyId), ns)?.spec.revokedAt)
-caches.apiKeys.on((_ev, key) => {
-  if (!key.spec.revokedAt) return
+caches.apiKeys.on((ev, key) => {
+  if (ev !== 'update' || !key.spec.revokedAt) return
   for (const uj of caches.utilityJobs.cache.list(ns))
     if (uj.spec.apiKeyId === key.spec.keyId && !isTerminal(uj)) queue.add(uj.metadata.name)
 })
