@@ -65,6 +65,34 @@ export class JobFailedError extends DutilError {
   }
 }
 
+/**
+ * What a failed request's error says, with its cause: fetch reports every network failure as
+ * "fetch failed" and keeps the reason in `cause` (`connect ECONNREFUSED 127.0.0.1:9`,
+ * `getaddrinfo ENOTFOUND host`, a certificate problem with its code and subject, each address
+ * tried when there were several).
+ */
+export function describeFailure(err: unknown): string {
+  const e = err as { message?: unknown; cause?: unknown } | null | undefined
+  const own = typeof e?.message === 'string' && e.message ? e.message : String(err)
+  const cause = e?.cause as
+    { message?: unknown; code?: unknown; errors?: unknown; cert?: { subject?: Record<string, unknown> } } | undefined
+  if (!cause || typeof cause !== 'object') return own
+  const parts: string[] = []
+  const nested = Array.isArray(cause.errors) ? (cause.errors as Array<{ message?: unknown }>) : []
+  const message = typeof cause.message === 'string' && cause.message ? cause.message : ''
+  if (message) parts.push(message)
+  else if (nested.length) parts.push(nested.map((n) => String(n?.message ?? n)).join('; '))
+  if (typeof cause.code === 'string' && !parts.some((p) => p.includes(cause.code as string))) parts.push(cause.code)
+  const subject = cause.cert?.subject
+  if (subject && typeof subject === 'object')
+    parts.push(
+      `certificate subject ${Object.entries(subject)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(', ')}`,
+    )
+  return parts.length ? `${own} (${parts.join('; ')})` : own
+}
+
 /** The server could not be reached, or answered something that is not this API. */
 export class DutilConnectionError extends DutilError {
   constructor(

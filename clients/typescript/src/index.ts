@@ -2,6 +2,7 @@ import createClient, { type Client } from 'openapi-fetch'
 import { randomUUID } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import {
+  describeFailure,
   DutilConnectionError,
   type Job,
   JobFailedError,
@@ -289,7 +290,7 @@ export class DutilClient {
         if (r) return r
         const timedOut = (failure as Error)?.name === 'TimeoutError'
         throw new DutilConnectionError(
-          `The dutil API at ${this.options.baseUrl} could not be reached${timedOut ? ` within ${timeoutMs} ms` : ''}: ${(failure as Error)?.message ?? String(failure)}`,
+          `The dutil API at ${this.options.baseUrl} could not be reached${timedOut ? ` within ${timeoutMs} ms` : ''}: ${describeFailure(failure)}`,
           failure,
         )
       }
