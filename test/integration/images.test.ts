@@ -370,7 +370,7 @@ describe('images', () => {
       expect(JSON.parse(res.stdout)).toMatchObject({
         email: 'first-admin@example.com',
         role: 'admin',
-        link: expect.stringMatching(/^https:\/\/dutil\.example\.com\/console\/invite\//),
+        link: expect.stringMatching(/^https:\/\/dutil\.example\.com\/console\/invite#[\w-]{43}$/),
       })
       const invites = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
         group: API_GROUP,
