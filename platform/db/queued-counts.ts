@@ -68,8 +68,3 @@ export async function countLeftQueue(
   await add(db, `owner/${ownerOfRow(row)}`, -1)
   if (row.api_key_id) await add(db, `key/${row.api_key_id}`, -1)
 }
-
-/** Owner and key counts that reached 0 are removed (the leader's upkeep; the platform row stays). */
-export async function removeEmptyCounts(db: Queryable): Promise<number> {
-  return (await db.query("DELETE FROM queued_counts WHERE n = 0 AND scope <> 'platform'")).rowCount ?? 0
-}
