@@ -30,6 +30,8 @@ export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',
   /** A pool runner pod (pool mode): the utility it serves. */
   pool: 'dutil.io/pool',
+  /** A pool pod bound to a tenant: an opaque hash of the tenant; it serves no other for its whole life. */
+  poolTenant: 'dutil.io/pool-tenant',
 } as const
 
 export const MANAGED_BY = 'dutil'

@@ -141,10 +141,17 @@ export const POOL = {
   port: 8080,
   /** The pod's bearer token (made by the operator with the pod). */
   tokenEnv: 'DUTIL_POOL_TOKEN',
-  /** The browser (or other warm state) starts afresh after this many jobs. */
+  /** The pod retires after this many jobs. */
   restartEveryEnv: 'DUTIL_POOL_RESTART_EVERY',
-  /** How many warm states (html-pdf: browsers) one pod keeps, each for one tenant at a time. */
-  warmSlotsEnv: 'DUTIL_POOL_WARM_SLOTS',
+  /** A pod bound to a tenant retires after this many seconds without a job. */
+  idleSecondsEnv: 'DUTIL_POOL_IDLE_SECONDS',
+  /**
+   * A pool pod's longest life (its activeDeadlineSeconds, so the runner ResourceQuota's
+   * `Terminating` scope counts it like every runner pod). The runner takes no job in its last
+   * hour, so no job runs into it.
+   */
+  maxLifeSeconds: 86_400,
+  lastHourSeconds: 3_600,
   /** The most the runner reads of an assignment. */
   maxAssignmentBytes: 16 * 1024,
   /** The most the operator reads of a job state. */
@@ -156,7 +163,7 @@ export interface PoolAssignment {
   jobId: string
   utility: string
   createdAt: string
-  /** An opaque hash of the job's tenant: a runner's warm state serves one tenant between restarts. */
+  /** An opaque hash of the job's tenant: a pool pod serves the tenant of its first job, and no other. */
   tenant: string
   /** The job's time limit, counted by the runner from the assignment. */
   deadlineSeconds: number

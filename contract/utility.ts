@@ -48,8 +48,6 @@ export interface UtilityDefinition {
     image: string
     /** Program inside the image, run with node: the runner's bundle (runners/bundle-runners.ts). */
     entry: string
-    /** Pool mode's program (docs/adr/0026-runner-pools.md), for a utility that can keep warm state between jobs. */
-    poolEntry?: string
     /**
      * What the runner counts while it works (pages split, entries extracted, files zipped): it
      * reports progress in this unit and the job shows it while running. None: no progress.
@@ -72,4 +70,9 @@ export interface UtilityDefinition {
      */
     scratchSizeLimit?: string
   }
+}
+
+/** Pool mode's program (docs/adr/0026-runner-pools.md): pool.js beside the runner's main.js, in every runner. */
+export function poolEntryOf(u: Pick<UtilityDefinition, 'runner'>): string {
+  return u.runner.entry.replace(/main\.js$/, 'pool.js')
 }

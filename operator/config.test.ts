@@ -97,12 +97,16 @@ describe('utility concurrency', () => {
 
   it('reads runner pools: only a utility with a pool program, sizes and restart counts in range', () => {
     expect(parseRunnerPools(undefined)).toEqual({})
-    expect(parseRunnerPools('{"html-pdf":{}}')).toEqual({ 'html-pdf': { size: 2, restartEvery: 100, browsers: 2 } })
-    expect(parseRunnerPools('{"html-pdf":{"size":4,"restartEvery":10,"browsers":1}}')).toEqual({
-      'html-pdf': { size: 4, restartEvery: 10, browsers: 1 },
+    expect(parseRunnerPools('{"html-pdf":{}}')).toEqual({
+      'html-pdf': { size: 2, spare: 1, restartEvery: 100, idleSeconds: 300 },
     })
-    expect(() => parseRunnerPools('{"html-pdf":{"browsers":17}}')).toThrow('html-pdf.browsers')
-    expect(() => parseRunnerPools('{"split-pdf":{}}')).toThrow('DUTIL_RUNNER_POOLS: split-pdf has no pool mode')
+    expect(parseRunnerPools('{"split-pdf":{"size":4,"spare":0,"restartEvery":10,"idleSeconds":30}}')).toEqual({
+      'split-pdf': { size: 4, spare: 0, restartEvery: 10, idleSeconds: 30 },
+    })
+    expect(() => parseRunnerPools('{"html-pdf":{"browsers":2}}')).toThrow('html-pdf.browsers is not a pool setting')
+    expect(() => parseRunnerPools('{"html-pdf":{"size":2,"spare":3}}')).toThrow(
+      'html-pdf.spare may not exceed its size',
+    )
     expect(() => parseRunnerPools('{"nope":{}}')).toThrow('nope is not a utility')
     expect(() => parseRunnerPools('{"html-pdf":{"size":0}}')).toThrow('html-pdf.size')
     expect(() => parseRunnerPools('{"html-pdf":{"restartEvery":1.5}}')).toThrow('html-pdf.restartEvery')

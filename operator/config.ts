@@ -168,7 +168,7 @@ export const OPERATOR_SETTINGS = Type.Object({
   ),
   DUTIL_RUNNER_POOLS: Setting.optional(
     Setting.string(
-      'Utilities run in pool mode, as JSON {"html-pdf": {"size": 2, "restartEvery": 100, "browsers": 2}}: long-lived runner pods that take one job at a time',
+      'Utilities run in pool mode, as JSON {"split-pdf": {"size": 2, "spare": 1, "restartEvery": 100, "idleSeconds": 300}}: runner pods that take one job at a time, each serving one tenant',
     ),
   ),
   DUTIL_KEY_SHARE: Setting.number(
@@ -356,37 +356,46 @@ export function parseUtilityConcurrency(raw: string | undefined): Record<string,
 
 /** Pool mode for one utility (docs/adr/0026-runner-pools.md). */
 export interface RunnerPool {
-  /** Long-lived runner pods: the utility's run slots. */
+  /** The most pool pods of the utility at once: its run slots. */
   size: number
-  /** Each pod's warm state (html-pdf: its browser) starts afresh after this many jobs. */
+  /** Generic pods (bound to no tenant yet) kept started ahead, within the size. */
+  spare: number
+  /** A pod retires after this many jobs. */
   restartEvery: number
-  /** Warm states (html-pdf: browsers) each pod keeps, each serving one tenant at a time. */
-  browsers: number
+  /** A pod bound to a tenant retires after this many seconds without a job. */
+  idleSeconds: number
+}
+
+const POOL_BOUNDS: Record<keyof RunnerPool, [number, number, number]> = {
+  // default, least, most
+  size: [2, 1, 100],
+  spare: [1, 0, 100],
+  restartEvery: [100, 1, 100_000],
+  idleSeconds: [300, 1, 86_400],
 }
 
 /**
  * `DUTIL_RUNNER_POOLS`: the utilities run in pool mode, as JSON `{ "<slug>": { "size": n,
- * "restartEvery": n, "browsers": n } }` (the chart renders it from `runners.<slug>.mode: pool` and `pool`).
- * Checked at start: only a utility with a pool program may have a pool.
+ * "spare": n, "restartEvery": n, "idleSeconds": n } }` (the chart renders it from
+ * `runners.<slug>.mode: pool` and `pool`). Checked at start.
  */
 export function parseRunnerPools(raw: string | undefined): Record<string, RunnerPool> {
   if (!raw) return {}
   const out: Record<string, RunnerPool> = {}
   for (const [slug, v] of Object.entries(jsonObjectSetting('DUTIL_RUNNER_POOLS', raw, 'utility'))) {
-    const u = catalog.get(slug)
-    if (!u) throw new Error(`DUTIL_RUNNER_POOLS: ${slug} is not a utility`)
-    if (!u.runner.poolEntry) throw new Error(`DUTIL_RUNNER_POOLS: ${slug} has no pool mode`)
-    const p = (v ?? {}) as Partial<RunnerPool>
-    const size = p.size ?? 2
-    const restartEvery = p.restartEvery ?? 100
-    const browsers = p.browsers ?? 2
-    if (!Number.isInteger(size) || size < 1 || size > 100)
-      throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.size must be a whole number from 1 to 100`)
-    if (!Number.isInteger(restartEvery) || restartEvery < 1 || restartEvery > 100_000)
-      throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.restartEvery must be a whole number from 1 to 100000`)
-    if (!Number.isInteger(browsers) || browsers < 1 || browsers > 16)
-      throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.browsers must be a whole number from 1 to 16`)
-    out[slug] = { size, restartEvery, browsers }
+    if (!catalog.get(slug)) throw new Error(`DUTIL_RUNNER_POOLS: ${slug} is not a utility`)
+    const given = (v ?? {}) as Record<string, unknown>
+    for (const k of Object.keys(given))
+      if (!(k in POOL_BOUNDS)) throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.${k} is not a pool setting`)
+    const pool = {} as RunnerPool
+    for (const [k, [fallback, least, most]] of Object.entries(POOL_BOUNDS) as Array<[keyof RunnerPool, number[]]>) {
+      const n = given[k] ?? fallback
+      if (!Number.isInteger(n) || (n as number) < least || (n as number) > most)
+        throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.${k} must be a whole number from ${least} to ${most}`)
+      pool[k] = n as number
+    }
+    if (pool.spare > pool.size) throw new Error(`DUTIL_RUNNER_POOLS: ${slug}.spare may not exceed its size`)
+    out[slug] = pool
   }
   return out
 }

@@ -3,8 +3,8 @@ import { POOL, type PoolAssignment, type PoolJobState } from '../contract/runner
 import { parseJobState } from '../platform/pool-protocol.js'
 import { poolToken } from './pool-pod.js'
 
-/** What a pool pod said to an assignment. */
-export type AssignAnswer = 'taken' | 'busy' | 'unreachable'
+/** What a pool pod said to an assignment: `retired` means it takes no job again. */
+export type AssignAnswer = 'taken' | 'busy' | 'retired' | 'unreachable'
 
 /** The operator's side of the pool runner's HTTP interface (POOL in contract/runner-protocol.ts). */
 export interface PoolClient {
@@ -56,6 +56,7 @@ export function httpPoolClient(timeoutMs = 3_000): PoolClient {
       if (!res) return 'unreachable'
       await boundedText(res, POOL.maxStateBytes).catch(() => null)
       if (res.status === 202 || res.status === 200) return 'taken'
+      if (res.status === 410) return 'retired'
       return res.status === 409 || res.status === 503 ? 'busy' : 'unreachable'
     },
     async state(pod, jobId) {

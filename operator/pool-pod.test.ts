@@ -5,14 +5,23 @@ import { POOL } from '../contract/runner-protocol.js'
 import { catalog } from '../runners/catalog.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 import { desiredJob } from './desired-job.js'
-import { choosePoolPod, desiredPoolPod, POOL_SPEC_ANNOTATION, poolToken, tenantHash } from './pool-pod.js'
+import {
+  choosePoolPod,
+  desiredPoolPod,
+  newPoolPodName,
+  planPool,
+  POOL_SPEC_ANNOTATION,
+  podTenant,
+  poolToken,
+  tenantHash,
+} from './pool-pod.js'
 
 const htmlPdf = catalog.get('html-pdf')!
-const pool = { size: 2, restartEvery: 50, browsers: 2 }
+const pool = { size: 2, spare: 1, restartEvery: 50, idleSeconds: 120 }
 const token = 'a'.repeat(64)
 
 describe('desiredPoolPod', () => {
-  const pod = desiredPoolPod(htmlPdf, runnerSettings(), pool, 1, 'dutil', token)
+  const pod = desiredPoolPod(htmlPdf, runnerSettings(), pool, 'dutil-pool-html-pdf-x1', 'dutil', token)
   const [c] = pod.spec!.containers
 
   it('is a runner pod as job mode makes it, long-lived, running the pool program on its port', () => {
@@ -27,83 +36,144 @@ describe('desiredPoolPod', () => {
       expiresAt: '',
     })
     const jobPod = job.spec!.template.spec!
-    expect(pod.metadata!.name).toBe('dutil-pool-html-pdf-1')
+    expect(pod.metadata!.name).toBe('dutil-pool-html-pdf-x1')
     expect(pod.spec!.securityContext).toEqual(jobPod.securityContext)
     expect(pod.spec!.automountServiceAccountToken).toBe(false)
     expect(c.securityContext).toEqual(jobPod.containers[0].securityContext)
     expect(c.resources).toEqual(jobPod.containers[0].resources)
     expect(c.image).toBe(jobPod.containers[0].image)
-    expect(c.command!.at(-1)).toBe(`/app/${htmlPdf.runner.poolEntry}`)
+    expect(c.command!.at(-1)).toBe('/app/dist/runners/html-pdf/bundle/pool.js')
     expect(c.ports).toEqual([{ name: 'pool', containerPort: POOL.port, protocol: 'TCP' }])
     expect(c.readinessProbe!.httpGet).toEqual({ path: '/healthz', port: POOL.port })
     expect(pod.spec!.restartPolicy).toBe('Never')
-    expect(pod.spec!.activeDeadlineSeconds).toBeUndefined()
+    // A longest life: the runner quota's Terminating scope counts it like every runner pod.
+    expect(pod.spec!.activeDeadlineSeconds).toBe(POOL.maxLifeSeconds)
     // No job of its own: no job label, no storage credentials in its environment.
     expect(pod.metadata!.labels![LABELS.jobId]).toBeUndefined()
     expect(pod.metadata!.labels![LABELS.pool]).toBe('html-pdf')
     expect(c.env!.map((e) => e.name)).not.toContain('DUTIL_S3_ACCESS_KEY')
     expect(c.env).toContainEqual({ name: POOL.restartEveryEnv, value: '50' })
-    expect(c.env).toContainEqual({ name: POOL.warmSlotsEnv, value: '2' })
+    expect(c.env).toContainEqual({ name: POOL.idleSecondsEnv, value: '120' })
+    // Generic until its first job: no tenant.
+    expect(podTenant(pod)).toBeNull()
     expect(poolToken(pod)).toBe(token)
   })
 
   it('hashes its spec without the token: a new token is the same pod, other settings are not', () => {
-    const again = desiredPoolPod(htmlPdf, runnerSettings(), pool, 1, 'dutil', 'b'.repeat(64))
+    const again = desiredPoolPod(htmlPdf, runnerSettings(), pool, 'dutil-pool-html-pdf-x1', 'dutil', 'b'.repeat(64))
     const hash = (p: V1Pod) => p.metadata!.annotations![POOL_SPEC_ANNOTATION]
     expect(hash(again)).toBe(hash(pod))
-    expect(hash(desiredPoolPod(htmlPdf, runnerSettings({ imageTag: 'v2' }), pool, 1, 'dutil', token))).not.toBe(
+    expect(hash(desiredPoolPod(htmlPdf, runnerSettings({ imageTag: 'v2' }), pool, 'n', 'dutil', token))).not.toBe(
       hash(pod),
     )
-    expect(hash(desiredPoolPod(htmlPdf, runnerSettings(), { ...pool, restartEvery: 5 }, 1, 'dutil', token))).not.toBe(
+    expect(hash(desiredPoolPod(htmlPdf, runnerSettings(), { ...pool, restartEvery: 5 }, 'n', 'dutil', token))).not.toBe(
       hash(pod),
     )
   })
 })
 
+describe('newPoolPodName', () => {
+  it('never gives the same name twice, and makes a valid pod name', () => {
+    const names = new Set(Array.from({ length: 200 }, () => newPoolPodName('xls-to-xlsx')))
+    expect(names.size).toBe(200)
+    for (const n of names) expect(n).toMatch(/^dutil-pool-xls-to-xlsx-[a-z0-9]{8}$/)
+  })
+})
+
+const a = tenantHash('key:a')
+const b = tenantHash('key:b')
+const HASH = 'h1'
+const pod = (
+  name: string,
+  o: { tenant?: string; ready?: boolean; extra?: Partial<V1Pod>; hash?: string } = {},
+): V1Pod => ({
+  metadata: {
+    name,
+    labels: { [LABELS.pool]: 'html-pdf', ...(o.tenant ? { [LABELS.poolTenant]: o.tenant } : {}) },
+    annotations: { [POOL_SPEC_ANNOTATION]: o.hash ?? HASH },
+  },
+  status: {
+    podIP: '10.0.0.1',
+    phase: 'Running',
+    conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }],
+  },
+  ...o.extra,
+})
+const names = (pods: Array<{ pod: V1Pod }>) => pods.map((p) => p.pod.metadata!.name)
+
 describe('choosePoolPod', () => {
-  const pod = (name: string, ready = true, extra: Partial<V1Pod> = {}): V1Pod => ({
-    metadata: { name, labels: { [LABELS.pool]: 'html-pdf' } },
-    status: { podIP: '10.0.0.1', phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
-    ...extra,
-  })
-  const a = tenantHash('key:a')
-  const b = tenantHash('key:b')
-
-  it("prefers a pod warm for the job's tenant, then one with an unused browser, then the least recently used", () => {
-    const pods = [pod('p0'), pod('p1'), pod('p2')]
-    const warm = new Map([
-      ['p0', { tenants: [b], lastUsed: 3 }],
-      ['p1', { tenants: [tenantHash('key:c'), tenantHash('key:d')], lastUsed: 1 }],
-      ['p2', { tenants: [b, a], lastUsed: 2 }],
-    ])
-    expect(choosePoolPod(pods, a, new Set(), warm, 2)?.metadata?.name).toBe('p2')
-    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(), warm, 2)?.metadata?.name).toBe('p0')
-    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(), warm, 1)?.metadata?.name).toBe('p1')
-    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(['p1']), warm, 1)?.metadata?.name).toBe('p2')
-  })
-
-  it('lets a job wait for the busy pod warm for its key, with preferWarm, rather than start a browser afresh', () => {
-    const pods = [pod('p0'), pod('p1')]
-    const warm = new Map([
-      ['p0', { tenants: [a, b], lastUsed: 2 }],
-      ['p1', { tenants: [tenantHash('key:c'), tenantHash('key:d')], lastUsed: 1 }],
-    ])
-    expect(choosePoolPod(pods, a, new Set(['p0']), warm, 2, true)).toBeUndefined()
-    expect(choosePoolPod(pods, a, new Set(['p0']), warm, 2, false)?.metadata?.name).toBe('p1')
-    // A key warm nowhere takes the idle pod at once.
-    expect(choosePoolPod(pods, tenantHash('key:e'), new Set(['p0']), warm, 2, true)?.metadata?.name).toBe('p1')
+  it("takes an idle pod of the job's tenant first, then a generic one to bind, never another tenant's", () => {
+    const pods = [pod('p0', { tenant: b }), pod('p1'), pod('p2', { tenant: a })]
+    expect(choosePoolPod(pods, a, new Set())).toEqual({ pod: pods[2], bind: false })
+    expect(choosePoolPod(pods, a, new Set(['p2']))).toEqual({ pod: pods[1], bind: true })
+    expect(choosePoolPod(pods, a, new Set(['p1', 'p2']))).toBeUndefined()
+    expect(choosePoolPod(pods, tenantHash('key:c'), new Set())).toEqual({ pod: pods[1], bind: true })
   })
 
   it('never picks a pod holding a job, not ready, or going', () => {
     const pods = [
       pod('busy'),
-      pod('starting', false),
-      pod('going', true, {
-        metadata: { name: 'going', deletionTimestamp: new Date(), labels: { [LABELS.pool]: 'html-pdf' } },
+      pod('starting', { ready: false }),
+      pod('going', {
+        extra: { metadata: { name: 'going', deletionTimestamp: new Date(), labels: { [LABELS.pool]: 'html-pdf' } } },
       }),
-      pod('failed', true, { status: { phase: 'Failed', podIP: '10.0.0.2' } }),
+      pod('retired', { extra: { status: { phase: 'Succeeded', podIP: '10.0.0.2' } } }),
     ]
-    expect(choosePoolPod(pods, a, new Set(['busy']), new Map(), 2)).toBeUndefined()
-    expect(choosePoolPod(pods, a, new Set(), new Map(), 2)?.metadata?.name).toBe('busy')
+    expect(choosePoolPod(pods, a, new Set(['busy']))).toBeUndefined()
+    expect(choosePoolPod(pods, a, new Set())?.pod.metadata?.name).toBe('busy')
+  })
+})
+
+describe('planPool', () => {
+  const plan = (
+    pods: V1Pod[],
+    o: { busy?: string[]; waiting?: string[]; lastUsed?: Record<string, number>; size?: number; spare?: number } = {},
+  ) =>
+    planPool({
+      pods,
+      pool: { ...pool, size: o.size ?? 3, spare: o.spare ?? 1 },
+      wantedHash: HASH,
+      busy: new Set(o.busy ?? []),
+      waiting: o.waiting ?? [],
+      lastUsed: new Map(Object.entries(o.lastUsed ?? {})),
+    })
+
+  it('keeps `spare` generic pods started ahead, within the size', () => {
+    expect(plan([])).toEqual({ remove: [], create: 1 })
+    expect(plan([pod('g')])).toEqual({ remove: [], create: 0 })
+    expect(plan([pod('p0', { tenant: a }), pod('p1', { tenant: b })])).toEqual({ remove: [], create: 1 })
+    expect(plan([pod('p0', { tenant: a }), pod('p1', { tenant: b }), pod('p2', { tenant: a })])).toEqual({
+      remove: [],
+      create: 0,
+    })
+  })
+
+  it('makes a pod for every job waiting beyond the generic ones, and room by the least recently used idle pod of a tenant not waiting', () => {
+    expect(plan([pod('g')], { waiting: [a, a] })).toEqual({ remove: [], create: 2 })
+    const full = [pod('p0', { tenant: b }), pod('p1', { tenant: b }), pod('p2', { tenant: a })]
+    const p = plan(full, { waiting: [tenantHash('key:c')], lastUsed: { p0: 5, p1: 2, p2: 1 } })
+    // p2 is the least recently used idle pod of a tenant that is not waiting: it goes.
+    expect(p.create).toBe(0)
+    expect(p.remove.map((r) => [r.pod.metadata!.name, r.why])).toEqual([['p2', 'another tenant needs the slot']])
+    // A waiting tenant's own pods stay; pods holding a job stay.
+    const q = plan(full, { waiting: [a], busy: ['p1'], lastUsed: { p0: 5, p1: 2, p2: 1 } })
+    expect(names(q.remove)).toEqual(['p0'])
+  })
+
+  it('deletes ended pods, and idle pods made from other settings or beyond the size', () => {
+    const ended = pod('e', { extra: { status: { phase: 'Succeeded' } } })
+    const old = pod('o', { hash: 'h0' })
+    const oldBusy = pod('ob', { hash: 'h0', tenant: a })
+    const p = plan([ended, old, oldBusy], { busy: ['ob'] })
+    expect(p.remove.map((r) => [r.pod.metadata!.name, r.why])).toEqual([
+      ['e', 'the pod retired'],
+      ['o', 'made from other settings'],
+    ])
+    const shrunk = plan([pod('p0', { tenant: a }), pod('g0'), pod('p1', { tenant: b })], {
+      size: 1,
+      spare: 0,
+      lastUsed: { p0: 2, p1: 1 },
+    })
+    expect(names(shrunk.remove)).toEqual(['g0', 'p1'])
   })
 })

@@ -1,22 +1,25 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { V1Pod } from '@kubernetes/client-node'
 import { LABELS, MANAGED_BY } from '../contract/api-group.js'
 import { POOL } from '../contract/runner-protocol.js'
-import type { UtilityDefinition } from '../contract/utility.js'
+import { poolEntryOf, type UtilityDefinition } from '../contract/utility.js'
 import type { RunnerPool } from './config.js'
 import { RUNNER_CONTAINER, runnerBaseEnv, runnerCommand, runnerPodSpec, type RunnerSettings } from './desired-job.js'
 
 /**
- * Pool mode's pods (docs/adr/0026-runner-pools.md): `size` long-lived runner pods per pooled
- * utility, made and replaced by the operator, each taking one job at a time. Which job a pod
+ * Pool mode's pods (docs/adr/0026-runner-pools.md): up to `size` runner pods per pooled utility,
+ * each taking one job at a time. A pod is generic until its first job; the operator then labels
+ * it with that job's tenant, and it serves that tenant alone until it retires. Which job a pod
  * holds is that job's `status.runnerPod`.
  */
 
 /** The annotation with the hash of a pool pod's spec: a pod made from other settings is replaced when idle. */
 export const POOL_SPEC_ANNOTATION = 'dutil.io/pool-spec'
 
-export function poolPodName(slug: string, index: number): string {
-  return `dutil-pool-${slug}-${index}`
+/** A new pool pod's name: never one used before, so a job's `status.runnerPod` names one pod's life. */
+export function newPoolPodName(slug: string): string {
+  const suffix = [...randomBytes(8)].map((b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('')
+  return `dutil-pool-${slug}-${suffix}`
 }
 
 /** A label-safe, opaque name of a tenant (an API key, or one person's playground). */
@@ -24,16 +27,21 @@ export function tenantHash(tenant: string): string {
   return createHash('sha256').update(tenant).digest('hex').slice(0, 32)
 }
 
+/** The tenant a pool pod is bound to (its label), or null for a generic pod. */
+export function podTenant(pod: V1Pod): string | null {
+  return pod.metadata?.labels?.[LABELS.poolTenant] ?? null
+}
+
 /**
- * Pool pod `index` of a utility (pure, but for `token`, which the caller makes): the runner pod
- * of job mode, long-lived, running the utility's pool program with its port and a readiness
- * probe. `token` is the bearer token the operator calls it with.
+ * A pool pod of a utility (pure, but for `token`, which the caller makes): the runner pod of job
+ * mode, long-lived, running the utility's pool program with its port and a readiness probe.
+ * `token` is the bearer token the operator calls it with.
  */
 export function desiredPoolPod(
   utility: UtilityDefinition,
   settings: RunnerSettings,
   pool: RunnerPool,
-  index: number,
+  name: string,
   namespace: string,
   token: string,
 ): V1Pod {
@@ -41,11 +49,11 @@ export function desiredPoolPod(
   const env = [
     ...runnerBaseEnv(settings),
     { name: POOL.restartEveryEnv, value: String(pool.restartEvery) },
-    { name: POOL.warmSlotsEnv, value: String(pool.browsers) },
+    { name: POOL.idleSecondsEnv, value: String(pool.idleSeconds) },
     { name: POOL.tokenEnv, value: token },
   ]
   const spec = runnerPodSpec(utility, settings, {
-    command: runnerCommand(utility, utility.runner.poolEntry!),
+    command: runnerCommand(utility, poolEntryOf(utility)),
     env,
     ports: [{ name: 'pool', containerPort: POOL.port, protocol: 'TCP' }],
     readinessProbe: {
@@ -58,7 +66,7 @@ export function desiredPoolPod(
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: poolPodName(utility.slug, index),
+      name,
       namespace,
       labels: {
         ...(placement?.labels ?? {}),
@@ -71,7 +79,7 @@ export function desiredPoolPod(
         [POOL_SPEC_ANNOTATION]: specHash(spec, pool),
       },
     },
-    spec: { ...spec, restartPolicy: 'Never' },
+    spec: { ...spec, restartPolicy: 'Never', activeDeadlineSeconds: POOL.maxLifeSeconds },
   }
 }
 
@@ -83,7 +91,9 @@ function specHash(spec: V1Pod['spec'], pool: RunnerPool): string {
     containers: [{ ...container, env: container.env?.filter((e) => e.name !== POOL.tokenEnv) }],
   }
   return createHash('sha256')
-    .update(JSON.stringify({ spec: withoutToken, pool }))
+    .update(
+      JSON.stringify({ spec: withoutToken, pool: { restartEvery: pool.restartEvery, idleSeconds: pool.idleSeconds } }),
+    )
     .digest('hex')
     .slice(0, 16)
 }
@@ -104,7 +114,7 @@ export function isPoolPod(pod: V1Pod, slug?: string): boolean {
   return pool !== undefined && (slug === undefined || pool === slug)
 }
 
-/** Gone or going: finished, failed, or being deleted. */
+/** Gone or going: finished (retired), failed, or being deleted. */
 export function poolPodEnded(pod: V1Pod): boolean {
   return Boolean(pod.metadata?.deletionTimestamp) || ['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')
 }
@@ -117,30 +127,84 @@ function ready(pod: V1Pod): boolean {
   )
 }
 
+const byName = (a: V1Pod, b: V1Pod) => a.metadata!.name!.localeCompare(b.metadata!.name!)
+
 /**
  * The pod for a job of `tenant` among a utility's pool pods (pure): a ready pod holding no job
- * (`busy`: the pods unfinished jobs hold, or are being handed), best one with a browser warm for
- * this tenant (`warm`: the tenants each pod served lately, most recent last, as many as it keeps
- * browsers), then one with a browser that served nobody yet, then the one whose browsers served
- * the least recently (it starts one afresh first). With `preferWarm`, a job whose tenant has a
- * warm browser only in a busy pod waits for that pod (undefined) rather than start one afresh.
+ * (`busy`) bound to the tenant, else a ready generic pod, which the job binds to its tenant
+ * (`bind`). Never a pod bound to another tenant.
  */
 export function choosePoolPod(
   pods: readonly V1Pod[],
   tenant: string,
   busy: ReadonlySet<string>,
-  warm: ReadonlyMap<string, { tenants: readonly string[]; lastUsed: number }>,
-  browsers: number,
-  preferWarm = false,
-): V1Pod | undefined {
-  const usable = pods.filter((p) => ready(p)).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
-  const idle = usable.filter((p) => !busy.has(p.metadata!.name!))
-  const of = (p: V1Pod) => warm.get(p.metadata!.name!) ?? { tenants: [], lastUsed: 0 }
-  const least = (a: V1Pod | undefined, b: V1Pod) => (!a || of(b).lastUsed < of(a).lastUsed ? b : a)
-  const own = idle.find((p) => of(p).tenants.includes(tenant))
-  if (own) return own
-  const spare = idle.find((p) => of(p).tenants.length < browsers)
-  if (spare) return spare
-  if (preferWarm && usable.some((p) => of(p).tenants.includes(tenant))) return undefined
-  return idle.reduce<V1Pod | undefined>(least, undefined)
+): { pod: V1Pod; bind: boolean } | undefined {
+  const idle = pods.filter((p) => ready(p) && !busy.has(p.metadata!.name!)).sort(byName)
+  const own = idle.find((p) => podTenant(p) === tenant)
+  if (own) return { pod: own, bind: false }
+  const generic = idle.find((p) => podTenant(p) === null)
+  return generic ? { pod: generic, bind: true } : undefined
+}
+
+/** What the upkeep of one utility's pool does now. */
+export interface PoolPlan {
+  /** Pods to delete, and why. */
+  remove: Array<{ pod: V1Pod; why: string }>
+  /** How many generic pods to make. */
+  create: number
+}
+
+/**
+ * The upkeep of one utility's pool (pure, level-triggered). Ended pods go (a retired runner
+ * exits); idle pods made from other settings go. Then every job waiting for a pod should find a
+ * generic one, and `spare` generic pods more stand ready, within `size` pods in all; when the
+ * pool is full, the least recently used idle pods of tenants that are not waiting go to make room
+ * (never a pod holding a job).
+ */
+export function planPool(input: {
+  pods: readonly V1Pod[]
+  pool: RunnerPool
+  wantedHash: string
+  /** Pods holding a job (or being handed one). */
+  busy: ReadonlySet<string>
+  /** The tenants of the jobs waiting for a pod, one entry per job. */
+  waiting: readonly string[]
+  /** When each pod last took a job (larger: later); pods not in it were never used. */
+  lastUsed: ReadonlyMap<string, number>
+}): PoolPlan {
+  const { pool, busy, waiting, lastUsed } = input
+  const remove: PoolPlan['remove'] = []
+  const live: V1Pod[] = []
+  for (const pod of input.pods) {
+    const name = pod.metadata!.name!
+    if (pod.metadata?.deletionTimestamp) continue
+    if (poolPodEnded(pod))
+      remove.push({ pod, why: `the pod ${pod.status?.phase === 'Succeeded' ? 'retired' : 'failed'}` })
+    else if (!busy.has(name) && pod.metadata?.annotations?.[POOL_SPEC_ANNOTATION] !== input.wantedHash)
+      remove.push({ pod, why: 'made from other settings' })
+    else live.push(pod)
+  }
+  const idle = (p: V1Pod) => !busy.has(p.metadata!.name!)
+  const used = (p: V1Pod) => lastUsed.get(p.metadata!.name!) ?? 0
+  // Beyond the size (it shrank): idle pods go, generic first, then the least recently used.
+  const surplus = live.length - pool.size
+  const extra = live
+    .filter(idle)
+    .sort((a, b) => Number(podTenant(a) !== null) - Number(podTenant(b) !== null) || used(a) - used(b))
+    .slice(0, Math.max(0, surplus))
+  for (const pod of extra) remove.push({ pod, why: 'beyond the pool size' })
+  const kept = live.filter((p) => !extra.includes(p))
+  const generic = kept.filter((p) => podTenant(p) === null).length
+  const room = pool.size - kept.length
+  const forWaiting = Math.max(0, waiting.length - generic)
+  const createForWaiting = Math.min(forWaiting, room)
+  const waitingTenants = new Set(waiting)
+  const evictable = kept
+    .filter((p) => idle(p) && podTenant(p) !== null && !waitingTenants.has(podTenant(p)!))
+    .sort((a, b) => used(a) - used(b) || byName(a, b))
+    .slice(0, forWaiting - createForWaiting)
+  for (const pod of evictable) remove.push({ pod, why: 'another tenant needs the slot' })
+  const spareLeft = Math.max(0, generic - waiting.length)
+  const createForSpare = Math.min(Math.max(0, pool.spare - spareLeft), room - createForWaiting)
+  return { remove, create: createForWaiting + createForSpare }
 }

@@ -11,10 +11,13 @@ import { runnerSettings } from '../test/support/runner-settings.js'
 import type { AssignAnswer, PoolClient } from './pool-client.js'
 import { POOL_DEADLINE_GRACE_MS, UtilityJobReconciler } from './reconciler.js'
 import { RunnerPools } from './runner-pools.js'
+import { desiredPoolPod, POOL_SPEC_ANNOTATION, tenantHash, wantedSpecHash } from './pool-pod.js'
+import { catalog } from '../runners/catalog.js'
+import { tenantOf } from './admission.js'
 
 const NS = 'dutil'
 const NOW = Date.parse('2026-11-26T10:00:00.000Z')
-const settings = runnerSettings({ pools: { 'html-pdf': { size: 2, restartEvery: 100, browsers: 2 } } })
+const settings = runnerSettings({ pools: { 'html-pdf': { size: 2, spare: 1, restartEvery: 100, idleSeconds: 300 } } })
 
 function utilityJob(
   status?: Partial<NonNullable<UtilityJobResource['status']>>,
@@ -38,9 +41,23 @@ function utilityJob(
   } as UtilityJobResource
 }
 
-const poolPod = (name: string, phase = 'Running'): V1Pod => ({
-  metadata: { name, namespace: NS, uid: `uid-${name}`, labels: { [LABELS.pool]: 'html-pdf' } },
-  status: { phase, podIP: '10.0.0.9', conditions: [{ type: 'Ready', status: 'True' }] },
+/** The tenant of the jobs utilityJob() makes. */
+const TENANT = tenantHash(tenantOf(utilityJob().spec))
+
+/** The spec hash the settings give a pool pod: the world's pods are made from the current settings. */
+const HASH = wantedSpecHash(
+  desiredPoolPod(catalog.get('html-pdf')!, settings, settings.pools!['html-pdf'], 'x', NS, ''),
+)
+
+const poolPod = (name: string, tenant?: string): V1Pod => ({
+  metadata: {
+    name,
+    namespace: NS,
+    uid: `uid-${name}`,
+    annotations: { [POOL_SPEC_ANNOTATION]: HASH },
+    labels: { [LABELS.pool]: 'html-pdf', ...(tenant ? { [LABELS.poolTenant]: tenant } : {}) },
+  },
+  status: { phase: 'Running', podIP: '10.0.0.9', conditions: [{ type: 'Ready', status: 'True' }] },
 })
 
 const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, T>) =>
@@ -49,12 +66,21 @@ const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, 
 /** The reconciler with a pool of two pods, a pool client the test answers for, and a stored manifest. */
 function world(
   uj: UtilityJobResource,
-  o: { state?: PoolJobState | 'unknown'; assign?: AssignAnswer; others?: UtilityJobResource[] } = {},
+  o: {
+    state?: PoolJobState | 'unknown'
+    assign?: AssignAnswer
+    others?: UtilityJobResource[]
+    /** The tenants the two pods are bound to (none: generic). */
+    tenants?: [string?, string?]
+  } = {},
 ) {
   const writes: string[] = []
   const utilityJobs = new Map([uj, ...(o.others ?? [])].map((j) => [j.metadata.name, j]))
   const pods = new Map(
-    [poolPod('dutil-pool-html-pdf-0'), poolPod('dutil-pool-html-pdf-1')].map((p) => [p.metadata!.name!, p]),
+    [poolPod('dutil-pool-html-pdf-0', o.tenants?.[0]), poolPod('dutil-pool-html-pdf-1', o.tenants?.[1])].map((p) => [
+      p.metadata!.name!,
+      p,
+    ]),
   )
   const assigned: PoolAssignment[] = []
   const statuses: UtilityJobResource[] = []
@@ -72,6 +98,12 @@ function world(
     deleteNamespacedPod: async ({ name }: { name: string }) => {
       writes.push(`delete pod ${name}`)
       return {}
+    },
+    patchNamespacedPod: async ({ name, body }: { name: string; body: V1Pod }) => {
+      writes.push(`bind ${name}`)
+      const pod = pods.get(name)!
+      pod.metadata!.labels = { ...pod.metadata!.labels, ...body.metadata!.labels }
+      return pod
     },
   } as unknown as CoreV1Api
   const pools = new RunnerPools({
@@ -134,7 +166,7 @@ function world(
     graceMs: 60_000,
     pools,
   })
-  return { reconciler, writes, assigned, statuses, pods, woken }
+  return { reconciler, writes, assigned, statuses, pods, woken, pools }
 }
 
 describe('a job of a pooled utility', () => {
@@ -142,14 +174,15 @@ describe('a job of a pooled utility', () => {
     const uj = utilityJob({ state: 'queued' })
     const w = world(uj)
     await w.reconciler.reconcile(uj.metadata.name)
-    expect(w.writes).toEqual(['assign dutil-pool-html-pdf-0', 'status running'])
+    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'assign dutil-pool-html-pdf-0', 'status running'])
+    expect(w.pods.get('dutil-pool-html-pdf-0')!.metadata!.labels![LABELS.poolTenant]).toBe(TENANT)
     expect(w.assigned[0]).toMatchObject({
       jobId: uj.spec.jobId,
       utility: 'html-pdf',
       deadlineSeconds: 900,
       credentials: { accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't' },
     })
-    expect(w.assigned[0].tenant).toMatch(/^[0-9a-f]{32}$/)
+    expect(w.assigned[0].tenant).toBe(TENANT)
     const status = w.statuses[0].status!
     expect(status.runnerPod).toBe('dutil-pool-html-pdf-0')
     expect(status.jobName).toBeUndefined()
@@ -159,11 +192,31 @@ describe('a job of a pooled utility', () => {
     })
   })
 
-  it('goes back to waiting when the pod does not take it', async () => {
+  it("goes to a pod bound to its tenant before a generic one, and never to another tenant's", async () => {
+    const uj = utilityJob({ state: 'queued' })
+    const own = world(uj, { tenants: [undefined, TENANT] })
+    await own.reconciler.reconcile(uj.metadata.name)
+    expect(own.writes).toEqual(['assign dutil-pool-html-pdf-1', 'status running'])
+    const other = tenantHash('key:someone-else')
+    const full = world(uj, { tenants: [other, other] })
+    expect(await full.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 200 })
+    expect(full.writes).toEqual([])
+    // The upkeep makes room: the least recently used idle pod of the other tenant goes (no pod is made
+    // beyond the size), and a generic one takes its place once it is gone.
+    full.pools.lead(new AbortController().signal)
+    await full.pools.sync()
+    expect(full.writes).toEqual(['delete pod dutil-pool-html-pdf-0'])
+  })
+
+  it('goes back to waiting when the pod does not take it, and a retiring pod goes at once', async () => {
     const uj = utilityJob({ state: 'queued' })
     const w = world(uj, { assign: 'busy' })
     expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 200 })
     expect(w.statuses).toEqual([])
+    const retired = world(uj, { assign: 'retired', tenants: [TENANT, TENANT] })
+    await retired.reconciler.reconcile(uj.metadata.name)
+    expect(retired.writes).toEqual(['assign dutil-pool-html-pdf-0', 'delete pod dutil-pool-html-pdf-0'])
+    expect(retired.statuses).toEqual([])
   })
 
   it('succeeds from its checked manifest once its pod says so, and frees the pod', async () => {
@@ -195,7 +248,7 @@ describe('a job of a pooled utility', () => {
     expect(w.statuses[0].status).toMatchObject({ state: 'failed', error: failure })
   })
 
-  it('fails upstream_error when its pod is gone, or is a new pod by the same name that never had it', async () => {
+  it('fails upstream_error when its pod is gone, or says it never had it', async () => {
     const running = {
       state: 'running' as const,
       startedAt: new Date(NOW - 500).toISOString(),
@@ -242,7 +295,11 @@ describe('a job of a pooled utility', () => {
     const a = on('dutil-pool-html-pdf-0', 'job-01m8aaaa')
     const b = on('dutil-pool-html-pdf-1', 'job-01m8bbbb')
     const queued = utilityJob({ state: 'queued' }, 'job-01m8cccc')
-    const w = world(a, { state: { jobId: a.spec.jobId, state: 'succeeded' }, others: [b, queued] })
+    const w = world(a, {
+      state: { jobId: a.spec.jobId, state: 'succeeded' },
+      others: [b, queued],
+      tenants: [TENANT, TENANT],
+    })
     expect(await w.reconciler.reconcile(queued.metadata.name)).toEqual({ requeueAfterMs: 200 })
     expect(w.writes).toEqual([])
     await w.reconciler.reconcile(a.metadata.name)

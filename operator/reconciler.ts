@@ -401,7 +401,7 @@ export class UtilityJobReconciler {
         this.d.admission.schedule()
         return
       }
-      const claimed = pools.claim(utility.slug, name, tenantHash(tenantOf(uj.spec)))
+      const claimed = await pools.claim(utility.slug, name, tenantHash(tenantOf(uj.spec)))
       // Every pod busy or starting (admission counts the pool's size): woken when one is free.
       if (!claimed) return { requeueAfterMs: POOL_RETRY_MS }
       return this.handToPod(uj, utility, deadline, claimed, pools, log)
@@ -415,7 +415,7 @@ export class UtilityJobReconciler {
     if (answer === 'unreachable' && !handed) return this.handBack(uj, pod, pools, log)
     if (answer === 'unknown') {
       // Not handed over yet (or this process stopped in between): hand it over now. A pod that
-      // was handed the job and does not know it is a new pod by the same name.
+      // was handed the job and does not know it has lost it (pod names are never reused).
       if (!handed) return this.handToPod(uj, utility, deadline, pod, pools, log)
       return fail(POOL_RUNNER_LOST)
     }
@@ -470,6 +470,8 @@ export class UtilityJobReconciler {
     })
     if (answer !== 'taken') {
       log.warn({ pod: podName, answer }, 'pool pod did not take the job; trying another')
+      // A retiring pod takes no job again: it goes now rather than when it exits.
+      if (answer === 'retired') await pools.remove(pod, 'retiring')
       return this.handBack(uj, pod, pools, log)
     }
     log.info({ pod: podName, deadlineSeconds: deadline }, 'job handed to pool pod')

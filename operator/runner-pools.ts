@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { CoreV1Api, ObjectCache, V1Pod } from '@kubernetes/client-node'
+import { type CoreV1Api, type ObjectCache, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { LABELS } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
@@ -13,9 +13,9 @@ import {
   choosePoolPod,
   desiredPoolPod,
   isPoolPod,
+  newPoolPodName,
+  planPool,
   poolPodEnded,
-  poolPodName,
-  POOL_SPEC_ANNOTATION,
   wantedSpecHash,
 } from './pool-pod.js'
 
@@ -23,7 +23,7 @@ export interface RunnerPoolsDeps {
   namespace: string
   pods: ObjectCache<V1Pod>
   utilityJobs: ObjectCache<UtilityJobResource>
-  core: Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod'>
+  core: Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod' | 'patchNamespacedPod'>
   runner: RunnerSettings
   client: PoolClient
   /** Queues jobs for another pass (a pod came free for them). */
@@ -34,31 +34,22 @@ export interface RunnerPoolsDeps {
 }
 
 /**
- * How long a job whose key has a warm browser only in a busy pod waits for that pod before an
- * idle pod starts a browser afresh for it: about two small jobs. A start costs the node more CPU
- * than the wait, and on a busy node CPU is what bounds the pool.
- */
-export const WARM_WAIT_MS = 400
-
-/**
- * The runner pools (docs/adr/0026-runner-pools.md): keeps each pooled utility's `size` pods
- * (made, replaced when ended or made from other settings), and hands jobs to them. Which pod
- * holds which job is each unfinished job's `status.runnerPod`, in the cluster: a job gives its
- * pod back by finishing, with no write to the pod. `handing` only bridges the moment between
- * handing a job over and the watch showing its status.
+ * The runner pools (docs/adr/0026-runner-pools.md): keeps each pooled utility's pods (planPool),
+ * and hands jobs to them, a pod only ever to its tenant's jobs. Which pod holds which job is each
+ * unfinished job's `status.runnerPod`, and which tenant a pod serves is its label, both in the
+ * cluster: a job gives its pod back by finishing, with no write to the pod. `handing` only bridges
+ * the moment between handing a job over and the watch showing its status.
  */
 export class RunnerPools {
   /** Jobs being handed to a pod, or handed and not yet shown so by the watch: job → pod. */
   private readonly handing = new Map<string, string>()
   /** Jobs this process finished whose watched copy may not show it yet: their pods are free. */
   private readonly finished = new Set<string>()
-  /** The tenants each pod's browsers served lately, most recent last (a hint: the runner itself enforces the rule). */
-  private readonly warm = new Map<string, { tenants: string[]; lastUsed: number }>()
+  /** When each pod last took a job (a serial): the least recently used goes first when a tenant needs room. */
+  private readonly lastUsed = new Map<string, number>()
   private handed = 0
-  /** When each job waiting for a pod first asked for one (performance.now()). */
-  private readonly since = new Map<string, number>()
-  /** Jobs that found no idle pod, by utility: woken when a pod of theirs comes free. */
-  private readonly waiting = new Map<string, Set<string>>()
+  /** Jobs that found no pod, by utility: job → its tenant; woken when a pod of theirs comes free. */
+  private readonly waiting = new Map<string, Map<string, string>>()
   private active = false
   private timer: NodeJS.Timeout | undefined
 
@@ -76,9 +67,19 @@ export class RunnerPools {
     return this.d.pods.list(this.d.namespace).filter((p) => isPoolPod(p, slug))
   }
 
+  private waitingOf(slug: string): Map<string, string> {
+    let w = this.waiting.get(slug)
+    if (!w) this.waiting.set(slug, (w = new Map()))
+    return w
+  }
+
   /** Pod name → the unfinished job it holds: from the jobs' status, and the hand-overs in flight. */
   private holders(): Map<string, string> {
     const out = new Map<string, string>()
+    const gone = (job: string) => {
+      const uj = this.d.utilityJobs.get(job, this.d.namespace)
+      return !uj || isTerminal(uj)
+    }
     for (const uj of this.d.utilityJobs.list(this.d.namespace)) {
       const pod = uj.status?.runnerPod
       const name = uj.metadata.name
@@ -88,15 +89,12 @@ export class RunnerPools {
       else if (!this.finished.has(name)) out.set(pod, name)
     }
     for (const job of this.finished) if (!this.d.utilityJobs.get(job, this.d.namespace)) this.finished.delete(job)
-    for (const job of this.since.keys()) {
-      const uj = this.d.utilityJobs.get(job, this.d.namespace)
-      if (!uj || isTerminal(uj)) this.since.delete(job)
-    }
+    for (const w of this.waiting.values()) for (const job of w.keys()) if (gone(job)) w.delete(job)
     for (const [job, pod] of this.handing) {
-      const uj = this.d.utilityJobs.get(job, this.d.namespace)
-      if (!uj || isTerminal(uj)) this.handing.delete(job)
+      if (gone(job)) this.handing.delete(job)
       else out.set(pod, job)
     }
+    for (const pod of this.lastUsed.keys()) if (!this.d.pods.get(pod, this.d.namespace)) this.lastUsed.delete(pod)
     return out
   }
 
@@ -112,33 +110,44 @@ export class RunnerPools {
   }
 
   /**
-   * Takes an idle ready pod of the utility for job `name` (choosePoolPod: warm for the tenant
-   * first), until the job's status names it or the job goes back (`handBack`). Null when no pod
-   * is idle: the job is woken when one comes free.
+   * Takes an idle ready pod of the utility for job `name`: one bound to its tenant, else a
+   * generic one, which is labelled with the tenant first (for the rest of its life). Held until
+   * the job's status names it or the job goes back (`handBack`). Null when there is none: the
+   * upkeep makes one (or makes room), and the job is woken when a pod comes free.
    */
-  claim(slug: string, name: string, tenant: string): V1Pod | null {
+  async claim(slug: string, name: string, tenant: string): Promise<V1Pod | null> {
     const busy = new Set(this.holders().keys())
-    const browsers = this.poolOf(slug)?.browsers ?? 1
-    const now = performance.now()
-    const since = this.since.get(name) ?? now
-    this.since.set(name, since)
-    const preferWarm = now - since < WARM_WAIT_MS
-    const pod = choosePoolPod(this.poolPods(slug), tenant, busy, this.warm, browsers, preferWarm)
-    const waiting = this.waiting.get(slug) ?? new Set<string>()
-    this.waiting.set(slug, waiting)
-    if (!pod) {
-      waiting.add(name)
+    const choice = choosePoolPod(this.poolPods(slug), tenant, busy)
+    const waiting = this.waitingOf(slug)
+    if (!choice) {
+      waiting.set(name, tenant)
+      this.schedule()
       return null
     }
     waiting.delete(name)
-    this.since.delete(name)
-    const podName = pod.metadata!.name!
+    const podName = choice.pod.metadata!.name!
     this.handing.set(name, podName)
-    // As the runner picks: the tenant's own browser, else one of its, the least recent, goes to it.
-    const warm = this.warm.get(podName) ?? { tenants: [], lastUsed: 0 }
-    const tenants = [...warm.tenants.filter((t) => t !== tenant), tenant].slice(-browsers)
-    this.warm.set(podName, { tenants, lastUsed: ++this.handed })
-    return this.d.pods.get(podName, this.d.namespace) ?? null
+    this.lastUsed.set(podName, ++this.handed)
+    if (choice.bind) {
+      try {
+        this.d.fence?.()
+        await this.d.core.patchNamespacedPod(
+          {
+            name: podName,
+            namespace: this.d.namespace,
+            body: { metadata: { labels: { [LABELS.poolTenant]: tenant } } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        )
+        this.d.log.info({ pod: podName, utility: slug }, 'pool pod bound to a tenant')
+        this.schedule() // one generic pod fewer: the spare is made up
+      } catch (err) {
+        this.handing.delete(name)
+        if (apiStatus(err) === 404) return null // gone meanwhile
+        throw err
+      }
+    }
+    return this.d.pods.get(podName, this.d.namespace) ?? choice.pod
   }
 
   /** The job did not go to its pod after all: the pod is free for another. */
@@ -156,7 +165,7 @@ export class RunnerPools {
     this.wakeWaiting(slug)
   }
 
-  /** A pool pod changed (came free, became ready): the jobs waiting for one of its utility look again. */
+  /** A pool pod changed (came free, became ready, ended): upkeep looks, and the jobs waiting for one of its utility look again. */
   podChanged(pod: V1Pod): void {
     this.schedule()
     const slug = pod.metadata?.labels?.[LABELS.pool]
@@ -166,13 +175,10 @@ export class RunnerPools {
   /** The jobs waiting for a pod of the utility look again (each asks anew, in its next pass). */
   private wakeWaiting(slug: string): void {
     const waiting = this.waiting.get(slug)
-    if (!waiting?.size) return
-    const names = [...waiting]
-    waiting.clear()
-    this.d.wake(names)
+    if (waiting?.size) this.d.wake([...waiting.keys()])
   }
 
-  /** Deletes a pool pod (a job past its deadline, a pod that does not answer); the pool makes a new one. */
+  /** Deletes a pool pod (retired, past a job's deadline, not answering, making room). */
   async remove(pod: V1Pod, why: string): Promise<void> {
     this.d.fence?.()
     try {
@@ -181,7 +187,7 @@ export class RunnerPools {
         namespace: this.d.namespace,
         gracePeriodSeconds: 0,
       })
-      this.d.log.warn({ pod: pod.metadata!.name, why }, 'pool pod deleted')
+      this.d.log.info({ pod: pod.metadata!.name, why }, 'pool pod deleted')
     } catch (err) {
       if (apiStatus(err) !== 404) throw err
     }
@@ -203,50 +209,46 @@ export class RunnerPools {
     this.timer.unref?.()
   }
 
-  /**
-   * Upkeep, level-triggered: each pooled utility has pods 0…size-1; an ended pod is deleted
-   * (and made again on a later pass, once its name is free), and so is an idle pod made from
-   * other settings (a new image tag, resources, placement) or beyond the size.
-   */
+  /** Upkeep, level-triggered: each utility's pods as planPool says (pods of utilities no longer pooled go when idle). */
   async sync(): Promise<void> {
     if (!this.active) return
     const pools = this.d.runner.pools ?? {}
-    const busy = this.holders()
+    const busy = new Set(this.holders().keys())
     for (const pod of this.poolPods()) {
       const slug = pod.metadata!.labels![LABELS.pool]
-      const pool = pools[slug]
-      const utility = catalog.get(slug)
-      const idle = !busy.has(pod.metadata!.name!)
-      if (pod.metadata?.deletionTimestamp) continue
-      const index = Number(/-(\d+)$/.exec(pod.metadata!.name!)?.[1] ?? '-1')
-      let why: string | undefined
-      if (poolPodEnded(pod)) why = `the pod ${pod.status?.phase === 'Succeeded' ? 'exited' : 'failed'}`
-      else if (idle && (!pool || !utility || index >= pool.size)) why = 'beyond the pool size'
-      else if (
-        idle &&
-        pool &&
-        utility &&
-        pod.metadata?.annotations?.[POOL_SPEC_ANNOTATION] !==
-          wantedSpecHash(desiredPoolPod(utility, this.d.runner, pool, index, this.d.namespace, ''))
-      )
-        why = 'made from other settings'
-      // An idle pod may have been handed a job since this pass began: it stays.
-      if (why && (poolPodEnded(pod) || !this.holders().has(pod.metadata!.name!))) await this.remove(pod, why)
+      if (!pools[slug] || !catalog.get(slug))
+        if (!pod.metadata?.deletionTimestamp && !busy.has(pod.metadata!.name!)) await this.remove(pod, 'not pooled')
     }
     for (const [slug, pool] of Object.entries(pools)) {
       const utility = catalog.get(slug)
       if (!utility) continue
-      for (let i = 0; i < pool.size; i++) {
-        const name = poolPodName(slug, i)
-        if (this.d.pods.get(name, this.d.namespace)) continue
-        const body = desiredPoolPod(utility, this.d.runner, pool, i, this.d.namespace, randomBytes(32).toString('hex'))
+      const wanted = wantedSpecHash(desiredPoolPod(utility, this.d.runner, pool, 'x', this.d.namespace, ''))
+      const plan = planPool({
+        pods: this.poolPods(slug),
+        pool,
+        wantedHash: wanted,
+        busy,
+        waiting: [...this.waitingOf(slug).values()],
+        lastUsed: this.lastUsed,
+      })
+      for (const { pod, why } of plan.remove) {
+        // A pod may have been handed a job since this pass began: it stays.
+        if (!poolPodEnded(pod) && this.holders().has(pod.metadata!.name!)) continue
+        await this.remove(pod, why)
+      }
+      for (let i = 0; i < plan.create; i++) {
+        const name = newPoolPodName(slug)
+        const body = desiredPoolPod(
+          utility,
+          this.d.runner,
+          pool,
+          name,
+          this.d.namespace,
+          randomBytes(32).toString('hex'),
+        )
         this.d.fence?.()
-        try {
-          await this.d.core.createNamespacedPod({ namespace: this.d.namespace, body })
-          this.d.log.info({ pod: name, utility: slug }, 'pool pod created')
-        } catch (err) {
-          if (apiStatus(err) !== 409) throw err // AlreadyExists: still terminating, or made a moment ago
-        }
+        await this.d.core.createNamespacedPod({ namespace: this.d.namespace, body })
+        this.d.log.info({ pod: name, utility: slug }, 'pool pod created')
       }
     }
   }

@@ -45,6 +45,9 @@ export interface RunContext<I> {
   progress(done: number, total: number | null): void
 }
 
+/** What a utility does with one job: the same function in job mode and in pool mode. */
+export type UtilityHandler<I> = (ctx: RunContext<I>) => Promise<UtilityOutcome>
+
 /** Least time between two progress writes of a runner. */
 export const PROGRESS_INTERVAL_MS = 1000
 

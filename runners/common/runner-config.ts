@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os'
 import { AllowedNetworks, type AddressAllowance } from '../../contract/address-policy.js'
 import { ENV } from '../../contract/runner-protocol.js'
 
@@ -20,6 +21,8 @@ export interface RunnerConfig {
    */
   outbound: AddressAllowance
   terminationMessagePath: string
+  /** Where the job's scratch files go: the temporary directory in job mode, a directory of its own in pool mode. */
+  scratchDir: string
   /** Set when the job is traced: its context and where spans go (docs/observability.md). */
   tracing?: { traceparent: string; endpoint: string; serviceName: string }
 }
@@ -52,6 +55,7 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       clusterNetworks: AllowedNetworks.parse(env[ENV.clusterNetworks]),
     },
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
+    scratchDir: tmpdir(),
     ...(env[ENV.traceparent] && env[ENV.tracingEndpoint]
       ? {
           tracing: {

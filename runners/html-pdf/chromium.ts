@@ -37,6 +37,17 @@ export const CHROMIUM_ARGS = [
   '--disable-features=ServiceWorker,PrivateNetworkAccessSendPreflights,MediaRouter,OptimizationHints',
 ]
 
+/**
+ * The browser's environment: only what a browser needs, never the runner's (its storage
+ * credentials in job mode, nothing of the pool's). A renderer a hostile page compromised finds
+ * no secret in its own environment.
+ */
+const BROWSER_ENV = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'FONTCONFIG_FILE', 'FONTCONFIG_PATH'] as const
+
+export function browserEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return Object.fromEntries(BROWSER_ENV.filter((k) => env[k] !== undefined).map((k) => [k, env[k]]))
+}
+
 export interface StartedChromium {
   child: ChildProcess
   transport: ConnectionTransport
@@ -57,6 +68,7 @@ export function startChromium(executable: string, args: string[], userDataDir: s
     [...args, '--remote-debugging-pipe', `--user-data-dir=${userDataDir}`, 'about:blank'],
     {
       stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
+      env: browserEnv(),
       detached: true, // its own process group, so kill() takes the renderers along
     },
   )

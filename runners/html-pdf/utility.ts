@@ -85,7 +85,6 @@ export const htmlPdf: UtilityDefinition = {
   runner: {
     image: 'dutil-runner-html-pdf',
     entry: 'dist/runners/html-pdf/bundle/main.js',
-    poolEntry: 'dist/runners/html-pdf/bundle/pool.js',
     maxHeapMb: 512,
     // Requests from the measured cost of a small page on the headless shell (docs/operations.md):
     // ~0.6 CPU-seconds and under 160 MB for the runner and its browser.

@@ -174,6 +174,14 @@ describe('helm lint and template', () => {
       'redis.internal.persistence.enabled=false',
     )
     for (const sts of byKind(ephemeral, 'StatefulSet')) expect(sts.spec.volumeClaimTemplates).toBeUndefined()
+    // The internal MinIO lets in job mode's runner pods and, with a pooled utility, pool pods.
+    const minioFrom = (d: any[]) =>
+      named(d, 'NetworkPolicy', 'dutil-minio').spec.ingress[0].from.map((f: any) => f.podSelector.matchExpressions)
+    expect(minioFrom(docs)).toContainEqual([{ key: 'dutil.io/job-id', operator: 'Exists' }])
+    expect(minioFrom(docs)).not.toContainEqual([{ key: 'dutil.io/pool', operator: 'Exists' }])
+    expect(minioFrom(renderTrial('--set', 'runners.zip-files.mode=pool'))).toContainEqual([
+      { key: 'dutil.io/pool', operator: 'Exists' },
+    ])
   })
 
   it('grants each program exactly the RBAC it needs, namespaced, without wildcards', () => {
@@ -319,20 +327,28 @@ describe('helm lint and template', () => {
     expect(text).toContain('"name":"my-trial"')
   })
 
-  it('runs html-pdf in pool mode only when asked: the operator may then make and delete pods, the admission policy holds pool pods to runner pods, and only the operator reaches them', () => {
+  it('runs a utility in pool mode only when asked: the operator may then make, label and delete pods, the admission policy holds pool pods to runner pods and their tenant, and only the operator reaches them', () => {
     const off = render()
     expect(byKind(off, 'ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContainEqual(
       expect.stringContaining('pool-pods'),
     )
-    const docs = render('--set', 'runners.html-pdf.mode=pool', '--set', 'runners.html-pdf.pool.size=3')
+    const docs = render(
+      '--set',
+      'runners.html-pdf.mode=pool',
+      '--set',
+      'runners.html-pdf.pool.size=3',
+      '--set',
+      'runners.xls-to-xlsx.mode=pool',
+    )
     const env = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
     expect(parseRunnerPools(env.find((e: any) => e.name === 'DUTIL_RUNNER_POOLS').value)).toEqual({
-      'html-pdf': { size: 3, restartEvery: 100, browsers: 2 },
+      'html-pdf': { size: 3, spare: 1, restartEvery: 100, idleSeconds: 300 },
+      'xls-to-xlsx': { size: 2, spare: 1, restartEvery: 100, idleSeconds: 300 },
     })
     const podRules = named(docs, 'Role', 'dutil-operator')
       .rules.filter((r: any) => r.resources.includes('pods'))
       .map((r: any) => r.verbs.join(','))
-    expect(podRules).toEqual(['get,list,watch', 'create,delete'])
+    expect(podRules).toEqual(['get,list,watch', 'create,delete,patch'])
     // The pool pods' admission policy checks the pod spec itself, as the Job policy checks the template.
     const policy = named(docs, 'ValidatingAdmissionPolicy', `dutil-${NS}-runner-pool-pods`)
     expect(policy.spec.matchConstraints.resourceRules).toEqual([
@@ -340,7 +356,11 @@ describe('helm lint and template', () => {
     ])
     expect(policy.spec.variables[0].expression).toMatch(/^object\.spec\.containers/)
     const jobs = named(docs, 'ValidatingAdmissionPolicy', `dutil-${NS}-runner-jobs`)
-    expect(policy.spec.validations.length).toBe(jobs.spec.validations.length)
+    // The same rules, and one more: a pool pod's tenant label, once set, never changes.
+    expect(policy.spec.validations.length).toBe(jobs.spec.validations.length + 1)
+    expect(policy.spec.validations.at(-1).message).toBe(
+      'a pool pod serves the tenant of its first job for its whole life',
+    )
     // Pool pods: the runners' egress, and ingress from the operator on the hand-over port alone.
     const runners = named(docs, 'NetworkPolicy', 'dutil-runners')
     const pool = named(docs, 'NetworkPolicy', 'dutil-pool')
@@ -353,7 +373,7 @@ describe('helm lint and template', () => {
       },
     ])
     expect(() => render('--set', 'runners.html-pdf.mode=warm')).toThrow(/mode/)
-    expect(() => render('--set', 'runners.split-pdf.mode=pool')).toThrow(/mode/)
+    expect(() => render('--set', 'runners.split-pdf.pool.browsers=2')).toThrow(/browsers/)
   })
 
   it('passes per-utility runner resources, retention and images to the operator; routes /v1 (and /console unless turned off) through the optional Ingress', () => {

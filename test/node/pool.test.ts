@@ -1,57 +1,55 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { BatchV1Api } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
+import { UTILITIES } from '../../runners/catalog.js'
 import { api } from '../integration/helpers/api.js'
-import { until } from '../platform/wait-for.js'
 import { createKey, kubeConfig } from '../integration/helpers/keys.js'
-import { NS } from './chart-values.js'
+import { REPO_ROOT } from '../platform/platform.js'
+import { until } from '../platform/wait-for.js'
+import { makePdf } from '../support/pdfs.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
+import { NS, OOM_LIMIT } from './chart-values.js'
 import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
 
-/** The pool this file installs: small enough that every rule shows within a few jobs. */
+/** The pools this file installs: small enough that every rule shows within a few jobs. */
 const SIZE = 2
 const RESTART_EVERY = 3
-/** Browsers per pool pod: 4 warm in all, so a fifth key makes one start afresh. */
-const BROWSERS = 2
-const POOL_SELECTOR = `${LABELS.pool}=html-pdf`
+const SLUGS = UTILITIES.map((u) => u.slug)
 
-interface PodLine {
-  msg: string
-  slot?: number
-  jobId?: string
+interface PoolPod {
+  name: string
+  uid: string
+  utility: string
   tenant?: string
-  why?: string
-  fresh?: boolean
+  ready: boolean
 }
 
-/** The pool pods as kubectl lists them: name, uid, ready. */
-function poolPods(): Array<{ name: string; uid: string; ready: boolean }> {
-  const list = JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', POOL_SELECTOR, '-o', 'json'])) as {
+/** The pool pods as kubectl lists them (not being deleted). */
+function poolPods(utility?: string): PoolPod[] {
+  const selector = utility ? `${LABELS.pool}=${utility}` : LABELS.pool
+  const list = JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', selector, '-o', 'json'])) as {
     items: Array<{
-      metadata: { name: string; uid: string; deletionTimestamp?: string }
-      status: { conditions?: Array<{ type: string; status: string }> }
+      metadata: { name: string; uid: string; deletionTimestamp?: string; labels: Record<string, string> }
+      status: { phase?: string; conditions?: Array<{ type: string; status: string }> }
     }>
   }
   return list.items
-    .filter((p) => !p.metadata.deletionTimestamp)
+    .filter((p) => !p.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(p.status.phase ?? ''))
     .map((p) => ({
       name: p.metadata.name,
       uid: p.metadata.uid,
+      utility: p.metadata.labels[LABELS.pool],
+      tenant: p.metadata.labels[LABELS.poolTenant],
       ready: (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
     }))
 }
 
-/** The pool pod a job was handed to, as `kubectl get utilityjob` shows it (status.runnerPod). */
+/** The pool pod a job ran on, as `kubectl get utilityjob` shows it (status.runnerPod). */
 function runnerPodOf(jobId: string): string {
   return kubectl(['-n', NS, 'get', 'utilityjob', objectNameOf(jobId), '-o', 'jsonpath={.status.runnerPod}'])
-}
-
-/** A pool pod's log, the runner's JSON lines. */
-function podLog(name: string): PodLine[] {
-  return kubectl(['-n', NS, 'logs', name])
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as PodLine)
 }
 
 /** The job's Events as `kubectl describe` shows them: reason and note. */
@@ -71,105 +69,142 @@ function eventsOf(jobId: string): Array<{ reason: string; message: string }> {
   return out.items
 }
 
-/** Pool mode on the real node: the release upgraded to it for this file, and back to job mode after. */
-describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', () => {
+/** Every utility in pool mode on the real node: the release upgraded for this file, and back to job mode after. */
+describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real node', () => {
   const keys: string[] = []
-  let page = ''
+  const inputs: Record<string, Record<string, unknown>> = {}
 
   beforeAll(async () => {
     await upgradeRelease(
-      'runners.html-pdf.mode=pool',
-      `runners.html-pdf.pool.size=${SIZE}`,
-      `runners.html-pdf.pool.restartEvery=${RESTART_EVERY}`,
-      `runners.html-pdf.pool.browsers=${BROWSERS}`,
+      ...SLUGS.flatMap((u) => [
+        `runners.${u}.mode=pool`,
+        `runners.${u}.pool.size=${SIZE}`,
+        `runners.${u}.pool.spare=1`,
+        `runners.${u}.pool.restartEvery=${RESTART_EVERY}`,
+      ]),
+      // A pool pod holds its runtime between jobs: more than the OOM test's limit in job mode.
+      'runners.xls-to-xlsx.resources.limits.memory=512Mi',
     )
-    await until(`${SIZE} pool pods ready`, async () => poolPods().filter((p) => p.ready).length === SIZE, 120_000, 500)
-    for (let i = 0; i < 5; i++) keys.push((await createKey()).key)
-    page = await putFile('pool-page.html', '<h1>Pooled</h1><p>One small page.</p>')
+    await until(
+      'a spare pool pod ready for every utility',
+      async () => SLUGS.every((u) => poolPods(u).some((p) => p.ready && !p.tenant)),
+      180_000,
+      500,
+    )
+    for (let i = 0; i < 2; i++) keys.push((await createKey()).key)
+    const pdf = await putFile('pool.pdf', await makePdf(2))
+    const page = await putFile('pool-page.html', '<h1>Pooled</h1><p>One small page.</p>')
+    const zip = await putFile(
+      'pool.zip',
+      writeZip([fileEntry('a.txt', Buffer.from('a')), fileEntry('b/c.txt', Buffer.from('c'))]),
+    )
+    const xls = await putFile(
+      'pool.xls',
+      readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'workbooks', 'libreoffice.xls')),
+    )
+    Object.assign(inputs, {
+      'html-pdf': { url: page },
+      'split-pdf': { url: pdf },
+      'zip-files': {
+        files: [
+          { url: pdf, fileName: 'one.pdf' },
+          { url: page, fileName: 'page.html' },
+        ],
+      },
+      'unzip-files': { url: zip },
+      'xls-to-xlsx': { url: xls },
+    })
   })
 
   afterAll(async () => {
-    await upgradeRelease('runners.html-pdf.mode=job')
-    // Back in job mode the operator may no longer touch pods: the pool goes as the docs say.
-    await kubectlAsync(['-n', NS, 'delete', 'pods', '-l', POOL_SELECTOR, '--wait=true'])
+    await upgradeRelease(
+      ...SLUGS.map((u) => `runners.${u}.mode=job`),
+      `runners.xls-to-xlsx.resources.limits.memory=${OOM_LIMIT}`,
+    )
+    // Back in job mode the operator may no longer touch pods: the pools go as the docs say.
+    await kubectlAsync(['-n', NS, 'delete', 'pods', '-l', LABELS.pool, '--wait=true'])
   })
 
-  const render = (key: string, headers: Record<string, string> = {}, url = page) =>
-    api('POST', '/v1/utilities/html-pdf', { key, body: { input: { url } }, headers })
+  const run = (utility: string, key: string, headers: Record<string, string> = {}, input = inputs[utility]) =>
+    api('POST', `/v1/utilities/${utility}`, { key, body: { input }, headers })
 
-  it('renders in a pool pod: no batch Job, an Event naming the pod, the PDF downloads', async () => {
-    const res = await render(keys[0])
-    expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(res.body).toMatchObject({ status: 'succeeded' })
-    const pdf = await fetch(res.body.result.files[0].url)
-    expect(pdf.status).toBe(200)
-    expect(
-      Buffer.from(await pdf.arrayBuffer())
-        .subarray(0, 5)
-        .toString(),
-    ).toBe('%PDF-')
-    const jobs = await kubeConfig()
-      .makeApiClient(BatchV1Api)
-      .listNamespacedJob({ namespace: NS, labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}` })
-    expect(jobs.items).toEqual([])
-    await expect
-      .poll(() => eventsOf(res.body.id).map((e) => e.reason), { timeout: 10_000 })
-      .toEqual(expect.arrayContaining(['PoolPodAssigned', 'Started', 'Succeeded']))
-    const assigned = eventsOf(res.body.id).find((e) => e.reason === 'PoolPodAssigned')!
-    const pod = runnerPodOf(res.body.id)
-    expect(poolPods().map((p) => p.name)).toContain(pod)
-    expect(assigned.message).toBe(`Handed to pool runner pod ${pod} (time limit 900 s).`)
+  it('runs every utility in a pool pod: no batch Job, the job names its pod, an Event names it too, the files download', async () => {
+    const batch = kubeConfig().makeApiClient(BatchV1Api)
+    for (const utility of SLUGS) {
+      const res = await run(utility, keys[0])
+      expect(res.status, `${utility}: ${JSON.stringify(res.body)}`).toBe(200)
+      expect(res.body.status).toBe('succeeded')
+      const file = await fetch(res.body.result.files[0].url)
+      expect(file.status, utility).toBe(200)
+      const jobs = await batch.listNamespacedJob({
+        namespace: NS,
+        labelSelector: `${LABELS.jobId}=${objectNameOf(res.body.id)}`,
+      })
+      expect(jobs.items, utility).toEqual([])
+      const pod = runnerPodOf(res.body.id)
+      expect(pod, utility).toMatch(new RegExp(`^dutil-pool-${utility}-[a-z0-9]{8}$`))
+      await expect
+        .poll(() => eventsOf(res.body.id).find((e) => e.reason === 'PoolPodAssigned')?.message ?? '', {
+          timeout: 10_000,
+        })
+        .toMatch(new RegExp(`^Handed to pool runner pod ${pod} \\(time limit \\d+ s\\)\\.$`))
+    }
   })
 
-  it(`serves one API key per browser between its starts, and starts a browser afresh every ${RESTART_EVERY} jobs`, async () => {
-    const [a, b, c, d, e] = keys
-    const order = [a, a, a, a, b, b, c, d, e, a]
-    for (const key of order) {
-      const res = await render(key)
+  it(`never lets a pod serve a second tenant: two keys taking turns run on pods of their own, each retired after ${RESTART_EVERY} jobs`, async () => {
+    const podsOf = new Map<string, string[]>(keys.map((k) => [k, []]))
+    for (let i = 0; i < 8; i++) {
+      const key = keys[i % 2]
+      const res = await run('split-pdf', key)
       expect(res.status, JSON.stringify(res.body)).toBe(200)
+      podsOf.get(key)!.push(runnerPodOf(res.body.id))
     }
-    const why = new Set<string>()
-    let jobs = 0
-    for (const pod of poolPods()) {
-      // Per browser (warm slot): the tenant it serves since its start, and its jobs since then.
-      const browsers = new Map<number, { tenant?: string; since: number }>()
-      for (const line of podLog(pod.name)) {
-        if (line.msg === 'browser started') browsers.set(line.slot!, { since: 0 })
-        else if (line.msg === 'warm state started afresh') why.add(line.why!)
-        else if (line.msg === 'job started') {
-          jobs++
-          const b = browsers.get(line.slot!)!
-          b.since++
-          // Every job since the browser started is the same tenant's, and no more than the restart count.
-          if (b.tenant !== undefined) expect(line.tenant, `${pod.name}: ${line.jobId}`).toBe(b.tenant)
-          b.tenant = line.tenant
-          expect(b.since).toBeLessThanOrEqual(RESTART_EVERY)
-        }
-      }
-    }
-    expect(jobs).toBeGreaterThanOrEqual(order.length)
-    // The fourth job of one key in a row; a fifth key (and the first again) with all four browsers warm for others.
-    expect([...why]).toEqual(expect.arrayContaining(['jobs', 'tenant']))
+    const [a, b] = keys.map((k) => new Set(podsOf.get(k)))
+    expect([...a].filter((p) => b.has(p))).toEqual([])
+    // No pod ran more jobs than its restart count; names are never reused.
+    const counts = new Map<string, number>()
+    for (const p of [...podsOf.get(keys[0])!, ...podsOf.get(keys[1])!]) counts.set(p, (counts.get(p) ?? 0) + 1)
+    for (const [pod, n] of counts) expect(n, pod).toBeLessThanOrEqual(RESTART_EVERY)
+    // Each live pod names one tenant at most, on its label.
+    for (const pod of poolPods('split-pdf')) expect(pod.tenant ?? '').toMatch(/^([0-9a-f]{32})?$/)
   })
 
-  it('fails a job at its deadline as upstream_timeout (504); the pod stays and serves the next job', async () => {
-    const before = poolPods()
+  it('retires a pod in which a process it did not start is alive, before another job runs there', async () => {
+    const first = await run('unzip-files', keys[1])
+    expect(first.status, JSON.stringify(first.body)).toBe(200)
+    const pod = runnerPodOf(first.body.id)
+    // A process left behind, as a job that escaped its runner would leave it: detached, still running.
+    await kubectlAsync([
+      '-n',
+      NS,
+      'exec',
+      pod,
+      '--',
+      'node',
+      '-e',
+      "require('child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], { detached: true, stdio: 'ignore' }).unref()",
+    ])
+    const next = await run('unzip-files', keys[1])
+    expect(next.status, JSON.stringify(next.body)).toBe(200)
+    expect(runnerPodOf(next.body.id)).not.toBe(pod)
+    await expect
+      .poll(() => poolPods('unzip-files').map((p) => p.name), { timeout: 30_000, interval: 250 })
+      .not.toContain(pod)
+  })
+
+  it('fails a job at its deadline as upstream_timeout (504); that pod retires and a new one serves the next job', async () => {
     const stalled = inject('podFilesUrl').replace(/\/files$/, '/stall')
-    const res = await render(keys[0], { 'Dutil-Test-Deadline-Seconds': '3' }, stalled)
+    const res = await run('html-pdf', keys[0], { 'Dutil-Test-Deadline-Seconds': '3' }, { url: stalled })
     expect(res.status, JSON.stringify(res.body)).toBe(504)
     expect(res.body.error).toMatchObject({ code: 'upstream_timeout' })
     expect(res.body.error.message).toContain('3 s')
-    const next = await render(keys[0])
+    const pod = runnerPodOf(res.body.id)
+    const next = await run('html-pdf', keys[0])
     expect(next.status, JSON.stringify(next.body)).toBe(200)
-    // The runner ended it: no pod was deleted.
-    expect(
-      poolPods()
-        .map((p) => p.uid)
-        .sort(),
-    ).toEqual(before.map((p) => p.uid).sort())
+    expect(runnerPodOf(next.body.id)).not.toBe(pod)
   })
 
-  it('fails a job whose pool pod is killed mid-run as upstream_error; the pool makes a new pod, which serves the next job', async () => {
+  it('fails a job whose pool pod is killed mid-run as upstream_error; the next job runs on another pod', async () => {
     const stalled = inject('podFilesUrl').replace(/\/files$/, '/stall')
     const accepted = await api('POST', '/v1/utilities/html-pdf', {
       key: keys[1],
@@ -177,9 +212,9 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
       headers: { Prefer: 'respond-async' },
     })
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202)
-    await expect.poll(() => runnerPodOf(accepted.body.id), { timeout: 15_000, interval: 200 }).not.toBe('')
-    const victim = poolPods().find((p) => p.name === runnerPodOf(accepted.body.id))!
-    await kubectlAsync(['-n', NS, 'delete', 'pod', victim.name, '--grace-period=0', '--force'])
+    await expect.poll(() => runnerPodOf(accepted.body.id), { timeout: 30_000, interval: 200 }).not.toBe('')
+    const victim = runnerPodOf(accepted.body.id)
+    await kubectlAsync(['-n', NS, 'delete', 'pod', victim, '--grace-period=0', '--force'])
     await expect
       .poll(async () => (await api('GET', `/v1/jobs/${accepted.body.id}`, { key: keys[1] })).body.status, {
         timeout: 30_000,
@@ -189,10 +224,8 @@ describe.skipIf(inject('nodeBlocker'))('html-pdf in pool mode on a real node', (
     const job = (await api('GET', `/v1/jobs/${accepted.body.id}`, { key: keys[1] })).body
     expect(job.error).toMatchObject({ code: 'upstream_error' })
     expect(job.error.message).toContain('The runner stopped before the job finished')
-    // The pool is whole again, with a new pod in the killed one's place.
-    await expect.poll(() => poolPods().filter((p) => p.ready).length, { timeout: 120_000, interval: 500 }).toBe(SIZE)
-    expect(poolPods().map((p) => p.uid)).not.toContain(victim.uid)
-    const next = await render(keys[1])
+    const next = await run('html-pdf', keys[1])
     expect(next.status, JSON.stringify(next.body)).toBe(200)
+    expect(runnerPodOf(next.body.id)).not.toBe(victim)
   })
 })

@@ -6,6 +6,7 @@ import { request } from 'node:http'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { objectNameOf } from '../../contract/ids.js'
 import { api } from '../integration/helpers/api.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
@@ -122,6 +123,11 @@ describe.skipIf(inject('nodeBlocker'))(
         'networkPolicy.ipFamilies=["IPv4"]',
         '--set-json',
         `allowedPrivateNetworks=${JSON.stringify(allowedFileServer())}`,
+        // html-pdf in pool mode: its pool pods reach the internal MinIO as job mode's pods do.
+        '--set',
+        'runners.html-pdf.mode=pool',
+        '--set',
+        'runners.html-pdf.pool.size=1',
         '--wait',
         '--timeout',
         '300s',
@@ -186,7 +192,7 @@ describe.skipIf(inject('nodeBlocker'))(
       }
     })
 
-    it('runs an async split (202, then a long-poll) with a signed callback, and renders HTML to PDF in the html-pdf runner', async () => {
+    it('runs an async split (202, then a long-poll) with a signed callback, and renders HTML to PDF in a pooled html-pdf runner', async () => {
       const base = forward!.api
       const pdf = await putFile('trial-async.pdf', await makePdf(3))
       const callbackUrl = `${inject('callbackBase')}/trial`
@@ -217,6 +223,17 @@ describe.skipIf(inject('nodeBlocker'))(
         baseUrl: base,
       })
       expect(rendered.status, JSON.stringify(rendered.body)).toBe(200)
+      // It ran in a pool pod of the release.
+      const pod = kubectl([
+        '-n',
+        NS,
+        'get',
+        'utilityjob',
+        objectNameOf(rendered.body.id),
+        '-o',
+        'jsonpath={.status.runnerPod}',
+      ])
+      expect(pod).toMatch(/^dutil-pool-html-pdf-[a-z0-9]{8}$/)
       const d = await getVia(forward!.filesPort, rendered.body.result.files[0].url)
       expect(d.body.subarray(0, 5).toString()).toBe('%PDF-')
     })

@@ -226,6 +226,14 @@ matchExpressions:
   - { key: dutil.io/job-id, operator: Exists }
 {{- end -}}
 
+{{/* Pool mode's runner pods, with or without a job. */}}
+{{- define "dutil.poolPodSelector" -}}
+matchLabels:
+  app.kubernetes.io/managed-by: dutil
+matchExpressions:
+  - { key: dutil.io/pool, operator: Exists }
+{{- end -}}
+
 {{/* Non-empty when any of storage, database and redis is internal (a trial install). */}}
 {{- define "dutil.anyInternal" -}}
 {{- if or (eq .Values.storage.type "internal") (eq .Values.database.type "internal") (eq .Values.redis.type "internal") -}}true{{- end -}}
@@ -392,6 +400,10 @@ spec:
         {{- if eq . "runners" }}
         - podSelector:
             {{- include "dutil.runnerPodSelector" $root | nindent 12 }}
+        {{- if ne (include "dutil.runnerPools" $root) "{}" }}
+        - podSelector:
+            {{- include "dutil.poolPodSelector" $root | nindent 12 }}
+        {{- end }}
         {{- else }}
         - podSelector:
             matchLabels:
