@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { Admission, planAdmissions, tenantCap, tenantOf, type AdmissionView } from './admission.js'
+import { Admission, capNow, planAdmissions, tenantCap, tenantOf, type AdmissionView } from './admission.js'
 
 const view = (name: string, tenant: string, createdAtMs: number, over: Partial<AdmissionView> = {}): AdmissionView => ({
   name,
@@ -63,17 +63,34 @@ describe('planAdmissions', () => {
     ).toEqual([])
   })
 
-  it('keeps a tenant within its share of the slots, so another tenant never waits on its jobs', () => {
-    // 30 sync jobs of one key against a limit of 8, share 0.5: 4 run, the rest wait.
+  it('lets a lone tenant use every slot but the reserve, and holds it to its share while another waits', () => {
+    // 30 sync jobs of one key against a limit of 8, share 0.5, nobody else waiting: 7 run, one slot stays in reserve.
     const hog = Array.from({ length: 30 }, (_, i) => view(`h${i}`, 'A', i, { mode: 'sync' }))
-    expect(names(planAdmissions(hog, limit(8), new Map(), 0.5))).toEqual(['h0', 'h1', 'h2', 'h3'])
-    // With its 4 running (slow jobs), another key's job is admitted at once: a slot is free for it.
-    const running = hog.slice(0, 4).map((v) => ({ ...v, holdsSlot: true }))
+    expect(names(planAdmissions(hog, limit(8), new Map(), 0.5))).toEqual(['h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'])
+    // With its 7 running (slow jobs), another key's job takes the reserve at once.
+    const running = hog.slice(0, 7).map((v) => ({ ...v, holdsSlot: true }))
     expect(
-      names(planAdmissions([...running, ...hog.slice(4), view('b0', 'B', 100)], limit(8), new Map(), 0.5)),
+      names(planAdmissions([...running, ...hog.slice(7), view('b0', 'B', 100)], limit(8), new Map(), 0.5)),
     ).toEqual(['b0'])
+    // While B waits, A (over its share of 4) gets none of the slots its finished jobs free: B does.
+    const b = [view('b0', 'B', 100, { holdsSlot: true }), view('b1', 'B', 101), view('b2', 'B', 102)]
+    const fewer = running.slice(0, 5)
+    expect(names(planAdmissions([...fewer, ...hog.slice(7), ...b], limit(8), new Map(), 0.5))).toEqual(['b1', 'b2'])
+    // Both under their shares: the fewest running goes first, each up to its share.
+    const three = running.slice(0, 3)
+    expect(names(planAdmissions([...three, ...hog.slice(7), ...b], limit(8), new Map(), 0.5))).toEqual([
+      'b1',
+      'b2',
+      'h7',
+    ])
     // Share 1: one key may take every slot.
     expect(planAdmissions(hog, limit(8), new Map(), 1)).toHaveLength(8)
+  })
+
+  it('keeps no reserve from a lone tenant of a one-slot utility', () => {
+    expect([capNow(1, 0.5, false), capNow(2, 0.5, false), capNow(8, 0.5, false), capNow(8, 0.5, true)]).toEqual([
+      1, 1, 7, 4,
+    ])
   })
 
   it('caps a tenant at its share rounded down, at least one slot', () => {

@@ -36,26 +36,39 @@ export interface AdmissionView {
 }
 
 /**
- * The most slots of a utility one tenant may hold at once: its share of the limit, rounded
- * down, at least one. With a share below 1 the rest stay free for other tenants, so a tenant
- * that fills its share with jobs that never end cannot make another wait on them.
+ * The most slots of a utility one tenant may hold at once while another tenant waits: its share
+ * of the limit, rounded down, at least one. With a share below 1 the rest stay free for other
+ * tenants, so a tenant that fills its share with jobs that never end cannot make another wait on
+ * them.
  */
 export function tenantCap(limit: number, share: number): number {
   return Math.max(1, Math.floor(limit * share + 1e-9))
+}
+
+/** Slots a tenant alone never takes: the reserve a newcomer is admitted to at once. */
+export const RESERVE_SLOTS = 1
+
+/**
+ * The most slots a tenant may hold now (pure; work-conserving): its share (`tenantCap`) while
+ * another tenant waits; alone, every slot but the reserve, which only others may take.
+ */
+export function capNow(limit: number, share: number, othersWaiting: boolean): number {
+  return othersWaiting ? tenantCap(limit, share) : Math.max(1, limit - RESERVE_SLOTS, tenantCap(limit, share))
 }
 
 /**
  * The queued jobs to admit now (pure). Per utility, the free slots (limit minus jobs holding a
  * slot) go one at a time to the tenant with the fewest jobs holding or just given a slot; among
  * equals, to the tenant served longest ago (`lastServed`, a serial per tenant, updated here as
- * slots are given; never served comes first), then the oldest job. A tenant at its cap
- * (`tenantCap`) gets no more. Within a tenant, sync jobs (a client is waiting) first, then the
- * oldest. So a key with 10,000 queued jobs and a key with one take turns: the single job waits
- * at most one slot turnover, whatever the backlog ahead of it, and never on the jobs of a
- * tenant at its cap. While a job of a utility holds a slot with its runner pod waiting for a node
- * that has room, no further job of that utility is admitted: a new pod would only race the
- * waiting one for the next room freed (the scheduler's queue keeps no fair turns), so jobs wait
- * here instead, in turn.
+ * slots are given; never served comes first), then the oldest job. A tenant gets no more than
+ * `capNow`: its share while another tenant has jobs queued, else all but the reserve. Within a
+ * tenant, sync jobs (a client is waiting) first, then the oldest. So a key with 10,000 queued
+ * jobs and a key with one take turns: the single job takes the reserve (or waits at most one
+ * slot turnover), whatever the backlog ahead of it, and never on the jobs of a tenant at its
+ * cap. While a job of a utility holds a slot with its runner pod waiting for a node that has
+ * room, no further job of that utility is admitted: a new pod would only race the waiting one
+ * for the next room freed (the scheduler's queue keeps no fair turns), so jobs wait here
+ * instead, in turn.
  */
 export function planAdmissions(
   views: readonly AdmissionView[],
@@ -69,15 +82,18 @@ export function planAdmissions(
     const holding = jobs.filter((j) => j.holdsSlot)
     if (holding.some((j) => j.waitingForNode)) continue
     const limit = limitOf(utility)
-    const cap = tenantCap(limit, share)
     let free = limit - holding.length
     if (free <= 0) continue
     const load = new Map<string, number>()
     for (const j of holding) load.set(j.tenant, (load.get(j.tenant) ?? 0) + 1)
     const queues = groupBy(
-      jobs.filter((j) => !j.holdsSlot && !j.cancelRequested && (load.get(j.tenant) ?? 0) < cap),
+      jobs.filter((j) => !j.holdsSlot && !j.cancelRequested),
       (j) => j.tenant,
     )
+    // Every tenant with a job queued now is waiting, at its cap or not.
+    const waiting = new Set(queues.keys())
+    const cap = (t: string) => capNow(limit, share, waiting.size > (waiting.has(t) ? 1 : 0))
+    for (const t of [...queues.keys()]) if ((load.get(t) ?? 0) >= cap(t)) queues.delete(t)
     const rank = (v: AdmissionView) => (v.mode === 'sync' ? 0 : 1)
     for (const q of queues.values())
       q.sort((a, b) => rank(a) - rank(b) || a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
@@ -96,7 +112,7 @@ export function planAdmissions(
       const q = queues.get(best!)!
       out.push(q.shift()!)
       load.set(best!, (load.get(best!) ?? 0) + 1)
-      if (q.length === 0 || load.get(best!)! >= cap) queues.delete(best!)
+      if (q.length === 0 || load.get(best!)! >= cap(best!)) queues.delete(best!)
       lastServed.set(best!, ++serial)
       free--
     }

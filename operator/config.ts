@@ -172,7 +172,7 @@ export const OPERATOR_SETTINGS = Type.Object({
     ),
   ),
   DUTIL_KEY_SHARE: Setting.number(
-    "Share of each utility's run slots one API key (or one person's playground) may hold at once; the rest stay free for others (1: no reserve)",
+    "Share of each utility's run slots one owner is given while another waits; alone, an owner takes all but one slot, kept for a newcomer (1: no share, no reserve)",
     {
       default: 0.5,
       exclusiveMinimum: 0,
