@@ -15,6 +15,7 @@ import {
   isPoolPod,
   newPoolPodName,
   planPool,
+  podTenant,
   poolPodEnded,
   wantedSpecHash,
 } from './pool-pod.js'
@@ -40,6 +41,9 @@ export interface RunnerPoolsDeps {
  * cluster: a job gives its pod back by finishing, with no write to the pod. `handing` only bridges
  * the moment between handing a job over and the watch showing its status.
  */
+/** How long a pod this process made may stay out of the watch before it counts as never made. */
+const CREATING_MS = 30_000
+
 export class RunnerPools {
   /** Jobs being handed to a pod, or handed and not yet shown so by the watch: job → pod. */
   private readonly handing = new Map<string, string>()
@@ -50,6 +54,10 @@ export class RunnerPools {
   private handed = 0
   /** Jobs that found no pod, by utility: job → its tenant; woken when a pod of theirs comes free. */
   private readonly waiting = new Map<string, Map<string, string>>()
+  /** Pods this process bound to a tenant whose watched copy may not show the label yet: pod → tenant. */
+  private readonly bound = new Map<string, string>()
+  /** Pods this process made that the watch does not show yet: counted, so no pass makes them twice. */
+  private readonly creating = new Map<string, { pod: V1Pod; at: number }>()
   private active = false
   private timer: NodeJS.Timeout | undefined
 
@@ -63,8 +71,28 @@ export class RunnerPools {
     return this.d.runner.pools?.[slug]
   }
 
+  /** The pool pods as the watch shows them, with the tenant labels this process wrote since. */
   private poolPods(slug?: string): V1Pod[] {
-    return this.d.pods.list(this.d.namespace).filter((p) => isPoolPod(p, slug))
+    return this.d.pods
+      .list(this.d.namespace)
+      .filter((p) => isPoolPod(p, slug))
+      .map((p) => {
+        const tenant = this.bound.get(p.metadata!.name!)
+        if (!tenant) return p
+        if (podTenant(p) !== null) {
+          this.bound.delete(p.metadata!.name!) // the watch shows it now
+          return p
+        }
+        return { ...p, metadata: { ...p.metadata, labels: { ...p.metadata!.labels, [LABELS.poolTenant]: tenant } } }
+      })
+  }
+
+  /** The utility's pods as the watch shows them, and the ones made since that it does not show yet. */
+  private podsWithCreating(slug: string): V1Pod[] {
+    const now = performance.now()
+    for (const [name, c] of this.creating)
+      if (this.d.pods.get(name, this.d.namespace) || now - c.at > CREATING_MS) this.creating.delete(name)
+    return [...this.poolPods(slug), ...[...this.creating.values()].map((c) => c.pod).filter((p) => isPoolPod(p, slug))]
   }
 
   private waitingOf(slug: string): Map<string, string> {
@@ -95,6 +123,7 @@ export class RunnerPools {
       else out.set(pod, job)
     }
     for (const pod of this.lastUsed.keys()) if (!this.d.pods.get(pod, this.d.namespace)) this.lastUsed.delete(pod)
+    for (const pod of this.bound.keys()) if (!this.d.pods.get(pod, this.d.namespace)) this.bound.delete(pod)
     return out
   }
 
@@ -139,6 +168,7 @@ export class RunnerPools {
           },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         )
+        this.bound.set(podName, tenant)
         this.d.log.info({ pod: podName, utility: slug }, 'pool pod bound to a tenant')
         this.schedule() // one generic pod fewer: the spare is made up
       } catch (err) {
@@ -224,7 +254,7 @@ export class RunnerPools {
       if (!utility) continue
       const wanted = wantedSpecHash(desiredPoolPod(utility, this.d.runner, pool, 'x', this.d.namespace, ''))
       const plan = planPool({
-        pods: this.poolPods(slug),
+        pods: this.podsWithCreating(slug),
         pool,
         wantedHash: wanted,
         busy,
@@ -247,7 +277,13 @@ export class RunnerPools {
           randomBytes(32).toString('hex'),
         )
         this.d.fence?.()
-        await this.d.core.createNamespacedPod({ namespace: this.d.namespace, body })
+        this.creating.set(name, { pod: body, at: performance.now() })
+        try {
+          await this.d.core.createNamespacedPod({ namespace: this.d.namespace, body })
+        } catch (err) {
+          this.creating.delete(name)
+          throw err
+        }
         this.d.log.info({ pod: name, utility: slug }, 'pool pod created')
       }
     }
