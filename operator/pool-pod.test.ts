@@ -10,6 +10,7 @@ import {
   desiredPoolPod,
   newPoolPodName,
   planPool,
+  POOL_SCRATCH,
   POOL_SPEC_ANNOTATION,
   podTenant,
   poolToken,
@@ -57,6 +58,14 @@ describe('desiredPoolPod', () => {
     // Generic until its first job: no tenant.
     expect(podTenant(pod)).toBeNull()
     expect(poolToken(pod)).toBe(token)
+  })
+
+  it('gives every pool pod scratch space for its jobs’ directories, the utility’s own or a small one', () => {
+    const split = desiredPoolPod(catalog.get('split-pdf')!, runnerSettings(), pool, 'n', 'dutil', token)
+    expect(split.spec!.volumes).toEqual([{ name: 'scratch', emptyDir: { sizeLimit: POOL_SCRATCH } }])
+    expect(split.spec!.containers[0].volumeMounts).toEqual([{ name: 'scratch', mountPath: '/tmp' }])
+    expect(split.spec!.containers[0].env).toContainEqual({ name: 'TMPDIR', value: '/tmp' })
+    expect(pod.spec!.volumes).toEqual([{ name: 'scratch', emptyDir: { sizeLimit: '1Gi' } }])
   })
 
   it('hashes its spec without the token: a new token is the same pod, other settings are not', () => {

@@ -13,6 +13,9 @@ import { RUNNER_CONTAINER, runnerBaseEnv, runnerCommand, runnerPodSpec, type Run
  * holds is that job's `status.runnerPod`.
  */
 
+/** Scratch space of a pool pod whose utility asks for none in job mode (each job's directory is made there). */
+export const POOL_SCRATCH = '64Mi'
+
 /** The annotation with the hash of a pool pod's spec: a pod made from other settings is replaced when idle. */
 export const POOL_SPEC_ANNOTATION = 'dutil.io/pool-spec'
 
@@ -52,7 +55,12 @@ export function desiredPoolPod(
     { name: POOL.idleSecondsEnv, value: String(pool.idleSeconds) },
     { name: POOL.tokenEnv, value: token },
   ]
-  const spec = runnerPodSpec(utility, settings, {
+  // Every pool pod has scratch space: each job's scratch directory is made there.
+  const withScratch = {
+    ...utility,
+    runner: { ...utility.runner, scratchSizeLimit: utility.runner.scratchSizeLimit ?? POOL_SCRATCH },
+  }
+  const spec = runnerPodSpec(withScratch, settings, {
     command: runnerCommand(utility, poolEntryOf(utility)),
     env,
     ports: [{ name: 'pool', containerPort: POOL.port, protocol: 'TCP' }],

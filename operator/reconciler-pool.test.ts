@@ -5,7 +5,12 @@ import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { LABELS } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { resultObjectKey, type PoolAssignment, type PoolJobState } from '../contract/runner-protocol.js'
+import {
+  progressObjectKey,
+  resultObjectKey,
+  type PoolAssignment,
+  type PoolJobState,
+} from '../contract/runner-protocol.js'
 import { outputKey } from '../contract/storage-keys.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 import type { AssignAnswer, PoolClient } from './pool-client.js'
@@ -17,7 +22,8 @@ import { tenantOf } from './admission.js'
 
 const NS = 'dutil'
 const NOW = Date.parse('2026-11-26T10:00:00.000Z')
-const settings = runnerSettings({ pools: { 'html-pdf': { size: 2, spare: 1, restartEvery: 100, idleSeconds: 300 } } })
+const POOL = { size: 2, spare: 1, restartEvery: 100, idleSeconds: 300 }
+const settings = runnerSettings({ pools: { 'html-pdf': POOL, 'split-pdf': POOL } })
 
 function utilityJob(
   status?: Partial<NonNullable<UtilityJobResource['status']>>,
@@ -72,6 +78,8 @@ function world(
     others?: UtilityJobResource[]
     /** The tenants the two pods are bound to (none: generic). */
     tenants?: [string?, string?]
+    /** The progress report the runner wrote, if any. */
+    progress?: unknown
   } = {},
 ) {
   const writes: string[] = []
@@ -132,6 +140,8 @@ function world(
   }
   const storage = {
     getObject: async (_bucket: string, key: string) => {
+      if (key === progressObjectKey(uj.spec.jobId) && o.progress)
+        return Readable.from([Buffer.from(JSON.stringify(o.progress))])
       if (key !== resultObjectKey(uj.spec.jobId))
         throw Object.assign(new Error('The specified key does not exist.'), { code: 'NoSuchKey' })
       return Readable.from([Buffer.from(JSON.stringify(manifest))])
@@ -286,6 +296,26 @@ describe('a job of a pooled utility', () => {
     expect(past.statuses[0].status!.error).toEqual({
       code: 'upstream_timeout',
       message: 'The utility did not finish within its time limit of 900 s.',
+    })
+  })
+
+  it('copies the runner’s progress report to the status while the job runs, as in job mode', async () => {
+    const base = utilityJob({
+      state: 'running',
+      startedAt: new Date(NOW - 500).toISOString(),
+      runnerPod: 'dutil-pool-html-pdf-0',
+    })
+    const uj = { ...base, spec: { ...base.spec, utility: 'split-pdf' } } as UtilityJobResource
+    const w = world(uj, {
+      state: { jobId: uj.spec.jobId, state: 'running' },
+      progress: { done: 3, total: 10, at: new Date(NOW - 100).toISOString() },
+    })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['status running'])
+    expect(w.statuses[0].status).toMatchObject({
+      state: 'running',
+      runnerPod: 'dutil-pool-html-pdf-0',
+      progress: { done: 3, total: 10, unit: 'pages' },
     })
   })
 

@@ -321,20 +321,9 @@ export class UtilityJobReconciler {
           if (status) await this.writeStatus(uj, status, log)
           return earliest(soon)
         }
-        // A runner that counts progress writes it to storage; it is copied here while the job runs.
-        // Read within a size and depth bound: a runner that parsed hostile input may be hostile.
-        let report: unknown = null
-        try {
-          report = await readJsonObject<unknown>(
-            this.d.storage,
-            this.d.bucket,
-            progressObjectKey(uj.spec.jobId),
-            MAX_PROGRESS_BYTES,
-          )
-        } catch (err) {
-          if (err instanceof JsonBoundError && err.bound !== 'syntax')
-            return this.refuseRunnerOutput(uj, 'progress report', err, obs.podStartedAt, log)
-        }
+        const report = await this.progressReport(uj)
+        if (report instanceof JsonBoundError)
+          return this.refuseRunnerOutput(uj, 'progress report', report, obs.podStartedAt, log)
         const progress = progressUpdate(uj.status?.progress, report, unit)
         if (progress) status = { ...(status ?? effectiveStatus(uj)), progress }
         if (status) await this.writeStatus(uj, status, log)
@@ -433,6 +422,18 @@ export class UtilityJobReconciler {
       const early = this.earlyReads.get(name) ?? { running: true, reads: 0, stopped: false }
       this.earlyReads.set(name, early)
       const wait = RUNNING_RESULT_READS_MS[Math.min(early.reads++, RUNNING_RESULT_READS_MS.length - 1)]
+      // Progress, as in job mode: the runner's report copied to the status while the job runs.
+      const unit = utility.runner.progressUnit
+      if (unit && answer !== 'unreachable') {
+        const report = await this.progressReport(uj)
+        if (report instanceof JsonBoundError) {
+          log.error({ what: 'progress report', bound: report.bound }, 'runner output refused')
+          await pools.remove(pod, 'runner output refused')
+          return fail(RESULT_NOT_ACCEPTED)
+        }
+        const progress = progressUpdate(uj.status?.progress, report, unit)
+        if (progress) await this.writeStatus(uj, { ...status, progress, runnerPod: pod.metadata!.name! }, log)
+      }
       return { requeueAfterMs: Math.min(wait, Math.max(0, limit - this.now()) + 10) }
     }
     if (answer.state === 'failed') return fail(answer.failure!)
@@ -533,6 +534,26 @@ export class UtilityJobReconciler {
     this.d.admission.finishedEarly?.(uj.metadata.name)
     await this.writeStatus(uj, succeededStatus(uj, read.result, podStartedAt, this.now(), progressUnit), log)
     return true
+  }
+
+  /**
+   * The progress report the job's runner last wrote to storage (a runner that counts progress
+   * writes one; it is copied to the status while the job runs), null when there is none yet, or
+   * the bound it broke: read within a size and depth bound, since a runner that parsed hostile
+   * input may be hostile.
+   */
+  private async progressReport(uj: UtilityJobResource): Promise<unknown> {
+    try {
+      return await readJsonObject<unknown>(
+        this.d.storage,
+        this.d.bucket,
+        progressObjectKey(uj.spec.jobId),
+        MAX_PROGRESS_BYTES,
+      )
+    } catch (err) {
+      if (err instanceof JsonBoundError && err.bound !== 'syntax') return err
+      return null
+    }
   }
 
   /**
