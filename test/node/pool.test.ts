@@ -18,6 +18,8 @@ import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
 const SIZE = 2
 const RESTART_EVERY = 3
 const SLUGS = UTILITIES.map((u) => u.slug)
+/** The utilities whose runner requests this file lowers (split-pdf's are small on this node already). */
+const SMALL = SLUGS.filter((u) => u !== 'split-pdf')
 
 interface PoolPod {
   name: string
@@ -82,8 +84,14 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         `runners.${u}.pool.spare=1`,
         `runners.${u}.pool.restartEvery=${RESTART_EVERY}`,
       ]),
-      // A pool pod holds its runtime between jobs: more than the OOM test's limit in job mode.
-      'runners.xls-to-xlsx.resources.limits.memory=512Mi',
+      // Up to ten pool pods share the 2-core node with the rest: small requests, or some stay Pending.
+      ...SMALL.flatMap((u) => [
+        `runners.${u}.resources.requests.cpu=50m`,
+        `runners.${u}.resources.requests.memory=128Mi`,
+        `runners.${u}.resources.limits.cpu=1`,
+        // A pool pod holds its runtime between jobs: more than the OOM test's limit in job mode.
+        `runners.${u}.resources.limits.memory=1Gi`,
+      ]),
     )
     await until(
       'a spare pool pod ready for every utility',
@@ -119,6 +127,10 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
   afterAll(async () => {
     await upgradeRelease(
       ...SLUGS.map((u) => `runners.${u}.mode=job`),
+      ...SMALL.filter((u) => u !== 'xls-to-xlsx').map((u) => `runners.${u}.resources=null`),
+      // The release's own (chart-values.ts): the OOM test's limit.
+      'runners.xls-to-xlsx.resources.requests.cpu=100m',
+      'runners.xls-to-xlsx.resources.requests.memory=32Mi',
       `runners.xls-to-xlsx.resources.limits.memory=${OOM_LIMIT}`,
     )
     // Back in job mode the operator may no longer touch pods: the pools go as the docs say.
