@@ -88,7 +88,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
       ...SMALL.flatMap((u) => [
         `runners.${u}.resources.requests.cpu=50m`,
         `runners.${u}.resources.requests.memory=128Mi`,
-        `runners.${u}.resources.limits.cpu=1`,
+        `runners.${u}.resources.limits.cpu=1000m`,
         // A pool pod holds its runtime between jobs: more than the OOM test's limit in job mode.
         `runners.${u}.resources.limits.memory=1Gi`,
       ]),
