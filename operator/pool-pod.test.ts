@@ -165,8 +165,11 @@ describe('planPool', () => {
     expect(p.create).toBe(0)
     expect(p.remove.map((r) => [r.pod.metadata!.name, r.why])).toEqual([['p2', 'another tenant needs the slot']])
     // A waiting tenant's own pods stay; pods holding a job stay.
-    const q = plan(full, { waiting: [a], busy: ['p1'], lastUsed: { p0: 5, p1: 2, p2: 1 } })
-    expect(names(q.remove)).toEqual(['p0'])
+    const c = tenantHash('key:c')
+    const q = plan(full, { waiting: [c], busy: ['p2'], lastUsed: { p0: 5, p1: 2, p2: 1 } })
+    expect(names(q.remove)).toEqual(['p1'])
+    // A tenant whose pods are all busy waits for one of them: no other tenant's pod goes for it.
+    expect(plan(full, { waiting: [a, a], busy: ['p2'], lastUsed: { p0: 5, p1: 2 } }).remove).toEqual([])
   })
 
   it('deletes ended pods, and idle pods made from other settings or beyond the size', () => {

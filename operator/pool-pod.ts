@@ -166,8 +166,8 @@ export interface PoolPlan {
  * The upkeep of one utility's pool (pure, level-triggered). Ended pods go (a retired runner
  * exits); idle pods made from other settings go. Then every job waiting for a pod should find a
  * generic one, and `spare` generic pods more stand ready, within `size` pods in all; when the
- * pool is full, the least recently used idle pods of tenants that are not waiting go to make room
- * (never a pod holding a job).
+ * pool is full and a waiting tenant has no pod at all, the least recently used idle pods of
+ * tenants that are not waiting go to make room (never a pod holding a job).
  */
 export function planPool(input: {
   pods: readonly V1Pod[]
@@ -207,10 +207,15 @@ export function planPool(input: {
   const forWaiting = Math.max(0, waiting.length - generic)
   const createForWaiting = Math.min(forWaiting, room)
   const waitingTenants = new Set(waiting)
+  // Room is made only for a tenant with no pod at all: one whose pods are busy gets one of them
+  // back within a job's turnover, and a pod start costs more than that wait (taking another
+  // tenant's idle pod would only make that tenant start one next).
+  const hasPod = new Set(kept.map(podTenant).filter((t): t is string => t !== null))
+  const podless = [...waitingTenants].filter((t) => !hasPod.has(t)).length
   const evictable = kept
     .filter((p) => idle(p) && podTenant(p) !== null && !waitingTenants.has(podTenant(p)!))
     .sort((a, b) => used(a) - used(b) || byName(a, b))
-    .slice(0, forWaiting - createForWaiting)
+    .slice(0, Math.max(0, podless - generic - createForWaiting))
   for (const pod of evictable) remove.push({ pod, why: 'another tenant needs the slot' })
   const spareLeft = Math.max(0, generic - waiting.length)
   const createForSpare = Math.min(Math.max(0, pool.spare - spareLeft), room - createForWaiting)
