@@ -13,8 +13,8 @@ import { cancelWanted } from './next-status.js'
  */
 
 /**
- * The isolation tenant of a job: an API key, or one person's console playground (a pool pod's
- * warm browser serves one). Turns and shares are counted per owner instead (`ownerOfJob`).
+ * The isolation tenant of a job: an API key, or one person's console playground (a pool pod
+ * serves one for its whole life). Turns and shares are counted per owner instead (`ownerOfJob`).
  */
 export function tenantOf(spec: Pick<UtilityJobSpec, 'apiKeyId' | 'userEmail' | 'source'>): string {
   if (spec.apiKeyId) return `key:${spec.apiKeyId}`
