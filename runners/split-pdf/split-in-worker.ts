@@ -1,11 +1,28 @@
 import { Worker } from 'node:worker_threads'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
-import type { ToMain } from './split.worker.js'
+import type { ToMain, ToWorker } from './split.worker.js'
 
 export interface SplitPage {
   pageNumber: number
   bytes: Uint8Array
+}
+
+const WORKER_URL = new URL('./split.worker.js', import.meta.url)
+
+/**
+ * The split worker between splits: kept after a split that ended as the worker meant it to
+ * (every page sent, or a classified refusal), so the next split in this process (a pool pod's
+ * next job, of the same tenant) skips loading pdf-lib again. A worker that failed otherwise,
+ * or whose pages were not all taken, is ended instead. Unreferenced while it waits: it never
+ * keeps a job-mode runner alive.
+ */
+let idle: { worker: Worker; heapMb: number; url: string } | undefined
+let splits = 0
+
+/** The thread id of the split worker kept for the next split, if one is kept. */
+export function keptSplitWorker(): number | null {
+  return idle?.worker.threadId ?? null
 }
 
 /**
@@ -17,54 +34,88 @@ export async function splitInWorker(
   maxPages: number,
   heapMb: number,
   ahead = 8,
+  workerUrl: URL = WORKER_URL,
 ): Promise<{ total: number; pages: AsyncGenerator<SplitPage> }> {
-  const worker = new Worker(new URL('./split.worker.js', import.meta.url), {
-    workerData: { bytes, maxPages },
-    transferList: [bytes.buffer as ArrayBuffer],
-    resourceLimits: { maxOldGenerationSizeMb: heapMb },
-  })
+  let worker: Worker
+  if (idle && idle.heapMb === heapMb && idle.url === workerUrl.href) worker = idle.worker
+  else {
+    void idle?.worker.terminate()
+    worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: heapMb } })
+  }
+  idle = undefined
+  worker.ref()
+  const job = ++splits
   const queue: Array<ToMain | { type: 'error'; err: unknown }> = []
   let notify: (() => void) | undefined
   const push = (m: ToMain | { type: 'error'; err: unknown }) => {
     queue.push(m)
     notify?.()
   }
-  worker.on('message', (m: ToMain) => push(m))
-  worker.on('error', (err) => push({ type: 'error', err }))
-  worker.on('exit', (code) => push({ type: 'error', err: new Error(`split worker exited with code ${code}`) }))
+  const onMessage = (m: ToMain) => push(m)
+  const onError = (err: unknown) => push({ type: 'error', err })
+  const onExit = (code: number) => push({ type: 'error', err: new Error(`split worker exited with code ${code}`) })
+  worker.on('message', onMessage)
+  worker.on('error', onError)
+  worker.on('exit', onExit)
+  /** The split is over: a worker that ended it cleanly waits for the next one; any other goes. */
+  let ended = false
+  const end = async (clean: boolean) => {
+    if (ended) return
+    ended = true
+    worker.off('message', onMessage)
+    worker.off('error', onError)
+    worker.off('exit', onExit)
+    if (!clean) {
+      await worker.terminate()
+      return
+    }
+    worker.unref()
+    void idle?.worker.terminate()
+    idle = { worker, heapMb, url: workerUrl.href }
+  }
   const nextMessage = async () => {
     while (queue.length === 0) await new Promise<void>((r) => (notify = r))
     const m = queue.shift()!
     if (m.type === 'error') {
+      await end(false)
       const err = m.err as Error & { code?: string }
       if (err.code === 'ERR_WORKER_OUT_OF_MEMORY')
         throw rejected(`The PDF needs more than ${heapMb} MB of memory to split (memory limit).`)
       throw err
     }
-    if (m.type === 'failed') throw new RunnerError(m.code as JobErrorCode, m.message)
+    if (m.type === 'failed') {
+      await end(true)
+      throw new RunnerError(m.code as JobErrorCode, m.message)
+    }
     return m
   }
+  const credit = (n: number) => worker.postMessage({ type: 'credit', job, n } satisfies ToWorker)
+  worker.postMessage({ type: 'split', job, bytes, maxPages } satisfies ToWorker, [bytes.buffer as ArrayBuffer])
   let first: ToMain
   try {
     first = await nextMessage()
+    if (first.type !== 'loaded') throw new Error(`split worker: unexpected ${first.type}`)
   } catch (err) {
-    await worker.terminate()
+    await end(false)
     throw err
   }
-  if (first.type !== 'loaded') throw new Error(`split worker: unexpected ${first.type}`)
-  worker.postMessage({ type: 'credit', n: ahead })
+  credit(ahead)
   async function* pages(): AsyncGenerator<SplitPage> {
+    let done = false
     try {
       for (;;) {
         const m = await nextMessage()
-        if (m.type === 'done') return
+        if (m.type === 'done') {
+          done = true
+          return
+        }
         if (m.type === 'page') {
-          worker.postMessage({ type: 'credit', n: 1 })
+          credit(1)
           yield { pageNumber: m.pageNumber, bytes: m.bytes }
         }
       }
     } finally {
-      await worker.terminate()
+      await end(done)
     }
   }
   return { total: first.total, pages: pages() }

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { build } from 'esbuild'
+import { PDFDocument } from 'pdf-lib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { keptSplitWorker, splitInWorker } from './split-in-worker.js'
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+// The worker runs as the runner runs it: bundled (runners/bundle-runners.ts).
+let workerDir: string
+let workerUrl: URL
+beforeAll(async () => {
+  workerDir = mkdtempSync(join(REPO, 'node_modules', '.dutil-split-worker-'))
+  const outfile = join(workerDir, 'split.worker.mjs')
+  await build({
+    entryPoints: [join(REPO, 'runners/split-pdf/split.worker.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+  })
+  workerUrl = pathToFileURL(outfile)
+})
+afterAll(() => rmSync(workerDir, { recursive: true, force: true }))
+
+async function pdfWithPages(n: number): Promise<Uint8Array> {
+  const doc = await PDFDocument.create()
+  for (let i = 0; i < n; i++) doc.addPage([200 + i, 300])
+  return doc.save()
+}
+
+async function pageWidths(bytes: Uint8Array, heapMb = 256): Promise<number[]> {
+  const { total, pages } = await splitInWorker(bytes, 100, heapMb, 2, workerUrl)
+  const widths: number[] = []
+  for await (const p of pages) widths.push((await PDFDocument.load(p.bytes)).getPage(0).getWidth())
+  expect(widths).toHaveLength(total)
+  return widths
+}
+
+describe('the split worker', () => {
+  it('is kept between splits: the next PDF is split by the same worker, with its own pages only', async () => {
+    expect(await pageWidths(await pdfWithPages(5))).toEqual([200, 201, 202, 203, 204])
+    const kept = keptSplitWorker()
+    expect(kept).not.toBeNull()
+    expect(await pageWidths(await pdfWithPages(3))).toEqual([200, 201, 202])
+    expect(keptSplitWorker()).toBe(kept)
+  })
+
+  it('is kept after a refusal it classified, and splits the next PDF', async () => {
+    await pageWidths(await pdfWithPages(1))
+    const kept = keptSplitWorker()
+    await expect(pageWidths(new TextEncoder().encode('<html>not a pdf</html>'))).rejects.toMatchObject({
+      code: 'upstream_rejected',
+    })
+    expect(keptSplitWorker()).toBe(kept)
+    expect(await pageWidths(await pdfWithPages(2))).toEqual([200, 201])
+  })
+
+  it('is ended when its pages are not all taken, and a new one splits the next PDF', async () => {
+    await pageWidths(await pdfWithPages(1))
+    const before = keptSplitWorker()
+    const { pages } = await splitInWorker(await pdfWithPages(6), 100, 256, 2, workerUrl)
+    for await (const p of pages) {
+      expect(p.pageNumber).toBe(1)
+      break
+    }
+    expect(keptSplitWorker()).toBeNull()
+    expect(await pageWidths(await pdfWithPages(2))).toEqual([200, 201])
+    expect(keptSplitWorker()).not.toBe(before)
+  })
+
+  it('is replaced when it runs out of its heap, which fails the split naming the limit', async () => {
+    // 400 pages with large content streams: more than an 8 MB heap holds.
+    const doc = await PDFDocument.create()
+    const text = 'BT /F1 12 Tf 72 712 Td (x) Tj ET\n'.repeat(2000)
+    for (let i = 0; i < 400; i++) {
+      const page = doc.addPage([200, 300])
+      page.node.set(doc.context.obj('Contents'), doc.context.register(doc.context.stream(text)))
+    }
+    const big = await doc.save({ useObjectStreams: false })
+    await expect(pageWidths(big, 8)).rejects.toThrow('The PDF needs more than 8 MB of memory to split (memory limit).')
+    expect(keptSplitWorker()).toBeNull()
+    expect(await pageWidths(await pdfWithPages(2))).toEqual([200, 201])
+  })
+})
