@@ -134,7 +134,8 @@ export interface RunnerResult {
 /**
  * Pool mode (docs/adr/0026-runner-pools.md): a long-lived runner pod takes one job at a time from
  * the operator over HTTP on `port`. `POST /jobs` hands it a {@link PoolAssignment}; `GET
- * /jobs/<job_id>` tells the job's {@link PoolJobState}; both need the pod's token as a bearer
+ * /jobs/<job_id>` tells the job's {@link PoolJobState} (with `?waitMs=<n>`, a running job's answer
+ * waits until it ends or `n` ms pass, at most `maxWaitMs`); both need the pod's token as a bearer
  * token. `GET /healthz` (no token) answers 200 once the runner can take a job.
  */
 export const POOL = {
@@ -154,6 +155,8 @@ export const POOL = {
   lastHourSeconds: 3_600,
   /** The most the runner reads of an assignment. */
   maxAssignmentBytes: 16 * 1024,
+  /** The longest a state request waits for a running job to end. */
+  maxWaitMs: 10_000,
   /** The most the operator reads of a job state. */
   maxStateBytes: 8 * 1024,
 } as const

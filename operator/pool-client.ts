@@ -10,8 +10,11 @@ export type AssignAnswer = 'taken' | 'busy' | 'retired' | 'unreachable'
 export interface PoolClient {
   /** Hands the job to the pod; `taken` also when the pod had it already. */
   assign(pod: V1Pod, a: PoolAssignment): Promise<AssignAnswer>
-  /** The job's state as the pod tells it: `unknown` when the pod never took it. */
-  state(pod: V1Pod, jobId: string): Promise<PoolJobState | 'unknown' | 'unreachable'>
+  /**
+   * The job's state as the pod tells it: `unknown` when the pod never took it. With `waitMs`, a
+   * running job's answer comes when it ends, or after that long (at most POOL.maxWaitMs).
+   */
+  state(pod: V1Pod, jobId: string, waitMs?: number): Promise<PoolJobState | 'unknown' | 'unreachable'>
 }
 
 /** Reads at most `max` bytes of a response body: a pod that ran hostile input may be hostile. */
@@ -33,17 +36,17 @@ async function boundedText(res: Response, max: number): Promise<string | null> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-export function httpPoolClient(timeoutMs = 3_000): PoolClient {
-  const call = async (pod: V1Pod, path: string, init: RequestInit = {}) => {
+export function httpPoolClient(timeoutMs = 3_000, port: number = POOL.port): PoolClient {
+  const call = async (pod: V1Pod, path: string, init: RequestInit = {}, waitMs = 0) => {
     const ip = pod.status?.podIP
     const token = poolToken(pod)
     if (!ip || !token) return null
     const host = ip.includes(':') ? `[${ip}]` : ip
     try {
-      return await fetch(`http://${host}:${POOL.port}${path}`, {
+      return await fetch(`http://${host}:${port}${path}`, {
         ...init,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs + waitMs),
         redirect: 'error',
       })
     } catch {
@@ -59,8 +62,9 @@ export function httpPoolClient(timeoutMs = 3_000): PoolClient {
       if (res.status === 410) return 'retired'
       return res.status === 409 || res.status === 503 ? 'busy' : 'unreachable'
     },
-    async state(pod, jobId) {
-      const res = await call(pod, `/jobs/${encodeURIComponent(jobId)}`)
+    async state(pod, jobId, waitMs = 0) {
+      const wait = Math.min(Math.max(0, Math.round(waitMs)), POOL.maxWaitMs)
+      const res = await call(pod, `/jobs/${encodeURIComponent(jobId)}${wait ? `?waitMs=${wait}` : ''}`, {}, wait)
       if (!res) return 'unreachable'
       const text = await boundedText(res, POOL.maxStateBytes).catch(() => null)
       if (res.status === 404) return 'unknown'

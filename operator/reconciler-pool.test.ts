@@ -80,6 +80,8 @@ function world(
     tenants?: [string?, string?]
     /** The progress report the runner wrote, if any. */
     progress?: unknown
+    /** The pod's answer to a long poll (a state request that waits for the job's end); else `state`. */
+    longPoll?: Promise<PoolJobState | 'unknown' | 'unreachable'>
   } = {},
 ) {
   const writes: string[] = []
@@ -93,13 +95,18 @@ function world(
   const assigned: PoolAssignment[] = []
   const statuses: UtilityJobResource[] = []
   const woken: string[] = []
+  const longPolls: string[] = []
   const client: PoolClient = {
     assign: async (pod, a) => {
       writes.push(`assign ${pod.metadata!.name}`)
       assigned.push(a)
       return o.assign ?? 'taken'
     },
-    state: async () => o.state ?? 'unknown',
+    state: async (pod, _jobId, waitMs) => {
+      if (!waitMs) return o.state ?? 'unknown'
+      longPolls.push(pod.metadata!.name!)
+      return o.longPoll ?? o.state ?? 'unknown'
+    },
   }
   const core = {
     createNamespacedPod: async () => ({}),
@@ -176,7 +183,7 @@ function world(
     graceMs: 60_000,
     pools,
   })
-  return { reconciler, writes, assigned, statuses, pods, woken, pools }
+  return { reconciler, writes, assigned, statuses, pods, woken, pools, longPolls }
 }
 
 describe('a job of a pooled utility', () => {
@@ -242,6 +249,34 @@ describe('a job of a pooled utility', () => {
     expect(w.statuses[0].status!.result!.files.map((f) => f.name)).toEqual(['page.pdf'])
   })
 
+  it('finishes when its pod answers the long poll at the job’s end, even if the pod has gone since', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    let end!: (s: PoolJobState) => void
+    const w = world(uj, { longPoll: new Promise((r) => (end = r)) })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'assign dutil-pool-html-pdf-0', 'status running'])
+    // Handed over: its pod is asked once to answer at the job's end, not again by the next passes.
+    expect(w.longPolls).toEqual(['dutil-pool-html-pdf-0'])
+    const handed = { ...uj, status: w.statuses[0].status, metadata: { ...uj.metadata, resourceVersion: '11' } }
+    const again = world(handed, {
+      state: { jobId: uj.spec.jobId, state: 'running' },
+      longPoll: new Promise(() => {}),
+    })
+    await again.reconciler.reconcile(uj.metadata.name)
+    await again.reconciler.reconcile(uj.metadata.name)
+    expect(again.longPolls).toEqual(['dutil-pool-html-pdf-0'])
+    expect(w.woken).toEqual([])
+    end({ jobId: uj.spec.jobId, state: 'succeeded' })
+    await new Promise((r) => setImmediate(r))
+    expect(w.woken).toEqual([uj.metadata.name])
+    // The retiring pod exits once it has told the end: the job succeeds from what it told.
+    w.pods.delete('dutil-pool-html-pdf-0')
+    Object.assign(uj, handed) // the watch shows the status written at the hand-over
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes.at(-1)).toBe('status succeeded')
+    expect(w.statuses.at(-1)!.status).toMatchObject({ state: 'succeeded', runnerPod: 'dutil-pool-html-pdf-0' })
+  })
+
   it("fails with the runner's classified failure", async () => {
     const uj = utilityJob({
       state: 'running',
@@ -286,10 +321,16 @@ describe('a job of a pooled utility', () => {
         startedAt: new Date(NOW - msAgo).toISOString(),
         runnerPod: 'dutil-pool-html-pdf-0',
       })
-    const running = (uj: UtilityJobResource) => world(uj, { state: { jobId: uj.spec.jobId, state: 'running' } })
+    const running = (uj: UtilityJobResource) =>
+      world(uj, { state: { jobId: uj.spec.jobId, state: 'running' }, longPoll: new Promise(() => {}) })
     const within = running(at(900_000))
-    expect(await within.reconciler.reconcile('job-01m8pool')).toEqual({ requeueAfterMs: 50 })
+    // Its pod is asked to answer at the job's end; meanwhile the job is looked at now and then.
+    expect(await within.reconciler.reconcile('job-01m8pool')).toEqual({ requeueAfterMs: 5_000 })
+    expect(within.longPolls).toEqual(['dutil-pool-html-pdf-0'])
     expect(within.writes).toEqual([])
+    // Near its time limit, the next look is at the limit (and the grace).
+    const near = running(at(900_000 + POOL_DEADLINE_GRACE_MS - 1_000))
+    expect(await near.reconciler.reconcile('job-01m8pool')).toEqual({ requeueAfterMs: 1_010 })
     const past = running(at(900_000 + POOL_DEADLINE_GRACE_MS + 1))
     await past.reconciler.reconcile('job-01m8pool')
     expect(past.writes).toEqual(['delete pod dutil-pool-html-pdf-0', 'status failed'])

@@ -15,7 +15,7 @@ import type { CallbackDelivery, JobError, UtilityJobResource, UtilityJobStatus }
 import { effectiveStatus, isTerminal, type JobRecord, traceparentOfJob } from '../contract/job-view.js'
 import { apiStatus } from '../platform/kube.js'
 import { context, contextOf, failSpan, inSpan, jobAttributes, pastSpan } from '../platform/tracing.js'
-import { MAX_PROGRESS_BYTES, progressObjectKey } from '../contract/runner-protocol.js'
+import { MAX_PROGRESS_BYTES, type PoolJobState, progressObjectKey } from '../contract/runner-protocol.js'
 import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
 import { parseTime } from '../contract/time.js'
@@ -145,8 +145,15 @@ const POOL_RUNNER_LOST: JobError = {
   code: 'upstream_error',
   message: 'The runner stopped before the job finished; submitting it again may succeed.',
 }
-/** How soon a pooled job looks again for an idle pool pod. */
+const RUNNING = { state: 'running' } as const
+
+/** How soon a pooled job looks again for an idle pool pod (or at a pod that did not answer). */
 const POOL_RETRY_MS = 200
+/**
+ * How often a pooled job that counts no progress is looked at while it runs: its end comes
+ * through its pod's answer to a long poll; this is for its time limit, and a poll that failed.
+ */
+const POOL_RECHECK_MS = 5_000
 /** How long past a pooled job's time limit its runner has to end it before the operator deletes the pod. */
 export const POOL_DEADLINE_GRACE_MS = 10_000
 
@@ -187,6 +194,7 @@ export class UtilityJobReconciler {
       this.written.delete(name)
       this.recorded.delete(name)
       this.earlyReads.delete(name)
+      this.d.pools?.forget(name)
       return
     }
     // The pass runs in the job's trace: its spans join it, its log lines carry it.
@@ -380,6 +388,19 @@ export class UtilityJobReconciler {
       pools.released(name, utility.slug)
     }
     const fail = (error: JobError) => finish(failedStatus(uj, error, startedAt, this.now()))
+    const ended = async (answer: PoolJobState) => {
+      if (answer.state === 'failed') return fail(answer.failure!)
+      const verdict = judgeManifest(
+        await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now()),
+        log,
+      )
+      if ('retryInMs' in verdict) return { requeueAfterMs: verdict.retryInMs }
+      if ('error' in verdict) return fail(verdict.error)
+      return finish(succeededStatus(uj, verdict.result, startedAt, this.now(), utility.runner.progressUnit))
+    }
+    // Its pod told its end already (and may have exited since, a retiring pod does).
+    const told = pools.endedState(name)
+    if (told && uj.status?.runnerPod) return ended(told)
     if (!pod) {
       // Its pod is gone (deleted, evicted, lost with its node) before the job finished.
       if (status.state === 'running' || uj.status?.runnerPod) return fail(POOL_RUNNER_LOST)
@@ -400,7 +421,8 @@ export class UtilityJobReconciler {
       if (!handed) return this.handBack(uj, pod, pools, log)
       return fail(POOL_RUNNER_LOST)
     }
-    const answer = await pools.client.state(pod, uj.spec.jobId)
+    // A job whose pod is to answer when it ends runs on: no need to ask.
+    const answer = handed && pools.watches(name, pod) ? RUNNING : await pools.client.state(pod, uj.spec.jobId)
     if (answer === 'unreachable' && !handed) return this.handBack(uj, pod, pools, log)
     if (answer === 'unknown') {
       // Not handed over yet (or this process stopped in between): hand it over now. A pod that
@@ -419,11 +441,12 @@ export class UtilityJobReconciler {
           message: `The utility did not finish within its time limit of ${deadline} s.`,
         })
       }
-      const early = this.earlyReads.get(name) ?? { running: true, reads: 0, stopped: false }
-      this.earlyReads.set(name, early)
-      const wait = RUNNING_RESULT_READS_MS[Math.min(early.reads++, RUNNING_RESULT_READS_MS.length - 1)]
+      // Its pod answers when the job ends (a long poll, which queues this job); meanwhile the
+      // job is looked at now and then, for its progress and its time limit.
+      if (answer !== 'unreachable') pools.watchEnd(name, pod, uj.spec.jobId)
       // Progress, as in job mode: the runner's report copied to the status while the job runs.
       const unit = utility.runner.progressUnit
+      const wait = answer === 'unreachable' ? POOL_RETRY_MS : unit ? PROGRESS_POLL_MS : POOL_RECHECK_MS
       if (unit && answer !== 'unreachable') {
         const report = await this.progressReport(uj)
         if (report instanceof JsonBoundError) {
@@ -436,14 +459,7 @@ export class UtilityJobReconciler {
       }
       return { requeueAfterMs: Math.min(wait, Math.max(0, limit - this.now()) + 10) }
     }
-    if (answer.state === 'failed') return fail(answer.failure!)
-    const verdict = judgeManifest(
-      await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now()),
-      log,
-    )
-    if ('retryInMs' in verdict) return { requeueAfterMs: verdict.retryInMs }
-    if ('error' in verdict) return fail(verdict.error)
-    return finish(succeededStatus(uj, verdict.result, startedAt, this.now(), utility.runner.progressUnit))
+    return ended(answer)
   }
 
   /** Hands a job to a pool pod it has claimed: its own storage credentials, its deadline. */
@@ -476,6 +492,7 @@ export class UtilityJobReconciler {
       return this.handBack(uj, pod, pools, log)
     }
     log.info({ pod: podName, deadlineSeconds: deadline }, 'job handed to pool pod')
+    pools.watchEnd(uj.metadata.name, pod, uj.spec.jobId)
     admissionWaitSpan(uj, admittedAt)
     this.d.events?.record(uj, {
       type: 'Normal',

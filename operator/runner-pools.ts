@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type CoreV1Api, type ObjectCache, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import { LABELS } from '../contract/api-group.js'
+import { POOL, type PoolJobState } from '../contract/runner-protocol.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
 import { catalog } from '../runners/catalog.js'
@@ -58,6 +59,10 @@ export class RunnerPools {
   private readonly bound = new Map<string, string>()
   /** Pods this process made that the watch does not show yet: counted, so no pass makes them twice. */
   private readonly creating = new Map<string, { pod: V1Pod; at: number }>()
+  /** Jobs whose pod was asked to answer when they end (one long poll each): job → pod. */
+  private readonly watching = new Map<string, string>()
+  /** The final states long polls brought, until the job's pass writes them: job → state. */
+  private readonly ended = new Map<string, PoolJobState>()
   private active = false
   private timer: NodeJS.Timeout | undefined
 
@@ -186,13 +191,49 @@ export class RunnerPools {
     this.podChanged(pod)
   }
 
+  /**
+   * Asks job `name`'s pod to answer when the job ends (a long poll), and queues the job for a
+   * pass then: a pooled job finishes as soon as its runner is done, with one request to its pod
+   * rather than one per pass. The final state is kept for that pass (`endedState`): a pod that
+   * retires after its last job exits once it has told it.
+   */
+  watchEnd(name: string, pod: V1Pod, jobId: string): void {
+    const podName = pod.metadata!.name!
+    if (this.watching.get(name) === podName || this.ended.has(name)) return
+    this.watching.set(name, podName)
+    void this.d.client.state(pod, jobId, POOL.maxWaitMs).then((answer) => {
+      if (this.watching.get(name) !== podName) return
+      this.watching.delete(name)
+      if (answer === 'unreachable') return // the job's own recheck asks again
+      if (answer !== 'unknown' && answer.state !== 'running') this.ended.set(name, answer)
+      this.d.wake([name])
+    })
+  }
+
+  /** Whether job `name`'s pod `pod` is to answer when the job ends (a long poll is out). */
+  watches(name: string, pod: V1Pod): boolean {
+    return this.watching.get(name) === pod.metadata?.name
+  }
+
+  /** The final state of job `name` a long poll brought (`watchEnd`), if one did. */
+  endedState(name: string): PoolJobState | undefined {
+    return this.ended.get(name)
+  }
+
   /** Job `name` finished (or went): its pod is free, and the jobs waiting for one look again. */
   released(name: string, slug: string): void {
-    this.handing.delete(name)
+    this.forget(name)
     const uj = this.d.utilityJobs.get(name, this.d.namespace)
     if (uj && !isTerminal(uj)) this.finished.add(name)
     this.waiting.get(slug)?.delete(name)
     this.wakeWaiting(slug)
+  }
+
+  /** Job `name` is gone or finished: nothing is kept for it. */
+  forget(name: string): void {
+    this.handing.delete(name)
+    this.watching.delete(name)
+    this.ended.delete(name)
   }
 
   /** A pool pod changed (came free, became ready, ended): upkeep looks, and the jobs waiting for one of its utility look again. */

@@ -87,6 +87,31 @@ describe('PoolRunner', () => {
     return r.state(jobId)
   }
 
+  it('answers a wait for a running job when it ends, or when the wait is over', async () => {
+    const { r, f } = await runner()
+    expect(r.take(assignment({ jobId: 'job_w' }))).toEqual({ taken: true })
+    await settle()
+    let ended = false
+    void r.untilEnded('job_w', 5_000).then(() => (ended = true))
+    await vi.advanceTimersByTimeAsync(4_000)
+    expect(ended).toBe(false)
+    f.runs[0].finish({ ok: true })
+    await settle()
+    expect(ended).toBe(true)
+    expect(r.state('job_w')).toEqual({ jobId: 'job_w', state: 'succeeded' })
+    // An ended (or unknown) job: no wait at all.
+    await r.untilEnded('job_w', 5_000)
+    await r.untilEnded('job_unknown', 5_000)
+    // A job still running when the wait is over: the wait ends, the job runs on.
+    expect(r.take(assignment({ jobId: 'job_x' }))).toEqual({ taken: true })
+    await settle()
+    let over = false
+    void r.untilEnded('job_x', 1_000).then(() => (over = true))
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(over).toBe(true)
+    expect(r.state('job_x')).toEqual({ jobId: 'job_x', state: 'running' })
+  })
+
   it('takes one job at a time, with the assignment’s credentials and a scratch directory of its own, and keeps its outcome', async () => {
     const f = fakeWorker()
     const scratch = scratchDirs()

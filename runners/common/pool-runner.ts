@@ -140,6 +140,8 @@ export class PoolRunner {
   private idleTimer: NodeJS.Timeout | undefined
   private exitTimer: NodeJS.Timeout | undefined
   private readonly startedAt = performance.now()
+  /** Callers waiting for a running job to end: job → their wake-ups. */
+  private readonly waiters = new Map<string, Set<() => void>>()
 
   private readonly exit: (code: number) => void
   private readonly strays: ProcessCheck
@@ -181,6 +183,26 @@ export class PoolRunner {
       if (this.retiring && !this.current) this.exitSoon()
     }
     return s
+  }
+
+  /**
+   * Resolves when the job is no longer running, or after `ms` (whichever comes first): the
+   * operator's state request waits here instead of asking again and again.
+   */
+  async untilEnded(jobId: string, ms: number): Promise<void> {
+    if (this.states.get(jobId)?.state !== 'running') return
+    await new Promise<void>((resolve) => {
+      const waiters = this.waiters.get(jobId) ?? new Set<() => void>()
+      this.waiters.set(jobId, waiters)
+      const done = () => {
+        clearTimeout(timer)
+        waiters.delete(done)
+        if (!waiters.size) this.waiters.delete(jobId)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      waiters.add(done)
+    })
   }
 
   /** Takes the job, or says why not. */
@@ -314,7 +336,10 @@ export class PoolRunner {
   private remember(s: PoolJobState): void {
     this.states.delete(s.jobId)
     this.states.set(s.jobId, s)
-    if (s.state !== 'running') this.unread = s.jobId
+    if (s.state !== 'running') {
+      this.unread = s.jobId
+      for (const wake of [...(this.waiters.get(s.jobId) ?? [])]) wake()
+    }
     while (this.states.size > KEEP_STATES) this.states.delete(this.states.keys().next().value!)
   }
 }

@@ -36,8 +36,18 @@ export function poolServer(runner: PoolRunner, settings: PoolSettings, log: Logg
     if (!authorized(req, settings.token)) return json(res, 401, { error: 'unauthorized' })
     const m = /^\/jobs\/([A-Za-z0-9_-]{1,64})$/.exec(url.pathname)
     if (req.method === 'GET' && m) {
-      const s = runner.state(m[1])
-      return s ? json(res, 200, s) : json(res, 404, { error: 'unknown job' })
+      const jobId = m[1]
+      const wait = Number(url.searchParams.get('waitMs') ?? 0)
+      const answer = () => {
+        const s = runner.state(jobId)
+        return s ? json(res, 200, s) : json(res, 404, { error: 'unknown job' })
+      }
+      if (!Number.isFinite(wait) || wait <= 0) return answer()
+      // A long poll: the answer waits for the job's end (the operator's request may go first).
+      void runner.untilEnded(jobId, Math.min(wait, POOL.maxWaitMs)).then(() => {
+        if (!res.destroyed) answer()
+      })
+      return
     }
     if (req.method !== 'POST' || url.pathname !== '/jobs') return json(res, 404, { error: 'not found' })
     const chunks: Buffer[] = []
