@@ -15,7 +15,7 @@ const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.s
  * parser, and the parser runs in a worker with frozen prototypes, a heap cap and a time budget.
  *
  * The handler is given where its parser worker comes from: started ahead in job mode (main.ts),
- * per job in pool mode (pool.ts), so no parser ever sees a second workbook.
+ * ahead of each job in pool mode too (pool.ts), so no parser ever sees a second workbook.
  */
 export const xlsToXlsxHandler =
   (converterFor: () => Converter): UtilityHandler<XlsToXlsxInput> =>
