@@ -24,6 +24,28 @@ describe('ProgressReporter', () => {
     expect(r.last).toMatchObject({ done: 400, total: 500 })
   })
 
+  it('writes nothing before firstAfterMs, then the newest report', async () => {
+    const written: RunnerProgress[] = []
+    const r = new ProgressReporter(async (p) => void written.push(p), { intervalMs: 1000, firstAfterMs: 1000 })
+    r.report(0, 10)
+    await vi.advanceTimersByTimeAsync(400)
+    r.report(4, 10)
+    await vi.advanceTimersByTimeAsync(500)
+    expect(written).toEqual([])
+    await vi.advanceTimersByTimeAsync(100)
+    expect(written).toEqual([{ done: 4, total: 10, at: '2026-11-24T10:00:00.400Z' }])
+    // A job over before then writes none: its result carries its progress.
+    const short: RunnerProgress[] = []
+    const s = new ProgressReporter(async (p) => void short.push(p), { intervalMs: 1000, firstAfterMs: 1000 })
+    s.report(0, 10)
+    await vi.advanceTimersByTimeAsync(300)
+    s.report(10, 10)
+    await s.stop()
+    await vi.advanceTimersByTimeAsync(2000)
+    expect(short).toEqual([])
+    expect(s.last).toMatchObject({ done: 10, total: 10 })
+  })
+
   it('never has two writes in flight, and drops a failed one', async () => {
     let inFlight = 0
     let most = 0

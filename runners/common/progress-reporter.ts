@@ -4,13 +4,17 @@ import { isoMs } from '../../contract/time.js'
 export interface ProgressReporterOptions {
   /** Least time between two writes (ms). */
   intervalMs: number
+  /** No write before this long after the reporter is made (ms): a job that ends sooner writes none. */
+  firstAfterMs?: number
   now?: () => number
 }
 
 /**
  * Hands a runner's progress to storage at most once per interval, never two writes at once and
- * always the newest value: the first report goes out at once (it carries the total), later ones
- * wait for the interval, and a report made while a write is in flight replaces the one waiting.
+ * always the newest value: the first report goes out once `firstAfterMs` has passed (at once by
+ * default; it carries the total), later ones wait for the interval, and a report made while a
+ * write is in flight replaces the one waiting. A short job's result manifest carries its progress,
+ * so it need not write any.
  * A failed write is dropped: progress is advisory, and the job's outcome never depends on it.
  */
 export class ProgressReporter {
@@ -27,6 +31,7 @@ export class ProgressReporter {
     private readonly o: ProgressReporterOptions,
   ) {
     this.now = o.now ?? Date.now
+    if (o.firstAfterMs) this.lastWriteAt = this.now() + o.firstAfterMs - o.intervalMs
   }
 
   report(done: number, total: number | null): void {

@@ -184,6 +184,7 @@ export async function runJob<I>(
       }
       reporter = new ProgressReporter((p) => writeJson(store_, progressObjectKey(cfg.jobId), p), {
         intervalMs: PROGRESS_INTERVAL_MS,
+        firstAfterMs: PROGRESS_INTERVAL_MS,
       })
       const progress: RunContext<I>['progress'] = (done, total) => reporter!.report(done, total)
       const outcome = await step('work', {}, async (annotate) => {
