@@ -1,4 +1,5 @@
 import { hostname } from 'node:os'
+import type { Logger } from 'pino'
 import { SECRET_OBJECTS } from '../platform/secret-entries.js'
 import type { RunnerResources } from '../contract/utility.js'
 import Type from 'typebox'
@@ -398,4 +399,27 @@ export function parseRunnerPools(raw: string | undefined): Record<string, Runner
     out[slug] = pool
   }
   return out
+}
+
+/** The start-up line, and a warning for each setting that is only for tests or a single replica. */
+export function logStarted(log: Logger, config: OperatorConfig, kubeUser: string | null, elected: boolean): void {
+  log.info(
+    {
+      namespace: config.namespace,
+      allowLoopbackUrls: config.runner.allowLoopbackUrls,
+      allowedPrivateNetworks: config.runner.allowedNetworks ?? null,
+      port: config.metricsPort,
+      identity: config.leaderElection.identity,
+      kubeUser,
+    },
+    'operator started',
+  )
+  if (config.callbacks.delayScale !== 1)
+    log.warn({ delayScale: config.callbacks.delayScale }, 'TEST SETTING: callback back-off delays are scaled')
+  if (config.retention.testOverride)
+    log.warn(
+      { retentionMs: config.retention.retentionMs },
+      'TEST SETTING: retention shortened by DUTIL_RETENTION_SECONDS',
+    )
+  if (!elected) log.warn('leader election is off: run exactly one replica')
 }

@@ -1,5 +1,28 @@
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node'
+import type { Logger } from 'pino'
 import type { Program } from '../platform/program.js'
-import type { LeaderElector } from './leader-election.js'
+import type { LeaderElectionSettings } from './config.js'
+import { LeaderElector } from './leader-election.js'
+
+/** The replica's candidate for the lease, or none when leader election is off (one replica). */
+export function leaderElector(
+  kc: KubeConfig,
+  namespace: string,
+  election: LeaderElectionSettings,
+  log: Logger,
+): LeaderElector | undefined {
+  if (!election.enabled) return undefined
+  return new LeaderElector({
+    api: kc.makeApiClient(CoordinationV1Api),
+    namespace,
+    leaseName: election.leaseName,
+    identity: election.identity,
+    leaseDurationMs: election.leaseDurationMs,
+    renewDeadlineMs: (election.leaseDurationMs * 2) / 3,
+    retryPeriodMs: election.leaseDurationMs / 7.5,
+    log: log.child({ component: 'leader-election' }),
+  })
+}
 
 /**
  * Leads when elected: at once without election; with it, once the lease is won, renewing it from

@@ -6,6 +6,7 @@ import { createKey } from '../integration/helpers/keys.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { makePdf } from '../support/pdfs.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { burst, burstRow, BURST_TABLE_HEADER, percentile } from '../bench/burst.js'
 import { cpuShares, cpuSharesTable, cpuSnapshot } from '../bench/cpu-shares.js'
 import { clientCounters, clientRow, CLIENT_TABLE_HEADER, type ClientCounters } from '../bench/client-metrics.js'
@@ -23,7 +24,8 @@ import { kubectl, putFile, upgradeRelease } from './helpers.js'
  * (host programs, the release's pods, the runner pods), and the runner pods that failed and were
  * retried. Printed and written to .test-results.node-throughput.md, never asserted beyond every
  * job succeeding: timing is for benchmarks. Runs only when DUTIL_NODE_THROUGHPUT is set (the
- * Makefile target sets it). BENCH_ONLY=html-pdf limits it to some utilities; BENCH_SLOTS=
+ * Makefile target sets it). split-pdf and html-pdf by default; BENCH_ONLY=zip-files,unzip-files names
+ * the utilities (any of the five); BENCH_SLOTS=
  * html-pdf=6,split-pdf=3 first upgrades the release with those run slots
  * (`runners.<slug>.concurrency`); BENCH_POOL=html-pdf=4,split-pdf=6 with those utilities in pool
  * mode and pools of that size (docs/adr/0026). Before each burst one client runs jobs one after another for
@@ -173,10 +175,32 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
       }
       const keys: string[] = []
       for (let i = 0; i < KEYS; i++) keys.push((await createKey({ rateLimitPerMinute: 100_000 })).key)
+      const pdf = await putFile('throughput-ten.pdf', await makePdf(10))
+      const page = await putFile('throughput.html', '<h1>Invoice 1</h1><p>One small page.</p>')
+      // split-pdf and html-pdf by default; BENCH_ONLY names any of the five.
       const inputs: Record<string, unknown> = {
-        'split-pdf': { url: await putFile('throughput-ten.pdf', await makePdf(10)) },
-        'html-pdf': { url: await putFile('throughput.html', '<h1>Invoice 1</h1><p>One small page.</p>') },
+        'split-pdf': { url: pdf },
+        'html-pdf': { url: page },
+        'zip-files': {
+          files: [
+            { url: pdf, fileName: 'ten.pdf' },
+            { url: page, fileName: 'page.html' },
+          ],
+        },
+        'unzip-files': {
+          url: await putFile(
+            'throughput.zip',
+            writeZip([fileEntry('a.txt', Buffer.from('a')), fileEntry('b/c.txt', Buffer.from('c'))]),
+          ),
+        },
+        'xls-to-xlsx': {
+          url: await putFile(
+            'throughput.xls',
+            readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'workbooks', 'libreoffice.xls')),
+          ),
+        },
       }
+      const DEFAULT = new Set(['split-pdf', 'html-pdf'])
       // The run slots of each utility, as the chart gave them to the operator.
       const slots = JSON.parse(
         kubectl([
@@ -194,7 +218,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
       const alone: string[] = []
       const profiles: string[] = []
       for (const [slug, input] of Object.entries(inputs)) {
-        if (ONLY && !ONLY.has(slug)) continue
+        if (ONLY ? !ONLY.has(slug) : !DEFAULT.has(slug)) continue
         const aloneBefore = cpuSnapshot(programPods())
         const one = await burst({
           gatewayUrl: inject('gatewayUrl'),
