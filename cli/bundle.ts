@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { build } from 'esbuild'
+import { bundledPackages, noticesFile } from './notices.js'
 
 /**
  * The CLI as a package of its own (`npm run build`, after tsc): one bundled file with every
@@ -19,7 +20,7 @@ const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 const started = performance.now()
 rmSync(OUT, { recursive: true, force: true })
 mkdirSync(OUT, { recursive: true })
-await build({
+const built = await build({
   entryPoints: [join(ROOT, 'cli', 'main.ts')],
   outfile: join(OUT, 'dutil.mjs'),
   bundle: true,
@@ -32,9 +33,17 @@ await build({
   },
   minify: true,
   keepNames: true,
+  // The licences of the bundled packages go in THIRD-PARTY-NOTICES.md, whole, rather than as comments.
   legalComments: 'none',
+  metafile: true,
+  absWorkingDir: ROOT,
   logLevel: 'warning',
 })
+writeFileSync(
+  join(OUT, 'THIRD-PARTY-NOTICES.md'),
+  noticesFile('The dutil CLI (dutil.mjs)', bundledPackages(Object.keys(built.metafile.inputs), ROOT)),
+)
+writeFileSync(join(OUT, 'LICENSE'), readFileSync(join(ROOT, 'LICENSE')))
 writeFileSync(
   join(OUT, 'package.json'),
   `${JSON.stringify(
@@ -46,7 +55,7 @@ writeFileSync(
       type: 'module',
       engines: root.engines,
       bin: { dutil: 'dutil.mjs' },
-      files: ['dutil.mjs', 'README.md'],
+      files: ['dutil.mjs', 'README.md', 'LICENSE', 'THIRD-PARTY-NOTICES.md'],
     },
     null,
     2,

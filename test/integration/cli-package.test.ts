@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { build } from 'esbuild'
 import { parse } from 'yaml'
+import { bundledPackages } from '../../cli/notices.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
@@ -103,5 +105,29 @@ describe('the packed CLI, installed with npm install -g', () => {
       { env: { PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, HOME: home }, encoding: 'utf8' },
     )
     expect(completion.trim()).toBe('split-pdf')
+  })
+
+  it('ships its licence and the licence of every package bundled into it', async () => {
+    const installed = join(prefix, 'lib', 'node_modules', '@dutil', 'cli')
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toBe(readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8'))
+    const notices = readFileSync(join(installed, 'THIRD-PARTY-NOTICES.md'), 'utf8')
+    // What is in the bundle, found again here: esbuild's own account of the CLI's inputs.
+    const { metafile } = await build({
+      entryPoints: [join(REPO_ROOT, 'cli', 'main.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      absWorkingDir: REPO_ROOT,
+      define: { __DUTIL_VERSION__: '"0"' },
+      logLevel: 'silent',
+    })
+    const packages = bundledPackages(Object.keys(metafile.inputs), REPO_ROOT)
+    expect(packages.map((p) => p.name)).toContain('commander')
+    for (const p of packages) {
+      expect(notices, p.name).toContain(`## ${p.name} ${p.version} (${p.license})`)
+      for (const t of p.texts) expect(notices, `${p.name} ${t.file}`).toContain(t.text)
+    }
   })
 })
