@@ -15,6 +15,7 @@ import {
 import { JOB_STATES } from '../contract/crd-schemas.js'
 import { CONTRACT_SLUGS } from '../contract/utility.js'
 import { age, alignedTable, renderList, renderOne, type Column, type OutputFormat } from './output.js'
+import { verboseFetch } from './verbose.js'
 import { UsageError } from './usage-error.js'
 
 /**
@@ -35,12 +36,19 @@ export const EXIT = {
 } as const
 
 /** The client for the API settings of the environment or the config file's context (cli/config-file.ts). */
-export function clientFor(settings: { url: string; apiKey: string | undefined }): DutilClient {
+export function clientFor(
+  settings: { url: string; apiKey: string | undefined },
+  o: { verbose?: (line: string) => void } = {},
+): DutilClient {
   if (!settings.apiKey)
     throw new UsageError(
       'no API key: set DUTIL_API_KEY, or store one in a context (dutil config set-context NAME --api-key du_live_...); `dutil keys create` makes one',
     )
-  return new DutilClient({ baseUrl: settings.url, apiKey: settings.apiKey })
+  return new DutilClient({
+    baseUrl: settings.url,
+    apiKey: settings.apiKey,
+    ...(o.verbose ? { fetch: verboseFetch(o.verbose) } : {}),
+  })
 }
 
 export interface Io {

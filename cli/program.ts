@@ -71,6 +71,16 @@ function withOutput(cmd: Command, formats?: readonly OutputFormat[]): Command {
   return cmd.addOption(outputOption(formats)).addOption(new Option('--json', 'the same as -o json').hideHelp())
 }
 
+/** -v: the API commands print each HTTP request and its answer on stderr. */
+function withVerbose(cmd: Command): Command {
+  return cmd.option('-v, --verbose', 'print each HTTP request and its answer (status, time, request id) on stderr')
+}
+
+/** A command of the API: -o and -v. */
+function apiCommand(cmd: Command): Command {
+  return withVerbose(withOutput(cmd))
+}
+
 function withKube(cmd: Command): Command {
   return cmd
     .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, the context’s, ~/.kube/config)')
@@ -90,7 +100,8 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
     if (typeof outcome === 'string') io.out(outcome)
     else exit(outcome)
   }
-  const api = () => clientFor(apiSettings(activeContext(config())))
+  const api = (o: { verbose?: boolean }) =>
+    clientFor(apiSettings(activeContext(config())), o.verbose ? { verbose: (line) => process.stderr.write(line) } : {})
   const kube = (flags: KubeFlags) => kubeTarget(flags, activeContext(config()))
 
   const program = new Command('dutil')
@@ -102,7 +113,7 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
     .enablePositionalOptions()
     .addHelpText('after', OVERVIEW)
 
-  withOutput(
+  apiCommand(
     program
       .command('run')
       .description('start a job; --wait follows it to the end (progress on stderr), --out downloads its files')
@@ -115,32 +126,32 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
       .option('--wait', 'follow the job to its end')
       .option('--out <dir>', 'download the files into DIR (implies --wait)')
       .option('--timeout <seconds>', 'stop waiting after this long (exit 5; the job goes on)'),
-  ).action(async (utility: string, o: RunOptions & { output?: OutputFormat; json?: boolean }) =>
-    done(await runUtility(api(), utility, o, formatOf(o))),
+  ).action(async (utility: string, o: RunOptions & { output?: OutputFormat; json?: boolean; verbose?: boolean }) =>
+    done(await runUtility(api(o), utility, o, formatOf(o))),
   )
 
   const jobs = program.command('jobs').description("this key's jobs")
-  withOutput(
+  apiCommand(
     jobs
       .command('list')
       .description('the newest jobs first')
       .addOption(new Option('--utility <utility>', 'only this utility').choices(CONTRACT_SLUGS))
       .addOption(new Option('--status <status>', 'only jobs in this state').choices(JOB_STATES))
       .option('--limit <n>', 'at most N jobs (default 25)'),
-  ).action(async (o) => done(await listJobs(api(), o, formatOf(o))))
-  withOutput(jobs.command('get').description('one job').argument('<job-id>')).action(async (id: string, o) =>
-    done(await getJob(api(), id, formatOf(o))),
+  ).action(async (o) => done(await listJobs(api(o), o, formatOf(o))))
+  apiCommand(jobs.command('get').description('one job').argument('<job-id>')).action(async (id: string, o) =>
+    done(await getJob(api(o), id, formatOf(o))),
   )
-  withOutput(
+  apiCommand(
     jobs
       .command('wait')
       .description('follow a job to its end')
       .argument('<job-id>')
       .option('--out <dir>', 'download its files into DIR')
       .option('--timeout <seconds>', 'stop waiting after this long (exit 5)'),
-  ).action(async (id: string, o) => done(await waitJob(api(), id, o, formatOf(o))))
-  withOutput(jobs.command('cancel').description('cancel a queued job').argument('<job-id>')).action(
-    async (id: string, o) => done(await cancelJob(api(), id, formatOf(o))),
+  ).action(async (id: string, o) => done(await waitJob(api(o), id, o, formatOf(o))))
+  apiCommand(jobs.command('cancel').description('cancel a queued job').argument('<job-id>')).action(
+    async (id: string, o) => done(await cancelJob(api(o), id, formatOf(o))),
   )
 
   const keys = program.command('keys').description('API keys (through the Kubernetes API)')
