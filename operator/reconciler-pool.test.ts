@@ -277,6 +277,26 @@ describe('a job of a pooled utility', () => {
     expect(w.statuses.at(-1)!.status).toMatchObject({ state: 'succeeded', runnerPod: 'dutil-pool-html-pdf-0' })
   })
 
+  it('is looked at as soon as its pod goes, and fails upstream_error', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    const w = world(uj, { longPoll: new Promise(() => {}) })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.longPolls).toEqual(['dutil-pool-html-pdf-0'])
+    Object.assign(uj, { status: w.statuses[0].status, metadata: { ...uj.metadata, resourceVersion: '11' } })
+    // Another pod changing wakes nobody; its own pod deleted wakes the job.
+    w.pools.podChanged(w.pods.get('dutil-pool-html-pdf-1')!)
+    expect(w.woken).toEqual([])
+    const pod = w.pods.get('dutil-pool-html-pdf-0')!
+    w.pods.delete('dutil-pool-html-pdf-0')
+    w.pools.podChanged(pod)
+    expect(w.woken).toEqual([uj.metadata.name])
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.statuses.at(-1)!.status).toMatchObject({
+      state: 'failed',
+      error: { code: 'upstream_error', message: expect.stringContaining('The runner stopped before the job finished') },
+    })
+  })
+
   it("fails with the runner's classified failure", async () => {
     const uj = utilityJob({
       state: 'running',

@@ -239,6 +239,15 @@ export class RunnerPools {
   /** A pool pod changed (came free, became ready, ended): upkeep looks, and the jobs waiting for one of its utility look again. */
   podChanged(pod: V1Pod): void {
     this.schedule()
+    // A pod going or gone: the jobs it was to answer about look now, not at their next recheck.
+    const podName = pod.metadata?.name
+    if (
+      podName &&
+      (pod.metadata?.deletionTimestamp || poolPodEnded(pod) || !this.d.pods.get(podName, this.d.namespace))
+    ) {
+      const held = [...this.watching].filter(([, p]) => p === podName).map(([name]) => name)
+      if (held.length) this.d.wake(held)
+    }
     const slug = pod.metadata?.labels?.[LABELS.pool]
     if (slug) this.wakeWaiting(slug)
   }

@@ -229,6 +229,31 @@ describe('PoolRunner', () => {
     expect(exit).toHaveBeenCalledWith(0)
   })
 
+  it('fails the job in progress as upstream_error when told to stop, whatever its run then returns, and takes no job again', async () => {
+    const { r, f } = await runner()
+    expect(r.take(assignment({ jobId: 'job_s' }))).toEqual({ taken: true })
+    await settle()
+    let told = false
+    void r.untilEnded('job_s', 10_000).then(() => (told = true))
+    r.stopping()
+    await settle()
+    expect(told).toBe(true)
+    expect(r.state('job_s')).toEqual({
+      jobId: 'job_s',
+      state: 'failed',
+      failure: {
+        code: 'upstream_error',
+        message: 'The runner stopped before the job finished; submitting it again may succeed.',
+      },
+    })
+    // Stopping its browser made the page fail: not the job's input, and not what the job says.
+    f.runs[0].finish({ ok: false, failure: { code: 'upstream_rejected', message: 'page gone' }, exitCode: 10 })
+    await settle()
+    expect(r.state('job_s')).toMatchObject({ state: 'failed', failure: { code: 'upstream_error' } })
+    expect(r.take(assignment({ jobId: 'job_t' }))).toEqual({ taken: false, why: 'retired' })
+    expect(r.health()).toMatchObject({ ready: false, retiring: 'stopping' })
+  })
+
   it('exits when an aborted job does not stop', async () => {
     const { r, f, exit } = await runner()
     f.worker.abort = () => {} // the run never ends

@@ -29,7 +29,14 @@ export interface PoolWorker {
 }
 
 /** Why a pod retires: it takes no more jobs, and its process exits once its last job's outcome was read. */
-export type RetireReason = 'jobs' | 'idle' | 'crashed' | 'deadline' | 'stray-process' | 'tenant-mismatch' | 'age'
+export type RetireReason =
+  'jobs' | 'idle' | 'crashed' | 'deadline' | 'stray-process' | 'tenant-mismatch' | 'age' | 'stopping'
+
+/** A job whose runner stopped (its pod deleted) before the job finished: the job was not to blame. */
+export const RUNNER_STOPPED = {
+  code: 'upstream_error',
+  message: 'The runner stopped before the job finished; submitting it again may succeed.',
+} as const
 
 /** How long a retiring runner waits for the operator to read its last job's outcome before it exits anyway. */
 const RETIRE_GRACE_MS = 30_000
@@ -97,6 +104,8 @@ interface Current {
   timer: NodeJS.Timeout
   /** Its deadline passed: it failed then, whatever its run returns. */
   timedOut: boolean
+  /** The runner is stopping (its pod goes): it failed then, whatever its run returns. */
+  stopped?: boolean
   /** After an abort: the process exits if the run has not unwound by then. */
   unwind?: NodeJS.Timeout
 }
@@ -271,7 +280,7 @@ export class PoolRunner {
     clearTimeout(current.timer)
     clearTimeout(current.unwind)
     this.current = undefined
-    if (!current.timedOut) {
+    if (!current.timedOut && !current.stopped) {
       this.remember(
         outcome.ok
           ? { jobId: a.jobId, state: 'succeeded' }
@@ -287,6 +296,21 @@ export class PoolRunner {
       this.idleTimer = setTimeout(() => this.retire('idle'), this.settings.idleSeconds * 1000)
       this.idleTimer.unref?.()
     }
+  }
+
+  /**
+   * The runner is told to stop (its pod is deleted): it takes no job again, and a job in
+   * progress fails now as one whose runner went away, before stopping its worker can make it fail
+   * for some other reason the job's input is not to blame for.
+   */
+  stopping(): void {
+    clearTimeout(this.idleTimer)
+    this.retiring = 'stopping'
+    const current = this.current
+    if (!current || current.timedOut || current.stopped) return
+    current.stopped = true
+    this.log.warn({ jobId: current.jobId }, 'runner stopping with a job in progress')
+    this.remember({ jobId: current.jobId, state: 'failed', failure: RUNNER_STOPPED })
   }
 
   private deadlinePassed(a: PoolAssignment): void {

@@ -99,6 +99,7 @@ export async function servePool(makeWorker: (log: Logger) => PoolWorker, stop?: 
   await runner.start()
   server.listen(settings.port, () => log.info({ port: settings.port }, 'pool runner listening'))
   process.once('SIGTERM', () => {
+    runner.stopping()
     server.close()
     void (stop?.() ?? Promise.resolve()).finally(() => process.exit(0))
   })
