@@ -161,6 +161,16 @@ export const POOL = {
   maxStateBytes: 8 * 1024,
 } as const
 
+/**
+ * A pooled job whose runner went before the job finished (its pod deleted, evicted or crashed):
+ * the runner says so itself when told to stop, the operator when it finds the pod gone. The job's
+ * input was not to blame, so another try may succeed.
+ */
+export const POOL_RUNNER_LOST: RunnerFailure = {
+  code: 'upstream_error',
+  message: 'The runner stopped before the job finished; submitting it again may succeed.',
+}
+
 /** One job for a pool runner: what a job-mode runner reads from its environment. */
 export interface PoolAssignment {
   jobId: string

@@ -3,25 +3,15 @@ import type { V1Pod } from '@kubernetes/client-node'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { POOL } from '../contract/runner-protocol.js'
-import { PoolRunner, type PoolSettings } from '../runners/common/pool-runner.js'
+import { PoolRunner } from '../runners/common/pool-runner.js'
 import { poolServer } from '../runners/common/pool-server.js'
 import type { JobOutcome } from '../runners/common/run-utility.js'
-import { poolAssignment } from '../test/support/pool-assignment.js'
+import { poolAssignment, poolSettings } from '../test/support/pool-assignment.js'
 import { RUNNER_CONTAINER } from './desired-job.js'
 import { httpPoolClient } from './pool-client.js'
 
 const TOKEN = 't'.repeat(40)
-const settings: PoolSettings = {
-  token: TOKEN,
-  port: 0,
-  restartEvery: 10,
-  idleSeconds: 60,
-  base: {
-    outbound: { allowLoopback: false, allowedNetworks: [] } as never,
-    terminationMessagePath: '/dev/null',
-    storage: { endpoint: 'http://storage', region: 'us-east-1', bucket: 'b' },
-  },
-}
+const settings = poolSettings({ token: TOKEN, restartEvery: 10 })
 const pod: V1Pod = {
   metadata: { name: 'dutil-pool-html-pdf-abcdefgh' },
   spec: { containers: [{ name: RUNNER_CONTAINER, env: [{ name: POOL.tokenEnv, value: TOKEN }] }] },

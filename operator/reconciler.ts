@@ -15,7 +15,12 @@ import type { CallbackDelivery, JobError, UtilityJobResource, UtilityJobStatus }
 import { effectiveStatus, isTerminal, type JobRecord, traceparentOfJob } from '../contract/job-view.js'
 import { apiStatus } from '../platform/kube.js'
 import { context, contextOf, failSpan, inSpan, jobAttributes, pastSpan } from '../platform/tracing.js'
-import { MAX_PROGRESS_BYTES, type PoolJobState, progressObjectKey } from '../contract/runner-protocol.js'
+import {
+  MAX_PROGRESS_BYTES,
+  POOL_RUNNER_LOST,
+  type PoolJobState,
+  progressObjectKey,
+} from '../contract/runner-protocol.js'
 import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
 import { parseTime } from '../contract/time.js'
@@ -140,11 +145,6 @@ interface EarlyReads {
   stopped: boolean
 }
 
-/** A pooled job whose runner ended before it finished (its pod deleted, evicted or crashed). */
-const POOL_RUNNER_LOST: JobError = {
-  code: 'upstream_error',
-  message: 'The runner stopped before the job finished; submitting it again may succeed.',
-}
 const RUNNING = { state: 'running' } as const
 
 /** How soon a pooled job looks again for an idle pool pod (or at a pod that did not answer). */

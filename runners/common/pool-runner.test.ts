@@ -1,23 +1,13 @@
 import pino from 'pino'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { poolAssignment } from '../../test/support/pool-assignment.js'
+import { poolAssignment, poolSettings } from '../../test/support/pool-assignment.js'
 import { PoolRunner, type PoolSettings, type PoolWorker } from './pool-runner.js'
 import type { JobOutcome } from './run-utility.js'
 import type { ProcessEntry } from './stray-processes.js'
 
 const assignment = poolAssignment
 
-const settings: PoolSettings = {
-  token: 'x'.repeat(32),
-  port: 0,
-  restartEvery: 3,
-  idleSeconds: 60,
-  base: {
-    outbound: { allowLoopback: false, allowedNetworks: [] } as never,
-    terminationMessagePath: '/dev/null',
-    storage: { endpoint: 'http://storage', region: 'us-east-1', bucket: 'b' },
-  },
-}
+const settings = poolSettings()
 
 /** A worker whose runs end when the test says. */
 function fakeWorker() {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Logger } from 'pino'
-import { ENV, POOL, type PoolAssignment, type PoolJobState } from '../../contract/runner-protocol.js'
+import { ENV, POOL, POOL_RUNNER_LOST, type PoolAssignment, type PoolJobState } from '../../contract/runner-protocol.js'
 import type { JobOutcome } from './run-utility.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
 import { listProcesses, type ProcessEntry, strayProcesses } from './stray-processes.js'
@@ -31,12 +31,6 @@ export interface PoolWorker {
 /** Why a pod retires: it takes no more jobs, and its process exits once its last job's outcome was read. */
 export type RetireReason =
   'jobs' | 'idle' | 'crashed' | 'deadline' | 'stray-process' | 'tenant-mismatch' | 'age' | 'stopping'
-
-/** A job whose runner stopped (its pod deleted) before the job finished: the job was not to blame. */
-export const RUNNER_STOPPED = {
-  code: 'upstream_error',
-  message: 'The runner stopped before the job finished; submitting it again may succeed.',
-} as const
 
 /** How long a retiring runner waits for the operator to read its last job's outcome before it exits anyway. */
 const RETIRE_GRACE_MS = 30_000
@@ -310,7 +304,7 @@ export class PoolRunner {
     if (!current || current.timedOut || current.stopped) return
     current.stopped = true
     this.log.warn({ jobId: current.jobId }, 'runner stopping with a job in progress')
-    this.remember({ jobId: current.jobId, state: 'failed', failure: RUNNER_STOPPED })
+    this.remember({ jobId: current.jobId, state: 'failed', failure: POOL_RUNNER_LOST })
   }
 
   private deadlinePassed(a: PoolAssignment): void {
