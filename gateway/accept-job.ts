@@ -11,7 +11,7 @@ import { ApiError } from './api-error.js'
 import { utilityJobResource } from './utility-job.js'
 import type { JobRecords } from './job-records.js'
 import type { JobReader } from './job-reader.js'
-import type { UtilityJobClient } from './utility-jobs.js'
+import type { UtilityJobClient } from '../platform/utility-job-client.js'
 import type { GatewayMetrics } from './metrics.js'
 
 export interface AcceptDeps {

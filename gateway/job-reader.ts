@@ -3,7 +3,7 @@ import { objectNameOf, ulidOf } from '../contract/ids.js'
 import { guarded, type Database } from '../platform/db/database.js'
 import type { JobRecord } from '../platform/db/job-row.js'
 import { getJob } from '../platform/db/jobs-table.js'
-import type { UtilityJobClient } from './utility-jobs.js'
+import type { UtilityJobClient } from '../platform/utility-job-client.js'
 
 /**
  * The one way the gateway reads a job (docs/adr/0010): its row in the job record first, which is

@@ -1,3 +1,4 @@
+import { UtilityJobClient } from '../platform/utility-job-client.js'
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
 import type { Database } from '../platform/db/database.js'
@@ -45,7 +46,7 @@ export function callbackController(d: CallbackWiring): CallbackController {
     events: d.events,
     namespace: ns,
     utilityJobs: d.caches.utilityJobs.cache,
-    custom,
+    api: new UtilityJobClient(custom, ns),
     secrets: new KubeSigningSecrets(d.kc.makeApiClient(CoreV1Api), ns, config.callbacks.signingSecretsName, (id) =>
       keyRevoked(custom, ns, id),
     ),

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { LABELS } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import {
+  MAX_PROGRESS_BYTES,
   progressObjectKey,
   resultObjectKey,
   type PoolAssignment,
@@ -14,7 +15,8 @@ import {
 import { outputKey } from '../contract/storage-keys.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 import type { AssignAnswer, PoolClient } from './pool-client.js'
-import { POOL_DEADLINE_GRACE_MS, UtilityJobReconciler } from './reconciler.js'
+import { POOL_DEADLINE_GRACE_MS } from './pool-run.js'
+import { UtilityJobReconciler } from './reconciler.js'
 import { RunnerPools } from './runner-pools.js'
 import { desiredPoolPod, POOL_SPEC_ANNOTATION, tenantHash, wantedSpecHash } from './pool-pod.js'
 import { catalog } from '../runners/catalog.js'
@@ -353,7 +355,8 @@ describe('a job of a pooled utility', () => {
     expect(await near.reconciler.reconcile('job-01m8pool')).toEqual({ requeueAfterMs: 1_010 })
     const past = running(at(900_000 + POOL_DEADLINE_GRACE_MS + 1))
     await past.reconciler.reconcile('job-01m8pool')
-    expect(past.writes).toEqual(['delete pod dutil-pool-html-pdf-0', 'status failed'])
+    // The failure first (as in job mode: a failed delete never leaves the job unfinished), then its pod goes.
+    expect(past.writes).toEqual(['status failed', 'delete pod dutil-pool-html-pdf-0'])
     expect(past.statuses[0].status!.error).toEqual({
       code: 'upstream_timeout',
       message: 'The utility did not finish within its time limit of 900 s.',
@@ -377,6 +380,26 @@ describe('a job of a pooled utility', () => {
       state: 'running',
       runnerPod: 'dutil-pool-html-pdf-0',
       progress: { done: 3, total: 10, unit: 'pages' },
+    })
+  })
+
+  it('fails a running job whose progress report is oversize as internal, then deletes its pod, as in job mode', async () => {
+    const base = utilityJob({
+      state: 'running',
+      startedAt: new Date(NOW - 500).toISOString(),
+      runnerPod: 'dutil-pool-html-pdf-0',
+    })
+    const uj = { ...base, spec: { ...base.spec, utility: 'split-pdf' } } as UtilityJobResource
+    const w = world(uj, {
+      state: { jobId: uj.spec.jobId, state: 'running' },
+      progress: { done: 3, total: 10, note: 'x'.repeat(MAX_PROGRESS_BYTES) },
+    })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['status failed', 'delete pod dutil-pool-html-pdf-0'])
+    expect(w.statuses[0].status).toMatchObject({
+      state: 'failed',
+      runnerPod: 'dutil-pool-html-pdf-0',
+      error: { code: 'internal', message: "The job's result could not be accepted." },
     })
   })
 

@@ -13,14 +13,8 @@ import {
 import { outputKey } from '../contract/storage-keys.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { jobNameFor } from './desired-job.js'
-import {
-  EARLY_RESULT_READS_MS,
-  RUNNING_RESULT_READS_MS,
-  PROGRESS_POLL_MS,
-  type JobRecordWriter,
-  statusToWrite,
-  UtilityJobReconciler,
-} from './reconciler.js'
+import { EARLY_RESULT_READS_MS, RUNNING_RESULT_READS_MS } from './job-run.js'
+import { PROGRESS_POLL_MS, type JobRecordWriter, statusToWrite, UtilityJobReconciler } from './reconciler.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 
 const NS = 'dutil'

@@ -1,30 +1,18 @@
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type BatchV1Api,
-  type CustomObjectsApi,
-  type ObjectCache,
-  type V1Job,
-  type V1Pod,
-} from '@kubernetes/client-node'
+import type { BatchV1Api, CustomObjectsApi, ObjectCache, V1Job, V1Pod } from '@kubernetes/client-node'
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
-import { API_GROUP, API_VERSION, JOB_RECORD_FINALIZER, LABELS, UTILITY_JOB } from '../contract/api-group.js'
+import { JOB_RECORD_FINALIZER, LABELS } from '../contract/api-group.js'
 import { catalog } from '../runners/catalog.js'
-import type { CallbackDelivery, JobError, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
+import type { CallbackDelivery, UtilityJobResource, UtilityJobStatus } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal, type JobRecord, traceparentOfJob } from '../contract/job-view.js'
-import { apiStatus } from '../platform/kube.js'
+import type { UtilityDefinition } from '../contract/utility.js'
 import { context, contextOf, failSpan, inSpan, jobAttributes, pastSpan } from '../platform/tracing.js'
-import {
-  MAX_PROGRESS_BYTES,
-  POOL_RUNNER_LOST,
-  type PoolJobState,
-  progressObjectKey,
-} from '../contract/runner-protocol.js'
+import { MAX_PROGRESS_BYTES, progressObjectKey } from '../contract/runner-protocol.js'
 import { JsonBoundError } from '../platform/bounded-json.js'
 import { readJsonObject } from '../platform/storage-client.js'
+import { UtilityJobClient } from '../platform/utility-job-client.js'
 import { parseTime } from '../contract/time.js'
-import { deadlineSeconds, desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
+import { deadlineSeconds, jobNameFor, type RunnerSettings } from './desired-job.js'
 import {
   admittedSyncStatus,
   cancelledStatus,
@@ -34,11 +22,13 @@ import {
   runningStatus,
   succeededStatus,
 } from './next-status.js'
-import { firstPodStart, observeJob } from './observe-job.js'
-import { judgeManifest, readResultManifest, RESULT_NOT_ACCEPTED } from './result-manifest.js'
+import { firstPodStart } from './observe-job.js'
+import { judgeManifest, type ManifestVerdict, readResultManifest, RESULT_NOT_ACCEPTED } from './result-manifest.js'
 import { boundedStatus } from '../contract/status-budget.js'
-import { type Admission, tenantOf } from './admission.js'
-import { poolPodEnded, tenantHash } from './pool-pod.js'
+import type { Admission } from './admission.js'
+import { JobRun } from './job-run.js'
+import { PoolRun } from './pool-run.js'
+import type { RunBackend, RunObservation } from './run-backend.js'
 import type { RunnerPools } from './runner-pools.js'
 import type { IssueCredentials } from './runner-credentials.js'
 import { CallbackController } from './callbacks/controller.js'
@@ -99,63 +89,15 @@ export function removableAt(uj: UtilityJobResource, graceMs: number): number | n
   return finished + graceMs
 }
 
-/** How long a failed job's batch Job stays, by default (DUTIL_FAILED_JOB_GRACE_SECONDS). */
-export const FAILED_JOB_GRACE_MS = 300_000
-
-/**
- * When a failed job's batch Job may go: its grace after the failure. The UtilityJob keeps the
- * error, its conditions and Events; the Job and its pod stay a while for `kubectl logs`, but not
- * for the 15 minutes after which the cluster's own KubeJobFailed alert (kubernetes-mixin) fires
- * for a failed Job, which here may be nothing but a user's bad input. Null for other jobs.
- */
-export function failedJobRemovableAt(uj: UtilityJobResource, graceMs: number): number | null {
-  const s = effectiveStatus(uj)
-  if (s.state !== 'failed') return null
-  return (parseTime(s.finishedAt) ?? parseTime(uj.spec.createdAt) ?? 0) + graceMs
+/** The status, naming the pod that runs the job when there is one (pool mode). */
+function named(status: UtilityJobStatus, runner: string | undefined): UtilityJobStatus {
+  return runner ? { ...status, runnerPod: runner } : status
 }
 
 function earliest(...delays: Array<number | undefined>): { requeueAfterMs: number } | undefined {
   const set = delays.filter((d): d is number => d !== undefined)
   return set.length ? { requeueAfterMs: Math.min(...set) } : undefined
 }
-
-/**
- * The pauses between reads of a young job's result manifest, from its first pass with a batch Job
- * while its pod does not show the runner running yet (about 4 s in all): a small job's runner may
- * start and finish before the kubelet reports it running, and each read that finds nothing is one
- * small request to storage.
- */
-export const EARLY_RESULT_READS_MS = [100, 100, 100, 150, 150, 200, 250, 300, 400, 500, 750, 1000] as const
-
-/**
- * The pauses once the pod shows the runner running (the schedule starts again, about 4 s in all,
- * then the pod's status alone): a small job's runner stores its manifest within a few hundred ms
- * of starting, so the first second is read densely.
- */
-export const RUNNING_RESULT_READS_MS = [
-  50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 100, 100, 100, 100, 100, 200, 200, 200, 200, 200, 500, 500, 500, 500,
-] as const
-
-/** Where a young job is in its early reads of the result manifest. */
-interface EarlyReads {
-  /** The pod showed the runner running: RUNNING_RESULT_READS_MS, else EARLY_RESULT_READS_MS. */
-  running: boolean
-  reads: number
-  /** No more early reads (a manifest over its bounds or refused: the exit decides). */
-  stopped: boolean
-}
-
-const RUNNING = { state: 'running' } as const
-
-/** How soon a pooled job looks again for an idle pool pod (or at a pod that did not answer). */
-const POOL_RETRY_MS = 200
-/**
- * How often a pooled job that counts no progress is looked at while it runs: its end comes
- * through its pod's answer to a long poll; this is for its time limit, and a poll that failed.
- */
-const POOL_RECHECK_MS = 5_000
-/** How long past a pooled job's time limit its runner has to end it before the operator deletes the pod. */
-export const POOL_DEADLINE_GRACE_MS = 10_000
 
 /** How often a running job's progress is read from storage (its runner writes it at most once a second). */
 export const PROGRESS_POLL_MS = 2_000
@@ -165,10 +107,14 @@ function hasRecordFinalizer(uj: UtilityJobResource): boolean {
   return (uj.metadata.finalizers ?? []).includes(JOB_RECORD_FINALIZER)
 }
 
+type Requeue = { requeueAfterMs?: number } | void
+
 /**
  * Level-triggered reconcile of one UtilityJob, keyed by name: read the world (the UtilityJob,
- * its Job, the Job's pods, the runner's result manifest), make sure exactly one Job exists,
- * and write the status the world implies, once, through the status subresource.
+ * its run as its run backend shows it, the runner's result manifest), make sure exactly one run
+ * exists, and write the status the world implies, once, through the status subresource. One
+ * sequence for every job, whatever runs it (a batch Job, a pool pod: run-backend.ts): settle a
+ * finished job, cancel a queued one, admit, start, observe, next status.
  */
 export class UtilityJobReconciler {
   /**
@@ -177,31 +123,64 @@ export class UtilityJobReconciler {
    * and lose on the conflict, so the pass waits for the watch event instead.
    */
   private readonly written = new Map<string, number>()
-  /** Early reads of each young job's result manifest made so far (EARLY_RESULT_READS_MS). */
-  private readonly earlyReads = new Map<string, EarlyReads>()
   /** UtilityJobs without the record's finalizer whose row this process has written. */
   private readonly recorded = new Set<string>()
+  private readonly jobRun: JobRun
+  private readonly poolRun: PoolRun | undefined
+  private readonly utilityJobs: UtilityJobClient
 
-  constructor(private readonly d: ReconcilerDeps) {}
+  constructor(private readonly d: ReconcilerDeps) {
+    const now = () => this.now()
+    this.utilityJobs = new UtilityJobClient(d.custom, d.namespace)
+    this.jobRun = new JobRun({
+      namespace: d.namespace,
+      jobs: d.jobs,
+      podsOf: (uj) => this.podsOf(uj),
+      batch: d.batch,
+      storage: d.storage,
+      bucket: d.bucket,
+      issueCredentials: d.issueCredentials,
+      runner: d.runner,
+      fence: d.fence,
+      now,
+      imagePullGraceMs: d.imagePullGraceMs,
+      failedJobGraceMs: d.failedJobGraceMs,
+      finishedEarly: d.admission.finishedEarly?.bind(d.admission),
+    })
+    this.poolRun = d.pools && new PoolRun({ pools: d.pools, issueCredentials: d.issueCredentials, fence: d.fence, now })
+  }
 
   private now(): number {
     return this.d.now ? this.d.now() : Date.now()
   }
 
-  async reconcile(name: string): Promise<{ requeueAfterMs?: number } | void> {
+  async reconcile(name: string): Promise<Requeue> {
     const uj = this.d.utilityJobs.get(name, this.d.namespace)
     if (!uj) {
       this.written.delete(name)
       this.recorded.delete(name)
-      this.earlyReads.delete(name)
-      this.d.pools?.forget(name)
+      this.jobRun.forget(name)
+      this.poolRun?.forget(name)
       return
     }
     // The pass runs in the job's trace: its spans join it, its log lines carry it.
     return context.with(contextOf(traceparentOfJob(uj)), () => this.reconcileJob(name, uj))
   }
 
-  private async reconcileJob(name: string, uj: UtilityJobResource): Promise<{ requeueAfterMs?: number } | void> {
+  /**
+   * What runs the job: its pool pod once it has one; a new job of a pooled utility goes to the
+   * pool (a Job made before the utility was pooled runs on); everything else, a batch Job.
+   */
+  private runOf(uj: UtilityJobResource): RunBackend {
+    const pool = this.poolRun
+    if (!pool || !this.d.pools) return this.jobRun
+    if (uj.status?.runnerPod || this.d.pools.holds(uj)) return pool
+    if (!isTerminal(uj) && this.d.pools.poolOf(uj.spec.utility) && !this.d.jobs.get(jobNameFor(uj), this.d.namespace))
+      return pool
+    return this.jobRun
+  }
+
+  private async reconcileJob(name: string, uj: UtilityJobResource): Promise<Requeue> {
     const written = this.written.get(name)
     if (written !== undefined) {
       if (Number(uj.metadata.resourceVersion) < written) return
@@ -219,23 +198,13 @@ export class UtilityJobReconciler {
     }
     // Its runner pod was waiting for a node, which held back its utility's admissions: look again.
     if (this.d.admission.heldBackBy?.(name)) this.d.admission.schedule()
+    const run = this.runOf(uj)
     if (isTerminal(uj)) {
-      this.earlyReads.delete(name)
-      // Its pool pod (pool mode) is free again: jobs waiting for one look again.
-      if (uj.status?.runnerPod) this.d.pools?.released(name, uj.spec.utility)
       // Finished from its stored result: its slot frees once its pod shows the runner exited.
       if (this.d.admission.isFinishing?.(name)) this.d.admission.schedule()
-      const batchJob = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
-      // A cancelled job's Job may have been created a moment before the cancel was seen.
-      if (effectiveStatus(uj).state === 'cancelled' && batchJob) await this.deleteJob(jobNameFor(uj), log)
-      let requeueAfterMs: number | undefined
-      if (batchJob && !batchJob.metadata?.deletionTimestamp) {
-        const at = failedJobRemovableAt(uj, this.d.failedJobGraceMs ?? FAILED_JOB_GRACE_MS)
-        if (at !== null && at <= this.now()) await this.deleteJob(jobNameFor(uj), log, 'failed job recorded')
-        else if (at !== null) requeueAfterMs = at - this.now()
-      }
+      const runAgainIn = await run.settle(uj, log)
       const settled = await this.settle(uj, log)
-      return earliest(settled?.requeueAfterMs, requeueAfterMs)
+      return earliest(settled?.requeueAfterMs, runAgainIn)
     }
     const utility = catalog.get(uj.spec.utility)
     if (!utility) {
@@ -247,310 +216,170 @@ export class UtilityJobReconciler {
       return
     }
     const deadline = deadlineSeconds(uj, utility)
-    const job = this.d.jobs.get(jobNameFor(uj), this.d.namespace)
-    // Pool mode: a job on a pool pod stays there; a new one goes to the pool (a Job made before
-    // the utility was pooled runs on).
-    const pools = this.d.pools
-    if (pools && (uj.status?.runnerPod || pools.holds(uj) || (!job && pools.poolOf(utility.slug))))
-      return this.reconcilePooled(uj, utility, deadline, pools, log)
-    const pods = this.podsOf(uj)
-    if (cancelWanted(uj, this.d.keyRevoked) && effectiveStatus(uj).state === 'queued' && firstPodStart(pods) === null) {
-      // Still queued: the job never runs. Its Job (if made already) goes, with its pending pod.
-      // Deleted by name whatever the cache says: it may hold a Job created a moment ago.
-      await this.deleteJob(jobNameFor(uj), log)
+    if (cancelWanted(uj, this.d.keyRevoked) && effectiveStatus(uj).state === 'queued' && !run.begun(uj)) {
+      // Still queued: the job never runs. Its run (if started a moment ago) goes first.
+      await run.stop(uj, 'cancelled', log)
       await this.writeStatus(uj, cancelledStatus(uj, this.now()), log)
       return
     }
-    if (!job) {
-      const status = effectiveStatus(uj)
-      const started = parseTime(status.startedAt)
-      if (
-        status.state === 'running' &&
-        uj.spec.mode === 'async' &&
-        started !== null &&
-        this.now() > started + deadline * 1000
-      ) {
-        // Its Job vanished (deleted, or lost with its node) and the time limit has passed.
-        await this.writeStatus(
+    const obs = await run.observe(uj, utility, deadline, log)
+    switch (obs.kind) {
+      case 'none':
+        return this.admitAndStart(uj, utility, deadline, run, log)
+      case 'wait':
+        return earliest(obs.recheckInMs)
+      case 'started':
+        return this.writeAdmitted(uj, obs.running, obs.runner, log)
+      case 'running':
+        return this.running(uj, utility, obs, run, log)
+      case 'failed':
+        return this.finish(
           uj,
-          failedStatus(
-            uj,
-            { code: 'lost', message: 'The job was interrupted and ran past its time limit.' },
-            null,
-            this.now(),
-          ),
+          named(failedStatus(uj, obs.error, obs.startedAt, this.now()), obs.runner),
+          run,
           log,
+          obs.stop,
         )
-        return
-      }
-      // Above its utility's limit (or its tenant's share) it stays queued, with no Job and no
-      // Pod, until admitted. A sync job held back says so (Admitted False) while its client waits.
-      if (!this.d.admission.mayStart(uj)) {
-        if (uj.spec.mode === 'sync' && status.state === 'queued' && !uj.status?.state && this.d.admission.wasHeld(name))
-          await this.writeStatus(uj, status, log)
-        this.d.admission.schedule()
-        return
-      }
-      await this.createJob(uj, utility, log)
+      case 'succeeded':
+        return this.succeeded(uj, utility, obs, run, log)
+    }
+  }
+
+  /**
+   * Above its utility's limit (or its tenant's share) a job stays queued, with no run, until
+   * admitted; a sync job held back says so (Admitted False) while its client waits. Admitted, its
+   * run starts, and the status says so.
+   */
+  private async admitAndStart(
+    uj: UtilityJobResource,
+    utility: UtilityDefinition,
+    deadline: number,
+    run: RunBackend,
+    log: Logger,
+  ): Promise<Requeue> {
+    const status = effectiveStatus(uj)
+    if (!this.d.admission.mayStart(uj)) {
+      if (
+        uj.spec.mode === 'sync' &&
+        status.state === 'queued' &&
+        !uj.status?.state &&
+        this.d.admission.wasHeld(uj.metadata.name)
+      )
+        await this.writeStatus(uj, status, log)
+      this.d.admission.schedule()
       return
     }
-    if (job.metadata?.ownerReferences?.[0]?.uid !== uj.metadata.uid) {
-      log.warn({ job: job.metadata?.name }, 'a Job with this name belongs to another object; waiting')
-      return { requeueAfterMs: 5000 }
-    }
-    const obs = observeJob(job, pods, deadline, {
-      imagePullGraceMs: this.d.imagePullGraceMs ?? 60_000,
-      now: this.now(),
-    })
-    // While its Job is young, the runner's result manifest is read on a short schedule: a small
-    // job finishes when its manifest is stored, not when the kubelet reports the exit (ADR 0024).
-    let soon: number | undefined
-    if (obs.kind === 'pending' || obs.kind === 'running') {
-      let early = this.earlyReads.get(name) ?? { running: false, reads: 0, stopped: false }
-      // The runner shows running: its manifest is near, read densely from here.
-      if (obs.kind === 'running' && !early.running) early = { ...early, running: true, reads: 0 }
-      const schedule = early.running ? RUNNING_RESULT_READS_MS : EARLY_RESULT_READS_MS
-      this.earlyReads.set(name, early)
-      if (!early.stopped && early.reads < schedule.length) {
-        early.reads++
-        if (await this.finishOnStoredResult(uj, utility.runner.progressUnit, firstPodStart(pods), log)) return
-        soon = schedule[early.reads - 1]
-      }
-    }
-    switch (obs.kind) {
-      case 'pending':
-        return earliest(soon)
-      case 'image-pull-waiting':
-        return { requeueAfterMs: obs.recheckInMs }
-      case 'running': {
-        let status = uj.status?.state !== 'running' ? runningStatus(uj, obs.podStartedAt, this.now()) : null
-        const unit = utility.runner.progressUnit
-        if (!unit) {
-          if (status) await this.writeStatus(uj, status, log)
-          return earliest(soon)
-        }
-        const report = await this.progressReport(uj)
-        if (report instanceof JsonBoundError)
-          return this.refuseRunnerOutput(uj, 'progress report', report, obs.podStartedAt, log)
-        const progress = progressUpdate(uj.status?.progress, report, unit)
-        if (progress) status = { ...(status ?? effectiveStatus(uj)), progress }
-        if (status) await this.writeStatus(uj, status, log)
-        return earliest(soon, PROGRESS_POLL_MS)
-      }
-      case 'failed':
-        await this.writeStatus(uj, failedStatus(uj, obs.error, obs.podStartedAt, this.now()), log)
-        // A Job that would try again (an OOM kill) or wait on (an image it cannot pull) goes:
-        // after the status, so a failed delete never leaves the job without a terminal state.
-        if (obs.stopJob) await this.deleteJob(jobNameFor(uj), log, obs.error.code)
-        return
-      case 'succeeded': {
-        const read = await inSpan('check result', { attributes: jobAttributes(uj.spec) }, async (span) => {
-          const r = await readResultManifest(this.d.storage, this.d.bucket, uj, obs.finishedAt, this.now())
-          span.setAttribute('dutil.result.outcome', r.outcome)
-          if (r.outcome === 'accepted') span.setAttribute('dutil.result.files', r.result.files.length)
-          return r
-        })
-        const verdict = judgeManifest(read, log)
-        if ('retryInMs' in verdict) return { requeueAfterMs: verdict.retryInMs }
-        if ('result' in verdict)
-          return this.writeStatus(
-            uj,
-            succeededStatus(uj, verdict.result, obs.podStartedAt, this.now(), utility.runner.progressUnit),
-            log,
-          )
-        await this.writeStatus(uj, failedStatus(uj, verdict.error, obs.podStartedAt, this.now()), log)
-        if (verdict.overBound) await this.deleteJob(jobNameFor(uj), log, 'runner output refused')
-        return
-      }
-    }
+    const admittedAt = Date.now()
+    const started = await run.start(uj, utility, deadline, log)
+    if (started.kind === 'wait') return earliest(started.recheckInMs)
+    admissionWaitSpan(uj, admittedAt)
+    this.d.events?.record(uj, started.event)
+    await this.writeAdmitted(uj, started.running, started.runner, log)
   }
 
   /**
-   * A job of a pooled utility (docs/adr/0026-runner-pools.md). Queued, it waits for admission as
-   * in job mode and is then handed to an idle pool pod; on its pod, the pod's account of the job
-   * decides (the result manifest is read and checked as in job mode); its pod gone, or past its
-   * time limit and the grace the runner has to end it, it fails.
+   * Admitted: the Admitted condition turns True. A sync job runs from here (its client is
+   * waiting); an async job runs from here when its runner does (a warm pod), else it stays queued
+   * until its runner starts.
    */
-  private async reconcilePooled(
+  private async writeAdmitted(
     uj: UtilityJobResource,
-    utility: NonNullable<ReturnType<typeof catalog.get>>,
-    deadline: number,
-    pools: RunnerPools,
+    running: boolean,
+    runner: string | undefined,
     log: Logger,
-  ): Promise<{ requeueAfterMs?: number } | void> {
-    const name = uj.metadata.name
-    const status = effectiveStatus(uj)
-    const pod = pools.podOf(uj)
-    const startedAt = parseTime(status.startedAt)
-    // Every status written from here names the pod; a finished job gives it back.
-    const finish = async (next: UtilityJobStatus) => {
-      await this.writeStatus(uj, pod ? { ...next, runnerPod: pod.metadata!.name! } : next, log)
-      pools.released(name, utility.slug)
-    }
-    const fail = (error: JobError) => finish(failedStatus(uj, error, startedAt, this.now()))
-    const ended = async (answer: PoolJobState) => {
-      if (answer.state === 'failed') return fail(answer.failure!)
-      const verdict = judgeManifest(
-        await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now()),
-        log,
-      )
-      if ('retryInMs' in verdict) return { requeueAfterMs: verdict.retryInMs }
-      if ('error' in verdict) return fail(verdict.error)
-      return finish(succeededStatus(uj, verdict.result, startedAt, this.now(), utility.runner.progressUnit))
-    }
-    // Its pod told its end already (and may have exited since, a retiring pod does).
-    const told = pools.endedState(name)
-    if (told && uj.status?.runnerPod) return ended(told)
-    if (!pod) {
-      // Its pod is gone (deleted, evicted, lost with its node) before the job finished.
-      if (status.state === 'running' || uj.status?.runnerPod) return fail(POOL_RUNNER_LOST)
-      if (cancelWanted(uj, this.d.keyRevoked)) return this.writeStatus(uj, cancelledStatus(uj, this.now()), log)
-      if (!this.d.admission.mayStart(uj)) {
-        if (uj.spec.mode === 'sync' && !uj.status?.state && this.d.admission.wasHeld(name))
-          await this.writeStatus(uj, status, log)
-        this.d.admission.schedule()
-        return
-      }
-      const claimed = await pools.claim(utility.slug, name, tenantHash(tenantOf(uj.spec)))
-      // Every pod busy or starting (admission counts the pool's size): woken when one is free.
-      if (!claimed) return { requeueAfterMs: POOL_RETRY_MS }
-      return this.handToPod(uj, utility, deadline, claimed, pools, log)
-    }
-    const handed = Boolean(uj.status?.runnerPod)
-    if (poolPodEnded(pod)) {
-      if (!handed) return this.handBack(uj, pod, pools, log)
-      return fail(POOL_RUNNER_LOST)
-    }
-    // A job whose pod is to answer when it ends runs on: no need to ask.
-    const answer = handed && pools.watches(name, pod) ? RUNNING : await pools.client.state(pod, uj.spec.jobId)
-    if (answer === 'unreachable' && !handed) return this.handBack(uj, pod, pools, log)
-    if (answer === 'unknown') {
-      // Not handed over yet (or this process stopped in between): hand it over now. A pod that
-      // was handed the job and does not know it has lost it (pod names are never reused).
-      if (!handed) return this.handToPod(uj, utility, deadline, pod, pools, log)
-      return fail(POOL_RUNNER_LOST)
-    }
-    if (answer === 'unreachable' || answer.state === 'running') {
-      if (!handed) return this.writeHandedStatus(uj, pod, log)
-      const limit = (startedAt ?? this.now()) + deadline * 1000 + POOL_DEADLINE_GRACE_MS
-      if (handed && this.now() > limit) {
-        // The runner did not end the job at its deadline (or does not answer): its pod goes.
-        await pools.remove(pod, 'job past its time limit')
-        return fail({
-          code: 'upstream_timeout',
-          message: `The utility did not finish within its time limit of ${deadline} s.`,
-        })
-      }
-      // Its pod answers when the job ends (a long poll, which queues this job); meanwhile the
-      // job is looked at now and then, for its progress and its time limit.
-      if (answer !== 'unreachable') pools.watchEnd(name, pod, uj.spec.jobId)
-      // Progress, as in job mode: the runner's report copied to the status while the job runs.
-      const unit = utility.runner.progressUnit
-      const wait = answer === 'unreachable' ? POOL_RETRY_MS : unit ? PROGRESS_POLL_MS : POOL_RECHECK_MS
-      if (unit && answer !== 'unreachable') {
-        const report = await this.progressReport(uj)
-        if (report instanceof JsonBoundError) {
-          log.error({ what: 'progress report', bound: report.bound }, 'runner output refused')
-          await pools.remove(pod, 'runner output refused')
-          return fail(RESULT_NOT_ACCEPTED)
-        }
-        const progress = progressUpdate(uj.status?.progress, report, unit)
-        if (progress) await this.writeStatus(uj, { ...status, progress, runnerPod: pod.metadata!.name! }, log)
-      }
-      return { requeueAfterMs: Math.min(wait, Math.max(0, limit - this.now()) + 10) }
-    }
-    return ended(answer)
-  }
-
-  /** Hands a job to a pool pod it has claimed: its own storage credentials, its deadline. */
-  private async handToPod(
-    uj: UtilityJobResource,
-    utility: NonNullable<ReturnType<typeof catalog.get>>,
-    deadline: number,
-    pod: V1Pod,
-    pools: RunnerPools,
-    log: Logger,
-  ): Promise<{ requeueAfterMs?: number } | void> {
-    const admittedAt = Date.now()
-    const podName = pod.metadata!.name!
-    this.d.fence?.()
-    const answer = await inSpan('hand to pool pod', { attributes: jobAttributes(uj.spec) }, async () => {
-      const credentials = await this.d.issueCredentials(uj, utility)
-      return pools.client.assign(pod, {
-        jobId: uj.spec.jobId,
-        utility: utility.slug,
-        createdAt: uj.spec.createdAt,
-        tenant: tenantHash(tenantOf(uj.spec)),
-        deadlineSeconds: deadline,
-        credentials,
-      })
-    })
-    if (answer !== 'taken') {
-      log.warn({ pod: podName, answer }, 'pool pod did not take the job; trying another')
-      // A retiring pod takes no job again: it goes now rather than when it exits.
-      if (answer === 'retired') await pools.remove(pod, 'retiring')
-      return this.handBack(uj, pod, pools, log)
-    }
-    log.info({ pod: podName, deadlineSeconds: deadline }, 'job handed to pool pod')
-    pools.watchEnd(uj.metadata.name, pod, uj.spec.jobId)
-    admissionWaitSpan(uj, admittedAt)
-    this.d.events?.record(uj, {
-      type: 'Normal',
-      reason: 'PoolPodAssigned',
-      action: 'Assign',
-      note: `Handed to pool runner pod ${podName} (time limit ${deadline} s).`,
-      related: { apiVersion: 'v1', kind: 'Pod', name: podName, uid: pod.metadata?.uid },
-    })
-    return this.writeHandedStatus(uj, pod, log)
-  }
-
-  /** The job runs on its pool pod from here, sync or async; the status names the pod. */
-  private async writeHandedStatus(uj: UtilityJobResource, pod: V1Pod, log: Logger): Promise<void> {
+  ): Promise<void> {
     const waited = uj.status?.state === 'queued' || this.d.admission.wasHeld(uj.metadata.name)
     const status =
-      uj.spec.mode === 'sync' ? admittedSyncStatus(uj, waited, this.now()) : runningStatus(uj, this.now(), this.now())
-    await this.writeStatus(uj, { ...status, runnerPod: pod.metadata!.name! }, log, { admitted: true })
+      uj.spec.mode === 'sync'
+        ? admittedSyncStatus(uj, waited, this.now())
+        : running
+          ? runningStatus(uj, this.now(), this.now())
+          : effectiveStatus(uj)
+    await this.writeStatus(uj, named(status, runner), log, { admitted: true })
   }
 
-  /** A job claimed a pod that will not run it: it goes back to waiting for one (and looks again soon). */
-  private handBack(uj: UtilityJobResource, pod: V1Pod, pools: RunnerPools, log: Logger): { requeueAfterMs: number } {
-    pools.handBack(uj.metadata.name, pod)
-    log.info({ pod: pod.metadata?.name }, 'job handed back to the pool')
-    return { requeueAfterMs: POOL_RETRY_MS }
+  /** A running job: its state, and its runner's progress report copied to the status. */
+  private async running(
+    uj: UtilityJobResource,
+    utility: UtilityDefinition,
+    obs: Extract<RunObservation, { kind: 'running' }>,
+    run: RunBackend,
+    log: Logger,
+  ): Promise<Requeue> {
+    let status = uj.status?.state !== 'running' ? runningStatus(uj, obs.startedAt, this.now()) : null
+    const unit = utility.runner.progressUnit
+    if (!unit || !obs.progress) {
+      if (status) await this.writeStatus(uj, status, log)
+      return earliest(obs.recheckInMs)
+    }
+    const report = await this.progressReport(uj)
+    if (report instanceof JsonBoundError) {
+      // A runner wrote a progress report over its size or nesting bound: not read further.
+      log.error({ what: 'progress report', bound: report.bound, err: report.message }, 'runner output refused')
+      return this.finish(
+        uj,
+        failedStatus(uj, RESULT_NOT_ACCEPTED, obs.startedAt, this.now()),
+        run,
+        log,
+        'runner output refused',
+      )
+    }
+    const progress = progressUpdate(uj.status?.progress, report, unit)
+    if (progress) status = { ...(status ?? effectiveStatus(uj)), progress }
+    if (status) await this.writeStatus(uj, status, log)
+    return earliest(obs.recheckInMs, PROGRESS_POLL_MS)
+  }
+
+  /** The runner says it succeeded: its result manifest, read and checked, decides. */
+  private async succeeded(
+    uj: UtilityJobResource,
+    utility: UtilityDefinition,
+    obs: Extract<RunObservation, { kind: 'succeeded' }>,
+    run: RunBackend,
+    log: Logger,
+  ): Promise<Requeue> {
+    const verdict: ManifestVerdict = obs.stored
+      ? { result: obs.stored }
+      : judgeManifest(
+          await inSpan('check result', { attributes: jobAttributes(uj.spec) }, async (span) => {
+            const r = await readResultManifest(this.d.storage, this.d.bucket, uj, obs.finishedAt, this.now())
+            span.setAttribute('dutil.result.outcome', r.outcome)
+            if (r.outcome === 'accepted') span.setAttribute('dutil.result.files', r.result.files.length)
+            return r
+          }),
+          log,
+        )
+    if ('retryInMs' in verdict) return { requeueAfterMs: verdict.retryInMs }
+    if ('result' in verdict)
+      return this.finish(
+        uj,
+        named(succeededStatus(uj, verdict.result, obs.startedAt, this.now(), utility.runner.progressUnit), obs.runner),
+        run,
+        log,
+      )
+    return this.finish(
+      uj,
+      named(failedStatus(uj, verdict.error, obs.startedAt, this.now()), obs.runner),
+      run,
+      log,
+      verdict.overBound ? 'runner output refused' : undefined,
+    )
   }
 
   /**
-   * The runner may have stored its result manifest before the kubelet reports its exit: the job
-   * succeeds now if the manifest reads and checks as it would after the exit. Anything else (not
-   * there yet, unreadable, over its bounds, refused) leaves the decision to the pod's status.
+   * A finished job: its status first (so a failed stop never leaves it without a terminal
+   * state), then its run stopped if it would go on, then what it held is free for others.
    */
-  private async finishOnStoredResult(
+  private async finish(
     uj: UtilityJobResource,
-    progressUnit: string | undefined,
-    podStartedAt: number | null,
+    status: UtilityJobStatus,
+    run: RunBackend,
     log: Logger,
-  ): Promise<boolean> {
-    const readAt = Date.now()
-    const read = await readResultManifest(this.d.storage, this.d.bucket, uj, this.now(), this.now())
-    // A manifest over its bounds or refused is not read again early: the exit decides its fate.
-    if (read.outcome === 'over-bound' || read.outcome === 'refused') {
-      const early = this.earlyReads.get(uj.metadata.name)
-      if (early) early.stopped = true
-    }
-    if (read.outcome !== 'accepted') return false
-    log.info('result manifest stored: finishing before the runner exit is reported')
-    pastSpan('check result', {
-      startTime: readAt,
-      attributes: {
-        ...jobAttributes(uj.spec),
-        'dutil.result.outcome': 'accepted',
-        'dutil.result.files': read.result.files.length,
-        'dutil.result.early': true,
-      },
-    })
-    this.d.admission.finishedEarly?.(uj.metadata.name)
-    await this.writeStatus(uj, succeededStatus(uj, read.result, podStartedAt, this.now(), progressUnit), log)
-    return true
+    stop?: string,
+  ): Promise<void> {
+    await this.writeStatus(uj, status, log)
+    if (stop) await run.stop(uj, stop, log)
+    run.release(uj)
   }
 
   /**
@@ -574,67 +403,6 @@ export class UtilityJobReconciler {
   }
 
   /**
-   * A runner wrote a progress report or result manifest over its size or nesting bound, or (a
-   * manifest) not JSON at all: it is not read further, the job fails `internal` and its Job goes.
-   */
-  private async refuseRunnerOutput(
-    uj: UtilityJobResource,
-    what: string,
-    err: JsonBoundError,
-    podStartedAt: number | null,
-    log: Logger,
-  ): Promise<void> {
-    log.error({ what, bound: err.bound, err: err.message }, 'runner output refused')
-    await this.writeStatus(uj, failedStatus(uj, RESULT_NOT_ACCEPTED, podStartedAt, this.now()), log)
-    await this.deleteJob(jobNameFor(uj), log, 'runner output refused')
-  }
-
-  private async createJob(
-    uj: UtilityJobResource,
-    utility: NonNullable<ReturnType<typeof catalog.get>>,
-    log: Logger,
-  ): Promise<void> {
-    const admittedAt = Date.now()
-    // Its own temporary storage credentials; made only when the Job is about to be created.
-    this.d.fence?.()
-    const made = await inSpan('create batch Job', { attributes: jobAttributes(uj.spec) }, async (span) => {
-      const asked = performance.now()
-      const credentials = await this.d.issueCredentials(uj, utility)
-      const credentialsMs = Math.round(performance.now() - asked)
-      const body = desiredJob(uj, utility, this.d.runner, credentials)
-      span.setAttribute('dutil.job.deadline_seconds', body.spec!.activeDeadlineSeconds!)
-      this.d.fence?.()
-      try {
-        const created = await this.d.batch.createNamespacedJob({ namespace: this.d.namespace, body })
-        log.info(
-          { job: body.metadata!.name, deadlineSeconds: body.spec!.activeDeadlineSeconds, credentialsMs },
-          'job created',
-        )
-        return { created, body }
-      } catch (err) {
-        if (apiStatus(err) === 409) return null // AlreadyExists: an earlier pass (or another replica) made it.
-        throw err
-      }
-    })
-    if (!made) return
-    const { created, body } = made
-    admissionWaitSpan(uj, admittedAt)
-    const jobName = body.metadata!.name!
-    this.d.events?.record(uj, {
-      type: 'Normal',
-      reason: 'JobCreated',
-      action: 'Create',
-      note: `Created batch Job ${jobName} (time limit ${body.spec!.activeDeadlineSeconds} s).`,
-      related: { apiVersion: 'batch/v1', kind: 'Job', name: jobName, uid: created.metadata?.uid },
-    })
-    // Admitted: the Admitted condition turns True. An async job stays queued until its runner
-    // starts; a sync job runs from here (its client is waiting).
-    const waited = uj.status?.state === 'queued' || this.d.admission.wasHeld(uj.metadata.name)
-    const status = uj.spec.mode === 'sync' ? admittedSyncStatus(uj, waited, this.now()) : effectiveStatus(uj)
-    await this.writeStatus(uj, status, log, { admitted: true })
-  }
-
-  /**
    * A finished job past its grace, callback settled: the UtilityJob is deleted; its batch Job
    * goes with it (owner reference). The finalizer keeps the object until finalize() has stored
    * the final row (with the delivery summary).
@@ -646,16 +414,8 @@ export class UtilityJobReconciler {
     // With the finalizer, finalize() writes the final row once the deletion is under way; a
     // UtilityJob made before the job record (no finalizer) is archived here, first.
     if (!hasRecordFinalizer(uj)) await this.archive(uj)
-    try {
-      await this.d.custom.deleteNamespacedCustomObject({
-        ...this.coords(),
-        name: uj.metadata.name,
-        propagationPolicy: 'Background',
-      })
+    if (await this.utilityJobs.delete(uj.metadata.name))
       log.info({ finishedAt: effectiveStatus(uj).finishedAt }, 'archived job removed from the cluster')
-    } catch (err) {
-      if (apiStatus(err) !== 404) throw err
-    }
   }
 
   /** Writes the job's final row, callback bookkeeping included. */
@@ -684,26 +444,7 @@ export class UtilityJobReconciler {
           ),
         }
     await this.archive(final)
-    try {
-      await this.d.custom.patchNamespacedCustomObject(
-        {
-          ...this.coords(),
-          name: uj.metadata.name,
-          body: {
-            metadata: {
-              finalizers: finalizers.filter((f) => f !== JOB_RECORD_FINALIZER),
-              resourceVersion: uj.metadata.resourceVersion,
-            },
-          },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      )
-    } catch (err) {
-      const code = apiStatus(err)
-      if (code === 404) return
-      if (code === 409) throw new Error('the UtilityJob changed while its finalizer was being removed; trying again')
-      throw err
-    }
+    if (!(await this.utilityJobs.removeFinalizer(uj, JOB_RECORD_FINALIZER))) return
     if (!isTerminal(uj))
       log.warn({ state: effectiveStatus(uj).state }, 'job deleted before it finished: recorded as lost')
   }
@@ -711,19 +452,6 @@ export class UtilityJobReconciler {
   private podsOf(uj: UtilityJobResource): V1Pod[] {
     if (this.d.podsOf) return this.d.podsOf(uj.metadata.name)
     return this.d.pods.list(this.d.namespace).filter((p) => p.metadata?.labels?.[LABELS.jobId] === uj.metadata.name)
-  }
-
-  private coords() {
-    return { group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural }
-  }
-
-  private async deleteJob(name: string, log: Logger, why = 'cancelled'): Promise<void> {
-    try {
-      await this.d.batch.deleteNamespacedJob({ name, namespace: this.d.namespace, propagationPolicy: 'Background' })
-      log.info({ job: name, why }, 'job deleted')
-    } catch (err) {
-      if (apiStatus(err) !== 404) throw err
-    }
   }
 
   /**
@@ -779,11 +507,8 @@ export class UtilityJobReconciler {
         'result files beyond the status budget kept in the job record only',
       )
     this.d.fence?.()
-    const saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({
-      ...this.coords(),
-      name: body.metadata.name,
-      body: bounded,
-    })) as UtilityJobResource
+    const saved = await this.utilityJobs.replaceStatus(bounded)
+    if (!saved) throw new Error('the UtilityJob changed while its status was being written; trying again')
     this.written.set(body.metadata.name, Number(saved.metadata.resourceVersion))
   }
 

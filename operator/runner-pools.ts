@@ -229,6 +229,11 @@ export class RunnerPools {
     this.wakeWaiting(slug)
   }
 
+  /** Whether anything is kept for job `name` (a hand-over, a long poll, a told end). */
+  keeps(name: string): boolean {
+    return this.handing.has(name) || this.watching.has(name) || this.ended.has(name)
+  }
+
   /** Job `name` is gone or finished: nothing is kept for it. */
   forget(name: string): void {
     this.handing.delete(name)

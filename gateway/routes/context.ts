@@ -4,7 +4,7 @@ import type { FileLinks } from '../file-links.js'
 import type { JobRecords } from '../job-records.js'
 import type { JobReader } from '../job-reader.js'
 import type { JobWaiters } from '../job-waiters.js'
-import type { UtilityJobClient } from '../utility-jobs.js'
+import type { UtilityJobClient } from '../../platform/utility-job-client.js'
 import type { GatewayMetrics } from '../metrics.js'
 
 /** Everything route handlers need, built once in main.ts (or by a test). */

@@ -1,3 +1,4 @@
+import { UtilityJobClient } from '../../platform/utility-job-client.js'
 import type { ObjectCache } from '@kubernetes/client-node'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
@@ -86,7 +87,7 @@ function setup(
   const controller = new CallbackController({
     namespace: NS,
     utilityJobs: api.cache,
-    custom: api.custom as never,
+    api: new UtilityJobClient(api.custom as never, NS),
     secrets: { forKey: async () => secret },
     view: async (uj) => toJobView(uj, (key) => ({ url: `https://files/${key}` })),
     send: async (msg) => {

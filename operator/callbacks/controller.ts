@@ -1,10 +1,9 @@
-import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
+import type { ObjectCache } from '@kubernetes/client-node'
 import type { Logger } from 'pino'
-import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
 import type { CallbackAttemptEntry, CallbackDelivery, UtilityJobResource } from '../../contract/crd-schemas.js'
 import { type JobView, traceIdOfJob, traceparentOfJob } from '../../contract/job-view.js'
 import { exemplarOf } from '../../platform/metrics-exposition.js'
-import { apiStatus } from '../../platform/kube.js'
+import type { UtilityJobClient } from '../../platform/utility-job-client.js'
 import { contextOf, failSpan, inSpan, jobAttributes, SpanKind, traceHeaders } from '../../platform/tracing.js'
 import type { EventRecorder } from '../events.js'
 import type { OperatorMetrics } from '../metrics.js'
@@ -33,7 +32,8 @@ export interface CallbackControllerDeps {
   record?: (jobId: string, delivery: CallbackDelivery) => Promise<void>
   /** Appends each attempt to the job's delivery log (the job record's callback_log). */
   recordAttempt?: (jobId: string, entry: CallbackAttemptEntry) => Promise<void>
-  custom: Pick<CustomObjectsApi, 'replaceNamespacedCustomObjectStatus' | 'getNamespacedCustomObject'>
+  /** UtilityJobs on the API server: read one again, replace its status. */
+  api: Pick<UtilityJobClient, 'get' | 'replaceStatus'>
   secrets: SecretSource
   /** The job exactly as `GET /v1/jobs/{id}` returns it, with fresh download links. */
   view: (uj: UtilityJobResource) => Promise<JobView>
@@ -286,12 +286,10 @@ export class CallbackController {
     let latest = obj
     for (let i = 0; i < OUTCOME_WRITE_TRIES; i++) {
       if (await this.write(latest, next)) return
-      latest = (await this.d.custom.getNamespacedCustomObject({
-        ...this.coords(),
-        name: obj.metadata.name,
-      })) as UtilityJobResource
-      const cb = latest.status?.callback
+      const read = await this.d.api.get(obj.metadata.name)
+      const cb = read?.status?.callback
       if (
+        !read ||
         !cb ||
         cb.attempts !== claimed.attempts ||
         cb.status !== 'pending' ||
@@ -300,6 +298,7 @@ export class CallbackController {
         this.d.log.warn({ jobId: obj.spec.jobId }, 'callback changed by another writer; outcome not recorded')
         return
       }
+      latest = read
     }
     throw new Error('the callback outcome could not be written after repeated conflicts')
   }
@@ -307,17 +306,8 @@ export class CallbackController {
   /** Replaces status.callback (only) with optimistic concurrency; the written object, or null on a conflict. */
   private async write(uj: UtilityJobResource, callback: CallbackDelivery): Promise<UtilityJobResource | null> {
     const body: UtilityJobResource = { ...uj, status: { ...uj.status!, callback } }
-    let saved: UtilityJobResource
-    try {
-      saved = (await this.d.custom.replaceNamespacedCustomObjectStatus({
-        ...this.coords(),
-        name: uj.metadata.name,
-        body,
-      })) as UtilityJobResource
-    } catch (err) {
-      if (apiStatus(err) === 409) return null
-      throw err
-    }
+    const saved = await this.d.api.replaceStatus(body)
+    if (!saved) return null
     // The status decides who claimed an attempt (resourceVersion); the record follows it. A
     // failed copy is made good when the job is archived (the reconciler writes the final row).
     await this.d
@@ -329,9 +319,5 @@ export class CallbackController {
         ),
       )
     return saved
-  }
-
-  private coords() {
-    return { group: API_GROUP, version: API_VERSION, namespace: this.d.namespace, plural: UTILITY_JOB.plural }
   }
 }
