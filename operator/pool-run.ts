@@ -154,7 +154,7 @@ export class PoolRun implements RunBackend {
         type: 'Normal',
         reason: 'PoolPodAssigned',
         action: 'Assign',
-        note: `Handed to pool runner pod ${podName} (time limit ${deadline} s).`,
+        note: `Handed to pool runner pod ${podName}, which runs it from now (time limit ${deadline} s).`,
         related: { apiVersion: 'v1', kind: 'Pod', name: podName, uid: pod.metadata?.uid },
       },
     }

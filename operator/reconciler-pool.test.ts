@@ -156,7 +156,9 @@ function world(
       return Readable.from([Buffer.from(JSON.stringify(manifest))])
     },
   } as unknown as Client
+  const events: Array<{ reason: string; note: string }> = []
   const reconciler = new UtilityJobReconciler({
+    events: { record: (_uj, e) => events.push({ reason: e.reason, note: e.note }) },
     namespace: NS,
     utilityJobs: cacheOf(utilityJobs),
     jobs: cacheOf(new Map<string, V1Job>()),
@@ -185,7 +187,7 @@ function world(
     graceMs: 60_000,
     pools,
   })
-  return { reconciler, writes, assigned, statuses, pods, woken, pools, longPolls }
+  return { reconciler, writes, assigned, statuses, pods, woken, pools, longPolls, events }
 }
 
 describe('a job of a pooled utility', () => {
@@ -209,6 +211,13 @@ describe('a job of a pooled utility', () => {
       status: 'True',
       reason: 'PoolPodAssigned',
     })
+    // One Event tells the hand-over and the start (the pod runs it from now).
+    expect(w.events).toEqual([
+      {
+        reason: 'PoolPodAssigned',
+        note: 'Handed to pool runner pod dutil-pool-html-pdf-0, which runs it from now (time limit 900 s).',
+      },
+    ])
   })
 
   it("goes to a pod bound to its tenant before a generic one, and never to another tenant's", async () => {

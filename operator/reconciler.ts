@@ -274,7 +274,8 @@ export class UtilityJobReconciler {
     if (started.kind === 'wait') return earliest(started.recheckInMs)
     admissionWaitSpan(uj, admittedAt)
     this.d.events?.record(uj, started.event)
-    await this.writeAdmitted(uj, started.running, started.runner, log)
+    // A runner that runs from now was told by the start's Event: no Started Event beside it.
+    await this.writeAdmitted(uj, started.running, started.runner, log, started.running)
   }
 
   /**
@@ -287,6 +288,7 @@ export class UtilityJobReconciler {
     running: boolean,
     runner: string | undefined,
     log: Logger,
+    startTold = false,
   ): Promise<void> {
     const waited = uj.status?.state === 'queued' || this.d.admission.wasHeld(uj.metadata.name)
     const status =
@@ -295,7 +297,7 @@ export class UtilityJobReconciler {
         : running
           ? runningStatus(uj, this.now(), this.now())
           : effectiveStatus(uj)
-    await this.writeStatus(uj, named(status, runner), log, { admitted: true })
+    await this.writeStatus(uj, named(status, runner), log, { admitted: true, startTold })
   }
 
   /** A running job: its state, and its runner's progress report copied to the status. */
@@ -462,7 +464,7 @@ export class UtilityJobReconciler {
     uj: UtilityJobResource,
     status: UtilityJobStatus,
     log: Logger,
-    opts: { admitted?: boolean } = {},
+    opts: { admitted?: boolean; startTold?: boolean } = {},
   ): Promise<void> {
     const admitted = opts.admitted || this.d.jobs.get(jobNameFor(uj), this.d.namespace) !== undefined
     const body = statusToWrite(uj, status, { admitted, now: this.now() })
@@ -482,7 +484,7 @@ export class UtilityJobReconciler {
         },
       )
     log.info({ state: status.state, errorCode: status.error?.code }, 'status written')
-    this.announce(uj, status)
+    this.announce(uj, status, opts.startTold)
   }
 
   /**
@@ -512,9 +514,12 @@ export class UtilityJobReconciler {
     this.written.set(body.metadata.name, Number(saved.metadata.resourceVersion))
   }
 
-  /** After a status write: the Event of a change of state, and a finished job's bookkeeping. */
-  private announce(uj: UtilityJobResource, status: UtilityJobStatus): void {
-    if (effectiveStatus(uj).state !== status.state) {
+  /**
+   * After a status write: the Event of a change of state (but a start the start's own Event told
+   * already), and a finished job's bookkeeping.
+   */
+  private announce(uj: UtilityJobResource, status: UtilityJobStatus, startTold = false): void {
+    if (effectiveStatus(uj).state !== status.state && !(startTold && status.state === 'running')) {
       const event = transitionEvent(status, jobNameFor(uj), status.runnerPod ?? uj.status?.runnerPod)
       if (event) this.d.events?.record(uj, event)
     }

@@ -159,7 +159,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         .poll(() => eventsOf(res.body.id).find((e) => e.reason === 'PoolPodAssigned')?.message ?? '', {
           timeout: 10_000,
         })
-        .toMatch(new RegExp(`^Handed to pool runner pod ${pod} \\(time limit \\d+ s\\)\\.$`))
+        .toMatch(new RegExp(`^Handed to pool runner pod ${pod}, which runs it from now \\(time limit \\d+ s\\)\\.$`))
     }
   })
 
