@@ -1,3 +1,4 @@
+import { writeConfig } from '../../cli/config-file.js'
 import { LOOPBACK_RANGES, REFUSED_RANGES } from '../../contract/address-policy.js'
 import { SECRET_OBJECTS } from '../../platform/secret-entries.js'
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -1179,6 +1180,12 @@ describe('helm install on the local platform: the programs run under the chart S
   })
 
   it('creates the first key with the command NOTES.txt gives (run as a pod under the key-admin ServiceAccount)', async () => {
+    // The node's own user has a CLI context elsewhere (as `make dev` writes one): a pod must not
+    // read it (its home is its own), or the command goes to that cluster instead of this one.
+    writeConfig(join(inject('platformDir'), 'node-agent-home', '.config', 'dutil', 'config.yaml'), {
+      currentContext: 'elsewhere',
+      contexts: [{ name: 'elsewhere', kubeconfig: '/nonexistent/kubeconfig', namespace: 'elsewhere' }],
+    })
     const command = firstKeyCommand(helm('get', 'notes', RELEASE, '--namespace', NS))
     // Without a terminal to attach: the pod runs detached and its output is read from the node.
     const detached = command

@@ -9,6 +9,7 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node'
 import { PodConfigError } from './config-error.js'
 import { type ContainerProcess, startContainerProcess } from './container-process.js'
 import { expandCommand, resolveContainerEnv } from './env-resolver.js'
+import { containerProcessEnv, podHome } from './pod-env.js'
 import { errorMessage, isNotFound } from './kube-errors.js'
 import type { Logger } from './logger.js'
 import { buildMountScript } from './mount-script.js'
@@ -40,7 +41,7 @@ export interface WorkerContext {
   imageRoot: string
   /** KUBERNETES_SERVICE_* variables for the real API server. */
   serviceEnv: ReadonlyMap<string, string>
-  /** The "image environment": the agent's own environment. */
+  /** The agent's own environment: its PATH and locale stand in for the image's (pod-env.ts). */
   baseEnv: NodeJS.ProcessEnv
   /** Whether this node has an image (others cannot be pulled: the pod waits in ErrImagePull). */
   hasImage: (image: string) => boolean
@@ -300,7 +301,7 @@ export class PodWorker {
 
   private async prepare(): Promise<Map<string, PreparedContainer>> {
     const pod = this.pod
-    await fs.mkdir(this.podDir, { recursive: true })
+    await fs.mkdir(podHome(this.podDir), { recursive: true })
     const objects = await this.ctx.api.fetchObjects(this.namespace, collectReferences(pod))
     const plans = (pod.spec?.volumes ?? []).map((v) => planVolume(pod, v, objects))
     const volumePaths = await materializeVolumes(this.podDir, plans, (audience, seconds) =>
@@ -331,7 +332,7 @@ export class PodWorker {
       })
       prepared.set(c.name, {
         argv,
-        env: { ...this.ctx.baseEnv, HOSTNAME: pod.spec?.hostname || this.name, ...Object.fromEntries(env) },
+        env: containerProcessEnv(this.ctx.baseEnv, this.podDir, pod.spec?.hostname || this.name, env),
         script,
         logFile: path.join(this.podDir, `${c.name}.log`),
         messageFile,

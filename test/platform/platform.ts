@@ -274,6 +274,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
   const supervisor = opts.supervisor ?? new Supervisor(reportUnexpectedExit(dir))
   const log = (name: string) => join(dir, 'logs', `${name}.log`)
   mkdirSync(join(dir, 'pids'), { recursive: true })
+  mkdirSync(join(dir, 'node-agent-home'), { recursive: true })
   const start = (name: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
     writeFileSync(join(dir, 'pids', `${name}.json`), JSON.stringify({ command, args, env }), { mode: 0o600 })
     // Tests find a component's process here (to kill one and check what survives), and how to
@@ -459,9 +460,11 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
           '--images=dutil.local/*:dev,dutil.local/*:test',
         ],
         {
-          // Pods get the agent's environment (it stands in for the image's): never a kubeconfig, so
-          // programs in pods authenticate as their ServiceAccount, as on a real node.
+          // Pods get nothing of the agent's environment but PATH and locale (pod-env.ts); the
+          // agent's own home is the platform's, never the user's, so nothing can leak from there.
           KUBECONFIG: '',
+          HOME: join(dir, 'node-agent-home'),
+          XDG_CONFIG_HOME: join(dir, 'node-agent-home', '.config'),
         },
       )
 
