@@ -1,6 +1,9 @@
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { configPath, readConfig, setContext, useContext, writeConfig } from '../../cli/config-file.js'
-import { DEV_PORTS, REPO_ROOT, reportUnexpectedExit, startPlatform } from './platform.js'
+import { shellQuote } from '../node-agent/mount-script.js'
+import { BIN_DIR, DEV_PORTS, REPO_ROOT, reportUnexpectedExit, startPlatform } from './platform.js'
+import { serveSamples } from './samples.js'
 import { DEV_RESTART_POLICY, Supervisor } from './supervisor.js'
 
 /**
@@ -41,6 +44,19 @@ const platform = await startPlatform({
 say(
   `allowLoopbackUrls=true: input URLs on 127.0.0.1 may be fetched and callbacks may go to https://localhost (dev only; off by default everywhere else)`,
 )
+// The walkthrough's inputs on a loopback URL (make dev allows loopback input URLs), and a
+// kubectl for this cluster, so the README's commands work as pasted.
+const samples = await serveSamples().catch((err: Error) => {
+  say(`sample files not served: ${err.message}`)
+  return null
+})
+const kubectl = join(dir, 'bin', 'kubectl')
+mkdirSync(join(dir, 'bin'), { recursive: true })
+writeFileSync(
+  kubectl,
+  `#!/bin/sh\n# kubectl for the make dev cluster\nexec ${shellQuote(join(BIN_DIR, 'kubectl'))} --kubeconfig ${shellQuote(join(dir, 'kubeconfig'))} "$@"\n`,
+)
+chmodSync(kubectl, 0o755)
 say(`platform up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .dev/logs/`)
 // The CLI's `dev` context: this gateway and this cluster (as `kind` adds its cluster to the
 // kubeconfig), current unless another context is; an API key stored in it earlier stays.
@@ -57,7 +73,8 @@ process.stdout.write(`
   dutil gateway:  ${platform.gatewayUrl}
   console:        ${platform.gatewayUrl}/console/   (first admin: npx dutil admin create --email you@example.com)
   traces:         ${platform.tracesUrl ?? 'off'}   (Jaeger's query API: /api/traces/<trace id>; docs/observability.md)
-  kubeconfig:     .dev/kubeconfig   (kubectl: ~/.cache/dutil/bin/kubectl --kubeconfig .dev/kubeconfig get utilityjobs)
+  kubeconfig:     .dev/kubeconfig   (kubectl for it: .dev/bin/kubectl get utilityjobs)
+  sample files:   ${samples ? samples.names.map((n) => `${samples.url}/${n}`).join(' ') : 'not served'}
   create a key:   npx dutil keys create --name laptop
   use it:         npx dutil config set-context dev --api-key du_live_...
 
