@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -33,6 +33,13 @@ async function run(cmd: string, args: string[], cwd = pkg): Promise<{ code: numb
     const e = err as { code?: number; stdout?: string; stderr?: string }
     return { code: typeof e.code === 'number' ? e.code : -1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` }
   }
+}
+
+/** The python code blocks of a Markdown file, in order. */
+function pythonBlocks(file: string): string[] {
+  const blocks = [...readFileSync(file, 'utf8').matchAll(/^```python\n([\s\S]*?)^```/gm)].map((m) => m[1])
+  if (blocks.length === 0) throw new Error(`${file} has no python block`)
+  return blocks
 }
 
 describe('the Python client', () => {
@@ -133,6 +140,28 @@ describe('the Python client', () => {
     expect(wrong.code, wrong.out).toBe(1)
     expect(wrong.out).toMatch(/wrong\.py:4: error: Incompatible types in assignment/)
     expect(wrong.out).toMatch(/wrong\.py:5: error: Argument 1 to "run" of "Client" has incompatible type/)
+    // The READMEs' examples, each README's blocks in order as one program, after what the prose
+    // around them assumes (names it mentions but does not define).
+    const examples: Record<string, string[]> = {
+      'client_readme.py': [
+        'from dutil_client import Job',
+        'url = "https://example.com/a.pdf"',
+        'base_url, api_key, job_id = "https://dutil.example.com", "du_live_x", "job_x"',
+        'request_body_bytes, request_headers = b"{}", {"webhook-id": "job_x"}',
+        'other: Job',
+        'def handle(job: Job) -> None: ...',
+        ...pythonBlocks(join(pkg, 'README.md')),
+      ],
+      'repository_readme.py': [
+        'raw_body, headers = b"{}", {"webhook-id": "job_x"}',
+        ...pythonBlocks(join(REPO_ROOT, 'README.md')),
+      ],
+    }
+    for (const [name, lines] of Object.entries(examples)) {
+      writeFileSync(join(scratch, name), lines.join('\n') + '\n')
+      const checked = await mypy(name)
+      expect(checked.code, `${name}\n${checked.out}`).toBe(0)
+    }
     // And it runs: the installed package imports in the fresh environment, outside the repository.
     const imported = await run(
       join(user, 'bin', 'python'),

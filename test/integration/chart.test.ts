@@ -863,6 +863,8 @@ describe('helm install on the local platform: the programs run under the chart S
       `--from-literal=accessKey=${storage.accessKey}`,
       `--from-literal=secretKey=${storage.secretKey}`,
     ])
+    // The callback receiver's private CA, trusted the way the chart offers (trustedCaBundle).
+    kubectl(['-n', NS, 'create', 'configmap', 'dutil-trusted-ca', `--from-file=ca.crt=${tls.caFile}`])
     // One database per installation: the release gets its own on the platform's PostgreSQL.
     const databaseUrl = await createDatabase(inject('databaseUrl'), 'dutil_chart')
     kubectl(['-n', NS, 'create', 'secret', 'generic', 'dutil-database', `--from-literal=url=${databaseUrl}`])
@@ -894,6 +896,8 @@ describe('helm install on the local platform: the programs run under the chart S
       'image.tag=test',
       '--set',
       'gateway.replicas=1',
+      '--set',
+      'trustedCaBundle.configMap=dutil-trusted-ca',
       '--set',
       'operator.replicas=1', // the node agent runs pods on the host network: one port each
       '--set',

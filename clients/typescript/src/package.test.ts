@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -47,6 +47,14 @@ const PROGRAM = [
   '  return files > wrong ? job.status : job.status',
   '}',
 ].join('\n')
+
+/** The code blocks of a Markdown file in one language, in order (each one text). */
+function codeBlocks(file: string, lang: string): string[] {
+  const text = readFileSync(file, 'utf8')
+  const blocks = [...text.matchAll(new RegExp('^```' + lang + '\\n([\\s\\S]*?)^```', 'gm'))].map((m) => m[1])
+  if (blocks.length === 0) throw new Error(`${file} has no ${lang} block`)
+  return blocks
+}
 
 /** Compiles the strict program in `dir` with the tsc at `tscPath`: its output, empty when it compiles. */
 function compile(tscPath: string, dir: string): { ok: boolean; out: string } {
@@ -118,6 +126,50 @@ describe('the packed TypeScript client', () => {
       expect(compiled.ok, what).toBe(true)
     }
   }, 180_000)
+
+  it('types the examples of its README and of the repository README in a strict project (with @types/node, as a Node program has)', () => {
+    // After the test above, which installed the packed client into `scratch`.
+    expect(existsSync(join(scratch, 'node_modules', '@dutil', 'client')), 'the packed client is installed').toBe(true)
+    const examples = join(scratch, 'examples')
+    mkdirSync(examples, { recursive: true })
+    writeFileSync(join(examples, 'package.json'), JSON.stringify({ name: 'examples', private: true, type: 'module' }))
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '@types/node@22'], examples)
+    // What the prose around each README's examples assumes (names it mentions but does not define).
+    const files = {
+      'client-readme.ts': [
+        "import { writeFile } from 'node:fs/promises'",
+        "import http from 'node:http'",
+        'declare const url: string',
+        'declare const queuedJobId: string',
+        ...codeBlocks(join(pkg, 'README.md'), 'ts'),
+      ],
+      'repository-readme.ts': [
+        "import type { IncomingMessage } from 'node:http'",
+        'declare const rawBody: string',
+        'declare const req: IncomingMessage',
+        ...codeBlocks(join(pkg, '..', '..', 'README.md'), 'ts'),
+      ],
+    }
+    for (const [name, lines] of Object.entries(files)) writeFileSync(join(examples, name), lines.join('\n'))
+    writeFileSync(
+      join(examples, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
+        include: Object.keys(files),
+      }),
+    )
+    const compiled = compile(join(scratch, 'node_modules', 'typescript', 'bin', 'tsc'), examples)
+    expect(compiled.out).toBe('')
+    expect(compiled.ok).toBe(true)
+  }, 120_000)
 
   it('builds on its own, from a copy of its folder with nothing of the repository around it', () => {
     const copy = join(scratch, 'client-copy')
