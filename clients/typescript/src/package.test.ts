@@ -173,14 +173,21 @@ describe('the packed TypeScript client', () => {
 
   it('builds on its own, from a copy of its folder with nothing of the repository around it', () => {
     const copy = join(scratch, 'client-copy')
-    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'src'])
+    for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'LICENSE', 'README.md'])
       cpSync(join(pkg, f), join(copy, f), { recursive: true })
+    // `prepare` builds it on install (as from a checkout), so a pack from there is never empty.
     run('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], copy)
-    run('npm', ['run', '--silent', 'build'], copy)
     expect(
       readdirSync(join(copy, 'dist'))
         .filter((f) => f.endsWith('.d.ts'))
         .sort(),
     ).toEqual(['errors.d.ts', 'index.d.ts', 'schema.d.ts'])
+    const packed = join(scratch, 'copy-pack')
+    mkdirSync(packed)
+    run('npm', ['pack', '--silent', '--pack-destination', packed], copy)
+    const listed = run('tar', ['-tzf', readdirSync(packed)[0]], packed).split('\n')
+    expect(listed).toEqual(
+      expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/LICENSE']),
+    )
   }, 120_000)
 })
