@@ -5,7 +5,8 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node'
+import https from 'node:https'
+import { CoreV1Api, CustomObjectsApi, FlowcontrolApiserverV1Api, type V1Pod } from '@kubernetes/client-node'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest'
 import { parseAllDocuments, stringify } from 'yaml'
@@ -946,6 +947,49 @@ describe('helm install on the local platform: the programs run under the chart S
     expect(podLog(gw, 'gateway')).toContain(`"kubeUser":"system:serviceaccount:${NS}:dutil-gateway"`)
     expect(podLog(op, 'operator')).toContain(`"kubeUser":"system:serviceaccount:${NS}:dutil-operator"`)
     expect(podLog(op, 'operator')).toContain('acquired the lease')
+  })
+
+  it('gives the operator, and the gateway with the key commands, API priority levels of their own (FlowSchemas matched before the shared service-accounts one)', async () => {
+    const flow = kubeConfig().makeApiClient(FlowcontrolApiserverV1Api)
+    const selector = `app.kubernetes.io/instance=${RELEASE}`
+    const schemas = (await flow.listFlowSchema({ labelSelector: selector })).items
+    const levels = (await flow.listPriorityLevelConfiguration({ labelSelector: selector })).items
+    const uid = (items: Array<{ metadata?: { name?: string; uid?: string } }>, name: string) =>
+      items.find((i) => i.metadata?.name === name)?.metadata?.uid
+    /** The FlowSchema and priority level the API server put a request of this user in (its response headers). */
+    const classified = async (user: string) => {
+      const kc = kubeConfig()
+      const opts: https.RequestOptions = { headers: { 'Impersonate-User': user } }
+      await kc.applyToHTTPSOptions(opts)
+      const url = new URL(`/api/v1/namespaces/${NS}/configmaps?limit=1`, kc.getCurrentCluster()!.server)
+      return new Promise<{ schema: string; level: string }>((resolve, reject) => {
+        https
+          .get(url, opts, (res) => {
+            res.resume()
+            resolve({
+              schema: String(res.headers['x-kubernetes-pf-flowschema-uid']),
+              level: String(res.headers['x-kubernetes-pf-prioritylevel-uid']),
+            })
+          })
+          .on('error', reject)
+      })
+    }
+    for (const [sa, level] of [
+      ['dutil-operator', 'operator'],
+      ['dutil-gateway', 'api'],
+      ['dutil-keys', 'api'],
+    ] as const) {
+      const name = `dutil-${NS}-${level}`
+      expect(uid(schemas, name), name).toBeDefined()
+      expect(await classified(`system:serviceaccount:${NS}:${sa}`), sa).toEqual({
+        schema: uid(schemas, name),
+        level: uid(levels, name),
+      })
+    }
+    // Another ServiceAccount of the namespace stays in the cluster's own schema.
+    expect((await classified(`system:serviceaccount:${NS}:default`)).schema).toBe(
+      (await flow.readFlowSchema({ name: 'service-accounts' })).metadata!.uid,
+    )
   })
 
   it('lets each ServiceAccount do what its program needs and nothing more', () => {
