@@ -1,5 +1,4 @@
-import type { CustomObjectsApi } from '@kubernetes/client-node'
-import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
+import type { UtilityJobClient } from '../platform/utility-job-client.js'
 import type { Database } from '../platform/db/database.js'
 import {
   expireIdempotencyKeys,
@@ -11,7 +10,6 @@ import { dropPartition, ensurePartitions, partitionDays } from '../platform/db/p
 import { utcDay } from '../contract/time.js'
 import { expireUsage, USAGE_RETENTION_DAYS } from '../platform/db/usage-table.js'
 import { objectNameOf } from '../contract/ids.js'
-import { apiStatus } from '../platform/kube.js'
 import { removePrefix, type RetentionDeps } from './retention.js'
 
 const DAY_MS = 86_400_000
@@ -21,9 +19,9 @@ export const PARTITIONS_AHEAD_DAYS = 7
 export const LOST_HANDOFF_MS = 120_000
 
 /** What the retention sweep needs (the same jobs, files and retention), plus the database. */
-export type UpkeepDeps = Omit<RetentionDeps, 'custom'> & {
+export type UpkeepDeps = Omit<RetentionDeps, 'api'> & {
   db: Database
-  custom: Pick<CustomObjectsApi, 'getNamespacedCustomObject'>
+  api: Pick<UtilityJobClient, 'get'>
 }
 
 /** The day partitions to drop: every whole day older than the retention. */
@@ -80,18 +78,7 @@ export class JobRecordUpkeep {
     for (const job of await openJobsCreatedBefore(this.d.db, this.now() - LOST_HANDOFF_MS)) {
       const name = objectNameOf(job.spec.jobId)
       if (this.d.utilityJobs.get(name, this.d.namespace)) continue
-      try {
-        await this.d.custom.getNamespacedCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          namespace: this.d.namespace,
-          plural: UTILITY_JOB.plural,
-          name,
-        })
-        continue // the cache is behind: it exists
-      } catch (err) {
-        if (apiStatus(err) !== 404) throw err
-      }
+      if (await this.d.api.get(name)) continue // the cache is behind: it exists
       await failUnstarted(
         this.d.db,
         job,

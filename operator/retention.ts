@@ -1,12 +1,11 @@
-import type { CustomObjectsApi, ObjectCache } from '@kubernetes/client-node'
+import type { UtilityJobClient } from '../platform/utility-job-client.js'
+import type { ObjectCache } from '@kubernetes/client-node'
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import { decodeTime } from 'ulid'
-import { API_GROUP, API_VERSION, UTILITY_JOB } from '../contract/api-group.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { ulidOf } from '../contract/ids.js'
 import { effectiveStatus, isTerminal } from '../contract/job-view.js'
-import { apiStatus } from '../platform/kube.js'
 import { parseTime, utcDay } from '../contract/time.js'
 import { CallbackController } from './callbacks/controller.js'
 
@@ -54,7 +53,8 @@ export function jobIdOfKey(key: string): string | null {
 export interface RetentionDeps {
   namespace: string
   utilityJobs: ObjectCache<UtilityJobResource>
-  custom: Pick<CustomObjectsApi, 'deleteNamespacedCustomObject'>
+  /** UtilityJobs on the API server. */
+  api: Pick<UtilityJobClient, 'delete'>
   storage: Client
   bucket: string
   retentionMs: number
@@ -91,18 +91,10 @@ export class RetentionSweeper {
       const log = this.d.log.child({ jobId: uj.spec.jobId, utility: uj.spec.utility })
       try {
         for (const prefix of storagePrefixesOf(uj)) objects += await this.removePrefix(prefix)
-        await this.d.custom.deleteNamespacedCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          namespace: this.d.namespace,
-          plural: UTILITY_JOB.plural,
-          name: uj.metadata.name,
-          propagationPolicy: 'Background',
-        })
+        if (!(await this.d.api.delete(uj.metadata.name))) continue
         jobs++
         log.info({ finishedAt: effectiveStatus(uj).finishedAt }, 'retention: job and its files deleted')
       } catch (err) {
-        if (apiStatus(err) === 404) continue
         log.warn({ err: (err as Error).message }, 'retention: deleting the job failed; the next sweep tries again')
       }
     }

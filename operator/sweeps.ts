@@ -1,3 +1,4 @@
+import { UtilityJobClient } from '../platform/utility-job-client.js'
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node'
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
@@ -30,7 +31,7 @@ export function operatorSweeps(d: SweepWiring) {
   const common = {
     namespace: config.namespace,
     utilityJobs: d.caches.utilityJobs.cache,
-    custom: d.kc.makeApiClient(CustomObjectsApi),
+    api: new UtilityJobClient(d.kc.makeApiClient(CustomObjectsApi), config.namespace),
     storage: d.storage,
     bucket: config.storage.bucket,
     retentionMs: config.retention.retentionMs,
