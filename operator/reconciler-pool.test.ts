@@ -190,6 +190,16 @@ function world(
   return { reconciler, writes, assigned, statuses, pods, woken, pools, longPolls, events }
 }
 
+/** A split-pdf job (it counts pages) running on pool pod 0 for half a second. */
+function runningSplitJob(): UtilityJobResource {
+  const base = utilityJob({
+    state: 'running',
+    startedAt: new Date(NOW - 500).toISOString(),
+    runnerPod: 'dutil-pool-html-pdf-0',
+  })
+  return { ...base, spec: { ...base.spec, utility: 'split-pdf' } } as UtilityJobResource
+}
+
 describe('a job of a pooled utility', () => {
   it('is handed to an idle pool pod with its own credentials and deadline, never a batch Job, and runs from there', async () => {
     const uj = utilityJob({ state: 'queued' })
@@ -373,12 +383,7 @@ describe('a job of a pooled utility', () => {
   })
 
   it('copies the runner’s progress report to the status while the job runs, as in job mode', async () => {
-    const base = utilityJob({
-      state: 'running',
-      startedAt: new Date(NOW - 500).toISOString(),
-      runnerPod: 'dutil-pool-html-pdf-0',
-    })
-    const uj = { ...base, spec: { ...base.spec, utility: 'split-pdf' } } as UtilityJobResource
+    const uj = runningSplitJob()
     const w = world(uj, {
       state: { jobId: uj.spec.jobId, state: 'running' },
       progress: { done: 3, total: 10, at: new Date(NOW - 100).toISOString() },
@@ -393,12 +398,7 @@ describe('a job of a pooled utility', () => {
   })
 
   it('fails a running job whose progress report is oversize as internal, then deletes its pod, as in job mode', async () => {
-    const base = utilityJob({
-      state: 'running',
-      startedAt: new Date(NOW - 500).toISOString(),
-      runnerPod: 'dutil-pool-html-pdf-0',
-    })
-    const uj = { ...base, spec: { ...base.spec, utility: 'split-pdf' } } as UtilityJobResource
+    const uj = runningSplitJob()
     const w = world(uj, {
       state: { jobId: uj.spec.jobId, state: 'running' },
       progress: { done: 3, total: 10, note: 'x'.repeat(MAX_PROGRESS_BYTES) },

@@ -48,6 +48,18 @@ const PROGRAM = [
   '}',
 ].join('\n')
 
+/** A strict ES module project's tsconfig.json (no output), with these type packages and files. */
+function strictTsconfig(o: { skipLibCheck: boolean; types: string[] }, include: string[]): string {
+  const compilerOptions = {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noEmit: true,
+  }
+  return JSON.stringify({ compilerOptions: { ...compilerOptions, ...o }, include })
+}
+
 /** The code blocks of a Markdown file in one language, in order (each one text). */
 function codeBlocks(file: string, lang: string): string[] {
   const text = readFileSync(file, 'utf8')
@@ -93,18 +105,7 @@ describe('the packed TypeScript client', () => {
       ],
       scratch,
     )
-    const tsconfig = JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        strict: true,
-        noEmit: true,
-        skipLibCheck: false,
-        types: [],
-      },
-      include: ['main.ts'],
-    })
+    const tsconfig = strictTsconfig({ skipLibCheck: false, types: [] }, ['main.ts'])
     writeFileSync(join(scratch, 'tsconfig.json'), tsconfig)
     writeFileSync(join(scratch, 'main.ts'), PROGRAM)
     // The same program in a CommonJS project beside it (its packages from the one above).
@@ -153,18 +154,7 @@ describe('the packed TypeScript client', () => {
     for (const [name, lines] of Object.entries(files)) writeFileSync(join(examples, name), lines.join('\n'))
     writeFileSync(
       join(examples, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-        },
-        include: Object.keys(files),
-      }),
+      strictTsconfig({ skipLibCheck: true, types: ['node'] }, Object.keys(files)),
     )
     const compiled = compile(join(scratch, 'node_modules', 'typescript', 'bin', 'tsc'), examples)
     expect(compiled.out).toBe('')
