@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, inject, it, onTestFinished } from 'vitest'
 import { writeConfig } from '../../cli/config-file.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { shellQuote } from '../node-agent/mount-script.js'
-import { BIN_DIR, NAMESPACE, REPO_ROOT } from '../platform/platform.js'
+import { NAMESPACE, REPO_ROOT, writeKubectl } from '../platform/platform.js'
 import { serveSamples } from '../platform/samples.js'
 
 /**
@@ -49,11 +49,7 @@ describe("the README's walkthrough", () => {
     const scratch = mkdtempSync(join(tmpdir(), 'dutil-walkthrough-'))
     // make dev's kubectl and CLI context, for this platform.
     const kubectl = join(scratch, 'kubectl')
-    writeFileSync(
-      kubectl,
-      `#!/bin/sh\nexec ${shellQuote(join(BIN_DIR, 'kubectl'))} --kubeconfig ${shellQuote(inject('kubeconfigPath'))} "$@"\n`,
-    )
-    chmodSync(kubectl, 0o755)
+    writeKubectl(kubectl, inject('kubeconfigPath'))
     const config = join(scratch, 'config.yaml')
     writeConfig(config, {
       currentContext: 'dev',

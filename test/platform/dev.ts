@@ -1,8 +1,6 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { configPath, readConfig, setContext, useContext, writeConfig } from '../../cli/config-file.js'
-import { shellQuote } from '../node-agent/mount-script.js'
-import { BIN_DIR, DEV_PORTS, REPO_ROOT, reportUnexpectedExit, startPlatform } from './platform.js'
+import { DEV_PORTS, REPO_ROOT, reportUnexpectedExit, startPlatform, writeKubectl } from './platform.js'
 import { serveSamples } from './samples.js'
 import { DEV_RESTART_POLICY, Supervisor } from './supervisor.js'
 
@@ -50,13 +48,7 @@ const samples = await serveSamples().catch((err: Error) => {
   say(`sample files not served: ${err.message}`)
   return null
 })
-const kubectl = join(dir, 'bin', 'kubectl')
-mkdirSync(join(dir, 'bin'), { recursive: true })
-writeFileSync(
-  kubectl,
-  `#!/bin/sh\n# kubectl for the make dev cluster\nexec ${shellQuote(join(BIN_DIR, 'kubectl'))} --kubeconfig ${shellQuote(join(dir, 'kubeconfig'))} "$@"\n`,
-)
-chmodSync(kubectl, 0o755)
+writeKubectl(join(dir, 'bin', 'kubectl'), join(dir, 'kubeconfig'))
 say(`platform up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in .dev/logs/`)
 // The CLI's `dev` context: this gateway and this cluster (as `kind` adds its cluster to the
 // kubeconfig), current unless another context is; an API key stored in it earlier stays.

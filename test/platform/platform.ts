@@ -1,6 +1,6 @@
 import { execFileSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import https from 'node:https'
 import http from 'node:http'
 import { homedir } from 'node:os'
@@ -10,6 +10,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { apiStatus } from '../../platform/kube.js'
 import { storageClient } from '../../platform/storage-client.js'
+import { shellQuote } from '../node-agent/mount-script.js'
 import { ensureDatabase, preparePostgres } from './postgres.js'
 import { jaegerConfig } from './jaeger.js'
 import { signalComponentGroup, writePidFile } from './pid-files.js'
@@ -24,6 +25,16 @@ export const REPO_ROOT = (() => {
 })()
 export const BIN_DIR = join(process.env.DUTIL_CACHE ?? join(homedir(), '.cache', 'dutil'), 'bin')
 export const NAMESPACE = 'dutil'
+
+/** A kubectl for one cluster: a script at `path` running this machine's kubectl with `kubeconfig`. */
+export function writeKubectl(path: string, kubeconfig: string): void {
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(
+    path,
+    `#!/bin/sh\n# kubectl for the cluster of ${kubeconfig}\nexec ${shellQuote(join(BIN_DIR, 'kubectl'))} --kubeconfig ${shellQuote(kubeconfig)} "$@"\n`,
+  )
+  chmodSync(path, 0o755)
+}
 export const BUCKET = 'dutil'
 
 export interface PlatformPorts {
