@@ -19,6 +19,10 @@ describe('dutil run / jobs helpers', () => {
     expect(() => inputFrom('split-pdf', {})).toThrow(UsageError)
     expect(() => inputFrom('split-pdf', { url: ['a'], input: '{}' })).toThrow(/exactly one/)
     expect(() => inputFrom('split-pdf', { url: ['https://a', 'https://b'] })).toThrow(/one --url/)
+    expect(inputFrom('merge-pdf', { url: ['https://x.test/b.pdf', 'https://x.test/a.pdf'] })).toEqual({
+      files: [{ url: 'https://x.test/b.pdf' }, { url: 'https://x.test/a.pdf' }],
+    })
+    expect(() => inputFrom('merge-pdf', { url: ['https://x.test/a.pdf'] })).toThrow(/two or more --url/)
     expect(() => inputFrom('split-pdf', { input: '{nope' })).toThrow(/not valid JSON/)
   })
 

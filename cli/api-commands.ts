@@ -90,6 +90,10 @@ export function inputFrom(
         fileName: decodeURIComponent(new URL(url).pathname.split('/').pop() || 'file'),
       })),
     }
+  if (utility === 'merge-pdf') {
+    if (urls.length < 2) throw new UsageError('merge-pdf takes two or more --url, in the order to merge')
+    return { files: urls.map((url) => ({ url })) }
+  }
   if (urls.length > 1) throw new UsageError(`${utility} takes one --url`)
   return { url: urls[0] }
 }

@@ -118,7 +118,7 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
       .command('run')
       .description('start a job; --wait follows it to the end (progress on stderr), --out downloads its files')
       .addArgument(program.createArgument('<utility>', 'the utility').choices(CONTRACT_SLUGS))
-      .option('--url <url...>', 'the input URL (several for zip-files)')
+      .option('--url <url...>', 'the input URL (several for zip-files and merge-pdf, in order)')
       .option('--input <json>', 'the whole input as JSON')
       .option('--input-file <file>', 'the input as a JSON file')
       .option('--metadata <json>', 'metadata stored on the job')

@@ -44,7 +44,7 @@ export const JobSchema = Type.Object(
         },
         {
           description:
-            'Extension (additive within v1): how far the utility has got, as it reports it about once a second: split-pdf counts pages stored, unzip-files entries extracted, zip-files files added. Null for utilities that report none, and until the first report. Kept after the job finishes.',
+            'Extension (additive within v1): how far the utility has got, as it reports it about once a second: split-pdf counts pages stored, merge-pdf pages merged (the total known at the end), unzip-files entries extracted, zip-files files added. Null for utilities that report none, and until the first report. Kept after the job finishes.',
         },
       ),
     ),
@@ -53,7 +53,7 @@ export const JobSchema = Type.Object(
       Type.Object(
         {
           files: Type.Array(Type.Ref('FileReference')),
-          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf.' })),
+          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf and merge-pdf.' })),
           fileCount: Type.Optional(Type.Integer({ description: 'unzip-files.' })),
         },
         { additionalProperties: true },

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { catalog } from '../runners/catalog.js'
 import { desiredJob } from './desired-job.js'
-import { runnerPolicy, sessionSeconds } from './runner-credentials.js'
+import { MAX_SESSION_POLICY_CHARS, runnerPolicy, sessionSeconds } from './runner-credentials.js'
+import { MERGE_PDF_LIMITS } from '../runners/merge-pdf/limits.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 
 const settings = runnerSettings()
@@ -102,6 +103,34 @@ describe('desiredJob', () => {
     const uj = utilityJob('split-pdf')
     uj.spec.storageInputKeys = ['split-pdf/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/*']
     expect(() => runnerPolicy(uj, catalog.get('split-pdf')!, 'dutil')).toThrow('wildcard')
+  })
+
+  it("reads two or more inputs of one source job through that job's prefix, so many pages of one job fit the policy", () => {
+    const uj = utilityJob('merge-pdf')
+    const source = 'split-pdf/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/'
+    const alone = 'html-pdf/2026-11-21/job_01M8YYYYYYYYYYYYYYYYYYYYYY/page.pdf'
+    uj.spec.storageInputKeys = [
+      ...Array.from({ length: 100 }, (_, i) => `${source}page-${String(i + 1).padStart(3, '0')}.pdf`),
+      alone,
+    ]
+    const reads = runnerPolicy(uj, catalog.get('merge-pdf')!, 'dutil').Statement[0].Resource
+    expect(reads).toEqual([
+      'arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json',
+      `arn:aws:s3:::dutil/${source}*`,
+      `arn:aws:s3:::dutil/${alone}`,
+    ])
+  })
+
+  it(`stays within the storage service's ${MAX_SESSION_POLICY_CHARS}-character policy cap with s3:// inputs from merge-pdf's most source jobs`, () => {
+    const uj = utilityJob('merge-pdf')
+    // The longest slugs, two files of each job (a prefix each), a 48-character bucket name (the
+    // chart's values document the bound).
+    uj.spec.storageInputKeys = Array.from({ length: MERGE_PDF_LIMITS.maxStorageSourceJobs }, (_, i) =>
+      ['a', 'b'].map((f) => `unzip-files/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZ${String(i).padStart(3, '0')}/${f}`),
+    ).flat()
+    const policy = runnerPolicy(uj, catalog.get('merge-pdf')!, 'b'.repeat(48))
+    expect(policy.Statement[0].Resource).toHaveLength(1 + MERGE_PDF_LIMITS.maxStorageSourceJobs)
+    expect(JSON.stringify(policy).length).toBeLessThanOrEqual(MAX_SESSION_POLICY_CHARS)
   })
 
   it('never puts the platform storage Secret in a runner pod', () => {

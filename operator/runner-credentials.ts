@@ -6,6 +6,7 @@ import {
   resultObjectKey,
   type RunnerCredentials,
 } from '../contract/runner-protocol.js'
+import { outputKeyOwner } from '../contract/storage-inputs.js'
 import { outputKey } from '../contract/storage-keys.js'
 import { parseTime } from '../contract/time.js'
 import type { UtilityDefinition } from '../contract/utility.js'
@@ -25,18 +26,51 @@ export interface PolicyDocument {
 /** Glob characters in an IAM resource ARN: an object key containing them must not widen the grant. */
 const hasWildcard = (key: string) => /[*?$]/.test(key)
 
+/** Storage services cap a session policy's size (AWS STS and MinIO: 2,048 characters of JSON). */
+export const MAX_SESSION_POLICY_CHARS = 2048
+
+/**
+ * What the runner reads of its s3:// inputs: one input of a source job by its key; two or more
+ * by that job's output prefix, so that a merge of many pages of one earlier job stays within
+ * the policy's size (the gateway checked that the caller's key owns every source job, and so
+ * every file under its prefix). Keys that are not job outputs stay exact.
+ */
+function storageReads(keys: readonly string[]): string[] {
+  const byJob = new Map<string, string[]>()
+  const exact: string[] = []
+  for (const key of keys) {
+    const owner = outputKeyOwner(key)
+    if (!owner) exact.push(key)
+    else {
+      const prefix = `${owner.utility}/${owner.day}/${owner.jobId}/`
+      byJob.set(prefix, [...(byJob.get(prefix) ?? []), key])
+    }
+  }
+  const reads = [...exact]
+  for (const [prefix, ofJob] of byJob) reads.push(...(new Set(ofJob).size > 1 ? [`${prefix}*`] : [ofJob[0]]))
+  return reads
+}
+
 /**
  * What one job's runner may do in storage, as an IAM session policy (pure). Read: its input
  * record and the s3:// inputs the gateway checked it may chain from. Write (and abort a
  * multipart upload or remove a partial output): objects under its own output prefix, and its
- * result manifest. No listing, no other object: a compromised runner reaches its own job only.
+ * result manifest. No listing, no other object: a compromised runner reaches its own job and
+ * its own key's source jobs only.
  */
 export function runnerPolicy(uj: UtilityJobResource, utility: UtilityDefinition, bucket: string): PolicyDocument {
   const jobId = uj.spec.jobId
   const prefix = outputKey(utility.slug, parseTime(uj.spec.createdAt)!, jobId, '')
   const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
-  const reads = [inputObjectKey(jobId), ...(uj.spec.storageInputKeys ?? [])]
-  const unsafe = [prefix, ...reads].find(hasWildcard)
+  const inputs = uj.spec.storageInputKeys ?? []
+  const unsafeInput = inputs.find(hasWildcard)
+  if (unsafeInput)
+    throw new Error(
+      `refusing to grant storage access to a key with wildcard characters: ${JSON.stringify(unsafeInput)}`,
+    )
+  const sourceReads = storageReads(inputs)
+  const reads = [inputObjectKey(jobId), ...sourceReads]
+  const unsafe = [prefix, inputObjectKey(jobId)].find(hasWildcard)
   if (unsafe)
     throw new Error(`refusing to grant storage access to a key with wildcard characters: ${JSON.stringify(unsafe)}`)
   return {

@@ -5,7 +5,7 @@ export const SPLIT_PDF_LIMITS = {
   /**
    * The V8 heap of the worker that parses and splits: past it the split fails as
    * upstream_rejected instead of the runner dying (and being retried). Decoded stream data is
-   * capped separately (decode-guard.ts).
+   * capped separately (runners/common/pdf-decode-guard.ts).
    */
   workerHeapMb: 1024,
 } as const

@@ -213,6 +213,39 @@ try {
     rmSync(out, { recursive: true, force: true })
   }
 
+  // merge-pdf: 10 × 50 pages.
+  if (wanted('merge-pdf')) {
+    say('merge-pdf: 10 × 50 pages vs qpdf --empty --pages')
+    const names: string[] = []
+    const urls: Array<{ url: string }> = []
+    let total = 0
+    for (let i = 0; i < 10; i++) {
+      const pdf = await makePdf(50)
+      total += pdf.length
+      names.push(`merge-${i}.pdf`)
+      writeFileSync(join(WORK, names[i]), pdf)
+      urls.push({ url: files.add(names[i], pdf) })
+    }
+    const out = join(WORK, 'merged')
+    await measure(
+      {
+        utility: 'merge-pdf',
+        input: `10 × 50 pages, ${(total / 1024).toFixed(0)} KB`,
+        tool: 'qpdf --empty --pages',
+        target: { against: 'anchor', ratio: 1.3 },
+      },
+      {
+        native: () => timed('qpdf', ['--empty', '--pages', ...names, '--', join(out, 'merged.pdf')]),
+        output: `${out}/`,
+        before: fresh(out),
+        runner: runner('merge-pdf', { files: urls }),
+        platformInput: { files: urls },
+      },
+    )
+    for (const n of names) rmSync(join(WORK, n))
+    rmSync(out, { recursive: true, force: true })
+  }
+
   // zip-files: 500 files.
   const zipDir = join(WORK, 'zipin')
   if (wanted('zip-files') || wanted('unzip-files')) {

@@ -53,13 +53,20 @@ async function traceSpans(traceId: string): Promise<Span[]> {
 }
 
 /** Waits until the trace holds every named span (spans arrive in batches, from several programs). */
-async function waitForSpans(traceId: string, names: string[]): Promise<Span[]> {
+async function waitForSpans(
+  traceId: string,
+  names: string[],
+  also: Array<{ what: string; seen: (s: Span) => boolean }> = [],
+): Promise<Span[]> {
   let spans: Span[] = []
   await expect
     .poll(
       async () => {
         spans = await traceSpans(traceId)
-        return names.filter((n) => !spans.some((s) => s.name === n))
+        return [
+          ...names.filter((n) => !spans.some((s) => s.name === n)),
+          ...also.filter((a) => !spans.some(a.seen)).map((a) => a.what),
+        ]
       },
       { timeout: 30_000, interval: 500 },
     )
@@ -196,14 +203,21 @@ describe('one trace per job', () => {
     expect(res.body.status).toBe('failed')
     const code = res.body.error.code as string
     const [, traceId, requestSpan] = (await recordedTraceparent(res.body.id as string)).split('-')
-    const spans = await waitForSpans(traceId, ['POST /v1/utilities/:slug', 'runner', 'work', 'write status'])
+    // The job writes its status more than once (running, then failed); the spans of each write
+    // reach the collector in the operator's export batches, so wait for the failed one itself.
+    const failedWrite = (s: Span) => s.name === 'write status' && s.tags['dutil.job.state'] === 'failed'
+    const spans = await waitForSpans(
+      traceId,
+      ['POST /v1/utilities/:slug', 'runner', 'work'],
+      [{ what: 'write status (failed)', seen: failedWrite }],
+    )
     const request = one(spans, 'POST /v1/utilities/:slug')
     expect(request.id).toBe(requestSpan)
     expect(request.parent).toBeUndefined()
     const work = one(spans, 'work')
     expect(work.tags).toMatchObject({ error: true, 'otel.status_code': 'ERROR', 'dutil.error.code': code })
     expect(one(spans, 'runner').tags).toMatchObject({ error: true, 'dutil.error.code': code })
-    const failed = spans.find((s) => s.name === 'write status' && s.tags['dutil.job.state'] === 'failed')
+    const failed = spans.find(failedWrite)
     expect(failed?.tags).toMatchObject({ error: true, 'dutil.error.code': code })
     // Nothing the user sent is in a span: not the page it pointed at, not the runner's message.
     expect(JSON.stringify(spans)).not.toContain(res.body.error.message)

@@ -113,6 +113,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     Object.assign(inputs, {
       'html-pdf': { url: page },
       'split-pdf': { url: pdf },
+      'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
       'zip-files': {
         files: [
           { url: pdf, fileName: 'one.pdf' },

@@ -35,6 +35,7 @@ INLINE_NAMES = {
     ("HtmlPdfInput", "pdfOptions"): "PdfOptions",
     ("PdfOptions", "margin"): "PdfMargin",
     ("ZipFilesInput", "files"): "ZipFileEntry",
+    ("MergePdfInput", "files"): "MergePdfSource",
 }
 
 HEADER = """# Generated from docs/openapi.yaml by clients/python/scripts/generate.py. Do not edit by hand."""

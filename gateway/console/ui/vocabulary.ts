@@ -3,7 +3,14 @@
  * browser code cannot import contract/ (its own build); gateway/console/ui-vocabulary.test.ts holds these equal to
  * contract/utility.ts CONTRACT_SLUGS and contract/crd-schemas.ts JOB_STATES and TERMINAL_STATES.
  */
-export const UTILITY_SLUGS: readonly string[] = ['html-pdf', 'split-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx']
+export const UTILITY_SLUGS: readonly string[] = [
+  'html-pdf',
+  'split-pdf',
+  'merge-pdf',
+  'zip-files',
+  'unzip-files',
+  'xls-to-xlsx',
+]
 export const JOB_STATES: readonly string[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled']
 /** The states a job ends in: nothing changes after them. */
 export const TERMINAL_STATES: readonly string[] = ['succeeded', 'failed', 'cancelled']

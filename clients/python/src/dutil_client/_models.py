@@ -36,7 +36,7 @@ class JobTimings(BaseModel):
 
 class JobProgress(BaseModel):
     """
-    Extension (additive within v1): how far the utility has got, as it reports it about once a second: split-pdf counts pages stored, unzip-files entries extracted, zip-files files added. Null for utilities that report none, and until the first report. Kept after the job finishes.
+    Extension (additive within v1): how far the utility has got, as it reports it about once a second: split-pdf counts pages stored, merge-pdf pages merged (the total known at the end), unzip-files entries extracted, zip-files files added. Null for utilities that report none, and until the first report. Kept after the job finishes.
     """
 
     done: Annotated[int, Field(description='Units done so far.', ge=0)]
@@ -52,7 +52,9 @@ class JobResult(BaseModel):
         extra='allow',
     )
     files: list[FileReference]
-    pageCount: Annotated[int | None, Field(description='split-pdf.')] = None
+    pageCount: Annotated[int | None, Field(description='split-pdf and merge-pdf.')] = (
+        None
+    )
     fileCount: Annotated[int | None, Field(description='unzip-files.')] = None
 
 
@@ -290,6 +292,30 @@ class SplitPdfInput(BaseModel):
     ]
 
 
+class MergePdfSource(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+
+
+class MergePdfInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    files: Annotated[
+        list[MergePdfSource],
+        Field(description='The PDFs to merge, in order.', max_length=100, min_length=2),
+    ]
+
+
 class ZipFileEntry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -347,16 +373,17 @@ class XlsToXlsxInput(BaseModel):
     ]
 
 
-Utility = Literal["html-pdf", "split-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
+Utility = Literal["html-pdf", "split-pdf", "merge-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
 """The utilities of this API version (one `/v1/utilities/<slug>` route each)."""
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 
-UtilityInput = HtmlPdfInput | SplitPdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
+UtilityInput = HtmlPdfInput | SplitPdfInput | MergePdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
 
 INPUT_MODELS: dict[str, type[BaseModel]] = {
     "html-pdf": HtmlPdfInput,
     "split-pdf": SplitPdfInput,
+    "merge-pdf": MergePdfInput,
     "zip-files": ZipFilesInput,
     "unzip-files": UnzipFilesInput,
     "xls-to-xlsx": XlsToXlsxInput,

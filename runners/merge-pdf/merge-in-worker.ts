@@ -1,0 +1,116 @@
+import { Worker } from 'node:worker_threads'
+import type { JobErrorCode } from '../../contract/error-codes.js'
+import { rejected, RunnerError } from '../common/runner-error.js'
+import type { MergeLimits } from './merge.js'
+import type { ToMain, ToWorker } from './merge.worker.js'
+
+const WORKER_URL = new URL('./merge.worker.js', import.meta.url)
+
+/**
+ * The merge worker between merges: kept after a merge that ended as the worker meant it to (a
+ * saved document, or a classified refusal), so the next merge in this process (a pool pod's next
+ * job, of the same tenant) skips loading pdf-lib again; any other ending terminates it.
+ * Unreferenced while it waits: it never keeps a job-mode runner alive.
+ */
+let idle: { worker: Worker; heapMb: number; url: string } | undefined
+let merges = 0
+
+/** The thread id of the merge worker kept for the next merge, if one is kept. */
+export function keptMergeWorker(): number | null {
+  return idle?.worker.threadId ?? null
+}
+
+export interface WorkerMerge {
+  /** Sends one input (transferred, not copied); resolves with its page count. */
+  add(bytes: Uint8Array): Promise<number>
+  /** The merged PDF and its page count; the merge is over. */
+  save(): Promise<{ bytes: Uint8Array; pageCount: number }>
+  /** Ends the merge early (a failed download): the worker is not kept. */
+  abort(): Promise<void>
+}
+
+/** Starts a merge in a heap-capped worker (merge.worker.ts). */
+export async function mergeInWorker(
+  limits: MergeLimits,
+  heapMb: number,
+  workerUrl: URL = WORKER_URL,
+): Promise<WorkerMerge> {
+  let worker: Worker
+  if (idle && idle.heapMb === heapMb && idle.url === workerUrl.href) worker = idle.worker
+  else {
+    void idle?.worker.terminate()
+    worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: heapMb } })
+  }
+  idle = undefined
+  worker.ref()
+  const job = ++merges
+  let waiting: { resolve: (m: ToMain) => void; reject: (err: unknown) => void } | undefined
+  let broken: unknown
+  const fail = (err: unknown) => {
+    broken ??= err
+    waiting?.reject(err)
+    waiting = undefined
+  }
+  const onMessage = (m: ToMain) => {
+    if (m.job !== job) return
+    waiting?.resolve(m)
+    waiting = undefined
+  }
+  const onError = (err: unknown) => fail(err)
+  const onExit = (code: number) => fail(new Error(`merge worker exited with code ${code}`))
+  worker.on('message', onMessage)
+  worker.on('error', onError)
+  worker.on('exit', onExit)
+  let ended = false
+  const end = async (clean: boolean) => {
+    if (ended) return
+    ended = true
+    worker.off('message', onMessage)
+    worker.off('error', onError)
+    worker.off('exit', onExit)
+    if (!clean) {
+      await worker.terminate()
+      return
+    }
+    worker.unref()
+    void idle?.worker.terminate()
+    idle = { worker, heapMb, url: workerUrl.href }
+  }
+  /** One request, one reply; a classified refusal ends the merge with the worker kept. */
+  const ask = async (m: ToWorker, transfer: ArrayBuffer[] = []): Promise<ToMain> => {
+    if (broken) throw broken
+    const reply = new Promise<ToMain>((resolve, reject) => (waiting = { resolve, reject }))
+    worker.postMessage(m, transfer)
+    let r: ToMain
+    try {
+      r = await reply
+    } catch (err) {
+      await end(false)
+      if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY')
+        throw rejected(`The PDFs need more than ${heapMb} MB of memory to merge (memory limit).`)
+      throw err
+    }
+    if (r.type === 'failed') {
+      await end(true)
+      throw new RunnerError(r.code as JobErrorCode, r.message)
+    }
+    return r
+  }
+  await ask({ type: 'begin', job, limits })
+  return {
+    async add(bytes) {
+      // A small Buffer is a view into Node's shared pool, which must not be transferred: copy it.
+      const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes)
+      const r = await ask({ type: 'add', job, bytes: own }, [own.buffer as ArrayBuffer])
+      if (r.type !== 'added') throw new Error(`merge worker: unexpected ${r.type}`)
+      return r.pages
+    },
+    async save() {
+      const r = await ask({ type: 'save', job })
+      if (r.type !== 'saved') throw new Error(`merge worker: unexpected ${r.type}`)
+      await end(true)
+      return { bytes: r.bytes, pageCount: r.pageCount }
+    },
+    abort: () => end(false),
+  }
+}

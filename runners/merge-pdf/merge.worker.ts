@@ -1,0 +1,57 @@
+import { parentPort } from 'node:worker_threads'
+import { RunnerError } from '../common/runner-error.js'
+import { type MergeLimits, PdfMerger } from './merge.js'
+
+/**
+ * Parses and merges PDFs inside a worker thread whose V8 heap is capped, so a document that
+ * needs more memory than the runner has fails as a classified error instead of killing the
+ * runner. One merge at a time: the main thread sends the inputs one by one as it downloads them,
+ * then asks for the result; a pool pod keeps the worker for its next job (pdf-lib loads once).
+ */
+export type ToWorker =
+  | { type: 'begin'; job: number; limits: MergeLimits }
+  | { type: 'add'; job: number; bytes: Uint8Array }
+  | { type: 'save'; job: number }
+
+export type ToMain =
+  | { type: 'added'; job: number; pages: number }
+  | { type: 'saved'; job: number; bytes: Uint8Array; pageCount: number }
+  | { type: 'failed'; job: number; code: string; message: string }
+
+const port = parentPort!
+let merger: PdfMerger | undefined
+
+async function handle(m: ToWorker): Promise<ToMain | [ToMain, ArrayBuffer[]]> {
+  if (m.type === 'begin') {
+    merger = new PdfMerger(m.limits)
+    return { type: 'added', job: m.job, pages: 0 }
+  }
+  if (!merger) throw new Error(`merge worker: ${m.type} before begin`)
+  if (m.type === 'add') return { type: 'added', job: m.job, pages: await merger.add(m.bytes) }
+  const pageCount = merger.pageCount
+  const bytes = await merger.save()
+  merger = undefined
+  return [{ type: 'saved', job: m.job, bytes, pageCount }, [bytes.buffer as ArrayBuffer]]
+}
+
+// Messages are handled one after another, in order.
+let chain = Promise.resolve()
+port.on('message', (m: ToWorker) => {
+  chain = chain.then(async () => {
+    try {
+      const reply = await handle(m)
+      if (Array.isArray(reply)) port.postMessage(reply[0], reply[1])
+      else port.postMessage(reply)
+    } catch (err) {
+      if (!(err instanceof RunnerError)) {
+        // An unclassified failure ends the worker, as an uncaught error would.
+        setImmediate(() => {
+          throw err
+        })
+        return
+      }
+      merger = undefined
+      port.postMessage({ type: 'failed', job: m.job, code: err.code, message: err.message } satisfies ToMain)
+    }
+  })
+})

@@ -1,0 +1,61 @@
+import Type from 'typebox'
+import { outputKeyOwner } from '../../contract/storage-inputs.js'
+import { parseS3Url } from '../../contract/storage-keys.js'
+import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
+import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { MERGE_PDF_LIMITS } from './limits.js'
+
+export { MERGE_PDF_LIMITS }
+
+/** s3:// inputs may come from a bounded number of earlier jobs (limits.ts says why). */
+export function checkMergePdf(input: unknown): InputProblem[] {
+  const files = (input as { files: Array<{ url: string }> }).files
+  const jobs = new Set<string>()
+  const problems: InputProblem[] = []
+  files.forEach((f, i) => {
+    const key = parseS3Url(f.url)?.key
+    const owner = key === undefined ? null : outputKeyOwner(key)
+    if (!owner) return
+    jobs.add(owner.jobId)
+    if (jobs.size === MERGE_PDF_LIMITS.maxStorageSourceJobs + 1)
+      problems.push({
+        path: `files.${i}.url`,
+        message: `s3:// inputs may come from at most ${MERGE_PDF_LIMITS.maxStorageSourceJobs} different jobs in one merge`,
+      })
+  })
+  return problems
+}
+
+export const mergePdf: UtilityDefinition = {
+  slug: 'merge-pdf',
+  name: 'Merge PDFs',
+  description:
+    'Merges 2 to 100 PDFs, in the order given, into one PDF (each at most 150 MB and 500 pages, no password protection; 300 MB and 2,000 pages in all).',
+  category: 'pdf',
+  icon: 'merge',
+  target: 'pdf',
+  maxDurationSeconds: 900,
+  inputSchema: Type.Object(
+    {
+      files: Type.Array(Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false }), {
+        minItems: MERGE_PDF_LIMITS.minFiles,
+        maxItems: MERGE_PDF_LIMITS.maxFiles,
+        description: 'The PDFs to merge, in order.',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  exampleInput: { files: [{ url: 'https://example.com/cover.pdf' }, { url: 'https://example.com/report.pdf' }] },
+  enabled: true,
+  checkInput: checkMergePdf,
+  runner: {
+    image: 'dutil-runner-merge-pdf',
+    entry: 'dist/runners/merge-pdf/bundle/main.js',
+    progressUnit: 'pages',
+    // The main thread only downloads and uploads; pdf-lib runs in a worker with its own heap cap.
+    maxHeapMb: 256,
+    resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
+    backoffLimit: 2,
+    concurrency: 6,
+  },
+}

@@ -1,0 +1,135 @@
+import { PDFDocument } from 'pdf-lib'
+import { describe, expect, inject, it } from 'vitest'
+import { api, download } from './helpers/api.js'
+import { runnerPods } from './helpers/keys.js'
+import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
+import { hostile } from '../support/fixtures.js'
+import { jobOutputs } from './helpers/storage.js'
+import { jobInputs } from './helpers/job-inputs.js'
+
+const inputs = jobInputs()
+const { files } = inputs
+
+/** A PDF of `n` pages whose widths are `first`, `first + 1`, …: the order shows after a merge. */
+async function pdfWithWidths(n: number, first: number): Promise<Buffer> {
+  const doc = await PDFDocument.create()
+  for (let i = 0; i < n; i++) doc.addPage([first + i, 400])
+  return Buffer.from(await doc.save())
+}
+
+const widthsOf = async (bytes: Uint8Array) => (await PDFDocument.load(bytes)).getPages().map((p) => p.getWidth())
+
+describe('merge-pdf through the whole platform', () => {
+  it('given three PDFs, a sync run answers 200 with one merged PDF holding their pages in the order given', async () => {
+    const urls = [
+      files.add('merge-a.pdf', await pdfWithWidths(2, 100)),
+      files.add('merge-b.pdf', await pdfWithWidths(1, 200)),
+      files.add('merge-c.pdf', await pdfWithWidths(3, 300)),
+    ]
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: { input: { files: urls.map((url) => ({ url })) } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body).toMatchObject({ utility: 'merge-pdf', status: 'succeeded', error: null })
+    expect(res.body.result.pageCount).toBe(6)
+    expect(res.body.result.files).toHaveLength(1)
+    const [file] = res.body.result.files
+    expect(file).toMatchObject({ name: 'merged.pdf', contentType: 'application/pdf' })
+    expect(file.key).toBe(`merge-pdf/${res.body.createdAt.slice(0, 10)}/${res.body.id}/merged.pdf`)
+    const got = await download(file.url)
+    expect(got.status).toBe(200)
+    expect(got.bytes.length).toBe(file.size)
+    expect(await widthsOf(got.bytes)).toEqual([100, 101, 200, 300, 301, 302])
+    // Progress counts pages merged; at the end the total is known.
+    expect(res.body.progress).toMatchObject({ done: 6, total: 6, unit: 'pages' })
+  })
+
+  it("chains from its own key's earlier jobs: pages split by split-pdf merge back in another order", async () => {
+    const split = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url: files.add('merge-chain.pdf', await pdfWithWidths(3, 400)) } },
+    })
+    expect(split.status).toBe(200)
+    const bucket = inject('storage').bucket
+    const page = (n: number) => ({ url: `s3://${bucket}/${split.body.result.files[n - 1].key}` })
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: {
+        input: { files: [page(3), { url: files.add('merge-cover.pdf', await pdfWithWidths(1, 150)) }, page(1)] },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(await widthsOf((await download(res.body.result.files[0].url)).bytes)).toEqual([402, 150, 400])
+  })
+
+  it('refuses fewer than two files before any job exists, naming the field', async () => {
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: { input: { files: [{ url: files.add('merge-alone.pdf', await makePdf(1)) }] } },
+    })
+    expect(res.status).toBe(400)
+    expect(res.body.error.code).toBe('invalid_request')
+    expect(JSON.stringify(res.body.error.details)).toContain('input.files')
+  })
+
+  it('given a password-protected second input, fails as upstream_rejected naming it, with no output', async () => {
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          files: [
+            { url: files.add('merge-ok.pdf', await makePdf(1)) },
+            { url: files.add('merge-locked.pdf', await makeEncryptedPdf(2)) },
+          ],
+        },
+      },
+    })
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'files.1: The PDF is password-protected (encrypted); it cannot be merged.',
+    })
+    expect(await jobOutputs(res.body)).toEqual([])
+  })
+
+  it.each([
+    ['truncated.pdf', 'not a valid PDF'],
+    ['not-a-pdf.pdf', 'not a valid PDF'],
+    ['decompression-bomb.pdf', 'decompression bomb'],
+  ])(
+    'given %s among the inputs, the run fails once as upstream_rejected (%s), with no retry and no output',
+    async (fixture, why) => {
+      const res = await api('POST', '/v1/utilities/merge-pdf', {
+        key: inputs.key,
+        body: {
+          input: {
+            files: [
+              { url: files.add(`merge-${fixture}`, hostile(fixture)) },
+              { url: files.add('merge-fine.pdf', await makePdf(1)) },
+            ],
+          },
+        },
+      })
+      expect(res.status).toBe(422)
+      expect(res.body.error.code).toBe('upstream_rejected')
+      expect(res.body.error.message).toMatch(new RegExp(`^files\\.0: .*${why}`))
+      expect(await jobOutputs(res.body)).toEqual([])
+      expect(await runnerPods(res.body.id)).toBe(1)
+    },
+  )
+
+  it('given an input URL that answers 404, the run fails naming the input, with upstreamStatus 404', async () => {
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          files: [{ url: files.add('merge-first.pdf', await makePdf(1)) }, { url: `${files.url}/files/missing.pdf` }],
+        },
+      },
+    })
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ code: 'upstream_rejected', upstreamStatus: 404 })
+    expect(res.body.error.message).toMatch(/^files\.1: /)
+  })
+})
