@@ -66,6 +66,19 @@ export function ensureNodeAddress(ip: string): void {
   sh(`ip link set ${NODE_INTERFACE} up`)
 }
 
+/**
+ * Routes the cluster's own ranges (Service ClusterIPs, pod addresses) to the node's interface,
+ * below any route the node's network makes (metric 4000), so that traffic from this machine to
+ * a ClusterIP before kube-proxy has written its rule, or to a pod address before the pod bridge
+ * exists, is dropped here instead of following the default route off the machine (where some
+ * other host could answer it). kube-proxy's DNAT re-routes a ClusterIP packet to its pod; the
+ * pod bridge's own subnet route wins over this one. Kept between runs; idempotent.
+ */
+export function keepClusterRangesLocal(layout: Pick<RealNodeLayout, 'serviceCidr' | 'podCidr'>): void {
+  for (const cidr of [layout.serviceCidr, layout.podCidr])
+    execFileSync('ip', ['route', 'replace', cidr, 'dev', NODE_INTERFACE, 'metric', '4000'], { stdio: 'ignore' })
+}
+
 export function hostCgroupVersion(): 1 | 2 {
   return execFileSync('stat', ['-fc', '%T', '/sys/fs/cgroup'], { encoding: 'utf8' }).trim() === 'cgroup2fs' ? 2 : 1
 }
@@ -117,6 +130,7 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   const dir = layout.dir
   const p = paths(layout)
   ensureNodeAddress(layout.nodeIp)
+  keepClusterRangesLocal(layout)
   for (const d of [p.containerdRoot, p.containerdState, p.cniConfDir, p.kubeletRoot, p.podLogs])
     mkdirSync(d, { recursive: true })
   writeFileSync(p.containerdConfig, containerdConfig(layout))
