@@ -34,6 +34,8 @@ export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, st
     p.catch(() => {})
     return p
   }
+  // The first download runs while the worker starts and loads pdf-lib.
+  let next = download(0)
   const merge = await mergeInWorker(
     { maxPages: MERGE_PDF_LIMITS.maxPages, maxTotalPages: MERGE_PDF_LIMITS.maxTotalPages },
     MERGE_PDF_LIMITS.workerHeapMb,
@@ -43,7 +45,6 @@ export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, st
   let saved: { bytes: Uint8Array; pageCount: number }
   try {
     progress(0, null)
-    let next = download(0)
     for (let i = 0; i < input.files.length; i++) {
       const bytes = await next
       if (i + 1 < input.files.length) next = download(i + 1)

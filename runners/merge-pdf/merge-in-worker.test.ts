@@ -1,31 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { build } from 'esbuild'
 import { PDFDocument } from 'pdf-lib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { bundledWorker } from '../../test/support/bundled-worker.js'
 import { keptMergeWorker, mergeInWorker } from './merge-in-worker.js'
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-
 // The worker runs as the runner runs it: bundled (runners/bundle-runners.ts).
-let workerDir: string
-let workerUrl: URL
-beforeAll(async () => {
-  workerDir = mkdtempSync(join(REPO, 'node_modules', '.dutil-merge-worker-'))
-  const outfile = join(workerDir, 'merge.worker.mjs')
-  await build({
-    entryPoints: [join(REPO, 'runners/merge-pdf/merge.worker.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    logLevel: 'warning',
-  })
-  workerUrl = pathToFileURL(outfile)
-})
-afterAll(() => rmSync(workerDir, { recursive: true, force: true }))
+const worker = bundledWorker('runners/merge-pdf/merge.worker.ts')
 
 async function pdfWithPages(n: number, first = 100): Promise<Uint8Array> {
   const doc = await PDFDocument.create()
@@ -37,7 +16,7 @@ const LIMITS = { maxPages: 500, maxTotalPages: 2000 }
 
 /** Merges the inputs through the worker; the merged pages' widths. */
 async function mergedWidths(inputs: Uint8Array[], heapMb = 256): Promise<number[]> {
-  const merge = await mergeInWorker(LIMITS, heapMb, workerUrl)
+  const merge = await mergeInWorker(LIMITS, heapMb, worker.url)
   try {
     for (const bytes of inputs) await merge.add(bytes)
     const { bytes, pageCount } = await merge.save()
@@ -87,7 +66,7 @@ describe('the merge worker', () => {
       const doc = await PDFDocument.create()
       for (let i = 0; i < 4000; i++) doc.addPage([200, 300])
       const big = await doc.save({ useObjectStreams: false })
-      const merge = await mergeInWorker({ maxPages: 100_000, maxTotalPages: 100_000 }, 8, workerUrl)
+      const merge = await mergeInWorker({ maxPages: 100_000, maxTotalPages: 100_000 }, 8, worker.url)
       await expect(merge.add(big)).rejects.toThrow('The PDFs need more than 8 MB of memory to merge (memory limit).')
       expect(keptMergeWorker()).toBeNull()
       expect(await mergedWidths([await pdfWithPages(1, 700), await pdfWithPages(1, 800)])).toEqual([700, 800])

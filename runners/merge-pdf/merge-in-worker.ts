@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads'
+import { KeptWorker } from '../common/kept-worker.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import type { MergeLimits } from './merge.js'
@@ -6,18 +6,13 @@ import type { ToMain, ToWorker } from './merge.worker.js'
 
 const WORKER_URL = new URL('./merge.worker.js', import.meta.url)
 
-/**
- * The merge worker between merges: kept after a merge that ended as the worker meant it to (a
- * saved document, or a classified refusal), so the next merge in this process (a pool pod's next
- * job, of the same tenant) skips loading pdf-lib again; any other ending terminates it.
- * Unreferenced while it waits: it never keeps a job-mode runner alive.
- */
-let idle: { worker: Worker; heapMb: number; url: string } | undefined
+/** The merge worker between merges (runners/common/kept-worker.ts). */
+const kept = new KeptWorker()
 let merges = 0
 
 /** The thread id of the merge worker kept for the next merge, if one is kept. */
 export function keptMergeWorker(): number | null {
-  return idle?.worker.threadId ?? null
+  return kept.threadId
 }
 
 export interface WorkerMerge {
@@ -35,14 +30,7 @@ export async function mergeInWorker(
   heapMb: number,
   workerUrl: URL = WORKER_URL,
 ): Promise<WorkerMerge> {
-  let worker: Worker
-  if (idle && idle.heapMb === heapMb && idle.url === workerUrl.href) worker = idle.worker
-  else {
-    void idle?.worker.terminate()
-    worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: heapMb } })
-  }
-  idle = undefined
-  worker.ref()
+  const worker = kept.take(workerUrl, heapMb)
   const job = ++merges
   let waiting: { resolve: (m: ToMain) => void; reject: (err: unknown) => void } | undefined
   let broken: unknown
@@ -72,9 +60,7 @@ export async function mergeInWorker(
       await worker.terminate()
       return
     }
-    worker.unref()
-    void idle?.worker.terminate()
-    idle = { worker, heapMb, url: workerUrl.href }
+    kept.keep(worker, workerUrl, heapMb)
   }
   /** One request, one reply; a classified refusal ends the merge with the worker kept. */
   const ask = async (m: ToWorker, transfer: ArrayBuffer[] = []): Promise<ToMain> => {

@@ -1,31 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { build } from 'esbuild'
 import { PDFDocument } from 'pdf-lib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { bundledWorker } from '../../test/support/bundled-worker.js'
 import { keptSplitWorker, splitInWorker } from './split-in-worker.js'
 
-const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-
 // The worker runs as the runner runs it: bundled (runners/bundle-runners.ts).
-let workerDir: string
-let workerUrl: URL
-beforeAll(async () => {
-  workerDir = mkdtempSync(join(REPO, 'node_modules', '.dutil-split-worker-'))
-  const outfile = join(workerDir, 'split.worker.mjs')
-  await build({
-    entryPoints: [join(REPO, 'runners/split-pdf/split.worker.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    logLevel: 'warning',
-  })
-  workerUrl = pathToFileURL(outfile)
-})
-afterAll(() => rmSync(workerDir, { recursive: true, force: true }))
+const worker = bundledWorker('runners/split-pdf/split.worker.ts')
 
 async function pdfWithPages(n: number): Promise<Uint8Array> {
   const doc = await PDFDocument.create()
@@ -34,7 +13,7 @@ async function pdfWithPages(n: number): Promise<Uint8Array> {
 }
 
 async function pageWidths(bytes: Uint8Array, heapMb = 256, maxPages = 100): Promise<number[]> {
-  const { total, pages } = await splitInWorker(bytes, maxPages, heapMb, 2, workerUrl)
+  const { total, pages } = await splitInWorker(bytes, maxPages, heapMb, 2, worker.url)
   const widths: number[] = []
   for await (const p of pages) widths.push((await PDFDocument.load(p.bytes)).getPage(0).getWidth())
   expect(widths).toHaveLength(total)
@@ -63,7 +42,7 @@ describe('the split worker', () => {
   it('is ended when its pages are not all taken, and a new one splits the next PDF', async () => {
     await pageWidths(await pdfWithPages(1))
     const before = keptSplitWorker()
-    const { pages } = await splitInWorker(await pdfWithPages(6), 100, 256, 2, workerUrl)
+    const { pages } = await splitInWorker(await pdfWithPages(6), 100, 256, 2, worker.url)
     for await (const p of pages) {
       expect(p.pageNumber).toBe(1)
       break

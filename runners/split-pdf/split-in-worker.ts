@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads'
+import { KeptWorker } from '../common/kept-worker.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
 import type { ToMain, ToWorker } from './split.worker.js'
@@ -10,19 +10,13 @@ export interface SplitPage {
 
 const WORKER_URL = new URL('./split.worker.js', import.meta.url)
 
-/**
- * The split worker between splits: kept after a split that ended as the worker meant it to
- * (every page sent, or a classified refusal), so the next split in this process (a pool pod's
- * next job, of the same tenant) skips loading pdf-lib again. A worker that failed otherwise,
- * or whose pages were not all taken, is ended instead. Unreferenced while it waits: it never
- * keeps a job-mode runner alive.
- */
-let idle: { worker: Worker; heapMb: number; url: string } | undefined
+/** The split worker between splits (runners/common/kept-worker.ts). */
+const kept = new KeptWorker()
 let splits = 0
 
 /** The thread id of the split worker kept for the next split, if one is kept. */
 export function keptSplitWorker(): number | null {
-  return idle?.worker.threadId ?? null
+  return kept.threadId
 }
 
 /**
@@ -36,14 +30,7 @@ export async function splitInWorker(
   ahead = 8,
   workerUrl: URL = WORKER_URL,
 ): Promise<{ total: number; pages: AsyncGenerator<SplitPage> }> {
-  let worker: Worker
-  if (idle && idle.heapMb === heapMb && idle.url === workerUrl.href) worker = idle.worker
-  else {
-    void idle?.worker.terminate()
-    worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: heapMb } })
-  }
-  idle = undefined
-  worker.ref()
+  const worker = kept.take(workerUrl, heapMb)
   const job = ++splits
   const queue: Array<ToMain | { type: 'error'; err: unknown }> = []
   let notify: (() => void) | undefined
@@ -69,9 +56,7 @@ export async function splitInWorker(
       await worker.terminate()
       return
     }
-    worker.unref()
-    void idle?.worker.terminate()
-    idle = { worker, heapMb, url: workerUrl.href }
+    kept.keep(worker, workerUrl, heapMb)
   }
   const nextMessage = async () => {
     while (queue.length === 0) await new Promise<void>((r) => (notify = r))

@@ -1,35 +1,18 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { build } from 'esbuild'
+import { fileURLToPath } from 'node:url'
 import XLSX from 'xlsx'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { bundledWorker } from '../../test/support/bundled-worker.js'
 import { type ConvertOptions, convertXls as convertWith, xlsFormatProblem, xlsxFileName } from './convert.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const fixture = (name: string) => readFileSync(join(REPO, 'test/fixtures/hostile', name))
 
 // The worker runs as the runner runs it: bundled (runners/bundle-runners.ts), SheetJS loaded from node_modules.
-let workerDir: string
-let workerUrl: URL
-beforeAll(async () => {
-  workerDir = mkdtempSync(join(REPO, 'node_modules', '.dutil-xls-worker-'))
-  const outfile = join(workerDir, 'convert.worker.mjs')
-  await build({
-    entryPoints: [join(REPO, 'runners/xls-to-xlsx/convert.worker.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['xlsx'],
-    logLevel: 'warning',
-  })
-  workerUrl = pathToFileURL(outfile)
-})
-afterAll(() => rmSync(workerDir, { recursive: true, force: true }))
-const convertXls = (bytes: Buffer, opts: ConvertOptions = {}) => convertWith(bytes, { workerUrl, ...opts })
+const worker = bundledWorker('runners/xls-to-xlsx/convert.worker.ts', ['xlsx'])
+const convertXls = (bytes: Buffer, opts: ConvertOptions = {}) => convertWith(bytes, { workerUrl: worker.url, ...opts })
 
 function sampleXls(): Buffer {
   const data = XLSX.utils.aoa_to_sheet(

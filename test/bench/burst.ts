@@ -12,6 +12,8 @@ export interface BurstResult {
   busy: number
   /** The job that took longest from acceptance to success, as the API showed it at its end. */
   slowest?: SeenJob
+  /** The first few jobs that did not succeed, as the API showed them at their end. */
+  failures: SeenJob[]
 }
 
 /** A job as the bench's client sees it from the API. */
@@ -19,6 +21,7 @@ interface SeenJob {
   id: string
   status: string
   timings: { totalMs: number } & Record<string, number | null>
+  error?: { code: string; message: string } | null
 }
 
 /**
@@ -37,6 +40,7 @@ export async function burst(o: {
   await runOne(o.gatewayUrl, o.slug, o.input, o.keys[0])
   const totals: number[] = []
   let failed = 0
+  const failures: SeenJob[] = []
   let slowest: BurstResult['slowest']
   const cpu0 = cpuTimes()
   const t0 = performance.now()
@@ -45,8 +49,10 @@ export async function burst(o: {
     Array.from({ length: o.concurrency }, async (_, w) => {
       for (let n = 0; performance.now() < end; n++) {
         const job = await runOne(o.gatewayUrl, o.slug, o.input, o.keys[(w + n) % o.keys.length])
-        if (job.status !== 'succeeded') failed++
-        else {
+        if (job.status !== 'succeeded') {
+          failed++
+          if (failures.length < 3) failures.push(job)
+        } else {
           totals.push(job.timings.totalMs)
           if (!slowest || job.timings.totalMs > (slowest.timings.totalMs ?? 0)) slowest = job
         }
@@ -55,7 +61,7 @@ export async function burst(o: {
   )
   const wallSeconds = (performance.now() - t0) / 1000
   const cpu1 = cpuTimes()
-  return { totals, failed, wallSeconds, busy: (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total), slowest }
+  return { totals, failed, wallSeconds, busy: (cpu1.busy - cpu0.busy) / (cpu1.total - cpu0.total), slowest, failures }
 }
 
 /** One row of docs/benchmarks.md's throughput table. */

@@ -242,6 +242,30 @@ try {
         platformInput: { files: urls },
       },
     )
+    // The same with a scan-like image on every page (about 5 MB an input): transfers count.
+    const heavyUrls: Array<{ url: string }> = []
+    let heavyTotal = 0
+    for (let i = 0; i < 10; i++) {
+      const pdf = await makeHeavyPdf(50, 100_000)
+      heavyTotal += pdf.length
+      writeFileSync(join(WORK, names[i]), pdf)
+      heavyUrls.push({ url: files.add(`heavy-${names[i]}`, pdf) })
+    }
+    await measure(
+      {
+        utility: 'merge-pdf',
+        input: `10 × 50 scanned pages, ${(heavyTotal / 1024 ** 2).toFixed(0)} MB`,
+        tool: 'qpdf --empty --pages',
+        target: { against: 'anchor', ratio: 1.3 },
+      },
+      {
+        native: () => timed('qpdf', ['--empty', '--pages', ...names, '--', join(out, 'merged.pdf')]),
+        output: `${out}/`,
+        before: fresh(out),
+        runner: runner('merge-pdf', { files: heavyUrls }),
+        platformInput: { files: heavyUrls },
+      },
+    )
     for (const n of names) rmSync(join(WORK, n))
     rmSync(out, { recursive: true, force: true })
   }
