@@ -30,7 +30,6 @@ export async function mergeInWorker(
   heapMb: number,
   workerUrl: URL = WORKER_URL,
 ): Promise<WorkerMerge> {
-  const worker = kept.take(workerUrl, heapMb)
   const job = ++merges
   let waiting: { resolve: (m: ToMain) => void; reject: (err: unknown) => void } | undefined
   let broken: unknown
@@ -39,29 +38,15 @@ export async function mergeInWorker(
     waiting?.reject(err)
     waiting = undefined
   }
-  const onMessage = (m: ToMain) => {
-    if (m.job !== job) return
-    waiting?.resolve(m)
-    waiting = undefined
-  }
-  const onError = (err: unknown) => fail(err)
-  const onExit = (code: number) => fail(new Error(`merge worker exited with code ${code}`))
-  worker.on('message', onMessage)
-  worker.on('error', onError)
-  worker.on('exit', onExit)
-  let ended = false
-  const end = async (clean: boolean) => {
-    if (ended) return
-    ended = true
-    worker.off('message', onMessage)
-    worker.off('error', onError)
-    worker.off('exit', onExit)
-    if (!clean) {
-      await worker.terminate()
-      return
-    }
-    kept.keep(worker, workerUrl, heapMb)
-  }
+  const { worker, end } = kept.lease(workerUrl, heapMb, {
+    message: (m: ToMain) => {
+      if (m.job !== job) return
+      waiting?.resolve(m)
+      waiting = undefined
+    },
+    error: fail,
+    exit: (code) => fail(new Error(`merge worker exited with code ${code}`)),
+  })
   /** One request, one reply; a classified refusal ends the merge with the worker kept. */
   const ask = async (m: ToWorker, transfer: ArrayBuffer[] = []): Promise<ToMain> => {
     if (broken) throw broken

@@ -30,7 +30,6 @@ export async function splitInWorker(
   ahead = 8,
   workerUrl: URL = WORKER_URL,
 ): Promise<{ total: number; pages: AsyncGenerator<SplitPage> }> {
-  const worker = kept.take(workerUrl, heapMb)
   const job = ++splits
   const queue: Array<ToMain | { type: 'error'; err: unknown }> = []
   let notify: (() => void) | undefined
@@ -38,26 +37,12 @@ export async function splitInWorker(
     queue.push(m)
     notify?.()
   }
-  const onMessage = (m: ToMain) => push(m)
-  const onError = (err: unknown) => push({ type: 'error', err })
-  const onExit = (code: number) => push({ type: 'error', err: new Error(`split worker exited with code ${code}`) })
-  worker.on('message', onMessage)
-  worker.on('error', onError)
-  worker.on('exit', onExit)
   /** The split is over: a worker that ended it cleanly waits for the next one; any other goes. */
-  let ended = false
-  const end = async (clean: boolean) => {
-    if (ended) return
-    ended = true
-    worker.off('message', onMessage)
-    worker.off('error', onError)
-    worker.off('exit', onExit)
-    if (!clean) {
-      await worker.terminate()
-      return
-    }
-    kept.keep(worker, workerUrl, heapMb)
-  }
+  const { worker, end } = kept.lease(workerUrl, heapMb, {
+    message: (m: ToMain) => push(m),
+    error: (err) => push({ type: 'error', err }),
+    exit: (code) => push({ type: 'error', err: new Error(`split worker exited with code ${code}`) }),
+  })
   const nextMessage = async () => {
     while (queue.length === 0) await new Promise<void>((r) => (notify = r))
     const m = queue.shift()!
