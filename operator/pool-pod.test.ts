@@ -10,6 +10,8 @@ import {
   desiredPoolPod,
   newPoolPodName,
   planPool,
+  POOL_TAKE_IDLE_MS,
+  poolRoom,
   POOL_SCRATCH,
   POOL_SPEC_ANNOTATION,
   podTenant,
@@ -136,7 +138,14 @@ describe('choosePoolPod', () => {
 describe('planPool', () => {
   const plan = (
     pods: V1Pod[],
-    o: { busy?: string[]; waiting?: string[]; lastUsed?: Record<string, number>; size?: number; spare?: number } = {},
+    o: {
+      busy?: string[]
+      waiting?: string[]
+      lastUsed?: Record<string, number>
+      size?: number
+      spare?: number
+      now?: number
+    } = {},
   ) =>
     planPool({
       pods,
@@ -145,6 +154,7 @@ describe('planPool', () => {
       busy: new Set(o.busy ?? []),
       waiting: o.waiting ?? [],
       lastUsed: new Map(Object.entries(o.lastUsed ?? {})),
+      now: o.now ?? 60_000,
     })
 
   it('keeps `spare` generic pods started ahead, within the size', () => {
@@ -172,6 +182,16 @@ describe('planPool', () => {
     expect(plan(full, { waiting: [a, a], busy: ['p2'], lastUsed: { p0: 5, p1: 2 } }).remove).toEqual([])
   })
 
+  it(`takes no pod its tenant used within ${POOL_TAKE_IDLE_MS} ms`, () => {
+    const full = [pod('p0', { tenant: b }), pod('p1', { tenant: b }), pod('p2', { tenant: a })]
+    const c = tenantHash('key:c')
+    const now = 100_000
+    const recent = { p0: now - 1_000, p1: now - 2_000, p2: now - POOL_TAKE_IDLE_MS + 1 }
+    expect(plan(full, { waiting: [c], lastUsed: recent, now })).toEqual({ remove: [], create: 0 })
+    const p = plan(full, { waiting: [c], lastUsed: { ...recent, p1: now - POOL_TAKE_IDLE_MS }, now })
+    expect(names(p.remove)).toEqual(['p1'])
+  })
+
   it('deletes ended pods, and idle pods made from other settings or beyond the size', () => {
     const ended = pod('e', { extra: { status: { phase: 'Succeeded' } } })
     const old = pod('o', { hash: 'h0' })
@@ -187,5 +207,37 @@ describe('planPool', () => {
       lastUsed: { p0: 2, p1: 1 },
     })
     expect(names(shrunk.remove)).toEqual(['g0', 'p1'])
+  })
+})
+
+describe('poolRoom', () => {
+  const now = 100_000
+  const room = (pods: V1Pod[], tenant: string, o: { busy?: string[]; lastUsed?: Record<string, number> } = {}) =>
+    poolRoom({
+      pods,
+      pool: { ...pool, size: 3, spare: 1 },
+      busy: new Set(o.busy ?? []),
+      lastUsed: new Map(Object.entries(o.lastUsed ?? {})),
+      now,
+      tenant,
+    })
+  const c = tenantHash('key:c')
+  const full = [pod('p0', { tenant: a }), pod('p1', { tenant: a }), pod('p2', { tenant: b })]
+  const recent = { p0: now - 100, p1: now - 200, p2: now - 300 }
+
+  it('waits for a pod of the pool while the tenant has one, a generic one stands or starts, or there is room', () => {
+    expect(room(full, a, { busy: ['p0', 'p1', 'p2'], lastUsed: recent })).toBe('wait')
+    expect(room([pod('p0', { tenant: a }), pod('g', { ready: false })], c, { lastUsed: recent })).toBe('wait')
+    expect(room([pod('p0', { tenant: a }), pod('p1', { tenant: b })], c, { lastUsed: recent })).toBe('wait')
+  })
+
+  it("runs a newcomer's job as a batch Job when every pod of a full pool is another tenant's and used lately", () => {
+    expect(room(full, c, { lastUsed: recent })).toBe('job')
+    expect(room(full, c, { busy: ['p0', 'p1', 'p2'] })).toBe('job')
+    // A pod idle for long enough is taken instead (planPool deletes it and makes one for the newcomer).
+    expect(room(full, c, { lastUsed: { ...recent, p2: now - POOL_TAKE_IDLE_MS } })).toBe('wait')
+    // An ended pod is no pod: there is room.
+    const ended = pod('p2', { tenant: b, extra: { status: { phase: 'Succeeded' } } })
+    expect(room([full[0], full[1], ended], c, { lastUsed: recent })).toBe('wait')
   })
 })

@@ -154,6 +154,13 @@ export function choosePoolPod(
   return generic ? { pod: generic, bind: true } : undefined
 }
 
+/**
+ * How long a tenant's idle pod is kept from a newcomer after its last job: a pod used more
+ * recently than that is likely to be used again soon (its tenant is at work), and taking it would
+ * only make that tenant start one next. Older idle pods are taken, least recently used first.
+ */
+export const POOL_TAKE_IDLE_MS = 10_000
+
 /** What the upkeep of one utility's pool does now. */
 export interface PoolPlan {
   /** Pods to delete, and why. */
@@ -162,24 +169,71 @@ export interface PoolPlan {
   create: number
 }
 
+/** A utility's pods and what the operator knows of their use, for planPool and poolRoom. */
+export interface PoolView {
+  pods: readonly V1Pod[]
+  pool: RunnerPool
+  /** Pods holding a job (or being handed one). */
+  busy: ReadonlySet<string>
+  /** When each pod last took a job (ms, the clock of `now`); pods not in it were never used here. */
+  lastUsed: ReadonlyMap<string, number>
+  now: number
+}
+
+/** Live pods (not ended or going) of the view. */
+function livePods(pods: readonly V1Pod[]): V1Pod[] {
+  return pods.filter((p) => !p.metadata?.deletionTimestamp && !poolPodEnded(p))
+}
+
+/**
+ * Idle pods of tenants other than `keep` that a newcomer may take, least recently used first:
+ * bound, holding no job, and unused for POOL_TAKE_IDLE_MS.
+ */
+function takeable(v: PoolView, pods: readonly V1Pod[], keep: ReadonlySet<string>): V1Pod[] {
+  const used = (p: V1Pod) => v.lastUsed.get(p.metadata!.name!) ?? 0
+  return pods
+    .filter((p) => {
+      const tenant = podTenant(p)
+      return (
+        tenant !== null &&
+        !keep.has(tenant) &&
+        !v.busy.has(p.metadata!.name!) &&
+        // A pod never used here (this process started since) counts as long idle.
+        v.now - (v.lastUsed.get(p.metadata!.name!) ?? -Infinity) >= POOL_TAKE_IDLE_MS
+      )
+    })
+    .sort((a, b) => used(a) - used(b) || byName(a, b))
+}
+
+/**
+ * Where a job of `tenant` that found no idle pod is to run (pure): `wait` for a pod of the pool
+ * (one of its own frees, a generic one is starting or can be made, or another tenant's long-idle
+ * pod makes room), or `job`, as a batch Job of its own, when the pool is full of pods that other
+ * tenants are using. Evicting one of those would cost a pod's start and end, as much as a batch
+ * Job, and only make their tenant start one next: under such contention pods stay with the
+ * tenants at work and the newcomers run as in job mode.
+ */
+export function poolRoom(v: PoolView & { tenant: string }): 'wait' | 'job' {
+  const live = livePods(v.pods)
+  if (live.some((p) => podTenant(p) === v.tenant || podTenant(p) === null)) return 'wait'
+  if (live.length < v.pool.size) return 'wait'
+  return takeable(v, live, new Set([v.tenant])).length > 0 ? 'wait' : 'job'
+}
+
 /**
  * The upkeep of one utility's pool (pure, level-triggered). Ended pods go (a retired runner
  * exits); idle pods made from other settings go. Then every job waiting for a pod should find a
  * generic one, and `spare` generic pods more stand ready, within `size` pods in all; when the
- * pool is full and a waiting tenant has no pod at all, the least recently used idle pods of
- * tenants that are not waiting go to make room (never a pod holding a job).
+ * pool is full and a waiting tenant has no pod at all, the least recently used pods of tenants
+ * that are not waiting, idle for POOL_TAKE_IDLE_MS, go to make room (never a pod holding a job).
  */
-export function planPool(input: {
-  pods: readonly V1Pod[]
-  pool: RunnerPool
-  wantedHash: string
-  /** Pods holding a job (or being handed one). */
-  busy: ReadonlySet<string>
-  /** The tenants of the jobs waiting for a pod, one entry per job. */
-  waiting: readonly string[]
-  /** When each pod last took a job (larger: later); pods not in it were never used. */
-  lastUsed: ReadonlyMap<string, number>
-}): PoolPlan {
+export function planPool(
+  input: PoolView & {
+    wantedHash: string
+    /** The tenants of the jobs waiting for a pod, one entry per job. */
+    waiting: readonly string[]
+  },
+): PoolPlan {
   const { pool, busy, waiting, lastUsed } = input
   const remove: PoolPlan['remove'] = []
   const live: V1Pod[] = []
@@ -212,10 +266,7 @@ export function planPool(input: {
   // tenant's idle pod would only make that tenant start one next).
   const hasPod = new Set(kept.map(podTenant).filter((t): t is string => t !== null))
   const podless = [...waitingTenants].filter((t) => !hasPod.has(t)).length
-  const evictable = kept
-    .filter((p) => idle(p) && podTenant(p) !== null && !waitingTenants.has(podTenant(p)!))
-    .sort((a, b) => used(a) - used(b) || byName(a, b))
-    .slice(0, Math.max(0, podless - generic - createForWaiting))
+  const evictable = takeable(input, kept, waitingTenants).slice(0, Math.max(0, podless - generic - createForWaiting))
   for (const pod of evictable) remove.push({ pod, why: 'another tenant needs the slot' })
   const spareLeft = Math.max(0, generic - waiting.length)
   const createForSpare = Math.min(Math.max(0, pool.spare - spareLeft), room - createForWaiting)

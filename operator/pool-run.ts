@@ -123,8 +123,12 @@ export class PoolRun implements RunBackend {
     const pools = this.d.pools
     const tenant = tenantHash(tenantOf(uj.spec))
     const pod = pools.podOf(uj) ?? (await pools.claim(utility.slug, uj.metadata.name, tenant))
-    // Every pod busy or starting (admission counts the pool's size): woken when one is free.
-    if (!pod) return { kind: 'wait', recheckInMs: POOL_RETRY_MS }
+    if (!pod)
+      // A pool full of pods that other tenants use: the job runs as a batch Job. Else every pod
+      // is busy or starting (admission counts the pool's size): woken when one is free.
+      return pools.room(utility.slug, uj.metadata.name, tenant) === 'job'
+        ? { kind: 'job' }
+        : { kind: 'wait', recheckInMs: POOL_RETRY_MS }
     const podName = pod.metadata!.name!
     this.d.fence?.()
     const answer = await inSpan('hand to pool pod', { attributes: jobAttributes(uj.spec) }, async () => {

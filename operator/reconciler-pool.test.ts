@@ -187,7 +187,7 @@ function world(
     graceMs: 60_000,
     pools,
   })
-  return { reconciler, writes, assigned, statuses, pods, woken, pools, longPolls, events }
+  return { reconciler, writes, assigned, statuses, pods, woken, pools, longPolls, events, utilityJobs }
 }
 
 /** A split-pdf job (it counts pages) running on pool pod 0 for half a second. */
@@ -244,6 +244,39 @@ describe('a job of a pooled utility', () => {
     full.pools.lead(new AbortController().signal)
     await full.pools.sync()
     expect(full.writes).toEqual(['delete pod dutil-pool-html-pdf-0'])
+  })
+
+  it('runs as a batch Job, taking no pod, when every pod of the full pool is another tenant’s and used lately', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    const others = ['job-01m8oth0', 'job-01m8oth1'].map((name) => {
+      const j = utilityJob({ state: 'queued' }, name)
+      return { ...j, spec: { ...j.spec, apiKeyId: 'key_2' } } as UtilityJobResource
+    })
+    const w = world(uj, { others })
+    const other = tenantHash(tenantOf(others[0].spec))
+    // Another tenant's jobs took both pods a moment ago (and finished).
+    const taken = [
+      await w.pools.claim('html-pdf', 'job-01m8oth0', other),
+      await w.pools.claim('html-pdf', 'job-01m8oth1', other),
+    ]
+    expect(taken.map((p) => p?.metadata?.name)).toEqual(['dutil-pool-html-pdf-0', 'dutil-pool-html-pdf-1'])
+    w.pools.handBack('job-01m8oth0', taken[0]!)
+    w.pools.handBack('job-01m8oth1', taken[1]!)
+    w.writes.length = 0
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['create job', 'status queued'])
+    expect(w.statuses[0].status).toMatchObject({ state: 'queued', jobName: expect.any(String) })
+    expect(w.statuses[0].status?.runnerPod).toBeUndefined()
+    expect(w.events.map((e) => e.reason)).toEqual(['JobCreated'])
+    // It waits for no pod: the upkeep takes none of the other tenant's.
+    w.pools.lead(new AbortController().signal)
+    await w.pools.sync()
+    expect(w.writes).toEqual(['create job', 'status queued'])
+    // And its next pass follows its batch Job, never a pod, though the watch shows no Job yet.
+    const next = { ...w.statuses[0], metadata: { ...w.statuses[0].metadata, resourceVersion: '12' } }
+    w.utilityJobs.set(uj.metadata.name, next)
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes.filter((x) => x.startsWith('assign'))).toEqual([])
   })
 
   it('goes back to waiting when the pod does not take it, and a retiring pod goes at once', async () => {

@@ -125,6 +125,8 @@ export class UtilityJobReconciler {
   private readonly written = new Map<string, number>()
   /** UtilityJobs without the record's finalizer whose row this process has written. */
   private readonly recorded = new Set<string>()
+  /** Jobs of a pooled utility that this process started as batch Jobs (the watch may not show the Job yet). */
+  private readonly asBatchJob = new Set<string>()
   private readonly jobRun: JobRun
   private readonly poolRun: PoolRun | undefined
   private readonly utilityJobs: UtilityJobClient
@@ -159,6 +161,7 @@ export class UtilityJobReconciler {
     if (!uj) {
       this.written.delete(name)
       this.recorded.delete(name)
+      this.asBatchJob.delete(name)
       this.jobRun.forget(name)
       this.poolRun?.forget(name)
       return
@@ -169,11 +172,12 @@ export class UtilityJobReconciler {
 
   /**
    * What runs the job: its pool pod once it has one; a new job of a pooled utility goes to the
-   * pool (a Job made before the utility was pooled runs on); everything else, a batch Job.
+   * pool (a Job made before the utility was pooled, or for a job the full pool had no room for,
+   * runs on); everything else, a batch Job.
    */
   private runOf(uj: UtilityJobResource): RunBackend {
     const pool = this.poolRun
-    if (!pool || !this.d.pools) return this.jobRun
+    if (!pool || !this.d.pools || this.asBatchJob.has(uj.metadata.name)) return this.jobRun
     if (uj.status?.runnerPod || this.d.pools.holds(uj)) return pool
     if (!isTerminal(uj) && this.d.pools.poolOf(uj.spec.utility) && !this.d.jobs.get(jobNameFor(uj), this.d.namespace))
       return pool
@@ -270,8 +274,14 @@ export class UtilityJobReconciler {
       return
     }
     const admittedAt = Date.now()
-    const started = await run.start(uj, utility, deadline, log)
-    if (started.kind === 'wait') return earliest(started.recheckInMs)
+    let started = await run.start(uj, utility, deadline, log)
+    if (started.kind === 'job') {
+      // The pool had no room for the job's tenant: it runs as a batch Job of its own.
+      this.asBatchJob.add(uj.metadata.name)
+      log.info('pool full of other tenants: job runs as a batch Job')
+      started = await this.jobRun.start(uj, utility, deadline, log)
+    }
+    if (started.kind !== 'started') return earliest(started.kind === 'wait' ? started.recheckInMs : undefined)
     admissionWaitSpan(uj, admittedAt)
     this.d.events?.record(uj, started.event)
     // A runner that runs from now was told by the start's Event: no Started Event beside it.

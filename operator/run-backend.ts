@@ -46,6 +46,8 @@ export type RunStart =
   | { kind: 'started'; running: boolean; runner?: string; event: JobEvent }
   /** Not started (no pod free, or an earlier pass started it already): look again then, or on a watch event. */
   | { kind: 'wait'; recheckInMs?: number }
+  /** Not here: the job runs as a batch Job of its own instead (a pool full of pods other tenants use). */
+  | { kind: 'job' }
 
 /**
  * Where a job runs: a batch Job of its own (job mode, operator/job-run.ts) or a warm pool pod

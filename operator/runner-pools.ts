@@ -16,6 +16,7 @@ import {
   isPoolPod,
   newPoolPodName,
   planPool,
+  poolRoom,
   podTenant,
   poolPodEnded,
   wantedSpecHash,
@@ -50,9 +51,8 @@ export class RunnerPools {
   private readonly handing = new Map<string, string>()
   /** Jobs this process finished whose watched copy may not show it yet: their pods are free. */
   private readonly finished = new Set<string>()
-  /** When each pod last took a job (a serial): the least recently used goes first when a tenant needs room. */
+  /** When each pod last took or gave back a job (performance.now()): the least recently used goes first when a tenant needs room. */
   private readonly lastUsed = new Map<string, number>()
-  private handed = 0
   /** Jobs that found no pod, by utility: job → its tenant; woken when a pod of theirs comes free. */
   private readonly waiting = new Map<string, Map<string, string>>()
   /** Pods this process bound to a tenant whose watched copy may not show the label yet: pod → tenant. */
@@ -161,7 +161,7 @@ export class RunnerPools {
     waiting.delete(name)
     const podName = choice.pod.metadata!.name!
     this.handing.set(name, podName)
-    this.lastUsed.set(podName, ++this.handed)
+    this.lastUsed.set(podName, performance.now())
     if (choice.bind) {
       try {
         this.d.fence?.()
@@ -183,6 +183,26 @@ export class RunnerPools {
       }
     }
     return this.d.pods.get(podName, this.d.namespace) ?? choice.pod
+  }
+
+  /**
+   * Where a job of `tenant` that found no idle pod of the utility runs (poolRoom): `wait` for one
+   * of the pool's pods, or `job`, a batch Job of its own, since the pool is full of pods other
+   * tenants are using. A job going to a batch Job waits for no pod from now on.
+   */
+  room(slug: string, name: string, tenant: string): 'wait' | 'job' {
+    const pool = this.poolOf(slug)
+    if (!pool) return 'job'
+    const where = poolRoom({
+      pods: this.podsWithCreating(slug),
+      pool,
+      busy: new Set(this.holders().keys()),
+      lastUsed: this.lastUsed,
+      now: performance.now(),
+      tenant,
+    })
+    if (where === 'job') this.waiting.get(slug)?.delete(name)
+    return where
   }
 
   /** The job did not go to its pod after all: the pod is free for another. */
@@ -222,8 +242,10 @@ export class RunnerPools {
 
   /** Job `name` finished (or went): its pod is free, and the jobs waiting for one look again. */
   released(name: string, slug: string): void {
-    this.forget(name)
     const uj = this.d.utilityJobs.get(name, this.d.namespace)
+    const pod = this.handing.get(name) ?? uj?.status?.runnerPod
+    if (pod && this.lastUsed.has(pod)) this.lastUsed.set(pod, performance.now())
+    this.forget(name)
     if (uj && !isTerminal(uj)) this.finished.add(name)
     this.waiting.get(slug)?.delete(name)
     this.wakeWaiting(slug)
@@ -315,6 +337,7 @@ export class RunnerPools {
         busy,
         waiting: [...this.waitingOf(slug).values()],
         lastUsed: this.lastUsed,
+        now: performance.now(),
       })
       for (const { pod, why } of plan.remove) {
         // A pod may have been handed a job since this pass began: it stays.
