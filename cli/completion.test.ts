@@ -20,7 +20,15 @@ describe('shell completion', () => {
   })
 
   it('completes values: utilities, job states, output formats, shells, context names', () => {
-    expect(at('run', '')).toEqual(['html-pdf', 'split-pdf', 'merge-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'])
+    expect(at('run', '')).toEqual([
+      'html-pdf',
+      'office-pdf',
+      'split-pdf',
+      'merge-pdf',
+      'zip-files',
+      'unzip-files',
+      'xls-to-xlsx',
+    ])
     expect(at('run', 's')).toEqual(['split-pdf'])
     expect(at('jobs', 'list', '--status', 'fa')).toEqual(['failed'])
     expect(at('jobs', 'list', '-o', '')).toEqual(['table', 'wide', 'json', 'yaml'])

@@ -53,7 +53,12 @@ export const JobSchema = Type.Object(
       Type.Object(
         {
           files: Type.Array(Type.Ref('FileReference')),
-          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf and merge-pdf.' })),
+          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf, merge-pdf and office-pdf.' })),
+          format: Type.Optional(
+            Type.String({
+              description: 'office-pdf: the document format found by its content (docx, xlsx, pptx, odt, …).',
+            }),
+          ),
           fileCount: Type.Optional(Type.Integer({ description: 'unzip-files.' })),
         },
         { additionalProperties: true },

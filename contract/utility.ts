@@ -2,10 +2,18 @@ import type { TSchema } from 'typebox'
 
 /**
  * Every utility slug of v1 (docs/api.md's utilities): the five the contract began with, and
- * merge-pdf, added within v1 (new utilities are additive). API keys may be scoped to any of
+ * merge-pdf and office-pdf, added within v1 (new utilities are additive). API keys may be scoped to any of
  * them, and the catalog (runners/catalog.ts) implements them.
  */
-export const CONTRACT_SLUGS = ['html-pdf', 'split-pdf', 'merge-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx'] as const
+export const CONTRACT_SLUGS = [
+  'html-pdf',
+  'office-pdf',
+  'split-pdf',
+  'merge-pdf',
+  'zip-files',
+  'unzip-files',
+  'xls-to-xlsx',
+] as const
 
 /** Kubernetes resource quantities for a runner container. */
 export interface RunnerResources {

@@ -48,7 +48,8 @@ for dir in runners/*/; do
   [ -f "$dir/utility.ts" ] || continue
   file=images/runner/Dockerfile
   args=(--build-arg "UTILITY=$slug")
-  if [ "$slug" = html-pdf ]; then file=images/runner-html-pdf/Dockerfile; args=(); fi
+  # A runner with system packages of its own (Chromium, LibreOffice) has its own Dockerfile.
+  if [ -f "images/runner-$slug/Dockerfile" ]; then file=images/runner-$slug/Dockerfile; args=(); fi
   if [ -f "$dir/main.ts" ]; then
     build "dutil-runner-$slug" "$file" "${args[@]}"
   elif [ "$slug" = html-pdf ]; then

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { copyFileSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { build } from 'esbuild'
 import { catalog } from './catalog.js'
@@ -25,10 +25,12 @@ function runnerEntryPoints(slug: string, files: readonly string[]): string[] {
 }
 
 async function bundle(u: UtilityDefinition): Promise<void> {
-  const entryPoints = runnerEntryPoints(u.slug, readdirSync(join(ROOT, 'runners', u.slug))).map((p) => join(ROOT, p))
+  const files = readdirSync(join(ROOT, 'runners', u.slug))
+  const entryPoints = runnerEntryPoints(u.slug, files).map((p) => join(ROOT, p))
+  const outdir = join(ROOT, dirname(u.runner.entry))
   await build({
     entryPoints,
-    outdir: join(ROOT, dirname(u.runner.entry)),
+    outdir,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -51,6 +53,12 @@ async function bundle(u: UtilityDefinition): Promise<void> {
     legalComments: 'none',
     logLevel: 'warning',
   })
+  // Programs a runner starts in another language (office-pdf's LibreOffice converter) go beside
+  // its bundle as they are, and beside the compiled modules for runs from dist/ without it.
+  for (const f of files.filter((name) => name.endsWith('.py'))) {
+    copyFileSync(join(ROOT, 'runners', u.slug, f), join(outdir, f))
+    copyFileSync(join(ROOT, 'runners', u.slug, f), join(ROOT, 'dist', 'runners', u.slug, f))
+  }
 }
 
 const started = performance.now()

@@ -1,6 +1,7 @@
 import type { UtilityDefinition } from '../contract/utility.js'
 import { htmlPdf } from './html-pdf/utility.js'
 import { mergePdf } from './merge-pdf/utility.js'
+import { officePdf } from './office-pdf/utility.js'
 import { splitPdf } from './split-pdf/utility.js'
 import { unzipFiles } from './unzip-files/utility.js'
 import { xlsToXlsx } from './xls-to-xlsx/utility.js'
@@ -11,7 +12,15 @@ import { zipFiles } from './zip-files/utility.js'
  * from it, runners read their limits from it. Adding a utility: a folder under runners/ and one
  * line here.
  */
-export const UTILITIES: readonly UtilityDefinition[] = [htmlPdf, splitPdf, mergePdf, zipFiles, unzipFiles, xlsToXlsx]
+export const UTILITIES: readonly UtilityDefinition[] = [
+  htmlPdf,
+  officePdf,
+  splitPdf,
+  mergePdf,
+  zipFiles,
+  unzipFiles,
+  xlsToXlsx,
+]
 
 export const catalog: ReadonlyMap<string, UtilityDefinition> = buildCatalog(UTILITIES)
 

@@ -1,4 +1,5 @@
 import type { PaperFormat, PDFOptions } from 'puppeteer-core'
+import { outputFileName } from '../common/file-names.js'
 
 /** `pdfOptions` as the input schema accepts them (see utility.ts). */
 export interface PdfOptionsInput {
@@ -39,11 +40,5 @@ export function printOptions(o: PdfOptionsInput = {}): PDFOptions {
 
 /** The output's file name: the input's base name with .pdf, or document.pdf. */
 export function pdfFileName(inputName: string): string {
-  const base = inputName
-    .replace(/\.[a-z0-9]{1,5}$/i, '')
-    .replace(/[^\w.\- ]+/g, '_')
-    .replace(/^[.\s]+/, '')
-    .slice(0, 100)
-    .trim()
-  return `${base || 'document'}.pdf`
+  return outputFileName(inputName, 'pdf', 'document')
 }

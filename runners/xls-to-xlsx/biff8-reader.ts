@@ -10,7 +10,7 @@
  * reads what this does not. A password-protected workbook ends in `EncryptedWorkbookError`.
  * Every read is bounds-checked by Buffer, so a crafted file fails, it cannot read outside.
  */
-import { CfbError, readCfbStream } from './cfb-reader.js'
+import { CfbError, readCfbStream } from '../common/cfb-reader.js'
 import type { CellData, SheetData } from './xlsx-writer.js'
 
 /** The workbook is outside what this reader covers: SheetJS reads it instead. */

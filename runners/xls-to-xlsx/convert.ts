@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { rejected } from '../common/runner-error.js'
 import type { WorkerAnswer } from './convert.worker.js'
+import { outputFileName } from '../common/file-names.js'
 
 /** docs/api.md, Utilities; docs/security/sheetjs-residual-risk.md. */
 export const XLS_LIMITS = {
@@ -36,13 +37,7 @@ export function xlsFormatProblem(bytes: Uint8Array): string | null {
 
 /** The output's file name: the input's base name with .xlsx, or workbook.xlsx. */
 export function xlsxFileName(inputName: string): string {
-  const base = inputName
-    .replace(/\.xls$/i, '')
-    .replace(/[^\w.\- ]+/g, '_')
-    .replace(/^[.\s]+/, '')
-    .slice(0, 100)
-    .trim()
-  return `${base || 'workbook'}.xlsx`
+  return outputFileName(inputName, 'xlsx', 'workbook', /\.xls$/i)
 }
 
 export interface Converted {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the platform needs and the machine lacks: Debian packages (Redis, qpdf,
-# Chromium, openssl) and the npm packages. Quick when everything is already there.
+# Chromium, LibreOffice, openssl) and the npm packages. Quick when everything is already there.
 # With --bench also the native tools `make bench` compares against (Info-ZIP zip and unzip,
-# LibreOffice Calc, GNU time); `make test` never needs them.
+# GNU time); `make test` never needs them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,7 +21,6 @@ fi
 if [ "${1:-}" = "--bench" ]; then
   command -v zip >/dev/null || need+=(zip)
   command -v unzip >/dev/null || need+=(unzip)
-  command -v soffice >/dev/null || need+=(libreoffice-calc-nogui)
   [ -x /usr/bin/time ] || need+=(time)
 fi
 command -v redis-server >/dev/null || need+=(redis-server)
@@ -29,6 +28,15 @@ command -v qpdf >/dev/null || need+=(qpdf)
 command -v chromium >/dev/null || need+=(chromium)
 # html-pdf's runner drives the headless-only build (the full browser stays for the console's browser tests).
 command -v chromium-headless-shell >/dev/null || need+=(chromium-headless-shell)
+# office-pdf's runner: LibreOffice headless (Writer, Calc, Impress) driven through Debian's
+# python3-uno, and metric-compatible fonts so Word documents keep their layout (Carlito for
+# Calibri, Caladea for Cambria, Liberation for Arial, Times New Roman and Courier New).
+for p in libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno \
+  fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation fonts-noto-core fonts-noto-cjk; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
+done
+# pdftotext, pdffonts and pdfinfo: the tests read the text, fonts and page size of PDFs made.
+command -v pdftotext >/dev/null || need+=(poppler-utils)
 command -v openssl >/dev/null || need+=(openssl)
 command -v unshare >/dev/null || need+=(util-linux)
 # The job record: Debian's PostgreSQL server (initdb and postgres under /usr/lib/postgresql/<v>/bin).

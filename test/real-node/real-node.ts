@@ -456,6 +456,25 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): str
   return changed
 }
 
+/** Each dutil pod that is not ready, with what its own /readyz answers (the reason it gives). */
+function readinessReasons(run: (args: string[]) => string): string {
+  const pods = run([
+    'get',
+    'pods',
+    '-n',
+    'dutil',
+    '-o',
+    'jsonpath={range .items[*]}{.metadata.name} {.spec.containers[0].readinessProbe.httpGet.port} {.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+  ])
+  const out: string[] = []
+  for (const line of pods.trim().split('\n')) {
+    const [name, port, ready] = line.split(' ')
+    if (!name || !port || ready === 'True') continue
+    out.push(`${name}: ${run(['get', '--raw', `/api/v1/namespaces/dutil/pods/${name}:${port}/proxy/readyz`]).trim()}`)
+  }
+  return `${out.join('\n') || '(none)'}\n`
+}
+
 /**
  * What a failed start leaves to read (CI keeps only the output): the node and its pods, the
  * newest events, and the end of the kubelet's, containerd's, kube-proxy's and kube-router's logs.
@@ -484,6 +503,19 @@ export function nodeDiagnostics(platformDir: string, kubeconfig: string): string
     run(['get', 'pods', '-A', '-o', 'wide']),
     '--- newest events',
     run(['get', 'events', '-A', '--sort-by=.lastTimestamp']).trimEnd().split('\n').slice(-25).join('\n') + '\n',
+    '--- dutil pods not ready: why (their /readyz, through the API server)',
+    readinessReasons(run),
+    '--- dutil probe failures',
+    run([
+      'get',
+      'events',
+      '-n',
+      'dutil',
+      '--field-selector',
+      'reason=Unhealthy',
+      '-o',
+      'custom-columns=LAST:.lastTimestamp,COUNT:.count,OBJECT:.involvedObject.name,MESSAGE:.message',
+    ]),
     '--- dutil pods (log ends)',
     run([
       'logs',

@@ -12,6 +12,8 @@ export class FileServer {
   private readonly server = http.createServer((req, res) => this.handle(req, res))
   private readonly stalled = new Set<http.ServerResponse>()
   private readonly trickles = new Set<NodeJS.Timeout>()
+  /** The path of every request made to this server, in order. */
+  readonly requested: string[] = []
   url = ''
 
   async start(): Promise<this> {
@@ -36,6 +38,7 @@ export class FileServer {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', this.url)
+    this.requested.push(url.pathname)
     const [, kind, name] = url.pathname.split('/')
     if (kind === 'stall') {
       this.stalled.add(res)

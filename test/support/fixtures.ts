@@ -6,3 +6,8 @@ import { REPO_ROOT } from '../platform/platform.js'
 export function hostile(name: string): Buffer {
   return readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'hostile', name))
 }
+
+/** A document of office-pdf's corpus (test/fixtures/documents). */
+export function officeDocument(name: string): Buffer {
+  return readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', name))
+}

@@ -44,6 +44,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/utilities/office-pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Office document to PDF and wait for the result (up to 90 s)
+         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt, odp; at most 100 MB, no password protection) to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
+         */
+        post: operations["run_office_pdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/utilities/office-pdf/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start Office document to PDF as an async job
+         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt, odp; at most 100 MB, no password protection) to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         */
+        post: operations["start_office_pdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/utilities/split-pdf": {
         parameters: {
             query?: never;
@@ -430,8 +470,10 @@ export interface components {
             } | null;
             result: ({
                 files: components["schemas"]["FileReference"][];
-                /** @description split-pdf and merge-pdf. */
+                /** @description split-pdf, merge-pdf and office-pdf. */
                 pageCount?: number;
+                /** @description office-pdf: the document format found by its content (docx, xlsx, pptx, odt, …). */
+                format?: string;
                 /** @description unzip-files. */
                 fileCount?: number;
             } & {
@@ -779,6 +821,351 @@ export interface operations {
                                 left?: string;
                             };
                         };
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
+                    callbackUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    run_office_pdf: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+                Prefer?: "respond-async";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url: string;
+                        /** @description The pages to convert, e.g. "1-3,5" or "2-" (to the end); all pages when absent. */
+                        pageRanges?: string;
+                        /** @description Turns the pages of a text document or spreadsheet landscape; slides keep their own format. Default: the document's own orientation. */
+                        landscape?: boolean;
+                        /** @description Makes an archival PDF of this PDF/A level. */
+                        pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
+                        /** @description Makes an accessible PDF (PDF/UA: tagged, with structure). */
+                        pdfua?: boolean;
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The job succeeded. */
+            200: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The job failed (upstream_rejected); the body is the failed job. */
+            422: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_error or storage_error); the body is the failed job. */
+            502: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_timeout); the body is the failed job. */
+            504: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    start_office_pdf: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url: string;
+                        /** @description The pages to convert, e.g. "1-3,5" or "2-" (to the end); all pages when absent. */
+                        pageRanges?: string;
+                        /** @description Turns the pages of a text document or spreadsheet landscape; slides keep their own format. Default: the document's own orientation. */
+                        landscape?: boolean;
+                        /** @description Makes an archival PDF of this PDF/A level. */
+                        pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
+                        /** @description Makes an accessible PDF (PDF/UA: tagged, with structure). */
+                        pdfua?: boolean;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -2564,7 +2951,7 @@ export interface operations {
     list_jobs: {
         parameters: {
             query?: {
-                utility?: "html-pdf" | "split-pdf" | "merge-pdf" | "zip-files" | "unzip-files" | "xls-to-xlsx";
+                utility?: "html-pdf" | "office-pdf" | "split-pdf" | "merge-pdf" | "zip-files" | "unzip-files" | "xls-to-xlsx";
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 limit?: number;
                 /** @description The previous page's nextCursor. */

@@ -5,6 +5,7 @@
  */
 export const UTILITY_SLUGS: readonly string[] = [
   'html-pdf',
+  'office-pdf',
   'split-pdf',
   'merge-pdf',
   'zip-files',

@@ -52,9 +52,15 @@ class JobResult(BaseModel):
         extra='allow',
     )
     files: list[FileReference]
-    pageCount: Annotated[int | None, Field(description='split-pdf and merge-pdf.')] = (
-        None
-    )
+    pageCount: Annotated[
+        int | None, Field(description='split-pdf, merge-pdf and office-pdf.')
+    ] = None
+    format: Annotated[
+        str | None,
+        Field(
+            description='office-pdf: the document format found by its content (docx, xlsx, pptx, odt, …).'
+        ),
+    ] = None
     fileCount: Annotated[int | None, Field(description='unzip-files.')] = None
 
 
@@ -274,6 +280,42 @@ class HtmlPdfInput(BaseModel):
     ] = None
 
 
+class OfficePdfInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+    pageRanges: Annotated[
+        str | None,
+        Field(
+            description='The pages to convert, e.g. "1-3,5" or "2-" (to the end); all pages when absent.',
+            max_length=200,
+            pattern='^ *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?( *, *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?)* *$',
+        ),
+    ] = None
+    landscape: Annotated[
+        bool | None,
+        Field(
+            description="Turns the pages of a text document or spreadsheet landscape; slides keep their own format. Default: the document's own orientation."
+        ),
+    ] = None
+    pdfa: Annotated[
+        Literal['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'] | None,
+        Field(description='Makes an archival PDF of this PDF/A level.'),
+    ] = None
+    pdfua: Annotated[
+        bool | None,
+        Field(description='Makes an accessible PDF (PDF/UA: tagged, with structure).'),
+    ] = None
+
+
 class SplitPdfInput(BaseModel):
     """
     The PDF to split.
@@ -373,15 +415,16 @@ class XlsToXlsxInput(BaseModel):
     ]
 
 
-Utility = Literal["html-pdf", "split-pdf", "merge-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
+Utility = Literal["html-pdf", "office-pdf", "split-pdf", "merge-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
 """The utilities of this API version (one `/v1/utilities/<slug>` route each)."""
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 
-UtilityInput = HtmlPdfInput | SplitPdfInput | MergePdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
+UtilityInput = HtmlPdfInput | OfficePdfInput | SplitPdfInput | MergePdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
 
 INPUT_MODELS: dict[str, type[BaseModel]] = {
     "html-pdf": HtmlPdfInput,
+    "office-pdf": OfficePdfInput,
     "split-pdf": SplitPdfInput,
     "merge-pdf": MergePdfInput,
     "zip-files": ZipFilesInput,

@@ -1,0 +1,165 @@
+import yauzl from 'yauzl'
+import { CfbError, readCfbStream } from '../common/cfb-reader.js'
+import { rejected } from '../common/runner-error.js'
+
+/**
+ * What an office document is, told by its content, never its name or Content-Type: a zip of
+ * OOXML or OpenDocument parts, a Compound File (legacy Word, Excel, PowerPoint) or RTF. Anything
+ * else, and a document protected by a password, is refused before LibreOffice sees it.
+ */
+export type OfficeFormat = 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'doc' | 'xls' | 'ppt' | 'rtf'
+
+export const ACCEPTED_FORMATS = 'docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt or odp'
+
+const NOT_OFFICE = `The file is not an office document this utility converts (${ACCEPTED_FORMATS}).`
+const PASSWORD = 'The document is protected by a password; dutil converts only documents without one.'
+
+const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
+const ZIP_MAGIC = Buffer.from('PK\x03\x04', 'latin1')
+/** Entries a document's zip may have before it is refused unread (an OOXML file has tens). */
+const MAX_ZIP_ENTRIES = 10_000
+/** The OpenDocument manifest is read whole to see whether the document is encrypted. */
+const MAX_MANIFEST_BYTES = 1024 * 1024
+
+const ODF_TYPES: Record<string, OfficeFormat> = {
+  'application/vnd.oasis.opendocument.text': 'odt',
+  'application/vnd.oasis.opendocument.text-template': 'odt',
+  'application/vnd.oasis.opendocument.spreadsheet': 'ods',
+  'application/vnd.oasis.opendocument.spreadsheet-template': 'ods',
+  'application/vnd.oasis.opendocument.presentation': 'odp',
+  'application/vnd.oasis.opendocument.presentation-template': 'odp',
+}
+
+/** The main part of each OOXML kind (macro-enabled and template variants have the same parts). */
+const OOXML_PARTS: Array<[string, OfficeFormat]> = [
+  ['word/document.xml', 'docx'],
+  ['xl/workbook.xml', 'xlsx'],
+  ['xl/workbook.bin', 'xlsx'],
+  ['ppt/presentation.xml', 'pptx'],
+]
+
+export async function detectOffice(file: Buffer): Promise<OfficeFormat> {
+  const head = file.subarray(0, 8)
+  if (head.equals(CFB_MAGIC)) return detectCompound(file)
+  if (head.subarray(0, 4).equals(ZIP_MAGIC)) return detectZip(file)
+  if (file.subarray(0, 5).toString('latin1') === '{\\rtf') return 'rtf'
+  throw rejected(NOT_OFFICE)
+}
+
+/** A stream of the file's root storage, or null: a Compound File the reader cannot read is no office document. */
+function stream(file: Buffer, name: string): Buffer | null {
+  try {
+    return readCfbStream(file, name)
+  } catch (err) {
+    if (err instanceof CfbError) throw rejected(NOT_OFFICE)
+    throw err
+  }
+}
+
+function detectCompound(file: Buffer): OfficeFormat {
+  // An encrypted OOXML document is a Compound File holding the encrypted package (MS-OFFCRYPTO).
+  if (stream(file, 'EncryptedPackage')) throw rejected(PASSWORD)
+  const word = stream(file, 'WordDocument')
+  if (word) {
+    // The File Information Block's fEncrypted flag (MS-DOC 2.5.2).
+    if (word.length >= 12 && (word.readUInt16LE(10) & 0x0100) !== 0) throw rejected(PASSWORD)
+    return 'doc'
+  }
+  const book = stream(file, 'Workbook') ?? stream(file, 'Book')
+  if (book) {
+    if (biffFilePass(book)) throw rejected(PASSWORD)
+    return 'xls'
+  }
+  if (stream(file, 'PowerPoint Document')) {
+    if (stream(file, 'EncryptedSummary')) throw rejected(PASSWORD)
+    return 'ppt'
+  }
+  throw rejected(NOT_OFFICE)
+}
+
+/** Whether a BIFF workbook's globals hold a FILEPASS record (the workbook is encrypted), read record by record up to its EOF. */
+function biffFilePass(book: Buffer): boolean {
+  const FILEPASS = 0x002f
+  const EOF = 0x000a
+  let at = 0
+  for (let records = 0; records < 10_000 && at + 4 <= book.length; records++) {
+    const type = book.readUInt16LE(at)
+    if (type === FILEPASS) return true
+    if (type === EOF) return false
+    at += 4 + book.readUInt16LE(at + 2)
+  }
+  return false
+}
+
+async function detectZip(file: Buffer): Promise<OfficeFormat> {
+  // An OpenDocument file starts with its stored `mimetype` entry (ODF 1.2 part 3, 3.3).
+  if (file.length > 38 && file.toString('latin1', 30, 38) === 'mimetype') {
+    const end = file.indexOf('PK', 38, 'latin1')
+    const type = file.toString('latin1', 38, end < 0 ? Math.min(file.length, 38 + 100) : Math.min(end, 38 + 100))
+    const format = ODF_TYPES[type]
+    if (format) {
+      const manifest = await readZipEntry(file, 'META-INF/manifest.xml', MAX_MANIFEST_BYTES)
+      if (manifest?.includes('encryption-data')) throw rejected(PASSWORD)
+      return format
+    }
+  }
+  const names = await zipNames(file)
+  for (const [part, format] of OOXML_PARTS) if (names.has(part)) return format
+  throw rejected(NOT_OFFICE)
+}
+
+function openZip(file: Buffer): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(file, { lazyEntries: true, validateEntrySizes: true }, (err, zip) =>
+      err || !zip ? reject(rejected(NOT_OFFICE)) : resolve(zip),
+    )
+  })
+}
+
+/** The names in a zip's central directory (at most MAX_ZIP_ENTRIES). */
+async function zipNames(file: Buffer): Promise<Set<string>> {
+  const zip = await openZip(file)
+  if (zip.entryCount > MAX_ZIP_ENTRIES) {
+    zip.close()
+    throw rejected(`The document is refused: its zip container has ${zip.entryCount} entries.`)
+  }
+  return new Promise((resolve, reject) => {
+    const names = new Set<string>()
+    zip.on('entry', (e: yauzl.Entry) => {
+      names.add(e.fileName)
+      zip.readEntry()
+    })
+    zip.on('end', () => resolve(names))
+    zip.on('error', () => reject(rejected(NOT_OFFICE)))
+    zip.readEntry()
+  })
+}
+
+/** One entry's text, read within `maxBytes`, or null when the zip has none of that name. */
+async function readZipEntry(file: Buffer, name: string, maxBytes: number): Promise<string | null> {
+  const zip = await openZip(file)
+  if (zip.entryCount > MAX_ZIP_ENTRIES) {
+    zip.close()
+    throw rejected(`The document is refused: its zip container has ${zip.entryCount} entries.`)
+  }
+  return new Promise((resolve, reject) => {
+    const fail = () => reject(rejected(NOT_OFFICE))
+    zip.on('entry', (e: yauzl.Entry) => {
+      if (e.fileName !== name) return zip.readEntry()
+      if (e.uncompressedSize > maxBytes) return reject(rejected(`The document is refused: its ${name} is too large.`))
+      zip.openReadStream(e, (err, s) => {
+        if (err || !s) return fail()
+        const chunks: Buffer[] = []
+        s.on('data', (c: Buffer) => chunks.push(c))
+        s.on('end', () => {
+          zip.close()
+          resolve(Buffer.concat(chunks).toString('utf8'))
+        })
+        s.on('error', fail)
+      })
+    })
+    zip.on('end', () => resolve(null))
+    zip.on('error', fail)
+    zip.readEntry()
+  })
+}

@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { conversionFailure, officeRequest } from './handler.js'
+import { Office, officeEnv } from './office.js'
+import { countPdfPages } from './page-count.js'
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const work = mkdtempSync(join(tmpdir(), 'office-test-'))
+const fixture = (name: string) => {
+  const path = join(work, name)
+  copyFileSync(join(REPO, 'test', 'fixtures', 'documents', name), path)
+  return path
+}
+/** The text of a PDF's first page (poppler's pdftotext). */
+const firstPageText = (pdf: string) => execFileSync('pdftotext', ['-f', '1', '-l', '1', pdf, '-'], { encoding: 'utf8' })
+const fonts = (pdf: string) => execFileSync('pdffonts', [pdf], { encoding: 'utf8' })
+
+describe('officeRequest and conversionFailure', () => {
+  it('asks LibreOffice for what the input says', () => {
+    expect(officeRequest({ url: 'x' }, '/in.docx', '/out.pdf')).toEqual({
+      input: '/in.docx',
+      output: '/out.pdf',
+      landscape: false,
+      pdfVersion: 0,
+      pdfua: false,
+    })
+    expect(
+      officeRequest({ url: 'x', pageRanges: '1-3,5', landscape: true, pdfa: 'PDF/A-2b', pdfua: true }, '/i', '/o'),
+    ).toEqual({ input: '/i', output: '/o', pageRange: '1-3,5', landscape: true, pdfVersion: 2, pdfua: true })
+  })
+
+  it("classifies LibreOffice's failures: the document's are upstream_rejected, LibreOffice's own upstream_error", () => {
+    expect(conversionFailure({ ok: true, family: 'text', ms: 1 })).toBeNull()
+    expect(conversionFailure({ ok: false, reason: 'password', message: '' })?.code).toBe('upstream_rejected')
+    expect(conversionFailure({ ok: false, reason: 'load', message: '' })?.message).toBe(
+      'The document could not be opened: it is damaged, or protected by a password.',
+    )
+    expect(conversionFailure({ ok: false, reason: 'export', message: '' })?.code).toBe('upstream_rejected')
+    expect(conversionFailure({ ok: false, reason: 'office', message: '' })?.code).toBe('upstream_error')
+  })
+
+  it('gives LibreOffice an environment of its own: no credentials, its profile as HOME', () => {
+    const env = officeEnv('/tmp/p', {
+      PATH: '/bin',
+      DUTIL_STORAGE_SECRET_KEY: 's',
+      AWS_SECRET_ACCESS_KEY: 'a',
+      LANG: 'C',
+    })
+    expect(env).toEqual({ PATH: '/bin', LANG: 'C', HOME: '/tmp/p', TMPDIR: '/tmp/p', SAL_DISABLE_JAVA: '1' })
+    expect(officeEnv('/tmp/p', {}).PATH).toBe('/usr/local/bin:/usr/bin:/bin')
+  })
+})
+
+describe.skipIf(!existsSync('/usr/bin/soffice'))('one LibreOffice converting one document after another', () => {
+  let office: Office
+  beforeAll(async () => {
+    office = await Office.start(mkdtempSync(join(work, 'profile-')), `dutil-office-test-${process.pid}`)
+  }, 60_000)
+  afterAll(async () => {
+    await office?.stop()
+    rmSync(work, { recursive: true, force: true })
+  })
+
+  it.each([
+    ['text.docx', 'text', 1],
+    ['text.doc', 'text', 1],
+    ['text.odt', 'text', 1],
+    ['text.rtf', 'text', 1],
+    ['three-pages.docx', 'text', 3],
+    ['sheets.xlsx', 'spreadsheet', 3],
+    ['sheets.xls', 'spreadsheet', 3],
+    ['sheets.ods', 'spreadsheet', 3],
+    ['slides.pptx', 'presentation', 3],
+    ['slides.ppt', 'presentation', 3],
+    ['slides.odp', 'presentation', 3],
+  ])(
+    'converts %s (%s) to a PDF of %i pages, its fonts embedded and its text on page 1',
+    async (name, family, pages) => {
+      const output = join(work, `${name}.pdf`)
+      const answer = await office.convert({ input: fixture(name), output })
+      expect(answer).toMatchObject({ ok: true, family })
+      expect(await countPdfPages(output)).toBe(pages)
+      expect(firstPageText(output)).toMatch(/dutil office fixture, (page 1|sheet Summary|slide 1)/)
+      // Every font of the PDF is embedded ("emb" column: yes).
+      const rows = fonts(output).trim().split('\n').slice(2)
+      expect(rows.length).toBeGreaterThan(0)
+      for (const row of rows) expect(row, row).toMatch(/ yes +(yes|no) +(yes|no) +\d+ +\d+$/)
+    },
+  )
+
+  it('converts the page ranges asked for, landscape, as PDF/A-2b', async () => {
+    const output = join(work, 'ranges.pdf')
+    const answer = await office.convert({
+      input: fixture('three-pages.docx'),
+      output,
+      pageRange: '2-3',
+      landscape: true,
+      pdfVersion: 2,
+    })
+    expect(answer.ok).toBe(true)
+    expect(await countPdfPages(output)).toBe(2)
+    expect(firstPageText(output)).toContain('dutil office fixture, page 2')
+    const info = execFileSync('pdfinfo', [output], { encoding: 'utf8' })
+    const [w, h] = /Page size: +([\d.]+) x ([\d.]+)/.exec(info)!.slice(1).map(Number)
+    expect(w).toBeGreaterThan(h)
+    expect(readFileSync(output, 'latin1')).toMatch(/pdfaid:part>2</)
+  })
+
+  it('answers "load" for a document LibreOffice cannot open, and goes on converting', async () => {
+    const broken = join(work, 'broken.docx')
+    copyFileSync(join(REPO, 'test', 'fixtures', 'documents', 'encrypted.odt'), broken)
+    expect(await office.convert({ input: broken, output: join(work, 'broken.pdf') })).toMatchObject({
+      ok: false,
+      reason: 'load',
+    })
+    expect((await office.convert({ input: fixture('text.docx'), output: join(work, 'again.pdf') })).ok).toBe(true)
+  })
+
+  it('answers "office" once LibreOffice is killed, as for a conversion it died in', async () => {
+    const doomed = await Office.start(mkdtempSync(join(work, 'profile-')), `dutil-office-doomed-${process.pid}`)
+    doomed.kill()
+    await doomed.exited
+    expect(doomed.alive).toBe(false)
+    expect(await doomed.convert({ input: fixture('text.docx'), output: join(work, 'never.pdf') })).toMatchObject({
+      ok: false,
+      reason: 'office',
+    })
+  }, 60_000)
+})

@@ -1,0 +1,102 @@
+import { fileEntry, writeZip } from './zip-writer.js'
+
+/**
+ * Office documents made at test time around a URL of the test's own server: content that
+ * LibreOffice fetches when it loads them with its default settings. Each also carries text, so a
+ * converted PDF shows it was read.
+ */
+
+const xml = (s: string) => Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n${s}`)
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
+
+/** A .docx whose only image is linked, not embedded: a relationship with TargetMode="External" to `url`. */
+export function docxWithLinkedImage(url: string): Buffer {
+  const ns =
+    'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" ' +
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" ' +
+    'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" ' +
+    'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' +
+    'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"'
+  const picture =
+    '<w:drawing><wp:inline><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>' +
+    '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>' +
+    '<pic:nvPicPr><pic:cNvPr id="1" name="beacon.png"/><pic:cNvPicPr/></pic:nvPicPr>' +
+    '<pic:blipFill><a:blip r:link="rIdImg"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>' +
+    '<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>' +
+    '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>' +
+    '</wp:inline></w:drawing>'
+  return writeZip([
+    fileEntry(
+      '[Content_Types].xml',
+      xml(
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+          '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+          '<Default Extension="xml" ContentType="application/xml"/>' +
+          '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
+          '</Types>',
+      ),
+    ),
+    fileEntry(
+      '_rels/.rels',
+      xml(
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/>' +
+          '</Relationships>',
+      ),
+    ),
+    fileEntry(
+      'word/_rels/document.xml.rels',
+      xml(
+        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+          `<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="${esc(url)}" TargetMode="External"/>` +
+          '</Relationships>',
+      ),
+    ),
+    fileEntry(
+      'word/document.xml',
+      xml(
+        `<w:document ${ns}><w:body>` +
+          '<w:p><w:r><w:t>dutil office fixture, linked image</w:t></w:r></w:p>' +
+          `<w:p><w:r>${picture}</w:r></w:p>` +
+          '</w:body></w:document>',
+      ),
+    ),
+  ])
+}
+
+/** OpenDocument text: `mimetype` stored first, then the manifest and the parts given. */
+function odt(parts: Record<string, string>, manifestExtra = ''): Buffer {
+  const manifest =
+    '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">' +
+    '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/>' +
+    Object.keys(parts)
+      .map((p) => `<manifest:file-entry manifest:full-path="${p}" manifest:media-type="text/xml"/>`)
+      .join('') +
+    manifestExtra +
+    '</manifest:manifest>'
+  return writeZip([
+    fileEntry('mimetype', Buffer.from('application/vnd.oasis.opendocument.text'), 0),
+    fileEntry('META-INF/manifest.xml', xml(manifest)),
+    ...Object.entries(parts).map(([name, body]) => fileEntry(name, xml(body))),
+  ])
+}
+
+const ODF_NS =
+  'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
+  'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" ' +
+  'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" ' +
+  'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" ' +
+  'xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.2"'
+
+/** An .odt whose image is a link to `url` (draw:image xlink:href), not a part of the file. */
+export function odtWithLinkedImage(url: string): Buffer {
+  return odt({
+    'content.xml':
+      `<office:document-content ${ODF_NS}><office:body><office:text>` +
+      '<text:p>dutil office fixture, linked image</text:p>' +
+      '<text:p><draw:frame draw:name="beacon" svg:width="2cm" svg:height="2cm" text:anchor-type="as-char">' +
+      `<draw:image xlink:href="${esc(url)}" xlink:type="simple" xlink:show="embed" xlink:actuate="onLoad"/>` +
+      '</draw:frame></text:p>' +
+      '</office:text></office:body></office:document-content>',
+  })
+}
