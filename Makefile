@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -109,6 +109,12 @@ typecheck:
 # Each runner beside the best native tool on the same input: time and peak memory ratios.
 bench: bench-deps binaries build
 	node dist/test/bench/compare.js
+
+# office-pdf's anchors: LibreOffice's cold `soffice --convert-to pdf` and unoserver's warm listener
+# on the benchmark documents (one client, then BENCH_CLIENTS at once); dutil's own rows come from
+# `make bench` (job mode) and `make bench-throughput-node BENCH_ONLY=office-pdf` (pool mode).
+bench-office: deps build
+	node dist/test/bench/office-anchors.js
 
 bench-deps:
 	@test/platform/install-deps.sh --bench

@@ -145,6 +145,7 @@ describe('planPool', () => {
       size?: number
       spare?: number
       now?: number
+      atWork?: string[]
     } = {},
   ) =>
     planPool({
@@ -155,6 +156,7 @@ describe('planPool', () => {
       waiting: o.waiting ?? [],
       lastUsed: new Map(Object.entries(o.lastUsed ?? {})),
       now: o.now ?? 60_000,
+      atWork: new Set(o.atWork ?? []),
     })
 
   it('keeps `spare` generic pods started ahead, within the size', () => {
@@ -190,6 +192,9 @@ describe('planPool', () => {
     expect(plan(full, { waiting: [c], lastUsed: recent, now })).toEqual({ remove: [], create: 0 })
     const p = plan(full, { waiting: [c], lastUsed: { ...recent, p1: now - POOL_TAKE_IDLE_MS }, now })
     expect(names(p.remove)).toEqual(['p1'])
+    // Nor a pod whose tenant has a job queued for a slot, however long the pod has been idle.
+    expect(plan(full, { waiting: [c], atWork: [b], now }).remove.map((r) => r.pod.metadata!.name)).toEqual(['p2'])
+    expect(plan(full, { waiting: [c], atWork: [a, b], now }).remove).toEqual([])
   })
 
   it('deletes ended pods, and idle pods made from other settings or beyond the size', () => {
@@ -212,13 +217,18 @@ describe('planPool', () => {
 
 describe('poolRoom', () => {
   const now = 100_000
-  const room = (pods: V1Pod[], tenant: string, o: { busy?: string[]; lastUsed?: Record<string, number> } = {}) =>
+  const room = (
+    pods: V1Pod[],
+    tenant: string,
+    o: { busy?: string[]; lastUsed?: Record<string, number>; atWork?: string[] } = {},
+  ) =>
     poolRoom({
       pods,
       pool: { ...pool, size: 3, spare: 1 },
       busy: new Set(o.busy ?? []),
       lastUsed: new Map(Object.entries(o.lastUsed ?? {})),
       now,
+      atWork: new Set(o.atWork ?? []),
       tenant,
     })
   const c = tenantHash('key:c')
@@ -236,6 +246,9 @@ describe('poolRoom', () => {
     expect(room(full, c, { busy: ['p0', 'p1', 'p2'] })).toBe('job')
     // A pod idle for long enough is taken instead (planPool deletes it and makes one for the newcomer).
     expect(room(full, c, { lastUsed: { ...recent, p2: now - POOL_TAKE_IDLE_MS } })).toBe('wait')
+    // Every tenant with a pod has a job queued or running: its pods stay, however idle.
+    expect(room(full, c, { atWork: [a, b] })).toBe('job')
+    expect(room(full, c, { atWork: [a] })).toBe('wait')
     // An ended pod is no pod: there is room.
     const ended = pod('p2', { tenant: b, extra: { status: { phase: 'Succeeded' } } })
     expect(room([full[0], full[1], ended], c, { lastUsed: recent })).toBe('wait')

@@ -178,6 +178,8 @@ export interface PoolView {
   /** When each pod last took a job (ms, the clock of `now`); pods not in it were never used here. */
   lastUsed: ReadonlyMap<string, number>
   now: number
+  /** Tenants with an unfinished job of the utility (queued or running): their pods are in use, idle or not. */
+  atWork: ReadonlySet<string>
 }
 
 /** Live pods (not ended or going) of the view. */
@@ -186,8 +188,9 @@ function livePods(pods: readonly V1Pod[]): V1Pod[] {
 }
 
 /**
- * Idle pods of tenants other than `keep` that a newcomer may take, least recently used first:
- * bound, holding no job, and unused for POOL_TAKE_IDLE_MS.
+ * Idle pods that a newcomer may take, least recently used first: bound to a tenant that is not
+ * in `keep` and has no unfinished job of the utility (one queued for a slot comes back to its pod
+ * as soon as it is admitted), holding no job, and unused for POOL_TAKE_IDLE_MS.
  */
 function takeable(v: PoolView, pods: readonly V1Pod[], keep: ReadonlySet<string>): V1Pod[] {
   const used = (p: V1Pod) => v.lastUsed.get(p.metadata!.name!) ?? 0
@@ -197,6 +200,7 @@ function takeable(v: PoolView, pods: readonly V1Pod[], keep: ReadonlySet<string>
       return (
         tenant !== null &&
         !keep.has(tenant) &&
+        !v.atWork.has(tenant) &&
         !v.busy.has(p.metadata!.name!) &&
         // A pod never used here (this process started since) counts as long idle.
         v.now - (v.lastUsed.get(p.metadata!.name!) ?? -Infinity) >= POOL_TAKE_IDLE_MS

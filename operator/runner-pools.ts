@@ -6,6 +6,7 @@ import { POOL, type PoolJobState } from '../contract/runner-protocol.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
 import { catalog } from '../runners/catalog.js'
+import { tenantOf } from './admission.js'
 import { apiStatus } from '../platform/kube.js'
 import type { RunnerPool } from './config.js'
 import type { RunnerSettings } from './desired-job.js'
@@ -17,6 +18,7 @@ import {
   newPoolPodName,
   planPool,
   poolRoom,
+  tenantHash,
   podTenant,
   poolPodEnded,
   wantedSpecHash,
@@ -65,6 +67,8 @@ export class RunnerPools {
   private readonly ended = new Map<string, PoolJobState>()
   private active = false
   private timer: NodeJS.Timeout | undefined
+  /** Tenant → its hash (the pod label), remembered: the unfinished jobs are read on every claim. */
+  private readonly tenantHashes = new Map<string, string>()
 
   constructor(private readonly d: RunnerPoolsDeps) {}
 
@@ -129,6 +133,22 @@ export class RunnerPools {
     }
     for (const pod of this.lastUsed.keys()) if (!this.d.pods.get(pod, this.d.namespace)) this.lastUsed.delete(pod)
     for (const pod of this.bound.keys()) if (!this.d.pods.get(pod, this.d.namespace)) this.bound.delete(pod)
+    return out
+  }
+
+  /** The tenants (hashes) with an unfinished job of the utility: queued for a slot or a pod, or running. */
+  private atWork(slug: string): Set<string> {
+    const out = new Set<string>()
+    for (const uj of this.d.utilityJobs.list(this.d.namespace)) {
+      if (uj.spec.utility !== slug || isTerminal(uj) || uj.metadata.deletionTimestamp) continue
+      const tenant = tenantOf(uj.spec)
+      let hash = this.tenantHashes.get(tenant)
+      if (!hash) {
+        if (this.tenantHashes.size > 100_000) this.tenantHashes.clear()
+        this.tenantHashes.set(tenant, (hash = tenantHash(tenant)))
+      }
+      out.add(hash)
+    }
     return out
   }
 
@@ -199,6 +219,7 @@ export class RunnerPools {
       busy: new Set(this.holders().keys()),
       lastUsed: this.lastUsed,
       now: performance.now(),
+      atWork: this.atWork(slug),
       tenant,
     })
     if (where === 'job') this.waiting.get(slug)?.delete(name)
@@ -338,6 +359,7 @@ export class RunnerPools {
         waiting: [...this.waitingOf(slug).values()],
         lastUsed: this.lastUsed,
         now: performance.now(),
+        atWork: this.atWork(slug),
       })
       for (const { pod, why } of plan.remove) {
         // A pod may have been handed a job since this pass began: it stays.

@@ -3,8 +3,8 @@ import { parseStat, strayProcesses } from './stray-processes.js'
 
 describe('parseStat', () => {
   it('reads pid, parent and command, whatever the command holds', () => {
-    expect(parseStat('42 (node) S 1 42 42 0 -1')).toEqual({ pid: 42, ppid: 1, command: 'node' })
-    expect(parseStat('7 (a (b) c) R 42 7 7')).toEqual({ pid: 7, ppid: 42, command: 'a (b) c' })
+    expect(parseStat('42 (node) S 1 42 42 0 -1')).toEqual({ pid: 42, ppid: 1, command: 'node', state: 'S' })
+    expect(parseStat('7 (a (b) c) R 42 7 7')).toEqual({ pid: 7, ppid: 42, command: 'a (b) c', state: 'R' })
     expect(parseStat('garbage')).toBeNull()
   })
 })
@@ -21,5 +21,7 @@ describe('strayProcesses', () => {
     expect(strayProcesses(all, 1, [])).toHaveLength(3)
     // A kept process that has ended keeps nothing alive.
     expect(strayProcesses([p(1, 0), p(20, 1)], 1, [10])).toEqual([p(20, 1)])
+    // An orphan that has ended (a zombie the runner, as the first process, never reaps) runs nothing.
+    expect(strayProcesses([...all, { ...p(30, 1, 'gpgconf'), state: 'Z' }], 1, [10])).toEqual([])
   })
 })

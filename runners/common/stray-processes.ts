@@ -13,6 +13,8 @@ export interface ProcessEntry {
   ppid: number
   /** The command name (at most 15 characters, as the kernel keeps it). */
   command: string
+  /** The kernel's state letter: R, S, D, … and Z for a zombie (ended, not yet reaped). */
+  state?: string
 }
 
 /** Every process visible in `procRoot` (the container's own pid namespace). Bounded reads: a stat line is short. */
@@ -38,14 +40,17 @@ export function parseStat(line: string): ProcessEntry | null {
   const close = line.lastIndexOf(')')
   if (open < 0 || close < open) return null
   const pid = Number(line.slice(0, open).trim())
-  const ppid = Number(line.slice(close + 2).split(' ')[1])
+  const [state, parent] = line.slice(close + 2).split(' ')
+  const ppid = Number(parent)
   if (!Number.isInteger(pid) || !Number.isInteger(ppid)) return null
-  return { pid, ppid, command: line.slice(open + 1, close) }
+  return { pid, ppid, command: line.slice(open + 1, close), state }
 }
 
 /**
  * The processes that are neither `self` nor a descendant of a process in `kept` (pure). A
  * descendant of the runner that is not under a kept process was started by a job and outlived it.
+ * A zombie is no stray: it has ended and runs nothing (the runner is its container's first
+ * process, so an orphan that ends stays a zombie: LibreOffice's short-lived gpgconf queries do).
  */
 export function strayProcesses(all: readonly ProcessEntry[], self: number, kept: readonly number[]): ProcessEntry[] {
   const children = new Map<number, number[]>()
@@ -58,5 +63,5 @@ export function strayProcesses(all: readonly ProcessEntry[], self: number, kept:
     allowed.add(pid)
     for (const c of children.get(pid) ?? []) stack.push(c)
   }
-  return all.filter((p) => !allowed.has(p.pid))
+  return all.filter((p) => !allowed.has(p.pid) && p.state !== 'Z')
 }

@@ -433,6 +433,47 @@ try {
     }
   }
 
+  // office-pdf in job mode (LibreOffice started per job) against LibreOffice's own cold
+  // `soffice --convert-to pdf` (a fresh profile per document, as a fresh pod has).
+  if (wanted('office-pdf')) {
+    say('office-pdf vs soffice --convert-to pdf, cold')
+    const documents: Array<[string, string]> = [
+      ['text.docx', '1-page docx'],
+      ['report-30.docx', '30-page docx, a table and an image a page'],
+      ['sheets.xlsx', '3-sheet xlsx'],
+      ['slides-20.pptx', '20-slide pptx'],
+    ]
+    let cold = 0
+    for (const [name, input] of documents) {
+      const bytes = readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', name))
+      writeFileSync(join(WORK, name), bytes)
+      const url = files.add(name, bytes, 'application/octet-stream')
+      await measure(
+        {
+          utility: 'office-pdf',
+          input,
+          tool: 'soffice --convert-to pdf, cold',
+          target: { against: 'native', ratio: 1.2 },
+        },
+        {
+          native: () =>
+            timed('soffice', [
+              `-env:UserInstallation=file://${join(WORK, `office-cold-${cold++}`)}`,
+              '--headless',
+              '--convert-to',
+              'pdf',
+              '--outdir',
+              join(WORK, 'office-out'),
+              join(WORK, name),
+            ]),
+          output: join(WORK, 'office-out', name.replace(/\.\w+$/, '.pdf')),
+          runner: runner('office-pdf', { url }),
+          platformInput: { url },
+        },
+      )
+    }
+  }
+
   // xls-to-xlsx: 4 sheets × 5000 rows × 8 columns.
   if (wanted('xls-to-xlsx')) {
     say('xls-to-xlsx vs LibreOffice --convert-to xlsx')

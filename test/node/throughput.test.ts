@@ -202,8 +202,14 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
         for (let i = 0; i < KEYS; i++) keys.push((await createKey({ rateLimitPerMinute: 100_000 })).key)
         const pdf = await putFile('throughput-ten.pdf', await makePdf(10))
         const page = await putFile('throughput.html', '<h1>Invoice 1</h1><p>One small page.</p>')
-        // split-pdf and html-pdf by default; BENCH_ONLY names any of the six.
+        // split-pdf and html-pdf by default; BENCH_ONLY names any of the seven.
         const inputs: Record<string, unknown> = {
+          'office-pdf': {
+            url: await putFile(
+              'throughput.docx',
+              readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', 'text.docx')),
+            ),
+          },
           'split-pdf': { url: pdf },
           'html-pdf': { url: page },
           'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },

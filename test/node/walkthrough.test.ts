@@ -5,6 +5,7 @@ import { LABELS } from '../../contract/api-group.js'
 import { api, download } from '../integration/helpers/api.js'
 import { kubeConfig } from '../integration/helpers/keys.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
+import { officeDocument } from '../support/fixtures.js'
 import { makePdf } from '../support/pdfs.js'
 import { NS, RELEASE } from './chart-values.js'
 import { execShellWords, helm, kubectl, putFile, runnerPodsOf } from './helpers.js'
@@ -52,6 +53,18 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
       .toMatchObject({ exitCode: 0, reason: 'Completed' })
     expect(pod.status?.containerStatuses?.[0].containerID).toMatch(/^containerd:\/\//)
     expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true)
+    expect(pod.spec?.containers[0].securityContext?.readOnlyRootFilesystem).toBe(true)
+  })
+
+  it('converts a Word document with LibreOffice in its own runner container, read-only and non-root', async () => {
+    const url = await putFile('walkthrough.docx', officeDocument('three-pages.docx'))
+    const res = await api('POST', '/v1/utilities/office-pdf', { key, body: { input: { url, pageRanges: '2-' } } })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body).toMatchObject({ status: 'succeeded', result: { pageCount: 2, format: 'docx' } })
+    const d = await download(res.body.result.files[0].url)
+    expect(d.bytes.subarray(0, 5).toString()).toBe('%PDF-')
+    const [pod] = await runnerPodsOf(res.body.id)
+    expect(pod.spec?.containers[0].image).toMatch(/\/dutil-runner-office-pdf:/)
     expect(pod.spec?.containers[0].securityContext?.readOnlyRootFilesystem).toBe(true)
   })
 
