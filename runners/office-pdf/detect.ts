@@ -108,21 +108,23 @@ async function detectZip(file: Buffer): Promise<OfficeFormat> {
   throw rejected(NOT_OFFICE)
 }
 
-function openZip(file: Buffer): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(file, { lazyEntries: true, validateEntrySizes: true }, (err, zip) =>
-      err || !zip ? reject(rejected(NOT_OFFICE)) : resolve(zip),
+/** The zip, its central directory not yet read; refused past MAX_ZIP_ENTRIES entries. */
+async function openZip(file: Buffer): Promise<yauzl.ZipFile> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => {
+    yauzl.fromBuffer(file, { lazyEntries: true, validateEntrySizes: true }, (err, z) =>
+      err || !z ? reject(rejected(NOT_OFFICE)) : resolve(z),
     )
   })
+  if (zip.entryCount > MAX_ZIP_ENTRIES) {
+    zip.close()
+    throw rejected(`The document is refused: its zip container has ${zip.entryCount} entries.`)
+  }
+  return zip
 }
 
 /** The names in a zip's central directory (at most MAX_ZIP_ENTRIES). */
 async function zipNames(file: Buffer): Promise<Set<string>> {
   const zip = await openZip(file)
-  if (zip.entryCount > MAX_ZIP_ENTRIES) {
-    zip.close()
-    throw rejected(`The document is refused: its zip container has ${zip.entryCount} entries.`)
-  }
   return new Promise((resolve, reject) => {
     const names = new Set<string>()
     zip.on('entry', (e: yauzl.Entry) => {
@@ -138,10 +140,6 @@ async function zipNames(file: Buffer): Promise<Set<string>> {
 /** One entry's text, read within `maxBytes`, or null when the zip has none of that name. */
 async function readZipEntry(file: Buffer, name: string, maxBytes: number): Promise<string | null> {
   const zip = await openZip(file)
-  if (zip.entryCount > MAX_ZIP_ENTRIES) {
-    zip.close()
-    throw rejected(`The document is refused: its zip container has ${zip.entryCount} entries.`)
-  }
   return new Promise((resolve, reject) => {
     const fail = () => reject(rejected(NOT_OFFICE))
     zip.on('entry', (e: yauzl.Entry) => {
