@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import XLSX from 'xlsx'
-import { detectOffice } from './detect.js'
+import { fileEntry, writeZip, type RawEntry } from '../../test/support/zip-writer.js'
+import { detectOffice, MAX_EXPANDED_BYTES } from './detect.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const doc = (name: string) => readFileSync(join(REPO, 'test', 'fixtures', 'documents', name))
@@ -61,5 +63,45 @@ describe('detectOffice', () => {
         code: 'upstream_rejected',
         message: expect.stringMatching(/^The file is not an office document this utility converts \(docx, doc, odt/),
       })
+  })
+
+  describe('decompression bombs dressed as documents (refused before LibreOffice reads a part)', () => {
+    const docx = (body: RawEntry) =>
+      writeZip([
+        fileEntry(
+          '[Content_Types].xml',
+          Buffer.from('<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>'),
+        ),
+        body,
+      ])
+    const xml = Buffer.from('<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"/>')
+
+    it('a part that declares more than the limit', async () => {
+      const entry = { ...fileEntry('word/document.xml', xml), uncompressedSize: MAX_EXPANDED_BYTES + 1 }
+      await expect(detectOffice(docx(entry))).rejects.toMatchObject({
+        code: 'upstream_rejected',
+        message: 'The document is refused: its parts expand to more than 1 GiB (a limit against decompression bombs).',
+      })
+    })
+
+    it('a part that expands more than a thousand times (64 MiB of one byte)', async () => {
+      const entry = fileEntry('word/document.xml', Buffer.alloc(64 * 1024 ** 2, 0x20))
+      expect(entry.uncompressedSize / entry.stored.length).toBeGreaterThan(1000)
+      await expect(detectOffice(docx(entry))).rejects.toMatchObject({
+        code: 'upstream_rejected',
+        message: expect.stringContaining('its part word/document.xml expands more than 1000 times'),
+      })
+    })
+
+    it('a part that inflates past the size its directory entry declares', async () => {
+      const real = Buffer.concat([xml, Buffer.from(randomBytes(3 * 1024 ** 2).toString('base64'))])
+      const entry = { ...fileEntry('word/document.xml', real), uncompressedSize: xml.length }
+      await expect(detectOffice(docx(entry))).rejects.toMatchObject({
+        code: 'upstream_rejected',
+        message: expect.stringContaining('its part word/document.xml expands past the size its zip directory declares'),
+      })
+      // The same part declared honestly is a document.
+      expect(await detectOffice(docx(fileEntry('word/document.xml', real)))).toBe('docx')
+    })
   })
 })

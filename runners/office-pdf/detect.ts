@@ -12,6 +12,7 @@ export type OfficeFormat = 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'd
 export const ACCEPTED_FORMATS = 'docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt or odp'
 
 const NOT_OFFICE = `The file is not an office document this utility converts (${ACCEPTED_FORMATS}).`
+export const DAMAGED_DOCUMENT = 'The document could not be opened: it is damaged, or protected by a password.'
 const PASSWORD = 'The document is protected by a password; dutil converts only documents without one.'
 
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
@@ -20,6 +21,14 @@ const ZIP_MAGIC = Buffer.from('PK\x03\x04', 'latin1')
 const MAX_ZIP_ENTRIES = 10_000
 /** The OpenDocument manifest is read whole to see whether the document is encrypted. */
 const MAX_MANIFEST_BYTES = 1024 * 1024
+/**
+ * What a document's parts may expand to, in all: more than LibreOffice could hold in the pod's
+ * memory (a text's or a sheet's XML takes several times its size once loaded).
+ */
+export const MAX_EXPANDED_BYTES = 1024 ** 3
+/** Uncompressed over compressed size of one part larger than MIN_RATIO_CHECK_BYTES: only runs of one byte reach it. */
+export const MAX_PART_RATIO = 1000
+const MIN_RATIO_CHECK_BYTES = 1024 ** 2
 
 const ODF_TYPES: Record<string, OfficeFormat> = {
   'application/vnd.oasis.opendocument.text': 'odt',
@@ -100,10 +109,11 @@ async function detectZip(file: Buffer): Promise<OfficeFormat> {
     if (format) {
       const manifest = await readZipEntry(file, 'META-INF/manifest.xml', MAX_MANIFEST_BYTES)
       if (manifest?.includes('encryption-data')) throw rejected(PASSWORD)
+      await zipParts(file)
       return format
     }
   }
-  const names = await zipNames(file)
+  const names = await zipParts(file)
   for (const [part, format] of OOXML_PARTS) if (names.has(part)) return format
   throw rejected(NOT_OFFICE)
 }
@@ -122,17 +132,48 @@ async function openZip(file: Buffer): Promise<yauzl.ZipFile> {
   return zip
 }
 
-/** The names in a zip's central directory (at most MAX_ZIP_ENTRIES). */
-async function zipNames(file: Buffer): Promise<Set<string>> {
+const expansionRefused = (why: string) =>
+  rejected(`The document is refused: ${why} (a limit against decompression bombs).`)
+
+/**
+ * The names of a document zip's parts, each part inflated once to check it: no part expands past
+ * the size its directory entry declares (what LibreOffice will read), nor far past its compressed
+ * size, and all of them stay within MAX_EXPANDED_BYTES.
+ */
+async function zipParts(file: Buffer): Promise<Set<string>> {
   const zip = await openZip(file)
   return new Promise((resolve, reject) => {
     const names = new Set<string>()
+    let total = 0
+    const fail = (err: Error) => {
+      zip.close()
+      reject(err)
+    }
     zip.on('entry', (e: yauzl.Entry) => {
       names.add(e.fileName)
-      zip.readEntry()
+      total += e.uncompressedSize
+      if (total > MAX_EXPANDED_BYTES)
+        return fail(expansionRefused(`its parts expand to more than ${MAX_EXPANDED_BYTES / 1024 ** 3} GiB`))
+      if (e.uncompressedSize > MIN_RATIO_CHECK_BYTES && e.uncompressedSize > e.compressedSize * MAX_PART_RATIO)
+        return fail(expansionRefused(`its part ${e.fileName} expands more than ${MAX_PART_RATIO} times`))
+      if (e.fileName.endsWith('/')) return zip.readEntry()
+      // yauzl (validateEntrySizes) fails a stream that inflates past its declared size.
+      zip.openReadStream(e, (err, s) => {
+        if (err || !s) return fail(rejected(DAMAGED_DOCUMENT))
+        s.on('data', () => {})
+        s.on('end', () => zip.readEntry())
+        s.on('error', (err: Error) =>
+          fail(
+            // yauzl's words for a part longer than declared; anything else is a broken part.
+            /^too many bytes/.test(err.message)
+              ? expansionRefused(`its part ${e.fileName} expands past the size its zip directory declares`)
+              : rejected(DAMAGED_DOCUMENT),
+          ),
+        )
+      })
     })
     zip.on('end', () => resolve(names))
-    zip.on('error', () => reject(rejected(NOT_OFFICE)))
+    zip.on('error', () => fail(rejected(NOT_OFFICE)))
     zip.readEntry()
   })
 }

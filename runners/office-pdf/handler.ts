@@ -5,7 +5,7 @@ import { outputFileName } from '../common/file-names.js'
 import { openInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
-import { detectOffice } from './detect.js'
+import { DAMAGED_DOCUMENT, detectOffice } from './detect.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
 import type { Office, OfficeRequest } from './office.js'
 import { countPdfPages } from './page-count.js'
@@ -39,7 +39,7 @@ export function conversionFailure(answer: Awaited<ReturnType<Office['convert']>>
     case 'password':
       return rejected('The document is protected by a password; dutil converts only documents without one.')
     case 'load':
-      return rejected('The document could not be opened: it is damaged, or protected by a password.')
+      return rejected(DAMAGED_DOCUMENT)
     case 'export':
       return rejected('LibreOffice could not convert the document to PDF.')
     case 'office':
