@@ -39,6 +39,19 @@ describe('the program frame', () => {
     expect(await q.ready()).toBe('db unreachable')
   })
 
+  it('runs its checks side by side, each within the check timeout (an answer takes one check, not their sum)', async () => {
+    const { p } = program({ checkTimeoutMs: 1000 })
+    await p.sync()
+    // `first` answers only once `second` has begun: one after the other, it would time out.
+    let began!: () => void
+    const secondBegan = new Promise<void>((r) => (began = r))
+    p.check('first', () => secondBegan.then(() => null)).check('second', () => {
+      began()
+      return null
+    })
+    expect(await p.ready()).toBeNull()
+  })
+
   it('runs leader-only work while leading and stops it when leadership ends: nothing runs after', async () => {
     const { p } = program()
     const ticks: number[] = []
