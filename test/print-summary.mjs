@@ -51,6 +51,14 @@ for (const f of failures) {
     console.log(`    ${line.slice(0, 200)}`)
 }
 if (missing.length) console.log(`no report at ${missing.join(', ')}`)
+// A failed real-node set-up says why in a few lines (test/node/global-setup.ts writes them).
+try {
+  const why = readFileSync('.test-results.node-setup-failure.txt', 'utf8').trimEnd().split('\n').slice(0, 20)
+  console.log('the real-node set-up failed:')
+  for (const line of why) console.log(`    ${line.slice(0, 240)}`)
+} catch {
+  // It did not fail.
+}
 // The real-node tier says why it skipped (test/node/global-setup.ts writes the reason).
 try {
   console.log(`SKIPPED the real-node tests: ${readFileSync('.test-results.node-skipped.txt', 'utf8').trim()}`)

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 phases=$(mktemp)
 trap 'rm -f "$phases"' EXIT
-rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node.log
+rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log
 status=0
 
 export PHASES_FILE=$phases

@@ -10,6 +10,7 @@ import {
   NODE_IP,
   nodeDiagnostics,
   POD_CIDR,
+  readinessBrief,
   realNodeBlocker,
   realNodeLayout,
   startRealNode,
@@ -66,6 +67,8 @@ let testCa: TestCa | undefined
 
 /** Why make test-node skipped, for the summary (test/print-summary.mjs reads it). */
 export const SKIP_FILE = join(REPO_ROOT, '.test-results.node-skipped.txt')
+/** Why the set-up failed, in a few lines, for the summary's end (what CI keeps of the output). */
+export const SETUP_FAILURE_FILE = join(REPO_ROOT, '.test-results.node-setup-failure.txt')
 
 /**
  * The real-node tier: the control plane, Redis, PostgreSQL and MinIO as for the integration
@@ -74,6 +77,7 @@ export const SKIP_FILE = join(REPO_ROOT, '.test-results.node-skipped.txt')
  */
 export async function setup(project: TestProject): Promise<void> {
   rmSync(SKIP_FILE, { force: true })
+  rmSync(SETUP_FAILURE_FILE, { force: true })
   const blocker = realNodeBlocker()
   project.provide('nodeBlocker', blocker ?? '')
   if (blocker) {
@@ -86,6 +90,13 @@ export async function setup(project: TestProject): Promise<void> {
   } catch (err) {
     // The error itself carries the diagnostics: a summary that shows only the error still says why.
     const diagnostics = platform ? nodeDiagnostics(platform.dir, platform.kubeconfigPath) : ''
+    const brief = platform ? readinessBrief(platform.kubeconfigPath) : ''
+    writeFileSync(
+      SETUP_FAILURE_FILE,
+      `${String((err as Error).message)
+        .split('\n')[0]
+        .slice(0, 300)}\n${brief}`,
+    )
     await teardown()
     throw new Error(`real-node setup failed: ${(err as Error).message}\n${diagnostics}`, { cause: err })
   }

@@ -476,6 +476,42 @@ function readinessReasons(run: (args: string[]) => string): string {
 }
 
 /**
+ * The few lines that most often say why a release did not come up: each not-ready dutil pod's
+ * own /readyz answer and the newest probe failures (make test prints them last, where CI's
+ * kept output ends).
+ */
+export function readinessBrief(kubeconfig: string): string {
+  const run = (args: string[]) => {
+    try {
+      return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    } catch (err) {
+      return `(kubectl ${args.join(' ')} failed: ${String((err as { stderr?: string }).stderr ?? err).trim()})\n`
+    }
+  }
+  const probes = run([
+    'get',
+    'events',
+    '-n',
+    'dutil',
+    '--field-selector',
+    'reason=Unhealthy',
+    '--sort-by=.lastTimestamp',
+    '-o',
+    'custom-columns=COUNT:.count,OBJECT:.involvedObject.name,MESSAGE:.message',
+    '--no-headers',
+  ])
+    .trimEnd()
+    .split('\n')
+    .slice(-6)
+    .join('\n')
+  const pods = run(['get', 'pods', '-n', 'dutil', '--no-headers']).trimEnd().split('\n').slice(0, 8).join('\n')
+  return `pods:\n${pods}\nnot ready, by their /readyz:\n${readinessReasons(run)}newest probe failures:\n${probes || '(none)'}\n`
+}
+
+/**
  * What a failed start leaves to read (CI keeps only the output): the node and its pods, the
  * newest events, and the end of the kubelet's, containerd's, kube-proxy's and kube-router's logs.
  */
