@@ -15,6 +15,7 @@ import { isPoolPod } from './pool-pod.js'
 import { type JobRecordWriter, UtilityJobReconciler } from './reconciler.js'
 import { stsCredentialIssuer } from './runner-credentials.js'
 import { RunnerPools } from './runner-pools.js'
+import { UnfinishedJobs } from './unfinished-jobs.js'
 import { type OperatorCaches, ownerOf, PodsByOwner } from './watches.js'
 import { WorkQueue } from './work-queue.js'
 
@@ -42,6 +43,9 @@ export function jobControllers(d: JobControllerDeps) {
   const ns = config.namespace
   const queue = new WorkQueue()
   const callbackQueue = new WorkQueue()
+  // First, so that every other listener's work sees the job as the index has it.
+  const unfinished = new UnfinishedJobs()
+  caches.utilityJobs.on((ev, uj) => unfinished.apply(ev, uj))
   caches.utilityJobs.on((_ev, uj) => {
     queue.add(uj.metadata.name)
     if (CallbackController.wants(uj)) callbackQueue.add(uj.metadata.name)
@@ -66,6 +70,7 @@ export function jobControllers(d: JobControllerDeps) {
     namespace: ns,
     pods: caches.pods.cache,
     utilityJobs: caches.utilityJobs.cache,
+    jobs: unfinished,
     core: d.kc.makeApiClient(CoreV1Api),
     runner: config.runner,
     client: httpPoolClient(),

@@ -18,6 +18,7 @@ import type { AssignAnswer, PoolClient } from './pool-client.js'
 import { POOL_DEADLINE_GRACE_MS } from './pool-run.js'
 import { UtilityJobReconciler } from './reconciler.js'
 import { RunnerPools } from './runner-pools.js'
+import { UnfinishedJobs } from './unfinished-jobs.js'
 import { desiredPoolPod, POOL_SPEC_ANNOTATION, tenantHash, wantedSpecHash } from './pool-pod.js'
 import { catalog } from '../runners/catalog.js'
 import { tenantOf } from './admission.js'
@@ -127,6 +128,11 @@ function world(
     namespace: NS,
     pods: cacheOf(pods),
     utilityJobs: cacheOf(utilityJobs),
+    // The test changes jobs in place: the index is made from them as they are at each look.
+    jobs: {
+      runnerPods: () => UnfinishedJobs.of(utilityJobs.values()).runnerPods(),
+      tenantsAtWork: (slug) => UnfinishedJobs.of(utilityJobs.values()).tenantsAtWork(slug),
+    },
     core,
     runner: settings,
     client,

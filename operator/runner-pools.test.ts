@@ -5,6 +5,7 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 import type { PoolClient } from './pool-client.js'
 import { RunnerPools } from './runner-pools.js'
+import { UnfinishedJobs } from './unfinished-jobs.js'
 
 const cacheOf = <T extends { metadata?: { name?: string } }>(items: Map<string, T>) =>
   ({ get: (name: string) => items.get(name), list: () => [...items.values()] }) as unknown as ObjectCache<T>
@@ -17,6 +18,7 @@ describe('RunnerPools upkeep', () => {
       namespace: 'dutil',
       pods: cacheOf(pods),
       utilityJobs: cacheOf(new Map<string, UtilityJobResource>()),
+      jobs: new UnfinishedJobs(),
       core: {
         createNamespacedPod: async ({ body }: { body: V1Pod }) => {
           created.push(body)

@@ -6,10 +6,10 @@ import { POOL, type PoolJobState } from '../contract/runner-protocol.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
 import { catalog } from '../runners/catalog.js'
-import { tenantOf } from './admission.js'
 import { apiStatus } from '../platform/kube.js'
 import type { RunnerPool } from './config.js'
 import type { RunnerSettings } from './desired-job.js'
+import type { PoolJobView } from './unfinished-jobs.js'
 import type { PoolClient } from './pool-client.js'
 import {
   choosePoolPod,
@@ -18,7 +18,6 @@ import {
   newPoolPodName,
   planPool,
   poolRoom,
-  tenantHash,
   podTenant,
   poolPodEnded,
   wantedSpecHash,
@@ -28,6 +27,8 @@ export interface RunnerPoolsDeps {
   namespace: string
   pods: ObjectCache<V1Pod>
   utilityJobs: ObjectCache<UtilityJobResource>
+  /** The unfinished jobs' pods and tenants, kept from the watch (no pass walks every job). */
+  jobs: PoolJobView
   core: Pick<CoreV1Api, 'createNamespacedPod' | 'deleteNamespacedPod' | 'patchNamespacedPod'>
   runner: RunnerSettings
   client: PoolClient
@@ -67,8 +68,6 @@ export class RunnerPools {
   private readonly ended = new Map<string, PoolJobState>()
   private active = false
   private timer: NodeJS.Timeout | undefined
-  /** Tenant → its hash (the pod label), remembered: the unfinished jobs are read on every claim. */
-  private readonly tenantHashes = new Map<string, string>()
 
   constructor(private readonly d: RunnerPoolsDeps) {}
 
@@ -113,42 +112,21 @@ export class RunnerPools {
   /** Pod name → the unfinished job it holds: from the jobs' status, and the hand-overs in flight. */
   private holders(): Map<string, string> {
     const out = new Map<string, string>()
-    const gone = (job: string) => {
-      const uj = this.d.utilityJobs.get(job, this.d.namespace)
-      return !uj || isTerminal(uj)
+    const job = (name: string) => this.d.utilityJobs.get(name, this.d.namespace)
+    const gone = (name: string) => {
+      const uj = job(name)
+      return !uj || isTerminal(uj) || Boolean(uj.metadata.deletionTimestamp)
     }
-    for (const uj of this.d.utilityJobs.list(this.d.namespace)) {
-      const pod = uj.status?.runnerPod
-      const name = uj.metadata.name
-      if (!pod) continue
-      if (this.handing.get(name) === pod) this.handing.delete(name) // the watch shows it now
-      if (isTerminal(uj) || uj.metadata.deletionTimestamp) this.finished.delete(name)
-      else if (!this.finished.has(name)) out.set(pod, name)
-    }
-    for (const job of this.finished) if (!this.d.utilityJobs.get(job, this.d.namespace)) this.finished.delete(job)
-    for (const w of this.waiting.values()) for (const job of w.keys()) if (gone(job)) w.delete(job)
-    for (const [job, pod] of this.handing) {
-      if (gone(job)) this.handing.delete(job)
-      else out.set(pod, job)
+    for (const name of this.finished) if (gone(name)) this.finished.delete(name)
+    for (const [name, pod] of this.d.jobs.runnerPods()) if (!this.finished.has(name)) out.set(pod, name)
+    for (const w of this.waiting.values()) for (const name of w.keys()) if (gone(name)) w.delete(name)
+    for (const [name, pod] of this.handing) {
+      // Gone, or the watch shows the hand-over now.
+      if (gone(name) || job(name)?.status?.runnerPod === pod) this.handing.delete(name)
+      if (!gone(name)) out.set(pod, name)
     }
     for (const pod of this.lastUsed.keys()) if (!this.d.pods.get(pod, this.d.namespace)) this.lastUsed.delete(pod)
     for (const pod of this.bound.keys()) if (!this.d.pods.get(pod, this.d.namespace)) this.bound.delete(pod)
-    return out
-  }
-
-  /** The tenants (hashes) with an unfinished job of the utility: queued for a slot or a pod, or running. */
-  private atWork(slug: string): Set<string> {
-    const out = new Set<string>()
-    for (const uj of this.d.utilityJobs.list(this.d.namespace)) {
-      if (uj.spec.utility !== slug || isTerminal(uj) || uj.metadata.deletionTimestamp) continue
-      const tenant = tenantOf(uj.spec)
-      let hash = this.tenantHashes.get(tenant)
-      if (!hash) {
-        if (this.tenantHashes.size > 100_000) this.tenantHashes.clear()
-        this.tenantHashes.set(tenant, (hash = tenantHash(tenant)))
-      }
-      out.add(hash)
-    }
     return out
   }
 
@@ -219,7 +197,7 @@ export class RunnerPools {
       busy: new Set(this.holders().keys()),
       lastUsed: this.lastUsed,
       now: performance.now(),
-      atWork: this.atWork(slug),
+      atWork: this.d.jobs.tenantsAtWork(slug),
       tenant,
     })
     if (where === 'job') this.waiting.get(slug)?.delete(name)
@@ -359,7 +337,7 @@ export class RunnerPools {
         waiting: [...this.waitingOf(slug).values()],
         lastUsed: this.lastUsed,
         now: performance.now(),
-        atWork: this.atWork(slug),
+        atWork: this.d.jobs.tenantsAtWork(slug),
       })
       for (const { pod, why } of plan.remove) {
         // A pod may have been handed a job since this pass began: it stays.
