@@ -102,7 +102,20 @@ export function watchedCache<T extends KubernetesObject>(
   onEvent: (event: CacheEvent, obj: T) => void = () => {},
   labelSelector?: string,
 ): WatchedCache<T> {
-  const informer = makeInformer<T>(kc, path, list, labelSelector)
+  // The informer's start resolves even when its list failed (it tells its error listeners and
+  // gives up), so whether the list came back is noted here: `synced` means the objects are in.
+  let listed = false
+  let firstError: unknown
+  const informer = makeInformer<T>(
+    kc,
+    path,
+    async () => {
+      const answer = await list()
+      listed = true
+      return answer
+    },
+    labelSelector,
+  )
   let stopped = false
   const on = (listener: (event: CacheEvent, obj: T) => void) => {
     for (const ev of ['add', 'update', 'delete'] as const) informer.on(ev, (obj) => listener(ev, obj))
@@ -110,6 +123,8 @@ export function watchedCache<T extends KubernetesObject>(
   on(onEvent)
   informer.on('error', (err) => {
     if (stopped) return
+    // Before the first list the start below retries, with back-off.
+    if (!listed) return void (firstError = err)
     log.warn({ err: String(err), path }, 'watch ended, restarting')
     setTimeout(() => {
       if (!stopped) informer.start().catch((e) => log.error({ err: String(e), path }, 'watch restart failed'))
@@ -117,14 +132,16 @@ export function watchedCache<T extends KubernetesObject>(
   })
   const synced = (async () => {
     for (let attempt = 0; ; attempt++) {
+      firstError = undefined
       try {
         await informer.start()
-        return
+        if (listed || stopped) return
       } catch (err) {
-        if (stopped) return
-        log.warn({ err: String(err), path, attempt }, 'initial list failed, retrying')
-        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)))
+        firstError = err
       }
+      if (stopped) return
+      log.warn({ err: String(firstError), path, attempt }, 'first list or watch failed, retrying')
+      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)))
     }
   })()
   return {
