@@ -117,10 +117,29 @@ function eventsOf(jobId: string): string {
     'events',
     '--sort-by=.lastTimestamp',
     '-o',
-    'custom-columns=LAST:.lastTimestamp,OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message',
+    'custom-columns=TIME:.eventTime,OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message',
   ])
     .split('\n')
     .filter((line, i) => i === 0 || line.includes(name))
+    .join('\n')
+}
+
+/** The operators' log lines about one job (its name or id), oldest first: where its time went. */
+function operatorLogOf(jobId: string): string {
+  const name = objectNameOf(jobId)
+  return kubectl([
+    '-n',
+    NS,
+    'logs',
+    '-l',
+    'app.kubernetes.io/component=operator',
+    '--prefix',
+    '--tail=-1',
+    '--max-log-requests=4',
+  ])
+    .split('\n')
+    .filter((line) => line.includes(name) || line.includes(jobId))
+    .slice(0, 60)
     .join('\n')
 }
 
@@ -315,6 +334,12 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
               '',
               '```',
               result.slowest ? eventsOf(result.slowest.id) : '',
+              '```',
+              '',
+              `${label}: the operators' log lines about the slowest job:`,
+              '',
+              '```',
+              result.slowest ? operatorLogOf(result.slowest.id) : '',
               '```',
               '',
             )
