@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { runnerPods } from './helpers/keys.js'
 import { hostile, officeDocument } from '../support/fixtures.js'
-import { docxWithLinkedImage, odtWithLinkedImage } from '../support/office-documents.js'
+import { docxWithEntities, docxWithLinkedImage, odtWithLinkedImage } from '../support/office-documents.js'
 import { jobOutputs } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
 
@@ -115,4 +115,17 @@ describe('office-pdf through the whole platform', () => {
       expect(files.requested).not.toContain(beacon)
     },
   )
+
+  it('refuses a .docx whose XML declares an external entity and the billion laughs: 422 at once, the entity never fetched', async () => {
+    const beacon = '/files/entity.txt'
+    const res = await run({ url: files.add('entities.docx', docxWithEntities(`${files.url}${beacon}`), OFFICE_TYPE) })
+    expect(res.status, JSON.stringify(res.body)).toBe(422)
+    expect(res.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The document could not be opened: it is damaged, or protected by a password.',
+    })
+    expect(files.requested).toContain('/files/entities.docx')
+    expect(files.requested).not.toContain(beacon)
+    expect(await runnerPods(res.body.id)).toBe(1)
+  })
 })

@@ -9,22 +9,15 @@ import { fileEntry, writeZip } from './zip-writer.js'
 const xml = (s: string) => Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n${s}`)
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
 
-/** A .docx whose only image is linked, not embedded: a relationship with TargetMode="External" to `url`. */
-export function docxWithLinkedImage(url: string): Buffer {
-  const ns =
-    'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" ' +
-    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" ' +
-    'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" ' +
-    'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' +
-    'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"'
-  const picture =
-    '<w:drawing><wp:inline><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>' +
-    '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>' +
-    '<pic:nvPicPr><pic:cNvPr id="1" name="beacon.png"/><pic:cNvPicPr/></pic:nvPicPr>' +
-    '<pic:blipFill><a:blip r:link="rIdImg"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>' +
-    '<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>' +
-    '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>' +
-    '</wp:inline></w:drawing>'
+const WORD_NS =
+  'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" ' +
+  'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" ' +
+  'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" ' +
+  'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' +
+  'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"'
+
+/** A .docx of one document part (its text given whole, prolog and all) and the document's relationships. */
+function docx(documentXml: string, relationships = ''): Buffer {
   return writeZip([
     fileEntry(
       '[Content_Types].xml',
@@ -47,21 +40,53 @@ export function docxWithLinkedImage(url: string): Buffer {
     fileEntry(
       'word/_rels/document.xml.rels',
       xml(
-        '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-          `<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="${esc(url)}" TargetMode="External"/>` +
-          '</Relationships>',
+        `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${relationships}</Relationships>`,
       ),
     ),
-    fileEntry(
-      'word/document.xml',
-      xml(
-        `<w:document ${ns}><w:body>` +
-          '<w:p><w:r><w:t>dutil office fixture, linked image</w:t></w:r></w:p>' +
-          `<w:p><w:r>${picture}</w:r></w:p>` +
-          '</w:body></w:document>',
-      ),
-    ),
+    fileEntry('word/document.xml', Buffer.from(documentXml)),
   ])
+}
+
+/** A .docx whose only image is linked, not embedded: a relationship with TargetMode="External" to `url`. */
+export function docxWithLinkedImage(url: string): Buffer {
+  const picture =
+    '<w:drawing><wp:inline><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>' +
+    '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>' +
+    '<pic:nvPicPr><pic:cNvPr id="1" name="beacon.png"/><pic:cNvPicPr/></pic:nvPicPr>' +
+    '<pic:blipFill><a:blip r:link="rIdImg"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>' +
+    '<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>' +
+    '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>' +
+    '</wp:inline></w:drawing>'
+  return docx(
+    xml(
+      `<w:document ${WORD_NS}><w:body>` +
+        '<w:p><w:r><w:t>dutil office fixture, linked image</w:t></w:r></w:p>' +
+        `<w:p><w:r>${picture}</w:r></w:p>` +
+        '</w:body></w:document>',
+    ).toString(),
+    `<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="${esc(url)}" TargetMode="External"/>`,
+  )
+}
+
+/**
+ * A .docx whose document part declares XML entities in its DTD: `&ext;`, an external entity at
+ * `url` (read, it would fetch that URL and put its answer in the text), and `&lol9;`, nine levels
+ * of tenfold nesting (expanded, a thousand million copies of "lol": the billion laughs).
+ */
+export function docxWithEntities(url: string): Buffer {
+  const levels = Array.from(
+    { length: 9 },
+    (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i === 0 ? '' : i};`.repeat(10)}">`,
+  ).join('')
+  return docx(
+    '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n' +
+      `<!DOCTYPE w:document [<!ENTITY ext SYSTEM "${esc(url)}"><!ENTITY lol "lol">${levels}]>\n` +
+      `<w:document ${WORD_NS}><w:body>` +
+      '<w:p><w:r><w:t>dutil office fixture, entities</w:t></w:r></w:p>' +
+      '<w:p><w:r><w:t>external: &ext;</w:t></w:r></w:p>' +
+      '<w:p><w:r><w:t>nested: &lol9;</w:t></w:r></w:p>' +
+      '</w:body></w:document>',
+  )
 }
 
 /** OpenDocument text: `mimetype` stored first, then the manifest and the parts given. */
