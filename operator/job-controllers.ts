@@ -43,9 +43,8 @@ export function jobControllers(d: JobControllerDeps) {
   const ns = config.namespace
   const queue = new WorkQueue()
   const callbackQueue = new WorkQueue()
-  // First, so that every other listener's work sees the job as the index has it.
+  // The unfinished jobs' pods and tenants, for the runner pools (fed below, with admission).
   const unfinished = new UnfinishedJobs()
-  caches.utilityJobs.on((ev, uj) => unfinished.apply(ev, uj))
   caches.utilityJobs.on((_ev, uj) => {
     queue.add(uj.metadata.name)
     if (CallbackController.wants(uj)) callbackQueue.add(uj.metadata.name)
@@ -106,6 +105,12 @@ export function jobControllers(d: JobControllerDeps) {
       running: (utility, n) => d.metrics.jobsRunning.set({ utility }, n),
       admitted: (utility, s) => d.metrics.admissionWaitSeconds.observe({ utility }, s),
     },
+  })
+
+  // A job seen to end frees its slot: admission looks at once, not at the next job's arrival.
+  // (Listeners only queue work, so every one has run before any of it is done.)
+  caches.utilityJobs.on((ev, uj) => {
+    if (unfinished.apply(ev, uj)) admission.schedule()
   })
 
   const reconciler = new UtilityJobReconciler({

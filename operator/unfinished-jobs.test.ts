@@ -43,14 +43,17 @@ describe('UnfinishedJobs', () => {
     index.apply('update', job('j1', { runnerPod: 'dutil-pool-split-pdf-x' }))
     expect(index.runnerPods()).toEqual(new Map([['j1', 'dutil-pool-split-pdf-x']]))
 
-    // Finished: its pod is free and its tenant no longer at work (key_b still is, by j2).
-    index.apply('update', job('j1', { state: 'succeeded', runnerPod: 'dutil-pool-split-pdf-x' }))
+    // Finished: its pod is free and its tenant no longer at work (key_b still is, by j2); the
+    // end is told once, however often the finished job is seen again.
+    expect(index.apply('update', job('j1', { state: 'succeeded', runnerPod: 'dutil-pool-split-pdf-x' }))).toBe(true)
+    expect(index.apply('update', job('j1', { state: 'succeeded', runnerPod: 'dutil-pool-split-pdf-x' }))).toBe(false)
+    expect(index.apply('delete', job('j1', { state: 'succeeded', runnerPod: 'dutil-pool-split-pdf-x' }))).toBe(false)
     expect(index.runnerPods()).toEqual(new Map())
     expect(index.tenantsAtWork('split-pdf')).toEqual(new Set([b]))
 
     // Being deleted counts as finished; deleted, as gone.
-    index.apply('update', job('j2', { key: 'key_b', deleting: true }))
-    index.apply('delete', job('j3', { utility: 'html-pdf', key: 'key_b' }))
+    expect(index.apply('update', job('j2', { key: 'key_b', deleting: true }))).toBe(true)
+    expect(index.apply('delete', job('j3', { utility: 'html-pdf', key: 'key_b' }))).toBe(true)
     expect(index.tenantsAtWork('split-pdf')).toEqual(new Set())
     expect(index.tenantsAtWork('html-pdf')).toEqual(new Set())
     expect(index.size).toBe(0)

@@ -37,12 +37,12 @@ export class UnfinishedJobs implements PoolJobView {
     return index
   }
 
-  /** One event of the UtilityJob watch. */
-  apply(event: 'add' | 'update' | 'delete', uj: UtilityJobResource): void {
+  /** One event of the UtilityJob watch; true when it ends an unfinished job (once per job). */
+  apply(event: 'add' | 'update' | 'delete', uj: UtilityJobResource): boolean {
     const name = uj.metadata.name
     const before = this.jobs.get(name)
     if (before) this.drop(name, before)
-    if (event === 'delete' || isTerminal(uj) || uj.metadata.deletionTimestamp) return
+    if (event === 'delete' || isTerminal(uj) || uj.metadata.deletionTimestamp) return Boolean(before)
     const tenant = tenantOf(uj.spec)
     const entry: Entry = {
       slug: uj.spec.utility,
@@ -55,6 +55,7 @@ export class UnfinishedJobs implements PoolJobView {
     let counts = this.tenants.get(entry.slug)
     if (!counts) this.tenants.set(entry.slug, (counts = new Map()))
     counts.set(entry.hash, (counts.get(entry.hash) ?? 0) + 1)
+    return false
   }
 
   private drop(name: string, entry: Entry): void {
