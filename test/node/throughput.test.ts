@@ -127,6 +127,15 @@ function eventsOf(jobId: string): string {
 /** The operators' log lines about one job (its name or id), oldest first: where its time went. */
 function operatorLogOf(jobId: string): string {
   const name = objectNameOf(jobId)
+  return operatorLog()
+    .split('\n')
+    .filter((line) => line.includes(name) || line.includes(jobId))
+    .slice(0, 60)
+    .join('\n')
+}
+
+/** Every log line of the operator replicas, each prefixed with its pod. */
+function operatorLog(): string {
   return kubectl([
     '-n',
     NS,
@@ -137,10 +146,6 @@ function operatorLogOf(jobId: string): string {
     '--tail=-1',
     '--max-log-requests=4',
   ])
-    .split('\n')
-    .filter((line) => line.includes(name) || line.includes(jobId))
-    .slice(0, 60)
-    .join('\n')
 }
 
 /** Runner pods of `slug` that ended in failure, counted by reason and exit code. */
@@ -345,6 +350,11 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
             )
             // Written after every burst, so that a failed burst keeps the rows before it.
             writeReport()
+            // Every operator log line of the burst, for a closer look (.test-results.node-operator-<label>.log).
+            writeFileSync(
+              join(REPO_ROOT, `.test-results.node-operator-${label.replace(/[^\w-]+/g, '_')}.log`),
+              operatorLog(),
+            )
             expect(result.failed, label).toBe(0)
             expect(result.totals.length, label).toBeGreaterThan(0)
             expect(percentile(result.totals, 50), label).toBeGreaterThan(0)
