@@ -82,9 +82,13 @@ async function* capBytes(
 
 /** Downloads an input file into memory (see {@link openInput}). */
 export async function downloadInput(url: string, opts: SourceOptions): Promise<Buffer> {
-  const input = await openInput(url, opts)
+  return readWhole((await openInput(url, opts)).body)
+}
+
+/** An opened input's body read into memory (within the size limit `openInput` puts on it). */
+export async function readWhole(body: AsyncIterable<Buffer>): Promise<Buffer> {
   const chunks: Buffer[] = []
-  for await (const chunk of input.body) chunks.push(chunk)
+  for await (const chunk of body) chunks.push(chunk)
   return Buffer.concat(chunks)
 }
 

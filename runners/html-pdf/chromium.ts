@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
 import type { ConnectionTransport } from 'puppeteer-core'
+import { allowedEnv } from '../common/child-env.js'
 
 /**
  * Debian's chromium-headless-shell: the headless-only build of Chromium (what puppeteer calls
@@ -45,7 +46,7 @@ export const CHROMIUM_ARGS = [
 const BROWSER_ENV = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'FONTCONFIG_FILE', 'FONTCONFIG_PATH'] as const
 
 export function browserEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return Object.fromEntries(BROWSER_ENV.filter((k) => env[k] !== undefined).map((k) => [k, env[k]]))
+  return allowedEnv(BROWSER_ENV, env)
 }
 
 export interface StartedChromium {

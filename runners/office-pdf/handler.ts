@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { outputFileName } from '../common/file-names.js'
-import { openInput } from '../common/read-input.js'
+import { openInput, readWhole } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import { DAMAGED_DOCUMENT, detectOffice } from './detect.js'
@@ -61,9 +61,7 @@ export function officeHandler(office: () => Promise<Office>): UtilityHandler<Off
       maxBytes: OFFICE_PDF_LIMITS.maxBytes,
       what: 'document',
     })
-    const chunks: Buffer[] = []
-    for await (const chunk of source.body) chunks.push(chunk)
-    const bytes = Buffer.concat(chunks)
+    const bytes = await readWhole(source.body)
     const format = await detectOffice(bytes)
     const work = await mkdtemp(join(config.scratchDir, 'office-'))
     try {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { allowedEnv } from '../common/child-env.js'
 
 /**
  * One LibreOffice, driven through office_convert.py (Debian's python3 and its UNO bridge): the
@@ -29,7 +30,7 @@ export function officeEnv(profile: string, env: NodeJS.ProcessEnv = process.env)
   return {
     // soffice is a shell script: it needs the system's tools on PATH.
     PATH: '/usr/local/bin:/usr/bin:/bin',
-    ...Object.fromEntries(OFFICE_ENV.filter((k) => env[k] !== undefined).map((k) => [k, env[k]])),
+    ...allowedEnv(OFFICE_ENV, env),
     HOME: profile,
     TMPDIR: profile,
     // No Java: nothing a conversion needs, and a JVM start per process.
