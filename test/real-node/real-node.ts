@@ -475,13 +475,9 @@ function readinessReasons(run: (args: string[]) => string): string {
   return `${out.join('\n') || '(none)'}\n`
 }
 
-/**
- * The few lines that most often say why a release did not come up: each not-ready dutil pod's
- * own /readyz answer and the newest probe failures (make test prints them last, where CI's
- * kept output ends).
- */
-export function readinessBrief(kubeconfig: string): string {
-  const run = (args: string[]) => {
+/** kubectl for a diagnostic: its output, or what went wrong (a diagnostic never throws). */
+function diagnosticKubectl(kubeconfig: string): (args: string[]) => string {
+  return (args) => {
     try {
       return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], {
         encoding: 'utf8',
@@ -491,6 +487,15 @@ export function readinessBrief(kubeconfig: string): string {
       return `(kubectl ${args.join(' ')} failed: ${String((err as { stderr?: string }).stderr ?? err).trim()})\n`
     }
   }
+}
+
+/**
+ * The few lines that most often say why a release did not come up: each not-ready dutil pod's
+ * own /readyz answer and the newest probe failures (make test prints them last, where CI's
+ * kept output ends).
+ */
+export function readinessBrief(kubeconfig: string): string {
+  const run = diagnosticKubectl(kubeconfig)
   const probes = run([
     'get',
     'events',
@@ -516,16 +521,7 @@ export function readinessBrief(kubeconfig: string): string {
  * newest events, and the end of the kubelet's, containerd's, kube-proxy's and kube-router's logs.
  */
 export function nodeDiagnostics(platformDir: string, kubeconfig: string): string {
-  const run = (args: string[]) => {
-    try {
-      return execFileSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', kubeconfig, '--request-timeout=10s', ...args], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-    } catch (err) {
-      return `(kubectl ${args.join(' ')} failed: ${String((err as { stderr?: string }).stderr ?? err).trim()})\n`
-    }
-  }
+  const run = diagnosticKubectl(kubeconfig)
   const tail = (name: string, lines: number) => {
     const file = join(platformDir, 'logs', `${name}.log`)
     return existsSync(file)
@@ -539,19 +535,8 @@ export function nodeDiagnostics(platformDir: string, kubeconfig: string): string
     run(['get', 'pods', '-A', '-o', 'wide']),
     '--- newest events',
     run(['get', 'events', '-A', '--sort-by=.lastTimestamp']).trimEnd().split('\n').slice(-25).join('\n') + '\n',
-    '--- dutil pods not ready: why (their /readyz, through the API server)',
-    readinessReasons(run),
-    '--- dutil probe failures',
-    run([
-      'get',
-      'events',
-      '-n',
-      'dutil',
-      '--field-selector',
-      'reason=Unhealthy',
-      '-o',
-      'custom-columns=LAST:.lastTimestamp,COUNT:.count,OBJECT:.involvedObject.name,MESSAGE:.message',
-    ]),
+    '--- dutil pods, why not ready (their /readyz, through the API server), probe failures',
+    readinessBrief(kubeconfig),
     '--- dutil pods (log ends)',
     run([
       'logs',
