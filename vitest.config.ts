@@ -4,6 +4,12 @@ export default defineConfig({
   test: {
     // Integration files share one platform; run them one after another.
     fileParallelism: false,
+    // Tests start and end worker threads (the runners' split, merge and workbook workers, one of
+    // them past its heap limit). Node 20 can abort the whole test process when a worker's isolate
+    // goes while V8 still optimizes its code on a background thread (NodePlatform::ForIsolate:
+    // "Assertion failed: (data.first) != nullptr"); optimizing on the isolate's own thread leaves
+    // no such thread to race.
+    poolOptions: { forks: { execArgv: ['--no-concurrent-recompilation'] } },
     projects: [
       {
         test: {
