@@ -57,8 +57,9 @@ describe("the CLI README's commands", () => {
       'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
       'base64',
     )
+    // Where the file server serves a file by its name.
+    const served = files.add('report.pdf', await makePdf(3)).slice(0, -'report.pdf'.length)
     for (const [name, body, type] of [
-      ['report.pdf', await makePdf(3), 'application/pdf'],
       ['a.pdf', await makePdf(1), 'application/pdf'],
       ['cover.pdf', await makePdf(1), 'application/pdf'],
       ['b.png', png, 'image/png'],
@@ -66,8 +67,6 @@ describe("the CLI README's commands", () => {
       ['page.html', Buffer.from('<html><body><h1>dutil</h1></body></html>'), 'text/html'],
     ] as const)
       files.add(name, body, type)
-    // Where the file server serves a file by its name.
-    const served = files.add('report.pdf', await makePdf(3)).slice(0, -'report.pdf'.length)
     const scratch = mkdtempSync(join(tmpdir(), 'dutil-cli-readme-'))
     const bin = join(scratch, 'bin')
     mkdirSync(bin)

@@ -89,8 +89,8 @@ export async function setup(project: TestProject): Promise<void> {
     await startAll(project)
   } catch (err) {
     // The error itself carries the diagnostics: a summary that shows only the error still says why.
-    const diagnostics = platform ? nodeDiagnostics(platform.dir, platform.kubeconfigPath) : ''
     const brief = platform ? readinessBrief(platform.kubeconfigPath) : ''
+    const diagnostics = platform ? nodeDiagnostics(platform.dir, platform.kubeconfigPath, brief) : ''
     writeFileSync(
       SETUP_FAILURE_FILE,
       `${String((err as Error).message)

@@ -124,10 +124,10 @@ function eventsOf(jobId: string): string {
     .join('\n')
 }
 
-/** The operators' log lines about one job (its name or id), oldest first: where its time went. */
-function operatorLogOf(jobId: string): string {
+/** The lines of the operators' log about one job (its name or id), oldest first: where its time went. */
+function linesAbout(log: string, jobId: string): string {
   const name = objectNameOf(jobId)
-  return operatorLog()
+  return log
     .split('\n')
     .filter((line) => line.includes(name) || line.includes(jobId))
     .slice(0, 60)
@@ -312,6 +312,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
             })
             const after = cpuSnapshot(names)
             const clientsAfter = await controlPlaneClients()
+            const operators = operatorLog()
             rows.push(burstRow(label, result, slots[slug] ?? catalog.get(slug)?.runner.concurrency ?? '?'))
             process.stdout.write(`[real-node] ${rows.at(-1)}\n`)
             profiles.push(
@@ -344,7 +345,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
               `${label}: the operators' log lines about the slowest job:`,
               '',
               '```',
-              result.slowest ? operatorLogOf(result.slowest.id) : '',
+              result.slowest ? linesAbout(operators, result.slowest.id) : '',
               '```',
               '',
             )
@@ -353,7 +354,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
             // Every operator log line of the burst, for a closer look (.test-results.node-operator-<label>.log).
             writeFileSync(
               join(REPO_ROOT, `.test-results.node-operator-${label.replace(/[^\w-]+/g, '_')}.log`),
-              operatorLog(),
+              operators,
             )
             expect(result.failed, label).toBe(0)
             expect(result.totals.length, label).toBeGreaterThan(0)

@@ -518,9 +518,10 @@ export function readinessBrief(kubeconfig: string): string {
 
 /**
  * What a failed start leaves to read (CI keeps only the output): the node and its pods, the
- * newest events, and the end of the kubelet's, containerd's, kube-proxy's and kube-router's logs.
+ * newest events, the readiness brief (`readinessBrief`, read once by the caller), and the end of the
+ * kubelet's, containerd's, kube-proxy's and kube-router's logs.
  */
-export function nodeDiagnostics(platformDir: string, kubeconfig: string): string {
+export function nodeDiagnostics(platformDir: string, kubeconfig: string, brief: string): string {
   const run = diagnosticKubectl(kubeconfig)
   const tail = (name: string, lines: number) => {
     const file = join(platformDir, 'logs', `${name}.log`)
@@ -536,7 +537,7 @@ export function nodeDiagnostics(platformDir: string, kubeconfig: string): string
     '--- newest events',
     run(['get', 'events', '-A', '--sort-by=.lastTimestamp']).trimEnd().split('\n').slice(-25).join('\n') + '\n',
     '--- dutil pods, why not ready (their /readyz, through the API server), probe failures',
-    readinessBrief(kubeconfig),
+    brief,
     '--- dutil pods (log ends)',
     run([
       'logs',
