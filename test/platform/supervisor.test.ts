@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -147,4 +148,37 @@ describe('Supervisor without a restart policy (tests)', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it('lets a process write its whole log while the test run is busy in a synchronous call', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-supervisor-'))
+    const s = new Supervisor(() => {})
+    try {
+      const marker = join(dir, 'written')
+      // 1 MiB of output, far past a pipe's buffer, then a mark that all of it was written.
+      s.start({
+        name: 'chatty',
+        command: process.execPath,
+        args: [
+          '-e',
+          `process.stdout.write('x'.repeat(1 << 20), () => require('fs').writeFileSync(${JSON.stringify(marker)}, ''))`,
+        ],
+        logFile: join(dir, 'chatty.log'),
+      })
+      // This process's event loop is blocked while the shell waits (up to 10 s) for the mark.
+      const waited = spawnSync('sh', [
+        '-c',
+        `for i in $(seq 100); do [ -e '${marker}' ] && exit 0; sleep 0.1; done; exit 1`,
+      ])
+      expect(waited.status, 'the process was held up by its output while the test run was busy').toBe(0)
+      await until(
+        'the log complete',
+        async () => readFileSync(join(dir, 'chatty.log'), 'utf8').length === 1 << 20,
+        5000,
+        20,
+      )
+    } finally {
+      await s.stopAll(1000)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 20_000)
 })

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, mkdirSync } from 'node:fs'
+import { appendFileSync, closeSync, createWriteStream, mkdirSync, openSync } from 'node:fs'
 import { constants as osConstants } from 'node:os'
 import { dirname } from 'node:path'
 
@@ -87,28 +87,49 @@ export class Supervisor {
   private spawnInto(m: Managed): void {
     const spec = m.spec
     mkdirSync(dirname(spec.logFile), { recursive: true })
-    const log = createWriteStream(spec.logFile, { flags: 'a' })
-    // A log that cannot be written must not bring the supervisor (the test run) down.
-    log.on('error', () => {})
-    const child = spawn(spec.command, spec.args, {
+    const options = {
       cwd: spec.cwd,
       // Inherit the caller's environment (NODE_EXTRA_CA_CERTS, proxies, ...), then our settings.
       env: { ...process.env, ...spec.env },
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    const forward = (chunk: Buffer) => {
-      if (!log.writableEnded) log.write(chunk)
-      if (spec.echo)
-        for (const line of chunk.toString().split('\n')) if (line) spec.echo.write(`[${spec.name}] ${line}\n`)
     }
-    child.stdout!.on('data', forward)
-    child.stderr!.on('data', forward)
-    // The log ends when the output does, not when the process exits: what the process started
-    // can outlive it and still hold its stdout. (PostgreSQL's backends leave their own process
-    // groups and write on after a SIGKILLed postmaster; writing those lines to a log already
-    // ended threw in the test run's main process, which then exited at once with code 1.)
-    child.once('close', () => log.end())
+    let child: ChildProcess
+    /** Notes in the log that the process never ran (no output to wait for). */
+    let neverRan: (message: string) => void
+    if (!spec.echo) {
+      // The process writes its log file itself. Through a pipe, its output waits on this
+      // process's event loop: a synchronous call here (a test set-up's `helm install --wait`, an
+      // image import) stopped draining it, the pipe filled, and the process (a kubelet, say)
+      // stopped at its next log line until the call ended. What it started and left behind
+      // (PostgreSQL's backends, after a SIGKILLed postmaster) writes on into the same file.
+      const fd = openSync(spec.logFile, 'a')
+      try {
+        child = spawn(spec.command, spec.args, { ...options, stdio: ['ignore', fd, fd] })
+      } finally {
+        closeSync(fd)
+      }
+      neverRan = (message) => appendFileSync(spec.logFile, `failed to start: ${message}\n`)
+    } else {
+      const log = createWriteStream(spec.logFile, { flags: 'a' })
+      // A log that cannot be written must not bring the supervisor (the test run) down.
+      log.on('error', () => {})
+      child = spawn(spec.command, spec.args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+      const echo = spec.echo
+      const forward = (chunk: Buffer) => {
+        if (!log.writableEnded) log.write(chunk)
+        for (const line of chunk.toString().split('\n')) if (line) echo.write(`[${spec.name}] ${line}\n`)
+      }
+      child.stdout!.on('data', forward)
+      child.stderr!.on('data', forward)
+      // The log ends when the output does, not when the process exits: what the process started
+      // can outlive it and still hold its stdout. (PostgreSQL's backends leave their own process
+      // groups and write on after a SIGKILLed postmaster; writing those lines to a log already
+      // ended threw in the test run's main process, which then exited at once with code 1.)
+      child.once('close', () => log.end())
+      neverRan = (message) => {
+        if (!log.writableEnded) log.end(`failed to start: ${message}\n`)
+      }
+    }
     m.child = child
     m.startedAt = Date.now()
     m.exited = new Promise<number | null>((resolve) => {
@@ -123,8 +144,7 @@ export class Supervisor {
       }
       child.on('exit', (code, signal) => finish(code ?? (signal ? 128 + signalNumber(signal) : null)))
       child.on('error', (err) => {
-        // It never ran (no output to wait for).
-        if (!log.writableEnded) log.end(`failed to start: ${err.message}\n`)
+        neverRan(err.message)
         finish(null)
       })
     })
