@@ -40,3 +40,66 @@ export const CLIENT_TABLE_HEADER = [
   '| component | API requests per job | waited on its client rate limiter (run) | per request |',
   '|---|---|---|---|',
 ]
+
+/** A metric's label sets, `a="x"` pairs; values may hold escaped quotes. */
+const LABEL = /(\w+)="((?:[^"\\]|\\.)*)"/g
+
+/**
+ * The sum of one metric's series grouped by a key made of some of its labels (joined with a
+ * space, a missing label left empty): the API server's requests by flow schema, or by verb and
+ * resource.
+ */
+export function seriesBy(
+  text: string,
+  name: string,
+  keyOf: (labels: Record<string, string>) => string,
+): Map<string, number> {
+  const sums = new Map<string, number>()
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue
+    const close = line.lastIndexOf('}')
+    if (close < 0) continue
+    const labels: Record<string, string> = {}
+    for (const m of line.slice(name.length + 1, close).matchAll(LABEL)) labels[m[1]!] = m[2]!
+    const value = Number(line.slice(close + 1).trim())
+    if (!Number.isFinite(value)) continue
+    const key = keyOf(labels)
+    sums.set(key, (sums.get(key) ?? 0) + value)
+  }
+  return sums
+}
+
+/** What the API server served, from its /metrics: requests by flow schema (who) and by verb and resource (what). */
+export interface ServedRequests {
+  byFlowSchema: Map<string, number>
+  byVerb: Map<string, number>
+}
+
+export function servedRequests(apiServerMetrics: string): ServedRequests {
+  return {
+    // API Priority and Fairness files every request under the FlowSchema its client matched: the
+    // chart's own schemas name dutil's operator and gateway, the built-in ones the kubelet
+    // (system-nodes), the controller manager and the scheduler.
+    byFlowSchema: seriesBy(
+      apiServerMetrics,
+      'apiserver_flowcontrol_dispatched_requests_total',
+      (l) => l.flow_schema ?? '',
+    ),
+    byVerb: seriesBy(apiServerMetrics, 'apiserver_request_total', (l) =>
+      [l.verb, [l.group || 'core', l.resource, l.subresource].filter(Boolean).join('/')].join(' '),
+    ),
+  }
+}
+
+/**
+ * Rows of requests per completed job between two readings, largest first; keys that served
+ * fewer than one request in twenty jobs are left out.
+ */
+export function requestRows(before: Map<string, number>, after: Map<string, number>, jobs: number, top = 12): string[] {
+  return [...after]
+    .map(([key, n]) => [key, (n - (before.get(key) ?? 0)) / Math.max(1, jobs)] as const)
+    .filter(([, perJob]) => perJob >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([key, perJob]) => `| ${key} | ${perJob.toFixed(2)} |`)
+}

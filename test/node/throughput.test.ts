@@ -9,7 +9,14 @@ import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { burst, burstRow, BURST_TABLE_HEADER, percentile } from '../bench/burst.js'
 import { cpuShares, cpuSharesTable, cpuSnapshot } from '../bench/cpu-shares.js'
-import { clientCounters, clientRow, CLIENT_TABLE_HEADER, type ClientCounters } from '../bench/client-metrics.js'
+import {
+  clientCounters,
+  clientRow,
+  CLIENT_TABLE_HEADER,
+  requestRows,
+  servedRequests,
+  type ClientCounters,
+} from '../bench/client-metrics.js'
 import { catalog } from '../../runners/catalog.js'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
@@ -105,6 +112,11 @@ async function controlPlaneClients(): Promise<Record<string, ClientCounters>> {
     // The kubelet's /metrics through the API server's node proxy.
     kubelet: clientCounters(kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/metrics`])),
   }
+}
+
+/** What the API server served so far, by flow schema and by verb and resource (its own /metrics). */
+function apiServerRequests() {
+  return servedRequests(kubectl(['get', '--raw', '/metrics']))
 }
 
 /** The Events of a job's UtilityJob, its batch Job and its pods, oldest first. */
@@ -301,6 +313,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
             const label = `${slug}${POOLS.has(slug) ? ' (pool mode)' : ''}${KEY_COUNTS.length > 1 ? `, ${keyCount} keys` : ''}`
             const names = programPods()
             const clientsBefore = await controlPlaneClients()
+            const servedBefore = apiServerRequests()
             const before = cpuSnapshot(names)
             const result = await burst({
               gatewayUrl: inject('gatewayUrl'),
@@ -312,6 +325,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
             })
             const after = cpuSnapshot(names)
             const clientsAfter = await controlPlaneClients()
+            const servedAfter = apiServerRequests()
             const operators = operatorLog()
             rows.push(burstRow(label, result, slots[slug] ?? catalog.get(slug)?.runner.concurrency ?? '?'))
             process.stdout.write(`[real-node] ${rows.at(-1)}\n`)
@@ -322,6 +336,16 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
               ...Object.keys(clientsAfter).map((c) =>
                 clientRow(c, clientsBefore[c], clientsAfter[c], result.totals.length),
               ),
+              '',
+              `${label}: requests the API server served per completed job, by flow schema (who: the chart's schemas are dutil's operator and its gateway with the key commands; exempt is the bench's own kubectl)`,
+              '',
+              '| flow schema | requests per job |',
+              '|---|---|',
+              ...requestRows(servedBefore.byFlowSchema, servedAfter.byFlowSchema, result.totals.length),
+              '',
+              '| verb and resource | requests per job |',
+              '|---|---|',
+              ...requestRows(servedBefore.byVerb, servedAfter.byVerb, result.totals.length),
               '',
               POOLS.has(slug)
                 ? `${label}: the pool after the burst: ${poolNow(slug)}`
