@@ -170,6 +170,24 @@ describe('Admission', () => {
       : {}),
   })
 
+  it('tells whether a utility has jobs left waiting for a slot after its last pass', () => {
+    const jobs = [uj('a1', 'A', 1), uj('a2', 'A', 2)]
+    const admission = new Admission({
+      limitOf: limit(1),
+      list: () => jobs,
+      hasJob: () => false,
+      enqueue: () => {},
+      log: pino({ level: 'silent' }),
+    })
+    expect(admission.hasWaiting('split-pdf')).toBe(false)
+    admission.pass()
+    expect(admission.hasWaiting('split-pdf')).toBe(true)
+    expect(admission.hasWaiting('html-pdf')).toBe(false)
+    jobs[0] = uj('a1', 'A', 1, {}, 'succeeded')
+    admission.pass()
+    expect(admission.hasWaiting('split-pdf')).toBe(false)
+  })
+
   it('never gives a slot twice before the watch shows the Job, and frees it when the job finishes', () => {
     const jobs = [uj('a1', 'A', 1), uj('a2', 'A', 2), uj('b1', 'B', 3)]
     const withJob = new Set<string>()

@@ -169,6 +169,8 @@ export class Admission {
   private readonly unplaced = new Set<string>()
   /** Utilities seen so far: their gauges go back to 0 when they have no jobs. */
   private readonly seen = new Set<string>()
+  /** Jobs of each utility still waiting for a slot after the last pass. */
+  private readonly queuedAfterPass = new Map<string, number>()
   private timer: NodeJS.Timeout | undefined
   /** When the last scheduled pass ran (performance.now()). */
   private lastPassAt = Number.NEGATIVE_INFINITY
@@ -196,6 +198,11 @@ export class Admission {
    */
   heldBackBy(name: string): boolean {
     return this.unplaced.has(name)
+  }
+
+  /** Whether jobs of this utility were left waiting for a slot at the last pass. */
+  hasWaiting(utility: string): boolean {
+    return (this.queuedAfterPass.get(utility) ?? 0) > 0
   }
 
   /** Whether a pass has held this sync job back for want of a slot (it may have been admitted since). */
@@ -300,6 +307,7 @@ export class Admission {
     for (const u of perUtility.keys()) this.seen.add(u)
     for (const u of this.seen) if (!perUtility.has(u)) perUtility.set(u, { queued: 0, running: 0 })
     for (const [utility, c] of perUtility) {
+      this.queuedAfterPass.set(utility, c.queued)
       this.o.metrics?.queued(utility, c.queued)
       this.o.metrics?.running(utility, c.running)
     }

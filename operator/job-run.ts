@@ -68,6 +68,12 @@ export interface JobRunDeps {
   now: () => number
   imagePullGraceMs?: number
   failedJobGraceMs?: number
+  /**
+   * Whether jobs of this utility wait for a slot: early reads then buy nothing (a job that finishes
+   * early keeps its slot until its runner's exit anyway) and cost the operator and storage CPU the
+   * busy node lacks, so the exit decides.
+   */
+  slotsWanted?: (utility: string) => boolean
   /** The job finished from its stored result before its runner's exit was seen (its slot frees at the exit). */
   finishedEarly?: (name: string) => void
 }
@@ -130,7 +136,7 @@ export class JobRun implements RunBackend {
       if (obs.kind === 'running' && !early.running) early = { ...early, running: true, reads: 0 }
       const schedule = early.running ? RUNNING_RESULT_READS_MS : EARLY_RESULT_READS_MS
       this.earlyReads.set(name, early)
-      if (!early.stopped && early.reads < schedule.length) {
+      if (!early.stopped && early.reads < schedule.length && !this.d.slotsWanted?.(uj.spec.utility)) {
         early.reads++
         const stored = await this.storedResult(uj, early, log)
         if (stored) return { ...stored, startedAt: firstPodStart(pods) }

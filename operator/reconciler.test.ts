@@ -60,6 +60,8 @@ function world(opts: {
   storage?: Client
   graceMs?: number
   revokedKeys?: string[]
+  /** Jobs of the utility wait for a slot. */
+  waiting?: boolean
 }) {
   const writes: string[] = []
   const utilityJobs = new Map([[opts.uj.metadata.name, opts.uj]])
@@ -110,6 +112,7 @@ function world(opts: {
       mayStart: () => opts.mayStart ?? true,
       schedule: () => void scheduled++,
       wasHeld: () => opts.held ?? false,
+      hasWaiting: () => opts.waiting ?? false,
     },
     issueCredentials: async () => ({
       accessKey: 'ASIATEMP',
@@ -441,6 +444,18 @@ describe('the reconciler pass', () => {
       store.state.stored = true
       await w.reconciler.reconcile(uj.metadata.name)
       expect(w.statuses.at(-1)?.status).toEqual(expect.objectContaining({ state: 'succeeded' }))
+    })
+
+    it('reads no manifest early while jobs of its utility wait for a slot: the exit decides, as it frees the slot', async () => {
+      const uj = utilityJob({}, { state: 'running' } as UtilityJobResource['status'])
+      const store = manifestStore(uj)
+      store.state.stored = true
+      const w = world({ uj, jobs: [jobFor(uj, false)], storage: store.client, waiting: true })
+      w.pods.set('p', runningPod(uj))
+      // split-pdf counts pages: only its progress is read, at its own pace.
+      expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: PROGRESS_POLL_MS })
+      expect(store.reads()).toBe(0)
+      expect(w.statuses).toEqual([])
     })
 
     it('reads an oversize manifest early once, not on every pass, and leaves it to the exit', async () => {

@@ -47,7 +47,7 @@ export interface ReconcilerDeps {
   fence?: () => void
   /** Whether a queued job may have its batch Job now (per-utility limits, fair turns). */
   admission: Pick<Admission, 'mayStart' | 'schedule' | 'wasHeld'> &
-    Partial<Pick<Admission, 'finishedEarly' | 'isFinishing' | 'heldBackBy'>>
+    Partial<Pick<Admission, 'finishedEarly' | 'isFinishing' | 'heldBackBy' | 'hasWaiting'>>
   /** Each runner's own temporary storage credentials (STS with the job's session policy). */
   issueCredentials: IssueCredentials
   bucket: string
@@ -148,6 +148,7 @@ export class UtilityJobReconciler {
       imagePullGraceMs: d.imagePullGraceMs,
       failedJobGraceMs: d.failedJobGraceMs,
       finishedEarly: d.admission.finishedEarly?.bind(d.admission),
+      slotsWanted: d.admission.hasWaiting?.bind(d.admission),
     })
     this.poolRun = d.pools && new PoolRun({ pools: d.pools, issueCredentials: d.issueCredentials, fence: d.fence, now })
   }
