@@ -12,13 +12,7 @@ export interface ClientCounters {
 /** Sums the series of one metric name over all its labels. */
 function sumOf(text: string, name: string): number {
   let total = 0
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue
-    const rest = line.slice(name.length)
-    if (rest[0] !== '{' && rest[0] !== ' ') continue
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1))
-    if (Number.isFinite(value)) total += value
-  }
+  for (const n of seriesBy(text, name, () => '').values()) total += n
   return total
 }
 
@@ -45,9 +39,9 @@ export const CLIENT_TABLE_HEADER = [
 const LABEL = /(\w+)="((?:[^"\\]|\\.)*)"/g
 
 /**
- * The sum of one metric's series grouped by a key made of some of its labels (joined with a
- * space, a missing label left empty): the API server's requests by flow schema, or by verb and
- * resource.
+ * The sum of one metric's series (Prometheus text format) grouped by a key made from each
+ * series' labels (an unlabelled series has none): the API server's requests by flow schema, or
+ * by verb and resource.
  */
 export function seriesBy(
   text: string,
@@ -56,12 +50,13 @@ export function seriesBy(
 ): Map<string, number> {
   const sums = new Map<string, number>()
   for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue
-    const close = line.lastIndexOf('}')
-    if (close < 0) continue
+    if (!line.startsWith(name)) continue
+    const next = line[name.length]
+    if (next !== '{' && next !== ' ') continue
     const labels: Record<string, string> = {}
-    for (const m of line.slice(name.length + 1, close).matchAll(LABEL)) labels[m[1]!] = m[2]!
-    const value = Number(line.slice(close + 1).trim())
+    if (next === '{')
+      for (const m of line.slice(name.length + 1, line.lastIndexOf('}')).matchAll(LABEL)) labels[m[1]!] = m[2]!
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1))
     if (!Number.isFinite(value)) continue
     const key = keyOf(labels)
     sums.set(key, (sums.get(key) ?? 0) + value)

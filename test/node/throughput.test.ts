@@ -337,7 +337,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
                 clientRow(c, clientsBefore[c], clientsAfter[c], result.totals.length),
               ),
               '',
-              `${label}: requests the API server served per completed job, by flow schema (who: the chart's schemas are dutil's operator and its gateway with the key commands; exempt is the bench's own kubectl)`,
+              `${label}: requests the API server served per completed job, by flow schema (who: the chart's schemas are dutil's operator and its gateway with the key commands; exempt is system:masters: here the controller manager, the scheduler and the bench's kubectl)`,
               '',
               '| flow schema | requests per job |',
               '|---|---|',
