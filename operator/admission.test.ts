@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { Admission, capNow, planAdmissions, tenantCap, tenantOf, type AdmissionView } from './admission.js'
+import { Admission, capNow, planAdmissions, smallest, tenantCap, tenantOf, type AdmissionView } from './admission.js'
 
 const view = (name: string, tenant: string, createdAtMs: number, over: Partial<AdmissionView> = {}): AdmissionView => ({
   name,
@@ -15,6 +15,21 @@ const view = (name: string, tenant: string, createdAtMs: number, over: Partial<A
 })
 const names = (v: AdmissionView[]) => v.map((x) => x.name)
 const limit = (n: number) => () => n
+
+describe('smallest', () => {
+  it('gives the k smallest in order, as a sort would, ties in their first order', () => {
+    const cmp = (a: [number, number], b: [number, number]) => a[0] - b[0]
+    let seed = 7
+    const rand = () => (seed = (seed * 48271) % 2147483647) % 50
+    for (let round = 0; round < 200; round++) {
+      const items = Array.from({ length: round % 40 }, (_, i): [number, number] => [rand(), i])
+      for (const k of [0, 1, 3, 17, 39, 60]) {
+        const sorted = [...items].sort(cmp).slice(0, k)
+        expect(smallest(items, k, cmp)).toEqual(sorted)
+      }
+    }
+  })
+})
 
 describe('planAdmissions', () => {
   it('admits up to the limit, oldest first, and nothing when the slots are taken', () => {
@@ -256,6 +271,28 @@ describe('Admission', () => {
     expect(names(admission.pass())).toEqual(['o1'])
   })
 
+  it('reads a job anew when the watch replaces its object, and a key revoked since the last pass', () => {
+    const jobs = [uj('h1', 'key_h', 0), uj('r1', 'key_r', 1), uj('o1', 'key_o', 2)]
+    const revoked = new Set<string>()
+    const admission = new Admission({
+      limitOf: limit(1),
+      keyRevoked: (id) => revoked.has(id),
+      list: () => jobs,
+      hasJob: (j) => j.metadata.name === 'h1',
+      enqueue: () => {},
+      log: pino({ level: 'silent' }),
+    })
+    expect(admission.pass()).toEqual([])
+    // r1's key is revoked and o1 is cancelled (a new object): h1 ends, and neither takes its slot.
+    revoked.add('key_r')
+    jobs[2] = uj('o1', 'key_o', 2, { cancelRequested: true })
+    jobs.shift()
+    expect(admission.pass()).toEqual([])
+    // A new job of another key takes it.
+    jobs.push(uj('n1', 'key_n', 3))
+    expect(names(admission.pass())).toEqual(['n1'])
+  })
+
   it('keeps the slot of a job that finished from its stored result until its pod shows the runner exited', () => {
     const jobs = [uj('a1', 'A', 1), uj('b1', 'B', 2)]
     const working = new Set<string>()
@@ -324,6 +361,33 @@ describe('Admission', () => {
       await vi.advanceTimersByTimeAsync(10)
       expect(passes).toBe(1)
       await vi.advanceTimersByTimeAsync(10)
+      expect(passes).toBe(2)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it("spaces passes by ten times the last one's cost when a pass is slower than the debounce", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] })
+    try {
+      let passes = 0
+      const admission = new Admission({
+        limitOf: limit(1),
+        // A pass over a deep queue: 8 ms.
+        list: () => (passes++, vi.advanceTimersByTime(8), []),
+        hasJob: () => false,
+        enqueue: () => {},
+        log: pino({ level: 'silent' }),
+        debounceMs: 20,
+      })
+      admission.schedule()
+      await vi.advanceTimersByTimeAsync(0)
+      expect(passes).toBe(1)
+      // The next may start 80 ms after the last one started, not 20.
+      admission.schedule()
+      await vi.advanceTimersByTimeAsync(60)
+      expect(passes).toBe(1)
+      await vi.advanceTimersByTimeAsync(20)
       expect(passes).toBe(2)
     } finally {
       vi.useRealTimers()

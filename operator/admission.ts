@@ -95,8 +95,10 @@ export function planAdmissions(
     const cap = (t: string) => capNow(limit, share, waiting.size > (waiting.has(t) ? 1 : 0))
     for (const t of [...queues.keys()]) if ((load.get(t) ?? 0) >= cap(t)) queues.delete(t)
     const rank = (v: AdmissionView) => (v.mode === 'sync' ? 0 : 1)
-    for (const q of queues.values())
-      q.sort((a, b) => rank(a) - rank(b) || a.createdAtMs - b.createdAtMs || a.name.localeCompare(b.name))
+    const order = (a: AdmissionView, b: AdmissionView) =>
+      rank(a) - rank(b) || a.createdAtMs - b.createdAtMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    // Only a tenant's first few can be admitted this pass: those are picked, the rest never sorted.
+    for (const [t, q] of queues) queues.set(t, smallest(q, Math.min(free, cap(t) - (load.get(t) ?? 0)), order))
     const before = (t: string, head: AdmissionView, u: string, uHead: AdmissionView): boolean => {
       const [lt, lu] = [load.get(t) ?? 0, load.get(u) ?? 0]
       if (lt !== lu) return lt < lu
@@ -148,6 +150,22 @@ export interface AdmissionOptions {
   debounceMs?: number
 }
 
+/** Scheduled passes start at least this many times the last pass's duration apart (~10 % of a core at most). */
+export const PASS_SPACING = 10
+
+/** One job object as a pass reads it (`Admission.factsOf`). */
+interface JobFacts {
+  /** The object these facts are of (the watch replaces an object on every change). */
+  of: UtilityJobResource
+  /** The last pass that read them (the others are of jobs gone). */
+  pass: number
+  terminal: boolean
+  /** Its status says running (a job that holds no slot may still: it counts as running). */
+  running: boolean
+  /** Its view while it holds no slot, its key not revoked. */
+  queued: Readonly<AdmissionView>
+}
+
 /**
  * The leader's admission state: which queued jobs it has let through whose batch Job the watch
  * does not show yet (so concurrent reconciles never give one slot twice). A pass reads the
@@ -172,10 +190,45 @@ export class Admission {
   /** Jobs of each utility still waiting for a slot after the last pass. */
   private readonly queuedAfterPass = new Map<string, number>()
   private timer: NodeJS.Timeout | undefined
-  /** When the last scheduled pass ran (performance.now()). */
+  /** When the last scheduled pass ran (performance.now()), and how long it took. */
   private lastPassAt = Number.NEGATIVE_INFINITY
+  private lastPassMs = 0
+
+  /**
+   * What a pass reads of each job object that only changes with the object (the watch replaces
+   * an object on every change, never edits it): computed once per object, not once per pass, so
+   * a pass over 20,000 queued jobs does little more than look them up.
+   */
+  private readonly facts = new Map<string, JobFacts>()
+  private passes = 0
 
   constructor(private readonly o: AdmissionOptions) {}
+
+  private factsOf(uj: UtilityJobResource): JobFacts {
+    let facts = this.facts.get(uj.metadata.name)
+    if (facts?.of === uj) facts.pass = this.passes
+    else {
+      const terminal = isTerminal(uj)
+      facts = {
+        of: uj,
+        pass: this.passes,
+        terminal,
+        running: effectiveStatus(uj).state === 'running',
+        queued: {
+          name: uj.metadata.name,
+          utility: uj.spec.utility,
+          tenant: ownerOfJob(uj.spec),
+          createdAtMs: Date.parse(uj.spec.createdAt),
+          mode: uj.spec.mode,
+          holdsSlot: false,
+          cancelRequested: !terminal && cancelWanted(uj),
+          waitingForNode: false,
+        },
+      }
+      this.facts.set(uj.metadata.name, facts)
+    }
+    return facts
+  }
 
   /** Whether the reconciler may create this job's batch Job now. */
   mayStart(uj: UtilityJobResource): boolean {
@@ -212,12 +265,14 @@ export class Admission {
 
   /**
    * Asks for a pass soon (many asks, one pass): at once when none ran within the debounce time
-   * (a job arriving at a quiet operator waits for nothing), else when that time is up.
+   * (a job arriving at a quiet operator waits for nothing), else when that time is up. Passes
+   * are spaced by at least PASS_SPACING times the last one's cost too, so however deep the queue
+   * (a pass reads every unfinished job), admission takes a bounded share of the leader's time.
    */
   schedule(): void {
     if (this.timer) return
-    const debounceMs = this.o.debounceMs ?? 20
-    const wait = Math.max(0, this.lastPassAt + debounceMs - performance.now())
+    const spacing = Math.max(this.o.debounceMs ?? 20, PASS_SPACING * this.lastPassMs)
+    const wait = Math.max(0, this.lastPassAt + spacing - performance.now())
     this.timer = setTimeout(() => {
       this.timer = undefined
       this.lastPassAt = performance.now()
@@ -226,21 +281,27 @@ export class Admission {
       } catch (err) {
         this.o.log.error({ err }, 'admission pass failed')
       }
+      this.lastPassMs = performance.now() - this.lastPassAt
     }, wait)
     this.timer.unref?.()
   }
 
   pass(): AdmissionView[] {
     const now = this.o.now?.() ?? Date.now()
+    // Names in the leader's own sets that the caches still show (the sets are pruned to them).
     const live = new Set<string>()
     const views: AdmissionView[] = []
     const perUtility = new Map<string, { queued: number; running: number }>()
     const unplaced = this.o.waitingForNode?.() ?? new Set<string>()
+    this.passes++
+    let read = 0
     for (const uj of this.o.list()) {
       if (uj.metadata.deletionTimestamp) continue
+      const facts = this.factsOf(uj)
+      read++
       const name = uj.metadata.name
       let holdsSlot: boolean
-      if (isTerminal(uj)) {
+      if (facts.terminal) {
         // Finished early, its runner not yet seen to exit: it keeps its slot until then.
         if (!this.finishing.has(name) || !this.o.runnerWorking?.(uj)) continue
         holdsSlot = true
@@ -249,22 +310,25 @@ export class Admission {
         if (hasJob) this.admitted.delete(name) // the watch has its Job now: that counts from here on
         holdsSlot = hasJob || this.admitted.has(name)
       }
-      live.add(name)
-      views.push({
-        name,
-        utility: uj.spec.utility,
-        tenant: ownerOfJob(uj.spec),
-        createdAtMs: Date.parse(uj.spec.createdAt),
-        mode: uj.spec.mode,
-        holdsSlot,
-        cancelRequested: !isTerminal(uj) && cancelWanted(uj, this.o.keyRevoked),
-        waitingForNode: holdsSlot && unplaced.has(name),
-      })
-      const c = perUtility.get(uj.spec.utility) ?? { queued: 0, running: 0 }
-      if (holdsSlot || effectiveStatus(uj).state === 'running') c.running++
+      if (this.admitted.has(name) || this.finishing.has(name) || this.held.has(name)) live.add(name)
+      let view = facts.queued
+      if (holdsSlot)
+        view = {
+          ...view,
+          holdsSlot,
+          cancelRequested: !facts.terminal && cancelWanted(uj, this.o.keyRevoked),
+          waitingForNode: unplaced.has(name),
+        }
+      else if (!view.cancelRequested && uj.spec.apiKeyId && this.o.keyRevoked?.(uj.spec.apiKeyId))
+        view = { ...view, cancelRequested: true }
+      views.push(view)
+      let c = perUtility.get(view.utility)
+      if (!c) perUtility.set(view.utility, (c = { queued: 0, running: 0 }))
+      if (holdsSlot || facts.running) c.running++
       else c.queued++
-      perUtility.set(uj.spec.utility, c)
     }
+    if (this.facts.size > read)
+      for (const [name, facts] of this.facts) if (facts.pass !== this.passes) this.facts.delete(name)
     const wasHeld = [...this.unplaced].sort().join(',')
     this.unplaced.clear()
     for (const v of views) if (v.waitingForNode) this.unplaced.add(v.name)
@@ -315,6 +379,26 @@ export class Admission {
     if (chosen.length) this.o.log.info({ admitted: chosen.map((v) => v.name) }, 'jobs admitted')
     return chosen
   }
+}
+
+/** The k smallest items in order (pure): one pass over the items, never a sort of them all. */
+export function smallest<T>(items: readonly T[], k: number, cmp: (a: T, b: T) => number): T[] {
+  if (k <= 0) return []
+  if (k >= items.length) return [...items].sort(cmp)
+  const best: T[] = []
+  for (const item of items) {
+    if (best.length === k && cmp(item, best[k - 1]) >= 0) continue
+    let lo = 0
+    let hi = best.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (cmp(best[mid], item) <= 0) lo = mid + 1
+      else hi = mid
+    }
+    best.splice(lo, 0, item)
+    if (best.length > k) best.pop()
+  }
+  return best
 }
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
