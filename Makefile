@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-admission bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-admission bench-depth bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -156,6 +156,11 @@ bench-scale: deps binaries build
 # The operator's admission pass at 0, 1k, 5k and 20k queued jobs (one and 16 tenants): CPU a pass, heap.
 bench-admission: deps build
 	node dist/test/bench/admission-pass.js
+
+# The platform with 5,000 and 20,000 jobs queued (BENCH_DEPTHS): accepts, another client's API
+# reads, 429s, RSS, kubectl get, restarts, the drain; the programs as the chart's ServiceAccounts.
+bench-depth: deps binaries build
+	node dist/test/bench/depth.js
 
 clean:
 	rm -rf dist .test
