@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
 import type { ConnectionTransport } from 'puppeteer-core'
 import { allowedEnv } from '../common/child-env.js'
+import { killWithRunner } from '../common/child-groups.js'
 
 /**
  * Debian's chromium-headless-shell: the headless-only build of Chromium (what puppeteer calls
@@ -105,6 +106,6 @@ export function startChromium(executable: string, args: string[], userDataDir: s
       // already gone
     }
   }
-  process.once('exit', kill)
+  killWithRunner(child)
   return { child, transport, exited, kill }
 }

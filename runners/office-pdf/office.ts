@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { killWithRunner } from '../common/child-groups.js'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { allowedEnv } from '../common/child-env.js'
@@ -117,7 +118,7 @@ export class Office {
       detached: true, // its own process group: kill() takes soffice along
     })
     const office = new Office(child)
-    process.once('exit', () => office.kill())
+    killWithRunner(child)
     const line = await office.nextLine()
     const ready = parse(line) as { ready?: boolean; startMs?: number } | null
     if (!ready?.ready) {
