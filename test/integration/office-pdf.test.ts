@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -25,6 +25,34 @@ function readPdf(bytes: Uint8Array): { firstPage: string; width: number; height:
   const info = execFileSync('pdfinfo', [path], { encoding: 'utf8' })
   const [width, height] = /Page size: +([\d.]+) x ([\d.]+)/.exec(info)!.slice(1).map(Number)
   return { firstPage, width, height }
+}
+
+/** LibreOffice's processes on this machine (`soffice.bin`), as pid and start time (a pid reused is another process). */
+function officeProcesses(): string[] {
+  const out: string[] = []
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'soffice.bin') continue
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      if (stat[0] !== 'Z') out.push(`${pid}:${stat[19]}`)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out
+}
+
+/**
+ * A 2 MB document LibreOffice takes minutes to lay out: an RTF table of 20,000 rows (3 min 16 s
+ * for `soffice --convert-to pdf` on the 2-core test machine).
+ */
+function longTable(): Buffer {
+  const rows = Array.from(
+    { length: 20_000 },
+    (_, i) =>
+      `\\trowd\\cellx3000\\cellx6000\\cellx9000 \\intbl Row ${i} a\\cell \\intbl b ${i}\\cell \\intbl c\\cell\\row `,
+  )
+  return Buffer.from(`{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Liberation Serif;}}\\f0\\fs20 ${rows.join('')}}`)
 }
 
 const run = (input: Record<string, unknown>) =>
@@ -115,6 +143,24 @@ describe('office-pdf through the whole platform', () => {
       expect(files.requested).not.toContain(beacon)
     },
   )
+
+  it('kills a LibreOffice still converting at the deadline: 504 upstream_timeout, and none of its processes is left', async () => {
+    const before = new Set(officeProcesses())
+    const answer = api('POST', '/v1/utilities/office-pdf', {
+      key: inputs.key,
+      body: { input: { url: files.add('long-table.rtf', longTable(), OFFICE_TYPE) } },
+      headers: { 'Dutil-Test-Deadline-Seconds': '8' },
+    })
+    // The job's LibreOffice starts (on a new profile it starts once more, as another process).
+    const started = () => officeProcesses().filter((p) => !before.has(p))
+    await expect.poll(() => started().length, { timeout: 30_000, interval: 100 }).toBeGreaterThan(0)
+    const res = await answer
+    expect(res.status, JSON.stringify(res.body)).toBe(504)
+    expect(res.body).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' } })
+    expect(res.body.error.message).toContain('8 s')
+    // Its runner was stopped at the deadline, and its LibreOffice with it, mid-conversion.
+    await expect.poll(started, { timeout: 20_000 }).toEqual([])
+  })
 
   it('refuses a .docx whose XML declares an external entity and the billion laughs: 422 at once, the entity never fetched', async () => {
     const beacon = '/files/entity.txt'
