@@ -157,14 +157,16 @@ export class Office {
     }
   }
 
-  /** Ends LibreOffice: its converter closes it on the end of its input, killed if it takes longer than `graceMs`. */
+  /**
+   * Ends LibreOffice: its converter closes it on the end of its input, killed if it takes longer
+   * than `graceMs`. Anything left in its group goes when the converter exits (`killWithRunner`).
+   */
   async stop(graceMs = 5_000): Promise<void> {
     if (this.gone) return
     this.child.stdin!.end()
     const timer = setTimeout(() => this.kill(), graceMs)
     await this.exited
     clearTimeout(timer)
-    this.kill() // anything left in its group
   }
 }
 
