@@ -113,8 +113,8 @@ function serviceAccountKubeconfig(ns: string, sa: string): { path: string; token
   return { path, token }
 }
 
-/** Stops a platform program (SIGTERM, as a rollout does) and starts it again with `env` over its own. */
-async function restart(name: 'gateway' | 'operator', env: Record<string, string>): Promise<number> {
+/** Stops a platform program with SIGTERM, as a rollout does, and waits until it has exited. */
+async function stop(name: 'gateway' | 'operator'): Promise<void> {
   const pid = livePid(platform.dir, name)
   const first = platform.supervisor.current(name)
   if (first?.pid === pid && first?.exitCode === null && first.signalCode === null)
@@ -124,6 +124,10 @@ async function restart(name: 'gateway' | 'operator', env: Record<string, string>
     process.kill(pid, 'SIGTERM')
     await until(`${name} exited`, async () => processStartTime(pid) !== started, 60_000, 50)
   }
+}
+
+/** Starts a stopped platform program again with `env` over its own; when it was started. */
+function start(name: 'gateway' | 'operator', env: Record<string, string>): number {
   const spec = JSON.parse(readFileSync(join(platform.dir, 'pids', `${name}.json`), 'utf8')) as {
     command: string
     args: string[]
@@ -142,6 +146,11 @@ async function restart(name: 'gateway' | 'operator', env: Record<string, string>
   child.unref()
   writePidFile(platform.dir, name, child.pid!)
   return startedAt
+}
+
+async function restart(name: 'gateway' | 'operator', env: Record<string, string>): Promise<number> {
+  await stop(name)
+  return start(name, env)
 }
 const status = async (url: string) => (await fetch(url).catch(() => null))?.status
 const gatewayReady = () =>
@@ -364,14 +373,11 @@ try {
     const gatewayMs = performance.now() - gwStart
     // A restarted operator: SIGTERM; one slot's input answers (its job ends while no operator
     // runs); start → leading → the next job admitted and at its input.
-    const pid = livePid(platform.dir, 'operator')!
-    const started = processStartTime(pid)
     await until('a job at its input', async () => held.length > 0, 60_000, 50)
-    process.kill(pid, 'SIGTERM')
-    await until('operator exited', async () => processStartTime(pid) !== started, 60_000, 50)
+    await stop('operator')
     release(held.shift()!)
     const admittedAgain = nextArrival()
-    const opStart = await restart('operator', {})
+    const opStart = start('operator', {})
     await operatorLeading()
     const leadingMs = performance.now() - opStart
     await admittedAgain
