@@ -341,58 +341,57 @@ describe('Admission', () => {
     expect(admission.heldBackBy('a1')).toBe(false)
   })
 
-  it('runs a pass at once when none ran lately, and gathers the asks that follow into one pass after the debounce', async () => {
+  /**
+   * Scheduled passes under fake timers (a debounce of 20 ms; each pass takes `passMs` of the fake
+   * clock): `body` gets the admission and the number of passes run so far.
+   */
+  async function scheduledPasses(
+    passMs: number,
+    body: (admission: Admission, passes: () => number) => Promise<void>,
+  ): Promise<void> {
     vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] })
     try {
       let passes = 0
       const admission = new Admission({
         limitOf: limit(1),
-        list: () => (passes++, []),
+        list: () => (passes++, vi.advanceTimersByTime(passMs), []),
         hasJob: () => false,
         enqueue: () => {},
         log: pino({ level: 'silent' }),
         debounceMs: 20,
       })
-      admission.schedule()
-      await vi.advanceTimersByTimeAsync(0)
-      expect(passes).toBe(1)
-      admission.schedule()
-      admission.schedule()
-      await vi.advanceTimersByTimeAsync(10)
-      expect(passes).toBe(1)
-      await vi.advanceTimersByTimeAsync(10)
-      expect(passes).toBe(2)
+      await body(admission, () => passes)
     } finally {
       vi.useRealTimers()
     }
-  })
+  }
 
-  it("spaces passes by ten times the last one's cost when a pass is slower than the debounce", async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] })
-    try {
-      let passes = 0
-      const admission = new Admission({
-        limitOf: limit(1),
-        // A pass over a deep queue: 8 ms.
-        list: () => (passes++, vi.advanceTimersByTime(8), []),
-        hasJob: () => false,
-        enqueue: () => {},
-        log: pino({ level: 'silent' }),
-        debounceMs: 20,
-      })
+  it('runs a pass at once when none ran lately, and gathers the asks that follow into one pass after the debounce', () =>
+    scheduledPasses(0, async (admission, passes) => {
       admission.schedule()
       await vi.advanceTimersByTimeAsync(0)
-      expect(passes).toBe(1)
+      expect(passes()).toBe(1)
+      admission.schedule()
+      admission.schedule()
+      await vi.advanceTimersByTimeAsync(10)
+      expect(passes()).toBe(1)
+      await vi.advanceTimersByTimeAsync(10)
+      expect(passes()).toBe(2)
+    }))
+
+  it("spaces passes by ten times the last one's cost when a pass is slower than the debounce", () =>
+    // A pass over a deep queue: 8 ms.
+    scheduledPasses(8, async (admission, passes) => {
+      admission.schedule()
+      await vi.advanceTimersByTimeAsync(0)
+      expect(passes()).toBe(1)
       // The next may start 80 ms after the last one started, not 20.
       admission.schedule()
       await vi.advanceTimersByTimeAsync(60)
-      expect(passes).toBe(1)
+      expect(passes()).toBe(1)
       await vi.advanceTimersByTimeAsync(20)
-      expect(passes).toBe(2)
-    } finally {
-      vi.useRealTimers()
-    }
-  })
+      expect(passes()).toBe(2)
+    }))
 
   it('frees the slot of a finished job at once when it did not finish early', () => {
     const jobs = [uj('a1', 'A', 1, {}, 'succeeded'), uj('b1', 'B', 2)]
