@@ -17,11 +17,12 @@ function aboutInput(index: number, err: unknown): unknown {
 }
 
 /**
- * Downloads the inputs in order, the next one while the worker parses the current, and appends
- * each one's pages to the merged document; memory holds the document so far and two inputs at
- * most. Progress counts pages merged (the total is known only at the end).
+ * Downloads the inputs in order, the next one while the worker parses the current, appends each
+ * one's pages to the merged document and streams what that added to storage before the next:
+ * memory holds two inputs and one upload part at most, never the merged document. Progress
+ * counts pages merged (the total is known only at the end).
  */
-export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, storage, store, progress }) => {
+export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, storage, storeStream, progress }) => {
   const download = (i: number) => {
     const p = downloadInput(input.files[i].url, {
       storage,
@@ -40,10 +41,11 @@ export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, st
     { maxPages: MERGE_PDF_LIMITS.maxPages, maxTotalPages: MERGE_PDF_LIMITS.maxTotalPages },
     MERGE_PDF_LIMITS.workerHeapMb,
   )
-  let pages = 0
-  let bytesInAll = 0
-  let saved: { bytes: Uint8Array; pageCount: number }
-  try {
+  let pageCount = 0
+  // Pulled by the upload: the next input is merged once storage has taken the last one's bytes.
+  async function* merged(): AsyncGenerator<Uint8Array> {
+    let pages = 0
+    let bytesInAll = 0
     progress(0, null)
     for (let i = 0; i < input.files.length; i++) {
       const bytes = await next
@@ -53,23 +55,27 @@ export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, st
         throw rejected(
           `files.${i}: the PDFs up to this one pass the ${limitText(MERGE_PDF_LIMITS.maxTotalBytes)} limit for all inputs together.`,
         )
+      let added: Awaited<ReturnType<typeof merge.add>>
       try {
-        pages += await merge.add(bytes)
+        added = await merge.add(bytes)
       } catch (err) {
         throw aboutInput(i, err)
       }
+      pages += added.pages
       progress(pages, null)
+      yield* added.pieces
     }
-    saved = await merge.save()
+    const rest = await merge.finish()
+    pageCount = rest.pageCount
+    yield* rest.pieces
+  }
+  let file: Awaited<ReturnType<typeof storeStream>>
+  try {
+    file = await storeStream(MERGED_FILE_NAME, merged(), 'application/pdf')
   } catch (err) {
     await merge.abort()
     throw err
   }
-  const file = await store(
-    MERGED_FILE_NAME,
-    Buffer.from(saved.bytes.buffer, saved.bytes.byteOffset, saved.bytes.byteLength),
-    'application/pdf',
-  )
-  progress(saved.pageCount, saved.pageCount)
-  return { files: [file], extras: { pageCount: saved.pageCount } }
+  progress(pageCount, pageCount)
+  return { files: [file], extras: { pageCount } }
 }

@@ -18,9 +18,13 @@ const LIMITS = { maxPages: 500, maxTotalPages: 2000 }
 async function mergedWidths(inputs: Uint8Array[], heapMb = 256): Promise<number[]> {
   const merge = await mergeInWorker(LIMITS, heapMb, worker.url)
   try {
-    for (const bytes of inputs) await merge.add(bytes)
-    const { bytes, pageCount } = await merge.save()
-    const widths = (await PDFDocument.load(bytes)).getPages().map((p) => p.getWidth())
+    const pieces: Uint8Array[] = []
+    for (const bytes of inputs) pieces.push(...(await merge.add(bytes)).pieces)
+    const rest = await merge.finish()
+    const pageCount = rest.pageCount
+    const widths = (await PDFDocument.load(Buffer.concat([...pieces, ...rest.pieces])))
+      .getPages()
+      .map((p) => p.getWidth())
     expect(widths).toHaveLength(pageCount)
     return widths
   } catch (err) {
@@ -66,8 +70,8 @@ describe('the merge worker', () => {
       const doc = await PDFDocument.create()
       for (let i = 0; i < 4000; i++) doc.addPage([200, 300])
       const big = await doc.save({ useObjectStreams: false })
-      const merge = await mergeInWorker({ maxPages: 100_000, maxTotalPages: 100_000 }, 8, worker.url)
-      await expect(merge.add(big)).rejects.toThrow('The PDFs need more than 8 MB of memory to merge (memory limit).')
+      const merge = await mergeInWorker({ maxPages: 100_000, maxTotalPages: 100_000 }, 16, worker.url)
+      await expect(merge.add(big)).rejects.toThrow('The PDFs need more than 16 MB of memory to merge (memory limit).')
       expect(keptMergeWorker()).toBeNull()
       expect(await mergedWidths([await pdfWithPages(1, 700), await pdfWithPages(1, 800)])).toEqual([700, 800])
     },

@@ -1,7 +1,7 @@
 import { KeptWorker } from '../common/kept-worker.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
-import type { MergeLimits } from './merge.js'
+import type { MergeLimits, Pieces } from './merge.js'
 import type { ToMain, ToWorker } from './merge.worker.js'
 
 const WORKER_URL = new URL('./merge.worker.js', import.meta.url)
@@ -16,11 +16,14 @@ export function keptMergeWorker(): number | null {
 }
 
 export interface WorkerMerge {
-  /** Sends one input (transferred, not copied); resolves with its page count. */
-  add(bytes: Uint8Array): Promise<number>
-  /** The merged PDF and its page count; the merge is over. */
-  save(): Promise<{ bytes: Uint8Array; pageCount: number }>
-  /** Ends the merge early (a failed download): the worker is not kept. */
+  /**
+   * Sends one input (transferred, not copied); resolves with its page count and the bytes of the
+   * merged document it added, to be written out before the next.
+   */
+  add(bytes: Uint8Array): Promise<{ pages: number; pieces: Pieces }>
+  /** The rest of the merged PDF and its page count; the merge is over. */
+  finish(): Promise<{ pieces: Pieces; pageCount: number }>
+  /** Ends the merge early (a failed download or upload): the worker is not kept. */
   abort(): Promise<void>
 }
 
@@ -74,13 +77,13 @@ export async function mergeInWorker(
       const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes)
       const r = await ask({ type: 'add', job, bytes: own }, [own.buffer as ArrayBuffer])
       if (r.type !== 'added') throw new Error(`merge worker: unexpected ${r.type}`)
-      return r.pages
+      return { pages: r.pages, pieces: r.pieces }
     },
-    async save() {
-      const r = await ask({ type: 'save', job })
-      if (r.type !== 'saved') throw new Error(`merge worker: unexpected ${r.type}`)
+    async finish() {
+      const r = await ask({ type: 'finish', job })
+      if (r.type !== 'finished') throw new Error(`merge worker: unexpected ${r.type}`)
       await end(true)
-      return { bytes: r.bytes, pageCount: r.pageCount }
+      return { pieces: r.pieces, pageCount: r.pageCount }
     },
     abort: () => end(false),
   }

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { PDFDocument } from 'pdf-lib'
+import { PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
-import { PdfMerger } from './merge.js'
+import { PIECE_BYTES, PdfMerger } from './merge.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -18,27 +18,80 @@ async function pdfWithPages(n: number, first = 100): Promise<Uint8Array> {
 
 const widths = async (bytes: Uint8Array) => (await PDFDocument.load(bytes)).getPages().map((p) => p.getWidth())
 
+/** Merges the inputs: the merged document, every piece written in order. */
+async function mergeAll(m: PdfMerger, inputs: Uint8Array[]): Promise<Buffer> {
+  const pieces: Uint8Array[] = []
+  for (const bytes of inputs) pieces.push(...(await m.add(bytes)).pieces)
+  pieces.push(...m.finish().pieces)
+  return Buffer.concat(pieces)
+}
+
 describe('merge-pdf', () => {
   it('appends every page of every input, in the order given', async () => {
     const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
-    expect(await m.add(await pdfWithPages(2, 100))).toBe(2)
-    expect(await m.add(await pdfWithPages(3, 200))).toBe(3)
-    expect(await m.add(await pdfWithPages(1, 300))).toBe(1)
+    const pieces: Uint8Array[] = []
+    for (const [n, first] of [
+      [2, 100],
+      [3, 200],
+      [1, 300],
+    ]) {
+      const added = await m.add(await pdfWithPages(n, first))
+      expect(added.pages).toBe(n)
+      pieces.push(...added.pieces)
+    }
     expect(m.pageCount).toBe(6)
-    expect(await widths(await m.save())).toEqual([100, 101, 200, 201, 202, 300])
+    const rest = m.finish()
+    expect(rest.pageCount).toBe(6)
+    expect(await widths(Buffer.concat([...pieces, ...rest.pieces]))).toEqual([100, 101, 200, 201, 202, 300])
     expect(m.pageCount).toBe(0)
+  })
+
+  it('writes each input out before the next: it holds the page tree and catalog, never the pages so far', async () => {
+    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
+    const first = await m.add(await pdfWithPages(50, 100))
+    // The fifty pages' objects are bytes already, and gone from memory.
+    expect(m.heldObjects).toBe(2)
+    expect(
+      Buffer.concat(first.pieces)
+        .toString('latin1')
+        .match(/\/Type \/Page\b/g),
+    ).toHaveLength(50)
+    const second = await m.add(await pdfWithPages(30, 200))
+    expect(m.heldObjects).toBe(2)
+    const rest = m.finish()
+    const dir = mkdtempSync(join(tmpdir(), 'merge-'))
+    const out = join(dir, 'merged.pdf')
+    writeFileSync(out, Buffer.concat([...first.pieces, ...second.pieces, ...rest.pieces]))
+    // qpdf reads every object through the cross-reference table: each offset must be exact.
+    expect(execFileSync('qpdf', ['--check', out], { encoding: 'utf8' })).toContain(
+      'No syntax or stream encoding errors',
+    )
+    expect(execFileSync('qpdf', ['--show-npages', out], { encoding: 'utf8' }).trim()).toBe('80')
+  })
+
+  it('writes one large object as a piece of its own, the small ones in pieces of bounded size', async () => {
+    const doc = await PDFDocument.create()
+    const page = doc.addPage([200, 200])
+    // Incompressible content: a stream object of ~12 MB, bigger than a piece.
+    const noise = Buffer.alloc(12 * 1024 * 1024)
+    for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i)
+    page.node.set(PDFName.of('PieceTest'), doc.context.register(doc.context.stream(noise)))
+    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
+    const { pieces } = await m.add(await doc.save())
+    expect(pieces.some((p) => p.length > PIECE_BYTES)).toBe(true)
+    expect(pieces.filter((p) => p.length > PIECE_BYTES + 1024)).toHaveLength(1)
+    const merged = Buffer.concat([...pieces, ...m.finish().pieces])
+    expect(await widths(merged)).toEqual([200])
   })
 
   it('keeps what the pages show: text drawn on a page survives the merge', async () => {
     const doc = await PDFDocument.create()
     doc.addPage([200, 200]).drawText('Quarterly figures', { x: 10, y: 100, size: 12 })
     const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
-    await m.add(await doc.save())
     const appendix = await PDFDocument.create()
     appendix.addPage([200, 200]).drawText('Appendix', { x: 10, y: 100, size: 12 })
-    await m.add(await appendix.save())
     const dir = mkdtempSync(join(tmpdir(), 'merge-'))
-    writeFileSync(join(dir, 'out.pdf'), await m.save())
+    writeFileSync(join(dir, 'out.pdf'), await mergeAll(m, [await doc.save(), await appendix.save()]))
     // qpdf's QDF form: every stream uncompressed, so page 1's text operator is readable.
     execFileSync('qpdf', ['--qdf', '--object-streams=disable', join(dir, 'out.pdf'), join(dir, 'qdf.pdf')])
     const qdf = readFileSync(join(dir, 'qdf.pdf'), 'latin1')

@@ -1,9 +1,24 @@
-import { PDFDocument } from 'pdf-lib'
+import {
+  PDFCrossRefSection,
+  PDFDict,
+  PDFDocument,
+  PDFHeader,
+  PDFName,
+  PDFNumber,
+  type PDFObject,
+  PDFRef,
+  PDFTrailer,
+  PDFTrailerDict,
+  type PDFContext,
+} from 'pdf-lib'
 import { DecodeLimitError } from '../common/pdf-decode-guard.js'
 import { bombMessage, loadPdf } from '../common/pdf-load.js'
 import { rejected } from '../common/runner-error.js'
 
 const MERGE = { verb: 'merged' }
+
+/** Objects are written in pieces of about this size (one larger object is a piece of its own). */
+export const PIECE_BYTES = 8 * 1024 * 1024
 
 export interface MergeLimits {
   /** Pages of one input. */
@@ -12,48 +27,147 @@ export interface MergeLimits {
   maxTotalPages: number
 }
 
+/** Bytes of the merged document, in order: concatenated, every piece of a merge is the PDF. */
+export type Pieces = Uint8Array[]
+
+const ascii = (s: string) => new TextEncoder().encode(s)
+
 /**
- * One merged document, built an input at a time: each input is parsed, its pages copied into the
- * output, and dropped before the next, so memory holds the output and one input (pdf-lib copies
- * only the objects the pages reach).
+ * One merged document, written as it is built: each input is parsed, its pages copied into the
+ * output, those objects written out as bytes and dropped, and the input dropped before the next.
+ * Memory holds one input and its copy, never the document so far; the page tree, the catalog and
+ * the cross-reference table (an offset per object) come at the end.
  */
 export class PdfMerger {
-  private out: PDFDocument | undefined
-  private pages = 0
+  private out: { doc: PDFDocument; context: PDFContext; pagesRef: PDFRef } | undefined
+  private readonly kids: PDFRef[] = []
+  private readonly offsets = new Map<number, number>()
+  private written = 0
 
   constructor(private readonly limits: MergeLimits) {}
 
   get pageCount(): number {
-    return this.pages
+    return this.kids.length
   }
 
-  /** Appends every page of one input, in order; returns its page count. */
-  async add(bytes: Uint8Array): Promise<number> {
+  /** Indirect objects held in memory (the page tree and catalog between inputs). */
+  get heldObjects(): number {
+    return this.out?.context.enumerateIndirectObjects().length ?? 0
+  }
+
+  /** Appends every page of one input, in order: its page count and the bytes it added. */
+  async add(bytes: Uint8Array): Promise<{ pages: number; pieces: Pieces }> {
     const src = await loadPdf(bytes, this.limits.maxPages, MERGE)
     const n = src.getPageCount()
-    if (this.pages + n > this.limits.maxTotalPages)
+    if (this.kids.length + n > this.limits.maxTotalPages)
       throw rejected(
-        `The merged PDF would have ${this.pages + n} pages; at most ${this.limits.maxTotalPages} can be merged in all.`,
+        `The merged PDF would have ${this.kids.length + n} pages; at most ${this.limits.maxTotalPages} can be merged in all.`,
       )
-    this.out ??= await PDFDocument.create({ updateMetadata: false })
-    const copied = await this.out.copyPages(src, src.getPageIndices())
-    for (const page of copied) this.out.addPage(page)
-    this.pages += n
-    return n
+    const pieces: Pieces = []
+    if (!this.out) {
+      const doc = await PDFDocument.create({ updateMetadata: false })
+      this.out = { doc, context: doc.context, pagesRef: doc.catalog.get(PDFName.of('Pages')) as PDFRef }
+      const header = PDFHeader.forVersion(1, 7)
+      const head = new Uint8Array(header.sizeInBytes() + 2)
+      header.copyBytesInto(head, 0)
+      head.fill(0x0a, head.length - 2)
+      pieces.push(head)
+      this.written = head.length
+    }
+    const { doc, context, pagesRef } = this.out
+    const copied = await guarded(() => doc.copyPages(src, src.getPageIndices()))
+    for (const page of copied) {
+      page.node.set(PDFName.of('Parent'), pagesRef)
+      this.kids.push(page.ref)
+    }
+    const keep = new Set([pagesRef.objectNumber, (context.trailerInfo.Root as PDFRef).objectNumber])
+    const done = context.enumerateIndirectObjects().filter(([ref]) => !keep.has(ref.objectNumber))
+    pieces.push(...this.write(done))
+    for (const [ref] of done) context.delete(ref)
+    return { pages: n, pieces }
   }
 
-  /** The merged document's bytes; the merger is empty again after. */
-  async save(): Promise<Uint8Array> {
+  /** The rest of the merged document: its page tree, catalog and cross-reference table. */
+  finish(): { pageCount: number; pieces: Pieces } {
     if (!this.out) throw new Error('nothing to merge')
-    try {
-      // Without object streams: pdf-lib would deflate them in JavaScript (docs/benchmarks.md).
-      return await this.out.save({ useObjectStreams: false })
-    } catch (err) {
-      if (err instanceof DecodeLimitError) throw rejected(bombMessage(err.limitBytes, MERGE))
-      throw err
-    } finally {
-      this.out = undefined
-      this.pages = 0
+    const { context, pagesRef } = this.out
+    const pages = context.lookup(pagesRef, PDFDict)
+    pages.set(PDFName.of('Kids'), context.obj(this.kids))
+    pages.set(PDFName.of('Count'), PDFNumber.of(this.kids.length))
+    const pieces = this.write(context.enumerateIndirectObjects())
+    const xref = PDFCrossRefSection.create()
+    for (const n of [...this.offsets.keys()].sort((a, b) => a - b)) xref.addEntry(PDFRef.of(n), this.offsets.get(n)!)
+    const trailerDict = PDFTrailerDict.of(
+      context.obj({ Size: context.largestObjectNumber + 1, Root: context.trailerInfo.Root as PDFRef }),
+    )
+    const trailer = PDFTrailer.forLastCrossRefSectionOffset(this.written)
+    const tail = new Uint8Array(xref.sizeInBytes() + 1 + trailerDict.sizeInBytes() + 2 + trailer.sizeInBytes())
+    let at = xref.copyBytesInto(tail, 0)
+    tail[at++] = 0x0a
+    at += trailerDict.copyBytesInto(tail, at)
+    tail[at++] = 0x0a
+    tail[at++] = 0x0a
+    trailer.copyBytesInto(tail, at)
+    pieces.push(tail)
+    const pageCount = this.kids.length
+    this.out = undefined
+    this.kids.length = 0
+    this.offsets.clear()
+    this.written = 0
+    return { pageCount, pieces }
+  }
+
+  /** Serializes indirect objects as `n g obj … endobj`, recording each one's offset. */
+  private write(objects: Array<[PDFRef, PDFObject]>): Pieces {
+    const pieces: Pieces = []
+    let batch: Array<{ head: Uint8Array; object: PDFObject; size: number }> = []
+    let batchBytes = 0
+    const flush = () => {
+      if (batch.length === 0) return
+      const piece = new Uint8Array(batchBytes)
+      let at = 0
+      for (const { head, object } of batch) {
+        piece.set(head, at)
+        at += head.length
+        at += guardedSync(() => object.copyBytesInto(piece, at))
+        piece.set(END_OBJ, at)
+        at += END_OBJ.length
+      }
+      pieces.push(piece)
+      batch = []
+      batchBytes = 0
     }
+    for (const [ref, object] of objects) {
+      const head = ascii(`${ref.objectNumber} ${ref.generationNumber} obj\n`)
+      const size = head.length + guardedSync(() => object.sizeInBytes()) + END_OBJ.length
+      if (batchBytes > 0 && batchBytes + size > PIECE_BYTES) flush()
+      this.offsets.set(ref.objectNumber, this.written)
+      this.written += size
+      batch.push({ head, object, size })
+      batchBytes += size
+    }
+    flush()
+    return pieces
+  }
+}
+
+const END_OBJ = ascii('\nendobj\n\n')
+
+/** A stream that expands past the decode guard's cap while being copied or written is a bomb. */
+async function guarded<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f()
+  } catch (err) {
+    if (err instanceof DecodeLimitError) throw rejected(bombMessage(err.limitBytes, MERGE))
+    throw err
+  }
+}
+
+function guardedSync<T>(f: () => T): T {
+  try {
+    return f()
+  } catch (err) {
+    if (err instanceof DecodeLimitError) throw rejected(bombMessage(err.limitBytes, MERGE))
+    throw err
   }
 }

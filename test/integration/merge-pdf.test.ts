@@ -1,10 +1,10 @@
-import { PDFDocument } from 'pdf-lib'
+import { PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { runnerPods } from './helpers/keys.js'
 import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
 import { hostile } from '../support/fixtures.js'
-import { jobOutputs } from './helpers/storage.js'
+import { jobOutputs, unfinishedUploads } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
 
 const inputs = jobInputs()
@@ -14,6 +14,16 @@ const { files } = inputs
 async function pdfWithWidths(n: number, first: number): Promise<Buffer> {
   const doc = await PDFDocument.create()
   for (let i = 0; i < n; i++) doc.addPage([first + i, 400])
+  return Buffer.from(await doc.save())
+}
+
+/** A one-page PDF of `width` carrying `mb` MB of incompressible data: its bytes stay its size. */
+async function heavyPdf(width: number, mb: number): Promise<Buffer> {
+  const doc = await PDFDocument.create()
+  const page = doc.addPage([width, 400])
+  const noise = Buffer.alloc(mb * 1024 * 1024)
+  for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i)
+  page.node.set(PDFName.of('Ballast'), doc.context.register(doc.context.stream(noise)))
   return Buffer.from(await doc.save())
 }
 
@@ -61,6 +71,40 @@ describe('merge-pdf through the whole platform', () => {
     })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(await widthsOf((await download(res.body.result.files[0].url)).bytes)).toEqual([402, 150, 400])
+  })
+
+  it('streams a merged PDF larger than one upload part, and a refusal after it began leaves no object behind', async () => {
+    const heavy = [
+      files.add('merge-heavy-a.pdf', await heavyPdf(210, 6)),
+      files.add('merge-heavy-b.pdf', await heavyPdf(220, 6)),
+    ]
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: { input: { files: heavy.map((url) => ({ url })) } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const [file] = res.body.result.files
+    expect(file.size).toBeGreaterThan(12 * 1024 * 1024)
+    const got = await download(file.url)
+    expect(got.bytes.length).toBe(file.size)
+    expect(await widthsOf(got.bytes)).toEqual([210, 220])
+
+    // Both heavy inputs' bytes went to storage before the third is read and refused.
+    const refused = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          files: [
+            ...heavy.map((url) => ({ url })),
+            { url: files.add('merge-heavy-locked.pdf', await makeEncryptedPdf(1)) },
+          ],
+        },
+      },
+    })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.message).toBe('files.2: The PDF is password-protected (encrypted); it cannot be merged.')
+    expect(await jobOutputs(refused.body)).toEqual([])
+    expect(await unfinishedUploads(refused.body)).toEqual([])
   })
 
   it('refuses fewer than two files before any job exists, naming the field', async () => {

@@ -20,3 +20,16 @@ export async function putObject(key: string, body: Buffer, contentType: string):
   await storageClient(s).putObject(s.bucket, key, body, body.length, { 'Content-Type': contentType })
   return `s3://${s.bucket}/${key}`
 }
+
+/** Multipart uploads begun and neither completed nor aborted under a job's output prefix. */
+export async function unfinishedUploads(job: { utility: string; id: string; createdAt: string }): Promise<string[]> {
+  const s = inject('storage')
+  const keys: string[] = []
+  const stream = storageClient(s).listIncompleteUploads(
+    s.bucket,
+    `${job.utility}/${job.createdAt.slice(0, 10)}/${job.id}/`,
+    true,
+  )
+  for await (const u of stream as AsyncIterable<{ key: string }>) keys.push(u.key)
+  return keys
+}
