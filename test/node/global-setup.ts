@@ -142,9 +142,9 @@ async function startAll(project: TestProject): Promise<void> {
     .filter(Boolean)
   if (!images.some((i) => i.endsWith(`/dutil-gateway:${tag}`)))
     throw new Error(`no images tagged ${tag}: build them first (images/build-images.sh)`)
-  const imported = importDockerImages(node, images)
+  const { imported, named } = importDockerImages(node, images)
   say(
-    `images: ${imported.length} of ${images.length} imported (${images.length - imported.length} already in the node's store)`,
+    `images: ${imported.length} of ${images.length} imported, ${named.length} named anew (the node's store had them), ${images.length - imported.length - named.length} there already`,
   )
 
   const kubectl = (args: string[], input?: string) =>

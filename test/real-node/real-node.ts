@@ -418,9 +418,9 @@ export function removeAllContainers(ctr: (...args: string[]) => string): number 
 /**
  * Imports images from the Docker engine into the node's image store, skipping those already
  * there with the same image id (the store outlives the run: a warm run imports only what changed).
- * Returns the names imported.
+ * Returns the names imported, and those named anew for content the store had under another name.
  */
-export function importDockerImages(layout: RealNodeLayout, names: string[]): string[] {
+export function importDockerImages(layout: RealNodeLayout, names: string[]): { imported: string[]; named: string[] } {
   const stampFile = join(layout.imageStore, 'dutil-imported.json')
   const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
   const ctr = nodeCtr(paths(layout).containerdSocket, 600_000)
@@ -431,7 +431,22 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): str
       execFileSync('docker', ['image', 'inspect', '--format', '{{.Id}}', n], { encoding: 'utf8' }).trim(),
     ]),
   )
-  const changed = names.filter((n) => !present.has(n) || stamps[n] !== ids[n])
+  const missing = names.filter((n) => !present.has(n) || stamps[n] !== ids[n])
+  // The same image under another checkout's tag (test images are tagged per checkout) is named
+  // anew: the store has its content, so nothing is saved and imported again.
+  const named = new Map<string, string>()
+  for (const [n, id] of Object.entries(stamps)) if (present.has(n)) named.set(id, n)
+  const changed: string[] = []
+  for (const n of missing) {
+    const same = named.get(ids[n])
+    if (!same || same === n) {
+      changed.push(n)
+      continue
+    }
+    if (present.has(n)) ctr('images', 'rm', n)
+    ctr('images', 'tag', same, n)
+    stamps[n] = ids[n]
+  }
   if (changed.length > 0) {
     // Streamed from `docker save` into the import: no archive of every layer written to disk first.
     execFileSync(
@@ -451,9 +466,9 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): str
       },
     )
     for (const n of changed) stamps[n] = ids[n]
-    writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
   }
-  return changed
+  if (missing.length > 0) writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
+  return { imported: changed, named: missing.filter((n) => !changed.includes(n)) }
 }
 
 /** Each dutil pod that is not ready, with what its own /readyz answers (the reason it gives). */
