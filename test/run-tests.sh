@@ -6,19 +6,21 @@
 #   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, containerd, ...), schemathesis
 #   binaries     etcd, Kubernetes, MinIO, Helm, Jaeger from the Go module proxy (cached in $DUTIL_CACHE)
 #   build        TypeScript to dist/
+#   images       the container images (Debian's Docker engine)
+#   then two lines of phases side by side, each phase timed:
 #   lint         ESLint (typescript-eslint, type-aware) and Prettier's check: `make lint`
 #   unit         vitest --project unit
-#   images       the container images (Debian's Docker engine)
+#   node         vitest --project node: the chart's images on a real kubelet + containerd
+#                (test/node/, docs/adr/0015); skipped with the reason printed where the host cannot
+#   beside them:
 #   faults       vitest --project integration test/faults: faults during bursts of jobs
-#   node         vitest --project node, beside faults: the chart's images on a real kubelet +
-#                containerd (test/node/, docs/adr/0015); skipped with the reason printed where the host cannot
 #   integration  vitest --project integration test/integration, on the real local platform
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 phases=$(mktemp)
 trap 'rm -f "$phases"' EXIT
-rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log
+rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log .test-results.side.log
 status=0
 
 export PHASES_FILE=$phases
@@ -26,7 +28,7 @@ source test/phase.sh
 
 started=$(date +%s%N)
 report() {
-  printf '\n[make test] phase times (wall; node runs beside faults):\n'
+  printf '\n[make test] phase times (wall; lint, unit and node run beside faults and integration):\n'
   while read -r name ms rc; do
     printf '  %-12s %6d.%d s%s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100)) "$([ "$rc" = 0 ] || echo "  (failed: exit $rc)")"
   done <"$phases"
@@ -50,31 +52,37 @@ if ! phase deps test/platform/install-deps.sh --node ||
   exit 1
 fi
 
-phase lint npm run --silent lint || status=1
-phase unit node_modules/.bin/vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || status=1
-
 # Images and the integration tests share one Docker engine (started here when none runs). Test
 # images are tagged per checkout: two worktrees testing at once share the engine, never their images.
 export DUTIL_IMAGE_TAG=${DUTIL_IMAGE_TAG:-test-$(printf '%s' "$PWD" | sha256sum | cut -c1-10)}
 images/docker-engine.sh run bash -c '
   source test/phase.sh
   phase images images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2
-  # The real-node tier (its own platform, ports and state directory) runs beside the fault tests,
-  # which mostly wait (restarts, leases, a 30 s outage); the other integration tests follow alone.
-  # Its output is printed after the faults.
-  phase node node_modules/.bin/vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 &
-  node_tier=$!
+  # Two lines side by side: lint, unit and the real-node tier (its own platform, ports and state
+  # directory) in one; the fault and integration tests, which share the local platform and much of
+  # whose time is waiting (restarts, leases, outages, retry schedules), in the other. The first
+  # line prints its output when both are done.
+  (
+    rc=0
+    phase lint npm run --silent lint || rc=1
+    phase unit node_modules/.bin/vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || rc=1
+    phase node node_modules/.bin/vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 || rc=1
+    exit $rc
+  ) >.test-results.side.log 2>&1 &
+  side=$!
   # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs here (make test-faults: 200),
   # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20).
   DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json
   faults_rc=$?
-  wait $node_tier
-  node_rc=$?
-  printf "\n[node] the real-node tier (test/node/):\n"
-  cat .test-results.node.log
   phase integration node_modules/.bin/vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
-  [ $faults_rc = 0 ] && [ $node_rc = 0 ] && [ $integration_rc = 0 ]
+  wait $side
+  side_rc=$?
+  printf "\n[make test] lint and unit (beside the fault and integration tests):\n"
+  cat .test-results.side.log
+  printf "\n[node] the real-node tier (test/node/, after unit):\n"
+  cat .test-results.node.log
+  [ $faults_rc = 0 ] && [ $side_rc = 0 ] && [ $integration_rc = 0 ]
 ' || status=1
 
 report
