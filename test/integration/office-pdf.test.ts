@@ -27,12 +27,19 @@ function readPdf(bytes: Uint8Array): { firstPage: string; width: number; height:
   return { firstPage, width, height }
 }
 
-/** LibreOffice's processes on this machine (`soffice.bin`), as pid and start time (a pid reused is another process). */
+/**
+ * LibreOffice's processes (`soffice.bin`) on this machine outside a kubelet's pods, as pid and
+ * start time (a pid reused is another process). The dev node agent runs this platform's pods as
+ * host processes; the real-node tier, which may run at the same time, keeps warm LibreOffices in
+ * its pool pods, all in the kubelet's `kubepods` cgroups. A process keeps its cgroup when it is
+ * orphaned, so an orphan of this platform's runner is still counted.
+ */
 function officeProcesses(): string[] {
   const out: string[] = []
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'soffice.bin') continue
+      if (readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes('/kubepods')) continue
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
       if (stat[0] !== 'Z') out.push(`${pid}:${stat[19]}`)
     } catch {
