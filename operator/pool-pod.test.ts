@@ -197,6 +197,32 @@ describe('planPool', () => {
     expect(plan(full, { waiting: [c], atWork: [a, b], now }).remove).toEqual([])
   })
 
+  it('makes room for a podless tenant when the generic pod waiting for it has no node to run on', () => {
+    const c = tenantHash('key:c')
+    const noRoom = pod('g', {
+      ready: false,
+      extra: {
+        status: {
+          phase: 'Pending',
+          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
+        },
+      },
+    })
+    const full = [pod('p0', { tenant: a }), pod('p1', { tenant: a }), noRoom]
+    // The generic pod would serve c if it ran; it cannot, so a's least recently used idle pod goes
+    // (its room lets the generic pod start), and no pod more is made.
+    expect(plan(full, { waiting: [c], lastUsed: { p0: 5, p1: 2 } })).toEqual({
+      remove: [{ pod: full[1], why: 'another tenant needs the slot' }],
+      create: 0,
+    })
+    // A generic pod merely starting (scheduled, not ready yet) is c's: nothing goes.
+    const starting = pod('g', { ready: false })
+    expect(plan([full[0], full[1], starting], { waiting: [c], lastUsed: { p0: 5, p1: 2 } })).toEqual({
+      remove: [],
+      create: 0,
+    })
+  })
+
   it('deletes ended pods, and idle pods made from other settings or beyond the size', () => {
     const ended = pod('e', { extra: { status: { phase: 'Succeeded' } } })
     const old = pod('o', { hash: 'h0' })

@@ -183,6 +183,16 @@ export interface PoolView {
 }
 
 /** Live pods (not ended or going) of the view. */
+/**
+ * A pod the scheduler found no node for (its PodScheduled condition False, Unschedulable): the
+ * cluster has no room for it, so it may wait long, and it stands for no slot a tenant can use.
+ */
+export function unschedulable(pod: V1Pod): boolean {
+  return (pod.status?.conditions ?? []).some(
+    (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+  )
+}
+
 function livePods(pods: readonly V1Pod[]): V1Pod[] {
   return pods.filter((p) => !p.metadata?.deletionTimestamp && !poolPodEnded(p))
 }
@@ -260,7 +270,7 @@ export function planPool(
     .slice(0, Math.max(0, surplus))
   for (const pod of extra) remove.push({ pod, why: 'beyond the pool size' })
   const kept = live.filter((p) => !extra.includes(p))
-  const generic = kept.filter((p) => podTenant(p) === null).length
+  const generic = kept.filter((p) => podTenant(p) === null && !unschedulable(p)).length
   const room = pool.size - kept.length
   const forWaiting = Math.max(0, waiting.length - generic)
   const createForWaiting = Math.min(forWaiting, room)
