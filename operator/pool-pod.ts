@@ -182,17 +182,17 @@ export interface PoolView {
   atWork: ReadonlySet<string>
 }
 
-/** Live pods (not ended or going) of the view. */
 /**
  * A pod the scheduler found no node for (its PodScheduled condition False, Unschedulable): the
  * cluster has no room for it, so it may wait long, and it stands for no slot a tenant can use.
  */
-export function unschedulable(pod: V1Pod): boolean {
+function unschedulable(pod: V1Pod): boolean {
   return (pod.status?.conditions ?? []).some(
     (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
   )
 }
 
+/** Live pods (not ended or going) of the view. */
 function livePods(pods: readonly V1Pod[]): V1Pod[] {
   return pods.filter((p) => !p.metadata?.deletionTimestamp && !poolPodEnded(p))
 }

@@ -154,12 +154,15 @@ export class PdfMerger {
 const END_OBJ = ascii('\nendobj\n\n')
 
 /** A stream that expands past the decode guard's cap while being copied or written is a bomb. */
+function asRefusal(err: unknown): unknown {
+  return err instanceof DecodeLimitError ? rejected(bombMessage(err.limitBytes, MERGE)) : err
+}
+
 async function guarded<T>(f: () => Promise<T>): Promise<T> {
   try {
     return await f()
   } catch (err) {
-    if (err instanceof DecodeLimitError) throw rejected(bombMessage(err.limitBytes, MERGE))
-    throw err
+    throw asRefusal(err)
   }
 }
 
@@ -167,7 +170,6 @@ function guardedSync<T>(f: () => T): T {
   try {
     return f()
   } catch (err) {
-    if (err instanceof DecodeLimitError) throw rejected(bombMessage(err.limitBytes, MERGE))
-    throw err
+    throw asRefusal(err)
   }
 }

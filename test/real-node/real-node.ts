@@ -439,7 +439,7 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): { i
   const changed: string[] = []
   for (const n of missing) {
     const same = named.get(ids[n])
-    if (!same || same === n) {
+    if (!same) {
       changed.push(n)
       continue
     }
