@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-admission bench-depth bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: seccomp-profile bench-admission bench-depth bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -89,6 +89,10 @@ binaries:
 # charts/dutil/README.md from values.yaml and README.md.gotmpl (helm-docs; a unit test fails when it drifts).
 chart-readme: binaries
 	$(DUTIL_CACHE)/bin/helm-docs --chart-search-root charts/dutil --template-files README.md.gotmpl --log-level warning
+
+# The chart's seccomp profile for Chromium's sandbox, from containerd's default (docs/adr/0031-chromium-sandbox.md).
+seccomp-profile: binaries
+	$(DUTIL_CACHE)/bin/seccomp-profile > charts/dutil/files/chromium-sandbox-seccomp.json
 
 # The Helm chart's own checks (make test runs them too, with a server-side dry run and a real install).
 chart: binaries

@@ -78,6 +78,11 @@ export interface UtilityDefinition {
      * runners that spool input to disk or run a browser. None when absent.
      */
     scratchSizeLimit?: string
+    /**
+     * The runner starts a browser (Chromium) whose own sandbox the platform team may turn on
+     * (`browserSandbox` in DUTIL_RUNNER_POD; docs/adr/0031-chromium-sandbox.md).
+     */
+    browser?: boolean
   }
 }
 

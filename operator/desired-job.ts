@@ -4,7 +4,7 @@ import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { CLASSIFIED_EXIT_CODES, ENV, type RunnerCredentials } from '../contract/runner-protocol.js'
 import type { RunnerResources, UtilityDefinition } from '../contract/utility.js'
 import type { RunnerPool } from './config.js'
-import { podPlacement, type RunnerPod } from './runner-pod.js'
+import { podEnv, podPlacement, type RunnerPod } from './runner-pod.js'
 
 export const RUNNER_CONTAINER = 'runner'
 /** How long past the Job's time limit a runner pod's own deadline lies. */
@@ -152,8 +152,8 @@ export function runnerCommand(utility: UtilityDefinition, entry: string): string
 
 /**
  * A runner pod's spec, job mode or pool mode (pure): the platform team's placement, no
- * service-account token, non-root with the runtime's seccomp profile, a read-only root, the
- * utility's resources and scratch space. `container` adds the command, environment and what
+ * service-account token, non-root with the runtime's seccomp profile (or one the platform team
+ * installed on its nodes), a read-only root, the utility's resources and scratch space. `container` adds the command, environment and what
  * else the mode needs (pool mode: its port and readiness probe).
  */
 export function runnerPodSpec(
@@ -163,7 +163,7 @@ export function runnerPodSpec(
 ): V1PodSpec {
   const pod = settings.pods?.[utility.slug]
   const scratch = utility.runner.scratchSizeLimit
-  const env = [...container.env]
+  const env = [...container.env, ...podEnv(pod)]
   if (scratch) env.push({ name: 'TMPDIR', value: SCRATCH_PATH }, { name: 'HOME', value: SCRATCH_PATH })
   return {
     ...podPlacement(pod),
@@ -174,7 +174,7 @@ export function runnerPodSpec(
       runAsNonRoot: true,
       runAsUser: 10001,
       runAsGroup: 10001,
-      seccompProfile: { type: 'RuntimeDefault' },
+      seccompProfile: pod?.seccompProfile ?? { type: 'RuntimeDefault' },
     },
     ...(scratch ? { volumes: [{ name: 'scratch', emptyDir: { sizeLimit: scratch } }] } : {}),
     containers: [

@@ -117,6 +117,22 @@ describe('observeJob', () => {
       podStartedAt: null,
       stopJob: true,
     })
+    // A container the node cannot create (a seccomp profile missing on it): the same grace, its own words.
+    const uncreatable: V1Pod = {
+      ...pod({ waiting: { reason: 'CreateContainerError', message: 'cannot load seccomp profile' } }),
+      metadata: { creationTimestamp: new Date(at) },
+    }
+    expect(observeJob(job(), [uncreatable], 900, { imagePullGraceMs: 60_000, now: at + 10_000 })).toMatchObject({
+      kind: 'image-pull-waiting',
+    })
+    expect(observeJob(job(), [uncreatable], 900, { imagePullGraceMs: 60_000, now: at + 61_000 })).toMatchObject({
+      kind: 'failed',
+      error: {
+        code: 'internal',
+        message: 'The utility could not be started: the cluster cannot create its runner container.',
+      },
+      stopJob: true,
+    })
     // Other waiting reasons (scheduling, volumes) are plain pending.
     expect(
       observeJob(job(), [pod({ waiting: { reason: 'ContainerCreating' } })], 900, { imagePullGraceMs: 0, now: at }),

@@ -79,6 +79,11 @@ export function classifiedFailure(
 
 /** Waiting reasons of a container whose image cannot be had (kubelet's names). */
 export const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull'])
+/**
+ * Waiting reasons of a container the node cannot create from its spec (kubelet's names): a
+ * Localhost seccomp profile missing on the node, a runtime that refuses a setting.
+ */
+export const CREATE_FAILURE_REASONS = new Set(['CreateContainerError', 'CreateContainerConfigError'])
 
 /** A runner killed by the kernel at its memory limit: the limit, for the message. */
 export function oomKilled(pods: V1Pod[]): { limit: string | null } | null {
@@ -91,12 +96,16 @@ export function oomKilled(pods: V1Pod[]): { limit: string | null } | null {
   return null
 }
 
-/** The oldest pod whose runner waits for an image that cannot be pulled: since when, and why. */
+/**
+ * The oldest pod whose runner cannot start: it waits for an image that cannot be pulled, or for a
+ * container the node cannot create. Since when, and why.
+ */
 export function imagePullFailure(pods: V1Pod[]): { since: number; reason: string; image: string | null } | null {
   let found: { since: number; reason: string; image: string | null } | null = null
   for (const pod of pods) {
     const waiting = runnerState(pod)?.waiting
-    if (!waiting?.reason || !IMAGE_PULL_REASONS.has(waiting.reason)) continue
+    if (!waiting?.reason || !(IMAGE_PULL_REASONS.has(waiting.reason) || CREATE_FAILURE_REASONS.has(waiting.reason)))
+      continue
     const since = parseTime(pod.status?.startTime ?? pod.metadata?.creationTimestamp) ?? 0
     if (!found || since < found.since)
       found = {
@@ -161,7 +170,8 @@ export function observeJob(
     return { kind: 'failed', error, podStartedAt }
   }
   if (podStartedAt !== null) return { kind: 'running', podStartedAt }
-  // A runner image the cluster cannot pull: the operator's configuration, not the input.
+  // A runner image the cluster cannot pull, a container the node cannot create: the platform's
+  // configuration, not the input.
   const pull = imagePullFailure(pods)
   if (pull) {
     const waited = o.now - pull.since
@@ -171,7 +181,9 @@ export function observeJob(
       kind: 'failed',
       error: {
         code: 'internal',
-        message: 'The utility could not be started: its runner image is not available in the cluster.',
+        message: IMAGE_PULL_REASONS.has(pull.reason)
+          ? 'The utility could not be started: its runner image is not available in the cluster.'
+          : 'The utility could not be started: the cluster cannot create its runner container.',
       },
       podStartedAt: null,
       stopJob: true,

@@ -81,6 +81,23 @@ describe('runner pod templates (DUTIL_RUNNER_POD)', () => {
     expect(plain.metadata!.annotations).toBeUndefined()
   })
 
+  it("puts a node's seccomp profile on the pod and turns Chromium's sandbox on for html-pdf alone", () => {
+    const profile = { type: 'Localhost' as const, localhostProfile: 'dutil/chromium-sandbox-seccomp.json' }
+    const pods = parseRunnerPods(JSON.stringify({ default: { browserSandbox: true, seccompProfile: profile } }))
+    const html = desiredJob(uj('html-pdf'), catalog.get('html-pdf')!, runnerSettings({ pods }), credentials)
+    const spec = html.spec!.template.spec!
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: profile })
+    expect(spec.containers[0]!.env).toContainEqual({ name: 'DUTIL_CHROMIUM_SANDBOX', value: 'true' })
+    // Every runner gets the default's profile; the sandbox only where a browser runs.
+    const split = desiredJob(uj('split-pdf'), catalog.get('split-pdf')!, runnerSettings({ pods }), credentials)
+    expect(split.spec!.template.spec!.securityContext!.seccompProfile).toEqual(profile)
+    expect(split.spec!.template.spec!.containers[0]!.env!.map((e) => e.name)).not.toContain('DUTIL_CHROMIUM_SANDBOX')
+    // Without a template: the runtime's default profile, Chromium without its sandbox.
+    const plain = desiredJob(uj('html-pdf'), catalog.get('html-pdf')!, runnerSettings(), credentials).spec!.template
+    expect(plain.spec!.securityContext!.seccompProfile).toEqual({ type: 'RuntimeDefault' })
+    expect(plain.spec!.containers[0]!.env!.map((e) => e.name)).not.toContain('DUTIL_CHROMIUM_SANDBOX')
+  })
+
   it('stops the operator at start naming what is wrong', () => {
     expect(() => parseRunnerPods('{')).toThrow('DUTIL_RUNNER_POD must be JSON')
     expect(() => parseRunnerPods('{"pdf-split": {}}')).toThrow('DUTIL_RUNNER_POD: pdf-split is not a utility')
@@ -89,6 +106,20 @@ describe('runner pod templates (DUTIL_RUNNER_POD)', () => {
     )
     expect(() => parseRunnerPods('{"default": {"serviceAccountName": "admin"}}')).toThrow(
       /must NOT have additional properties \(serviceAccountName\)/,
+    )
+    // The sandbox under the runtime's default profile could never start.
+    expect(() => parseRunnerPods('{"html-pdf": {"browserSandbox": true}}')).toThrow(
+      /html-pdf browserSandbox needs a seccompProfile of type Localhost/,
+    )
+    expect(() => parseRunnerPods('{"split-pdf": {"browserSandbox": true}}')).toThrow(/split-pdf runs no browser/)
+    // A profile path the kubelet would refuse (absolute, or out of its directory).
+    for (const path of ['/etc/profile.json', '../x.json', 'dutil/../../x.json']) {
+      expect(() =>
+        parseRunnerPods(JSON.stringify({ default: { seccompProfile: { type: 'Localhost', localhostProfile: path } } })),
+      ).toThrow(/DUTIL_RUNNER_POD: default\/seccompProfile/)
+    }
+    expect(() => parseRunnerPods('{"default": {"seccompProfile": {"type": "Unconfined"}}}')).toThrow(
+      /DUTIL_RUNNER_POD: default\/seccompProfile/,
     )
   })
 })

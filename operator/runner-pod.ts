@@ -7,8 +7,9 @@ import { jsonObjectSetting } from '../contract/settings.js'
 /**
  * Where and how runner pods run, as the platform team sets it (chart: `runnerPod` for every runner,
  * `runners.<slug>.pod` per runner): pull secrets of a private registry, node placement, priority,
- * a RuntimeClass (html-pdf under gVisor), pod annotations and labels. dutil's own labels, security
- * context, volumes and ServiceAccount stay as desiredJob makes them.
+ * a RuntimeClass (html-pdf under gVisor), a seccomp profile installed on the nodes, Chromium's
+ * own sandbox, pod annotations and labels. dutil's own labels, the rest of the security context,
+ * volumes and ServiceAccount stay as desiredJob makes them.
  */
 export const RunnerPodSchema = Type.Object(
   {
@@ -18,6 +19,23 @@ export const RunnerPodSchema = Type.Object(
     affinity: Type.Optional(Type.Object({}, { additionalProperties: true })),
     priorityClassName: Type.Optional(Type.String({ maxLength: 253 })),
     runtimeClassName: Type.Optional(Type.String({ maxLength: 253 })),
+    seccompProfile: Type.Optional(
+      Type.Union([
+        Type.Object({ type: Type.Literal('RuntimeDefault') }, { additionalProperties: false }),
+        Type.Object(
+          {
+            type: Type.Literal('Localhost'),
+            localhostProfile: Type.String({
+              minLength: 1,
+              maxLength: 253,
+              pattern: '^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+      ]),
+    ),
+    browserSandbox: Type.Optional(Type.Boolean()),
     annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
     labels: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
@@ -47,8 +65,27 @@ export function parseRunnerPods(raw: string | undefined): Record<string, RunnerP
     }
   }
   const base = (entries.default ?? {}) as RunnerPod
-  for (const slug of Object.keys(out)) out[slug] = { ...base, ...((entries[slug] ?? {}) as RunnerPod) }
+  for (const slug of Object.keys(out)) {
+    const pod = { ...base, ...((entries[slug] ?? {}) as RunnerPod) }
+    if (pod.browserSandbox && !catalog.get(slug)!.runner.browser) {
+      if (entries[slug] && (entries[slug] as RunnerPod).browserSandbox) {
+        throw new Error(`DUTIL_RUNNER_POD: ${slug} runs no browser, so browserSandbox means nothing for it`)
+      }
+      delete pod.browserSandbox // the default's: it reaches the runners that start a browser
+    }
+    if (pod.browserSandbox && pod.seccompProfile?.type !== 'Localhost' && !pod.runtimeClassName) {
+      throw new Error(
+        `DUTIL_RUNNER_POD: ${slug} browserSandbox needs a seccompProfile of type Localhost that allows user namespaces (the chart's files/chromium-sandbox-seccomp.json) or a runtimeClassName that provides them: the runtime's default profile refuses them and Chromium would not start`,
+      )
+    }
+    out[slug] = pod
+  }
   return out
+}
+
+/** The runner's own settings a template adds to its environment (pure): Chromium's sandbox. */
+export function podEnv(t: RunnerPod | undefined): Array<{ name: string; value: string }> {
+  return t?.browserSandbox ? [{ name: 'DUTIL_CHROMIUM_SANDBOX', value: 'true' }] : []
 }
 
 /** The pod-spec fields a template sets (pure); nothing when it is empty. */

@@ -12,6 +12,15 @@ import { killWithRunner } from '../common/child-groups.js'
 export const CHROMIUM = process.env.DUTIL_CHROMIUM_PATH || '/usr/bin/chromium-headless-shell'
 
 /**
+ * Chromium's own sandbox (its renderers in user, PID and network namespaces of their own, a
+ * chroot and a seccomp filter) is on only where the platform team turned it on
+ * (`browserSandbox`, docs/adr/0031-chromium-sandbox.md): it needs user namespaces, which the
+ * container runtime's default seccomp profile refuses, so the pod needs a profile that allows
+ * them. Elsewhere the browser runs with --no-sandbox and the pod is the boundary.
+ */
+export const CHROMIUM_SANDBOX = process.env.DUTIL_CHROMIUM_SANDBOX === 'true'
+
+/**
  * Chromium flags. Every request the page makes is intercepted and fetched by the runner through
  * the address guard; as a backstop, anything that escapes interception (service workers,
  * WebSockets, popups) goes to a proxy that does not exist, loopback included, and WebRTC may not
@@ -19,7 +28,7 @@ export const CHROMIUM = process.env.DUTIL_CHROMIUM_PATH || '/usr/bin/chromium-he
  */
 export const CHROMIUM_ARGS = [
   '--headless=new',
-  '--no-sandbox', // containers drop the capabilities the setuid sandbox needs; the pod is the sandbox
+  ...(CHROMIUM_SANDBOX ? [] : ['--no-sandbox']),
   '--disable-dev-shm-usage',
   '--disable-gpu',
   '--no-first-run',

@@ -6,7 +6,7 @@ import { checkOutboundUrl, describeUrl, outboundRequest } from '../common/outbou
 import { downloadInput } from '../common/read-input.js'
 import { rejected, RunnerError, UrlRefusedError } from '../common/runner-error.js'
 import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-utility.js'
-import type { StartedChromium } from './chromium.js'
+import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
 import { pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 
@@ -215,7 +215,15 @@ export async function connectBrowser(chromium: StartedChromium): Promise<Browser
   let launchTimer: NodeJS.Timeout | undefined
   return Promise.race([
     puppeteer.connect({ transport: chromium.transport, protocolTimeout: limits.renderMs + 30_000 }),
-    chromium.exited.then(() => Promise.reject(new Error('Chromium exited while starting'))),
+    chromium.exited.then(() =>
+      Promise.reject(
+        new Error(
+          CHROMIUM_SANDBOX
+            ? "Chromium exited while starting, with its sandbox on: the pod's seccomp profile must allow user namespaces (browserSandbox)"
+            : 'Chromium exited while starting',
+        ),
+      ),
+    ),
     new Promise<never>(
       (_, reject) =>
         (launchTimer = setTimeout(

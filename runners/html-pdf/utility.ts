@@ -93,5 +93,6 @@ export const htmlPdf: UtilityDefinition = {
     concurrency: 5,
     // Chromium's profile and its shared memory (--disable-dev-shm-usage) live here.
     scratchSizeLimit: '1Gi',
+    browser: true,
   },
 }

@@ -472,6 +472,38 @@ describe('helm lint and template', () => {
     )
   })
 
+  it("turns Chromium's sandbox on for html-pdf with a node's seccomp profile, and refuses what could never start", async () => {
+    const docs = render(
+      '--set-json',
+      'runners.html-pdf.pod={"browserSandbox":true,"seccompProfile":{"type":"Localhost","localhostProfile":"dutil/chromium-sandbox-seccomp.json"}}',
+    )
+    const env = Object.fromEntries(
+      named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [
+        e.name,
+        e.value,
+      ]),
+    )
+    const { parseRunnerPods } = await import('../../operator/runner-pod.js')
+    const pods = parseRunnerPods(env.DUTIL_RUNNER_POD)
+    expect(pods['html-pdf']).toMatchObject({
+      browserSandbox: true,
+      seccompProfile: { type: 'Localhost', localhostProfile: 'dutil/chromium-sandbox-seccomp.json' },
+    })
+    expect(pods['split-pdf'].seccompProfile).toEqual({ type: 'RuntimeDefault' })
+    // A path out of the kubelet's seccomp directory, and the sandbox without a profile that allows it.
+    expect(() =>
+      render(
+        '--set-json',
+        'runners.html-pdf.pod={"seccompProfile":{"type":"Localhost","localhostProfile":"../x.json"}}',
+      ),
+    ).toThrow(/runners\/html-pdf\/pod\/seccompProfile/)
+    const bare = render('--set-json', 'runners.html-pdf.pod={"browserSandbox":true}')
+    const bareEnv = named(bare, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.find(
+      (e: any) => e.name === 'DUTIL_RUNNER_POD',
+    ).value
+    expect(() => parseRunnerPods(bareEnv)).toThrow(/html-pdf browserSandbox needs a seccompProfile of type Localhost/)
+  })
+
   it('follows the conventions of charts: global for umbrella charts, name overrides, common labels, an HPA, spread and an HTTPRoute', () => {
     const docs = render(
       '--set-json',

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { BatchV1Api } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -27,6 +27,43 @@ interface PoolPod {
   utility: string
   tenant?: string
   ready: boolean
+}
+
+/** The chart's profile for Chromium's sandbox, relative to the kubelet's seccomp directory. */
+const SANDBOX_PROFILE = 'dutil/chromium-sandbox-seccomp.json'
+
+interface HostProcess {
+  pid: number
+  command: string
+  args: string[]
+  /** The namespaces' identities, as the kernel names them (`user:[4026531837]`). */
+  userNs: string
+  pidNs: string
+}
+
+/**
+ * The processes of a pod as this host sees them (the real node runs here): those whose cgroup is
+ * the pod's (cgroupfs names it `pod<uid>`). Each process's namespaces are read from /proc.
+ */
+function hostProcessesOfPod(uid: string): HostProcess[] {
+  const out: HostProcess[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const cgroup = readFileSync(`/proc/${name}/cgroup`, 'utf8')
+      if (!cgroup.includes(`pod${uid}`) && !cgroup.includes(`pod${uid.replaceAll('-', '_')}`)) continue
+      out.push({
+        pid: Number(name),
+        command: readFileSync(`/proc/${name}/comm`, 'utf8').trim(),
+        args: readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').filter(Boolean),
+        userNs: readlinkSync(`/proc/${name}/ns/user`),
+        pidNs: readlinkSync(`/proc/${name}/ns/pid`),
+      })
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out
 }
 
 /** The pool pods as kubectl lists them (not being deleted). */
@@ -84,6 +121,11 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         `runners.${u}.pool.spare=1`,
         `runners.${u}.pool.restartEvery=${RESTART_EVERY}`,
       ]),
+      // Chromium's own sandbox, with the chart's seccomp profile where the node's set-up put it
+      // (test/real-node: <kubelet root>/seccomp/dutil/).
+      'runners.html-pdf.pod.browserSandbox=true',
+      'runners.html-pdf.pod.seccompProfile.type=Localhost',
+      `runners.html-pdf.pod.seccompProfile.localhostProfile=${SANDBOX_PROFILE}`,
       // Up to ten pool pods share the 2-core node with the rest: small requests, or some stay Pending.
       ...SMALL.flatMap((u) => [
         `runners.${u}.resources.requests.cpu=50m`,
@@ -136,6 +178,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         `runners.${u}.pool.restartEvery=100`,
       ]),
       ...SMALL.filter((u) => u !== 'xls-to-xlsx').map((u) => `runners.${u}.resources=null`),
+      'runners.html-pdf.pod=null',
       // The release's own (chart-values.ts): the OOM test's limit.
       'runners.xls-to-xlsx.resources.requests.cpu=100m',
       'runners.xls-to-xlsx.resources.requests.memory=32Mi',
@@ -169,6 +212,31 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         })
         .toMatch(new RegExp(`^Handed to pool runner pod ${pod}, which runs it from now \\(time limit \\d+ s\\)\\.$`))
     }
+  })
+
+  it("runs Chromium with its own sandbox where the chart turns it on: the browser's zygote and renderers in user and PID namespaces of their own", async () => {
+    const res = await run('html-pdf', keys[0])
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const pod = JSON.parse(kubectl(['-n', NS, 'get', 'pod', runnerPodOf(res.body.id), '-o', 'json'])) as {
+      metadata: { uid: string }
+      spec: { securityContext: { seccompProfile?: { type: string; localhostProfile?: string } } }
+    }
+    expect(pod.spec.securityContext.seccompProfile).toEqual({ type: 'Localhost', localhostProfile: SANDBOX_PROFILE })
+    const procs = hostProcessesOfPod(pod.metadata.uid)
+    const runner = procs.find((p) => p.command === 'node')
+    expect(runner, JSON.stringify(procs)).toBeDefined()
+    // Chromium rewrites its children's command lines into one string: read them joined.
+    const line = (p: HostProcess) => p.args.join(' ')
+    const browser = procs.find((p) => line(p).includes('--remote-debugging-pipe') && !line(p).startsWith('/bin/sh'))
+    expect(browser, JSON.stringify(procs)).toBeDefined()
+    expect(browser!.args).not.toContain('--no-sandbox')
+    // The warm browser's sandboxed processes (its zygotes stay for the pod's life): namespaces the
+    // runner and the browser do not share. Without the sandbox every process shares the runner's.
+    const sandboxed = procs.filter((p) => /--type=(zygote|renderer)\b/.test(line(p)))
+    expect(sandboxed.length, JSON.stringify(procs)).toBeGreaterThan(0)
+    const apart = sandboxed.filter((p) => p.userNs !== runner!.userNs && p.pidNs !== runner!.pidNs)
+    expect(apart.length, JSON.stringify(sandboxed)).toBeGreaterThan(0)
+    expect(browser!.userNs).toBe(runner!.userNs)
   })
 
   it('keeps LibreOffice warm: one key’s office-pdf jobs, one after another, run on one pod', async () => {

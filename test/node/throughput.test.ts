@@ -36,7 +36,8 @@ import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
  * the utilities (any of the six); BENCH_SLOTS=
  * html-pdf=6,split-pdf=3 first upgrades the release with those run slots
  * (`runners.<slug>.concurrency`); BENCH_POOL=html-pdf=4,split-pdf=6 with those utilities in pool
- * mode and pools of that size (docs/adr/0026), one utility's pool at a time. Before each burst one client runs jobs one after another for
+ * mode and pools of that size (docs/adr/0026), one utility's pool at a time; BENCH_BROWSER_SANDBOX=1
+ * runs html-pdf's Chromium with its own sandbox (docs/adr/0031). Before each burst one client runs jobs one after another for
  * BENCH_ALONE_SECONDS (default 15): a small job's latency on an otherwise idle release.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60)
@@ -233,6 +234,13 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
               const [slug, n] = pair.split('=')
               return `runners.${slug}.concurrency=${Number(n)}`
             }),
+          )
+        // Chromium's own sandbox for html-pdf, with the chart's profile the real node has (its cost).
+        if (process.env.BENCH_BROWSER_SANDBOX)
+          await upgradeRelease(
+            'runners.html-pdf.pod.browserSandbox=true',
+            'runners.html-pdf.pod.seccompProfile.type=Localhost',
+            'runners.html-pdf.pod.seccompProfile.localhostProfile=dutil/chromium-sandbox-seccomp.json',
           )
         const keys: string[] = []
         for (let i = 0; i < KEYS; i++) keys.push((await createKey({ rateLimitPerMinute: 100_000 })).key)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the platform's Go binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, MinIO, Helm, promtool for the chart's alerts, helm-docs for its README, Jaeger
-# for the tracing tests; MinIO's client mc for
+# kube-scheduler, kubectl, MinIO, Helm, promtool for the chart's alerts, helm-docs for its README,
+# seccomp-profile for its Chromium sandbox profile, Jaeger for the tracing tests; MinIO's client mc for
 # `make bench`; kubelet, kube-proxy, CoreDNS and kube-router for the real node) from the Go
 # module proxy into a cache outside git.
 # Each binary is rebuilt only when its pinned version changes, so a warm run takes a second.
@@ -79,6 +79,18 @@ build_jaeger() {
   stamp jaeger "$JAEGER_VERSION"
 }
 
+# The chart's seccomp profile for Chromium's sandbox (charts/dutil/files), from containerd's
+# default profile: a program of ours, rebuilt when its source or pinned modules change.
+build_seccomp_profile() {
+  local dir="$here/tools/seccomp-profile" id
+  id=$(cat "$dir/go.mod" "$dir/go.sum" "$dir/main.go" | sha256sum | cut -c1-16)
+  stamp_ok seccomp-profile "$id" && return 0
+  log "building seccomp-profile"
+  quiet seccomp-profile bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" .' _ "$dir" "$bin/seccomp-profile.tmp"
+  mv "$bin/seccomp-profile.tmp" "$bin/seccomp-profile"
+  stamp seccomp-profile "$id"
+}
+
 go_install() { # name module@version [extra ldflags]
   local name=$1 mod=$2 ldflags="-s -w ${3:-}" id="$2${3:+ $3}"
   stamp_ok "$name" "$id" && return 0
@@ -89,7 +101,7 @@ go_install() { # name module@version [extra ldflags]
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger)
+[ ${#want[@]} -gt 0 ] || want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger seccomp-profile)
 for name in "${want[@]}"; do
   case $name in
     etcd) build_etcd ;;
@@ -97,6 +109,7 @@ for name in "${want[@]}"; do
     coredns) go_install coredns "github.com/coredns/coredns@$COREDNS_VERSION" ;;
     kube-router) build_kube_router ;;
     jaeger) build_jaeger ;;
+    seccomp-profile) build_seccomp_profile ;;
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
     registry) go_install registry "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION" ;;
     mc) go_install mc "github.com/minio/mc@$MC_VERSION" ;;

@@ -49,6 +49,11 @@ export const paths = (l: RealNodeLayout) => ({
   registryHosts: join(l.dir, 'containerd', 'certs.d'),
   cniConfDir: join(l.dir, 'cni', 'net.d'),
   kubeletRoot: join(l.dir, 'kubelet'),
+  /**
+   * The chart's seccomp profile for Chromium's sandbox, where a platform team's node set-up puts
+   * it (`<kubelet root>/seccomp/dutil/…`: the chart's README, Chromium's sandbox).
+   */
+  chromiumSeccompProfile: join(l.dir, 'kubelet', 'seccomp', 'dutil', 'chromium-sandbox-seccomp.json'),
   kubeletConfig: join(l.dir, 'kubelet', 'config.yaml'),
   kubeletKubeconfig: join(l.dir, 'kubelet', 'kubeconfig'),
   podLogs: join(l.dir, 'pod-logs'),

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
@@ -136,6 +136,8 @@ export async function startRealNode(layout: RealNodeLayout, o: RealNodeOptions):
   writeFileSync(p.containerdConfig, containerdConfig(layout))
   writeFileSync(join(p.cniConfDir, '10-dutil.conflist'), cniConflist(layout))
   writeFileSync(p.kubeletConfig, kubeletConfig(layout))
+  mkdirSync(dirname(p.chromiumSeccompProfile), { recursive: true })
+  copyFileSync(join(REPO_ROOT, 'charts', 'dutil', 'files', 'chromium-sandbox-seccomp.json'), p.chromiumSeccompProfile)
   // The node's own identity (Node authorizer): system:node:<name> in system:nodes.
   const pki = join(o.platformDir, 'pki')
   const node = issueClientCert(pki, join(dir, 'kubelet', 'node'), `/O=system:nodes/CN=system:node:${layout.nodeName}`)

@@ -203,7 +203,7 @@ utility's from `runners.<slug>.pod`.
 {{- range (default .Values.imagePullSecrets $d.imagePullSecrets) -}}
 {{- $secrets = append $secrets (ternary . (get . "name") (kindIs "string" .)) -}}
 {{- end -}}
-{{- $default := dict "imagePullSecrets" $secrets "nodeSelector" $d.nodeSelector "tolerations" $d.tolerations "affinity" $d.affinity "priorityClassName" $d.priorityClassName "runtimeClassName" $d.runtimeClassName "annotations" $d.podAnnotations "labels" $d.podLabels -}}
+{{- $default := dict "imagePullSecrets" $secrets "nodeSelector" $d.nodeSelector "tolerations" $d.tolerations "affinity" $d.affinity "priorityClassName" $d.priorityClassName "runtimeClassName" $d.runtimeClassName "seccompProfile" (default (dict "type" "RuntimeDefault") $d.seccompProfile) "annotations" $d.podAnnotations "labels" $d.podLabels -}}
 {{- $out := dict "default" $default -}}
 {{- range $slug, $r := .Values.runners -}}
 {{- if and $r $r.pod -}}
