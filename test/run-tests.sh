@@ -6,8 +6,8 @@
 #   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, containerd, ...), schemathesis
 #   binaries     etcd, Kubernetes, MinIO, Helm, Jaeger from the Go module proxy (cached in $DUTIL_CACHE)
 #   build        TypeScript to dist/
-#   images       the container images (Debian's Docker engine)
 #   then two lines of phases side by side, each phase timed:
+#   images       the container images (Debian's Docker engine)
 #   lint         ESLint (typescript-eslint, type-aware) and Prettier's check: `make lint`
 #   unit         vitest --project unit
 #   node         vitest --project node: the chart's images on a real kubelet + containerd
@@ -15,12 +15,13 @@
 #   beside them:
 #   faults       vitest --project integration test/faults: faults during bursts of jobs
 #   integration  vitest --project integration test/integration, on the real local platform
+#                (after the images too)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 phases=$(mktemp)
 trap 'rm -f "$phases"' EXIT
-rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log .test-results.side.log
+rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log .test-results.side.log .test-results.images-done
 status=0
 
 export PHASES_FILE=$phases
@@ -28,7 +29,7 @@ source test/phase.sh
 
 started=$(date +%s%N)
 report() {
-  printf '\n[make test] phase times (wall; lint, unit and node run beside faults and integration):\n'
+  printf '\n[make test] phase times (wall; images, lint, unit and node run beside faults and integration):\n'
   while read -r name ms rc; do
     printf '  %-12s %6d.%d s%s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100)) "$([ "$rc" = 0 ] || echo "  (failed: exit $rc)")"
   done <"$phases"
@@ -57,13 +58,17 @@ fi
 export DUTIL_IMAGE_TAG=${DUTIL_IMAGE_TAG:-test-$(printf '%s' "$PWD" | sha256sum | cut -c1-10)}
 images/docker-engine.sh run bash -c '
   source test/phase.sh
-  phase images images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2
-  # Two lines side by side: lint, unit and the real-node tier (its own platform, ports and state
-  # directory) in one; the fault and integration tests, which share the local platform and much of
-  # whose time is waiting (restarts, leases, outages, retry schedules), in the other. The first
-  # line prints its output when both are done.
+  # Two lines side by side: the images, lint, unit and the real-node tier (its own platform, ports
+  # and state directory) in one; the fault and integration tests, which share the local platform
+  # and much of whose time is waiting (restarts, leases, outages, retry schedules), in the other.
+  # The fault tests need no image (the dev node agent runs pods as host processes): they start at
+  # once, and the integration tests wait for the images. The first line prints its output when
+  # both are done.
+  rm -f .test-results.images-done
   (
     rc=0
+    phase images images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2
+    touch .test-results.images-done
     phase lint npm run --silent lint || rc=1
     phase unit node_modules/.bin/vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || rc=1
     phase node node_modules/.bin/vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 || rc=1
@@ -74,11 +79,12 @@ images/docker-engine.sh run bash -c '
   # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20).
   DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json
   faults_rc=$?
+  while [ ! -f .test-results.images-done ] && kill -0 $side 2>/dev/null; do sleep 1; done
   phase integration node_modules/.bin/vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
   wait $side
   side_rc=$?
-  printf "\n[make test] lint and unit (beside the fault and integration tests):\n"
+  printf "\n[make test] images, lint and unit (beside the fault and integration tests):\n"
   cat .test-results.side.log
   printf "\n[node] the real-node tier (test/node/, after unit):\n"
   cat .test-results.node.log

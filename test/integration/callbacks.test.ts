@@ -8,6 +8,7 @@ import { WORKSPACE_SIGNING_ENTRY } from '../../contract/api-keys.js'
 import { SECRET_OBJECTS, SecretEntries } from '../../platform/secret-entries.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { REPO_ROOT } from '../platform/platform.js'
+import { until } from '../platform/wait-for.js'
 import type { ReceivedCallback, Reply } from '../support/callback-receiver.js'
 import { api, download } from './helpers/api.js'
 import { callbackInputs } from './helpers/callback-inputs.js'
@@ -50,10 +51,15 @@ async function settledCallback(
   id: string,
   timeout = 60_000,
 ): Promise<{ url: string; status: string; attempts: number }> {
-  await expect
-    .poll(async () => (await api('GET', `/v1/jobs/${id}`, { key })).body.callback?.status, { timeout, interval: 200 })
-    .not.toBe('pending')
-  return (await api('GET', `/v1/jobs/${id}`, { key })).body.callback
+  // `until`, not expect.poll: the side-by-side tests below call this too.
+  return until(
+    `the callback of ${id} settled`,
+    async () => {
+      const callback = (await api('GET', `/v1/jobs/${id}`, { key })).body.callback
+      return callback?.status === 'pending' ? undefined : callback
+    },
+    timeout,
+  )
 }
 
 function verify(got: ReceivedCallback, secret: string): any {
@@ -156,123 +162,139 @@ describe('signed callbacks', () => {
     expect(callbackEvents.map((e) => e.message).join('\n')).not.toContain(path)
   })
 
-  it('after 8 failed attempts, `dutil callbacks redeliver` sends the same event again with the same webhook-id; the delivery log keeps both rounds', async () => {
-    const { key, signingSecret } = await createKey()
-    const { path, url } = hook(503, 503, 503, 503, 503, 503, 503, 503, 200)
-    const id = await startJob(key, url)
-    expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
-    const out = await promisify(execFile)(
-      process.execPath,
-      [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id],
-      { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } },
-    )
-    expect(out.stdout).toMatch(new RegExp(`Redelivery of ${id}'s callback asked for at .* \\(round 2\\)`))
-    const got = await inputs.receiver.waitFor(path, 9)
-    expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set([id]))
-    expect(verify(got[8], signingSecret).type).toBe('job.succeeded')
-    await expect
-      .poll(async () => (await readJob(objectNameOf(id))).status?.callback, { timeout: 15_000 })
-      .toMatchObject({ status: 'delivered', round: 2, attempts: 1, lastStatusCode: 200 })
-    // The delivery log, as the job record keeps it: 8 failures (HTTP 503) in round 1, one delivery in round 2.
-    const db = databaseClient(inject('databaseUrl'))
-    try {
-      const { rows } = await db.query('SELECT callback_log FROM jobs WHERE id = $1', [id])
-      const log = rows[0].callback_log as Array<{
-        round: number
-        attempt: number
-        outcome: string
-        statusCode: number
-        errorClass: string | null
-      }>
-      expect(log.map((e) => [e.round, e.attempt, e.outcome, e.statusCode, e.errorClass])).toEqual([
-        ...Array.from({ length: 7 }, (_, i) => [1, i + 1, 'retrying', 503, 'http_status']),
-        [1, 8, 'failed', 503, 'http_status'],
-        [2, 1, 'delivered', 200, null],
-      ])
-    } finally {
-      await db.end()
-    }
-    await expect
-      .poll(
-        async () =>
-          (await eventsOf(objectNameOf(id)))
-            .map((e) => e.reason)
-            .filter((r) => r === 'CallbackRedelivery' || r === 'CallbackDelivered'),
-        { timeout: 10_000 },
-      )
-      .toEqual(['CallbackRedelivery', 'CallbackDelivered'])
-    // A job the cluster no longer holds (archived, or never there) is refused with the reason.
-    await expect(
-      promisify(execFile)(
+  // The next four wait out real back-off schedules and stalled receivers, each with a key and a
+  // receiver path of its own: they run side by side (the delivery workers serve them all at once).
+  it.concurrent(
+    'after 8 failed attempts, `dutil callbacks redeliver` sends the same event again with the same webhook-id; the delivery log keeps both rounds',
+    async ({ expect }) => {
+      const { key, signingSecret } = await createKey()
+      const { path, url } = hook(503, 503, 503, 503, 503, 503, 503, 503, 200)
+      const id = await startJob(key, url)
+      expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
+      const out = await promisify(execFile)(
         process.execPath,
-        [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
-        {
-          env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
-        },
-      ),
-    ).rejects.toMatchObject({ stderr: expect.stringContaining('left the cluster') })
-  })
+        [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', id],
+        { env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') } },
+      )
+      expect(out.stdout).toMatch(new RegExp(`Redelivery of ${id}'s callback asked for at .* \\(round 2\\)`))
+      const got = await inputs.receiver.waitFor(path, 9)
+      expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set([id]))
+      expect(verify(got[8], signingSecret).type).toBe('job.succeeded')
+      await expect
+        .poll(async () => (await readJob(objectNameOf(id))).status?.callback, { timeout: 15_000 })
+        .toMatchObject({ status: 'delivered', round: 2, attempts: 1, lastStatusCode: 200 })
+      // The delivery log, as the job record keeps it: 8 failures (HTTP 503) in round 1, one delivery in round 2.
+      const db = databaseClient(inject('databaseUrl'))
+      try {
+        const { rows } = await db.query('SELECT callback_log FROM jobs WHERE id = $1', [id])
+        const log = rows[0].callback_log as Array<{
+          round: number
+          attempt: number
+          outcome: string
+          statusCode: number
+          errorClass: string | null
+        }>
+        expect(log.map((e) => [e.round, e.attempt, e.outcome, e.statusCode, e.errorClass])).toEqual([
+          ...Array.from({ length: 7 }, (_, i) => [1, i + 1, 'retrying', 503, 'http_status']),
+          [1, 8, 'failed', 503, 'http_status'],
+          [2, 1, 'delivered', 200, null],
+        ])
+      } finally {
+        await db.end()
+      }
+      await expect
+        .poll(
+          async () =>
+            (await eventsOf(objectNameOf(id)))
+              .map((e) => e.reason)
+              .filter((r) => r === 'CallbackRedelivery' || r === 'CallbackDelivered'),
+          { timeout: 10_000 },
+        )
+        .toEqual(['CallbackRedelivery', 'CallbackDelivered'])
+      // A job the cluster no longer holds (archived, or never there) is refused with the reason.
+      await expect(
+        promisify(execFile)(
+          process.execPath,
+          [join(REPO_ROOT, 'bin', 'dutil.js'), 'callbacks', 'redeliver', 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+          {
+            env: { ...process.env, KUBECONFIG: inject('kubeconfigPath') },
+          },
+        ),
+      ).rejects.toMatchObject({ stderr: expect.stringContaining('left the cluster') })
+    },
+  )
 
-  it('given a receiver answering 302, counts it as a failed attempt and never follows the redirect', async () => {
-    const { key } = await createKey()
-    const { path, url } = hook(302, 200)
-    const id = await startJob(key, url)
-    expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 2 })
-    expect(inputs.receiver.requests(path)).toHaveLength(2)
-    expect(inputs.receiver.requests(`/redirected${path}`)).toHaveLength(0)
-  })
+  it.concurrent(
+    'given a receiver answering 302, counts it as a failed attempt and never follows the redirect',
+    async ({ expect }) => {
+      const { key } = await createKey()
+      const { path, url } = hook(302, 200)
+      const id = await startJob(key, url)
+      expect(await settledCallback(key, id)).toEqual({ url, status: 'delivered', attempts: 2 })
+      expect(inputs.receiver.requests(path)).toHaveLength(2)
+      expect(inputs.receiver.requests(`/redirected${path}`)).toHaveLength(0)
+    },
+  )
 
-  it('given a receiver that does not answer within 10 s, retries; meanwhile other receivers get theirs at once', async () => {
-    const { key } = await createKey()
-    // Two stalled attempts keep a delivery worker busy for about 20 s.
-    const slow = hook('stall', 'stall', 200)
-    const fast = hook(200)
-    const slowId = await startJob(key, slow.url)
-    const [first] = await inputs.receiver.waitFor(slow.path, 1)
-    const fastId = await startJob(key, fast.url)
-    const [fastGot] = await inputs.receiver.waitFor(fast.path, 1, 90_000)
-    // A stalled attempt was in flight when the other callback went out, and that one did not wait for it.
-    expect(inputs.receiver.requests(slow.path).some((r) => r.at <= fastGot.at && fastGot.at < r.at + 10_000)).toBe(true)
-    const fastJob = (await api('GET', `/v1/jobs/${fastId}`, { key })).body
-    expect(fastGot.at - Date.parse(fastJob.finishedAt)).toBeLessThan(5_000)
-    expect(await settledCallback(key, fastId)).toMatchObject({ status: 'delivered', attempts: 1 })
+  it.concurrent(
+    'given a receiver that does not answer within 10 s, retries; meanwhile other receivers get theirs at once',
+    async ({ expect }) => {
+      const { key } = await createKey()
+      // Two stalled attempts keep a delivery worker busy for about 20 s.
+      const slow = hook('stall', 'stall', 200)
+      const fast = hook(200)
+      const slowId = await startJob(key, slow.url)
+      const [first] = await inputs.receiver.waitFor(slow.path, 1)
+      const fastId = await startJob(key, fast.url)
+      const [fastGot] = await inputs.receiver.waitFor(fast.path, 1, 90_000)
+      // A stalled attempt was in flight when the other callback went out, and that one did not wait for it.
+      expect(inputs.receiver.requests(slow.path).some((r) => r.at <= fastGot.at && fastGot.at < r.at + 10_000)).toBe(
+        true,
+      )
+      const fastJob = (await api('GET', `/v1/jobs/${fastId}`, { key })).body
+      expect(fastGot.at - Date.parse(fastJob.finishedAt)).toBeLessThan(5_000)
+      expect(await settledCallback(key, fastId)).toMatchObject({ status: 'delivered', attempts: 1 })
 
-    await expect
-      .poll(async () => (await readJob(objectNameOf(slowId))).status?.callback?.lastError, {
-        timeout: 30_000,
-        interval: 200,
+      await expect
+        .poll(async () => (await readJob(objectNameOf(slowId))).status?.callback?.lastError, {
+          timeout: 30_000,
+          interval: 200,
+        })
+        .toMatch(/did not answer within 10 s/)
+      const [, second, third] = await inputs.receiver.waitFor(slow.path, 3, 60_000)
+      expect(second.at - first.at).toBeGreaterThanOrEqual(10_000)
+      expect(third.at - second.at).toBeGreaterThanOrEqual(10_000)
+      expect(await settledCallback(key, slowId)).toEqual({ url: slow.url, status: 'delivered', attempts: 3 })
+    },
+  )
+
+  it.concurrent(
+    'given a receiver that always fails, makes 8 attempts, then marks the callback failed and leaves the job alone',
+    async ({ expect }) => {
+      const { key } = await createKey()
+      const { path, url } = hook(503)
+      const id = await startJob(key, url)
+      expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
+      expect(inputs.receiver.requests(path)).toHaveLength(8)
+      const gaps = inputs.receiver
+        .requests(path)
+        .map((g, i, all) => (i ? g.at - all[i - 1].at : 0))
+        .slice(1)
+      // Back-off doubles (the test platform scales 10 s to 100 ms).
+      expect(gaps[6]).toBeGreaterThan(gaps[0] * 8)
+      const job = (await api('GET', `/v1/jobs/${id}`, { key })).body
+      expect(job).toMatchObject({ status: 'succeeded', error: null })
+      expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({
+        lastStatusCode: 503,
+        lastError: expect.stringContaining('503'),
       })
-      .toMatch(/did not answer within 10 s/)
-    const [, second, third] = await inputs.receiver.waitFor(slow.path, 3, 60_000)
-    expect(second.at - first.at).toBeGreaterThanOrEqual(10_000)
-    expect(third.at - second.at).toBeGreaterThanOrEqual(10_000)
-    expect(await settledCallback(key, slowId)).toEqual({ url: slow.url, status: 'delivered', attempts: 3 })
-  })
-
-  it('given a receiver that always fails, makes 8 attempts, then marks the callback failed and leaves the job alone', async () => {
-    const { key } = await createKey()
-    const { path, url } = hook(503)
-    const id = await startJob(key, url)
-    expect(await settledCallback(key, id, 90_000)).toEqual({ url, status: 'failed', attempts: 8 })
-    expect(inputs.receiver.requests(path)).toHaveLength(8)
-    const gaps = inputs.receiver
-      .requests(path)
-      .map((g, i, all) => (i ? g.at - all[i - 1].at : 0))
-      .slice(1)
-    // Back-off doubles (the test platform scales 10 s to 100 ms).
-    expect(gaps[6]).toBeGreaterThan(gaps[0] * 8)
-    const job = (await api('GET', `/v1/jobs/${id}`, { key })).body
-    expect(job).toMatchObject({ status: 'succeeded', error: null })
-    expect((await readJob(objectNameOf(id))).status?.callback).toMatchObject({
-      lastStatusCode: 503,
-      lastError: expect.stringContaining('503'),
-    })
-    await expect
-      .poll(async () => (await eventsOf(objectNameOf(id))).find((e) => e.reason === 'CallbackFailed'), {
-        timeout: 10_000,
-      })
-      .toMatchObject({ type: 'Warning', message: expect.stringContaining('failed for good on attempt 8') })
-  })
+      await expect
+        .poll(async () => (await eventsOf(objectNameOf(id))).find((e) => e.reason === 'CallbackFailed'), {
+          timeout: 10_000,
+        })
+        .toMatchObject({ type: 'Warning', message: expect.stringContaining('failed for good on attempt 8') })
+    },
+  )
 
   it('given a failed job, sends job.failed with the error', async () => {
     const { key, signingSecret } = await createKey()
