@@ -15,6 +15,7 @@ export default tseslint.config(
       '.dev/**',
       '.test/**',
       '.test-node/**',
+      '.test-faults/**',
       '.bench/**',
       '.bench-memory/**',
       '.scratch/**',

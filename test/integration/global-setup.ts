@@ -74,7 +74,8 @@ export async function setup(project: TestProject): Promise<void> {
       // Console requests before sign-in per address and minute (security.test.ts goes past it).
       DUTIL_CONSOLE_ANONYMOUS_REQUESTS_PER_MINUTE: '300',
     },
-    dir: join(REPO_ROOT, '.test'),
+    // DUTIL_TEST_DIR (with DUTIL_TEST_PORT_OFFSET): a second platform beside this one (make test's fault tests).
+    dir: join(REPO_ROOT, process.env.DUTIL_TEST_DIR ?? '.test'),
     ports: TEST_PORTS,
     fresh: true,
     // Test fixtures are served from loopback; the strict policy has its own unit tests.

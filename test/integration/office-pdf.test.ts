@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -9,6 +9,7 @@ import { hostile, officeDocument } from '../support/fixtures.js'
 import { docxWithEntities, docxWithLinkedImage, odtWithLinkedImage } from '../support/office-documents.js'
 import { jobOutputs } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
+import { REPO_ROOT } from '../platform/platform.js'
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -16,6 +17,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'office-pdf-test-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 const OFFICE_TYPE = 'application/octet-stream'
+const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'documents')
 
 /** What poppler reads of a PDF: the text of its first page, and its page size in points. */
 function readPdf(bytes: Uint8Array): { firstPage: string; width: number; height: number } {
@@ -167,6 +169,26 @@ describe('office-pdf through the whole platform', () => {
     expect(res.body.error.message).toContain('8 s')
     // Its runner was stopped at the deadline, and its LibreOffice with it, mid-conversion.
     await expect.poll(started, { timeout: 20_000 }).toEqual([])
+  })
+
+  it('never runs a document’s macros: a document whose macro runs when LibreOffice opens it with macros allowed converts, and its macro leaves no mark', async () => {
+    // Where the fixture's macro writes (test/fixtures/documents/generate.py): the runner is a host
+    // process on this tier, so its /tmp is this one.
+    const mark = '/tmp/dutil-office-macro-ran'
+    rmSync(mark, { force: true })
+    // The control: LibreOffice with macros allowed runs it.
+    execFileSync('/usr/bin/python3', [join(FIXTURES, 'open-permissive.py'), join(FIXTURES, 'macro.odt')], {
+      timeout: 60_000,
+    })
+    expect(readFileSync(mark, 'utf8')).toContain("the document's macro ran")
+    rmSync(mark, { force: true })
+    const res = await run({ url: files.add('macro.odt', officeDocument('macro.odt'), OFFICE_TYPE) })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result).toMatchObject({ pageCount: 1, format: 'odt' })
+    expect(readPdf((await download(res.body.result.files[0].url)).bytes).firstPage).toContain(
+      'dutil office fixture, page 1',
+    )
+    expect(existsSync(mark)).toBe(false)
   })
 
   it('refuses a .docx whose XML declares an external entity and the billion laughs: 422 at once, the entity never fetched', async () => {
