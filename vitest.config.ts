@@ -14,6 +14,10 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          // No test here asserts how fast it is (benchmarks do): the limit only ends a hung test.
+          // make test runs this tier beside the platform tiers on a busy machine, where a
+          // CPU-bound test can take several times its usual 2 s.
+          testTimeout: 30_000,
           include: [
             'contract/**/*.test.ts',
             'platform/**/*.test.ts',
