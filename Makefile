@@ -84,7 +84,7 @@ deps:
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, MinIO, Helm and Jaeger, built
 # from the Go module proxy into $(DUTIL_CACHE)/bin (outside git) and reused while versions hold.
 binaries:
-	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger
+	@test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger seccomp-profile
 
 # charts/dutil/README.md from values.yaml and README.md.gotmpl (helm-docs; a unit test fails when it drifts).
 chart-readme: binaries

@@ -153,8 +153,9 @@ export function runnerCommand(utility: UtilityDefinition, entry: string): string
 /**
  * A runner pod's spec, job mode or pool mode (pure): the platform team's placement, no
  * service-account token, non-root with the runtime's seccomp profile (or one the platform team
- * installed on its nodes), a read-only root, the utility's resources and scratch space. `container` adds the command, environment and what
- * else the mode needs (pool mode: its port and readiness probe).
+ * installed on its nodes), a read-only root, the utility's resources and scratch space.
+ * `container` adds the command, environment and what else the mode needs (pool mode: its port
+ * and readiness probe).
  */
 export function runnerPodSpec(
   utility: UtilityDefinition,

@@ -48,7 +48,7 @@ report() {
 # vitest runs from node_modules/.bin, not through npx: its own exit status (or the signal that
 # ended it) reaches the phase, with no npm and shell in between.
 if ! phase deps test/platform/install-deps.sh --node ||
-  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger kubelet kube-proxy coredns kube-router registry ||
+  ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger seccomp-profile kubelet kube-proxy coredns kube-router registry ||
   ! phase build bash -c 'rm -rf dist clients/typescript/dist && npm run --silent build && npm --prefix clients/typescript run --silent build'; then
   report
   exit 1

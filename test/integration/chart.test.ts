@@ -443,6 +443,13 @@ describe('helm lint and template', () => {
     expect(() => render('--set', 'retentionDays=0')).toThrow(/retentionDays/)
   })
 
+  /** What the operator makes of the rendered DUTIL_RUNNER_POD, as it reads it at start. */
+  async function runnerPodsOf(docs: Manifest[]) {
+    const env = named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env
+    const { parseRunnerPods } = await import('../../operator/runner-pod.js')
+    return parseRunnerPods(env.find((e: any) => e.name === 'DUTIL_RUNNER_POD').value)
+  }
+
   it("gives runner pods the chart's pull secrets and the placement set for all runners or one, which the operator accepts", async () => {
     const docs = render(
       '--set-json',
@@ -452,15 +459,7 @@ describe('helm lint and template', () => {
       '--set-json',
       'runners.html-pdf.pod={"runtimeClassName":"gvisor","nodeSelector":{"pool":"sandboxed"}}',
     )
-    const env = Object.fromEntries(
-      named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [
-        e.name,
-        e.value,
-      ]),
-    )
-    // What the operator makes of it, as it reads it at start.
-    const { parseRunnerPods } = await import('../../operator/runner-pod.js')
-    const pods = parseRunnerPods(env.DUTIL_RUNNER_POD)
+    const pods = await runnerPodsOf(docs)
     expect(pods['split-pdf']).toMatchObject({ imagePullSecrets: ['regcred'], nodeSelector: { pool: 'documents' } })
     expect(pods['html-pdf']).toMatchObject({
       imagePullSecrets: ['regcred'],
@@ -477,14 +476,7 @@ describe('helm lint and template', () => {
       '--set-json',
       'runners.html-pdf.pod={"browserSandbox":true,"seccompProfile":{"type":"Localhost","localhostProfile":"dutil/chromium-sandbox-seccomp.json"}}',
     )
-    const env = Object.fromEntries(
-      named(docs, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.map((e: any) => [
-        e.name,
-        e.value,
-      ]),
-    )
-    const { parseRunnerPods } = await import('../../operator/runner-pod.js')
-    const pods = parseRunnerPods(env.DUTIL_RUNNER_POD)
+    const pods = await runnerPodsOf(docs)
     expect(pods['html-pdf']).toMatchObject({
       browserSandbox: true,
       seccompProfile: { type: 'Localhost', localhostProfile: 'dutil/chromium-sandbox-seccomp.json' },
@@ -497,11 +489,9 @@ describe('helm lint and template', () => {
         'runners.html-pdf.pod={"seccompProfile":{"type":"Localhost","localhostProfile":"../x.json"}}',
       ),
     ).toThrow(/runners\/html-pdf\/pod\/seccompProfile/)
-    const bare = render('--set-json', 'runners.html-pdf.pod={"browserSandbox":true}')
-    const bareEnv = named(bare, 'Deployment', 'dutil-operator').spec.template.spec.containers[0].env.find(
-      (e: any) => e.name === 'DUTIL_RUNNER_POD',
-    ).value
-    expect(() => parseRunnerPods(bareEnv)).toThrow(/html-pdf browserSandbox needs a seccompProfile of type Localhost/)
+    await expect(runnerPodsOf(render('--set-json', 'runners.html-pdf.pod={"browserSandbox":true}'))).rejects.toThrow(
+      /html-pdf browserSandbox needs a seccompProfile of type Localhost/,
+    )
   })
 
   it('follows the conventions of charts: global for umbrella charts, name overrides, common labels, an HPA, spread and an HTTPRoute', () => {
