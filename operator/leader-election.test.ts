@@ -99,14 +99,17 @@ class FakeLeases implements LeaseApi {
 }
 
 const fast = { leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 20 }
+const LONG = { leaseDurationMs: 20_000, renewDeadlineMs: 10_000, retryPeriodMs: 20 }
 const elector = (api: LeaseApi, identity: string) =>
   new LeaderElector({ api, namespace: 'ns', leaseName: 'op', identity, log, ...fast })
 
 describe('LeaderElector', () => {
   it('lets exactly one of two candidates lead; a release hands over at once', async () => {
     const api = new FakeLeases()
-    const a = elector(api, 'a')
-    const b = elector(api, 'b')
+    // A lease far longer than the hand-over may take on a busy machine: b gets it because a let
+    // it go, never because it expired.
+    const a = new LeaderElector({ api, namespace: 'ns', leaseName: 'op', identity: 'a', log, ...LONG })
+    const b = new LeaderElector({ api, namespace: 'ns', leaseName: 'op', identity: 'b', log, ...LONG })
     expect(await a.acquire()).toBe(true)
     const standby = new AbortController()
     const bLeads = b.acquire(standby.signal)
@@ -118,7 +121,7 @@ describe('LeaderElector', () => {
     await a.release()
     expect(api.lease!.spec!.holderIdentity).toBeUndefined()
     expect(await bLeads).toBe(true)
-    expect(Date.now() - started).toBeLessThan(fast.leaseDurationMs) // no waiting for expiry
+    expect(Date.now() - started).toBeLessThan(LONG.leaseDurationMs) // no waiting for expiry
     expect(api.lease!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 })
   })
 
@@ -134,10 +137,12 @@ describe('LeaderElector', () => {
     const api = new FakeLeases()
     const a = elector(api, 'a')
     await a.acquire()
+    const acquiredAt = api.lease!.spec!.renewTime!.getTime()
     const holding = a.holdUntilLost()
-    await new Promise((r) => setTimeout(r, 100))
-    const renewed = api.lease!.spec!.renewTime!.getTime()
-    expect(renewed).toBeGreaterThan(Date.now() - 60)
+    // Renewed since it was acquired (every retry period, 20 ms here; a busy machine may take longer).
+    await expect
+      .poll(() => api.lease!.spec!.renewTime!.getTime(), { timeout: 10_000, interval: 20 })
+      .toBeGreaterThan(acquiredAt)
     api.failing = true
     const failedAt = Date.now()
     expect(await holding).toBe('lost')

@@ -6,23 +6,22 @@
 #   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, containerd, ...), schemathesis
 #   binaries     etcd, Kubernetes, MinIO, Helm, Jaeger from the Go module proxy (cached in $DUTIL_CACHE)
 #   build        TypeScript to dist/
-#   then three lines of phases side by side, each phase timed:
+#   then two lines of phases side by side, each phase timed:
 #   images       the container images (Debian's Docker engine)
 #   lint         ESLint (typescript-eslint, type-aware) and Prettier's check: `make lint`
 #   unit         vitest --project unit
 #   node         vitest --project node: the chart's images on a real kubelet + containerd
 #                (test/node/, docs/adr/0015); skipped with the reason printed where the host cannot
-#   beside them, on a local platform of its own:
+#   beside them:
 #   faults       vitest --project integration test/faults: faults during bursts of jobs
-#   and beside both, on a third:
 #   integration  vitest --project integration test/integration, on the real local platform
-#                (after the images)
+#                (after the images too)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 phases=$(mktemp)
 trap 'rm -f "$phases"' EXIT
-rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log .test-results.side.log .test-results.faults.log .test-results.images-done
+rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log .test-results.side.log .test-results.images-done
 status=0
 
 export PHASES_FILE=$phases
@@ -30,7 +29,7 @@ source test/phase.sh
 
 started=$(date +%s%N)
 report() {
-  printf '\n[make test] phase times (wall; three lines side by side: images, lint, unit, node; faults; integration):\n'
+  printf '\n[make test] phase times (wall; images, lint, unit and node run beside faults and integration):\n'
   while read -r name ms rc; do
     printf '  %-12s %6d.%d s%s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100)) "$([ "$rc" = 0 ] || echo "  (failed: exit $rc)")"
   done <"$phases"
@@ -59,11 +58,12 @@ fi
 export DUTIL_IMAGE_TAG=${DUTIL_IMAGE_TAG:-test-$(printf '%s' "$PWD" | sha256sum | cut -c1-10)}
 images/docker-engine.sh run bash -c '
   source test/phase.sh
-  # Three lines side by side, each on a local platform of its own (own ports and state directory):
-  # the images, lint, unit and the real-node tier in one; the fault tests in another (no image:
-  # the dev node agent runs pods as host processes); the integration tests, after the images, in
-  # the third. Much of the fault and integration tests is waiting (restarts, leases, outages,
-  # retry schedules). The first two lines print their output when all are done.
+  # Two lines side by side: the images, lint, unit and the real-node tier (its own platform, ports
+  # and state directory) in one; the fault and integration tests, which share the local platform
+  # and much of whose time is waiting (restarts, leases, outages, retry schedules), in the other.
+  # The fault tests need no image (the dev node agent runs pods as host processes): they start at
+  # once, and the integration tests wait for the images. The first line prints its output when
+  # both are done.
   rm -f .test-results.images-done
   (
     rc=0
@@ -77,20 +77,15 @@ images/docker-engine.sh run bash -c '
   side=$!
   # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs here (make test-faults: 200),
   # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20).
-  DUTIL_TEST_PORT_OFFSET=600 DUTIL_TEST_DIR=.test-faults DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} \
-    phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json >.test-results.faults.log 2>&1 &
-  faults=$!
+  DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json
+  faults_rc=$?
   while [ ! -f .test-results.images-done ] && kill -0 $side 2>/dev/null; do sleep 1; done
   phase integration node_modules/.bin/vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
-  wait $faults
-  faults_rc=$?
   wait $side
   side_rc=$?
   printf "\n[make test] images, lint and unit (beside the fault and integration tests):\n"
   cat .test-results.side.log
-  printf "\n[faults] the fault tests (beside the integration tests):\n"
-  cat .test-results.faults.log
   printf "\n[node] the real-node tier (test/node/, after unit):\n"
   cat .test-results.node.log
   [ $faults_rc = 0 ] && [ $side_rc = 0 ] && [ $integration_rc = 0 ]

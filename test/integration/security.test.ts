@@ -412,6 +412,7 @@ const apiKeyLists = () => apiRequests('apikeys', 'LIST')
 describe('the cost of a request before authentication', () => {
   it('1,000 requests with distinct random keys cost the API server a handful of requests and answer 401', async () => {
     const before = apiKeyLists()
+    const started = Date.now()
     const statuses: number[] = []
     for (let batch = 0; batch < 20; batch++) {
       const res = await Promise.all(
@@ -421,8 +422,10 @@ describe('the cost of a request before authentication', () => {
     }
     expect(new Set(statuses)).toEqual(new Set([401]))
     const cost = apiKeyLists() - before
-    // The shared look-up budget is 5 a second (burst 5): the whole flood took a few seconds at most.
-    expect(cost).toBeLessThanOrEqual(30)
+    // The shared look-up budget is 5 a second (burst 5): a handful for the few seconds the flood
+    // takes (more seconds on a busy machine, never more than the budget allows).
+    const seconds = Math.ceil((Date.now() - started) / 1000)
+    expect(cost).toBeLessThanOrEqual(5 + 5 * seconds)
     const metrics = await (await fetch(`${inject('gatewayUrl')}/metrics`)).text()
     expect(Number(/dutil_key_lookups_total\{outcome="over_budget"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(900)
     // A key made a moment ago still works once the watch has it.
