@@ -51,11 +51,13 @@ export const GATEWAY_SETTINGS = Type.Object({
     'A client must send its whole request (headers and body) within this; the answer may take longer',
     { default: 30, minimum: 1, maximum: 3600 },
   ),
-  DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS: Setting.number('Idle keep-alive connections are closed after this', {
-    default: 5,
-    minimum: 1,
-    maximum: 600,
-  }),
+  // Longer than the idle timeout of the proxy in front (ingress-nginx's upstream keep-alive and
+  // AWS load balancers: 60 s): a proxy that sends on a connection the gateway has just closed
+  // answers its client 502. 75 s is nginx's own default.
+  DUTIL_KEEP_ALIVE_TIMEOUT_SECONDS: Setting.number(
+    'Idle keep-alive connections are closed after this: keep it above the idle timeout of the proxy in front',
+    { default: 75, minimum: 1, maximum: 3600 },
+  ),
   DUTIL_MAX_QUEUED_JOBS_PER_KEY: Setting.integer(
     'Jobs (sync or async) one API key may have waiting (queued); more answer 429',
     { default: 1000, minimum: 1, maximum: 1_000_000 },

@@ -146,7 +146,7 @@ export class JobRun implements RunBackend {
     switch (obs.kind) {
       case 'pending':
         return { kind: 'wait', recheckInMs: soon }
-      case 'image-pull-waiting':
+      case 'start-failure-waiting':
         return { kind: 'wait', recheckInMs: obs.recheckInMs }
       case 'running':
         return { kind: 'running', startedAt: obs.podStartedAt, recheckInMs: soon, progress: true }

@@ -105,7 +105,7 @@ describe('observeJob', () => {
       metadata: { creationTimestamp: new Date(at) },
     }
     expect(observeJob(job(), [p], 900, { imagePullGraceMs: 60_000, now: at + 10_000 })).toEqual({
-      kind: 'image-pull-waiting',
+      kind: 'start-failure-waiting',
       recheckInMs: 50_100,
     })
     expect(observeJob(job(), [p], 900, { imagePullGraceMs: 60_000, now: at + 61_000 })).toEqual({
@@ -123,7 +123,7 @@ describe('observeJob', () => {
       metadata: { creationTimestamp: new Date(at) },
     }
     expect(observeJob(job(), [uncreatable], 900, { imagePullGraceMs: 60_000, now: at + 10_000 })).toMatchObject({
-      kind: 'image-pull-waiting',
+      kind: 'start-failure-waiting',
     })
     expect(observeJob(job(), [uncreatable], 900, { imagePullGraceMs: 60_000, now: at + 61_000 })).toMatchObject({
       kind: 'failed',

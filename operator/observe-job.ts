@@ -19,8 +19,11 @@ export type Observation =
       podStartedAt: number | null
       /** The Job is still trying (or waiting): delete it. */ stopJob?: boolean
     }
-  /** Pending with its runner image not pullable, still within the grace (look again then). */
-  | { kind: 'image-pull-waiting'; recheckInMs: number }
+  /**
+   * Pending with a runner that cannot start (an image not pullable, a container the node cannot
+   * create), still within the grace (look again then).
+   */
+  | { kind: 'start-failure-waiting'; recheckInMs: number }
 
 const CRASH: JobError = { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
 
@@ -100,7 +103,7 @@ export function oomKilled(pods: V1Pod[]): { limit: string | null } | null {
  * The oldest pod whose runner cannot start: it waits for an image that cannot be pulled, or for a
  * container the node cannot create. Since when, and why.
  */
-export function imagePullFailure(pods: V1Pod[]): { since: number; reason: string; image: string | null } | null {
+export function runnerStartFailure(pods: V1Pod[]): { since: number; reason: string; image: string | null } | null {
   let found: { since: number; reason: string; image: string | null } | null = null
   for (const pod of pods) {
     const waiting = runnerState(pod)?.waiting
@@ -118,7 +121,10 @@ export function imagePullFailure(pods: V1Pod[]): { since: number; reason: string
 }
 
 export interface ObserveOptions {
-  /** How long a runner may wait for an image that cannot be pulled before the job fails. */
+  /**
+   * How long a runner may wait for an image that cannot be pulled, or a container the node cannot
+   * create, before the job fails.
+   */
   imagePullGraceMs: number
   now: number
 }
@@ -172,16 +178,16 @@ export function observeJob(
   if (podStartedAt !== null) return { kind: 'running', podStartedAt }
   // A runner image the cluster cannot pull, a container the node cannot create: the platform's
   // configuration, not the input.
-  const pull = imagePullFailure(pods)
-  if (pull) {
-    const waited = o.now - pull.since
+  const stuck = runnerStartFailure(pods)
+  if (stuck) {
+    const waited = o.now - stuck.since
     if (waited < o.imagePullGraceMs)
-      return { kind: 'image-pull-waiting', recheckInMs: o.imagePullGraceMs - waited + 100 }
+      return { kind: 'start-failure-waiting', recheckInMs: o.imagePullGraceMs - waited + 100 }
     return {
       kind: 'failed',
       error: {
         code: 'internal',
-        message: IMAGE_PULL_REASONS.has(pull.reason)
+        message: IMAGE_PULL_REASONS.has(stuck.reason)
           ? 'The utility could not be started: its runner image is not available in the cluster.'
           : 'The utility could not be started: the cluster cannot create its runner container.',
       },

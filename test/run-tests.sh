@@ -3,6 +3,7 @@
 # the plain closing line CI reads. A failed phase does not hide the others' results: unit and
 # integration tests both run and both count; a failed install or build stops the run.
 #
+#   disk         room on disk for the run (test/disk-room.sh), or a clear stop
 #   deps         npm packages, Debian packages (Redis, PostgreSQL, qpdf, Chromium, containerd, ...), schemathesis
 #   binaries     etcd, Kubernetes, MinIO, Helm, Jaeger from the Go module proxy (cached in $DUTIL_CACHE)
 #   build        TypeScript to dist/
@@ -46,7 +47,8 @@ report() {
 
 # vitest runs from node_modules/.bin, not through npx: its own exit status (or the signal that
 # ended it) reaches the phase, with no npm and shell in between.
-if ! phase deps test/platform/install-deps.sh --node ||
+if ! phase disk test/disk-room.sh ||
+  ! phase deps test/platform/install-deps.sh --node ||
   ! phase binaries test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio helm promtool helm-docs jaeger seccomp-profile kubelet kube-proxy coredns kube-router registry ||
   ! phase build bash -c 'rm -rf dist clients/typescript/dist && npm run --silent build && npm --prefix clients/typescript run --silent build'; then
   report

@@ -4,7 +4,14 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { api } from './helpers/api.js'
-import { launchBrowser, overflowsSideways, personContext, screenshot, unlabelledControls } from './helpers/browser.js'
+import {
+  launchBrowser,
+  overflowsSideways,
+  personContext,
+  screenshot,
+  unlabelledControls,
+  waitForHeading,
+} from './helpers/browser.js'
 import { bootstrapAdmin, ConsoleClient, inviteToken, totpCode, uniqueEmail } from './helpers/console.js'
 import { catalog } from '../../runners/catalog.js'
 import { createKey } from './helpers/keys.js'
@@ -65,7 +72,7 @@ async function acceptInvite(page: Page, link: string, name: string): Promise<voi
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD)
   await page.getByLabel('Repeat the password').fill(PASSWORD)
   await page.getByRole('button', { name: 'Create my account' }).click()
-  await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor()
+  await waitForHeading(page, 'Jobs')
 }
 
 async function signIn(page: Page, email: string, password = PASSWORD): Promise<void> {
@@ -139,7 +146,7 @@ describe('console, end to end in Chromium', () => {
     const code = totpCode(secret, 1)
     await p2.getByLabel('Authentication code').fill(code)
     await p2.getByRole('button', { name: 'Verify' }).click()
-    await p2.getByRole('heading', { name: 'Jobs', exact: true }).waitFor()
+    await waitForHeading(p2, 'Jobs')
     // The same code again, in a third browser: refused.
     const third = await personContext(browser)
     const p3 = await third.newPage()
@@ -408,7 +415,7 @@ describe('console, end to end in Chromium', () => {
       await page.getByRole('button', { name: 'Continue' }).click()
     }
     await viaProvider(uniqueEmail('oscar', 'example.org'))
-    await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor()
+    await waitForHeading(page, 'Jobs')
     await expect.poll(async () => (await page.locator('.badge-role').textContent())?.trim()).toBe('member')
     await screenshot(page, '14-oidc-signed-in')
     await page.getByRole('button', { name: 'Sign out' }).click()
@@ -416,7 +423,7 @@ describe('console, end to end in Chromium', () => {
     const invited = uniqueEmail('contractor', 'elsewhere.test')
     await invite(people.admin.page, invited, 'external')
     await viaProvider(invited)
-    await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor()
+    await waitForHeading(page, 'Jobs')
     await expect.poll(async () => (await page.locator('.badge-role').textContent())?.trim()).toBe('external')
     await page.getByRole('button', { name: 'Sign out' }).click()
 
@@ -437,7 +444,7 @@ describe('console, end to end in Chromium', () => {
     await page.locator('input[name=password]').fill('anything')
     await page.getByRole('button', { name: 'Sign-in' }).click()
     await page.getByRole('button', { name: 'Continue' }).click()
-    await page.getByRole('heading', { name: 'Jobs', exact: true }).waitFor()
+    await waitForHeading(page, 'Jobs')
     // What the session itself can do (its cookie and CSRF token, in the page).
     const call = (path: string, body: unknown) =>
       page.evaluate(

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BatchV1Api } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -9,9 +9,10 @@ import { api } from '../integration/helpers/api.js'
 import { createKey, kubeConfig } from '../integration/helpers/keys.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
+import { hostProcessesOfPod, type HostProcess } from '../support/host-processes.js'
 import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
-import { NS, OOM_LIMIT } from './chart-values.js'
+import { BROWSER_SANDBOX_VALUES, NS, OOM_LIMIT, SANDBOX_PROFILE } from './chart-values.js'
 import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
 
 /** The pools this file installs: small enough that every rule shows within a few jobs. */
@@ -27,43 +28,6 @@ interface PoolPod {
   utility: string
   tenant?: string
   ready: boolean
-}
-
-/** The chart's profile for Chromium's sandbox, relative to the kubelet's seccomp directory. */
-const SANDBOX_PROFILE = 'dutil/chromium-sandbox-seccomp.json'
-
-interface HostProcess {
-  pid: number
-  command: string
-  args: string[]
-  /** The namespaces' identities, as the kernel names them (`user:[4026531837]`). */
-  userNs: string
-  pidNs: string
-}
-
-/**
- * The processes of a pod as this host sees them (the real node runs here): those whose cgroup is
- * the pod's (cgroupfs names it `pod<uid>`). Each process's namespaces are read from /proc.
- */
-function hostProcessesOfPod(uid: string): HostProcess[] {
-  const out: HostProcess[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const cgroup = readFileSync(`/proc/${name}/cgroup`, 'utf8')
-      if (!cgroup.includes(`pod${uid}`) && !cgroup.includes(`pod${uid.replaceAll('-', '_')}`)) continue
-      out.push({
-        pid: Number(name),
-        command: readFileSync(`/proc/${name}/comm`, 'utf8').trim(),
-        args: readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').filter(Boolean),
-        userNs: readlinkSync(`/proc/${name}/ns/user`),
-        pidNs: readlinkSync(`/proc/${name}/ns/pid`),
-      })
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return out
 }
 
 /** The pool pods as kubectl lists them (not being deleted). */
@@ -121,11 +85,8 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         `runners.${u}.pool.spare=1`,
         `runners.${u}.pool.restartEvery=${RESTART_EVERY}`,
       ]),
-      // Chromium's own sandbox, with the chart's seccomp profile where the node's set-up put it
-      // (test/real-node: <kubelet root>/seccomp/dutil/).
-      'runners.html-pdf.pod.browserSandbox=true',
-      'runners.html-pdf.pod.seccompProfile.type=Localhost',
-      `runners.html-pdf.pod.seccompProfile.localhostProfile=${SANDBOX_PROFILE}`,
+      // Chromium's own sandbox, with the chart's seccomp profile.
+      ...BROWSER_SANDBOX_VALUES,
       // Up to ten pool pods share the 2-core node with the rest: small requests, or some stay Pending.
       ...SMALL.flatMap((u) => [
         `runners.${u}.resources.requests.cpu=50m`,

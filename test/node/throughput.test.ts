@@ -20,7 +20,7 @@ import {
 import { catalog } from '../../runners/catalog.js'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
-import { NS, RELEASE } from './chart-values.js'
+import { BROWSER_SANDBOX_VALUES, NS, RELEASE } from './chart-values.js'
 import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
 
 /**
@@ -236,12 +236,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
             }),
           )
         // Chromium's own sandbox for html-pdf, with the chart's profile the real node has (its cost).
-        if (process.env.BENCH_BROWSER_SANDBOX)
-          await upgradeRelease(
-            'runners.html-pdf.pod.browserSandbox=true',
-            'runners.html-pdf.pod.seccompProfile.type=Localhost',
-            'runners.html-pdf.pod.seccompProfile.localhostProfile=dutil/chromium-sandbox-seccomp.json',
-          )
+        if (process.env.BENCH_BROWSER_SANDBOX) await upgradeRelease(...BROWSER_SANDBOX_VALUES)
         const keys: string[] = []
         for (let i = 0; i < KEYS; i++) keys.push((await createKey({ rateLimitPerMinute: 100_000 })).key)
         const pdf = await putFile('throughput-ten.pdf', await makePdf(10))

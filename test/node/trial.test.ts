@@ -1,7 +1,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
-import { chownSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { chownSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
@@ -102,6 +102,8 @@ describe.skipIf(inject('nodeBlocker'))(
       await kubectlAsync(['delete', 'namespace', NS, '--wait=true', '--timeout=120s'])
       await kubectlAsync(['delete', 'pv', ...VOLUMES.map((v) => v.name), '--wait=false'])
       forgetPulledImages(pushed)
+      // The registry's blobs are a copy of every image (some GB): they go with the run.
+      rmSync(join(inject('platformDir'), 'registry'), { recursive: true, force: true })
     })
 
     it('installs with helm: every pod ready, the NOTES say it is a trial', async () => {

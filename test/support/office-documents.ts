@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto'
+import { crc32, deflateSync } from 'node:zlib'
+import * as XLSX from 'xlsx'
 import { fileEntry, writeZip } from './zip-writer.js'
 
 /**
@@ -16,8 +19,8 @@ const WORD_NS =
   'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' +
   'xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"'
 
-/** A .docx of one document part (its text given whole, prolog and all) and the document's relationships. */
-function docx(documentXml: string, relationships = ''): Buffer {
+/** A .docx of one document part (its text given whole, prolog and all), the document's relationships and media. */
+function docx(documentXml: string, relationships = '', media: Record<string, Buffer> = {}): Buffer {
   return writeZip([
     fileEntry(
       '[Content_Types].xml',
@@ -25,6 +28,7 @@ function docx(documentXml: string, relationships = ''): Buffer {
         '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
           '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
           '<Default Extension="xml" ContentType="application/xml"/>' +
+          '<Default Extension="png" ContentType="image/png"/>' +
           '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
           '</Types>',
       ),
@@ -44,24 +48,86 @@ function docx(documentXml: string, relationships = ''): Buffer {
       ),
     ),
     fileEntry('word/document.xml', Buffer.from(documentXml)),
+    // Images are stored: their bytes are compressed already.
+    ...Object.entries(media).map(([name, body]) => fileEntry(`word/media/${name}`, body, 0)),
   ])
+}
+
+/** A drawing of the image of relationship `rel`, 2.5 cm square: `r:embed` (a part) or `r:link` (a URL). */
+const picture = (attribute: 'r:embed' | 'r:link', rel: string, name: string) =>
+  '<w:drawing><wp:inline><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>' +
+  '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>' +
+  `<pic:nvPicPr><pic:cNvPr id="1" name="${name}"/><pic:cNvPicPr/></pic:nvPicPr>` +
+  `<pic:blipFill><a:blip ${attribute}="${rel}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
+  '<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>' +
+  '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>' +
+  '</wp:inline></w:drawing>'
+
+/** A PNG chunk: length, type, data, CRC of type and data. */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(8)
+  head.writeUInt32BE(data.length, 0)
+  head.write(type, 4, 'latin1')
+  const crc = Buffer.alloc(4)
+  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0)
+  return Buffer.concat([head, data, crc])
+}
+
+/**
+ * A PNG of `side`×`side` random RGB pixels, deflate level 0: about 3 × side² bytes that no
+ * compression shrinks, all of which a reader must inflate and decode.
+ */
+export function noisePng(side: number): Buffer {
+  const row = 1 + side * 3
+  const pixels = randomBytes(row * side)
+  for (let y = 0; y < side; y++) pixels[y * row] = 0 // each row's filter: none
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(side, 0)
+  header.writeUInt32BE(side, 4)
+  header.set([8, 2, 0, 0, 0], 8) // 8 bits, RGB, deflate, adaptive filters, no interlace
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(pixels, { level: 0 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ])
+}
+
+/** A .docx of one line of text and one embedded image, `image` (a PNG), shown 2.5 cm square. */
+export function docxWithImage(image: Buffer): Buffer {
+  return docx(
+    xml(
+      `<w:document ${WORD_NS}><w:body>` +
+        '<w:p><w:r><w:t>dutil office fixture, large image</w:t></w:r></w:p>' +
+        `<w:p><w:r>${picture('r:embed', 'rIdImg', 'large.png')}</w:r></w:p>` +
+        '</w:body></w:document>',
+    ).toString(),
+    '<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/large.png"/>',
+    { 'large.png': image },
+  )
+}
+
+/**
+ * An .xlsx (SheetJS) of one sheet, `rows` × `columns` cells that are each a formula
+ * (`=ROW()*<column>+1`), no cached values: all of them for LibreOffice to compute and lay out.
+ */
+export function workbookOfFormulas(rows: number, columns: number): Buffer {
+  const sheet: XLSX.WorkSheet = {}
+  for (let r = 0; r < rows; r++)
+    for (let c = 0; c < columns; c++) sheet[XLSX.utils.encode_cell({ r, c })] = { t: 'n', f: `ROW()*${c + 1}+1` }
+  sheet['!ref'] = XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: rows - 1, c: columns - 1 } })
+  const book = XLSX.utils.book_new()
+  XLSX.utils.book_append_sheet(book, sheet, 'Formulas')
+  return XLSX.write(book, { type: 'buffer', bookType: 'xlsx', compression: true }) as Buffer
 }
 
 /** A .docx whose only image is linked, not embedded: a relationship with TargetMode="External" to `url`. */
 export function docxWithLinkedImage(url: string): Buffer {
-  const picture =
-    '<w:drawing><wp:inline><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>' +
-    '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>' +
-    '<pic:nvPicPr><pic:cNvPr id="1" name="beacon.png"/><pic:cNvPicPr/></pic:nvPicPr>' +
-    '<pic:blipFill><a:blip r:link="rIdImg"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>' +
-    '<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>' +
-    '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>' +
-    '</wp:inline></w:drawing>'
   return docx(
     xml(
       `<w:document ${WORD_NS}><w:body>` +
         '<w:p><w:r><w:t>dutil office fixture, linked image</w:t></w:r></w:p>' +
-        `<w:p><w:r>${picture}</w:r></w:p>` +
+        `<w:p><w:r>${picture('r:link', 'rIdImg', 'beacon.png')}</w:r></w:p>` +
         '</w:body></w:document>',
     ).toString(),
     `<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="${esc(url)}" TargetMode="External"/>`,

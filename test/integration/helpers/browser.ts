@@ -35,7 +35,39 @@ export async function personContext(
     reducedMotion: 'reduce',
   })
   ctx.setDefaultTimeout(15_000)
+  const answers: string[] = []
+  failedAnswers.set(ctx, answers)
+  ctx.on('response', (r) => {
+    if (r.status() < 400) return
+    answers.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`)
+    if (answers.length > 10) answers.shift()
+  })
   return ctx
+}
+
+/** Each person's last failed answers (4xx, 5xx), for the message of a step that did not arrive. */
+const failedAnswers = new WeakMap<BrowserContext, string[]>()
+
+/**
+ * Waits for the page's heading. When it does not come, the error says where the page is, what it
+ * shows and the requests that failed on the way (what a CI log needs to tell why), and a
+ * screenshot of it is kept.
+ */
+export async function waitForHeading(page: Page, name: string): Promise<void> {
+  try {
+    await page.getByRole('heading', { name, exact: true }).waitFor()
+  } catch (err) {
+    const text = await page
+      .evaluate('document.body ? document.body.innerText : ""')
+      .then((t) => String(t).replace(/\s+/g, ' ').slice(0, 400))
+      .catch((e: unknown) => `(unreadable: ${String(e)})`)
+    const shot = await screenshot(page, `no-heading-${name.toLowerCase()}-${Date.now()}`).catch(() => '(none)')
+    const failed = failedAnswers.get(page.context()) ?? []
+    throw new Error(
+      `no heading "${name}" on ${page.url()}: the page shows "${text}"; failed requests: ${failed.join(', ') || 'none'}; screenshot ${shot}`,
+      { cause: err },
+    )
+  }
 }
 
 export const ARTIFACTS = join(inject('platformDir'), 'artifacts', 'screenshots')
