@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: seccomp-profile bench-admission bench-depth bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -165,6 +165,12 @@ bench-admission: deps build
 # reads, 429s, RSS, kubectl get, restarts, the drain; the programs as the chart's ServiceAccounts.
 bench-depth: deps binaries build
 	node dist/test/bench/depth.js
+
+# One operator leader with 100 simulated nodes (KWOK) and a simulated runner: completed jobs/s,
+# CPU and API requests per job (BENCH_NODES, BENCH_CLIENTS, BENCH_SECONDS, BENCH_KCM_FLAGS).
+bench-nodes: deps build
+	test/platform/build-binaries.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl minio kwok
+	node dist/test/bench/many-nodes.js
 
 clean:
 	rm -rf dist .test

@@ -2,8 +2,8 @@
 # Builds the platform's Go binaries (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, MinIO, Helm, promtool for the chart's alerts, helm-docs for its README,
 # seccomp-profile for its Chromium sandbox profile, Jaeger for the tracing tests; MinIO's client mc for
-# `make bench`; kubelet, kube-proxy, CoreDNS and kube-router for the real node) from the Go
-# module proxy into a cache outside git.
+# `make bench`; kubelet, kube-proxy, CoreDNS and kube-router for the real node; KWOK for
+# `make bench-nodes`) from the Go module proxy into a cache outside git.
 # Each binary is rebuilt only when its pinned version changes, so a warm run takes a second.
 #
 #   test/platform/build-binaries.sh [name ...]     (default: all)
@@ -71,6 +71,14 @@ build_kube_router() {
   stamp kube-router "$KUBE_ROUTER_VERSION"
 }
 
+build_kwok() {
+  stamp_ok kwok "$KWOK_VERSION" && return 0
+  log "building kwok $KWOK_VERSION"
+  quiet kwok bash -c 'cd "$1" && go build -trimpath -ldflags "-s -w" -o "$2" sigs.k8s.io/kwok/cmd/kwok' _ "$here/tools/kwok" "$bin/kwok.tmp"
+  mv "$bin/kwok.tmp" "$bin/kwok"
+  stamp kwok "$KWOK_VERSION"
+}
+
 build_jaeger() {
   stamp_ok jaeger "$JAEGER_VERSION" && return 0
   log "building jaeger $JAEGER_VERSION"
@@ -109,6 +117,7 @@ for name in "${want[@]}"; do
     coredns) go_install coredns "github.com/coredns/coredns@$COREDNS_VERSION" ;;
     kube-router) build_kube_router ;;
     jaeger) build_jaeger ;;
+    kwok) build_kwok ;;
     seccomp-profile) build_seccomp_profile ;;
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
     registry) go_install registry "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION" ;;
