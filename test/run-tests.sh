@@ -11,18 +11,19 @@
 #   images       the container images (Debian's Docker engine)
 #   lint         ESLint (typescript-eslint, type-aware) and Prettier's check: `make lint`
 #   unit         vitest --project unit
+#   faults       vitest --project integration test/faults: faults during bursts of jobs, on a
+#                platform of their own (.test-faults, ports 600 up)
 #   node         vitest --project node: the chart's images on a real kubelet + containerd
 #                (test/node/, docs/adr/0015); skipped with the reason printed where the host cannot
 #   beside them:
-#   faults       vitest --project integration test/faults: faults during bursts of jobs
 #   integration  vitest --project integration test/integration, on the real local platform
-#                (after the images too)
+#                (after the images)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 phases=$(mktemp)
 trap 'rm -f "$phases"' EXIT
-rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log .test-results.side.log .test-results.images-done
+rm -f .test-results.*.json .test-results.node-skipped.txt .test-results.node-setup-failure.txt .test-results.node.log .test-results.faults.log .test-results.side.log .test-results.images-done
 status=0
 
 export PHASES_FILE=$phases
@@ -30,7 +31,7 @@ source test/phase.sh
 
 started=$(date +%s%N)
 report() {
-  printf '\n[make test] phase times (wall; images, lint, unit and node run beside faults and integration):\n'
+  printf '\n[make test] phase times (wall; images, lint, unit, faults and node run beside integration):\n'
   while read -r name ms rc; do
     printf '  %-12s %6d.%d s%s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100)) "$([ "$rc" = 0 ] || echo "  (failed: exit $rc)")"
   done <"$phases"
@@ -60,12 +61,10 @@ fi
 export DUTIL_IMAGE_TAG=${DUTIL_IMAGE_TAG:-test-$(printf '%s' "$PWD" | sha256sum | cut -c1-10)}
 images/docker-engine.sh run bash -c '
   source test/phase.sh
-  # Two lines side by side: the images, lint, unit and the real-node tier (its own platform, ports
-  # and state directory) in one; the fault and integration tests, which share the local platform
-  # and much of whose time is waiting (restarts, leases, outages, retry schedules), in the other.
-  # The fault tests need no image (the dev node agent runs pods as host processes): they start at
-  # once, and the integration tests wait for the images. The first line prints its output when
-  # both are done.
+  # Two lines side by side: the images, lint, unit, the fault tests and the real-node tier (each
+  # of the last two on a platform of its own: ports and state directory) in one; the integration
+  # tests, on the local platform, in the other, once the images are built. At most two platforms
+  # run at once. The first line prints its output when both are done.
   rm -f .test-results.images-done
   (
     rc=0
@@ -73,24 +72,27 @@ images/docker-engine.sh run bash -c '
     touch .test-results.images-done
     phase lint npm run --silent lint || rc=1
     phase unit node_modules/.bin/vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || rc=1
+    # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs (make test-faults: 200),
+    # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20), on a platform of their
+    # own (its state in .test-faults, its ports 600 up): the integration tests run beside them.
+    DUTIL_TEST_DIR=.test-faults DUTIL_TEST_PORT_OFFSET=600 DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} \
+      phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json >.test-results.faults.log 2>&1 || rc=1
     phase node node_modules/.bin/vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 || rc=1
     exit $rc
   ) >.test-results.side.log 2>&1 &
   side=$!
-  # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs here (make test-faults: 200),
-  # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20).
-  DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json
-  faults_rc=$?
   while [ ! -f .test-results.images-done ] && kill -0 $side 2>/dev/null; do sleep 1; done
   phase integration node_modules/.bin/vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
   wait $side
   side_rc=$?
-  printf "\n[make test] images, lint and unit (beside the fault and integration tests):\n"
+  printf "\n[make test] images, lint and unit (beside the integration tests):\n"
   cat .test-results.side.log
-  printf "\n[node] the real-node tier (test/node/, after unit):\n"
+  printf "\n[faults] the fault tests (test/faults/, after unit, on a platform of their own):\n"
+  cat .test-results.faults.log
+  printf "\n[node] the real-node tier (test/node/, after the fault tests):\n"
   cat .test-results.node.log
-  [ $faults_rc = 0 ] && [ $side_rc = 0 ] && [ $integration_rc = 0 ]
+  [ $side_rc = 0 ] && [ $integration_rc = 0 ]
 ' || status=1
 
 report
