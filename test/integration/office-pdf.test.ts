@@ -190,41 +190,48 @@ describe('office-pdf through the whole platform', () => {
     expect(existsSync(mark)).toBe(false)
   })
 
-  it('given a workbook of a million formula cells, computes and lays it out, then refuses the 3,704 pages past the limit: 422 within the time limit', async () => {
-    const workbook = workbookOfFormulas(100_000, 10)
-    const res = await run({ url: files.add('formulas.xlsx', workbook, OFFICE_TYPE) })
-    expect(res.status, JSON.stringify(res.body)).toBe(422)
-    expect(res.body.error).toEqual({
-      code: 'upstream_rejected',
-      message: expect.stringMatching(/^The document converts to \d+ pages; at most 2000 are allowed\.$/),
-    })
-    expect(Number(/converts to (\d+) pages/.exec(res.body.error.message)![1])).toBeGreaterThan(2000)
-    expect(res.body.result).toBeNull()
-    expect(res.body.timings.totalMs).toBeLessThan(300_000)
-    expect(await runnerPods(res.body.id)).toBe(1)
-  })
+  // This test and the next each keep one LibreOffice busy for seconds: they run side by side.
+  it.concurrent(
+    'given a workbook of a million formula cells, computes and lays it out, then refuses the 3,704 pages past the limit: 422 within the time limit',
+    async () => {
+      const workbook = workbookOfFormulas(100_000, 10)
+      const res = await run({ url: files.add('formulas.xlsx', workbook, OFFICE_TYPE) })
+      expect(res.status, JSON.stringify(res.body)).toBe(422)
+      expect(res.body.error).toEqual({
+        code: 'upstream_rejected',
+        message: expect.stringMatching(/^The document converts to \d+ pages; at most 2000 are allowed\.$/),
+      })
+      expect(Number(/converts to (\d+) pages/.exec(res.body.error.message)![1])).toBeGreaterThan(2000)
+      expect(res.body.result).toBeNull()
+      expect(res.body.timings.totalMs).toBeLessThan(300_000)
+      expect(await runnerPods(res.body.id)).toBe(1)
+    },
+  )
 
-  it('converts a .docx carrying a 94 MB image (under the 100 MB limit) to a one-page PDF; one past the limit is refused unread', async () => {
-    // 5,600 × 5,600 random pixels: 94 MB that no compression shrinks, every one decoded; with 12 MiB
-    // more after its end, the document is past the limit (100 MiB).
-    const image = noisePng(5_600)
-    const res = await run({ url: files.add('large-image.docx', docxWithImage(image), OFFICE_TYPE) })
-    expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(res.body.result).toMatchObject({ pageCount: 1, format: 'docx' })
-    const pdf = await download(res.body.result.files[0].url)
-    expect(readPdf(pdf.bytes).firstPage).toContain('dutil office fixture, large image')
+  it.concurrent(
+    'converts a .docx carrying a 94 MB image (under the 100 MB limit) to a one-page PDF; one past the limit is refused unread',
+    async () => {
+      // 5,600 × 5,600 random pixels: 94 MB that no compression shrinks, every one decoded; with 12 MiB
+      // more after its end, the document is past the limit (100 MiB).
+      const image = noisePng(5_600)
+      const res = await run({ url: files.add('large-image.docx', docxWithImage(image), OFFICE_TYPE) })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.result).toMatchObject({ pageCount: 1, format: 'docx' })
+      const pdf = await download(res.body.result.files[0].url)
+      expect(readPdf(pdf.bytes).firstPage).toContain('dutil office fixture, large image')
 
-    const over = await run({
-      url: files.add(
-        'larger-image.docx',
-        docxWithImage(Buffer.concat([image, Buffer.alloc(12 * 1024 ** 2)])),
-        OFFICE_TYPE,
-      ),
-    })
-    expect(over.status, JSON.stringify(over.body)).toBe(422)
-    expect(over.body.error.code).toBe('upstream_rejected')
-    expect(over.body.error.message).toMatch(/100 MB/)
-  })
+      const over = await run({
+        url: files.add(
+          'larger-image.docx',
+          docxWithImage(Buffer.concat([image, Buffer.alloc(12 * 1024 ** 2)])),
+          OFFICE_TYPE,
+        ),
+      })
+      expect(over.status, JSON.stringify(over.body)).toBe(422)
+      expect(over.body.error.code).toBe('upstream_rejected')
+      expect(over.body.error.message).toMatch(/100 MB/)
+    },
+  )
 
   it('refuses a .docx whose XML declares an external entity and the billion laughs: 422 at once, the entity never fetched', async () => {
     const beacon = '/files/entity.txt'

@@ -515,81 +515,90 @@ describe('the cost of a request before authentication', () => {
     ).toBe(404)
   })
 
-  it('cuts off a client that trickles its body a byte at a time (408, connection closed)', async () => {
-    const { key } = await createKey()
-    // The tests before this one spent the shared look-up budget: a key that new may be refused
-    // (401) until the watch delivers it. This test is about the body, so start once it is known.
-    await until(
-      'the new key is accepted',
-      async () => (await api('GET', '/v1/jobs', { key })).status === 200,
-      10_000,
-      200,
-    )
-    const url = new URL(inject('gatewayUrl'))
-    const socket = connect(Number(url.port), url.hostname)
-    await new Promise((r) => socket.once('connect', r))
-    let received = ''
-    socket.on('data', (d) => (received += d.toString()))
-    const closed = new Promise<void>((r) => socket.once('close', () => r()))
-    socket.write(
-      `POST /v1/utilities/split-pdf/jobs HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n{`,
-    )
-    const started = Date.now()
-    let sent = 1
-    const trickle = setInterval(() => {
-      if (!socket.destroyed && sent < 599) {
-        socket.write(' ', () => {})
-        sent++
+  // This test and the next wait on the gateway's timers: they wait side by side.
+  it.concurrent(
+    'cuts off a client that trickles its body a byte at a time (408, connection closed)',
+    async () => {
+      const { key } = await createKey()
+      // The tests before this one spent the shared look-up budget: a key that new may be refused
+      // (401) until the watch delivers it. This test is about the body, so start once it is known.
+      await until(
+        'the new key is accepted',
+        async () => (await api('GET', '/v1/jobs', { key })).status === 200,
+        10_000,
+        200,
+      )
+      const url = new URL(inject('gatewayUrl'))
+      const socket = connect(Number(url.port), url.hostname)
+      await new Promise((r) => socket.once('connect', r))
+      let received = ''
+      socket.on('data', (d) => (received += d.toString()))
+      const closed = new Promise<void>((r) => socket.once('close', () => r()))
+      socket.write(
+        `POST /v1/utilities/split-pdf/jobs HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n{`,
+      )
+      const started = Date.now()
+      let sent = 1
+      const trickle = setInterval(() => {
+        if (!socket.destroyed && sent < 599) {
+          socket.write(' ', () => {})
+          sent++
+        }
+      }, 1000)
+      try {
+        // The gateway's request timeout (30 s by default, 10 s on the test platform) ends it long before the 600 s the body would take.
+        await Promise.race([
+          closed,
+          new Promise((_, reject) => setTimeout(() => reject(new Error(`still open after ${sent} bytes`)), 90_000)),
+        ])
+      } finally {
+        clearInterval(trickle)
+        socket.destroy()
       }
-    }, 1000)
-    try {
-      // The gateway's request timeout (30 s by default, 10 s on the test platform) ends it long before the 600 s the body would take.
-      await Promise.race([
-        closed,
-        new Promise((_, reject) => setTimeout(() => reject(new Error(`still open after ${sent} bytes`)), 90_000)),
-      ])
-    } finally {
-      clearInterval(trickle)
-      socket.destroy()
-    }
-    expect(received).toMatch(/^HTTP\/1\.1 408/)
-    expect(sent).toBeLessThan(60)
-    expect(Date.now() - started).toBeGreaterThan(5_000)
-  }, 120_000)
+      expect(received).toMatch(/^HTTP\/1\.1 408/)
+      expect(sent).toBeLessThan(60)
+      expect(Date.now() - started).toBeGreaterThan(5_000)
+    },
+    120_000,
+  )
 
-  it('keeps an idle connection open past a proxy’s 60 s idle timeout, and still cuts off headers that stall on it', async () => {
-    const url = new URL(inject('gatewayUrl'))
-    const socket = connect(Number(url.port), url.hostname)
-    await new Promise((r) => socket.once('connect', r))
-    let received = ''
-    socket.on('data', (d) => (received += d.toString()))
-    const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now())))
-    // Answers follow one another on the connection (the next status line right after a body).
-    const answers = () => received.match(/HTTP\/1\.1 \d{3}/g) ?? []
-    try {
-      socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`)
-      await until('the first answer', async () => answers().length === 1, 10_000, 50)
-      // What a proxy reads to know how long it may keep the connection idle.
-      expect(received).toMatch(/^Keep-Alive: timeout=(\d+)/m)
-      expect(Number(/^Keep-Alive: timeout=(\d+)/m.exec(received)![1])).toBeGreaterThan(60)
-      // Idle past the 5 s most servers keep: the same connection answers again.
-      await new Promise((r) => setTimeout(r, 6_000))
-      expect(socket.destroyed).toBe(false)
-      socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`)
-      await until('the second answer on the same connection', async () => answers().length === 2, 10_000, 50)
-      expect(answers()).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
-      // Headers begun and never finished: cut off at the headers timeout (10 s), not held for the keep-alive.
-      const stalled = Date.now()
-      socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\n`)
-      const at = await Promise.race([
-        closed,
-        new Promise<number>((_, reject) => setTimeout(() => reject(new Error('still open after 40 s')), 40_000)),
-      ])
-      expect(at - stalled).toBeLessThan(30_000)
-    } finally {
-      socket.destroy()
-    }
-  }, 60_000)
+  it.concurrent(
+    'keeps an idle connection open past a proxy’s 60 s idle timeout, and still cuts off headers that stall on it',
+    async () => {
+      const url = new URL(inject('gatewayUrl'))
+      const socket = connect(Number(url.port), url.hostname)
+      await new Promise((r) => socket.once('connect', r))
+      let received = ''
+      socket.on('data', (d) => (received += d.toString()))
+      const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now())))
+      // Answers follow one another on the connection (the next status line right after a body).
+      const answers = () => received.match(/HTTP\/1\.1 \d{3}/g) ?? []
+      try {
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`)
+        await until('the first answer', async () => answers().length === 1, 10_000, 50)
+        // What a proxy reads to know how long it may keep the connection idle.
+        expect(received).toMatch(/^Keep-Alive: timeout=(\d+)/m)
+        expect(Number(/^Keep-Alive: timeout=(\d+)/m.exec(received)![1])).toBeGreaterThan(60)
+        // Idle past the 5 s most servers keep: the same connection answers again.
+        await new Promise((r) => setTimeout(r, 6_000))
+        expect(socket.destroyed).toBe(false)
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`)
+        await until('the second answer on the same connection', async () => answers().length === 2, 10_000, 50)
+        expect(answers()).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
+        // Headers begun and never finished: cut off at the headers timeout (10 s), not held for the keep-alive.
+        const stalled = Date.now()
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\n`)
+        const at = await Promise.race([
+          closed,
+          new Promise<number>((_, reject) => setTimeout(() => reject(new Error('still open after 40 s')), 40_000)),
+        ])
+        expect(at - stalled).toBeLessThan(30_000)
+      } finally {
+        socket.destroy()
+      }
+    },
+    60_000,
+  )
 
   it('refuses a large console body before sign-in without reading it', async () => {
     const res = await fetch(`${inject('gatewayUrl')}/console/api/session`, {
