@@ -188,7 +188,11 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     expect(runner, JSON.stringify(procs)).toBeDefined()
     // Chromium rewrites its children's command lines into one string: read them joined.
     const line = (p: HostProcess) => p.args.join(' ')
-    const browser = procs.find((p) => line(p).includes('--remote-debugging-pipe') && !line(p).startsWith('/bin/sh'))
+    // The browser is the one without a --type: its zygotes carry its switches too, and which of
+    // them /proc lists first depends on how the pids wrapped.
+    const browser = procs.find(
+      (p) => line(p).includes('--remote-debugging-pipe') && !line(p).startsWith('/bin/sh') && !/--type=/.test(line(p)),
+    )
     expect(browser, JSON.stringify(procs)).toBeDefined()
     expect(browser!.args).not.toContain('--no-sandbox')
     // The warm browser's sandboxed processes (its zygotes stay for the pod's life): namespaces the
