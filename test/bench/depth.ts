@@ -13,6 +13,7 @@ import { livePid, processStartTime, writePidFile } from '../platform/pid-files.j
 import { until } from '../platform/wait-for.js'
 import { seriesBy } from './client-metrics.js'
 import { statSeconds } from './cpu-shares.js'
+import { percentile } from './percentile.js'
 
 /**
  * `make bench-depth`: the platform with its queue deep (docs/benchmarks.md, "Deep queues").
@@ -36,8 +37,6 @@ const CONCURRENCY = 8
 const FILL_CONCURRENCY = 16
 const benchDir = join(REPO_ROOT, '.bench', 'depth')
 const say = (m: string) => console.log(`[bench-depth] ${m}`)
-const pct = (xs: number[], p: number) =>
-  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN
 
 // The input: held until released, then a one-page PDF. A held download gets a byte every 20 s,
 // so the runner's 60 s no-data timeout never ends it: its job keeps the slot until released.
@@ -386,13 +385,13 @@ try {
       depthNow.toLocaleString('en'),
       rate.toFixed(1),
       depth === 0 ? '1.00' : (rate / base).toFixed(2),
-      pct(run.latencies, 99).toFixed(0),
+      percentile(run.latencies, 99).toFixed(0),
       cpu,
       String(notAccepted),
       rejected.join(', ') || '0',
       waits.join('; '),
       String(watchEnds() - watchEndsBefore),
-      `${pct(reads, 50).toFixed(0)} / ${pct(reads, 99).toFixed(0)} (${reads.length} reads${readErrors ? `, ${readErrors} failed` : ''})`,
+      `${percentile(reads, 50).toFixed(0)} / ${percentile(reads, 99).toFixed(0)} (${reads.length} reads${readErrors ? `, ${readErrors} failed` : ''})`,
       `${rss.gateway.toFixed(0)} / ${rss.operator.toFixed(0)}`,
       `${(getPaged / 1000).toFixed(1)} / ${(getWhole / 1000).toFixed(1)}`,
       (gatewayMs / 1000).toFixed(1),

@@ -7,16 +7,15 @@ import { RateLimiter } from '../../gateway/rate-limit.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { percentile } from './percentile.js'
 
 /**
  * `make bench`, part two: what the rate limiter adds to every request (one Redis script call,
  * measured alone), a cheap authenticated GET, and the async create route (validation, input
  * write to storage, UtilityJob create), each at p50/p99.
  */
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 const fmt = (name: string, xs: number[]) =>
-  `${name.padEnd(40)} p50 ${pct(xs, 50).toFixed(2)} ms   p99 ${pct(xs, 99).toFixed(2)} ms   (n=${xs.length})`
+  `${name.padEnd(40)} p50 ${percentile(xs, 50).toFixed(2)} ms   p99 ${percentile(xs, 99).toFixed(2)} ms   (n=${xs.length})`
 async function time(n: number, fn: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = []
   for (let i = 0; i < n; i++) {

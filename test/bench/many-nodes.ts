@@ -11,6 +11,7 @@ import { BIN_DIR, NAMESPACE, REPO_ROOT, startPlatform, TEST_PORTS } from '../pla
 import { until } from '../platform/wait-for.js'
 import { requestRows, servedRequests } from './client-metrics.js'
 import { cpuShares, cpuSharesTable, cpuSnapshot } from './cpu-shares.js'
+import { percentile } from './percentile.js'
 
 /**
  * `make bench-nodes`: one operator leader with many nodes (docs/benchmarks.md, "Many nodes,
@@ -39,8 +40,6 @@ const KCM_FLAGS = process.env.BENCH_KCM_FLAGS ?? '--kube-api-qps=300 --kube-api-
 const WARM_UP_SECONDS = 15
 const benchDir = join(REPO_ROOT, '.bench', 'nodes')
 const say = (m: string) => console.log(`[bench-nodes] ${m}`)
-const pct = (xs: number[], p: number) =>
-  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN
 
 /**
  * KWOK's stages from its "fast" set (in its module, where make binaries left it), but the
@@ -117,7 +116,8 @@ try {
   kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nodes }))
   const stages = join(benchDir, 'kwok-stages.yaml')
   writeFileSync(stages, kwokStages())
-  const kwokLog = openSync(join(platform.dir, 'logs', 'kwok.log'), 'w')
+  const kwokLogPath = join(platform.dir, 'logs', 'kwok.log')
+  const kwokLog = openSync(kwokLogPath, 'w')
   const kwok = spawn(
     join(BIN_DIR, 'kwok'),
     [
@@ -134,7 +134,7 @@ try {
   )
   kwokPid = kwok.pid
   await until(
-    `${NODES} nodes Ready (KWOK's log: ${join(platform.dir, 'logs', 'kwok.log')})`,
+    `${NODES} nodes Ready (KWOK's log: ${kwokLogPath})`,
     async () =>
       kubectl(['get', 'nodes', '-l', 'type=kwok', '--no-headers'])
         .split('\n')
@@ -150,13 +150,11 @@ try {
   const storage = new URL(platform.storage.endpoint)
   const done = new Set<string>()
   let simulated = 0
-  let seenRunning = 0
   const tinyPdf = Buffer.from('%PDF-1.4\n%%EOF\n')
   const runPod = async (pod: V1Pod) => {
     const name = pod.metadata!.name!
     if (done.has(name)) return
     done.add(name)
-    seenRunning++
     const container = pod.spec!.containers[0]!
     const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? '']))
     const minio = new Minio({
@@ -236,7 +234,7 @@ try {
     2000,
   )
 
-  const progress = setInterval(() => say(`pods run ${simulated} of ${seenRunning} seen running`), 5000)
+  const progress = setInterval(() => say(`pods run ${simulated} of ${done.size} seen running`), 5000)
   const admin = new ApiKeyAdmin(kc, NAMESPACE)
   const keys: string[] = []
   for (let i = 0; i < KEYS; i++)
@@ -285,11 +283,12 @@ try {
   const cpuAfter = cpuSnapshot()
   const servedAfter = servedRequests(apiMetrics())
   const jobs = latencies.length
+  const total = (byVerb: Map<string, number>) => [...byVerb.values()].reduce((a, b) => a + b, 0)
 
   const lines = [
     `### ${new Date().toISOString().slice(0, 10)}: ${NODES} simulated nodes, ${CLIENTS} clients over ${KEYS} keys, ${SLOTS} split-pdf slots, controller manager \`${KCM_FLAGS}\``,
     '',
-    `- completed: **${(jobs / seconds).toFixed(1)} jobs/s** (${jobs} in ${seconds.toFixed(1)} s; ${simulated - simulatedBefore} pods run by the simulated runner); accept → succeeded p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms`,
+    `- completed: **${(jobs / seconds).toFixed(1)} jobs/s** (${jobs} in ${seconds.toFixed(1)} s; ${simulated - simulatedBefore} pods run by the simulated runner); accept → succeeded p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms`,
     `- failures: ${failures.size ? [...failures].map(([w, n]) => `${n} × ${w}`).join('; ') : 'none'}`,
     '',
     ...cpuSharesTable('CPU per completed job', cpuShares(cpuBefore, cpuAfter, jobs)),
@@ -297,7 +296,7 @@ try {
     '| API requests per completed job (verb, resource) | per job |',
     '|---|---|',
     ...requestRows(servedBefore.byVerb, servedAfter.byVerb, jobs, 16),
-    `| all | ${(([...servedAfter.byVerb.values()].reduce((a, b) => a + b, 0) - [...servedBefore.byVerb.values()].reduce((a, b) => a + b, 0)) / Math.max(1, jobs)).toFixed(1)} |`,
+    `| all | ${((total(servedAfter.byVerb) - total(servedBefore.byVerb)) / Math.max(1, jobs)).toFixed(1)} |`,
   ]
   const out = join(benchDir, 'result.md')
   writeFileSync(out, lines.join('\n') + '\n')

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { REPO_ROOT } from '../platform/platform.js'
+import { percentile } from './percentile.js'
 
 /**
  * `make bench-office`: LibreOffice's own ways of converting the office-pdf benchmark documents,
@@ -32,8 +33,6 @@ const DOCUMENTS: Array<[string, string]> = [
 ]
 
 const say = (m: string) => process.stderr.write(`[bench-office] ${m}\n`)
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]
 
 if (!existsSync(join(VENV, 'bin', 'unoserver'))) {
   say(`installing unoserver into ${VENV}`)
@@ -68,7 +67,9 @@ for (const [name, what] of DOCUMENTS) {
         join(WORK, name),
       ]),
     )
-  rows.push(`| ${what} | soffice --convert-to pdf, cold | ${Math.round(pct(ms, 0.5))} | ${Math.round(pct(ms, 0.9))} |`)
+  rows.push(
+    `| ${what} | soffice --convert-to pdf, cold | ${Math.round(percentile(ms, 50))} | ${Math.round(percentile(ms, 90))} |`,
+  )
   say(rows.at(-1)!)
 }
 
@@ -126,7 +127,7 @@ try {
       continue
     }
     rows.push(
-      `| ${what} | unoserver 3.7 + unoconvert, warm, one client | ${Math.round(pct(ms, 0.5))} | ${Math.round(pct(ms, 0.9))} |`,
+      `| ${what} | unoserver 3.7 + unoconvert, warm, one client | ${Math.round(percentile(ms, 50))} | ${Math.round(percentile(ms, 90))} |`,
     )
     say(rows.at(-1)!)
   }

@@ -7,6 +7,7 @@ import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { ensurePartitions } from '../../platform/db/partitions.js'
 import { PeopleStore } from '../../platform/people-store.js'
 import { BIN_DIR, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { percentile } from './percentile.js'
 
 /**
  * `make bench-scale`: the job record at production volume (docs/benchmarks.md). For each N, one
@@ -21,8 +22,6 @@ const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',
 const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 500)
 const OTHER_KEYS = 20
 const DAYS = 85
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
 async function time(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
   const out: number[] = []
@@ -197,7 +196,7 @@ try {
       .split('\n')
       .filter(Boolean).length
     const total = (await db.query<{ n: string }>('SELECT count(*) AS n FROM jobs')).rows[0].n
-    const f = (xs: number[]) => `${pct(xs, 50).toFixed(1)} / ${pct(xs, 99).toFixed(1)}`
+    const f = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 99).toFixed(1)}`
     const row = `| ${n.toLocaleString('en')} (${Number(total).toLocaleString('en')} rows, seeded in ${seedSeconds.toFixed(0)} s) | ${f(first25)} | ${f(first100)} | ${f(deep)} | ${f(failed)} | ${f(byId)} | ${f(usage)} (${Number(usageRowCount).toLocaleString('en')} usage rows) | ${memoryAfterReads} | ${ujs} | ${(await etcdDbMb(TEST_PORTS.etcd)).toFixed(1)} |`
     rows.push(row)
     console.log(row)

@@ -17,6 +17,7 @@ import { watchEvents } from '../../platform/kube.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { NAMESPACE, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { percentile } from './percentile.js'
 
 /**
  * `make bench-latency`: latency from accept to succeeded for a 10-page split-pdf, 20 runs one
@@ -26,8 +27,6 @@ import { NAMESPACE, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/pla
  * became visible, in ms after the client's POST was answered.
  */
 const RUNS = Number(process.env.BENCH_RUNS ?? 20)
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
 /** The steps of one job, in order, as the watches see them. */
 const STEPS = [
@@ -139,7 +138,7 @@ try {
     for (const s of STEPS) if (steps[s] !== undefined) trace.get(s)!.push(Math.round(steps[s]! - accepted))
   }
   const line = (name: string, xs: number[]) =>
-    `${name.padEnd(34)} p50 ${pct(xs, 50)} ms   p90 ${pct(xs, 90)} ms   max ${Math.max(...xs)} ms`
+    `${name.padEnd(34)} p50 ${percentile(xs, 50)} ms   p90 ${percentile(xs, 90)} ms   max ${Math.max(...xs)} ms`
   console.log(`split-pdf, 10 pages, ${RUNS} runs (after one warm-up)`)
   console.log(line('accept → succeeded (job totalMs)', total))
   console.log(line('client POST → finished job', client))
@@ -151,9 +150,9 @@ try {
       console.log(`  ${s.padEnd(24)} (not seen)`)
       continue
     }
-    const p50 = pct(xs, 50)
+    const p50 = percentile(xs, 50)
     console.log(
-      `  ${s.padEnd(24)} ${String(p50).padStart(6)} ${String(pct(xs, 90)).padStart(6)}   (+${p50 - previous})`,
+      `  ${s.padEnd(24)} ${String(p50).padStart(6)} ${String(percentile(xs, 90)).padStart(6)}   (+${p50 - previous})`,
     )
     previous = p50
   }

@@ -429,13 +429,7 @@ describe('the cost of a request before authentication', () => {
     const metrics = await (await fetch(`${inject('gatewayUrl')}/metrics`)).text()
     expect(Number(/dutil_key_lookups_total\{outcome="over_budget"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(900)
     // A key made a moment ago still works once the watch has it.
-    const { key } = await createKey()
-    await until(
-      'the new key is accepted',
-      async () => (await api('GET', '/v1/jobs', { key })).status === 200,
-      10_000,
-      200,
-    )
+    await untilAccepted((await createKey()).key)
   })
 
   it('200 made-up invite links and 100 sign-ins of unknown e-mails cost the API server a handful of requests', async () => {
@@ -522,12 +516,7 @@ describe('the cost of a request before authentication', () => {
       const { key } = await createKey()
       // The tests before this one spent the shared look-up budget: a key that new may be refused
       // (401) until the watch delivers it. This test is about the body, so start once it is known.
-      await until(
-        'the new key is accepted',
-        async () => (await api('GET', '/v1/jobs', { key })).status === 200,
-        10_000,
-        200,
-      )
+      await untilAccepted(key)
       const url = new URL(inject('gatewayUrl'))
       const socket = connect(Number(url.port), url.hostname)
       await new Promise((r) => socket.once('connect', r))
@@ -820,3 +809,13 @@ describe('what the CRDs let a writer change', () => {
     expect((await api('GET', '/v1/jobs', { key: made.key })).status).toBe(401)
   })
 })
+
+/** Waits until a key made a moment ago is accepted (the gateway's watch has it). */
+async function untilAccepted(key: string): Promise<void> {
+  await until(
+    'the new key is accepted',
+    async () => (await api('GET', '/v1/jobs', { key })).status === 200,
+    10_000,
+    200,
+  )
+}

@@ -53,16 +53,6 @@ function docx(documentXml: string, relationships = '', media: Record<string, Buf
   ])
 }
 
-/** A drawing of the image of relationship `rel`, 2.5 cm square: `r:embed` (a part) or `r:link` (a URL). */
-const picture = (attribute: 'r:embed' | 'r:link', rel: string, name: string) =>
-  '<w:drawing><wp:inline><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>' +
-  '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>' +
-  `<pic:nvPicPr><pic:cNvPr id="1" name="${name}"/><pic:cNvPicPr/></pic:nvPicPr>` +
-  `<pic:blipFill><a:blip ${attribute}="${rel}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
-  '<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>' +
-  '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>' +
-  '</wp:inline></w:drawing>'
-
 /** A PNG chunk: length, type, data, CRC of type and data. */
 function pngChunk(type: string, data: Buffer): Buffer {
   const head = Buffer.alloc(8)
@@ -94,18 +84,8 @@ export function noisePng(side: number): Buffer {
 }
 
 /** A .docx of one line of text and one embedded image, `image` (a PNG), shown 2.5 cm square. */
-export function docxWithImage(image: Buffer): Buffer {
-  return docx(
-    xml(
-      `<w:document ${WORD_NS}><w:body>` +
-        '<w:p><w:r><w:t>dutil office fixture, large image</w:t></w:r></w:p>' +
-        `<w:p><w:r>${picture('r:embed', 'rIdImg', 'large.png')}</w:r></w:p>` +
-        '</w:body></w:document>',
-    ).toString(),
-    '<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/large.png"/>',
-    { 'large.png': image },
-  )
-}
+export const docxWithImage = (image: Buffer): Buffer =>
+  docxWithPicture('dutil office fixture, large image', { embed: image, name: 'large.png' })
 
 /**
  * An .xlsx (SheetJS) of one sheet, `rows` × `columns` cells that are each a formula
@@ -122,15 +102,33 @@ export function workbookOfFormulas(rows: number, columns: number): Buffer {
 }
 
 /** A .docx whose only image is linked, not embedded: a relationship with TargetMode="External" to `url`. */
-export function docxWithLinkedImage(url: string): Buffer {
+export const docxWithLinkedImage = (url: string): Buffer =>
+  docxWithPicture('dutil office fixture, linked image', { link: url, name: 'beacon.png' })
+
+/**
+ * A .docx of one line of text and one picture, 2.5 cm square, of relationship `rIdImg`: a part of
+ * the file (`embed`, stored as word/media/<name>) or a URL (`link`, TargetMode="External").
+ */
+function docxWithPicture(text: string, image: { name: string } & ({ embed: Buffer } | { link: string })): Buffer {
+  const embedded = 'embed' in image
+  const picture =
+    '<w:drawing><wp:inline><wp:extent cx="952500" cy="952500"/><wp:docPr id="1" name="Picture 1"/>' +
+    '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic>' +
+    `<pic:nvPicPr><pic:cNvPr id="1" name="${image.name}"/><pic:cNvPicPr/></pic:nvPicPr>` +
+    `<pic:blipFill><a:blip ${embedded ? 'r:embed' : 'r:link'}="rIdImg"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill>` +
+    '<pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="952500" cy="952500"/></a:xfrm>' +
+    '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></pic:spPr></pic:pic></a:graphicData></a:graphic>' +
+    '</wp:inline></w:drawing>'
+  const target = embedded ? `media/${image.name}"` : `${esc(image.link)}" TargetMode="External"`
   return docx(
     xml(
       `<w:document ${WORD_NS}><w:body>` +
-        '<w:p><w:r><w:t>dutil office fixture, linked image</w:t></w:r></w:p>' +
-        `<w:p><w:r>${picture('r:link', 'rIdImg', 'beacon.png')}</w:r></w:p>` +
+        `<w:p><w:r><w:t>${text}</w:t></w:r></w:p>` +
+        `<w:p><w:r>${picture}</w:r></w:p>` +
         '</w:body></w:document>',
     ).toString(),
-    `<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="${esc(url)}" TargetMode="External"/>`,
+    `<Relationship Id="rIdImg" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="${target}/>`,
+    embedded ? { [image.name]: image.embed } : {},
   )
 }
 

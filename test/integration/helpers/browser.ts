@@ -23,6 +23,9 @@ export async function launchBrowser(): Promise<Browser> {
   })
 }
 
+/** Each person's last failed answers (4xx, 5xx), for the message of a step that did not arrive. */
+const failedAnswers = new WeakMap<BrowserContext, string[]>()
+
 /** A fresh browser profile (its own cookies): one per person. The test IdP's certificate is from the test CA. */
 export async function personContext(
   browser: Browser,
@@ -44,9 +47,6 @@ export async function personContext(
   })
   return ctx
 }
-
-/** Each person's last failed answers (4xx, 5xx), for the message of a step that did not arrive. */
-const failedAnswers = new WeakMap<BrowserContext, string[]>()
 
 /**
  * Waits for the page's heading. When it does not come, the error says where the page is, what it
