@@ -14,6 +14,9 @@ const OUT = join(ROOT, 'dist', 'cli-package')
 const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string
   license: string
+  homepage: string
+  repository: { type: string; url: string }
+  bugs: { url: string }
   engines: Record<string, string>
 }
 
@@ -52,6 +55,9 @@ writeFileSync(
       version: root.version,
       description: 'The dutil command line: run document utilities as jobs, follow them, manage API keys.',
       license: root.license,
+      homepage: root.homepage.replace(/#readme$/, '/tree/main/cli#readme'),
+      repository: { ...root.repository, directory: 'cli' },
+      bugs: root.bugs,
       type: 'module',
       engines: root.engines,
       bin: { dutil: 'dutil.mjs' },

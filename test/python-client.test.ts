@@ -97,6 +97,17 @@ describe('the Python client', () => {
       scratch,
     )
     expect(install.code, install.out).toBe(0)
+    // The installed distribution says where it comes from (its project URLs).
+    const urls = await run(
+      join(user, 'bin', 'python'),
+      ['-c', 'import importlib.metadata as m; print("\\n".join(m.metadata("dutil-client").get_all("Project-URL")))'],
+      scratch,
+    )
+    expect(urls.out.trim().split('\n')).toEqual([
+      expect.stringMatching(/^Homepage, https:\/\/.+\/clients\/python#readme$/),
+      expect.stringMatching(/^Source, https:\/\/\S+$/),
+      expect.stringMatching(/^Issues, https:\/\/.+\/issues$/),
+    ])
     writeFileSync(
       join(scratch, 'main.py'),
       [

@@ -107,9 +107,16 @@ describe('the packed CLI, installed with npm install -g', () => {
     expect(completion.trim()).toBe('split-pdf')
   })
 
-  it('ships its licence and the licence of every package bundled into it', async () => {
+  it('ships its licence and the licence of every package bundled into it, and names its repository', async () => {
     const installed = join(prefix, 'lib', 'node_modules', '@dutil', 'cli')
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toBe(readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8'))
+    // It says where it comes from: the project's repository (its cli folder) and issue tracker.
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'))
+    expect(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))).toMatchObject({
+      repository: { ...root.repository, directory: 'cli' },
+      homepage: root.homepage.replace(/#readme$/, '/tree/main/cli#readme'),
+      bugs: root.bugs,
+    })
     const notices = readFileSync(join(installed, 'THIRD-PARTY-NOTICES.md'), 'utf8')
     // What is in the bundle, found again here: esbuild's own account of the CLI's inputs.
     const { metafile } = await build({

@@ -87,6 +87,20 @@ describe('the packed TypeScript client', () => {
     const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'))!
     // The licence travels with the package.
     expect(run('tar', ['-tzf', tarball], scratch).split('\n')).toContain('package/LICENSE')
+    // And says where it comes from: the repository's folder of it and the project's issue tracker.
+    const packed = JSON.parse(run('tar', ['-xOzf', tarball, 'package/package.json'], scratch)) as Record<
+      string,
+      unknown
+    >
+    expect(packed).toMatchObject({
+      repository: {
+        type: 'git',
+        url: expect.stringMatching(/^git\+https:\/\/.+\.git$/),
+        directory: 'clients/typescript',
+      },
+      homepage: expect.stringMatching(/^https:\/\/.+\/clients\/typescript#readme$/),
+      bugs: { url: expect.stringMatching(/^https:\/\/.+\/issues$/) },
+    })
     writeFileSync(
       join(scratch, 'package.json'),
       JSON.stringify({ name: 'user-project', private: true, type: 'module' }),
