@@ -10,7 +10,7 @@ import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { BIN_DIR, NAMESPACE, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
 import { requestRows, servedRequests } from './client-metrics.js'
-import { cpuShares, cpuSharesTable, cpuSnapshot } from './cpu-shares.js'
+import { cpuShares, cpuSharesTable, cpuSnapshot, type CpuSnapshot } from './cpu-shares.js'
 import { percentile } from './percentile.js'
 
 /**
@@ -206,7 +206,9 @@ try {
     simulated++
   }
   // Level-triggered, as a kubelet is: pods from a watch (started again when it ends) and, every
-  // 2 s, from a list, so a watch that stalls holds nothing up.
+  // 2 s, from a list, so a watch that stalls holds nothing up. The list asks for running pods
+  // only: the pods of finished jobs stay (until their UtilityJob's grace ends), and listing them
+  // all every 2 s made the API server's cost per job grow with the length of the run.
   const take = (pod: V1Pod) => {
     if (pod.status?.phase === 'Running' && !pod.metadata?.deletionTimestamp)
       void runPod(pod).catch((err: unknown) => say(`simulated runner: ${pod.metadata?.name}: ${String(err)}`))
@@ -228,7 +230,7 @@ try {
   const relist = setInterval(
     () =>
       void core
-        .listNamespacedPod({ namespace: NAMESPACE, labelSelector: LABELS.jobId })
+        .listNamespacedPod({ namespace: NAMESPACE, labelSelector: LABELS.jobId, fieldSelector: 'status.phase=Running' })
         .then((list) => list.items.forEach(take))
         .catch(() => {}),
     2000,
@@ -275,7 +277,15 @@ try {
   const simulatedBefore = simulated
   const t0 = performance.now()
   stopAt = Date.now() + SECONDS * 1000
+  // The window's halves apart: a cost that grows with the run's length shows as a second half
+  // slower than the first.
+  let half: { at: number; jobs: number; cpu: CpuSnapshot } | undefined
+  const halfTimer = setTimeout(
+    () => (half = { at: performance.now(), jobs: latencies.length, cpu: cpuSnapshot() }),
+    (SECONDS * 1000) / 2,
+  )
   await Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i, () => true)))
+  clearTimeout(halfTimer)
   const seconds = (performance.now() - t0) / 1000
   clearInterval(progress)
   clearInterval(relist)
@@ -284,11 +294,17 @@ try {
   const servedAfter = servedRequests(apiMetrics())
   const jobs = latencies.length
   const total = (byVerb: Map<string, number>) => [...byVerb.values()].reduce((a, b) => a + b, 0)
+  const apiServerMs = (before: CpuSnapshot, after: CpuSnapshot, n: number) =>
+    ((cpuShares(before, after, n).find(([k]) => k === 'host: kube-apiserver')?.[1] ?? 0) * 1000).toFixed(0)
+  const halves = half
+    ? `- halves of the window: ${(half.jobs / ((half.at - t0) / 1000)).toFixed(1)} then ${((jobs - half.jobs) / ((t0 + seconds * 1000 - half.at) / 1000)).toFixed(1)} jobs/s; the API server ${apiServerMs(cpuBefore, half.cpu, half.jobs)} then ${apiServerMs(half.cpu, cpuAfter, jobs - half.jobs)} CPU-ms a job`
+    : '- halves of the window: not taken'
 
   const lines = [
     `### ${new Date().toISOString().slice(0, 10)}: ${NODES} simulated nodes, ${CLIENTS} clients over ${KEYS} keys, ${SLOTS} split-pdf slots, controller manager \`${KCM_FLAGS}\``,
     '',
     `- completed: **${(jobs / seconds).toFixed(1)} jobs/s** (${jobs} in ${seconds.toFixed(1)} s; ${simulated - simulatedBefore} pods run by the simulated runner); accept → succeeded p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms`,
+    halves,
     `- failures: ${failures.size ? [...failures].map(([w, n]) => `${n} × ${w}`).join('; ') : 'none'}`,
     '',
     ...cpuSharesTable('CPU per completed job', cpuShares(cpuBefore, cpuAfter, jobs)),

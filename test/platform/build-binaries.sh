@@ -99,11 +99,11 @@ build_seccomp_profile() {
   stamp seccomp-profile "$id"
 }
 
-go_install() { # name module@version [extra ldflags]
-  local name=$1 mod=$2 ldflags="-s -w ${3:-}" id="$2${3:+ $3}"
+go_install() { # name module@version [extra ldflags] [build tags]
+  local name=$1 mod=$2 ldflags="-s -w ${3:-}" tags=${4:-} id="$2${3:+ $3}${4:+ tags $4}"
   stamp_ok "$name" "$id" && return 0
   log "building $name from $mod"
-  quiet "$name" env GOBIN="$bin/.gobin" go install -trimpath -ldflags "$ldflags" "$mod"
+  quiet "$name" env GOBIN="$bin/.gobin" go install -trimpath -tags "$tags" -ldflags "$ldflags" "$mod"
   mv "$bin/.gobin/$name" "$bin/$name"
   stamp "$name" "$id"
 }
@@ -122,7 +122,9 @@ for name in "${want[@]}"; do
     minio) go_install minio "github.com/minio/minio@$MINIO_VERSION" ;;
     registry) go_install registry "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION" ;;
     mc) go_install mc "github.com/minio/mc@$MC_VERSION" ;;
-    promtool) go_install promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" ;;
+    # Only `check rules` and `test rules` are used: without the service discoveries (cloud SDKs)
+    # a cold build takes 95 s instead of 230 s.
+    promtool) go_install promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" "" remove_all_sd ;;
     helm-docs) go_install helm-docs "github.com/norwoodj/helm-docs/cmd/helm-docs@$HELM_DOCS_VERSION" ;;
     # Stamped like Helm's own release build, so `helm version` names the pinned release.
     helm) go_install helm "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION -X helm.sh/helm/v4/internal/version.gitTreeState=clean" ;;
