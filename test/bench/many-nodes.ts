@@ -208,7 +208,7 @@ try {
   // Level-triggered, as a kubelet is: pods from a watch (started again when it ends) and, every
   // 2 s, from a list, so a watch that stalls holds nothing up. The list asks for running pods
   // only: the pods of finished jobs stay (until their UtilityJob's grace ends), and listing them
-  // all every 2 s made the API server's cost per job grow with the length of the run.
+  // all every 2 s cost the API server and the bench ~5 CPU-ms a job each (docs/benchmarks.md).
   const take = (pod: V1Pod) => {
     if (pod.status?.phase === 'Running' && !pod.metadata?.deletionTimestamp)
       void runPod(pod).catch((err: unknown) => say(`simulated runner: ${pod.metadata?.name}: ${String(err)}`))
