@@ -200,6 +200,16 @@ describe('console, end to end in Chromium', () => {
 
     const admin = people.admin.page
     adminKeyName = `billing-${Math.random().toString(36).slice(2, 6)}`
+    // The key list answers late, as on a busy gateway: the form, opened as soon as it can be,
+    // still offers the utilities the list carries.
+    await admin.route(
+      '**/console/api/keys',
+      async (route) => {
+        if (route.request().method() === 'GET') await new Promise((r) => setTimeout(r, 2_000))
+        await route.fallback()
+      },
+      { times: 1 },
+    )
     await admin.goto('/console/keys')
     await admin.getByRole('button', { name: 'Create key' }).first().click()
     await admin.getByLabel('Name').fill(adminKeyName)

@@ -21,7 +21,9 @@ export async function keysPage(p: Page): Promise<void> {
   title('API keys')
   const status = h('div', { 'aria-live': 'polite' })
   const body = h('div', {}, loading('API keys'))
-  const createButton = h('button', { type: 'button', class: 'button' }, 'Create key')
+  // The form offers the utilities and defaults the key list carries: enabled once it has loaded
+  // (a click before would open a form with no utilities to choose).
+  const createButton = h('button', { type: 'button', class: 'button', disabled: true }, 'Create key')
   replace(
     p.main,
     h(
@@ -48,6 +50,7 @@ export async function keysPage(p: Page): Promise<void> {
   const load = async () => {
     try {
       list = await call<KeyList>('GET', '/keys')
+      createButton.disabled = false
     } catch (err) {
       replace(
         body,
