@@ -17,7 +17,7 @@
 #                (test/node/, docs/adr/0015); skipped with the reason printed where the host cannot
 #   beside them:
 #   integration  vitest --project integration test/integration, on the real local platform
-#                (after the images)
+#                (from the start; its images test waits for the images phase)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,13 +63,18 @@ images/docker-engine.sh run bash -c '
   source test/phase.sh
   # Two lines side by side: the images, lint, unit, the fault tests and the real-node tier (each
   # of the last two on a platform of its own: ports and state directory) in one; the integration
-  # tests, on the local platform, in the other, once the images are built. At most two platforms
-  # run at once. The first line prints its output when both are done.
-  rm -f .test-results.images-done
+  # tests, on the local platform, in the other, from the start: the one file that runs the images
+  # (test/integration/images.test.ts) waits for the images phase to write its outcome into
+  # DUTIL_IMAGES_DONE_FILE. At most two platforms run at once. The first line prints its output
+  # when both are done.
+  export DUTIL_IMAGES_DONE_FILE=$PWD/.test-results.images-done
+  rm -f "$DUTIL_IMAGES_DONE_FILE"
   (
     rc=0
-    phase images images/build-images.sh || echo "[images] build failed: the image tests will fail" >&2
-    touch .test-results.images-done
+    if phase images images/build-images.sh; then echo ok >"$DUTIL_IMAGES_DONE_FILE"; else
+      echo "[images] build failed: the image tests will fail" >&2
+      echo failed >"$DUTIL_IMAGES_DONE_FILE"
+    fi
     phase lint npm run --silent lint || rc=1
     phase unit node_modules/.bin/vitest run --project unit --reporter=default --reporter=json --outputFile.json=.test-results.unit.json || rc=1
     # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs (make test-faults: 200),
@@ -81,7 +86,6 @@ images/docker-engine.sh run bash -c '
     exit $rc
   ) >.test-results.side.log 2>&1 &
   side=$!
-  while [ ! -f .test-results.images-done ] && kill -0 $side 2>/dev/null; do sleep 1; done
   phase integration node_modules/.bin/vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
   wait $side

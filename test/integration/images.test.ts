@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
@@ -35,6 +35,8 @@ import { createKey, kubeConfig } from './helpers/keys.js'
  * chart sets: read-only root file system, uid 10001, no capabilities, no privilege escalation.
  */
 const docker = process.env.DOCKER ?? 'docker'
+/** How long the images phase may take (a cold build from an empty layer cache takes ~3 minutes). */
+const IMAGES_WAIT_MS = 20 * 60_000
 const registry = process.env.DUTIL_IMAGE_REGISTRY ?? 'ghcr.io/dutil'
 const tag = process.env.DUTIL_IMAGE_TAG ?? JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version
 const image = (name: string) => `${registry}/${name}:${tag}`
@@ -56,10 +58,16 @@ function dockerRun(args: string[], input?: string) {
 const inspect = (ref: string) => JSON.parse(execFileSync(docker, ['image', 'inspect', ref], { encoding: 'utf8' }))[0]
 const imageExists = (ref: string) => spawnSync(docker, ['image', 'inspect', ref]).status === 0
 
-beforeAll(() => {
+beforeAll(async () => {
   if (!process.env.DOCKER_HOST)
     throw new Error('no Docker engine: run the tests with `make test` (images/docker-engine.sh provides one)')
-})
+  // make test builds the images beside the integration tests and writes the outcome here.
+  const done = process.env.DUTIL_IMAGES_DONE_FILE
+  if (done) {
+    await until(`the images phase (${done})`, async () => existsSync(done), IMAGES_WAIT_MS, 1_000)
+    expect(readFileSync(done, 'utf8').trim(), 'the images phase failed: see its log').toBe('ok')
+  }
+}, IMAGES_WAIT_MS + 10_000)
 
 describe('images', () => {
   const programs = ['dutil-gateway', 'dutil-operator', 'dutil-runner-split-pdf']
