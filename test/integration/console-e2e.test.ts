@@ -469,7 +469,7 @@ describe('console, end to end in Chromium', () => {
         },
         { path, body },
       )
-    // The same session 10 minutes on (a session taken from its owner, say): no first password.
+    // The same sign-in cookie 10 minutes on (one taken from its owner, say): no first password.
     const cookie = (await ctx.cookies()).find((c) => c.name.endsWith('dutil_session'))!
     const redis = new Redis(inject('redisUrl'))
     const key = `console:session:${createHash('sha256').update(cookie.value).digest('hex')}`
