@@ -7,7 +7,8 @@ import { MAX_INPUT_BYTES } from '../contract/runner-protocol.js'
 import { apiStatus } from '../platform/kube.js'
 import { readJsonObject, writeJsonObject } from '../platform/storage-client.js'
 import { assertStorageInputsReadable } from './storage-inputs.js'
-import { ApiError } from './api-error.js'
+import { ApiError, invalid } from './api-error.js'
+import { GrantRefused, storageGrant } from '../contract/storage-grant.js'
 import { utilityJobResource } from './utility-job.js'
 import type { JobRecords } from './job-records.js'
 import type { JobReader } from './job-reader.js'
@@ -34,6 +35,7 @@ export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'e
  * the row, so no job is ever left queued without one.
  */
 export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: unknown): Promise<Accepted> {
+  assertGrantable(uj, d.bucket)
   const accepted = await d.records.accept(uj, async () => {
     try {
       await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, input)
@@ -80,6 +82,21 @@ export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: un
   }
   d.metrics.jobsCreated.inc({ utility: uj.spec.utility, mode: uj.spec.mode })
   return { kind: 'created', job: created }
+}
+
+/**
+ * The runner's storage grant is decided here, before anything is stored: one that storage would
+ * refuse is a 400, never a job that waits for a grant that cannot come (contract/storage-grant.ts).
+ */
+function assertGrantable(uj: UtilityJobResource, bucket: string): void {
+  try {
+    storageGrant(uj.spec, bucket)
+  } catch (err) {
+    if (!(err instanceof GrantRefused)) throw err
+    throw invalid(`The job's s3:// inputs cannot be granted to its runner: ${err.message}`, [
+      { path: 'input', message: err.message },
+    ])
+  }
 }
 
 /** The API server did not answer, or answered that it cannot right now: worth another try. */

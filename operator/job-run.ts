@@ -11,7 +11,7 @@ import { desiredJob, jobNameFor, type RunnerSettings } from './desired-job.js'
 import { firstPodStart, observeJob } from './observe-job.js'
 import { readResultManifest } from './result-manifest.js'
 import type { RunBackend, RunObservation, RunStart } from './run-backend.js'
-import type { IssueCredentials } from './runner-credentials.js'
+import { credentialsOrRefusal, type IssueCredentials } from './runner-credentials.js'
 
 /**
  * The pauses between reads of a young job's result manifest, from its first pass with a batch Job
@@ -197,7 +197,8 @@ export class JobRun implements RunBackend {
     this.d.fence?.()
     const made = await inSpan('create batch Job', { attributes: jobAttributes(uj.spec) }, async (span) => {
       const asked = performance.now()
-      const credentials = await this.d.issueCredentials(uj, utility)
+      const credentials = await credentialsOrRefusal(this.d.issueCredentials, uj, utility)
+      if ('refused' in credentials) return credentials
       const credentialsMs = Math.round(performance.now() - asked)
       const body = desiredJob(uj, utility, this.d.runner, credentials)
       span.setAttribute('dutil.job.deadline_seconds', body.spec!.activeDeadlineSeconds!)
@@ -215,6 +216,10 @@ export class JobRun implements RunBackend {
       }
     })
     if (!made) return { kind: 'wait' }
+    if ('refused' in made) {
+      log.warn({ err: made.refused.message }, 'storage grant refused: the job fails')
+      return { kind: 'refused', error: made.refused }
+    }
     const { created, body } = made
     const jobName = body.metadata!.name!
     return {

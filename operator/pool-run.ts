@@ -9,7 +9,7 @@ import { inSpan, jobAttributes } from '../platform/tracing.js'
 import { tenantOf } from './admission.js'
 import { poolPodEnded, tenantHash } from './pool-pod.js'
 import type { RunBackend, RunObservation, RunStart } from './run-backend.js'
-import type { IssueCredentials } from './runner-credentials.js'
+import { credentialsOrRefusal, type IssueCredentials } from './runner-credentials.js'
 import type { RunnerPools } from './runner-pools.js'
 
 /** How soon a pooled job looks again for an idle pool pod (or at a pod that did not answer). */
@@ -132,7 +132,8 @@ export class PoolRun implements RunBackend {
     const podName = pod.metadata!.name!
     this.d.fence?.()
     const answer = await inSpan('hand to pool pod', { attributes: jobAttributes(uj.spec) }, async () => {
-      const credentials = await this.d.issueCredentials(uj, utility)
+      const credentials = await credentialsOrRefusal(this.d.issueCredentials, uj, utility)
+      if ('refused' in credentials) return credentials
       return pools.client.assign(pod, {
         jobId: uj.spec.jobId,
         utility: utility.slug,
@@ -142,6 +143,12 @@ export class PoolRun implements RunBackend {
         credentials,
       })
     })
+    if (typeof answer === 'object') {
+      // Never handed anything: the pod is free for the tenant's next job at once.
+      pools.handBack(uj.metadata.name, pod)
+      log.warn({ pod: podName, err: answer.refused.message }, 'storage grant refused: the job fails')
+      return { kind: 'refused', error: answer.refused }
+    }
     if (answer !== 'taken') {
       log.warn({ pod: podName, answer }, 'pool pod did not take the job; trying another')
       // A retiring pod takes no job again: it goes now rather than when it exits.

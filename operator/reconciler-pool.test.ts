@@ -12,6 +12,8 @@ import {
   type PoolAssignment,
   type PoolJobState,
 } from '../contract/runner-protocol.js'
+import { GrantRefused } from '../contract/storage-grant.js'
+import type { IssueCredentials } from './runner-credentials.js'
 import { outputKey } from '../contract/storage-keys.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 import type { AssignAnswer, PoolClient } from './pool-client.js'
@@ -85,6 +87,7 @@ function world(
     progress?: unknown
     /** The pod's answer to a long poll (a state request that waits for the job's end); else `state`. */
     longPoll?: Promise<PoolJobState | 'unknown' | 'unreachable'>
+    issueCredentials?: IssueCredentials
   } = {},
 ) {
   const writes: string[] = []
@@ -184,7 +187,8 @@ function world(
     } as unknown as CustomObjectsApi,
     storage,
     admission: { mayStart: () => true, schedule: () => {}, wasHeld: () => false },
-    issueCredentials: async () => ({ accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't', expiresAt: '' }),
+    issueCredentials:
+      o.issueCredentials ?? (async () => ({ accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't', expiresAt: '' })),
     bucket: 'dutil',
     runner: settings,
     log: pino({ level: 'silent' }),
@@ -294,6 +298,24 @@ describe('a job of a pooled utility', () => {
     await retired.reconciler.reconcile(uj.metadata.name)
     expect(retired.writes).toEqual(['assign dutil-pool-html-pdf-0', 'delete pod dutil-pool-html-pdf-0'])
     expect(retired.statuses).toEqual([])
+  })
+
+  it('fails storage_error when storage refuses its grant, and its pod, handed nothing, takes the next job at once', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    const next = utilityJob({ state: 'queued' }, 'job-01m8nxt0')
+    const w = world(uj, {
+      others: [next],
+      issueCredentials: async (job) => {
+        if (job.metadata.name === uj.metadata.name)
+          throw new GrantRefused("Storage refused the job's access grant (AccessDenied).")
+        return { accessKey: 'ASIATEMP', secretKey: 's', sessionToken: 't', expiresAt: '' }
+      },
+    })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'status failed'])
+    expect(w.statuses[0].status).toMatchObject({ state: 'failed', error: { code: 'storage_error' } })
+    await w.reconciler.reconcile(next.metadata.name)
+    expect(w.writes.slice(2)).toEqual(['assign dutil-pool-html-pdf-0', 'status running'])
   })
 
   it('succeeds from its checked manifest once its pod says so, and frees the pod', async () => {

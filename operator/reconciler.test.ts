@@ -11,6 +11,8 @@ import {
   resultObjectKey,
 } from '../contract/runner-protocol.js'
 import { outputKey } from '../contract/storage-keys.js'
+import { GrantRefused } from '../contract/storage-grant.js'
+import type { IssueCredentials } from './runner-credentials.js'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { jobNameFor } from './desired-job.js'
 import { EARLY_RESULT_READS_MS, RUNNING_RESULT_READS_MS } from './job-run.js'
@@ -62,6 +64,7 @@ function world(opts: {
   revokedKeys?: string[]
   /** Jobs of the utility wait for a slot. */
   waiting?: boolean
+  issueCredentials?: IssueCredentials
 }) {
   const writes: string[] = []
   const utilityJobs = new Map([[opts.uj.metadata.name, opts.uj]])
@@ -114,12 +117,14 @@ function world(opts: {
       wasHeld: () => opts.held ?? false,
       hasWaiting: () => opts.waiting ?? false,
     },
-    issueCredentials: async () => ({
-      accessKey: 'ASIATEMP',
-      secretKey: 's',
-      sessionToken: 't',
-      expiresAt: '2026-11-24T10:30:00.000Z',
-    }),
+    issueCredentials:
+      opts.issueCredentials ??
+      (async () => ({
+        accessKey: 'ASIATEMP',
+        secretKey: 's',
+        sessionToken: 't',
+        expiresAt: '2026-11-24T10:30:00.000Z',
+      })),
     bucket: 'dutil',
     runner: settings,
     log: pino({ level: 'silent' }),
@@ -226,6 +231,34 @@ describe('the reconciler pass', () => {
     // The cache still holds resourceVersion 10: a pass now would act on a stale view.
     await w.reconciler.reconcile(uj.metadata.name)
     expect(w.writes.length).toBe(before)
+  })
+
+  it('fails a job whose storage grant is refused as storage_error, with no Job, so its slot is free', async () => {
+    const uj = utilityJob({}, { state: 'queued' } as UtilityJobResource['status'])
+    const w = world({
+      uj,
+      issueCredentials: async () => {
+        throw new GrantRefused("Storage refused the job's access grant (MalformedPolicyDocument).")
+      },
+    })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.created).toEqual([])
+    expect(w.statuses.at(-1)!.status).toMatchObject({
+      state: 'failed',
+      error: { code: 'storage_error', message: expect.stringContaining('MalformedPolicyDocument') },
+    })
+  })
+
+  it('asks again for a grant storage could not be reached for: no status, the pass fails and is retried', async () => {
+    const uj = utilityJob({}, { state: 'queued' } as UtilityJobResource['status'])
+    const w = world({
+      uj,
+      issueCredentials: async () => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:9000')
+      },
+    })
+    await expect(w.reconciler.reconcile(uj.metadata.name)).rejects.toThrow('ECONNREFUSED')
+    expect(w.statuses).toEqual([])
   })
 
   it('leaves a job above its utility limit queued: no Job, no status write, admission scheduled', async () => {

@@ -280,8 +280,11 @@ export class UtilityJobReconciler {
       // The pool had no room for the job's tenant: it runs as a batch Job of its own.
       this.asBatchJob.add(uj.metadata.name)
       log.info('pool full of other tenants: job runs as a batch Job')
-      started = await this.jobRun.start(uj, utility, deadline, log)
+      run = this.jobRun
+      started = await run.start(uj, utility, deadline, log)
     }
+    // A job that can never start fails now, and its slot (and any pool pod) is free for others.
+    if (started.kind === 'refused') return this.finish(uj, failedStatus(uj, started.error, null, this.now()), run, log)
     if (started.kind !== 'started') return earliest(started.kind === 'wait' ? started.recheckInMs : undefined)
     admissionWaitSpan(uj, admittedAt)
     this.d.events?.record(uj, started.event)

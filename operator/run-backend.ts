@@ -48,6 +48,8 @@ export type RunStart =
   | { kind: 'wait'; recheckInMs?: number }
   /** Not here: the job runs as a batch Job of its own instead (a pool full of pods other tenants use). */
   | { kind: 'job' }
+  /** It can never start (storage refused its grant): the job fails with `error`, and frees what it held. */
+  | { kind: 'refused'; error: JobError }
 
 /**
  * Where a job runs: a batch Job of its own (job mode, operator/job-run.ts) or a warm pool pod

@@ -1,14 +1,7 @@
 import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs'
-import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import {
-  inputObjectKey,
-  progressObjectKey,
-  resultObjectKey,
-  type RunnerCredentials,
-} from '../contract/runner-protocol.js'
-import { outputKeyOwner } from '../contract/storage-inputs.js'
-import { outputKey } from '../contract/storage-keys.js'
-import { parseTime } from '../contract/time.js'
+import type { JobError, UtilityJobResource } from '../contract/crd-schemas.js'
+import type { RunnerCredentials } from '../contract/runner-protocol.js'
+import { GrantRefused, storageGrant } from '../contract/storage-grant.js'
 import type { UtilityDefinition } from '../contract/utility.js'
 import { deadlineSeconds } from './desired-job.js'
 
@@ -17,77 +10,6 @@ const GRACE_SECONDS = 600
 /** STS bounds on a session's length (AWS and MinIO: 15 minutes to 12 hours). */
 const MIN_SESSION_SECONDS = 900
 const MAX_SESSION_SECONDS = 43_200
-
-export interface PolicyDocument {
-  Version: '2012-10-17'
-  Statement: Array<{ Effect: 'Allow'; Action: string[]; Resource: string[] }>
-}
-
-/** Glob characters in an IAM resource ARN: an object key containing them must not widen the grant. */
-const hasWildcard = (key: string) => /[*?$]/.test(key)
-
-/** Storage services cap a session policy's size (AWS STS and MinIO: 2,048 characters of JSON). */
-export const MAX_SESSION_POLICY_CHARS = 2048
-
-/**
- * What the runner reads of its s3:// inputs: one input of a source job by its key; two or more
- * by that job's output prefix, so that a merge of many pages of one earlier job stays within
- * the policy's size (the gateway checked that the caller's key owns every source job, and so
- * every file under its prefix). Keys that are not job outputs stay exact.
- */
-function storageReads(keys: readonly string[]): string[] {
-  const byJob = new Map<string, string[]>()
-  const exact: string[] = []
-  for (const key of keys) {
-    const owner = outputKeyOwner(key)
-    if (!owner) exact.push(key)
-    else {
-      const prefix = `${owner.utility}/${owner.day}/${owner.jobId}/`
-      byJob.set(prefix, [...(byJob.get(prefix) ?? []), key])
-    }
-  }
-  const reads = [...exact]
-  for (const [prefix, ofJob] of byJob) reads.push(...(new Set(ofJob).size > 1 ? [`${prefix}*`] : [ofJob[0]]))
-  return reads
-}
-
-/**
- * What one job's runner may do in storage, as an IAM session policy (pure). Read: its input
- * record and the s3:// inputs the gateway checked it may chain from. Write (and abort a
- * multipart upload or remove a partial output): objects under its own output prefix, and its
- * result manifest. No listing, no other object: a compromised runner reaches its own job and
- * its own key's source jobs only.
- */
-export function runnerPolicy(uj: UtilityJobResource, utility: UtilityDefinition, bucket: string): PolicyDocument {
-  const jobId = uj.spec.jobId
-  const prefix = outputKey(utility.slug, parseTime(uj.spec.createdAt)!, jobId, '')
-  const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
-  const inputs = uj.spec.storageInputKeys ?? []
-  const unsafeInput = inputs.find(hasWildcard)
-  if (unsafeInput)
-    throw new Error(
-      `refusing to grant storage access to a key with wildcard characters: ${JSON.stringify(unsafeInput)}`,
-    )
-  const sourceReads = storageReads(inputs)
-  const reads = [inputObjectKey(jobId), ...sourceReads]
-  const unsafe = [prefix, inputObjectKey(jobId)].find(hasWildcard)
-  if (unsafe)
-    throw new Error(`refusing to grant storage access to a key with wildcard characters: ${JSON.stringify(unsafe)}`)
-  return {
-    Version: '2012-10-17',
-    Statement: [
-      { Effect: 'Allow', Action: ['s3:GetObject'], Resource: reads.map(arn) },
-      {
-        Effect: 'Allow',
-        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
-        Resource: [arn(`${prefix}*`)],
-      },
-      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [arn(resultObjectKey(jobId))] },
-      // Its progress report: rewritten as it goes, deleted if the run fails.
-      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: [arn(progressObjectKey(jobId))] },
-    ],
-  }
-}
 
 /** How long the job's credentials live: its deadline plus grace, within STS bounds. */
 export function sessionSeconds(uj: UtilityJobResource, utility: UtilityDefinition): number {
@@ -113,21 +35,79 @@ export type IssueCredentials = (uj: UtilityJobResource, utility: UtilityDefiniti
  */
 export function stsCredentialIssuer(sts: StsSettings, bucket: string): IssueCredentials {
   return async (uj, utility) => {
+    // The grant the gateway checked at accept, for the job as it is in the cluster (one made
+    // with kubectl is checked here first): GrantRefused fails the job.
+    const policy = JSON.stringify(storageGrant(uj.spec, bucket))
     const provider = new AssumeRoleProvider({
       stsEndpoint: sts.endpoint,
       accessKey: sts.accessKey,
       secretKey: sts.secretKey,
       region: sts.region,
       durationSeconds: sessionSeconds(uj, utility),
-      policy: JSON.stringify(runnerPolicy(uj, utility, bucket)),
+      policy,
       ...(sts.roleArn ? { roleArn: sts.roleArn, roleSessionName: uj.metadata.name.slice(0, 64) } : {}),
     })
-    const c = await provider.getCredentials()
+    let c: Awaited<ReturnType<AssumeRoleProvider['getCredentials']>>
+    try {
+      c = await provider.getCredentials()
+    } catch (err) {
+      const code = stsRefusalCode(err)
+      if (code) throw new GrantRefused(`Storage refused the job's access grant (${code}).`)
+      throw err
+    }
     return {
       accessKey: c.accessKey,
       secretKey: c.secretKey,
       sessionToken: c.sessionToken ?? '',
       expiresAt: new Date(Date.now() + sessionSeconds(uj, utility) * 1000).toISOString(),
+    }
+  }
+}
+
+/** STS answers that say "not now" rather than "no": the grant is asked for again. */
+const TRANSIENT_STS_CODES = new Set([
+  'InternalError',
+  'ServiceUnavailable',
+  'SlowDown',
+  'Throttling',
+  'RequestTimeout',
+  'RequestLimitExceeded',
+])
+
+/**
+ * The error code of an STS answer that refused the grant (a malformed or oversized policy, access
+ * denied), or null for anything worth another try: no answer at all, or a transient one. The
+ * MinIO client wraps the parsed answer as the cause of its error's cause.
+ */
+export function stsRefusalCode(err: unknown): string | null {
+  let e: unknown = err
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
+    const answer = (e as { ErrorResponse?: { Error?: { Code?: unknown } } }).ErrorResponse
+    if (answer) {
+      const code = typeof answer.Error?.Code === 'string' ? answer.Error.Code : 'Unknown'
+      return TRANSIENT_STS_CODES.has(code) ? null : code
+    }
+    e = (e as { cause?: unknown }).cause
+  }
+  return null
+}
+
+/**
+ * The job's credentials, or the failure that a refused grant is: storage will never issue it, so
+ * the job fails now (`storage_error`) instead of holding its run slot (and a pool pod) while
+ * every pass asks again. Anything else (storage unreachable) throws: the pass is retried.
+ */
+export async function credentialsOrRefusal(
+  issue: IssueCredentials,
+  uj: UtilityJobResource,
+  utility: UtilityDefinition,
+): Promise<RunnerCredentials | { refused: JobError }> {
+  try {
+    return await issue(uj, utility)
+  } catch (err) {
+    if (!(err instanceof GrantRefused)) throw err
+    return {
+      refused: { code: 'storage_error', message: `This job's storage access cannot be granted: ${err.message}` },
     }
   }
 }

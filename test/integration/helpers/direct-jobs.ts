@@ -18,16 +18,20 @@ import { kubeConfig } from './keys.js'
 const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural }
 
 /**
- * Creates a split-pdf UtilityJob straight through the Kubernetes API, the way the gateway
+ * Creates a UtilityJob (split-pdf unless said) straight through the Kubernetes API, the way the gateway
  * does, for cases the public API refuses on purpose (a sync job with a callbackUrl, a
  * destination the gateway would turn away): the operator must not rely on the gateway.
  */
 export async function createJobDirectly(opts: {
   keyId: string
   mode: 'sync' | 'async'
-  callbackUrl: string
+  callbackUrl?: string
   inputUrl: string
+  utility?: string
+  /** The s3:// inputs the grant names (the gateway's checks bypassed). */
+  storageInputKeys?: string[]
 }): Promise<UtilityJobResource> {
+  const utility = opts.utility ?? 'split-pdf'
   const now = Date.now()
   const jobId = newId('job', now)
   const storage = inject('storage')
@@ -40,19 +44,20 @@ export async function createJobDirectly(opts: {
       labels: {
         [LABELS.managedBy]: MANAGED_BY,
         [LABELS.apiKey]: objectNameOf(opts.keyId),
-        [LABELS.utility]: 'split-pdf',
+        [LABELS.utility]: utility,
       },
     },
     spec: {
       jobId,
-      utility: 'split-pdf',
+      utility,
       mode: opts.mode,
       apiKeyId: opts.keyId,
       apiKeyName: 'direct',
       createdAt: isoMs(now),
       inputKey: inputObjectKey(jobId),
       metadata: null,
-      callbackUrl: opts.callbackUrl,
+      ...(opts.callbackUrl ? { callbackUrl: opts.callbackUrl } : {}),
+      ...(opts.storageInputKeys ? { storageInputKeys: opts.storageInputKeys } : {}),
     },
   }
   return (await kubeConfig()

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import { MERGE_PDF_LIMITS } from '../runners/merge-pdf/limits.js'
+import { GrantRefused, MAX_SESSION_POLICY_CHARS, storageGrant, type GrantedJob } from './storage-grant.js'
+
+const job = (storageInputKeys?: string[]): GrantedJob => ({
+  jobId: 'job_01M8ABCDEFGHJKMNPQRSTVWXYZ',
+  utility: 'merge-pdf',
+  createdAt: '2026-11-22T10:00:00.000Z',
+  ...(storageInputKeys ? { storageInputKeys } : {}),
+})
+const source = (i: number, utility = 'unzip-files') =>
+  `${utility}/2026-11-21/job_01M8ZZZZZZZZZZZZZZZZZZZ${String(i).padStart(3, '0')}/`
+
+describe('storageGrant', () => {
+  it("reads its input and its source jobs' prefixes, writes its own prefix, manifest and progress report, nothing else", () => {
+    const policy = storageGrant(job([`${source(1, 'zip-files')}files.zip`]), 'dutil')
+    expect(policy.Statement).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['s3:GetObject'],
+        Resource: [
+          'arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json',
+          `arn:aws:s3:::dutil/${source(1, 'zip-files')}*`,
+        ],
+      },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
+        Resource: ['arn:aws:s3:::dutil/merge-pdf/2026-11-22/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/*'],
+      },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject'],
+        Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/result.json'],
+      },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:DeleteObject'],
+        Resource: ['arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/progress.json'],
+      },
+    ])
+    // No listing, no bucket-level action, no wildcard outside a job's own prefix.
+    expect(JSON.stringify(policy)).not.toMatch(/ListBucket|s3:\*|:::dutil\/\*|:::dutil"/)
+  })
+
+  it('never takes a file name into the grant: names with glob characters or of any length read through their job', () => {
+    const keys = [
+      `${source(1)}~$budget.pdf`,
+      `${source(2)}a*b?.pdf`,
+      `${source(3)}${'n'.repeat(200)}.pdf`,
+      `${source(1)}x.pdf`,
+    ]
+    const reads = storageGrant(job(keys), 'dutil').Statement[0].Resource
+    expect(reads).toEqual([
+      'arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json',
+      ...[1, 2, 3].map((i) => `arn:aws:s3:::dutil/${source(i)}*`),
+    ])
+    expect(reads.join()).not.toMatch(/[$?]|\*b/)
+  })
+
+  it(`stays within the ${MAX_SESSION_POLICY_CHARS}-character cap with one long-named file from each of merge-pdf's most source jobs and a 48-character bucket`, () => {
+    const keys = Array.from(
+      { length: MERGE_PDF_LIMITS.maxStorageSourceJobs },
+      (_, i) => `${source(i)}${'x'.repeat(240)}.pdf`,
+    )
+    const policy = storageGrant(job(keys), 'b'.repeat(48))
+    expect(policy.Statement[0].Resource).toHaveLength(1 + MERGE_PDF_LIMITS.maxStorageSourceJobs)
+    expect(JSON.stringify(policy).length).toBeLessThanOrEqual(MAX_SESSION_POLICY_CHARS)
+  })
+
+  it('refuses a grant storage would refuse for its size, saying so', () => {
+    const keys = Array.from({ length: 30 }, (_, i) => `${source(i)}a.pdf`)
+    expect(() => storageGrant(job(keys), 'dutil')).toThrow(GrantRefused)
+    expect(() => storageGrant(job(keys), 'dutil')).toThrow(/30 source jobs would be \d+ characters, above the 2048/)
+  })
+
+  it('refuses a key that is no job output, and a glob in its own keys', () => {
+    expect(() => storageGrant(job(['_jobs/job_01M8ZZZZZZZZZZZZZZZZZZZZZZ/input.json']), 'dutil')).toThrow(
+      /is not an output file of a job/,
+    )
+    expect(() => storageGrant(job([source(1)]), 'dutil')).toThrow(GrantRefused)
+    expect(() => storageGrant({ ...job(), jobId: 'job_*' }, 'dutil')).toThrow(/glob character/)
+  })
+})

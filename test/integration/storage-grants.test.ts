@@ -1,0 +1,139 @@
+import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs'
+import { describe, expect, inject, it } from 'vitest'
+import type { UtilityJobResource } from '../../contract/crd-schemas.js'
+import { newId, objectNameOf } from '../../contract/ids.js'
+import { GrantRefused } from '../../contract/storage-grant.js'
+import { isoMs } from '../../contract/time.js'
+import { catalog } from '../../runners/catalog.js'
+import { stsCredentialIssuer, stsRefusalCode } from '../../operator/runner-credentials.js'
+import { until } from '../platform/wait-for.js'
+import { makePdf } from '../support/pdfs.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
+import { api } from './helpers/api.js'
+import { createJobDirectly, readJob } from './helpers/direct-jobs.js'
+import { jobInputs } from './helpers/job-inputs.js'
+import { createKey } from './helpers/keys.js'
+
+/**
+ * A runner's storage grant (contract/storage-grant.ts) is decided when the job is accepted and
+ * never holds a run slot it cannot use: attacks that parked jobs in `admitted` for good, each
+ * performed as a tenant would against the real platform.
+ */
+const inputs = jobInputs()
+const { files } = inputs
+const s3Url = (key: string) => `s3://${inject('storage').bucket}/${key.split('/').map(encodeURIComponent).join('/')}`
+
+/** An unzip job's stored outputs: `names` inside one archive, each a one-page PDF. */
+async function unzipped(key: string, names: string[]): Promise<Array<{ key: string; name: string }>> {
+  const pdf = await makePdf(1)
+  const zip = writeZip(names.map((n) => fileEntry(n, pdf)))
+  const res = await api('POST', '/v1/utilities/unzip-files', {
+    key,
+    body: { input: { url: files.add(`${names.length}-${Date.now()}.zip`, zip, 'application/zip') } },
+  })
+  expect(res.status).toBe(200)
+  return res.body.result.files
+}
+
+describe('s3:// inputs whose names would widen or outgrow a grant', () => {
+  it('runs split-pdf on outputs named with glob characters (~$budget.pdf, a*b?.pdf) of an earlier job', async () => {
+    const outputs = await unzipped(inputs.key, ['~$budget.pdf', 'a*b?.pdf'])
+    for (const out of outputs) {
+      const res = await api('POST', '/v1/utilities/split-pdf', {
+        key: inputs.key,
+        body: { input: { url: s3Url(out.key) } },
+      })
+      expect(res.body).toMatchObject({ status: 'succeeded', result: { pageCount: 1 } })
+    }
+  })
+
+  it('merges one 102-character-named output from each of ten earlier jobs', async () => {
+    const outputs = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        unzipped(inputs.key, [`${String(i).padStart(2, '0')}${'n'.repeat(96)}.pdf`]),
+      ),
+    )
+    expect(outputs.flat()[0].name).toHaveLength(102)
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: { input: { files: outputs.flat().map((o) => ({ url: s3Url(o.key) })) } },
+    })
+    expect(res.body).toMatchObject({ status: 'succeeded', result: { pageCount: 10 } })
+  })
+})
+
+describe('a grant storage refuses', () => {
+  it('fails the job as storage_error at once, so jobs that cannot start never hold the run slots of others', async () => {
+    const { id: keyId } = await createKey({ name: 'grant-refused' })
+    // A UtilityJob made around the gateway, naming more than its utility's slots can run at once.
+    const slots = catalog.get('split-pdf')!.runner.concurrency
+    const parked = await Promise.all(
+      Array.from({ length: slots + 1 }, () =>
+        createJobDirectly({
+          keyId,
+          mode: 'async',
+          inputUrl: files.add('x.pdf', Buffer.from('%PDF-1.4')),
+          storageInputKeys: ['_jobs/*/input.json'],
+        }),
+      ),
+    )
+    for (const uj of parked) {
+      const failed = await until(`${uj.spec.jobId} failed`, async () => {
+        const s = (await readJob(uj.metadata.name)).status
+        return s?.state === 'failed' ? s : undefined
+      })
+      expect(failed.error).toMatchObject({ code: 'storage_error', message: expect.stringContaining('glob character') })
+      expect(failed.jobName).toBeUndefined()
+    }
+    // Every slot is free: a job of the same utility runs at once.
+    const after = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url: files.add('after.pdf', await makePdf(2)) } },
+    })
+    expect(after.body).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
+  })
+
+  it("tells storage's refusal of a grant from storage being away, as MinIO answers them", async () => {
+    const storage = inject('storage')
+    const oversized = new AssumeRoleProvider({
+      stsEndpoint: storage.endpoint,
+      accessKey: storage.accessKey,
+      secretKey: storage.secretKey,
+      region: storage.region,
+      durationSeconds: 900,
+      policy: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Effect: 'Allow',
+            Action: ['s3:GetObject'],
+            Resource: [`arn:aws:s3:::${storage.bucket}/${'x'.repeat(2100)}`],
+          },
+        ],
+      }),
+    })
+    const refusal = await oversized.getCredentials().then(
+      () => null,
+      (err: unknown) => err,
+    )
+    expect(stsRefusalCode(refusal)).toBeTruthy()
+
+    const jobId = newId('job')
+    const job = {
+      metadata: { name: objectNameOf(jobId) },
+      spec: { jobId, utility: 'split-pdf', mode: 'async', createdAt: isoMs(Date.now()) },
+    } as UtilityJobResource
+    const wrongSecret = stsCredentialIssuer(
+      { ...storage, endpoint: storage.endpoint, secretKey: 'not-the-secret' },
+      storage.bucket,
+    )
+    await expect(wrongSecret(job, catalog.get('split-pdf')!)).rejects.toBeInstanceOf(GrantRefused)
+    const away = stsCredentialIssuer({ ...storage, endpoint: 'http://127.0.0.1:1' }, storage.bucket)
+    const unreachable = await away(job, catalog.get('split-pdf')!).then(
+      () => null,
+      (err: unknown) => err,
+    )
+    expect(unreachable).toBeInstanceOf(Error)
+    expect(unreachable).not.toBeInstanceOf(GrantRefused)
+  })
+})
