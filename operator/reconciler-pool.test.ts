@@ -1,4 +1,12 @@
-import type { BatchV1Api, CoreV1Api, CustomObjectsApi, ObjectCache, V1Job, V1Pod } from '@kubernetes/client-node'
+import {
+  ApiException,
+  type BatchV1Api,
+  type CoreV1Api,
+  type CustomObjectsApi,
+  type ObjectCache,
+  type V1Job,
+  type V1Pod,
+} from '@kubernetes/client-node'
 import type { Client } from 'minio'
 import pino from 'pino'
 import { Readable } from 'node:stream'
@@ -65,6 +73,7 @@ const poolPod = (name: string, tenant?: string): V1Pod => ({
     name,
     namespace: NS,
     uid: `uid-${name}`,
+    resourceVersion: '5',
     annotations: { [POOL_SPEC_ANNOTATION]: HASH },
     labels: { [LABELS.pool]: 'html-pdf', ...(tenant ? { [LABELS.poolTenant]: tenant } : {}) },
   },
@@ -88,6 +97,8 @@ function world(
     /** The pod's answer to a long poll (a state request that waits for the job's end); else `state`. */
     longPoll?: Promise<PoolJobState | 'unknown' | 'unreachable'>
     issueCredentials?: IssueCredentials
+    /** Pods the API server holds bound to another tenant while the cache still shows them generic. */
+    boundMeanwhile?: Record<string, V1Pod>
   } = {},
 ) {
   const writes: string[] = []
@@ -122,7 +133,12 @@ function world(
     },
     patchNamespacedPod: async ({ name, body }: { name: string; body: V1Pod }) => {
       writes.push(`bind ${name}`)
-      const pod = pods.get(name)!
+      // The API server's pod: bound to another tenant meanwhile (a newer version than the cache's), or the cache's.
+      const pod = o.boundMeanwhile?.[name] ?? pods.get(name)!
+      const precondition = body.metadata!.resourceVersion
+      if (precondition !== undefined && precondition !== (pod.metadata!.resourceVersion ?? '5'))
+        throw new ApiException(409, 'the object has been modified', {}, {})
+      // Without a precondition a merge patch would overwrite another tenant's binding.
       pod.metadata!.labels = { ...pod.metadata!.labels, ...body.metadata!.labels }
       return pod
     },
@@ -316,6 +332,18 @@ describe('a job of a pooled utility', () => {
     expect(w.statuses[0].status).toMatchObject({ state: 'failed', error: { code: 'storage_error' } })
     await w.reconciler.reconcile(next.metadata.name)
     expect(w.writes.slice(2)).toEqual(['assign dutil-pool-html-pdf-0', 'status running'])
+  })
+
+  it('never takes a pod another leader bound to another tenant meanwhile: the bind is refused, nothing is handed', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    const other = tenantHash('key:someone-else')
+    const taken = poolPod('dutil-pool-html-pdf-0', other)
+    taken.metadata!.resourceVersion = '9'
+    const w = world(uj, { boundMeanwhile: { 'dutil-pool-html-pdf-0': taken } })
+    expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 200 })
+    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0'])
+    expect(w.assigned).toEqual([])
+    expect(taken.metadata!.labels![LABELS.poolTenant]).toBe(other)
   })
 
   it('succeeds from its checked manifest once its pod says so, and frees the pod', async () => {

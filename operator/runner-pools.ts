@@ -161,24 +161,44 @@ export class RunnerPools {
     this.handing.set(name, podName)
     this.lastUsed.set(podName, performance.now())
     if (choice.bind) {
+      let patched: V1Pod
       try {
         this.d.fence?.()
-        await this.d.core.patchNamespacedPod(
+        // Bound only if the pod is still as this process saw it (generic): the resourceVersion is
+        // a precondition, so a pod another leader bound (and handed a job) meanwhile is refused.
+        patched = await this.d.core.patchNamespacedPod(
           {
             name: podName,
             namespace: this.d.namespace,
-            body: { metadata: { labels: { [LABELS.poolTenant]: tenant } } },
+            body: {
+              metadata: {
+                resourceVersion: choice.pod.metadata?.resourceVersion,
+                labels: { [LABELS.poolTenant]: tenant },
+              },
+            },
           },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         )
-        this.bound.set(podName, tenant)
-        this.d.log.info({ pod: podName, utility: slug }, 'pool pod bound to a tenant')
-        this.schedule() // one generic pod fewer: the spare is made up
       } catch (err) {
         this.handing.delete(name)
-        if (apiStatus(err) === 404) return null // gone meanwhile
+        const status = apiStatus(err)
+        if (status === 404) return null // gone meanwhile
+        if (status === 409) {
+          this.d.log.warn({ pod: podName, utility: slug }, 'pool pod changed before its binding: not taken')
+          return null // the watch brings it as it is now; the job looks again
+        }
         throw err
       }
+      // Credentials go only to a pod whose binding to this tenant the API server confirmed.
+      if (patched.metadata?.labels?.[LABELS.poolTenant] !== tenant) {
+        this.handing.delete(name)
+        this.d.log.warn({ pod: podName, utility: slug }, 'pool pod bound to another tenant: not taken')
+        return null
+      }
+      this.bound.set(podName, tenant)
+      this.d.log.info({ pod: podName, utility: slug }, 'pool pod bound to a tenant')
+      this.schedule() // one generic pod fewer: the spare is made up
+      return patched
     }
     return this.d.pods.get(podName, this.d.namespace) ?? choice.pod
   }

@@ -1,11 +1,14 @@
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { conversionFailure, officeRequest } from './handler.js'
-import { Office, officeEnv } from './office.js'
+import { Office, officeEnv, type OfficeGuard } from './office.js'
+import { docxWithLinkedImage, odtWithLinkedImage } from '../../test/support/office-documents.js'
 import { countPdfPages } from './page-count.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -17,6 +20,11 @@ const fixture = (name: string) => {
 }
 /** The text of a PDF's first page (poppler's pdftotext). */
 const firstPageText = (pdf: string) => execFileSync('pdftotext', ['-f', '1', '-l', '1', pdf, '-'], { encoding: 'utf8' })
+/** A 1×1 PNG, what a linked image's server answers. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+  'base64',
+)
 const fonts = (pdf: string) => execFileSync('pdffonts', [pdf], { encoding: 'utf8' })
 
 describe('officeRequest and conversionFailure', () => {
@@ -130,4 +138,54 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('one LibreOffice converting one
       reason: 'office',
     })
   }, 60_000)
+})
+
+describe.skipIf(!existsSync('/usr/bin/soffice'))('content a document links to', () => {
+  /** A loopback server that counts what LibreOffice asks it for. */
+  let server: Server
+  const asked: string[] = []
+  let base = ''
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      asked.push(req.url ?? '')
+      res.writeHead(200, { 'Content-Type': 'image/png' }).end(PNG)
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  afterAll(() => new Promise<void>((r) => server.close(() => r())))
+
+  // With no guard LibreOffice fetches a linked picture; the update modes of links and of the load
+  // do not govern pictures (they hold linked sections, fields and sheets), so two guards that do
+  // stand between a picture and the network, each enough alone.
+  it.each([
+    [[], true],
+    [['links', 'load'], true],
+    [['referer'], false],
+    [['proxy'], false],
+  ] as Array<[OfficeGuard[], boolean]>)(
+    'a linked picture is fetched with the guards %j: %s',
+    async (guards, fetched) => {
+      const office = await Office.start(
+        mkdtempSync(join(work, 'profile-')),
+        `dutil-office-guards-${process.pid}-${guards.join('-')}`,
+        guards,
+      )
+      try {
+        for (const [ext, make] of [
+          ['docx', docxWithLinkedImage],
+          ['odt', odtWithLinkedImage],
+        ] as const) {
+          const beacon = `/beacon-${guards.join('-') || 'none'}.${ext}.png`
+          const input = join(work, `linked-${guards.join('-')}.${ext}`)
+          writeFileSync(input, make(`${base}${beacon}`))
+          const answer = await office.convert({ input, output: `${input}.pdf` })
+          expect(answer, ext).toMatchObject({ ok: true })
+          expect(asked.includes(beacon), ext).toBe(fetched)
+        }
+      } finally {
+        await office.stop()
+      }
+    },
+  )
 })

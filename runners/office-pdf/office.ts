@@ -10,6 +10,9 @@ import { allowedEnv } from '../common/child-env.js'
  * one per job; pool mode keeps one for the pod's tenant and starts it anew now and then.
  */
 
+/** What keeps LibreOffice from fetching linked content (office_convert.py): each is enough alone. */
+export type OfficeGuard = 'links' | 'referer' | 'load' | 'proxy'
+
 export const SOFFICE = process.env.DUTIL_SOFFICE_PATH || '/usr/bin/soffice'
 /** Debian's python3: its `uno` module is LibreOffice's (a python3 from elsewhere has none). */
 export const OFFICE_PYTHON = process.env.DUTIL_OFFICE_PYTHON || '/usr/bin/python3'
@@ -109,9 +112,14 @@ export class Office {
     })
   }
 
-  /** Starts LibreOffice with its profile in `profile` (an empty directory of its own); settles once it listens. */
-  static async start(profile: string, pipeName: string): Promise<Office> {
-    const child = spawn(OFFICE_PYTHON, [converterPath(), SOFFICE, profile, pipeName], {
+  /**
+   * Starts LibreOffice with its profile in `profile` (an empty directory of its own); settles once
+   * it listens. `guards` keeps fewer of the converter's guards against linked content: only the
+   * test that shows each alone holds passes it (office_convert.py).
+   */
+  static async start(profile: string, pipeName: string, guards?: OfficeGuard[]): Promise<Office> {
+    const args = [converterPath(), SOFFICE, profile, pipeName, ...(guards ? [`--guards=${guards.join(',')}`] : [])]
+    const child = spawn(OFFICE_PYTHON, args, {
       stdio: ['pipe', 'pipe', 'ignore'],
       env: officeEnv(profile),
       cwd: profile,

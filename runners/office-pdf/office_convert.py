@@ -24,17 +24,42 @@ import time
 import uno  # noqa: E402 (Debian's python3-uno)
 from com.sun.star.beans import PropertyValue
 
-# Settings of the profile (registrymodifications.xcu): macros never run, whatever the document
-# says; links to content outside the document are never followed or updated; no first-start
-# dialogs, no recovery, no update checks.
+# Three guards keep LibreOffice from fetching what a document links to (images, OLE links, fields,
+# linked sheets), each enough alone (runners/office-pdf/office.test.ts turns off the other two):
+# - "links": the profile's update modes say never. Writer's Update/Link is 0 never, 1 on request,
+#   2 always; Calc's is 0 always, 1 never, 2 on request (their own enums differ).
+# - "referer": links from a document loaded without a trusted referer are blocked.
+# - "load": every document is loaded with UpdateDocMode NO_UPDATE.
+# The converter takes `--guards=links,referer,load` (all of them when not given): only the test
+# that shows each guard alone holds names fewer.
+GUARDED = {
+    "links": [
+        ("/org.openoffice.Office.Writer/Content/Update", "Link", "int", ("0", "2")),
+        ("/org.openoffice.Office.Writer/Content/Update", "Field", "boolean", ("false", "true")),
+        ("/org.openoffice.Office.Calc/Content/Update", "Link", "int", ("1", "0")),
+    ],
+    "referer": [
+        ("/org.openoffice.Office.Common/Security/Scripting", "BlockUntrustedRefererLinks", "boolean", ("true", "false")),
+    ],
+    "proxy": [
+        ("/org.openoffice.Inet/Settings", "ooInetProxyType", "int", ("2", "0")),
+        ("/org.openoffice.Inet/Settings", "ooInetNoProxy", "string", ("", "")),
+        ("/org.openoffice.Inet/Settings", "ooInetHTTPProxyName", "string", ("127.0.0.1", "")),
+        ("/org.openoffice.Inet/Settings", "ooInetHTTPProxyPort", "int", ("9", "0")),
+        ("/org.openoffice.Inet/Settings", "ooInetHTTPSProxyName", "string", ("127.0.0.1", "")),
+        ("/org.openoffice.Inet/Settings", "ooInetHTTPSProxyPort", "int", ("9", "0")),
+        ("/org.openoffice.Inet/Settings", "ooInetFTPProxyName", "string", ("127.0.0.1", "")),
+        ("/org.openoffice.Inet/Settings", "ooInetFTPProxyPort", "int", ("9", "0")),
+    ],
+}
+GUARDS = ("links", "referer", "load", "proxy")
+
+# Settings of the profile (registrymodifications.xcu) besides the guards: macros never run,
+# whatever the document says; no first-start dialogs, no recovery, no update checks.
 SETTINGS = [
     ("/org.openoffice.Office.Common/Security/Scripting", "MacroSecurityLevel", "int", "3"),
     ("/org.openoffice.Office.Common/Security/Scripting", "DisableMacrosExecution", "boolean", "true"),
-    ("/org.openoffice.Office.Common/Security/Scripting", "BlockUntrustedRefererLinks", "boolean", "true"),
     ("/org.openoffice.Office.Common/Security/Scripting", "RemovePersonalInfoOnSaving", "boolean", "true"),
-    ("/org.openoffice.Office.Writer/Content/Update", "Link", "int", "2"),
-    ("/org.openoffice.Office.Writer/Content/Update", "Field", "boolean", "false"),
-    ("/org.openoffice.Office.Calc/Content/Update", "Link", "int", "2"),
     ("/org.openoffice.Office.Common/Misc", "FirstRun", "boolean", "false"),
     ("/org.openoffice.Office.Common/Misc", "UseDocumentSystemFileLocking", "boolean", "false"),
     ("/org.openoffice.Office.Recovery/AutoSave", "Enabled", "boolean", "false"),
@@ -50,9 +75,10 @@ EXPORT_FILTERS = {
     "drawing": "draw_pdf_Export",
 }
 
-# MacroExecutionMode NEVER_EXECUTE and UpdateDocMode NO_UPDATE (com.sun.star.document).
+# MacroExecutionMode NEVER_EXECUTE and UpdateDocMode NO_UPDATE, FULL_UPDATE (com.sun.star.document).
 NEVER_EXECUTE = 0
 NO_UPDATE = 0
+FULL_UPDATE = 3
 
 
 def prop(name, value):
@@ -62,12 +88,19 @@ def prop(name, value):
     return p
 
 
-def write_settings(profile):
+def profile_settings(guards):
+    settings = list(SETTINGS)
+    for guard, items in GUARDED.items():
+        settings += [(path, name, kind, values[0] if guard in guards else values[1]) for path, name, kind, values in items]
+    return settings
+
+
+def write_settings(profile, guards):
     user = os.path.join(profile, "user")
     os.makedirs(user, exist_ok=True)
     items = "".join(
         f'<item oor:path="{path}"><prop oor:name="{name}" oor:op="fuse"><value>{value}</value></prop></item>\n'
-        for path, name, _type, value in SETTINGS
+        for path, name, _type, value in profile_settings(guards)
     )
     with open(os.path.join(user, "registrymodifications.xcu"), "w", encoding="utf-8") as f:
         f.write(
@@ -84,8 +117,8 @@ def say(obj):
     sys.stdout.flush()
 
 
-def start_office(soffice, profile, pipe):
-    write_settings(profile)
+def start_office(soffice, profile, pipe, guards):
+    write_settings(profile, guards)
     office = subprocess.Popen(
         [
             soffice,
@@ -161,14 +194,14 @@ def is_password_error(err):
     return "Password" in text or "password" in text
 
 
-def convert(desktop, req):
+def convert(desktop, req, guards):
     started = time.monotonic()
     url = uno.systemPathToFileUrl(req["input"])
     load = (
         prop("Hidden", True),
         prop("ReadOnly", True),
         prop("MacroExecutionMode", NEVER_EXECUTE),
-        prop("UpdateDocMode", NO_UPDATE),
+        prop("UpdateDocMode", NO_UPDATE if "load" in guards else FULL_UPDATE),
         prop("RepairPackage", False),
         prop("Silent", True),
     )
@@ -201,8 +234,12 @@ def convert(desktop, req):
 
 def main():
     soffice, profile, pipe = sys.argv[1], sys.argv[2], sys.argv[3]
+    guards = set(GUARDS)
+    for arg in sys.argv[4:]:
+        if arg.startswith("--guards="):
+            guards = {g for g in arg[len("--guards="):].split(",") if g in GUARDS}
     started = time.monotonic()
-    office, desktop = start_office(soffice, profile, pipe)
+    office, desktop = start_office(soffice, profile, pipe, guards)
     say({"ready": True, "startMs": round((time.monotonic() - started) * 1000)})
     try:
         for line in sys.stdin:
@@ -211,7 +248,7 @@ def main():
                 break
             req = json.loads(line)
             try:
-                say(convert(desktop, req))
+                say(convert(desktop, req, guards))
             except Exception as err:  # noqa: BLE001 (the bridge or LibreOffice is gone)
                 say({"ok": False, "reason": "office", "message": type(err).__name__})
                 break
