@@ -104,4 +104,66 @@ describe('detectOffice', () => {
       expect(await detectOffice(docx(fileEntry('word/document.xml', real)))).toBe('docx')
     })
   })
+
+  describe('packages nested in a document (embedded objects) are held to the same limits, within its budget', () => {
+    const bomb = () =>
+      writeZip([
+        fileEntry('[Content_Types].xml', Buffer.from('<Types/>')),
+        fileEntry('xl/workbook.xml', Buffer.alloc(64 * 1024 ** 2, 0x20)),
+      ])
+    const docxHolding = (name: string, inner: Buffer) =>
+      writeZip([
+        fileEntry('[Content_Types].xml', Buffer.from('<Types/>')),
+        fileEntry('word/document.xml', Buffer.from('<w:document/>')),
+        // Stored as it is: the outer zip's own ratio check sees nothing to refuse.
+        fileEntry(name, inner, 0),
+      ])
+
+    it('an embedded workbook whose part expands more than a thousand times', async () => {
+      await expect(
+        detectOffice(docxHolding('word/embeddings/Microsoft_Excel_Worksheet.xlsx', bomb())),
+      ).rejects.toMatchObject({
+        code: 'upstream_rejected',
+        message: expect.stringContaining('its part xl/workbook.xml expands more than 1000 times'),
+      })
+    })
+
+    it('packages nested more than three deep, and a damaged embedded package', async () => {
+      const sheet = writeZip([fileEntry('xl/workbook.xml', Buffer.from('<workbook/>'))])
+      let nested = sheet
+      for (let i = 0; i < 3; i++) nested = docxHolding(`word/embeddings/level${i}.docx`, nested)
+      expect(await detectOffice(nested)).toBe('docx')
+      await expect(detectOffice(docxHolding('word/embeddings/level3.docx', nested))).rejects.toMatchObject({
+        message: expect.stringContaining('nests embedded packages more than 3 deep'),
+      })
+      await expect(
+        detectOffice(docxHolding('word/embeddings/broken.xlsx', sheet.subarray(0, 40))),
+      ).rejects.toMatchObject({
+        message: 'The document is refused: a package embedded in it is damaged.',
+      })
+    })
+
+    it("an OLE object's package in a legacy Word document", async () => {
+      const cfb = XLSX.CFB.utils.cfb_new()
+      XLSX.CFB.utils.cfb_add(cfb, 'WordDocument', Buffer.alloc(64))
+      XLSX.CFB.utils.cfb_add(cfb, 'Package', bomb())
+      const file = Buffer.from(XLSX.CFB.write(cfb, { type: 'buffer' }) as Buffer)
+      await expect(detectOffice(file)).rejects.toMatchObject({
+        message: expect.stringContaining('expands more than 1000 times'),
+      })
+    })
+
+    it('an RTF object (\\objdata) holding a package', async () => {
+      const ole1 = Buffer.concat([Buffer.from([1, 5, 0, 0, 2, 0, 0, 0, 8, 0, 0, 0]), Buffer.from('Package\0'), bomb()])
+      const rtf = (data: Buffer) =>
+        Buffer.from(
+          `{\\rtf1\\ansi {\\object\\objemb{\\*\\objclass Package}{\\*\\objdata ${data.toString('hex').replace(/(.{128})/g, '$1\n')}}}}`,
+        )
+      await expect(detectOffice(rtf(ole1))).rejects.toMatchObject({
+        message: expect.stringContaining('expands more than 1000 times'),
+      })
+      const harmless = Buffer.concat([ole1.subarray(0, 20), writeZip([fileEntry('a.xml', Buffer.from('<a/>'))])])
+      expect(await detectOffice(rtf(harmless))).toBe('rtf')
+    })
+  })
 })

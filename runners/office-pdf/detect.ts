@@ -13,6 +13,7 @@ export const ACCEPTED_FORMATS = 'docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt 
 
 const NOT_OFFICE = `The file is not an office document this utility converts (${ACCEPTED_FORMATS}).`
 export const DAMAGED_DOCUMENT = 'The document could not be opened: it is damaged, or protected by a password.'
+const DAMAGED_EMBEDDED = 'The document is refused: a package embedded in it is damaged.'
 const PASSWORD = 'The document is protected by a password; dutil converts only documents without one.'
 
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
@@ -49,10 +50,85 @@ const OOXML_PARTS: Array<[string, OfficeFormat]> = [
 
 export async function detectOffice(file: Buffer): Promise<OfficeFormat> {
   const head = file.subarray(0, 8)
-  if (head.equals(CFB_MAGIC)) return detectCompound(file)
+  if (head.equals(CFB_MAGIC)) {
+    const format = detectCompound(file)
+    await checkNested(file, newBudget(), 1)
+    return format
+  }
   if (head.subarray(0, 4).equals(ZIP_MAGIC)) return detectZip(file)
-  if (file.subarray(0, 5).toString('latin1') === '{\\rtf') return 'rtf'
+  if (file.subarray(0, 5).toString('latin1') === '{\\rtf') {
+    await checkRtfObjects(file, newBudget())
+    return 'rtf'
+  }
   throw rejected(NOT_OFFICE)
+}
+
+/**
+ * How much a document may still expand to: shared by its own parts and every package nested in
+ * it (an embedded spreadsheet, an OLE object's package), so nesting never multiplies the limit.
+ */
+interface Budget {
+  expanded: number
+}
+const newBudget = (): Budget => ({ expanded: 0 })
+
+/** Packages nest at most this deep (a document in an OLE object in a document …). */
+export const MAX_NESTING = 3
+/** A nested package is read into memory to be checked: at most the size of a whole document. */
+export const MAX_NESTED_BYTES = 100 * 1024 ** 2
+
+/** Whether `data` is a package LibreOffice may open when it renders an embedded object. */
+const isPackage = (data: Buffer) => data.subarray(0, 8).equals(CFB_MAGIC) || data.subarray(0, 4).equals(ZIP_MAGIC)
+
+/**
+ * A package nested in a document (an OLE object's Compound File, an embedded OOXML or OpenDocument
+ * zip) is held to the same limits as the document, within the document's own budget: its zip
+ * parts checked as the document's are, the package inside a Compound File's `Package` stream too.
+ */
+async function checkNested(data: Buffer, budget: Budget, depth: number): Promise<void> {
+  if (depth > MAX_NESTING) throw expansionRefused(`it nests embedded packages more than ${MAX_NESTING} deep`)
+  if (data.subarray(0, 4).equals(ZIP_MAGIC)) {
+    await zipParts(data, budget, depth).catch((err: unknown) => {
+      throw err instanceof Error && err.message === NOT_OFFICE ? rejected(DAMAGED_EMBEDDED) : err
+    })
+    return
+  }
+  if (!data.subarray(0, 8).equals(CFB_MAGIC)) return
+  let inner: Buffer | null
+  try {
+    inner = readCfbStream(data, 'Package')
+  } catch (err) {
+    if (err instanceof CfbError) throw rejected(DAMAGED_DOCUMENT)
+    throw err
+  }
+  if (inner) {
+    budget.expanded += inner.length
+    if (budget.expanded > MAX_EXPANDED_BYTES)
+      throw expansionRefused(`its parts expand to more than ${MAX_EXPANDED_BYTES / 1024 ** 3} GiB`)
+    await checkNested(inner, budget, depth + 1)
+  }
+}
+
+/**
+ * An RTF document's embedded objects (`\\objdata`, the OLE object as hex digits): each decoded,
+ * and a package in it checked like a nested one. The hex of one object is at most the document,
+ * so decoding stays within its size.
+ */
+async function checkRtfObjects(file: Buffer, budget: Budget): Promise<void> {
+  const text = file.toString('latin1')
+  const marker = /\\objdata\b/g
+  for (let m = marker.exec(text); m; m = marker.exec(text)) {
+    let end = m.index + m[0].length
+    while (end < text.length && text[end] !== '}') end++
+    const hex = text.slice(m.index + m[0].length, end).replace(/[^0-9a-fA-F]/g, '')
+    const data = Buffer.from(hex.length % 2 ? hex.slice(0, -1) : hex, 'hex')
+    // An OLE1 object: a header (version, format, class name, …), then its native data.
+    for (const magic of [CFB_MAGIC, ZIP_MAGIC]) {
+      const at = data.indexOf(magic)
+      if (at >= 0) await checkNested(data.subarray(at), budget, 1)
+    }
+    marker.lastIndex = end
+  }
 }
 
 /** A stream of the file's root storage, or null: a Compound File the reader cannot read is no office document. */
@@ -140,19 +216,21 @@ const expansionRefused = (why: string) =>
  * the size its directory entry declares (what LibreOffice will read), nor far past its compressed
  * size, and all of them stay within MAX_EXPANDED_BYTES.
  */
-async function zipParts(file: Buffer): Promise<Set<string>> {
+async function zipParts(file: Buffer, budget: Budget = newBudget(), depth = 0): Promise<Set<string>> {
   const zip = await openZip(file)
-  return new Promise((resolve, reject) => {
+  return new Promise<Set<string>>((resolve, reject) => {
     const names = new Set<string>()
-    let total = 0
+    let failed = false
     const fail = (err: Error) => {
+      if (failed) return
+      failed = true
       zip.close()
       reject(err)
     }
     zip.on('entry', (e: yauzl.Entry) => {
       names.add(e.fileName)
-      total += e.uncompressedSize
-      if (total > MAX_EXPANDED_BYTES)
+      budget.expanded += e.uncompressedSize
+      if (budget.expanded > MAX_EXPANDED_BYTES)
         return fail(expansionRefused(`its parts expand to more than ${MAX_EXPANDED_BYTES / 1024 ** 3} GiB`))
       if (e.uncompressedSize > MIN_RATIO_CHECK_BYTES && e.uncompressedSize > e.compressedSize * MAX_PART_RATIO)
         return fail(expansionRefused(`its part ${e.fileName} expands more than ${MAX_PART_RATIO} times`))
@@ -160,8 +238,32 @@ async function zipParts(file: Buffer): Promise<Set<string>> {
       // yauzl (validateEntrySizes) fails a stream that inflates past its declared size.
       zip.openReadStream(e, (err, s) => {
         if (err || !s) return fail(rejected(DAMAGED_DOCUMENT))
-        s.on('data', () => {})
-        s.on('end', () => zip.readEntry())
+        // A part that is itself a package is kept (within a bound) to be checked once the zip is read.
+        const kept: Buffer[] = []
+        let seen = 0
+        let keep: boolean | undefined
+        s.on('data', (chunk: Buffer) => {
+          if (keep === false) return
+          kept.push(chunk)
+          seen += chunk.length
+          if (keep === undefined && seen >= CFB_MAGIC.length) {
+            keep = isPackage(Buffer.concat(kept))
+            if (!keep) kept.length = 0
+            else if (e.uncompressedSize > MAX_NESTED_BYTES) {
+              s.destroy()
+              fail(
+                expansionRefused(
+                  `its embedded package ${e.fileName} is larger than ${MAX_NESTED_BYTES / 1024 ** 2} MB`,
+                ),
+              )
+            }
+          }
+        })
+        s.on('end', () => {
+          // Checked before the next part is read: one nested package in memory at a time.
+          if (keep) checkNested(Buffer.concat(kept), budget, depth + 1).then(() => zip.readEntry(), fail)
+          else zip.readEntry()
+        })
         s.on('error', (err: Error) =>
           fail(
             // yauzl's words for a part longer than declared; anything else is a broken part.

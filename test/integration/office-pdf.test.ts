@@ -17,6 +17,7 @@ import {
 } from '../support/office-documents.js'
 import { jobOutputs } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { REPO_ROOT } from '../platform/platform.js'
 
 const inputs = jobInputs()
@@ -125,6 +126,23 @@ describe('office-pdf through the whole platform', () => {
     expect(res.body.error.message).toContain(why)
     expect(await jobOutputs(res.body)).toEqual([])
     expect(await runnerPods(res.body.id)).toBe(1)
+  })
+
+  it('refuses a document whose embedded workbook is a decompression bomb, as upstream_rejected naming the part', async () => {
+    const bomb = writeZip([
+      fileEntry('[Content_Types].xml', Buffer.from('<Types/>')),
+      fileEntry('xl/workbook.xml', Buffer.alloc(64 * 1024 ** 2, 0x20)),
+    ])
+    const docx = writeZip([
+      fileEntry('[Content_Types].xml', Buffer.from('<Types/>')),
+      fileEntry('word/document.xml', Buffer.from('<w:document/>')),
+      fileEntry('word/embeddings/Microsoft_Excel_Worksheet.xlsx', bomb, 0),
+    ])
+    const res = await run({ url: files.add('nested-bomb.docx', docx, OFFICE_TYPE) })
+    expect(res.status).toBe(422)
+    expect(res.body.error.code).toBe('upstream_rejected')
+    expect(res.body.error.message).toContain('its part xl/workbook.xml expands more than 1000 times')
+    expect(await jobOutputs(res.body)).toEqual([])
   })
 
   it('refuses a file that is no office document, named .docx, as upstream_rejected', async () => {
