@@ -37,10 +37,7 @@ export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, st
   }
   // The first download runs while the worker starts and loads pdf-lib.
   let next = download(0)
-  const merge = await mergeInWorker(
-    { maxPages: MERGE_PDF_LIMITS.maxPages, maxTotalPages: MERGE_PDF_LIMITS.maxTotalPages },
-    MERGE_PDF_LIMITS.workerHeapMb,
-  )
+  const merge = await mergeInWorker(MERGE_PDF_LIMITS, MERGE_PDF_LIMITS.workerHeapMb)
   let pageCount = 0
   // Pulled by the upload: the next input is merged once storage has taken the last one's bytes.
   async function* merged(): AsyncGenerator<Uint8Array> {

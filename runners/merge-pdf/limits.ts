@@ -9,6 +9,13 @@ export const MERGE_PDF_LIMITS = {
   maxTotalBytes: 300 * 1024 * 1024,
   maxTotalPages: 2000,
   /**
+   * Indirect objects of one input (its object streams unpacked): far above what 500 real pages
+   * hold, and what bounds the objects one input can copy into the merged document.
+   */
+  maxObjects: 250_000,
+  /** Bytes of the merged document, checked as each object is written: twice the inputs' cap. */
+  maxOutputBytes: 600 * 1024 * 1024,
+  /**
    * s3:// inputs are read with the job's own storage credentials, whose policy names each source
    * job; a storage service bounds that policy's size (2,048 characters on MinIO and AWS STS).
    */

@@ -1,6 +1,7 @@
 import { PDFDocument } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
 import { bundledWorker } from '../../test/support/bundled-worker.js'
+import { MERGE_PDF_LIMITS } from './limits.js'
 import { keptMergeWorker, mergeInWorker } from './merge-in-worker.js'
 
 // The worker runs as the runner runs it: bundled (runners/bundle-runners.ts).
@@ -12,7 +13,7 @@ async function pdfWithPages(n: number, first = 100): Promise<Uint8Array> {
   return doc.save()
 }
 
-const LIMITS = { maxPages: 500, maxTotalPages: 2000 }
+const LIMITS = { ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 }
 
 /** Merges the inputs through the worker; the merged pages' widths. */
 async function mergedWidths(inputs: Uint8Array[], heapMb = 256): Promise<number[]> {
@@ -70,7 +71,11 @@ describe('the merge worker', () => {
       const doc = await PDFDocument.create()
       for (let i = 0; i < 4000; i++) doc.addPage([200, 300])
       const big = await doc.save({ useObjectStreams: false })
-      const merge = await mergeInWorker({ maxPages: 100_000, maxTotalPages: 100_000 }, 16, worker.url)
+      const merge = await mergeInWorker(
+        { ...MERGE_PDF_LIMITS, maxPages: 100_000, maxTotalPages: 100_000 },
+        16,
+        worker.url,
+      )
       await expect(merge.add(big)).rejects.toThrow('The PDFs need more than 16 MB of memory to merge (memory limit).')
       expect(keptMergeWorker()).toBeNull()
       expect(await mergedWidths([await pdfWithPages(1, 700), await pdfWithPages(1, 800)])).toEqual([700, 800])

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
+import { MERGE_PDF_LIMITS } from './limits.js'
 import { PIECE_BYTES, PdfMerger } from './merge.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -28,7 +29,7 @@ async function mergeAll(m: PdfMerger, inputs: Uint8Array[]): Promise<Buffer> {
 
 describe('merge-pdf', () => {
   it('appends every page of every input, in the order given', async () => {
-    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
     const pieces: Uint8Array[] = []
     for (const [n, first] of [
       [2, 100],
@@ -47,7 +48,7 @@ describe('merge-pdf', () => {
   })
 
   it('writes each input out before the next: it holds the page tree and catalog, never the pages so far', async () => {
-    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
     const first = await m.add(await pdfWithPages(50, 100))
     // The fifty pages' objects are bytes already, and gone from memory.
     expect(m.heldObjects).toBe(2)
@@ -76,7 +77,7 @@ describe('merge-pdf', () => {
     const noise = Buffer.alloc(12 * 1024 * 1024)
     for (let i = 0; i < noise.length; i += 4) noise.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i)
     page.node.set(PDFName.of('PieceTest'), doc.context.register(doc.context.stream(noise)))
-    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
     const { pieces } = await m.add(await doc.save())
     expect(pieces.some((p) => p.length > PIECE_BYTES)).toBe(true)
     expect(pieces.filter((p) => p.length > PIECE_BYTES + 1024)).toHaveLength(1)
@@ -87,7 +88,7 @@ describe('merge-pdf', () => {
   it('keeps what the pages show: text drawn on a page survives the merge', async () => {
     const doc = await PDFDocument.create()
     doc.addPage([200, 200]).drawText('Quarterly figures', { x: 10, y: 100, size: 12 })
-    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
     const appendix = await PDFDocument.create()
     appendix.addPage([200, 200]).drawText('Appendix', { x: 10, y: 100, size: 12 })
     const dir = mkdtempSync(join(tmpdir(), 'merge-'))
@@ -102,7 +103,7 @@ describe('merge-pdf', () => {
   })
 
   it('refuses an input over the per-input page limit, naming both numbers', async () => {
-    const m = new PdfMerger({ maxPages: 3, maxTotalPages: 2000 })
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 3, maxTotalPages: 2000 })
     await expect(m.add(await pdfWithPages(4))).rejects.toMatchObject({
       code: 'upstream_rejected',
       message: 'The PDF has 4 pages; at most 3 can be merged.',
@@ -110,7 +111,7 @@ describe('merge-pdf', () => {
   })
 
   it('refuses the input that takes the merged document past the total page limit', async () => {
-    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 5 })
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 5 })
     await m.add(await pdfWithPages(3))
     await expect(m.add(await pdfWithPages(3))).rejects.toMatchObject({
       code: 'upstream_rejected',
@@ -119,7 +120,7 @@ describe('merge-pdf', () => {
   })
 
   it('refuses what is not a PDF, a password-protected PDF and a decompression bomb', async () => {
-    const m = new PdfMerger({ maxPages: 500, maxTotalPages: 2000 })
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
     await expect(m.add(Buffer.from('<html>hello</html>'))).rejects.toMatchObject({
       code: 'upstream_rejected',
       message: 'The file is not a valid PDF.',
@@ -134,5 +135,37 @@ describe('merge-pdf', () => {
     await expect(m.add(readFileSync(join(REPO, 'test/fixtures/hostile/decompression-bomb.pdf')))).rejects.toMatchObject(
       { code: 'upstream_rejected', message: expect.stringContaining('decompression bomb') },
     )
+  })
+
+  it('refuses an input of more objects than one input may copy, before anything of it is copied or written', async () => {
+    const doc = await PDFDocument.create()
+    const page = doc.addPage([200, 200])
+    // Tiny objects packed into compressed object streams: a small file that unpacks to many.
+    const junk = Array.from({ length: 3000 }, (_, i) => doc.context.register(doc.context.obj(i)))
+    page.node.set(PDFName.of('Junk'), doc.context.obj(junk))
+    const bytes = await doc.save({ useObjectStreams: true })
+    expect(bytes.length).toBeLessThan(40_000)
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxObjects: 2000 })
+    await expect(m.add(bytes)).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringMatching(/^The PDF has 30\d\d objects; at most 2000 of one input can be merged\.$/),
+    })
+    expect(m.pageCount).toBe(0)
+    // The same input under the real limit merges.
+    expect((await new PdfMerger(MERGE_PDF_LIMITS).add(bytes)).pages).toBe(1)
+  })
+
+  it('refuses to write a merged document past its byte bound: the input that would cross it fails', async () => {
+    const input = await pdfWithPages(20)
+    const size = (pieces: Uint8Array[]) => pieces.reduce((n, p) => n + p.length, 0)
+    const probe = new PdfMerger(MERGE_PDF_LIMITS)
+    const twice = size((await probe.add(input)).pieces) + size((await probe.add(input)).pieces)
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxOutputBytes: twice + 100 })
+    await m.add(input)
+    await m.add(input)
+    await expect(m.add(input)).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringContaining('the most a merge writes'),
+    })
   })
 })

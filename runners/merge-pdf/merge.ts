@@ -25,6 +25,10 @@ export interface MergeLimits {
   maxPages: number
   /** Pages of the merged document. */
   maxTotalPages: number
+  /** Indirect objects of one input: all it could copy into the merged document. */
+  maxObjects: number
+  /** Bytes of the merged document. */
+  maxOutputBytes: number
 }
 
 /** Bytes of the merged document, in order: concatenated, every piece of a merge is the PDF. */
@@ -58,6 +62,11 @@ export class PdfMerger {
   /** Appends every page of one input, in order: its page count and the bytes it added. */
   async add(bytes: Uint8Array): Promise<{ pages: number; pieces: Pieces }> {
     const src = await loadPdf(bytes, this.limits.maxPages, MERGE)
+    // A small file can hold millions of tiny objects in compressed object streams, each of them
+    // written out on its own: such an input is refused before anything of it is copied.
+    const objects = src.context.enumerateIndirectObjects().length
+    if (objects > this.limits.maxObjects)
+      throw rejected(`The PDF has ${objects} objects; at most ${this.limits.maxObjects} of one input can be merged.`)
     const n = src.getPageCount()
     if (this.kids.length + n > this.limits.maxTotalPages)
       throw rejected(
@@ -140,6 +149,10 @@ export class PdfMerger {
     for (const [ref, object] of objects) {
       const head = ascii(`${ref.objectNumber} ${ref.generationNumber} obj\n`)
       const size = head.length + guardedSync(() => object.sizeInBytes()) + END_OBJ.length
+      if (this.written + size > this.limits.maxOutputBytes)
+        throw rejected(
+          `The merged PDF would be larger than ${Math.round(this.limits.maxOutputBytes / 1024 ** 2)} MB, the most a merge writes.`,
+        )
       if (batchBytes > 0 && batchBytes + size > PIECE_BYTES) flush()
       this.offsets.set(ref.objectNumber, this.written)
       this.written += size

@@ -2,7 +2,8 @@ import { PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { runnerPods } from './helpers/keys.js'
-import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
+import { makeEncryptedPdf, makePdf, pdfWithPackedObjects } from '../support/pdfs.js'
+import { MERGE_PDF_LIMITS } from '../../runners/merge-pdf/limits.js'
 import { hostile } from '../support/fixtures.js'
 import { jobOutputs, unfinishedUploads } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
@@ -115,6 +116,22 @@ describe('merge-pdf through the whole platform', () => {
     expect(res.status).toBe(400)
     expect(res.body.error.code).toBe('invalid_request')
     expect(JSON.stringify(res.body.error.details)).toContain('input.files')
+  })
+
+  it('refuses an input packing more objects than one input may copy (a few MB that would write out as hundreds), naming it, with no output', async () => {
+    const packed = files.add('merge-packed.pdf', pdfWithPackedObjects(MERGE_PDF_LIMITS.maxObjects + 10_000))
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: {
+        input: { files: [{ url: files.add('merge-first.pdf', await makePdf(1)) }, ...Array(3).fill({ url: packed })] },
+      },
+    })
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: `files.1: The PDF has ${MERGE_PDF_LIMITS.maxObjects + 10_005} objects; at most ${MERGE_PDF_LIMITS.maxObjects} of one input can be merged.`,
+    })
+    expect(await jobOutputs(res.body)).toEqual([])
   })
 
   it('given a password-protected second input, fails as upstream_rejected naming it, with no output', async () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
+import { deflateSync } from 'node:zlib'
 import { drawObject, PDFDocument, PDFName, popGraphicsState, pushGraphicsState, scale, StandardFonts } from 'pdf-lib'
 
 /** A PDF with `pages` pages, each saying its number. */
@@ -53,4 +54,41 @@ export async function makeEncryptedPdf(pages: number): Promise<Buffer> {
     join(dir, 'out.pdf'),
   ])
   return readFileSync(join(dir, 'out.pdf'))
+}
+
+/**
+ * A one-page PDF whose page points at `count` tiny objects packed into one compressed object
+ * stream: a file of a few hundred KB that unpacks to `count` objects (what merge-pdf's per-input
+ * object bound refuses). Written by hand: pdf-lib's own writer takes seconds for this many.
+ */
+export function pdfWithPackedObjects(count: number): Buffer {
+  const first = 5
+  const numbers = Array.from({ length: count }, (_, i) => first + i)
+  const bodies = numbers.map(String)
+  let at = 0
+  const offsets = bodies.map((b) => {
+    const o = at
+    at += b.length + 1
+    return o
+  })
+  const index = numbers.map((n, i) => `${n} ${offsets[i]}`).join(' ') + '\n'
+  const stream = deflateSync(Buffer.from(index + bodies.join(' ') + ' '))
+  const junk = `[${numbers.map((n) => `${n} 0 R`).join(' ')}]`
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Junk 4 0 R >>`,
+    junk,
+  ]
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n')]
+  objects.forEach((o, i) => parts.push(Buffer.from(`${i + 1} 0 obj\n${o}\nendobj\n`)))
+  parts.push(
+    Buffer.from(
+      `${first + count} 0 obj\n<< /Type /ObjStm /N ${count} /First ${index.length} /Filter /FlateDecode /Length ${stream.length} >>\nstream\n`,
+    ),
+    stream,
+    Buffer.from('\nendstream\nendobj\n'),
+    Buffer.from(`trailer\n<< /Root 1 0 R /Size ${first + count + 1} >>\n%%EOF\n`),
+  )
+  return Buffer.concat(parts)
 }
