@@ -62,7 +62,7 @@ describe('desiredJob', () => {
     expect(pod.containers[0].env).toEqual(expect.arrayContaining([{ name: 'TMPDIR', value: '/tmp' }]))
   })
 
-  it('gives credentials for the deadline (300 s) plus ten minutes, and at least STS\'s 15 minutes', () => {
+  it("gives credentials for the deadline (300 s) plus ten minutes, and at least STS's 15 minutes", () => {
     expect(sessionSeconds(utilityJob('xls-to-xlsx'), catalog.get('xls-to-xlsx')!)).toBe(900)
     expect(sessionSeconds(utilityJob('zip-files'), catalog.get('zip-files')!)).toBe(1500)
   })

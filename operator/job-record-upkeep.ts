@@ -3,10 +3,12 @@ import type { Database } from '../platform/db/database.js'
 import {
   expireIdempotencyKeys,
   failUnstarted,
-  openJobsCreatedBefore,
+  getJob,
+  openJobIdsCreatedBefore,
   storedKeysOfDay,
 } from '../platform/db/jobs-table.js'
 import { dropPartition, ensurePartitions, partitionDays } from '../platform/db/partitions.js'
+import { recountQueued } from '../platform/db/queued-counts.js'
 import { utcDay } from '../contract/time.js'
 import { expireUsage, USAGE_RETENTION_DAYS } from '../platform/db/usage-table.js'
 import { objectNameOf } from '../contract/ids.js'
@@ -17,11 +19,15 @@ const DAY_MS = 86_400_000
 export const PARTITIONS_AHEAD_DAYS = 7
 /** A row still open this long after its creation without a UtilityJob lost its hand-off. */
 export const LOST_HANDOFF_MS = 120_000
+/** Open rows read per page by the lost hand-off sweep. */
+const OPEN_PAGE = 1000
 
 /** What the retention sweep needs (the same jobs, files and retention), plus the database. */
 export type UpkeepDeps = Omit<RetentionDeps, 'api'> & {
   db: Database
   api: Pick<UtilityJobClient, 'get'>
+  /** Where a recount's drift goes (dutil_queued_counts_drift). */
+  queuedCountsDrift?: { set(n: number): void }
 }
 
 /** The day partitions to drop: every whole day older than the retention. */
@@ -75,23 +81,45 @@ export class JobRecordUpkeep {
    */
   async failLostHandoffs(): Promise<number> {
     let failed = 0
-    for (const job of await openJobsCreatedBefore(this.d.db, this.now() - LOST_HANDOFF_MS)) {
-      const name = objectNameOf(job.spec.jobId)
-      if (this.d.utilityJobs.get(name, this.d.namespace)) continue
-      if (await this.d.api.get(name)) continue // the cache is behind: it exists
-      await failUnstarted(
-        this.d.db,
-        job,
-        { code: 'lost', message: 'The job was accepted but never reached the cluster.' },
-        this.now(),
-      )
-      failed++
-      this.d.log.warn(
-        { jobId: job.spec.jobId, createdAt: job.spec.createdAt },
-        'job had a row but no UtilityJob: recorded as lost',
-      )
+    const before = this.now() - LOST_HANDOFF_MS
+    let after: { createdAt: string; id: string } | undefined
+    for (;;) {
+      const page = await openJobIdsCreatedBefore(this.d.db, before, after, OPEN_PAGE)
+      for (const { id } of page) if (await this.lost(id)) failed++
+      if (page.length < OPEN_PAGE) return failed
+      after = page.at(-1)
     }
-    return failed
+  }
+
+  /** Fails job `id` as lost when its UtilityJob does not exist; whether it did. */
+  private async lost(id: string): Promise<boolean> {
+    const name = objectNameOf(id)
+    if (this.d.utilityJobs.get(name, this.d.namespace)) return false
+    if (await this.d.api.get(name)) return false // the cache is behind: it exists
+    const job = await getJob(this.d.db, id)
+    if (!job || (job.status?.state !== 'queued' && job.status?.state !== 'running')) return false
+    await failUnstarted(
+      this.d.db,
+      job,
+      { code: 'lost', message: 'The job was accepted but never reached the cluster.' },
+      this.now(),
+    )
+    this.d.log.warn(
+      { jobId: job.spec.jobId, createdAt: job.spec.createdAt },
+      'job had a row but no UtilityJob: recorded as lost',
+    )
+    return true
+  }
+
+  /**
+   * The counts the queued-job ceilings read, recomputed from the rows and corrected where they
+   * drifted; the drift goes to a metric and, when there is any, to the log.
+   */
+  async recountQueued(): Promise<number> {
+    const { drift, corrected } = await recountQueued(this.d.db)
+    this.d.queuedCountsDrift?.set(drift)
+    if (drift) this.d.log.warn({ drift, corrected }, 'queued counts drifted from the queued rows: corrected')
+    return drift
   }
 
   private removePrefix(prefix: string): Promise<number> {

@@ -10,6 +10,9 @@ import type { UtilityJobReconciler } from './reconciler.js'
 import type { RunnerPools } from './runner-pools.js'
 import type { Worker, WorkQueue } from './work-queue.js'
 
+/** How often the counts the queued-job ceilings read are checked against the rows. */
+export const RECOUNT_MS = 300_000
+
 export interface LeaderWork {
   namespace: string
   utilityJobs: ObjectCache<UtilityJobResource>
@@ -24,6 +27,8 @@ export interface LeaderWork {
   pools?: Pick<RunnerPools, 'lead' | 'sync'>
   /** Fails jobs whose hand-off to the cluster was lost (after the caches synced). */
   failLostHandoffs(): Promise<unknown>
+  /** Recomputes the queued counts from the rows (platform/db/queued-counts.ts recountQueued). */
+  recountQueued(): Promise<unknown>
   /** Throws when this replica may no longer act (program.fence). */
   fence(): void
   concurrency: number
@@ -97,6 +102,11 @@ export function addLeaderWork(program: Program, w: LeaderWork): Program {
         name: 'lost hand-offs',
         run: (signal) =>
           every(30_000, () => void w.failLostHandoffs().catch(warnOnFailure('checking for lost hand-offs')), signal),
+      })
+      .leaderOnly({
+        name: 'queued counts',
+        run: (signal) =>
+          every(RECOUNT_MS, () => void w.recountQueued().catch(warnOnFailure('recounting queued jobs')), signal),
       })
       .leaderOnly({
         name: 'reconciler',

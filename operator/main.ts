@@ -80,6 +80,7 @@ addLeaderWork(program, {
   sweepMs: config.retention.sweepMs,
   pools,
   failLostHandoffs: () => upkeep.failLostHandoffs(),
+  recountQueued: () => upkeep.recountQueued(),
   fence,
   concurrency: config.concurrency,
   callbackConcurrency: config.callbacks.concurrency,

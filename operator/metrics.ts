@@ -14,6 +14,11 @@ export function operatorMetrics() {
       help: 'Reconcile passes that failed and were requeued.',
       registers: [registry],
     }),
+    queuedCountsDrift: new Gauge({
+      name: 'dutil_queued_counts_drift',
+      help: 'How far the kept counts of queued jobs (ceilings) were from the queued rows at the last recount: the sum of each count’s difference, corrected then.',
+      registers: [registry],
+    }),
     queueDepth: new Gauge({
       name: 'dutil_operator_queue_depth',
       help: 'Keys waiting in the work queue.',

@@ -39,7 +39,12 @@ export function operatorSweeps(d: SweepWiring) {
     metrics: { deletedJobs: d.metrics.retentionDeletedJobs, deletedObjects: d.metrics.retentionDeletedObjects },
   }
   const retention = new RetentionSweeper({ ...common, log: d.log.child({ controller: 'retention' }) })
-  const upkeep = new JobRecordUpkeep({ ...common, db: d.db, log: d.log.child({ controller: 'job-record' }) })
+  const upkeep = new JobRecordUpkeep({
+    ...common,
+    db: d.db,
+    queuedCountsDrift: d.metrics.queuedCountsDrift,
+    log: d.log.child({ controller: 'job-record' }),
+  })
   const signingSweep = new SigningSecretSweeper({
     kc: d.kc,
     namespace: config.namespace,

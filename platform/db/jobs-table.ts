@@ -297,13 +297,24 @@ export async function listJobs(db: Queryable, q: JobListQuery): Promise<JobRecor
   return res.rows.map(fromDb)
 }
 
-/** Rows still queued or running that were created before `beforeMs` (the operator's sweep for lost hand-offs). */
-export async function openJobsCreatedBefore(db: Queryable, beforeMs: number, limit = 500): Promise<JobRecord[]> {
-  const res = await db.query<JobRow>(
-    `SELECT ${COLUMN_LIST} FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1 ORDER BY created_at LIMIT $2`,
-    [new Date(beforeMs).toISOString(), limit],
-  )
-  return res.rows.map(fromDb)
+/**
+ * Ids of rows still queued or running that were created before `beforeMs`, oldest first, a page
+ * after the keyset `after` (the operator's sweep for lost hand-offs walks every page: a deep
+ * queue of jobs that did reach the cluster hides none behind it).
+ */
+export async function openJobIdsCreatedBefore(
+  db: Queryable,
+  beforeMs: number,
+  after: { createdAt: string; id: string } | undefined,
+  limit = 1000,
+): Promise<Array<{ id: string; createdAt: string }>> {
+  const res = await db.query<{ id: string; created_at: Date }>({
+    name: 'jobs_open_ids_before',
+    text: `SELECT id, created_at FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1
+           AND (created_at, id) > ($2::timestamptz, $3) ORDER BY created_at, id LIMIT $4`,
+    values: [new Date(beforeMs).toISOString(), after?.createdAt ?? '-infinity', after?.id ?? '', limit],
+  })
+  return res.rows.map((r) => ({ id: r.id, createdAt: r.created_at.toISOString() }))
 }
 
 /** Storage keys of one day's jobs (inputs and outputs), read before the day's partition is dropped. */

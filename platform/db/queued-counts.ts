@@ -1,4 +1,4 @@
-import type { Queryable } from './database.js'
+import { inTransaction, type Database, type Queryable } from './database.js'
 import type { JobRow } from './job-row.js'
 import { ownerOfJob } from '../../contract/owners.js'
 
@@ -68,3 +68,46 @@ export async function countLeftQueue(
   await add(db, `owner/${ownerOfRow(row)}`, -1)
   if (row.api_key_id) await add(db, `key/${row.api_key_id}`, -1)
 }
+
+/**
+ * Every count recomputed from the rows themselves, and corrected where it drifted (rows written
+ * by a program that did not count them, an undercount hidden by `greatest(0, …)`): the table is
+ * locked against every writer of a count for the two statements (writers wait a few
+ * milliseconds), so no transition is counted twice or lost. A writer that changed a row but had
+ * not yet counted it waits on the lock; its row is not yet visible here, and its own delta
+ * follows the correction. Returns the drift found: the sum of each count's difference.
+ */
+export async function recountQueued(db: Database): Promise<{ drift: number; corrected: number }> {
+  return inTransaction(db, async (client) => {
+    await client.query('LOCK TABLE queued_counts IN EXCLUSIVE MODE')
+    const res = await client.query<{ scope: string; stored: number; actual: number }>({
+      name: 'queued_counts_recount',
+      text: RECOUNT,
+    })
+    let drift = 0
+    for (const r of res.rows) drift += Math.abs(r.stored - r.actual)
+    const wrong = res.rows.filter((r) => r.stored !== r.actual)
+    if (wrong.length)
+      await client.query(
+        `INSERT INTO queued_counts AS q (scope, n) SELECT * FROM unnest($1::text[], $2::int[])
+         ON CONFLICT (scope) DO UPDATE SET n = EXCLUDED.n`,
+        [wrong.map((r) => r.scope), wrong.map((r) => r.actual)],
+      )
+    return { drift, corrected: wrong.length }
+  })
+}
+
+/** The owner a row counts against, in SQL: the rule of ownerOfRow (contract/owners.ts ownerOfJob). */
+const OWNER_SQL = `coalesce(owner, CASE WHEN api_key_id <> '' THEN 'key:' || api_key_id ELSE 'owner:' || lower(trim(coalesce(user_email, ''))) END)`
+
+/** Each scope's stored count beside the count of its queued rows (scopes with neither are left out). */
+const RECOUNT = `
+WITH queued AS (SELECT api_key_id, ${OWNER_SQL} AS owner FROM jobs WHERE state = 'queued'),
+actual AS (
+  SELECT 'platform' AS scope, count(*)::int AS n FROM queued
+  UNION ALL SELECT 'owner/' || owner, count(*)::int FROM queued GROUP BY owner
+  UNION ALL SELECT 'key/' || api_key_id, count(*)::int FROM queued WHERE api_key_id <> '' GROUP BY api_key_id
+)
+SELECT coalesce(a.scope, q.scope) AS scope, coalesce(q.n, 0) AS stored, coalesce(a.n, 0) AS actual
+FROM actual a FULL JOIN queued_counts q ON q.scope = a.scope
+WHERE coalesce(q.n, 0) <> 0 OR coalesce(a.n, 0) <> 0`

@@ -24,6 +24,8 @@ import { knownMigrations, migrateDatabase, MIGRATIONS_TABLE, pendingMigrations }
 import { dropPartition, partitionDays } from '../../platform/db/partitions.js'
 import { usageRows as usageTableRows } from '../../platform/db/usage-table.js'
 import { ulid } from 'ulid'
+import pino from 'pino'
+import { JobRecordUpkeep, type UpkeepDeps } from '../../operator/job-record-upkeep.js'
 import { newId, objectNameOf } from '../../contract/ids.js'
 import { toJobView } from '../../contract/job-view.js'
 import { apiStatus } from '../../platform/kube.js'
@@ -228,6 +230,99 @@ describe('queued counts', () => {
       // Room again for the owner: one more.
       expect(await insertAccepted(db, job('key_A', 'owner:ana'), ceilings)).toEqual({ kind: 'inserted' })
       expect(await insertAccepted(db, job('key_B', 'owner:ana'), ceilings)).toMatchObject({ kind: 'over_ceiling' })
+    } finally {
+      await db.end()
+    }
+  })
+})
+
+describe('queued counts kept wrong', () => {
+  it('are recounted from the rows: an undercount that let a key past its ceiling, and a count with no rows, are corrected and reported', async () => {
+    const url = await createDatabase(inject('databaseUrl'), 'dutil_queued_recount_test')
+    await migrateDatabase(url, { info: () => {} })
+    const db = openDatabase({ url, applicationName: 'dutil-test' })
+    const job = (apiKeyId: string) => {
+      const jobId = newId('job')
+      return {
+        metadata: { name: objectNameOf(jobId) },
+        spec: {
+          jobId,
+          utility: 'split-pdf',
+          mode: 'async',
+          apiKeyId,
+          apiKeyName: 'k',
+          owner: `key:${apiKeyId}`,
+          createdAt: createdAtOfJobId(jobId),
+          inputKey: 'in',
+          metadata: null,
+        },
+      } as unknown as UtilityJobResource
+    }
+    const ceilings = { maxQueuedPerKey: 4, maxQueuedPerOwner: 100, maxQueuedTotal: 100 }
+    const count = async (scope: string) =>
+      (await db.query<{ n: number }>('SELECT n FROM queued_counts WHERE scope = $1', [scope])).rows[0]?.n ?? 0
+    try {
+      for (let i = 0; i < 4; i++) expect(await insertAccepted(db, job('key_R'), ceilings)).toEqual({ kind: 'inserted' })
+      // Rows a program wrote without counting them (an older gateway during an upgrade), and a
+      // stale count of an owner with no queued rows.
+      await db.query("UPDATE queued_counts SET n = 1 WHERE scope IN ('key/key_R', 'owner/key:key_R', 'platform')")
+      await db.query("INSERT INTO queued_counts (scope, n) VALUES ('owner/key:gone', 7)")
+      // The undercount lets the key past its ceiling of 4.
+      expect(await insertAccepted(db, job('key_R'), ceilings)).toEqual({ kind: 'inserted' })
+      const upkeep = new JobRecordUpkeep({ db, log: pino({ level: 'silent' }) } as unknown as UpkeepDeps)
+      // 5 rows against 2 kept for the key, its owner and the platform (3 × 3), and 7 for nobody.
+      expect(await upkeep.recountQueued()).toBe(16)
+      expect([await count('key/key_R'), await count('owner/key:key_R'), await count('platform')]).toEqual([5, 5, 5])
+      expect(await count('owner/key:gone')).toBe(0)
+      expect(await insertAccepted(db, job('key_R'), ceilings)).toMatchObject({ kind: 'over_ceiling', scope: 'key' })
+      expect(await upkeep.recountQueued()).toBe(0)
+    } finally {
+      await db.end()
+    }
+  })
+})
+
+describe('lost hand-offs behind a deep queue', () => {
+  it('are found at any depth: a lost row behind 1,200 older open rows that reached the cluster fails as lost', async () => {
+    const url = await createDatabase(inject('databaseUrl'), 'dutil_lost_depth_test')
+    await migrateDatabase(url, { info: () => {} })
+    const db = openDatabase({ url, applicationName: 'dutil-test' })
+    const base = Date.now() - 10 * 60_000
+    const row = (i: number) => {
+      const at = base + i
+      const jobId = `job_${ulid(at)}`
+      return {
+        spec: {
+          jobId,
+          utility: 'split-pdf',
+          mode: 'async',
+          apiKeyId: 'key_D',
+          apiKeyName: 'k',
+          createdAt: isoMs(at),
+          inputKey: 'in',
+          metadata: null,
+        },
+      } as unknown as UtilityJobResource
+    }
+    const ceilings = { maxQueuedPerKey: 10_000, maxQueuedPerOwner: 10_000, maxQueuedTotal: 10_000 }
+    try {
+      const live = new Set<string>()
+      for (let i = 0; i < 1200; i++) {
+        const r = row(i)
+        live.add(objectNameOf(r.spec.jobId))
+        await insertAccepted(db, r, ceilings)
+      }
+      const lost = row(5000)
+      await insertAccepted(db, lost, ceilings)
+      const upkeep = new JobRecordUpkeep({
+        db,
+        namespace: 'dutil',
+        utilityJobs: { get: (name: string) => (live.has(name) ? {} : undefined) },
+        api: { get: async () => undefined },
+        log: pino({ level: 'silent' }),
+      } as unknown as UpkeepDeps)
+      expect(await upkeep.failLostHandoffs()).toBe(1)
+      expect((await getJob(db, lost.spec.jobId))?.status).toMatchObject({ state: 'failed', error: { code: 'lost' } })
     } finally {
       await db.end()
     }
