@@ -16,6 +16,9 @@ import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { apiStatus } from '../../platform/kube.js'
 import { desiredJob } from '../../operator/desired-job.js'
 import { parseRunnerPools } from '../../operator/config.js'
+import { desiredPoolPod } from '../../operator/pool-pod.js'
+import { parseRunnerPods } from '../../operator/runner-pod.js'
+import { runnerSettings } from '../support/runner-settings.js'
 import { operatorMetrics } from '../../operator/metrics.js'
 import { gatewayMetrics } from '../../gateway/metrics.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
@@ -358,11 +361,13 @@ describe('helm lint and template', () => {
     ])
     expect(policy.spec.variables[0].expression).toMatch(/^object\.spec\.containers/)
     const jobs = named(docs, 'ValidatingAdmissionPolicy', `dutil-${NS}-runner-jobs`)
-    // The same rules, and one more: a pool pod's tenant label, once set, never changes.
-    expect(policy.spec.validations.length).toBe(jobs.spec.validations.length + 1)
-    expect(policy.spec.validations.at(-1).message).toBe(
+    // The same rules, and two more: a pool pod's tenant label, once set, never changes, and no
+    // other label changes at all.
+    expect(policy.spec.validations.length).toBe(jobs.spec.validations.length + 2)
+    expect(policy.spec.validations.slice(-2).map((v: any) => v.message)).toEqual([
       'a pool pod serves the tenant of its first job for its whole life',
-    )
+      'a pool pod keeps its labels (only its tenant is added, once)',
+    ])
     // Pool pods: the runners' egress, and ingress from the operator on the hand-over port alone.
     const runners = named(docs, 'NetworkPolicy', 'dutil-runners')
     const pool = named(docs, 'NetworkPolicy', 'dutil-pool')
@@ -1079,7 +1084,19 @@ describe('helm install on the local platform: the programs run under the chart S
         apiVersion: 'batch/v1',
         kind: 'Job',
         metadata: { generateName: 'probe-' },
-        spec: { template: { spec: pod } },
+        spec: {
+          activeDeadlineSeconds: 900,
+          template: {
+            metadata: {
+              labels: {
+                'app.kubernetes.io/managed-by': 'dutil',
+                'dutil.io/job-id': 'job-probe',
+                'dutil.io/utility': 'split-pdf',
+              },
+            },
+            spec: { activeDeadlineSeconds: 960, ...pod },
+          },
+        },
       })
     }
     const create = (job: string) =>
@@ -1357,6 +1374,312 @@ describe('helm install on the local platform: the programs run under the chart S
       expect(Buffer.from(s.data!.workspace, 'base64').toString()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
     } catch (err) {
       throw new Error(`no signing secrets (${apiStatus(err)})`)
+    }
+  })
+})
+
+describe('the runner admission policy as a platform team renders it, on the local kube-apiserver', () => {
+  const ns = 'dutil-runner-policy'
+  const operator = `system:serviceaccount:${ns}:${RELEASE}-operator`
+  // Placement values a platform team sets: every runner tolerates its nodes' taint, split-pdf runs
+  // at a priority of its own, and a node label no node has (nothing made here is ever scheduled).
+  const values = [
+    '--set',
+    'runners.split-pdf.mode=pool',
+    '--set-json',
+    'runnerPod.nodeSelector={"dutil.io/runner-policy-test":"none"}',
+    '--set-json',
+    'runnerPod.tolerations=[{"key":"dedicated","operator":"Equal","value":"runners","effect":"NoSchedule"}]',
+    '--set',
+    'runners.split-pdf.pod.priorityClassName=dutil-runner-policy-batch',
+  ]
+  const docs = () =>
+    parsed(
+      helm(
+        'template',
+        RELEASE,
+        CHART,
+        '--namespace',
+        ns,
+        '-f',
+        LINT_VALUES,
+        ...values,
+        '--show-only',
+        'templates/runner-admission-policy.yaml',
+        '--show-only',
+        'templates/rbac.yaml',
+        '--show-only',
+        'templates/operator-deployment.yaml',
+      ),
+    )
+  let rendered: Manifest[]
+  let settings: ReturnType<typeof runnerSettings>
+  const as = (verb: string[], body: unknown) =>
+    spawnSync(
+      join(BIN_DIR, 'kubectl'),
+      ['--kubeconfig', kubeconfig(), ...verb, '-n', ns, `--as=${operator}`, '-f', '-', '-o', 'name'],
+      { input: JSON.stringify(body), encoding: 'utf8' },
+    )
+  const dryRun = (body: unknown) => as(['create', '--dry-run=server'], body)
+  const job = (slug: string, change: (j: any) => void = () => {}) => {
+    const uj = {
+      metadata: { name: 'job-01m8abcdefghjkmnpqrstvwxyz', namespace: ns, uid: 'uid-1' },
+      spec: {
+        jobId: 'job_01M8ABCDEFGHJKMNPQRSTVWXYZ',
+        utility: slug,
+        mode: 'async',
+        createdAt: new Date().toISOString(),
+      },
+    } as unknown as UtilityJobResource
+    const j: any = desiredJob(uj, catalog.get(slug)!, settings, {
+      accessKey: 'a',
+      secretKey: 's',
+      sessionToken: 't',
+      expiresAt: '',
+    })
+    delete j.metadata.ownerReferences
+    change(j)
+    return j
+  }
+  const poolPod = (change: (p: any) => void = () => {}) => {
+    const p: any = desiredPoolPod(
+      catalog.get('split-pdf')!,
+      settings,
+      { size: 2, spare: 1, restartEvery: 100, idleSeconds: 300 },
+      `${RELEASE}-pool-split-pdf-${Math.random().toString(36).slice(2, 8)}`,
+      ns,
+      'token',
+    )
+    change(p)
+    return p
+  }
+
+  beforeAll(async () => {
+    kubectl(['create', 'namespace', ns])
+    rendered = docs()
+    const env = named(rendered, 'Deployment', `${RELEASE}-operator`).spec.template.spec.containers[0].env
+    const value = (name: string) => env.find((e: any) => e.name === name)?.value
+    settings = runnerSettings({
+      imageRegistry: value('DUTIL_IMAGE_REGISTRY'),
+      imageTag: value('DUTIL_IMAGE_TAG'),
+      pods: parseRunnerPods(value('DUTIL_RUNNER_POD')),
+    })
+    const applied = rendered.filter((d) =>
+      [
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicyBinding',
+        'Role',
+        'RoleBinding',
+        'ServiceAccount',
+      ].includes(d.kind),
+    )
+    kubectl(['apply', '-n', ns, '-f', '-'], applied.map((d) => stringify(d)).join('---\n'))
+    kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'scheduling.k8s.io/v1',
+        kind: 'PriorityClass',
+        metadata: { name: 'dutil-runner-policy-batch' },
+        value: 1000,
+      }),
+    )
+    // A policy is enforced once the API server has compiled it: a Job with a Secret volume is refused then.
+    await until(
+      'runner policy enforced',
+      async () => {
+        const r = dryRun(
+          job('zip-files', (j) => (j.spec.template.spec.volumes = [{ name: 's', secret: { secretName: 'x' } }])),
+        )
+        return r.status !== 0 && r.stderr.includes('may not mount')
+      },
+      60_000,
+      500,
+    )
+  }, 120_000)
+  afterAll(() => {
+    kubectl(
+      ['delete', '-f', '-', '--ignore-not-found', '--wait=false'],
+      rendered
+        .filter((d) => d.kind.startsWith('ValidatingAdmissionPolicy'))
+        .map((d) => stringify(d))
+        .join('---\n'),
+    )
+    kubectl(['delete', 'priorityclass', 'dutil-runner-policy-batch', '--ignore-not-found'])
+    kubectl(['delete', 'namespace', ns, '--wait=false'])
+  })
+
+  it('admits what the operator makes, for each utility, and refuses every change an attacker holding its ServiceAccount would make', () => {
+    for (const slug of catalog.keys()) {
+      const ok = dryRun(job(slug))
+      expect(ok.stderr, slug).toBe('')
+      expect(ok.status, slug).toBe(0)
+    }
+    const attempts: Array<[string, (j: any) => void, string]> = [
+      ['no NetworkPolicy label', (j) => delete j.spec.template.metadata.labels['dutil.io/job-id'], 'carry the labels'],
+      [
+        'another managed-by',
+        (j) => (j.spec.template.metadata.labels['app.kubernetes.io/managed-by'] = 'x'),
+        'carry the labels',
+      ],
+      ['no time limit', (j) => delete j.spec.activeDeadlineSeconds, 'have a time limit'],
+      ['no pod time limit', (j) => delete j.spec.template.spec.activeDeadlineSeconds, 'have a time limit'],
+      [
+        'a claim clone',
+        (j) => (
+          (j.spec.template.spec.volumes = [
+            {
+              name: 'e',
+              ephemeral: {
+                volumeClaimTemplate: {
+                  spec: {
+                    accessModes: ['ReadWriteOnce'],
+                    dataSource: { kind: 'PersistentVolumeClaim', name: 'other' },
+                    resources: { requests: { storage: '1Gi' } },
+                  },
+                },
+              },
+            },
+          ]),
+          (j.spec.template.spec.containers[0].volumeMounts = [{ name: 'e', mountPath: '/e' }])
+        ),
+        'only emptyDir',
+      ],
+      [
+        'a configMap volume',
+        (j) => (
+          (j.spec.template.spec.volumes = [{ name: 'c', configMap: { name: 'x' } }]),
+          (j.spec.template.spec.containers[0].volumeMounts = [{ name: 'c', mountPath: '/c' }])
+        ),
+        'only emptyDir',
+      ],
+      [
+        'a lifecycle hook',
+        (j) => (j.spec.template.spec.containers[0].lifecycle = { postStart: { exec: { command: ['id'] } } }),
+        'no lifecycle hooks',
+      ],
+      [
+        'an exec probe',
+        (j) => (j.spec.template.spec.containers[0].readinessProbe = { exec: { command: ['id'] } }),
+        'no exec probes',
+      ],
+      [
+        'NODE_OPTIONS',
+        (j) => j.spec.template.spec.containers[0].env.push({ name: 'NODE_OPTIONS', value: '--require=/tmp/x.js' }),
+        'no NODE_OPTIONS',
+      ],
+      [
+        'LD_PRELOAD',
+        (j) => j.spec.template.spec.containers[0].env.push({ name: 'LD_PRELOAD', value: '/tmp/x.so' }),
+        'no NODE_OPTIONS',
+      ],
+      [
+        'envFrom a configMap',
+        (j) => (j.spec.template.spec.containers[0].envFrom = [{ configMapRef: { name: 'x' } }]),
+        'no envFrom',
+      ],
+      [
+        'another nodeSelector',
+        (j) => (j.spec.template.spec.nodeSelector = { 'kubernetes.io/hostname': 'victim' }),
+        'are placed',
+      ],
+      [
+        'an affinity',
+        (j) =>
+          (j.spec.template.spec.affinity = {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }] },
+                ],
+              },
+            },
+          }),
+        'are placed',
+      ],
+      ['a runtimeClass', (j) => (j.spec.template.spec.runtimeClassName = 'runc-privileged'), 'are placed'],
+      [
+        'a wider toleration',
+        (j) => (j.spec.template.spec.tolerations = [{ operator: 'Exists' }]),
+        'tolerate and take priority',
+      ],
+      [
+        'a priority',
+        (j) => (j.spec.template.spec.priorityClassName = 'system-cluster-critical'),
+        'tolerate and take priority',
+      ],
+      [
+        'a Localhost seccomp profile',
+        (j) =>
+          (j.spec.template.spec.securityContext.seccompProfile = {
+            type: 'Localhost',
+            localhostProfile: 'anything.json',
+          }),
+        'seccomp profile the chart names',
+      ],
+    ]
+    for (const [what, change, message] of attempts) {
+      const r = dryRun(job('zip-files', change))
+      expect(r.status, what).not.toBe(0)
+      expect(r.stderr, what).toContain(message)
+    }
+    // split-pdf's own priority is its, not zip-files'.
+    expect(dryRun(job('split-pdf')).status).toBe(0)
+    expect(
+      dryRun(job('zip-files', (j) => (j.spec.template.spec.priorityClassName = 'dutil-runner-policy-batch'))).status,
+    ).not.toBe(0)
+  })
+
+  it('admits a pool pod as the operator makes it, lets it be bound to a tenant once, and refuses labels patched off or changed', async () => {
+    const created = as(['create'], poolPod())
+    expect(created.stderr).toBe('')
+    const name = created.stdout.trim().replace(/^pod\//, '')
+    const patch = (labels: Record<string, string | null>) =>
+      spawnSync(
+        join(BIN_DIR, 'kubectl'),
+        [
+          '--kubeconfig',
+          kubeconfig(),
+          'patch',
+          'pod',
+          name,
+          '-n',
+          ns,
+          `--as=${operator}`,
+          '--type=merge',
+          '-p',
+          JSON.stringify({ metadata: { labels } }),
+        ],
+        { encoding: 'utf8' },
+      )
+    expect(patch({ 'dutil.io/pool-tenant': 'tenant-a' }).status).toBe(0)
+    for (const [what, labels, message] of [
+      ['the pool label off', { 'dutil.io/pool': null }, 'keeps its labels'],
+      ['managed-by off', { 'app.kubernetes.io/managed-by': null }, 'keeps its labels'],
+      ['a new label', { 'dutil.io/job-id': 'job-x' }, 'keeps its labels'],
+      ['another tenant', { 'dutil.io/pool-tenant': 'tenant-b' }, 'tenant of its first job'],
+    ] as const) {
+      const r = patch(labels)
+      expect(r.status, what).not.toBe(0)
+      expect(r.stderr, what).toContain(message)
+    }
+    for (const [what, change, message] of [
+      ['no pool label', (p: any) => delete p.metadata.labels['dutil.io/pool'], 'carry the labels'],
+      ['no time limit', (p: any) => delete p.spec.activeDeadlineSeconds, 'have a time limit'],
+      [
+        'an exec probe',
+        (p: any) => (p.spec.containers[0].readinessProbe = { exec: { command: ['id'] } }),
+        'no exec probes',
+      ],
+      ['a wider toleration', (p: any) => (p.spec.tolerations = [{ operator: 'Exists' }]), 'tolerate and take priority'],
+      [
+        'a system priority',
+        (p: any) => (p.spec.priorityClassName = 'system-node-critical'),
+        'tolerate and take priority',
+      ],
+    ] as const) {
+      const r = dryRun(poolPod(change))
+      expect(r.status, what).not.toBe(0)
+      expect(r.stderr, what).toContain(message)
     }
   })
 })
