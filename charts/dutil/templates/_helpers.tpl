@@ -411,3 +411,26 @@ spec:
         {{- end }}
         {{- end }}
 {{- end -}}
+
+{{/*
+A value as a CEL literal (for ValidatingAdmissionPolicy expressions): JSON, but every map value
+and list element wrapped in dyn(), since CEL wants the values of one literal to be of one type.
+*/}}
+{{- define "dutil.celLiteral" -}}
+{{- $v := . -}}
+{{- if kindIs "map" $v -}}
+{{- $parts := list -}}
+{{- range $k := keys $v | sortAlpha -}}
+{{- $parts = append $parts (printf "%s: dyn(%s)" (toJson $k) (include "dutil.celLiteral" (get $v $k))) -}}
+{{- end -}}
+{{- printf "{%s}" (join ", " $parts) -}}
+{{- else if kindIs "slice" $v -}}
+{{- $parts := list -}}
+{{- range $e := $v -}}
+{{- $parts = append $parts (printf "dyn(%s)" (include "dutil.celLiteral" $e)) -}}
+{{- end -}}
+{{- printf "[%s]" (join ", " $parts) -}}
+{{- else -}}
+{{- toJson $v -}}
+{{- end -}}
+{{- end -}}
