@@ -23,6 +23,15 @@ import {
   wantedSpecHash,
 } from './pool-pod.js'
 
+/**
+ * The merge patch that binds a generic pool pod to a tenant, only if the pod is still the version
+ * this process saw: its resourceVersion is a precondition, so a pod another leader bound (and
+ * handed a job) meanwhile is refused with 409.
+ */
+export function tenantBinding(pod: V1Pod, tenant: string): V1Pod {
+  return { metadata: { resourceVersion: pod.metadata?.resourceVersion, labels: { [LABELS.poolTenant]: tenant } } }
+}
+
 export interface RunnerPoolsDeps {
   namespace: string
   pods: ObjectCache<V1Pod>
@@ -164,19 +173,8 @@ export class RunnerPools {
       let patched: V1Pod
       try {
         this.d.fence?.()
-        // Bound only if the pod is still as this process saw it (generic): the resourceVersion is
-        // a precondition, so a pod another leader bound (and handed a job) meanwhile is refused.
         patched = await this.d.core.patchNamespacedPod(
-          {
-            name: podName,
-            namespace: this.d.namespace,
-            body: {
-              metadata: {
-                resourceVersion: choice.pod.metadata?.resourceVersion,
-                labels: { [LABELS.poolTenant]: tenant },
-              },
-            },
-          },
+          { name: podName, namespace: this.d.namespace, body: tenantBinding(choice.pod, tenant) },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         )
       } catch (err) {

@@ -6,7 +6,14 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } fr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import https from 'node:https'
-import { CoreV1Api, CustomObjectsApi, FlowcontrolApiserverV1Api, type V1Pod } from '@kubernetes/client-node'
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  FlowcontrolApiserverV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+} from '@kubernetes/client-node'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest'
 import { parseAllDocuments, stringify } from 'yaml'
@@ -17,6 +24,7 @@ import { apiStatus } from '../../platform/kube.js'
 import { desiredJob } from '../../operator/desired-job.js'
 import { parseRunnerPools } from '../../operator/config.js'
 import { desiredPoolPod } from '../../operator/pool-pod.js'
+import { tenantBinding } from '../../operator/runner-pools.js'
 import { parseRunnerPods } from '../../operator/runner-pod.js'
 import { runnerSettings } from '../support/runner-settings.js'
 import { operatorMetrics } from '../../operator/metrics.js'
@@ -1662,6 +1670,19 @@ describe('the runner admission policy as a platform team renders it, on the loca
       expect(r.status, what).not.toBe(0)
       expect(r.stderr, what).toContain(message)
     }
+    // Without the policy (an admin's patch; a cluster without it) the operator's own binding is
+    // still atomic: a leader whose view of the pod predates another leader's binding is refused.
+    const admin = kubeConfig().makeApiClient(CoreV1Api)
+    const generic = await admin.createNamespacedPod({ namespace: ns, body: poolPod() })
+    const bindAs = (seen: V1Pod, tenant: string) =>
+      admin.patchNamespacedPod(
+        { name: generic.metadata!.name!, namespace: ns, body: tenantBinding(seen, tenant) },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )
+    expect((await bindAs(generic, 'tenant-a')).metadata!.labels!['dutil.io/pool-tenant']).toBe('tenant-a')
+    expect(apiStatus(await bindAs(generic, 'tenant-b').catch((e: unknown) => e))).toBe(409)
+    const kept = await admin.readNamespacedPod({ name: generic.metadata!.name!, namespace: ns })
+    expect(kept.metadata!.labels!['dutil.io/pool-tenant']).toBe('tenant-a')
     for (const [what, change, message] of [
       ['no pool label', (p: any) => delete p.metadata.labels['dutil.io/pool'], 'carry the labels'],
       ['no time limit', (p: any) => delete p.spec.activeDeadlineSeconds, 'have a time limit'],
