@@ -1,10 +1,10 @@
-import { monotonicFactory } from 'ulid'
+import { decodeTime, monotonicFactory } from 'ulid'
 
 const nextUlid = monotonicFactory()
 /** 26 Crockford base-32 characters; the first at most 7 (a ULID's 48-bit time ends there). */
 const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 
-export type IdPrefix = 'job' | 'key' | 'usr' | 'inv'
+export type IdPrefix = 'job' | 'key' | 'usr' | 'inv' | 'file'
 
 /** A new public id: `<prefix>_` + ULID (26 Crockford base-32 characters, sortable by time). */
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
@@ -16,6 +16,12 @@ export function ulidOf(id: string, prefix: IdPrefix): string | null {
   if (!id.startsWith(`${prefix}_`)) return null
   const ulid = id.slice(prefix.length + 1)
   return ULID_RE.test(ulid) ? ulid : null
+}
+
+/** When an id of the given kind was made (its ULID's time, ISO 8601), or null when it is not one. */
+export function createdAtOfId(id: string, prefix: IdPrefix): string | null {
+  const ulid = ulidOf(id, prefix)
+  return ulid ? new Date(decodeTime(ulid)).toISOString() : null
 }
 
 /**

@@ -175,6 +175,7 @@ const pick = (...codes: Array<keyof typeof ERR>) => Object.fromEntries(codes.map
 export function openApiDocument(utilities: readonly UtilityDefinition[]): Record<string, unknown> {
   const slugs = utilities.filter((u) => u.enabled).map((u) => u.slug)
   const jobId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'job_ + ULID' }
+  const fileId = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'file_ + ULID' }
   return {
     openapi: '3.1.0',
     info: {
@@ -185,7 +186,7 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
     },
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: 'run' }, { name: 'jobs' }, { name: 'catalog' }],
+    tags: [{ name: 'run' }, { name: 'jobs' }, { name: 'files' }, { name: 'catalog' }],
     paths: {
       ...runOperations(utilities),
       '/v1/jobs': {
@@ -234,6 +235,71 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
           responses: {
             200: { description: 'Cancelled.', headers: authed, content: json(ref('Job')) },
             ...pick(401, 404, 409, 429, 500),
+          },
+        },
+      },
+      '/v1/files': {
+        post: {
+          operationId: 'upload_file',
+          summary: "Upload a file for this key's jobs (the body is the file)",
+          tags: ['files'],
+          parameters: [
+            {
+              name: 'name',
+              in: 'query',
+              schema: { type: 'string', minLength: 1, maxLength: 255, default: 'file' },
+              description: 'The file name: one path segment, no slashes or control characters.',
+            },
+            {
+              name: 'expiresInSeconds',
+              in: 'query',
+              schema: { type: 'integer', minimum: 60 },
+              description: "How long it is kept (default 86400; at most the service's maximum, 7 days by default).",
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            description: 'The file itself, at most 1 GiB, sent whole within the request time limit (30 s by default).',
+          },
+          responses: {
+            201: { description: 'Stored.', headers: authed, content: json(ref('Upload')) },
+            ...pick(400, 401, 429, 500),
+          },
+        },
+        get: {
+          operationId: 'list_files',
+          summary: "List this key's unexpired uploads, newest first",
+          tags: ['files'],
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 } },
+            { name: 'cursor', in: 'query', schema: { type: 'string' }, description: "The previous page's nextCursor." },
+          ],
+          responses: {
+            200: { description: 'A page of uploads.', headers: authed, content: json(ref('UploadList')) },
+            ...pick(400, 401, 429, 500),
+          },
+        },
+      },
+      '/v1/files/{id}': {
+        get: {
+          operationId: 'get_file',
+          summary: 'Get an upload',
+          tags: ['files'],
+          parameters: [fileId],
+          responses: {
+            200: { description: 'The upload.', headers: authed, content: json(ref('Upload')) },
+            ...pick(401, 404, 429, 500),
+          },
+        },
+        delete: {
+          operationId: 'delete_file',
+          summary: 'Delete an upload now (jobs can no longer name it)',
+          tags: ['files'],
+          parameters: [fileId],
+          responses: {
+            204: { description: 'Deleted.', headers: authed },
+            ...pick(401, 404, 429, 500),
           },
         },
       },

@@ -106,6 +106,32 @@ export const JobListSchema = Type.Object(
   { $id: 'JobList' },
 )
 
+/** An upload (POST /v1/files): a file of the key's own that its jobs name by `url`. */
+export const UploadSchema = Type.Object(
+  {
+    id: Type.String({ pattern: '^file_[0-9A-HJKMNP-TV-Z]{26}$' }),
+    object: Type.Literal('file'),
+    name: Type.String({ description: 'The name it was uploaded with (the last segment of its url).' }),
+    size: Type.Integer({ minimum: 0, description: 'Bytes stored.' }),
+    contentType: Type.String({ description: 'Told by the content itself, not the name or the Content-Type sent.' }),
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the bytes stored, hex.' }),
+    createdAt: Timestamp,
+    expiresAt: Timestamp,
+    url: Type.String({
+      description: "The s3:// name a job's input takes (url, files[].url); readable by this key's jobs only.",
+    }),
+  },
+  { $id: 'Upload' },
+)
+
+export const UploadListSchema = Type.Object(
+  {
+    items: Type.Array(Type.Ref('Upload')),
+    nextCursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null at the end.' })),
+  },
+  { $id: 'UploadList' },
+)
+
 export const ErrorSchema = Type.Object(
   {
     error: Type.Object({
@@ -151,6 +177,8 @@ export const RESPONSE_SCHEMAS = [
   JobSchema,
   JobSummarySchema,
   JobListSchema,
+  UploadSchema,
+  UploadListSchema,
   ErrorSchema,
   CatalogEntrySchema,
   UtilityListSchema,

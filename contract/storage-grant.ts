@@ -1,5 +1,5 @@
 import { inputObjectKey, progressObjectKey, resultObjectKey } from './runner-protocol.js'
-import { outputKeyOwner } from './storage-inputs.js'
+import { outputKeyOwner, uploadKeyOwner } from './storage-inputs.js'
 import { outputKey } from './storage-keys.js'
 import { parseTime } from './time.js'
 
@@ -39,7 +39,8 @@ export class GrantRefused extends Error {
 
 /**
  * The unit an s3:// input is granted by: its source job's whole output prefix
- * (`<utility>/<YYYY-MM-DD>/<job_id>/`), never the file's own name. The gateway checked that the
+ * (`<utility>/<YYYY-MM-DD>/<job_id>/`), or an upload's own (`uploads/<YYYY-MM-DD>/<file_id>/`),
+ * never the file's own name. The gateway checked that the
  * caller owns the source job, so every object under that prefix is already the caller's; the
  * grant does not depend on file names, so it neither grows with them (a merge of one long-named
  * file from each of ten jobs) nor takes their characters into a policy (`~$budget.pdf`, `*`, `?`,
@@ -48,7 +49,9 @@ export class GrantRefused extends Error {
  */
 export function sourcePrefixOf(key: string): string | null {
   const owner = outputKeyOwner(key)
-  return owner ? `${owner.utility}/${owner.day}/${owner.jobId}/` : null
+  if (owner) return `${owner.utility}/${owner.day}/${owner.jobId}/`
+  const upload = uploadKeyOwner(key)
+  return upload ? `uploads/${upload.day}/${upload.fileId}/` : null
 }
 
 /**
@@ -66,7 +69,8 @@ export function storageGrant(job: GrantedJob, bucket: string): PolicyDocument {
   const sources = new Set<string>()
   for (const key of job.storageInputKeys ?? []) {
     const prefix = sourcePrefixOf(key)
-    if (!prefix) throw new GrantRefused(`${JSON.stringify(key.slice(0, 200))} is not an output file of a job.`)
+    if (!prefix)
+      throw new GrantRefused(`${JSON.stringify(key.slice(0, 200))} is not an output file of a job or an upload.`)
     sources.add(prefix)
   }
   const ownKeys = [own, inputObjectKey(job.jobId), resultObjectKey(job.jobId), progressObjectKey(job.jobId)]

@@ -10,6 +10,13 @@ export function outputKeyOwner(key: string): { utility: string; day: string; job
   return { utility: m[1], day: m[2], jobId: m[3] }
 }
 
+/** The upload an upload key names (`uploads/<YYYY-MM-DD>/<file_id>/<name>`), or null when the key is not one. */
+export function uploadKeyOwner(key: string): { day: string; fileId: string } | null {
+  const m = /^uploads\/(\d{4}-\d{2}-\d{2})\/(file_[0-9A-HJKMNP-TV-Z]{26})\/[^/]+$/.exec(key)
+  if (!m || !ulidOf(m[2], 'file')) return null
+  return { day: m[1], fileId: m[2] }
+}
+
 /** Every s3:// URL a run input names (its `url`, each `files[].url`), with its path in the body. */
 export function storageUrlsOf(input: unknown): Array<{ path: string; url: string }> {
   const out: Array<{ path: string; url: string }> = []

@@ -5,6 +5,11 @@ export function outputKey(utility: string, createdAtMs: number, jobId: string, f
   return `${utility}/${utcDay(createdAtMs)}/${jobId}/${file}`
 }
 
+/** Storage key of an upload: `uploads/<YYYY-MM-DD>/<file_id>/<name>` (day of upload, UTC). */
+export function uploadKey(createdAtMs: number, fileId: string, name: string): string {
+  return `uploads/${utcDay(createdAtMs)}/${fileId}/${name}`
+}
+
 /** Where and how to reach dutil's bucket (MinIO locally, any S3 in production). */
 export interface StorageSettings {
   /** Base URL of the S3 API, e.g. http://127.0.0.1:9000. */

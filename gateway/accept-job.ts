@@ -14,6 +14,7 @@ import type { JobRecords } from './job-records.js'
 import type { JobReader } from './job-reader.js'
 import type { UtilityJobClient } from '../platform/utility-job-client.js'
 import type { GatewayMetrics } from './metrics.js'
+import type { Uploads } from './uploads.js'
 
 export interface AcceptDeps {
   records: JobRecords
@@ -23,6 +24,8 @@ export interface AcceptDeps {
   bucket: string
   metrics: GatewayMetrics
   log: Logger
+  /** The uploads its s3:// inputs may name (checked again when a lost hand-off completes). */
+  uploads?: Pick<Uploads, 'find'>
 }
 
 export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'existing'; job: JobRecord }
@@ -150,6 +153,7 @@ export async function completeHandOff(
     bucket: d.bucket,
     find: (id) => d.reader.find(id),
     owns: (other) => other.spec.apiKeyId === job.spec.apiKeyId,
+    upload: (id) => d.uploads?.find(job.spec.apiKeyId, id) ?? Promise.resolve(undefined),
   })
   const uj = utilityJobResource(
     { ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) },

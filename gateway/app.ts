@@ -15,6 +15,7 @@ import { type RequestTraces, traceRequests } from './trace-requests.js'
 import { exemplarOf } from '../platform/metrics-exposition.js'
 import { spanFields } from '../platform/tracing.js'
 import type { RouteDeps } from './routes/context.js'
+import { fileRoutes } from './routes/files.js'
 import { jobRoutes } from './routes/jobs.js'
 import { runUtilityRoutes } from './routes/run-utility.js'
 import { utilityRoutes } from './routes/utilities.js'
@@ -76,7 +77,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa()
   // Koa reads X-Forwarded-*; the first middleware removes them unless a trusted proxy sent them.
   app.proxy = true
-  const v1 = [runUtilityRoutes(deps), jobRoutes(deps), utilityRoutes()]
+  const v1 = [runUtilityRoutes(deps), jobRoutes(deps), fileRoutes(deps), utilityRoutes()]
   // The route pattern of a request, also when auth or rate limiting answered before routing.
   const routeOf = (ctx: Context): string => {
     const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute

@@ -10,6 +10,8 @@ import {
   SettingsError,
   STORAGE_SETTINGS,
 } from '../contract/settings.js'
+import { MAX_UPLOAD_BYTES } from '../contract/limits.js'
+import type { UploadSettings } from './uploads.js'
 
 /** Every environment variable the gateway reads (README: Configuration), checked once at start. */
 export const GATEWAY_SETTINGS = Type.Object({
@@ -70,6 +72,25 @@ export const GATEWAY_SETTINGS = Type.Object({
     "The share of DUTIL_MAX_QUEUED_JOBS one owner (a person's keys and playground runs together, or a key of its own) may have waiting; more answer 429",
     { default: 0.1, minimum: 0.001, maximum: 1 },
   ),
+  DUTIL_UPLOAD_MAX_FILES_PER_KEY: Setting.integer(
+    'Unexpired uploads (POST /v1/files) one API key may keep; more answer 429',
+    { default: 1000, minimum: 1, maximum: 1_000_000 },
+  ),
+  DUTIL_UPLOAD_MAX_BYTES_PER_KEY: Setting.integer('Bytes of unexpired uploads one API key may keep; more answer 429', {
+    default: 20 * 1024 ** 3,
+    minimum: 1024 ** 2,
+    maximum: 1024 ** 5,
+  }),
+  DUTIL_UPLOAD_DEFAULT_EXPIRY_SECONDS: Setting.integer('How long an upload is kept when the request names no time', {
+    default: 86_400,
+    minimum: 60,
+    maximum: 31_536_000,
+  }),
+  DUTIL_UPLOAD_MAX_EXPIRY_SECONDS: Setting.integer('The longest an upload may be kept (expiresInSeconds)', {
+    default: 7 * 86_400,
+    minimum: 60,
+    maximum: 31_536_000,
+  }),
   DUTIL_FILES_PORT: Setting.optional(
     Setting.integer(
       'Port of the files host: download links presigned for it (DUTIL_S3_PUBLIC_ENDPOINT) are passed to storage with a CSP sandbox and nosniff on every answer; off when unset',
@@ -131,6 +152,8 @@ export interface GatewayConfig {
   maxQueuedJobsPerKey: number
   maxQueuedJobsPerOwner: number
   maxQueuedJobs: number
+  /** Uploads (POST /v1/files): per-key quotas, the largest file and expiry. */
+  uploads: UploadSettings
   /** Log level and tracing (docs/observability.md). */
   observability: ObservabilityConfig
 }
@@ -170,6 +193,13 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     maxQueuedJobsPerKey: s.DUTIL_MAX_QUEUED_JOBS_PER_KEY,
     maxQueuedJobsPerOwner: Math.max(1, Math.floor(s.DUTIL_MAX_QUEUED_JOBS * s.DUTIL_MAX_QUEUED_SHARE_PER_OWNER + 1e-9)),
     maxQueuedJobs: s.DUTIL_MAX_QUEUED_JOBS,
+    uploads: {
+      maxFiles: s.DUTIL_UPLOAD_MAX_FILES_PER_KEY,
+      maxBytes: s.DUTIL_UPLOAD_MAX_BYTES_PER_KEY,
+      maxFileBytes: MAX_UPLOAD_BYTES,
+      defaultExpirySeconds: Math.min(s.DUTIL_UPLOAD_DEFAULT_EXPIRY_SECONDS, s.DUTIL_UPLOAD_MAX_EXPIRY_SECONDS),
+      maxExpirySeconds: s.DUTIL_UPLOAD_MAX_EXPIRY_SECONDS,
+    },
     observability: observabilityConfig(s, 'gateway'),
   }
 }

@@ -17,6 +17,7 @@ import { loadConsoleConfig } from './console/config.js'
 import { FileLinks } from './file-links.js'
 import { JobReader } from './job-reader.js'
 import { JobRecords } from './job-records.js'
+import { Uploads } from './uploads.js'
 import { JobWaiters } from './job-waiters.js'
 import { KeyRegistry, kubeKeyLookup, TokenBucket } from './key-registry.js'
 import { listen } from './servers.js'
@@ -99,6 +100,7 @@ const app = createApp({
   limiter: new RateLimiter(redis, log),
   storage,
   bucket: config.storage.bucket,
+  uploads: new Uploads(db, storage, config.storage.bucket, config.uploads),
   log,
   metrics,
   syncWaitMs: config.syncWaitMs,

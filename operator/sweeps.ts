@@ -8,6 +8,7 @@ import type { OperatorConfig } from './config.js'
 import type { OperatorCaches } from './watches.js'
 import { JobRecordUpkeep } from './job-record-upkeep.js'
 import type { OperatorMetrics } from './metrics.js'
+import { UploadSweeper } from './upload-sweep.js'
 import { RetentionSweeper } from './retention.js'
 import { SigningSecretSweeper } from './signing-secret-sweep.js'
 
@@ -53,9 +54,16 @@ export function operatorSweeps(d: SweepWiring) {
     retentionMs: config.retention.retentionMs,
     log: d.log.child({ controller: 'signing-secrets' }),
   })
+  const uploads = new UploadSweeper({
+    db: d.db,
+    storage: d.storage,
+    bucket: config.storage.bucket,
+    log: d.log.child({ controller: 'uploads' }),
+  })
   return {
     upkeep,
     sweeps: [
+      { name: 'upload sweep', sweep: () => uploads.sweep() },
       { name: 'retention sweep', sweep: () => retention.sweep() },
       { name: 'job record upkeep', sweep: () => upkeep.sweep() },
       { name: 'signing secret sweep', sweep: () => signingSweep.sweep() },

@@ -6,6 +6,7 @@ import type { JobReader } from '../job-reader.js'
 import type { JobWaiters } from '../job-waiters.js'
 import type { UtilityJobClient } from '../../platform/utility-job-client.js'
 import type { GatewayMetrics } from '../metrics.js'
+import type { Uploads } from '../uploads.js'
 
 /** Everything route handlers need, built once in main.ts (or by a test). */
 export interface RouteDeps {
@@ -20,6 +21,8 @@ export interface RouteDeps {
   records: JobRecords
   storage: Client
   bucket: string
+  /** Files API keys upload for their own jobs (POST /v1/files). */
+  uploads: Uploads
   log: Logger
   metrics: GatewayMetrics
   /** Sync runs answer 202 after this long (docs/api.md: 90 s). */

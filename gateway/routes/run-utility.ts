@@ -67,6 +67,7 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
     bucket: deps.bucket,
     find: (id) => deps.reader.find(id),
     owns: (job) => job.spec.apiKeyId === key.id,
+    upload: (id) => deps.uploads.find(key.id, id),
   })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
 

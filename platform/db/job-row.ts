@@ -1,4 +1,3 @@
-import { decodeTime } from 'ulid'
 import type {
   CallbackDelivery,
   JobError,
@@ -6,7 +5,7 @@ import type {
   UtilityJobSpec,
   UtilityJobStatus,
 } from '../../contract/crd-schemas.js'
-import { ulidOf } from '../../contract/ids.js'
+import { createdAtOfId } from '../../contract/ids.js'
 import { effectiveStatus, type JobRecord, traceparentOfJob } from '../../contract/job-view.js'
 import { ANNOTATIONS } from '../../contract/api-group.js'
 
@@ -75,9 +74,7 @@ export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
 
 /** The creation time of a job, from its id (ULIDs carry it): the partition key of its row. */
 export function createdAtOfJobId(id: string): string | null {
-  const ulid = ulidOf(id, 'job')
-  if (!ulid) return null
-  return new Date(decodeTime(ulid)).toISOString()
+  return createdAtOfId(id, 'job')
 }
 
 /** The row for a job as a UtilityJob (or a record) describes it; the status as the API shows it. */

@@ -308,13 +308,13 @@ export async function openJobIdsCreatedBefore(
   after: { createdAt: string; id: string } | undefined,
   limit = 1000,
 ): Promise<Array<{ id: string; createdAt: string }>> {
-  const res = await db.query<{ id: string; created_at: Date }>({
+  const res = await db.query<{ id: string; created_at: string }>({
     name: 'jobs_open_ids_before',
     text: `SELECT id, created_at FROM jobs WHERE state IN ('queued', 'running') AND created_at < $1
            AND (created_at, id) > ($2::timestamptz, $3) ORDER BY created_at, id LIMIT $4`,
     values: [new Date(beforeMs).toISOString(), after?.createdAt ?? '-infinity', after?.id ?? '', limit],
   })
-  return res.rows.map((r) => ({ id: r.id, createdAt: r.created_at.toISOString() }))
+  return res.rows.map((r) => ({ id: r.id, createdAt: r.created_at }))
 }
 
 /** Storage keys of one day's jobs (inputs and outputs), read before the day's partition is dropped. */

@@ -82,7 +82,11 @@ describe('a grant storage refuses', () => {
         const s = (await readJob(uj.metadata.name)).status
         return s?.state === 'failed' ? s : undefined
       })
-      expect(failed.error).toMatchObject({ code: 'storage_error', message: expect.stringContaining('glob character') })
+      expect(failed.error).toMatchObject({
+        code: 'storage_error',
+        message:
+          'This job\'s storage access cannot be granted: "_jobs/*/input.json" is not an output file of a job or an upload.',
+      })
       expect(failed.jobName).toBeUndefined()
     }
     // Every slot is free: a job of the same utility runs at once.

@@ -127,6 +127,46 @@ class JobList(BaseModel):
     ]
 
 
+class Upload(BaseModel):
+    id: Annotated[str, Field(pattern='^file_[0-9A-HJKMNP-TV-Z]{26}$')]
+    object: Literal['file']
+    name: Annotated[
+        str,
+        Field(
+            description='The name it was uploaded with (the last segment of its url).'
+        ),
+    ]
+    size: Annotated[int, Field(description='Bytes stored.', ge=0)]
+    contentType: Annotated[
+        str,
+        Field(
+            description='Told by the content itself, not the name or the Content-Type sent.'
+        ),
+    ]
+    sha256: Annotated[
+        str,
+        Field(
+            description='SHA-256 of the bytes stored, hex.', pattern='^[0-9a-f]{64}$'
+        ),
+    ]
+    createdAt: AwareDatetime
+    expiresAt: AwareDatetime
+    url: Annotated[
+        str,
+        Field(
+            description="The s3:// name a job's input takes (url, files[].url); readable by this key's jobs only."
+        ),
+    ]
+
+
+class UploadList(BaseModel):
+    items: list[Upload]
+    nextCursor: Annotated[
+        str | None,
+        Field(description='Pass as cursor for the next page; null at the end.'),
+    ]
+
+
 class ErrorDetail(BaseModel):
     path: str
     message: str

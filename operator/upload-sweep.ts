@@ -1,0 +1,37 @@
+import type { Client } from 'minio'
+import type { Logger } from 'pino'
+import type { Database } from '../platform/db/database.js'
+import { deleteUpload, expiredUploads } from '../platform/db/uploads-table.js'
+
+export interface UploadSweepDeps {
+  db: Database
+  storage: Client
+  bucket: string
+  log: Logger
+  now?: () => number
+}
+
+/**
+ * Expired uploads go: each file from storage first, then its row (a sweep that stops half-way
+ * finds the rest next time). A job can no longer name one from its expiry on (the gateway checks
+ * it at accept); the sweep frees the bytes.
+ */
+export class UploadSweeper {
+  constructor(private readonly d: UploadSweepDeps) {}
+
+  async sweep(): Promise<number> {
+    const now = this.d.now ? this.d.now() : Date.now()
+    let removed = 0
+    for (;;) {
+      const page = await expiredUploads(this.d.db, now)
+      for (const u of page) {
+        await this.d.storage.removeObject(this.d.bucket, u.storageKey)
+        await deleteUpload(this.d.db, u.id)
+        removed++
+      }
+      if (page.length < 500) break
+    }
+    if (removed) this.d.log.info({ removed }, 'expired uploads deleted')
+    return removed
+  }
+}

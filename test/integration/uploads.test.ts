@@ -1,0 +1,205 @@
+import { createHash } from 'node:crypto'
+import http from 'node:http'
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { openDatabase, type Database } from '../../platform/db/database.js'
+import { storageClient } from '../../platform/storage-client.js'
+import { UploadSweeper } from '../../operator/upload-sweep.js'
+import { makePdf } from '../support/pdfs.js'
+import { fileEntry, writeZip } from '../support/zip-writer.js'
+import { api, download } from './helpers/api.js'
+import { createKey } from './helpers/keys.js'
+import { listKeys } from './helpers/storage.js'
+import { restartGateway } from './helpers/processes.js'
+
+/**
+ * Uploads (POST /v1/files, docs/api.md): a file of the caller's own, streamed to storage, usable
+ * by its own jobs by its s3:// name until it expires; another key gets 404 for it everywhere. The
+ * gateway runs with small upload quotas for this file, then with its defaults again.
+ */
+const QUOTA = { DUTIL_UPLOAD_MAX_FILES_PER_KEY: '3', DUTIL_UPLOAD_MAX_BYTES_PER_KEY: String(4 * 1024 ** 2) }
+
+let db: Database
+beforeAll(async () => {
+  db = openDatabase({ url: inject('databaseUrl'), applicationName: 'dutil-test' })
+  await restartGateway(QUOTA)
+})
+afterAll(async () => {
+  await restartGateway({})
+  await db.end()
+})
+
+/** POST /v1/files with the raw body, as curl --data-binary sends it. */
+async function upload(key: string, body: Buffer, query = '', contentType = 'application/octet-stream') {
+  const res = await fetch(`${inject('gatewayUrl')}/v1/files${query}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': contentType },
+    body,
+  })
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any }
+}
+
+describe('an upload', () => {
+  it('is stored whole with its size, SHA-256 and sniffed type, listed, and read by its own jobs by its s3:// name', async () => {
+    const { key } = await createKey()
+    const pdf = await makePdf(3)
+    const res = await upload(key, pdf, '?name=report%202026.pdf', 'text/plain')
+    expect(res.status).toBe(201)
+    const file = res.body
+    expect(file).toMatchObject({
+      object: 'file',
+      name: 'report 2026.pdf',
+      size: pdf.length,
+      sha256: createHash('sha256').update(pdf).digest('hex'),
+      contentType: 'application/pdf', // by its content, not the Content-Type sent
+      url: expect.stringMatching(
+        new RegExp(`^s3://${inject('storage').bucket}/uploads/\\d{4}-\\d{2}-\\d{2}/${file.id}/report%202026\\.pdf$`),
+      ),
+    })
+    expect(file.id).toMatch(/^file_[0-9A-HJKMNP-TV-Z]{26}$/)
+    expect(Date.parse(file.expiresAt) - Date.parse(file.createdAt)).toBe(86_400_000)
+    expect(res.headers.get('location')).toBe(`/v1/files/${file.id}`)
+    expect((await api('GET', `/v1/files/${file.id}`, { key })).body).toEqual(file)
+    expect((await api('GET', '/v1/files', { key })).body).toEqual({ items: [file], nextCursor: null })
+    const split = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: file.url } } })
+    expect(split.body).toMatchObject({ status: 'succeeded', result: { pageCount: 3 } })
+    expect((await download(split.body.result.files[2].url)).status).toBe(200)
+    // merge-pdf names it twice, beside a job's output.
+    const merged = await api('POST', '/v1/utilities/merge-pdf', {
+      key,
+      body: {
+        input: {
+          files: [{ url: file.url }, { url: `s3://${inject('storage').bucket}/${split.body.result.files[0].key}` }],
+        },
+      },
+    })
+    expect(merged.body).toMatchObject({ status: 'succeeded', result: { pageCount: 4 } })
+  })
+
+  it("is another key's nowhere: 404 to read, delete or run on, and absent from its list", async () => {
+    const owner = await createKey()
+    const other = await createKey()
+    const file = (await upload(owner.key, await makePdf(1), '?name=private.pdf')).body
+    expect((await api('GET', `/v1/files/${file.id}`, { key: other.key })).status).toBe(404)
+    expect((await api('DELETE', `/v1/files/${file.id}`, { key: other.key })).status).toBe(404)
+    expect((await api('GET', '/v1/files', { key: other.key })).body.items).toEqual([])
+    const run = await api('POST', '/v1/utilities/split-pdf', { key: other.key, body: { input: { url: file.url } } })
+    expect(run.status).toBe(404)
+    expect(run.body.error.code).toBe('not_found')
+    // Still the owner's.
+    expect((await api('GET', `/v1/files/${file.id}`, { key: owner.key })).status).toBe(200)
+  })
+
+  it('cannot be used once expired or deleted, and the sweep removes an expired one from storage', async () => {
+    const { key } = await createKey()
+    const expiring = (await upload(key, await makePdf(1), '?name=soon.pdf&expiresInSeconds=60')).body
+    expect(Date.parse(expiring.expiresAt) - Date.parse(expiring.createdAt)).toBe(60_000)
+    const deleted = (await upload(key, await makePdf(1), '?name=gone.pdf')).body
+    expect((await api('DELETE', `/v1/files/${deleted.id}`, { key })).status).toBe(204)
+    // A minute passes.
+    await db.query("UPDATE uploads SET expires_at = now() - interval '1 second' WHERE id = $1", [expiring.id])
+    for (const f of [expiring, deleted]) {
+      expect((await api('GET', `/v1/files/${f.id}`, { key })).status, f.name).toBe(404)
+      const run = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: f.url } } })
+      expect(run.status, f.name).toBe(404)
+    }
+    expect((await api('GET', '/v1/files', { key })).body.items).toEqual([])
+    const prefix = (f: { url: string }) => decodeURIComponent(new URL(f.url).pathname.slice(1))
+    expect(await listKeys(prefix(deleted))).toEqual([])
+    expect(await listKeys(prefix(expiring))).toHaveLength(1)
+    const storage = inject('storage')
+    await new UploadSweeper({
+      db,
+      storage: storageClient(storage),
+      bucket: storage.bucket,
+      log: pino({ level: 'silent' }),
+    }).sweep()
+    expect(await listKeys(prefix(expiring))).toEqual([])
+  })
+
+  it('refuses a bad name or expiry, and pages a list by cursor', async () => {
+    const { key } = await createKey()
+    for (const [query, path] of [
+      ['?name=a/b.pdf', 'name'],
+      ['?name=..', 'name'],
+      ['?expiresInSeconds=59', 'expiresInSeconds'],
+      ['?expiresInSeconds=99999999', 'expiresInSeconds'],
+    ]) {
+      const res = await upload(key, Buffer.from('x'), query)
+      expect(res.status, query).toBe(400)
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', details: [{ path }] })
+    }
+    const ids: string[] = []
+    for (const n of [1, 2, 3]) ids.push((await upload(key, Buffer.from(`file ${n}`), `?name=f${n}.txt`)).body.id)
+    const first = (await api('GET', '/v1/files?limit=2', { key })).body
+    expect(first.items.map((f: { id: string }) => f.id)).toEqual([ids[2], ids[1]])
+    const second = (await api('GET', `/v1/files?limit=2&cursor=${first.nextCursor}`, { key })).body
+    expect(second).toEqual({
+      items: [expect.objectContaining({ id: ids[0], contentType: 'application/octet-stream' })],
+      nextCursor: null,
+    })
+    expect((await api('GET', '/v1/files?cursor=nonsense', { key })).status).toBe(400)
+  })
+})
+
+describe('upload limits', () => {
+  it("answers 429 past the key's quota of files or bytes, storing nothing of the refused file, and has room again after a delete", async () => {
+    const { key } = await createKey()
+    const before = await listKeys('uploads/')
+    const kept = []
+    for (let i = 0; i < 3; i++) kept.push((await upload(key, Buffer.from(`small ${i}`), `?name=s${i}.txt`)).body)
+    const fourth = await upload(key, Buffer.from('one too many'), '?name=s3.txt')
+    expect(fourth.status).toBe(429)
+    expect(fourth.body.error.code).toBe('rate_limited')
+    expect(fourth.body.error.message).toContain('3 files')
+    expect((await listKeys('uploads/')).filter((k) => !before.includes(k))).toHaveLength(3)
+    expect((await api('DELETE', `/v1/files/${kept[0].id}`, { key })).status).toBe(204)
+    // Bytes: 4 MiB per key here; a 5 MiB file passes the per-file limit but not the key's.
+    const big = await upload(key, Buffer.alloc(5 * 1024 ** 2, 7), '?name=big.bin')
+    expect(big.status).toBe(429)
+    expect(big.body.error.message).toContain('4 MB')
+    expect((await upload(key, Buffer.from('fits'), '?name=fits.txt')).status).toBe(201)
+  })
+
+  it('refuses a body announced larger than 1 GiB before reading it, and ends one that trickles, leaving nothing usable', async () => {
+    const { key } = await createKey()
+    const before = await listKeys('uploads/')
+    const url = new URL(`${inject('gatewayUrl')}/v1/files?name=huge.bin`)
+    const send = (length: number, write: (req: http.ClientRequest) => void) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          url,
+          { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Length': String(length) } },
+          (res) => {
+            let body = ''
+            res.on('data', (c) => (body += c))
+            res.on('end', () => resolve({ status: res.statusCode!, body }))
+          },
+        )
+        req.on('error', reject)
+        write(req)
+      })
+    const huge = await send(2 * 1024 ** 3, (req) => req.write(Buffer.alloc(1024)))
+    expect(huge.status).toBe(400)
+    expect(JSON.parse(huge.body).error.message).toContain('larger than 1 GB')
+    // 1 MB announced, 10 bytes sent: the request time limit ends it.
+    const started = Date.now()
+    const trickled = await send(1024 ** 2, (req) => req.write(Buffer.alloc(10))).catch((err: Error) => ({
+      status: 0,
+      body: err.message,
+    }))
+    expect([0, 408]).toContain(trickled.status)
+    expect(Date.now() - started).toBeLessThan(30_000)
+    expect((await api('GET', '/v1/files', { key })).body.items).toEqual([])
+    expect((await listKeys('uploads/')).filter((k) => !before.includes(k))).toEqual([])
+  })
+
+  it('takes an archive a job unpacks: unzip-files on an uploaded .zip', async () => {
+    const { key } = await createKey()
+    const zip = writeZip([fileEntry('a.txt', Buffer.from('alpha')), fileEntry('b/c.txt', Buffer.from('gamma'))])
+    const file = (await upload(key, zip, '?name=bundle.zip')).body
+    expect(file.contentType).toBe('application/zip')
+    const res = await api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url: file.url } } })
+    expect(res.body).toMatchObject({ status: 'succeeded', result: { fileCount: 2 } })
+  })
+})
