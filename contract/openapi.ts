@@ -248,7 +248,8 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
               name: 'name',
               in: 'query',
               schema: { type: 'string', minLength: 1, maxLength: 255, default: 'file' },
-              description: 'The file name: one path segment, no slashes or control characters.',
+              description:
+                'The file name: one path segment of at most 255 bytes (UTF-8), no slashes or control characters.',
             },
             {
               name: 'expiresInSeconds',

@@ -23,12 +23,13 @@ export function fileView(u: Upload, bucket: string) {
   }
 }
 
-/** A file name as stored: one path segment, no control characters, at most 255 characters. */
+/** A file name as stored: one path segment, no control characters, at most 255 bytes of UTF-8. */
 export function parseFileName(raw: unknown): string {
   const problem = (message: string) => invalid(`The file name ${message}.`, [{ path: 'name', message }])
   if (raw === undefined) return 'file'
   if (typeof raw !== 'string') throw problem('must be given once')
-  if (raw.length < 1 || raw.length > 255) throw problem('must be 1 to 255 characters')
+  if (raw.length < 1 || Buffer.byteLength(raw) > 255) throw problem('must be 1 to 255 bytes long (UTF-8)')
+  if (!(raw as string & { isWellFormed(): boolean }).isWellFormed()) throw problem('must be valid Unicode')
   if (/[/\\\u0000-\u001f\u007f]/.test(raw) || raw === '.' || raw === '..')
     throw problem('must be one name, without slashes, backslashes or control characters')
   return raw

@@ -122,6 +122,7 @@ describe('an upload', () => {
     for (const [query, path] of [
       ['?name=a/b.pdf', 'name'],
       ['?name=..', 'name'],
+      [`?name=${encodeURIComponent('é'.repeat(128))}`, 'name'], // 256 bytes of UTF-8
       ['?expiresInSeconds=59', 'expiresInSeconds'],
       ['?expiresInSeconds=99999999', 'expiresInSeconds'],
     ]) {

@@ -3379,7 +3379,7 @@ export interface operations {
     upload_file: {
         parameters: {
             query?: {
-                /** @description The file name: one path segment, no slashes or control characters. */
+                /** @description The file name: one path segment of at most 255 bytes (UTF-8), no slashes or control characters. */
                 name?: string;
                 /** @description How long it is kept (default 86400; at most the service's maximum, 7 days by default). */
                 expiresInSeconds?: number;
