@@ -64,13 +64,28 @@ export class Uploads {
     const hash = createHash('sha256')
     let size = 0
     let refused: ApiError | undefined
-    // The first bytes are read before storage is asked, so the object gets the sniffed type.
+    // A client that goes away mid-body (or that the request time limit ends) is no server error.
     const it = u.body[Symbol.asyncIterator]()
+    const read = async () => {
+      try {
+        return await it.next()
+      } catch (err) {
+        refused = new ApiError(
+          'invalid_request',
+          'The upload ended before the whole file arrived.',
+          [{ path: 'body', message: 'ended early' }],
+          {},
+          err,
+        )
+        throw refused
+      }
+    }
+    // The first bytes are read before storage is asked, so the object gets the sniffed type.
     const head: Buffer[] = []
     let headBytes = 0
     let done = false
     while (headBytes < SNIFF_BYTES) {
-      const next = await it.next()
+      const next = await read()
       if (next.done) {
         done = true
         break
@@ -78,6 +93,8 @@ export class Uploads {
       head.push(next.value)
       headBytes += next.value.length
     }
+    if (headBytes === 0)
+      throw invalid('The file is empty: send its bytes as the request body.', [{ path: 'body', message: 'is empty' }])
     const contentType = sniffContentType(Buffer.concat(head).subarray(0, SNIFF_BYTES))
     async function* measured(): AsyncGenerator<Buffer> {
       const pass = (chunk: Buffer) => {
@@ -91,7 +108,7 @@ export class Uploads {
       }
       for (const chunk of head) yield pass(chunk)
       if (done) return
-      for (let next = await it.next(); !next.done; next = await it.next()) yield pass(next.value)
+      for (let next = await read(); !next.done; next = await read()) yield pass(next.value)
     }
     try {
       await this.storage.putObject(this.bucket, key, Readable.from(measured()), u.declaredBytes, {

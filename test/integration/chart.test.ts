@@ -340,6 +340,33 @@ describe('helm lint and template', () => {
     expect(text).toContain('"name":"my-trial"')
   })
 
+  it('passes the upload quotas and expiry to the gateway, and lets the ingress take a 1 GB upload', () => {
+    const docs = render(
+      '--set',
+      'gateway.uploads.maxBytesPerKey=5368709120',
+      '--set',
+      'gateway.ingress.enabled=true',
+      '--set',
+      'gateway.ingress.host=api.example.com',
+    )
+    const env = Object.fromEntries(
+      named(docs, 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env.map((e: any) => [
+        e.name,
+        e.value,
+      ]),
+    )
+    expect(env).toMatchObject({
+      DUTIL_UPLOAD_MAX_FILES_PER_KEY: '1000',
+      DUTIL_UPLOAD_MAX_BYTES_PER_KEY: '5368709120',
+      DUTIL_UPLOAD_DEFAULT_EXPIRY_SECONDS: '86400',
+      DUTIL_UPLOAD_MAX_EXPIRY_SECONDS: '604800',
+    })
+    expect(byKind(docs, 'Ingress')[0].metadata.annotations!['nginx.ingress.kubernetes.io/proxy-body-size']).toBe(
+      '1024m',
+    )
+    expect(() => render('--set', 'gateway.uploads.maxFilesPerKey=0')).toThrow(/maxFilesPerKey/)
+  })
+
   it('runs a utility in pool mode only when asked: the operator may then make, label and delete pods, the admission policy holds pool pods to runner pods and their tenant, and only the operator reaches them', () => {
     const off = render()
     expect(byKind(off, 'ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContainEqual(
@@ -1400,6 +1427,8 @@ describe('the runner admission policy as a platform team renders it, on the loca
     'runnerPod.tolerations=[{"key":"dedicated","operator":"Equal","value":"runners","effect":"NoSchedule"}]',
     '--set',
     'runners.split-pdf.pod.priorityClassName=dutil-runner-policy-batch',
+    '--set',
+    'runnerPod.podLabels.cost-center=documents',
   ]
   const docs = () =>
     parsed(
@@ -1661,9 +1690,10 @@ describe('the runner admission policy as a platform team renders it, on the loca
       )
     expect(patch({ 'dutil.io/pool-tenant': 'tenant-a' }).status).toBe(0)
     for (const [what, labels, message] of [
-      ['the pool label off', { 'dutil.io/pool': null }, 'keeps its labels'],
-      ['managed-by off', { 'app.kubernetes.io/managed-by': null }, 'keeps its labels'],
+      ['the pool label off', { 'dutil.io/pool': null }, 'carry the labels'],
+      ['managed-by off', { 'app.kubernetes.io/managed-by': null }, 'carry the labels'],
       ['a new label', { 'dutil.io/job-id': 'job-x' }, 'keeps its labels'],
+      ["the platform team's label off", { 'cost-center': null }, 'keeps its labels'],
       ['another tenant', { 'dutil.io/pool-tenant': 'tenant-b' }, 'tenant of its first job'],
     ] as const) {
       const r = patch(labels)
@@ -1679,7 +1709,16 @@ describe('the runner admission policy as a platform team renders it, on the loca
         { name: generic.metadata!.name!, namespace: ns, body: tenantBinding(seen, tenant) },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )
-    expect((await bindAs(generic, 'tenant-a')).metadata!.labels!['dutil.io/pool-tenant']).toBe('tenant-a')
+    // The first leader binds from a current view (the scheduler writes the new pod's status once,
+    // so a view from before that is already stale, and is refused the same way).
+    const current = () => admin.readNamespacedPod({ name: generic.metadata!.name!, namespace: ns })
+    const seen = await current()
+    const bound = await until('pod bound from a current view', async () =>
+      bindAs(await current(), 'tenant-a').catch((e: unknown) => (apiStatus(e) === 409 ? undefined : Promise.reject(e))),
+    )
+    expect(bound.metadata!.labels!['dutil.io/pool-tenant']).toBe('tenant-a')
+    // Another leader's view from before that binding.
+    expect(apiStatus(await bindAs(seen, 'tenant-b').catch((e: unknown) => e))).toBe(409)
     expect(apiStatus(await bindAs(generic, 'tenant-b').catch((e: unknown) => e))).toBe(409)
     const kept = await admin.readNamespacedPod({ name: generic.metadata!.name!, namespace: ns })
     expect(kept.metadata!.labels!['dutil.io/pool-tenant']).toBe('tenant-a')

@@ -12,7 +12,9 @@ import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { api } from './helpers/api.js'
 import { createJobDirectly, readJob } from './helpers/direct-jobs.js'
 import { jobInputs } from './helpers/job-inputs.js'
-import { createKey } from './helpers/keys.js'
+import { createKey, kubeConfig } from './helpers/keys.js'
+import { BatchV1Api } from '@kubernetes/client-node'
+import { apiStatus } from '../../platform/kube.js'
 
 /**
  * A runner's storage grant (contract/storage-grant.ts) is decided when the job is accepted and
@@ -87,7 +89,11 @@ describe('a grant storage refuses', () => {
         message:
           'This job\'s storage access cannot be granted: "_jobs/*/input.json" is not an output file of a job or an upload.',
       })
-      expect(failed.jobName).toBeUndefined()
+      // No batch Job was ever made for it.
+      const batch = kubeConfig().makeApiClient(BatchV1Api)
+      expect(
+        apiStatus(await batch.readNamespacedJob({ name: uj.metadata.name, namespace: 'dutil' }).catch((e) => e)),
+      ).toBe(404)
     }
     // Every slot is free: a job of the same utility runs at once.
     const after = await api('POST', '/v1/utilities/split-pdf', {

@@ -130,6 +130,12 @@ describe('an upload', () => {
       expect(res.status, query).toBe(400)
       expect(res.body.error).toMatchObject({ code: 'invalid_request', details: [{ path }] })
     }
+    const empty = await upload(key, Buffer.alloc(0), '?name=empty.pdf')
+    expect(empty.status).toBe(400)
+    expect(empty.body.error).toMatchObject({
+      code: 'invalid_request',
+      details: [{ path: 'body', message: 'is empty' }],
+    })
     const ids: string[] = []
     for (const n of [1, 2, 3]) ids.push((await upload(key, Buffer.from(`file ${n}`), `?name=f${n}.txt`)).body.id)
     const first = (await api('GET', '/v1/files?limit=2', { key })).body
