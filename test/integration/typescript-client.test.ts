@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import {
   ConflictError,
@@ -115,6 +118,35 @@ describe('the TypeScript client', () => {
     const event = verifyCallback(got.body, got.headers, signingSecret)
     expect(event).toMatchObject({ type: 'job.succeeded', data: { id: job.id, status: 'succeeded' } })
     expect(() => verifyCallback(got.body.replace('succeeded', 'failed'), got.headers, signingSecret)).toThrow()
+  })
+
+  it('uploads a local file by path, bytes or stream, runs utilities on it in one call, lists and deletes it', async () => {
+    const pdf = await makePdf(2)
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-client-upload-'))
+    const path = join(dir, 'local report.pdf')
+    writeFileSync(path, pdf)
+    const sha256 = createHash('sha256').update(pdf).digest('hex')
+    const fromPath = await client.uploadFile(path)
+    expect(fromPath).toMatchObject({
+      name: 'local report.pdf',
+      size: pdf.length,
+      sha256,
+      contentType: 'application/pdf',
+    })
+    const fromStream = await client.uploadFile(createReadStream(path), { name: 'streamed.pdf', expiresInSeconds: 600 })
+    expect(fromStream).toMatchObject({ name: 'streamed.pdf', size: pdf.length, sha256 })
+    expect(Date.parse(fromStream.expiresAt) - Date.parse(fromStream.createdAt)).toBe(600_000)
+    const job = await client.runFile('split-pdf', pdf, {}, { name: 'bytes.pdf' })
+    expect(job).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
+    const merged = await client.run('merge-pdf', { files: [{ url: fromPath.url }, { url: fromStream.url }] })
+    expect(merged.result?.pageCount).toBe(4)
+    const listed: string[] = []
+    for await (const f of client.files({ pageSize: 1 })) listed.push(f.id)
+    expect(listed).toEqual(expect.arrayContaining([fromPath.id, fromStream.id]))
+    await client.deleteFile(fromPath.id)
+    await expect(client.getFile(fromPath.id)).rejects.toBeInstanceOf(NotFoundError)
+    expect((await client.getFile(fromStream.id)).id).toBe(fromStream.id)
+    await expect(client.uploadFile(path, { name: 'a/b.pdf' })).rejects.toBeInstanceOf(InvalidRequestError)
   })
 
   it('throws DutilConnectionError when nothing answers at the base URL', async () => {

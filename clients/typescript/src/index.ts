@@ -16,6 +16,8 @@ export * from './errors.js'
 export type { components, paths, webhooks } from './schema.js'
 
 export type JobSummary = components['schemas']['JobSummary']
+/** An upload: a file of this key's own that its jobs name by `url` (POST /v1/files). */
+export type Upload = components['schemas']['Upload']
 export type CatalogEntry = components['schemas']['CatalogEntry']
 export type JobStatus = Job['status']
 
@@ -98,6 +100,20 @@ export interface ListFilter {
   status?: JobStatus
   /** Page size asked of the API (1–100). */
   pageSize?: number
+}
+
+/**
+ * A file to upload: a local path (streamed from disk), its bytes (a Node.js Buffer is a
+ * Uint8Array), a Blob, or a stream (a web ReadableStream, or any async iterable of bytes such as
+ * a Node.js Readable). A path, bytes and a Blob are sent again on a retry; a stream is sent once.
+ */
+export type FileSource = string | Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>
+
+export interface UploadOptions extends CallOptions {
+  /** The file's name (one path segment). Default: a path's last segment, else `file`. */
+  name?: string
+  /** How long it is kept, in seconds (60 up to the service's maximum). Default: the service's (a day). */
+  expiresInSeconds?: number
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled'])
@@ -240,6 +256,77 @@ export class DutilClient {
     return r.data.items as CatalogEntry[]
   }
 
+  /**
+   * Uploads a file for this key's jobs and resolves with it: its `url` is the s3:// name a job's
+   * input takes. The body streams; nothing is held whole in memory.
+   */
+  async uploadFile(source: FileSource, opts: UploadOptions = {}): Promise<Upload> {
+    const { body, name, repeatable } = await fileBody(source)
+    const query = new URLSearchParams({ name: opts.name ?? name })
+    if (opts.expiresInSeconds !== undefined) query.set('expiresInSeconds', String(opts.expiresInSeconds))
+    const url = `${this.options.baseUrl.replace(/\/$/, '')}/v1/files?${query}`
+    const send = this.options.fetch ?? fetch
+    const r = await this.call({ ...opts, maxRetries: repeatable ? opts.maxRetries : 0 }, async (signal) => {
+      const response = await send(url, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${this.options.apiKey}`, 'Content-Type': 'application/octet-stream' },
+        body: body as RequestInit['body'],
+        signal,
+        // A stream is sent as it is read.
+        ...(repeatable ? {} : { duplex: 'half' }),
+      } as RequestInit)
+      const parsed = (await response.json().catch(() => undefined)) as unknown
+      return response.ok ? { response, data: parsed } : { response, error: parsed }
+    })
+    if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+    return r.data as Upload
+  }
+
+  /** One of this key's unexpired uploads (NotFoundError for another key's, a deleted or an expired one). */
+  async getFile(id: string, opts: CallOptions = {}): Promise<Upload> {
+    const r = await this.call(opts, (signal) => this.api.GET('/v1/files/{id}', { params: { path: { id } }, signal }))
+    if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+    return r.data as Upload
+  }
+
+  /** This key's unexpired uploads, newest first, following `nextCursor` page by page. */
+  async *files(opts: CallOptions & { pageSize?: number } = {}): AsyncGenerator<Upload> {
+    let cursor: string | undefined
+    do {
+      const query = { ...(opts.pageSize ? { limit: opts.pageSize } : {}), ...(cursor ? { cursor } : {}) }
+      const r = await this.call(opts, (signal) => this.api.GET('/v1/files', { params: { query }, signal }))
+      if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+      yield* r.data.items as Upload[]
+      cursor = r.data.nextCursor ?? undefined
+    } while (cursor)
+  }
+
+  /** Deletes an upload now: jobs can no longer name it. */
+  async deleteFile(id: string, opts: CallOptions = {}): Promise<void> {
+    const r = await this.call(opts, (signal) => this.api.DELETE('/v1/files/{id}', { params: { path: { id } }, signal }))
+    if (r.response.status !== 204) throw requestError(r.response.status, r.error, r.response.headers)
+  }
+
+  /**
+   * Runs a utility on a local file in one call: uploads it, then runs the utility with the
+   * upload as its `url` (and `input`'s other fields). Resolves with the succeeded job.
+   */
+  async runFile<U extends Utility>(
+    utility: U,
+    source: FileSource,
+    input: Omit<InputOf<U>, 'url'> = {} as Omit<InputOf<U>, 'url'>,
+    opts: RequestOptions & WaitOptions & { name?: string; expiresInSeconds?: number } = {},
+  ): Promise<Job> {
+    const file = await this.uploadFile(source, {
+      name: opts.name,
+      expiresInSeconds: opts.expiresInSeconds,
+      signal: opts.signal,
+      requestTimeoutMs: opts.requestTimeoutMs,
+      maxRetries: opts.maxRetries,
+    })
+    return this.run(utility, { ...input, url: file.url } as InputOf<U>, opts)
+  }
+
   private async start(path: string, body: unknown, opts: RequestOptions): Promise<{ status: number; job: Job }> {
     // Every create carries a key, so that a retry (ours or the caller's) is the same job.
     const headers: Record<string, string> = { 'Idempotency-Key': opts.idempotencyKey ?? randomUUID() }
@@ -303,6 +390,30 @@ export class DutilClient {
       await sleep(delay, opts.signal)
     }
   }
+}
+
+/** A request body for a file, the name it goes by, and whether it can be sent again. */
+async function fileBody(source: FileSource): Promise<{ body: unknown; name: string; repeatable: boolean }> {
+  if (typeof source === 'string') {
+    // Streamed from disk by fetch, with its size known (Content-Length).
+    const { openAsBlob } = await import('node:fs')
+    const { basename } = await import('node:path')
+    return { body: await openAsBlob(source), name: basename(source) || 'file', repeatable: true }
+  }
+  if (source instanceof Uint8Array || source instanceof Blob) return { body: source, name: 'file', repeatable: true }
+  if (source instanceof ReadableStream) return { body: source, name: 'file', repeatable: false }
+  const it = source[Symbol.asyncIterator]()
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await it.next()
+      if (next.done) controller.close()
+      else controller.enqueue(next.value)
+    },
+    async cancel() {
+      await it.return?.()
+    },
+  })
+  return { body: stream, name: 'file', repeatable: false }
 }
 
 function isJob(body: unknown): boolean {
