@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from . import _core
 from ._errors import DutilConnectionError, RateLimitedError, WaitTimeoutError, request_error, retry_after_seconds
-from ._models import CatalogEntry, Job, JobList, JobStatus, JobSummary, Utility, UtilityList
+from ._models import CatalogEntry, Job, JobList, JobStatus, JobSummary, Upload, UploadList, Utility, UtilityList
 
 Input = BaseModel | Mapping[str, Any]
 Answer = tuple[int, Any, httpx.Headers]
@@ -223,6 +223,75 @@ class Client:
             raise request_error(code, body, headers)
         return UtilityList.model_validate(body).items
 
+    def upload_file(
+        self,
+        source: _core.FileSource,
+        *,
+        name: str | None = None,
+        expires_in_seconds: int | None = None,
+        max_retries: int | None = None,
+        request_timeout: float | None = None,
+    ) -> Upload:
+        """Uploads a file for this key's jobs: a local path (streamed from disk), bytes, or a binary
+        file object. Returns the upload; its ``url`` is the s3:// name a job's input takes. A path
+        and bytes are sent again on a retry; a file object once, unless it can seek back."""
+        content, repeatable = _core.upload_body(source)
+        code, body, headers = self._call(
+            "POST",
+            "/v1/files",
+            None,
+            {"Content-Type": "application/octet-stream"},
+            max_retries if repeatable else 0,
+            request_timeout,
+            _core.upload_params(source, name, expires_in_seconds),
+            content=content,
+        )
+        if code != 201:
+            raise request_error(code, body, headers)
+        return Upload.model_validate(body)
+
+    def get_file(self, file_id: str) -> Upload:
+        """One of this key's unexpired uploads (NotFoundError for another key's, a deleted or an expired one)."""
+        code, body, headers = self._call("GET", f"/v1/files/{file_id}")
+        if code != 200:
+            raise request_error(code, body, headers)
+        return Upload.model_validate(body)
+
+    def list_files(self, *, page_size: int | None = None) -> Iterator[Upload]:
+        """This key's unexpired uploads, newest first, following ``nextCursor`` page by page."""
+        cursor: str | None = None
+        while True:
+            params = _list_params(None, None, page_size, cursor)
+            code, body, headers = self._call("GET", "/v1/files", None, None, None, None, params)
+            if code != 200:
+                raise request_error(code, body, headers)
+            page = UploadList.model_validate(body)
+            yield from page.items
+            cursor = page.nextCursor
+            if not cursor:
+                return
+
+    def delete_file(self, file_id: str) -> None:
+        """Deletes an upload now: jobs can no longer name it."""
+        code, body, headers = self._call("DELETE", f"/v1/files/{file_id}")
+        if code != 204:
+            raise request_error(code, body, headers)
+
+    def run_file(
+        self,
+        utility: Utility,
+        source: _core.FileSource,
+        input: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        expires_in_seconds: int | None = None,
+        **run_options: Any,
+    ) -> Job:
+        """Runs a utility on a local file in one call: uploads it, then runs the utility with the
+        upload as its ``url`` (and ``input``'s other fields). Returns the succeeded job."""
+        file = self.upload_file(source, name=name, expires_in_seconds=expires_in_seconds)
+        return self.run(utility, {**dict(input or {}), "url": file.url}, **run_options)
+
     def download(self, job: Job, directory: str | os.PathLike[str]) -> list[Path]:
         """Saves a succeeded job's files under ``directory`` (an unzipped entry at its path inside
         the archive) and returns their paths. The links are presigned and expire: fetch the job
@@ -250,6 +319,7 @@ class Client:
         request_timeout: float | None = None,
         params: Mapping[str, Any] | None = None,
         extra_seconds: float = 0,
+        content: Callable[[], Any] | None = None,
     ) -> Answer:
         retries = self.max_retries if max_retries is None else max_retries
         timeout = self.timeout if request_timeout is None else request_timeout
@@ -258,7 +328,13 @@ class Client:
             answer: Answer | None = None
             try:
                 response = self._http.request(
-                    method, path, json=body, headers=headers, params=params, timeout=_timeout(timeout, extra_seconds)
+                    method,
+                    path,
+                    json=body,
+                    content=content() if content else None,
+                    headers=headers,
+                    params=params,
+                    timeout=_timeout(timeout, extra_seconds),
                 )
                 answer = (response.status_code, _core.parse_body(response.content), response.headers)
             except httpx.TransportError as err:
@@ -438,6 +514,73 @@ class AsyncClient:
             raise request_error(code, body, headers)
         return UtilityList.model_validate(body).items
 
+    async def upload_file(
+        self,
+        source: _core.FileSource,
+        *,
+        name: str | None = None,
+        expires_in_seconds: int | None = None,
+        max_retries: int | None = None,
+        request_timeout: float | None = None,
+    ) -> Upload:
+        """See :meth:`Client.upload_file`."""
+        content, repeatable = _core.upload_body_async(source)
+        code, body, headers = await self._call(
+            "POST",
+            "/v1/files",
+            None,
+            {"Content-Type": "application/octet-stream"},
+            max_retries if repeatable else 0,
+            request_timeout,
+            _core.upload_params(source, name, expires_in_seconds),
+            content=content,
+        )
+        if code != 201:
+            raise request_error(code, body, headers)
+        return Upload.model_validate(body)
+
+    async def get_file(self, file_id: str) -> Upload:
+        """See :meth:`Client.get_file`."""
+        code, body, headers = await self._call("GET", f"/v1/files/{file_id}")
+        if code != 200:
+            raise request_error(code, body, headers)
+        return Upload.model_validate(body)
+
+    async def list_files(self, *, page_size: int | None = None) -> AsyncIterator[Upload]:
+        """See :meth:`Client.list_files`."""
+        cursor: str | None = None
+        while True:
+            params = _list_params(None, None, page_size, cursor)
+            code, body, headers = await self._call("GET", "/v1/files", None, None, None, None, params)
+            if code != 200:
+                raise request_error(code, body, headers)
+            page = UploadList.model_validate(body)
+            for item in page.items:
+                yield item
+            cursor = page.nextCursor
+            if not cursor:
+                return
+
+    async def delete_file(self, file_id: str) -> None:
+        """See :meth:`Client.delete_file`."""
+        code, body, headers = await self._call("DELETE", f"/v1/files/{file_id}")
+        if code != 204:
+            raise request_error(code, body, headers)
+
+    async def run_file(
+        self,
+        utility: Utility,
+        source: _core.FileSource,
+        input: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        expires_in_seconds: int | None = None,
+        **run_options: Any,
+    ) -> Job:
+        """See :meth:`Client.run_file`."""
+        file = await self.upload_file(source, name=name, expires_in_seconds=expires_in_seconds)
+        return await self.run(utility, {**dict(input or {}), "url": file.url}, **run_options)
+
     async def download(self, job: Job, directory: str | os.PathLike[str]) -> list[Path]:
         """See :meth:`Client.download`."""
         saved: list[Path] = []
@@ -463,6 +606,7 @@ class AsyncClient:
         request_timeout: float | None = None,
         params: Mapping[str, Any] | None = None,
         extra_seconds: float = 0,
+        content: Callable[[], Any] | None = None,
     ) -> Answer:
         retries = self.max_retries if max_retries is None else max_retries
         timeout = self.timeout if request_timeout is None else request_timeout
@@ -471,7 +615,13 @@ class AsyncClient:
             answer: Answer | None = None
             try:
                 response = await self._http.request(
-                    method, path, json=body, headers=headers, params=params, timeout=_timeout(timeout, extra_seconds)
+                    method,
+                    path,
+                    json=body,
+                    content=content() if content else None,
+                    headers=headers,
+                    params=params,
+                    timeout=_timeout(timeout, extra_seconds),
                 )
                 answer = (response.status_code, _core.parse_body(response.content), response.headers)
             except httpx.TransportError as err:

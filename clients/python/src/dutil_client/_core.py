@@ -7,7 +7,7 @@ import os
 import re
 import random
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -118,3 +118,74 @@ def output_path(directory: str | os.PathLike[str], name: str, entry_path: str | 
     if not rel.parts or any(part == ".." or _DRIVE.match(part) for part in rel.parts):
         raise ValueError(f"refusing to write {entry_path or name!r} outside {directory}")
     return Path(directory).joinpath(*rel.parts)
+
+
+FileSource = str | os.PathLike[str] | bytes | bytearray | Any
+"""A file to upload: a local path, its bytes, or a binary file object (anything with ``read``)."""
+
+
+def upload_name(source: Any, name: str | None) -> str:
+    """The name an upload goes by: the one given, a path's last segment, else ``file``."""
+    if name:
+        return name
+    if isinstance(source, (str, os.PathLike)):
+        return Path(source).name or "file"
+    return "file"
+
+
+def upload_params(source: Any, name: str | None, expires_in_seconds: int | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": upload_name(source, name)}
+    if expires_in_seconds is not None:
+        params["expiresInSeconds"] = expires_in_seconds
+    return params
+
+
+UPLOAD_CHUNK = 1024 * 1024
+
+
+def upload_body(source: Any) -> tuple[Callable[[], Any], bool]:
+    """A fresh request body for each attempt of an upload, and whether a retry may send it again:
+    a path is read from disk in chunks (never whole), bytes as they are, a file object from where
+    it stood (once, unless it can seek back)."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+
+        def chunks() -> Iterator[bytes]:
+            with open(path, "rb") as f:
+                while chunk := f.read(UPLOAD_CHUNK):
+                    yield chunk
+
+        return chunks, True
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        return (lambda: data), True
+    if getattr(source, "seekable", lambda: False)():
+        start = source.tell()
+
+        def again() -> Any:
+            source.seek(start)
+            return source
+
+        return again, True
+    return (lambda: source), False
+
+
+def upload_body_async(source: Any) -> tuple[Callable[[], Any], bool]:
+    """:func:`upload_body` for the async client, whose bodies are bytes or async iterators."""
+    body, repeatable = upload_body(source)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return body, repeatable
+
+    def chunks() -> AsyncIterator[bytes]:
+        async def read() -> AsyncIterator[bytes]:
+            made = body()
+            if hasattr(made, "read"):
+                while chunk := made.read(UPLOAD_CHUNK):
+                    yield chunk
+            else:
+                for chunk in made:
+                    yield chunk
+
+        return read()
+
+    return chunks, repeatable

@@ -8,6 +8,7 @@ server with the input files, and a certificate for a callback receiver on loopba
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import http.server
 import os
 import ssl
@@ -16,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from dutil_client import (
@@ -122,6 +124,40 @@ def test_the_async_client_runs_jobs_side_by_side() -> None:
     split, zipped = asyncio.run(main())
     assert split.result is not None and len(split.result.files) == 3
     assert zipped.utility == "zip-files" and zipped.status == "succeeded"
+
+
+def test_local_files_upload_by_path_bytes_or_file_object_and_run_in_one_call(client: Client, tmp_path: Path) -> None:
+    pdf = httpx.get(files("three.pdf")).content
+    path = tmp_path / "local report.pdf"
+    path.write_bytes(pdf)
+    digest = hashlib.sha256(pdf).hexdigest()
+    from_path = client.upload_file(path)
+    assert (from_path.name, from_path.size, from_path.sha256, from_path.contentType) == (
+        "local report.pdf",
+        len(pdf),
+        digest,
+        "application/pdf",
+    )
+    with open(path, "rb") as f:
+        from_object = client.upload_file(f, name="object.pdf", expires_in_seconds=600)
+    assert from_object.sha256 == digest and from_object.name == "object.pdf"
+    job = client.run_file("split-pdf", pdf, name="bytes.pdf")
+    assert job.status == "succeeded" and job.result is not None and len(job.result.files) == 3
+    listed = [f.id for f in client.list_files(page_size=1)]
+    assert from_path.id in listed and from_object.id in listed
+    client.delete_file(from_path.id)
+    with pytest.raises(NotFoundError):
+        client.get_file(from_path.id)
+    with pytest.raises(InvalidRequestError):
+        client.upload_file(path, name="a/b.pdf")
+
+    async def main() -> Job:
+        async with AsyncClient(env("DUTIL_URL"), env("DUTIL_API_KEY")) as c:
+            uploaded = await c.upload_file(path)
+            assert (await c.get_file(uploaded.id)).sha256 == digest
+            return await c.run_file("split-pdf", path)
+
+    assert asyncio.run(main()).status == "succeeded"
 
 
 class _Receiver(http.server.BaseHTTPRequestHandler):
