@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -9,6 +9,7 @@ import {
   JobFailedError,
   type JobStatus,
   type JobSummary,
+  type Upload,
   type Utility,
   WaitTimeoutError,
 } from '../clients/typescript/src/index.js'
@@ -185,6 +186,8 @@ async function follow(
 }
 
 export interface RunOptions {
+  /** Positional inputs: local paths are uploaded first; URLs stay URLs. */
+  files?: string[]
   url?: string[]
   input?: string
   inputFile?: string
@@ -205,7 +208,11 @@ export async function runUtility(
 ): Promise<number> {
   if (!(CONTRACT_SLUGS as readonly string[]).includes(utility))
     throw new UsageError(`unknown utility ${JSON.stringify(utility)} (known: ${CONTRACT_SLUGS.join(', ')})`)
-  const input = inputFrom(utility, { url: v.url, input: v.input, 'input-file': v.inputFile })
+  if (v.files?.length && (v.url?.length || v.input || v.inputFile))
+    throw new UsageError('give the input as files, or as one of --url, --input and --input-file, not both')
+  // Local files become uploads of this key's own; their s3:// names are the input URLs.
+  const urls = v.files?.length ? await Promise.all(v.files.map((f) => inputUrlOf(c, f, io))) : v.url
+  const input = inputFrom(utility, { url: urls, input: v.input, 'input-file': v.inputFile })
   const metadata = v.metadata ? (json(v.metadata, '--metadata') as Record<string, unknown>) : undefined
   const job = await c.submit(utility as Utility, input as never, { metadata, callbackUrl: v.callbackUrl })
   if (!v.wait && !v.out) {
@@ -213,6 +220,59 @@ export async function runUtility(
     return EXIT.ok
   }
   return follow(c, job.id, v, format, io)
+}
+
+/** A positional input: a URL as it is, a local file uploaded (a line on stderr says so). */
+async function inputUrlOf(c: DutilClient, arg: string, io: Io): Promise<string> {
+  if (/^(https?|s3):\/\//i.test(arg)) return arg
+  if (!existsSync(arg)) throw new UsageError(`${arg}: no such file (a URL starts with http://, https:// or s3://)`)
+  const file = await c.uploadFile(arg)
+  io.err.write(`uploaded ${arg} (${sizeText(file.size)}) as ${file.id}\n`)
+  return file.url
+}
+
+const sizeText = (n: number) =>
+  n >= 1024 ** 2 ? `${(n / 1024 ** 2).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`
+
+const FILE_COLUMNS: Array<Column<Upload>> = [
+  { header: 'ID', value: (f) => f.id },
+  { header: 'NAME', value: (f) => f.name },
+  { header: 'SIZE', value: (f) => sizeText(f.size) },
+  { header: 'TYPE', value: (f) => f.contentType, wide: true },
+  { header: 'URL', value: (f) => f.url, wide: true },
+  { header: 'EXPIRES', value: (f) => f.expiresAt },
+]
+
+/** `dutil files upload PATH`: uploads a local file; prints it (its url is the s3:// input name). */
+export async function uploadFile(
+  c: DutilClient,
+  path: string,
+  v: { name?: string; expiresIn?: string },
+  format: OutputFormat,
+  io: Io = stdio,
+): Promise<number> {
+  if (!existsSync(path)) throw new UsageError(`${path}: no such file`)
+  const expires = v.expiresIn === undefined ? undefined : Number(v.expiresIn)
+  if (expires !== undefined && !Number.isInteger(expires))
+    throw new UsageError('--expires-in must be a whole number of seconds')
+  const file = await c.uploadFile(path, { name: v.name, expiresInSeconds: expires })
+  io.out(renderOne(format, file, () => `${file.id} ${file.name} ${sizeText(file.size)} ${file.url}`))
+  return EXIT.ok
+}
+
+/** `dutil files list`: the key's unexpired uploads. */
+export async function listFiles(c: DutilClient, format: OutputFormat, io: Io = stdio): Promise<number> {
+  const files: Upload[] = []
+  for await (const f of c.files()) files.push(f)
+  io.out(renderList(format, files, FILE_COLUMNS))
+  return EXIT.ok
+}
+
+/** `dutil files delete ID`. */
+export async function deleteFile(c: DutilClient, id: string, io: Io = stdio): Promise<number> {
+  await c.deleteFile(id)
+  io.out(`${id} deleted`)
+  return EXIT.ok
 }
 
 const JOB_COLUMNS: Array<Column<JobSummary>> = [

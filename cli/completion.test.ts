@@ -10,7 +10,8 @@ const at = (...words: string[]) => complete(program, words, values)
 
 describe('shell completion', () => {
   it('completes commands, subcommands and their flags (with the inherited ones)', () => {
-    expect(at('')).toEqual(['run', 'jobs', 'keys', 'admin', 'callbacks', 'config', 'completion'])
+    expect(at('')).toEqual(['run', 'jobs', 'files', 'keys', 'admin', 'callbacks', 'config', 'completion'])
+    expect(at('files', '')).toEqual(['upload', 'list', 'delete'])
     expect(at('jobs', 'l')).toEqual(['list'])
     expect(at('keys', 'r')).toEqual(['revoke', 'rotate-secret', 'reveal-secret'])
     expect(at('jobs', 'list', '--st')).toEqual(['--status'])

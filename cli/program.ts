@@ -2,7 +2,18 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import { EXPIRY_DAYS } from '../contract/api-keys.js'
 import { JOB_STATES } from '../contract/crd-schemas.js'
 import { CONTRACT_SLUGS } from '../contract/utility.js'
-import { cancelJob, clientFor, getJob, listJobs, runUtility, waitJob, type RunOptions } from './api-commands.js'
+import {
+  cancelJob,
+  clientFor,
+  deleteFile,
+  getJob,
+  listFiles,
+  listJobs,
+  runUtility,
+  uploadFile,
+  waitJob,
+  type RunOptions,
+} from './api-commands.js'
 import { redeliver } from './callback-commands.js'
 import { complete, completionScript, SHELLS, type Shell } from './completion.js'
 import {
@@ -118,6 +129,7 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
       .command('run')
       .description('start a job; --wait follows it to the end (progress on stderr), --out downloads its files')
       .addArgument(program.createArgument('<utility>', 'the utility').choices(CONTRACT_SLUGS))
+      .argument('[files...]', 'local files to upload as the input (a URL given here stays a URL)')
       .option('--url <url...>', 'the input URL (several for zip-files and merge-pdf, in order)')
       .option('--input <json>', 'the whole input as JSON')
       .option('--input-file <file>', 'the input as a JSON file')
@@ -126,8 +138,12 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
       .option('--wait', 'follow the job to its end')
       .option('--out <dir>', 'download the files into DIR (implies --wait)')
       .option('--timeout <seconds>', 'stop waiting after this long (exit 5; the job goes on)'),
-  ).action(async (utility: string, o: RunOptions & { output?: OutputFormat; json?: boolean; verbose?: boolean }) =>
-    done(await runUtility(api(o), utility, o, formatOf(o))),
+  ).action(
+    async (
+      utility: string,
+      files: string[],
+      o: RunOptions & { output?: OutputFormat; json?: boolean; verbose?: boolean },
+    ) => done(await runUtility(api(o), utility, { ...o, files }, formatOf(o))),
   )
 
   const jobs = program.command('jobs').description("this key's jobs")
@@ -152,6 +168,22 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
   ).action(async (id: string, o) => done(await waitJob(api(o), id, o, formatOf(o))))
   apiCommand(jobs.command('cancel').description('cancel a queued job').argument('<job-id>')).action(
     async (id: string, o) => done(await cancelJob(api(o), id, formatOf(o))),
+  )
+
+  const uploads = program.command('files').description("this key's uploads: local files its jobs can name")
+  apiCommand(
+    uploads
+      .command('upload')
+      .description('upload a local file; prints the s3:// name a job input takes')
+      .argument('<path>')
+      .option('--name <name>', 'the name it goes by (default: the file name)')
+      .option('--expires-in <seconds>', 'how long it is kept (default: a day)'),
+  ).action(async (path: string, o) => done(await uploadFile(api(o), path, o, formatOf(o))))
+  apiCommand(uploads.command('list').description('unexpired uploads, newest first')).action(async (o) =>
+    done(await listFiles(api(o), formatOf(o))),
+  )
+  apiCommand(uploads.command('delete').description('delete an upload now').argument('<file-id>')).action(
+    async (id: string, o) => done(await deleteFile(api(o), id)),
   )
 
   const keys = program.command('keys').description('API keys (through the Kubernetes API)')
