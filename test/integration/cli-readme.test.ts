@@ -20,7 +20,7 @@ import { jobInputs } from './helpers/job-inputs.js'
 function readmeCommands(): Array<{ line: string; exit: number }> {
   const readme = readFileSync(join(REPO_ROOT, 'cli', 'README.md'), 'utf8')
   const out: Array<{ line: string; exit: number }> = []
-  for (const section of ['Contexts', 'Jobs', 'Keys and the console']) {
+  for (const section of ['Contexts', 'Jobs', 'Local files', 'Keys and the console']) {
     const block = new RegExp(`## ${section}[^\\n]*\\n[\\s\\S]*?\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\``).exec(readme)
     if (!block) throw new Error(`cli/README.md has no sh block under "${section}"`)
     let current = ''
@@ -68,6 +68,10 @@ describe("the CLI README's commands", () => {
     ] as const)
       files.add(name, body, type)
     const scratch = mkdtempSync(join(tmpdir(), 'dutil-cli-readme-'))
+    // The local files of the README's examples, on the user's disk.
+    writeFileSync(join(scratch, 'invoice.docx'), officeDocument('text.docx'))
+    writeFileSync(join(scratch, 'cover.pdf'), await makePdf(1))
+    writeFileSync(join(scratch, 'contract.pdf'), await makePdf(2))
     const bin = join(scratch, 'bin')
     mkdirSync(bin)
     writeFileSync(
@@ -100,6 +104,7 @@ describe("the CLI README's commands", () => {
         if (id) values.set('job_01M9…', id[0])
       }
       if (line.includes('keys create')) values.set('key_01M9…', /\bkey_[0-9A-Z]{26}\b/.exec(r.out)![0])
+      if (line.includes('files upload')) values.set('file_01M9…', /\bfile_[0-9A-Z]{26}\b/.exec(r.out)![0])
     }
     const output = (needle: string) => seen.find((s) => s.startsWith(needle))!
     expect(output('dutil config get-contexts')).toMatch(/\*\s+prod\s/)
@@ -115,5 +120,11 @@ describe("the CLI README's commands", () => {
     expect(pdfs('pages')).toHaveLength(3)
     expect(pdfs('merged')).toHaveLength(1)
     expect(pdfs('slides')).toEqual(['slides.pdf'])
+    // Local files: uploaded, converted and downloaded; merged with a URL; listed; deleted.
+    expect(pdfs('.')).toContain('invoice.pdf')
+    expect(output('dutil run office-pdf ./invoice.docx')).toContain('succeeded')
+    expect(pdfs('merged')).toHaveLength(1)
+    expect(output('dutil files list')).toContain('contract.pdf')
+    expect(output('dutil files delete')).toContain(`${values.get('file_01M9…')} deleted`)
   }, 600_000)
 })
