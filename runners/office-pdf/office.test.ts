@@ -141,6 +141,8 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('one LibreOffice converting one
 })
 
 describe.skipIf(!existsSync('/usr/bin/soffice'))('content a document links to', () => {
+  // A directory of its own: the describe above removes `work` when it ends.
+  const dir = mkdtempSync(join(tmpdir(), 'office-links-'))
   /** A loopback server that counts what LibreOffice asks it for. */
   let server: Server
   const asked: string[] = []
@@ -153,7 +155,10 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('content a document links to', 
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   })
-  afterAll(() => new Promise<void>((r) => server.close(() => r())))
+  afterAll(async () => {
+    await new Promise<void>((r) => server.close(() => r()))
+    rmSync(dir, { recursive: true, force: true })
+  })
 
   // With no guard LibreOffice fetches a linked picture; the update modes of links and of the load
   // do not govern pictures (they hold linked sections, fields and sheets), so two guards that do
@@ -167,7 +172,7 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('content a document links to', 
     'a linked picture is fetched with the guards %j: %s',
     async (guards, fetched) => {
       const office = await Office.start(
-        mkdtempSync(join(work, 'profile-')),
+        mkdtempSync(join(dir, 'profile-')),
         `dutil-office-guards-${process.pid}-${guards.join('-')}`,
         guards,
       )
@@ -177,7 +182,7 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('content a document links to', 
           ['odt', odtWithLinkedImage],
         ] as const) {
           const beacon = `/beacon-${guards.join('-') || 'none'}.${ext}.png`
-          const input = join(work, `linked-${guards.join('-')}.${ext}`)
+          const input = join(dir, `linked-${guards.join('-')}.${ext}`)
           writeFileSync(input, make(`${base}${beacon}`))
           const answer = await office.convert({ input, output: `${input}.pdf` })
           expect(answer, ext).toMatchObject({ ok: true })

@@ -152,10 +152,14 @@ describe('images', () => {
       return { jobId, res, termination: readFileSync(termination, 'utf8') }
     }
 
+    /** An input where s3:// inputs live: the output of an earlier job (a runner's grant reads nothing else). */
+    const sourceKey = (name: string) => `unzip-files/${isoMs(Date.now()).slice(0, 10)}/${newId('job')}/${name}`
+
     it('splits a PDF read from storage and stores one page per file, with the result manifest the operator reads', async () => {
       const s3 = storageClient(storage())
-      await s3.putObject(storage().bucket, 'test-inputs/image.pdf', await makePdf(3))
-      const { jobId, res } = await runJob(`s3://${storage().bucket}/test-inputs/image.pdf`)
+      const input = sourceKey('image.pdf')
+      await s3.putObject(storage().bucket, input, await makePdf(3))
+      const { jobId, res } = await runJob(`s3://${storage().bucket}/${input}`)
       expect(res.status, res.stdout + res.stderr).toBe(0)
       const result = await readJsonObject<RunnerResult>(
         s3,
@@ -175,8 +179,9 @@ describe('images', () => {
 
     it('rejects a file that is not a PDF with the classified exit code and a termination message', async () => {
       const s3 = storageClient(storage())
-      await s3.putObject(storage().bucket, 'test-inputs/not.pdf', Buffer.from('<html>no</html>'))
-      const { res, termination } = await runJob(`s3://${storage().bucket}/test-inputs/not.pdf`)
+      const input = sourceKey('not.pdf')
+      await s3.putObject(storage().bucket, input, Buffer.from('<html>no</html>'))
+      const { res, termination } = await runJob(`s3://${storage().bucket}/${input}`)
       expect(res.status).toBe(EXIT.rejected)
       expect(JSON.parse(termination)).toMatchObject({ code: 'upstream_rejected' })
     })
