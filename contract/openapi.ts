@@ -76,6 +76,30 @@ const runHeaders = [
   },
 ]
 
+/**
+ * The file in the request (docs/api.md): file parts, each stored as an upload of the caller, and
+ * the rest of the request as fields.
+ */
+const multipartRun = {
+  'multipart/form-data': {
+    schema: {
+      type: 'object',
+      properties: {
+        file: {
+          description: 'The document (several for merge-pdf, in order; parts named file or files).',
+          type: 'string',
+          format: 'binary',
+        },
+        input: { type: 'string', description: 'JSON: the rest of the input (its options).' },
+        metadata: { type: 'string', description: 'JSON: the job metadata.' },
+        callbackUrl: { type: 'string', description: 'Async route only.' },
+      },
+      required: ['file'],
+      additionalProperties: false,
+    },
+  },
+}
+
 function runOperations(utilities: readonly UtilityDefinition[]) {
   const paths: Record<string, object> = {}
   for (const u of utilities.filter((x) => x.enabled)) {
@@ -94,12 +118,16 @@ function runOperations(utilities: readonly UtilityDefinition[]) {
           ...runHeaders,
           { name: 'Prefer', in: 'header', required: false, schema: { type: 'string', enum: ['respond-async'] } },
         ],
-        requestBody: { required: true, content: json(runRequestSchema(u, 'sync')) },
+        requestBody: { required: true, content: { ...json(runRequestSchema(u, 'sync')), ...multipartRun } },
         responses: {
           200: {
-            description: 'The job succeeded.',
+            description:
+              "The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id.",
             headers: { ...authed, 'Idempotent-Replayed': H.replayed },
-            content: json(ref('Job')),
+            content: {
+              ...json(ref('Job')),
+              'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+            },
           },
           202: {
             description: 'Still running after 90 s (or Prefer: respond-async); poll Location.',
@@ -125,7 +153,7 @@ function runOperations(utilities: readonly UtilityDefinition[]) {
         description: `${u.description} Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.`,
         tags: ['run'],
         parameters: runHeaders,
-        requestBody: { required: true, content: json(runRequestSchema(u, 'async')) },
+        requestBody: { required: true, content: { ...json(runRequestSchema(u, 'async')), ...multipartRun } },
         responses: {
           202: {
             description: 'Queued.',

@@ -46,7 +46,7 @@ export class Uploads {
   constructor(
     private readonly db: Database,
     private readonly storage: Client,
-    private readonly bucket: string,
+    readonly bucket: string,
     readonly settings: UploadSettings,
     private readonly now: () => number = Date.now,
   ) {}

@@ -19,9 +19,13 @@ export function fileView(u: Upload, bucket: string) {
     sha256: u.sha256,
     createdAt: u.createdAt,
     expiresAt: u.expiresAt,
-    url: `s3://${bucket}/${u.storageKey.split('/').map(encodeURIComponent).join('/')}`,
+    url: s3UrlOf(u.storageKey, bucket),
   }
 }
+
+/** The s3:// name of a stored object, each segment percent-encoded (as parseS3Url decodes it). */
+export const s3UrlOf = (key: string, bucket: string) =>
+  `s3://${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`
 
 /** A file name as stored: one path segment, no control characters, at most 255 bytes of UTF-8. */
 export function parseFileName(raw: unknown): string {

@@ -15,6 +15,7 @@ import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
 import { asResource } from '../job-reader.js'
 import { readJsonBody } from '../json-body.js'
+import { isMultipart, readMultipartRun } from '../multipart-run.js'
 import { traceparentOf } from '../../platform/tracing.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../utility-job.js'
 import { validateRunRequest } from '../validation.js'
@@ -37,7 +38,7 @@ function utilityFor(ctx: Context): UtilityDefinition {
 
 function readPrefer(ctx: Context): boolean {
   const prefer = ctx.get('Prefer')
-  if (prefer === '') return false
+  if (prefer === '' && ctx.headers.prefer === undefined) return false
   if (prefer.trim() !== 'respond-async') {
     throw invalid('Prefer accepts only respond-async.', [{ path: 'Prefer', message: 'must be respond-async' }])
   }
@@ -50,7 +51,14 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const preferAsync = readPrefer(ctx)
   const mode = asyncRoute || preferAsync ? 'async' : 'sync'
   const idemKey = readIdempotencyKey(ctx.headers['idempotency-key'])
-  const body = await readJsonBody(ctx)
+  let body: unknown
+  if (isMultipart(ctx)) {
+    // A retry of an Idempotency-Key that has its job is read and checked, and its files stored
+    // nowhere: it gets the original job (below) whatever its files.
+    const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
+    const replaying = hash !== undefined && (await deps.records.findIdempotent(key.id, hash)) !== undefined
+    body = (await readMultipartRun(ctx, deps.uploads, key.id, utility, replaying)).body
+  } else body = await readJsonBody(ctx)
   if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
     throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [
       { path: 'callbackUrl', message: 'is not allowed on a sync run' },

@@ -6,6 +6,7 @@ import { openDatabase, type Database } from '../../platform/db/database.js'
 import { storageClient } from '../../platform/storage-client.js'
 import { UploadSweeper } from '../../operator/upload-sweep.js'
 import { makePdf } from '../support/pdfs.js'
+import { officeDocument } from '../support/fixtures.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { api, download } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
@@ -208,5 +209,125 @@ describe('upload limits', () => {
     expect(file.contentType).toBe('application/zip')
     const res = await api('POST', '/v1/utilities/unzip-files', { key, body: { input: { url: file.url } } })
     expect(res.body).toMatchObject({ status: 'succeeded', result: { fileCount: 2 } })
+  })
+})
+
+describe('the file in the request', () => {
+  /** A run route with a multipart body, as curl -F sends it. */
+  async function runForm(
+    key: string,
+    path: string,
+    parts: Array<[string, Buffer | string, string?]>,
+    headers: Record<string, string> = {},
+  ) {
+    const form = new FormData()
+    for (const [name, value, fileName] of parts)
+      form.append(name, typeof value === 'string' ? value : new Blob([value]), ...(fileName ? [fileName] : []))
+    return fetch(`${inject('gatewayUrl')}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, ...headers },
+      body: form,
+    })
+  }
+
+  it("answers a sync run's one PDF as its bytes when Accept asks for PDF, its job id in Dutil-Job-Id; the file became an upload of the key", async () => {
+    const { key } = await createKey()
+    const res = await runForm(key, '/v1/utilities/split-pdf', [['file', await makePdf(1), 'one page.pdf']], {
+      Accept: 'application/pdf',
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/pdf')
+    expect(res.headers.get('content-disposition')).toBe(
+      'attachment; filename="page-001.pdf"; filename*=UTF-8\'\'page-001.pdf',
+    )
+    const bytes = Buffer.from(await res.arrayBuffer())
+    expect(bytes.subarray(0, 5).toString()).toBe('%PDF-')
+    const jobId = res.headers.get('dutil-job-id')!
+    const job = (await api('GET', `/v1/jobs/${jobId}`, { key })).body
+    expect(job).toMatchObject({ status: 'succeeded', result: { pageCount: 1 } })
+    expect(Number(res.headers.get('content-length'))).toBe(job.result.files[0].size)
+    const [upload] = (await api('GET', '/v1/files', { key })).body.items
+    expect(upload).toMatchObject({ name: 'one page.pdf', contentType: 'application/pdf' })
+    // Without that Accept, the same call answers the job as JSON.
+    const json = await runForm(key, '/v1/utilities/split-pdf', [['file', await makePdf(2), 'two.pdf']])
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/)
+    expect(await json.json()).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
+  })
+
+  it('merges several files in order, takes the input options, metadata and an async route, and replays an Idempotency-Key without storing again', async () => {
+    const { key } = await createKey()
+    const merged = await runForm(key, '/v1/utilities/merge-pdf', [
+      ['files', await makePdf(2), 'a.pdf'],
+      ['files', await makePdf(3), 'b.pdf'],
+      ['metadata', JSON.stringify({ ticket: 'T-7' })],
+    ])
+    expect(await merged.json()).toMatchObject({
+      status: 'succeeded',
+      result: { pageCount: 5 },
+      metadata: { ticket: 'T-7' },
+    })
+    const form = async () =>
+      runForm(
+        key,
+        '/v1/utilities/office-pdf/jobs',
+        [
+          ['file', officeDocument('three-pages.docx'), 'report.docx'],
+          ['input', JSON.stringify({ pageRanges: '2-3' })],
+        ],
+        { 'Idempotency-Key': 'form-1' },
+      )
+    const first = await form()
+    expect(first.status).toBe(202)
+    const queued = (await first.json()) as { id: string }
+    const again = await form()
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(((await again.json()) as { id: string }).id).toBe(queued.id)
+    const done = (await api('GET', `/v1/jobs/${queued.id}?wait=60`, { key })).body
+    expect(done).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
+    // Two merge inputs and one report: the replay stored nothing.
+    expect((await api('GET', '/v1/files', { key })).body.items).toHaveLength(3)
+  })
+
+  it('refuses a form without a file, with an unknown field, with two files for one document, or that is no multipart at all: 400, no job', async () => {
+    const { key } = await createKey()
+    const pdf = await makePdf(1)
+    for (const [what, parts, path] of [
+      ['no file', [['input', '{}']], 'file'],
+      [
+        'an unknown field',
+        [
+          ['file', pdf, 'a.pdf'],
+          ['colour', 'red'],
+        ],
+        'colour',
+      ],
+      [
+        'two files for split-pdf',
+        [
+          ['file', pdf, 'a.pdf'],
+          ['file', pdf, 'b.pdf'],
+        ],
+        'file',
+      ],
+      [
+        'input that is not an object',
+        [
+          ['file', pdf, 'a.pdf'],
+          ['input', '[1]'],
+        ],
+        'input',
+      ],
+    ] as const) {
+      const res = await runForm(key, '/v1/utilities/split-pdf', parts as never)
+      expect(res.status, what).toBe(400)
+      expect(((await res.json()) as any).error, what).toMatchObject({ code: 'invalid_request', details: [{ path }] })
+    }
+    const broken = await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'multipart/form-data; boundary=x' },
+      body: '--x\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n\r\nno end',
+    })
+    expect(broken.status).toBe(400)
+    expect((await api('GET', '/v1/jobs', { key })).body.items).toEqual([])
   })
 })

@@ -670,10 +670,23 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
-            /** @description The job succeeded. */
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
             200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
@@ -690,6 +703,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
                 };
             };
             /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
@@ -888,6 +902,19 @@ export interface operations {
                     /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
                     callbackUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
@@ -1033,10 +1060,23 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
-            /** @description The job succeeded. */
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
             200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
@@ -1053,6 +1093,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
                 };
             };
             /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
@@ -1233,6 +1274,19 @@ export interface operations {
                     /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
                     callbackUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
@@ -1371,10 +1425,23 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
-            /** @description The job succeeded. */
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
             200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
@@ -1391,6 +1458,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
                 };
             };
             /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
@@ -1564,6 +1632,19 @@ export interface operations {
                     /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
                     callbackUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
@@ -1704,10 +1785,23 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
-            /** @description The job succeeded. */
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
             200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
@@ -1724,6 +1818,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
                 };
             };
             /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
@@ -1899,6 +1994,19 @@ export interface operations {
                     /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
                     callbackUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
@@ -2040,10 +2148,23 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
-            /** @description The job succeeded. */
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
             200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
@@ -2060,6 +2181,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
                 };
             };
             /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
@@ -2236,6 +2358,19 @@ export interface operations {
                     /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
                     callbackUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
@@ -2373,10 +2508,23 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
-            /** @description The job succeeded. */
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
             200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
@@ -2393,6 +2541,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
                 };
             };
             /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
@@ -2565,6 +2714,19 @@ export interface operations {
                     /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
                     callbackUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
@@ -2702,10 +2864,23 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
             };
         };
         responses: {
-            /** @description The job succeeded. */
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
             200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
@@ -2722,6 +2897,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
                 };
             };
             /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
@@ -2892,6 +3068,19 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
+                    callbackUrl?: string;
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
                     callbackUrl?: string;
                 };
             };
