@@ -318,9 +318,12 @@ describe('the file in the request', () => {
         'input',
       ],
     ] as const) {
-      const res = await runForm(key, '/v1/utilities/split-pdf', parts as never)
+      // A key each: files a refused form carried stay uploads of its key (this file's quota is 3).
+      const own = (await createKey()).key
+      const res = await runForm(own, '/v1/utilities/split-pdf', parts as never)
       expect(res.status, what).toBe(400)
       expect(((await res.json()) as any).error, what).toMatchObject({ code: 'invalid_request', details: [{ path }] })
+      expect((await api('GET', '/v1/jobs', { key: own })).body.items, what).toEqual([])
     }
     const broken = await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf`, {
       method: 'POST',
