@@ -3,6 +3,9 @@ import type { Logger } from 'pino'
 import type { Database } from '../platform/db/database.js'
 import { deleteUpload, expiredUploads } from '../platform/db/uploads-table.js'
 
+/** Expired uploads read per page by the sweep. */
+const SWEEP_PAGE = 500
+
 export interface UploadSweepDeps {
   db: Database
   storage: Client
@@ -23,13 +26,13 @@ export class UploadSweeper {
     const now = this.d.now ? this.d.now() : Date.now()
     let removed = 0
     for (;;) {
-      const page = await expiredUploads(this.d.db, now)
+      const page = await expiredUploads(this.d.db, now, SWEEP_PAGE)
       for (const u of page) {
         await this.d.storage.removeObject(this.d.bucket, u.storageKey)
         await deleteUpload(this.d.db, u.id)
         removed++
       }
-      if (page.length < 500) break
+      if (page.length < SWEEP_PAGE) break
     }
     if (removed) this.d.log.info({ removed }, 'expired uploads deleted')
     return removed

@@ -51,14 +51,16 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   const preferAsync = readPrefer(ctx)
   const mode = asyncRoute || preferAsync ? 'async' : 'sync'
   const idemKey = readIdempotencyKey(ctx.headers['idempotency-key'])
-  let body: unknown
-  if (isMultipart(ctx)) {
-    // A retry of an Idempotency-Key that has its job is read and checked, and its files stored
-    // nowhere: it gets the original job (below) whatever its files.
-    const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
-    const replaying = hash !== undefined && (await deps.records.findIdempotent(key.id, hash)) !== undefined
-    body = (await readMultipartRun(ctx, deps.uploads, key.id, utility, replaying)).body
-  } else body = await readJsonBody(ctx)
+  const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
+  const findEarlier = () => (hash ? deps.records.findIdempotent(key.id, hash) : Promise.resolve(undefined))
+  const multipart = isMultipart(ctx)
+  // A multipart retry of an Idempotency-Key that has its job is read and checked, and its files
+  // stored nowhere: it gets the original job (below) whatever its files. (A job its twin makes
+  // meanwhile is found by the accept itself.)
+  let earlier = multipart ? await findEarlier() : undefined
+  const body = multipart
+    ? (await readMultipartRun(ctx, deps.uploads, key.id, utility, earlier !== undefined)).body
+    : await readJsonBody(ctx)
   if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
     throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [
       { path: 'callbackUrl', message: 'is not allowed on a sync run' },
@@ -66,9 +68,8 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   }
   validateRunRequest(body, utility, mode)
   assertCallbackUrlAllowed(body)
-  const hash = idemKey === undefined ? undefined : idempotencyHash(key.id, idemKey)
   // The key alone identifies a valid request: a retry gets the original job whatever its body.
-  const earlier = hash ? await deps.records.findIdempotent(key.id, hash) : undefined
+  if (!multipart) earlier = await findEarlier()
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
   const req = body as RunRequest
   const storageInputKeys = await assertStorageInputsReadable(req.input, {
