@@ -1,4 +1,4 @@
-import { decodeTime, monotonicFactory } from 'ulid'
+import { decodeTime, encodeTime, monotonicFactory, ulid } from 'ulid'
 
 const nextUlid = monotonicFactory()
 /** 26 Crockford base-32 characters; the first at most 7 (a ULID's 48-bit time ends there). */
@@ -6,10 +6,39 @@ const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 
 export type IdPrefix = 'job' | 'key' | 'usr' | 'inv' | 'file'
 
+/** A new public id of the kinds made one at a time (files: {@link newFileId}). */
+
 /** A new public id: `<prefix>_` + ULID (26 Crockford base-32 characters, sortable by time). */
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${nextUlid(now)}`
 }
+
+/** Characters of a file id's ULID that the files of one batch share: its time and 60 random bits. */
+export const FILE_BATCH_CHARS = 22
+
+/**
+ * Ids for the files of one request (a multipart run's parts): `file_` + a ULID whose first
+ * {@link FILE_BATCH_CHARS} characters (time and 60 random bits) are the batch's own, and whose
+ * last four count the files (up to 1,048,576). File ids are never monotonic otherwise (a plain
+ * random ULID each), so two files share those 22 characters only when one request made them
+ * both: a runner's storage grant names such a batch by that prefix (contract/storage-grant.ts),
+ * which then covers the request's own files and nobody else's.
+ */
+export function newFileBatch(now: number = Date.now()): () => string {
+  const base = `${encodeTime(now, 10)}${ulid(now).slice(10, FILE_BATCH_CHARS)}`
+  let n = 0
+  return () => {
+    if (n >= 32 ** 4) throw new Error('a file batch holds at most 1,048,576 files')
+    let seq = ''
+    for (let v = n++, i = 0; i < 4; i++, v = Math.floor(v / 32)) seq = CROCKFORD[v % 32] + seq
+    return `file_${base}${seq}`
+  }
+}
+
+/** One file's id: a random ULID (never monotonic: see {@link newFileBatch}). */
+export const newFileId = (now: number = Date.now()): string => `file_${ulid(now)}`
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
 /** The ULID part of a public id, or null when the id is not of the given kind. */
 export function ulidOf(id: string, prefix: IdPrefix): string | null {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MERGE_PDF_LIMITS } from '../runners/merge-pdf/limits.js'
+import { newFileBatch, newFileId } from './ids.js'
 import { GrantRefused, MAX_SESSION_POLICY_CHARS, storageGrant, type GrantedJob } from './storage-grant.js'
 
 const job = (storageInputKeys?: string[]): GrantedJob => ({
@@ -71,7 +72,9 @@ describe('storageGrant', () => {
   it('refuses a grant storage would refuse for its size, saying so', () => {
     const keys = Array.from({ length: 30 }, (_, i) => `${source(i)}a.pdf`)
     expect(() => storageGrant(job(keys), 'dutil')).toThrow(GrantRefused)
-    expect(() => storageGrant(job(keys), 'dutil')).toThrow(/30 source jobs would be \d+ characters, above the 2048/)
+    expect(() => storageGrant(job(keys), 'dutil')).toThrow(
+      /30 source jobs and uploads would be \d+ characters, above the 2048/,
+    )
   })
 
   it('refuses a key that is no job output, and a glob in its own keys', () => {
@@ -80,5 +83,22 @@ describe('storageGrant', () => {
     )
     expect(() => storageGrant(job([source(1)]), 'dutil')).toThrow(GrantRefused)
     expect(() => storageGrant({ ...job(), jobId: 'job_*' }, 'dutil')).toThrow(/glob character/)
+  })
+
+  it("grants a request's uploads by their batch's prefix, and an upload made alone by its own", () => {
+    const batch = newFileBatch(Date.parse('2026-11-28T10:00:00Z'))
+    const ids = Array.from({ length: 100 }, () => batch())
+    const alone = newFileId()
+    const keys = [...ids.map((id, i) => `uploads/2026-11-28/${id}/page-${i}.pdf`), `uploads/2026-11-28/${alone}/a.pdf`]
+    const reads = storageGrant(job(keys), 'dutil').Statement[0].Resource
+    expect(reads).toEqual([
+      'arn:aws:s3:::dutil/_jobs/job_01M8ABCDEFGHJKMNPQRSTVWXYZ/input.json',
+      `arn:aws:s3:::dutil/uploads/2026-11-28/${ids[0].slice(0, 27)}*`,
+      `arn:aws:s3:::dutil/uploads/2026-11-28/${alone}/*`,
+    ])
+    // One file of a batch alone is granted by its own id, not its batch's.
+    expect(storageGrant(job([keys[3]]), 'dutil').Statement[0].Resource[1]).toBe(
+      `arn:aws:s3:::dutil/uploads/2026-11-28/${ids[3]}/*`,
+    )
   })
 })

@@ -1,4 +1,5 @@
 import { inputObjectKey, progressObjectKey, resultObjectKey } from './runner-protocol.js'
+import { FILE_BATCH_CHARS } from './ids.js'
 import { outputKeyOwner, uploadKeyOwner } from './storage-inputs.js'
 import { outputKey } from './storage-keys.js'
 import { parseTime } from './time.js'
@@ -38,20 +39,39 @@ export class GrantRefused extends Error {
 }
 
 /**
- * The unit an s3:// input is granted by: its source job's whole output prefix
- * (`<utility>/<YYYY-MM-DD>/<job_id>/`), or an upload's own (`uploads/<YYYY-MM-DD>/<file_id>/`),
- * never the file's own name. The gateway checked that the
- * caller owns the source job, so every object under that prefix is already the caller's; the
- * grant does not depend on file names, so it neither grows with them (a merge of one long-named
- * file from each of ten jobs) nor takes their characters into a policy (`~$budget.pdf`, `*`, `?`,
- * which IAM and MinIO would read as globs or variables). Null for a key that is no job's output:
- * nothing else is ever granted.
+ * The units s3:// inputs are granted by: a source job's whole output prefix
+ * (`<utility>/<YYYY-MM-DD>/<job_id>/`), an upload's own (`uploads/<YYYY-MM-DD>/<file_id>/`), or,
+ * for two or more files one request uploaded together, their batch's
+ * (`uploads/<YYYY-MM-DD>/file_<first 22 characters of the ULID>`: contract/ids.ts newFileBatch),
+ * never a file's own name. The gateway checked that the caller owns every source job and upload,
+ * so every object under such a prefix is already the caller's (file ids share those 22
+ * characters only within one batch); the grant does not depend on file names, so it neither
+ * grows with them (a merge of one long-named file from each of ten jobs) nor takes their
+ * characters into a policy (`~$budget.pdf`, `*`, `?`, which IAM and MinIO would read as globs or
+ * variables), and a request's hundred files cost one entry. Throws {@link GrantRefused} for a key
+ * that is no job's output and no upload: nothing else is ever granted.
  */
-export function sourcePrefixOf(key: string): string | null {
-  const owner = outputKeyOwner(key)
-  if (owner) return `${owner.utility}/${owner.day}/${owner.jobId}/`
-  const upload = uploadKeyOwner(key)
-  return upload ? `uploads/${upload.day}/${upload.fileId}/` : null
+export function grantSourcesOf(keys: readonly string[]): string[] {
+  const sources = new Set<string>()
+  const batches = new Map<string, Set<string>>()
+  for (const key of keys) {
+    const owner = outputKeyOwner(key)
+    if (owner) {
+      sources.add(`${owner.utility}/${owner.day}/${owner.jobId}/`)
+      continue
+    }
+    const upload = uploadKeyOwner(key)
+    if (!upload)
+      throw new GrantRefused(`${JSON.stringify(key.slice(0, 200))} is not an output file of a job or an upload.`)
+    const batch = `uploads/${upload.day}/${upload.fileId.slice(0, 'file_'.length + FILE_BATCH_CHARS)}`
+    const ids = batches.get(batch) ?? new Set<string>()
+    batches.set(batch, ids.add(upload.fileId))
+  }
+  for (const [batch, ids] of batches) {
+    if (ids.size > 1) sources.add(batch)
+    else for (const id of ids) sources.add(`${batch.slice(0, batch.lastIndexOf('/') + 1)}${id}/`)
+  }
+  return [...sources]
 }
 
 /**
@@ -66,13 +86,7 @@ export function storageGrant(job: GrantedJob, bucket: string): PolicyDocument {
   if (createdAt === null) throw new GrantRefused('The job has no valid creation time.')
   const own = outputKey(job.utility, createdAt, job.jobId, '')
   const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
-  const sources = new Set<string>()
-  for (const key of job.storageInputKeys ?? []) {
-    const prefix = sourcePrefixOf(key)
-    if (!prefix)
-      throw new GrantRefused(`${JSON.stringify(key.slice(0, 200))} is not an output file of a job or an upload.`)
-    sources.add(prefix)
-  }
+  const sources = grantSourcesOf(job.storageInputKeys ?? [])
   const ownKeys = [own, inputObjectKey(job.jobId), resultObjectKey(job.jobId), progressObjectKey(job.jobId)]
   const globbed = [bucket, ...ownKeys, ...sources].find(hasGlob)
   if (globbed) throw new GrantRefused(`${JSON.stringify(globbed.slice(0, 200))} holds a glob character.`)
@@ -82,7 +96,7 @@ export function storageGrant(job: GrantedJob, bucket: string): PolicyDocument {
       {
         Effect: 'Allow',
         Action: ['s3:GetObject'],
-        Resource: [inputObjectKey(job.jobId), ...[...sources].map((p) => `${p}*`)].map(arn),
+        Resource: [inputObjectKey(job.jobId), ...sources.map((p) => `${p}*`)].map(arn),
       },
       {
         Effect: 'Allow',
@@ -97,7 +111,7 @@ export function storageGrant(job: GrantedJob, bucket: string): PolicyDocument {
   const chars = JSON.stringify(policy).length
   if (chars > MAX_SESSION_POLICY_CHARS)
     throw new GrantRefused(
-      `The job's storage grant for ${sources.size} source jobs would be ${chars} characters, above the ${MAX_SESSION_POLICY_CHARS} storage takes; name files of fewer jobs.`,
+      `The job's storage grant for ${sources.length} source jobs and uploads would be ${chars} characters, above the ${MAX_SESSION_POLICY_CHARS} storage takes; name files of fewer jobs, or upload them together in one request.`,
     )
   return policy
 }

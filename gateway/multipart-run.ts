@@ -7,6 +7,7 @@ import { ApiError, invalid } from './api-error.js'
 import { MAX_BODY_BYTES } from './json-body.js'
 import { parseFileName, s3UrlOf } from './routes/files.js'
 import { uploadKey } from '../contract/storage-keys.js'
+import { newFileBatch } from '../contract/ids.js'
 import type { Uploads } from './uploads.js'
 
 /** The most files one multipart run may carry (merge-pdf's most inputs). */
@@ -36,6 +37,8 @@ export async function readMultipartRun(
 ): Promise<{ body: Record<string, unknown> }> {
   const fields: Record<string, string> = {}
   const stored: Array<Pick<Upload, 'storageKey'>> = []
+  // The request's files are one batch: one entry of its runner's storage grant for them all.
+  const nextId = newFileBatch()
   let parser: busboy.Busboy
   try {
     parser = busboy({
@@ -100,6 +103,7 @@ export async function readMultipartRun(
                     name,
                     expirySeconds: uploads.settings.defaultExpirySeconds,
                     body: stream,
+                    nextId,
                   }),
             )
           } catch (err) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Client } from 'minio'
-import { newId } from '../contract/ids.js'
+import { newFileId } from '../contract/ids.js'
 import { uploadKey } from '../contract/storage-keys.js'
 import { isoMs } from '../contract/time.js'
 import { guarded, type Database } from '../platform/db/database.js'
@@ -30,6 +30,8 @@ export interface NewUpload {
   /** The Content-Length the client announced, if any (checked before anything is read). */
   declaredBytes?: number
   body: AsyncIterable<Buffer>
+  /** The id maker of the request's batch, when it stores several files (contract/ids.ts newFileBatch). */
+  nextId?: () => string
 }
 
 const sizeText = (bytes: number) =>
@@ -59,7 +61,7 @@ export class Uploads {
       ])
     if (u.declaredBytes !== undefined && u.declaredBytes > max) throw tooLarge()
     const now = this.now()
-    const id = newId('file', now)
+    const id = u.nextId?.() ?? newFileId(now)
     const key = uploadKey(now, id, u.name)
     const hash = createHash('sha256')
     let size = 0

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { newFileBatch, newFileId } from '../../contract/ids.js'
 import { checkMergePdf, MERGE_PDF_LIMITS } from './utility.js'
 
 const ULIDS = Array.from({ length: 12 }, (_, i) =>
@@ -21,7 +22,21 @@ describe('merge-pdf input checks', () => {
     expect(checkMergePdf({ files })).toEqual([
       {
         path: `files.${MERGE_PDF_LIMITS.maxStorageSourceJobs + 1}.url`,
-        message: `s3:// inputs may come from at most ${MERGE_PDF_LIMITS.maxStorageSourceJobs} different jobs in one merge`,
+        message: `s3:// inputs may come from at most ${MERGE_PDF_LIMITS.maxStorageSourceJobs} different jobs or upload requests in one merge`,
+      },
+    ])
+  })
+
+  it("counts one request's uploads once, and each upload made alone as its own", () => {
+    const batch = newFileBatch()
+    const upload = (id: string) => ({ url: `s3://dutil/uploads/2026-11-28/${id}/part.pdf` })
+    const together = Array.from({ length: 100 }, () => upload(batch()))
+    expect(checkMergePdf({ files: together })).toEqual([])
+    const alone = Array.from({ length: MERGE_PDF_LIMITS.maxStorageSourceJobs + 1 }, () => upload(newFileId()))
+    expect(checkMergePdf({ files: alone })).toEqual([
+      {
+        path: `files.${MERGE_PDF_LIMITS.maxStorageSourceJobs}.url`,
+        message: `s3:// inputs may come from at most ${MERGE_PDF_LIMITS.maxStorageSourceJobs} different jobs or upload requests in one merge`,
       },
     ])
   })

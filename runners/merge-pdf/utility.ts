@@ -1,5 +1,6 @@
 import Type from 'typebox'
-import { outputKeyOwner } from '../../contract/storage-inputs.js'
+import { grantSourcesOf } from '../../contract/storage-grant.js'
+import { outputKeyOwner, uploadKeyOwner } from '../../contract/storage-inputs.js'
 import { parseS3Url } from '../../contract/storage-keys.js'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
@@ -7,23 +8,27 @@ import { MERGE_PDF_LIMITS } from './limits.js'
 
 export { MERGE_PDF_LIMITS }
 
-/** s3:// inputs may come from a bounded number of earlier jobs (limits.ts says why). */
+/**
+ * s3:// inputs may come from a bounded number of earlier jobs and upload requests (limits.ts
+ * says why; a request's uploads together count once: contract/storage-grant.ts).
+ */
 export function checkMergePdf(input: unknown): InputProblem[] {
   const files = (input as { files: Array<{ url: string }> }).files
-  const jobs = new Set<string>()
-  const problems: InputProblem[] = []
-  files.forEach((f, i) => {
+  const keys: string[] = []
+  const max = MERGE_PDF_LIMITS.maxStorageSourceJobs
+  for (const [i, f] of files.entries()) {
     const key = parseS3Url(f.url)?.key
-    const owner = key === undefined ? null : outputKeyOwner(key)
-    if (!owner) return
-    jobs.add(owner.jobId)
-    if (jobs.size === MERGE_PDF_LIMITS.maxStorageSourceJobs + 1)
-      problems.push({
-        path: `files.${i}.url`,
-        message: `s3:// inputs may come from at most ${MERGE_PDF_LIMITS.maxStorageSourceJobs} different jobs in one merge`,
-      })
-  })
-  return problems
+    if (key === undefined || (!outputKeyOwner(key) && !uploadKeyOwner(key))) continue
+    keys.push(key)
+    if (grantSourcesOf(keys).length > max)
+      return [
+        {
+          path: `files.${i}.url`,
+          message: `s3:// inputs may come from at most ${max} different jobs or upload requests in one merge`,
+        },
+      ]
+  }
+  return []
 }
 
 export const mergePdf: UtilityDefinition = {

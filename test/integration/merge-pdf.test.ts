@@ -74,6 +74,20 @@ describe('merge-pdf through the whole platform', () => {
     expect(await widthsOf((await download(res.body.result.files[0].url)).bytes)).toEqual([402, 150, 400])
   })
 
+  it("merges 30 files sent in one multipart request in their order (the request's uploads are one entry of the runner's grant)", async () => {
+    const form = new FormData()
+    for (let i = 0; i < 30; i++) form.append('files', new Blob([await pdfWithWidths(1, 100 + i)]), `part-${i}.pdf`)
+    const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/merge-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inputs.key}`, Accept: 'application/pdf' },
+      body: form,
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(await widthsOf(new Uint8Array(await res.arrayBuffer()))).toEqual(
+      Array.from({ length: 30 }, (_, i) => 100 + i),
+    )
+  })
+
   it('streams a merged PDF larger than one upload part, and a refusal after it began leaves no object behind', async () => {
     const heavy = [
       files.add('merge-heavy-a.pdf', await heavyPdf(210, 6)),
