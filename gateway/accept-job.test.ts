@@ -35,7 +35,7 @@ describe('acceptJob', () => {
     expect(refused).toMatchObject({
       code: 'invalid_request',
       details: [
-        { path: 'input', message: expect.stringMatching(/10 source jobs would be \d+ characters, above the 2048/) },
+        { path: 'input', message: expect.stringMatching(/10 source jobs and uploads would be \d+ characters, above the 2048/) },
       ],
     })
     expect(touched).toEqual([])
