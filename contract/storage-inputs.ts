@@ -17,16 +17,20 @@ export function uploadKeyOwner(key: string): { day: string; fileId: string } | n
   return { day: m[1], fileId: m[2] }
 }
 
-/** Every s3:// URL a run input names (its `url`, each `files[].url`), with its path in the body. */
+/** Every s3:// URL a run input names (its `url`, each `files[].url` and `assets[].url`), with its path in the body. */
 export function storageUrlsOf(input: unknown): Array<{ path: string; url: string }> {
   const out: Array<{ path: string; url: string }> = []
   if (!input || typeof input !== 'object') return out
-  const { url, files } = input as { url?: unknown; files?: unknown }
+  const { url, files, assets } = input as { url?: unknown; files?: unknown; assets?: unknown }
   if (typeof url === 'string' && url.startsWith('s3://')) out.push({ path: 'input.url', url })
-  if (Array.isArray(files)) {
-    files.forEach((f, i) => {
+  for (const [field, list] of [
+    ['files', files],
+    ['assets', assets],
+  ] as const) {
+    if (!Array.isArray(list)) continue
+    list.forEach((f, i) => {
       const u = (f as { url?: unknown } | null)?.url
-      if (typeof u === 'string' && u.startsWith('s3://')) out.push({ path: `input.files.${i}.url`, url: u })
+      if (typeof u === 'string' && u.startsWith('s3://')) out.push({ path: `input.${field}.${i}.url`, url: u })
     })
   }
   return out

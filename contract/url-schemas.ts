@@ -15,3 +15,10 @@ export const HttpUrl = Type.String({
   pattern: '^https?://[^\\s]+$',
   description: 'http:// or https:// URL, at most 4096 characters.',
 })
+
+/** A file in dutil's own storage only: an upload or an output of an earlier job (`s3://bucket/key`). */
+export const StorageUrl = Type.String({
+  maxLength: MAX_INPUT_URL_LENGTH,
+  pattern: '^s3://[^\\s]+$',
+  description: 's3:// URL of an upload or of an output of an earlier job, at most 4096 characters.',
+})

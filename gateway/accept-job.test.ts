@@ -35,7 +35,10 @@ describe('acceptJob', () => {
     expect(refused).toMatchObject({
       code: 'invalid_request',
       details: [
-        { path: 'input', message: expect.stringMatching(/10 source jobs and uploads would be \d+ characters, above the 2048/) },
+        {
+          path: 'input',
+          message: expect.stringMatching(/10 source jobs and uploads would be \d+ characters, above the 2048/),
+        },
       ],
     })
     expect(touched).toEqual([])

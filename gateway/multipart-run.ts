@@ -14,8 +14,8 @@ import type { Uploads } from './uploads.js'
 export const MAX_MULTIPART_FILES = 100
 /** The JSON fields a multipart run may carry beside its files. */
 const FIELDS = new Set(['input', 'metadata', 'callbackUrl'])
-/** The field names file parts go by. */
-const FILE_FIELDS = new Set(['file', 'files'])
+/** The field names document parts go by; a utility that takes `assets` (html-pdf) takes `assets` parts too. */
+const DOCUMENT_FIELDS = new Set(['file', 'files'])
 
 export const isMultipart = (ctx: Context) => /^multipart\/form-data\b/i.test(ctx.get('Content-Type'))
 
@@ -24,7 +24,9 @@ export const isMultipart = (ctx: Context) => /^multipart\/form-data\b/i.test(ctx
  * part (named `file` or `files`, in order) is stored as an upload of the caller's key, and the
  * request body the JSON route takes is made from them and the `input` (JSON: the rest of the
  * input), `metadata` (JSON) and `callbackUrl` fields. The job then takes the one accept path
- * every job takes. A single-document utility takes one file as its `url`; merge-pdf takes its
+ * every job takes. A single-document utility takes one file as its `url` (html-pdf also `assets`
+ * parts: the files its page refers to, by file name; and no document part when `input` has
+ * `html`); merge-pdf takes its
  * files in order as `files`. A request refused here, or later, leaves its uploads to expire.
  */
 export async function readMultipartRun(
@@ -36,7 +38,8 @@ export async function readMultipartRun(
   checkOnly = false,
 ): Promise<{ body: Record<string, unknown> }> {
   const fields: Record<string, string> = {}
-  const stored: Array<Pick<Upload, 'storageKey'>> = []
+  const stored: Array<Pick<Upload, 'storageKey'> & { field: string }> = []
+  const fileFields = takesAssets(utility) ? new Set([...DOCUMENT_FIELDS, 'assets']) : DOCUMENT_FIELDS
   // The request's files are one batch: one entry of its runner's storage grant for them all.
   const nextId = newFileBatch()
   let parser: busboy.Busboy
@@ -83,29 +86,29 @@ export async function readMultipartRun(
         // A form that ends mid-file errs this stream, perhaps before it is read: the parser's own
         // error answers the request; without a listener here it would end the process.
         stream.on('error', () => {})
-        if (!FILE_FIELDS.has(field)) {
+        if (!fileFields.has(field)) {
           stream.resume()
           return fail(
-            invalid(`Unknown part ${JSON.stringify(field.slice(0, 64))}: files go in parts named file or files.`, [
-              { path: field.slice(0, 64), message: 'is not a known part' },
-            ]),
+            invalid(
+              `Unknown part ${JSON.stringify(field.slice(0, 64))}: files go in parts named ${[...fileFields].join(', ')}.`,
+              [{ path: field.slice(0, 64), message: 'is not a known part' }],
+            ),
           )
         }
         chain = chain.then(async () => {
           if (failed) return void stream.resume()
           const name = fileNameOf(info.filename)
           try {
-            stored.push(
-              checkOnly
-                ? await drained(stream, name)
-                : await uploads.store({
-                    apiKeyId,
-                    name,
-                    expirySeconds: uploads.settings.defaultExpirySeconds,
-                    body: stream,
-                    nextId,
-                  }),
-            )
+            const upload = checkOnly
+              ? await drained(stream, name)
+              : await uploads.store({
+                  apiKeyId,
+                  name,
+                  expirySeconds: uploads.settings.defaultExpirySeconds,
+                  body: stream,
+                  nextId,
+                })
+            stored.push({ storageKey: upload.storageKey, field })
           } catch (err) {
             stream.resume()
             fail(
@@ -171,18 +174,30 @@ export async function readMultipartRun(
     throw invalid('The field input must be a JSON object (the input besides its files).', [
       { path: 'input', message: 'must be an object' },
     ])
-  if (stored.length === 0)
+  const urlsOf = (fields: Set<string>) =>
+    stored.filter((u) => fields.has(u.field)).map((u) => s3UrlOf(u.storageKey, uploads.bucket))
+  const urls = urlsOf(DOCUMENT_FIELDS)
+  const assets = urlsOf(new Set(['assets']))
+  // A page given as html in the input needs no document part; everything else does.
+  const inline = takesAssets(utility) && 'html' in (rest as object)
+  if (urls.length === 0 && !inline)
     throw invalid('A multipart run needs at least one file part (named file).', [
       { path: 'file', message: 'is missing' },
     ])
-  const urls = stored.map((u) => s3UrlOf(u.storageKey, uploads.bucket))
   let input: Record<string, unknown>
   if (takesFiles(utility)) input = { ...rest, files: urls.map((url) => ({ url })) }
-  else if (urls.length > 1)
-    throw invalid(`${utility.slug} takes one file; this request has ${urls.length}.`, [
-      { path: 'file', message: 'must be one file' },
-    ])
-  else input = { ...rest, url: urls[0] }
+  else if (urls.length > 1 || (inline && urls.length > 0))
+    throw invalid(
+      inline
+        ? `${utility.slug} takes its page as html or as a file, not both.`
+        : `${utility.slug} takes one file; this request has ${urls.length}.`,
+      [{ path: 'file', message: 'must be one file' }],
+    )
+  else input = inline ? { ...rest } : { ...rest, url: urls[0] }
+  if (assets.length) {
+    const given = (rest as { assets?: unknown }).assets
+    input.assets = [...(Array.isArray(given) ? given : []), ...assets.map((url) => ({ url }))]
+  }
   const body: Record<string, unknown> = { input }
   if (fields.metadata !== undefined) body.metadata = json('metadata')
   if (fields.callbackUrl !== undefined) body.callbackUrl = fields.callbackUrl
@@ -196,6 +211,11 @@ async function drained(stream: AsyncIterable<Buffer>, name: string): Promise<Pic
   if (size === 0)
     throw invalid('The file is empty: send its bytes as the part.', [{ path: 'body', message: 'is empty' }])
   return { storageKey: uploadKey(Date.now(), `file_${'0'.repeat(26)}`, name) }
+}
+
+/** Whether a utility takes files its page refers to (html-pdf's `assets`). */
+function takesAssets(utility: UtilityDefinition): boolean {
+  return 'assets' in ((utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {})
 }
 
 /** Whether a utility takes its documents as a `files` list of `{ url }` (merge-pdf) rather than one `url`. */

@@ -68,6 +68,10 @@ describe('outputKeyOwner and storageUrlsOf', () => {
       { path: 'input.url', url: 's3://dutil/x' },
       { path: 'input.files.1.url', url: 's3://dutil/y' },
     ])
+    expect(storageUrlsOf({ html: '<p>', assets: [{ url: 's3://dutil/a.css' }, { url: 's3://dutil/b.png' }] })).toEqual([
+      { path: 'input.assets.0.url', url: 's3://dutil/a.css' },
+      { path: 'input.assets.1.url', url: 's3://dutil/b.png' },
+    ])
   })
 })
 

@@ -132,6 +132,58 @@ describe('utility inputs', () => {
   })
 })
 
+describe('html-pdf page sources', () => {
+  const html = (input: unknown) => problems('html-pdf', { input })
+  const asset = (name: string, extra: object = {}) => ({
+    url: `s3://dutil/uploads/2026-11-28/file_01JCZ8Y3E7XK2M9QW4T6R5S000/${name}`,
+    ...extra,
+  })
+
+  it('takes the page as url or as html with its assets, and refuses both, neither and a web page with assets', () => {
+    expect(
+      html({ html: '<img src="logo.png">', assets: [asset('logo.png'), asset('a.css', { name: 'css/a.css' })] }),
+    ).toEqual([])
+    expect(
+      html({
+        url: 's3://dutil/uploads/2026-11-28/file_01JCZ8Y3E7XK2M9QW4T6R5S001/p.html',
+        assets: [asset('logo.png')],
+      }),
+    ).toEqual([])
+    expect(html({})).toEqual([{ path: 'input.url', message: 'give the page as either url or html, one of them' }])
+    expect(html({ url: 'https://a.example/', html: '<p>' })).toEqual([
+      { path: 'input.html', message: 'give the page as either url or html, one of them' },
+    ])
+    expect(html({ url: 'https://a.example/', assets: [asset('logo.png')] })).toEqual([
+      { path: 'input.assets', message: 'are taken beside html or an s3:// page; a page on the web loads its own' },
+    ])
+    expect(html({ html: '' }).map((d) => d.path)).toEqual(['input.html'])
+    expect(html({ html: 'x'.repeat(2 * 1024 * 1024 + 1) }).map((d) => d.path)).toEqual(['input.html'])
+  })
+
+  it('refuses an asset from the web, a name twice, and names that are no relative path', () => {
+    expect(html({ html: '<p>', assets: [{ url: 'https://a.example/logo.png' }] }).map((d) => d.path)).toEqual([
+      'input.assets.0.url',
+    ])
+    expect(html({ html: '<p>', assets: [asset('a.png'), asset('b.png', { name: 'a.png' })] })).toEqual([
+      { path: 'input.assets.1', message: 'names "a.png" twice' },
+    ])
+    for (const name of [
+      '/etc/passwd',
+      '../a.png',
+      'a/../b.png',
+      'a//b.png',
+      'img/./a.png',
+      'a\\b.png',
+      'a.png?x',
+      'a\u0000',
+    ])
+      expect(
+        html({ html: '<p>', assets: [asset('a.png', { name })] }).map((d) => d.path),
+        name,
+      ).toEqual(['input.assets.0.name'])
+  })
+})
+
 describe('compiled validators', () => {
   afterEach(() => vi.restoreAllMocks())
 

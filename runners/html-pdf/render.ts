@@ -9,9 +9,14 @@ import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-
 import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
 import { pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
+import { assetContentType, assetNameOf, assetPathOf } from './assets.js'
 
 export interface HtmlPdfInput {
-  url: string
+  /** The page's address; or `html`, the page itself (utility.ts checks one of them is given). */
+  url?: string
+  html?: string
+  /** Files a page of dutil's own (html or s3://) refers to by relative path. */
+  assets?: Array<{ url: string; name?: string }>
   pdfOptions?: PdfOptionsInput
 }
 
@@ -27,8 +32,13 @@ export const HTML_PDF_LIMITS = {
   maxRequests: 1000,
 }
 
-/** Where an s3:// document is served from inside the browser; nothing else answers there. */
+/**
+ * Where a page of dutil's own (html, or an s3:// document) and its assets are served from inside
+ * the browser; nothing else answers there.
+ */
 const STORAGE_ORIGIN = 'https://input.dutil.invalid'
+/** What a page given as html is called (its PDF: document.pdf). */
+const INLINE_PAGE_NAME = 'document.html'
 
 /** What the log line of a rendered page adds about the browser's start (job mode). */
 export type StartupFields = Record<string, number>
@@ -44,20 +54,25 @@ export async function renderInPage(
   startup: () => StartupFields,
 ): Promise<UtilityOutcome> {
   const limits = HTML_PDF_LIMITS
-  const s3 = parseS3Url(input.url)
-  let mainUrl = input.url
+  const s3 = input.url === undefined ? null : parseS3Url(input.url)
+  let mainUrl = input.url ?? `${STORAGE_ORIGIN}/${INLINE_PAGE_NAME}`
   let storedDocument: Buffer | undefined
-  if (s3) {
-    storedDocument = await downloadInput(input.url, {
+  if (input.html !== undefined) {
+    storedDocument = Buffer.from(input.html, 'utf8')
+  } else if (s3) {
+    storedDocument = await downloadInput(mainUrl, {
       storage,
       allowLoopback: false,
       maxBytes: limits.maxDocumentBytes,
       what: 'HTML document',
     })
-    mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || 'document.html')}`
+    mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || INLINE_PAGE_NAME)}`
   } else {
-    await checkOutboundUrl(input.url, config.outbound)
+    await checkOutboundUrl(mainUrl, config.outbound)
   }
+  // A page of dutil's own reaches its assets by relative path, each read from storage once.
+  const assets = new Map((input.assets ?? []).map((a) => [assetNameOf(a), a.url]))
+  const assetBodies = new Map<string, Promise<Buffer>>()
   const inputName = decodeURIComponent(new URL(mainUrl).pathname.split('/').pop() ?? '')
 
   let refused: { url: string; reason: string } | undefined
@@ -83,10 +98,37 @@ export async function renderInPage(
     if (storedDocument && url === mainUrl) {
       return req.respond({ status: 200, contentType: 'text/html', body: storedDocument })
     }
-    if (url.startsWith(`${STORAGE_ORIGIN}/`)) return req.respond({ status: 404, body: '' })
     if (++requests > limits.maxRequests) {
       refuse(url, `the page makes more than ${limits.maxRequests} requests`)
       return req.abort('blockedbyclient')
+    }
+    if (url.startsWith(`${STORAGE_ORIGIN}/`)) {
+      const name = assetPathOf(url)
+      const assetUrl = name === null ? undefined : assets.get(name)
+      if (name === null || assetUrl === undefined) return req.respond({ status: 404, body: '' })
+      let body: Buffer
+      try {
+        let pending = assetBodies.get(name)
+        if (!pending) {
+          pending = downloadInput(assetUrl, {
+            storage,
+            allowLoopback: false,
+            maxBytes: limits.maxResourceBytes,
+            what: `asset ${name}`,
+          })
+          assetBodies.set(name, pending)
+          totalBytes += (await pending).length
+        }
+        body = await pending
+      } catch (err) {
+        refuse(url, err instanceof RunnerError ? err.message : 'the asset could not be read')
+        return req.abort('failed')
+      }
+      if (totalBytes > limits.maxTotalBytes) {
+        refuse(url, `the page loads more than ${limits.maxTotalBytes / 1024 ** 2} MB`)
+        return req.abort('blockedbyclient')
+      }
+      return req.respond({ status: 200, contentType: assetContentType(name), body })
     }
     if (req.method() !== 'GET' && req.method() !== 'HEAD') return req.abort('blockedbyclient')
     let res

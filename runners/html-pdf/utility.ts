@@ -1,6 +1,7 @@
 import Type from 'typebox'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
-import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { StorageOrHttpUrl, StorageUrl } from '../../contract/url-schemas.js'
+import { assetNameOf } from './assets.js'
 
 export const PAPER_FORMATS = ['Letter', 'Legal', 'Tabloid', 'Ledger', 'A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6'] as const
 
@@ -43,6 +44,56 @@ export const PdfOptionsSchema = Type.Object(
   { additionalProperties: false, description: 'Chromium print options.' },
 )
 
+/** The most characters of a page given as `html` in the request (larger pages come as uploads). */
+export const MAX_INLINE_HTML_CHARS = 2 * 1024 * 1024
+/** The most files a page given in the request (or uploaded) may take beside it. */
+export const MAX_PAGE_ASSETS = 100
+
+/**
+ * An asset's name: the relative path the page refers to it by (`logo.png`, `fonts/a.woff2`):
+ * segments of at most 255 characters, no `.` or `..` segment, no backslash, no control character.
+ */
+export const AssetName = Type.String({
+  minLength: 1,
+  maxLength: 1024,
+  pattern: '^[^/\\\\\\u0000-\\u001f\\u007f?#][^\\\\\\u0000-\\u001f\\u007f?#]*$',
+  description:
+    'The relative path the page refers to the file by (e.g. "logo.png", "fonts/body.woff2"); by default the upload\'s file name.',
+})
+
+export const PageAsset = Type.Object(
+  { url: StorageUrl, name: Type.Optional(AssetName) },
+  { additionalProperties: false, description: 'A file of the page: an upload (or an earlier output) of the caller.' },
+)
+
+/** Rules JSON Schema cannot say plainly: one page source, assets beside a page of dutil's own, pdfOptions. */
+export function checkHtmlPdf(input: unknown): InputProblem[] {
+  const i = input as { url?: string; html?: string; assets?: Array<{ url: string; name?: string }> }
+  const problems: InputProblem[] = []
+  if ((i.url === undefined) === (i.html === undefined))
+    problems.push({
+      path: i.url === undefined ? 'url' : 'html',
+      message: 'give the page as either url or html, one of them',
+    })
+  if (i.assets?.length && i.url !== undefined && !i.url.startsWith('s3://'))
+    problems.push({
+      path: 'assets',
+      message: 'are taken beside html or an s3:// page; a page on the web loads its own',
+    })
+  const seen = new Set<string>()
+  i.assets?.forEach((a, n) => {
+    const name = assetNameOf(a)
+    if (name.split('/').some((seg) => seg === '' || seg === '.' || seg === '..' || seg.length > 255))
+      problems.push({
+        path: a.name === undefined ? `assets.${n}.url` : `assets.${n}.name`,
+        message: 'must name a relative path without empty, "." or ".." segments (each at most 255 characters)',
+      })
+    if (seen.has(name)) problems.push({ path: `assets.${n}`, message: `names ${JSON.stringify(name)} twice` })
+    seen.add(name)
+  })
+  return [...problems, ...checkPdfOptions(input)]
+}
+
 /** Rules between pdfOptions keys that JSON Schema cannot say plainly. */
 export function checkPdfOptions(input: unknown): InputProblem[] {
   const o = (input as { pdfOptions?: Record<string, unknown> }).pdfOptions
@@ -67,21 +118,39 @@ export const htmlPdf: UtilityDefinition = {
   slug: 'html-pdf',
   name: 'HTML to PDF',
   description:
-    'Renders an HTML document (public URL or s3:// URL) to PDF with page size, orientation, scale and margins.',
+    'Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) to PDF with page size, orientation, scale and margins.',
   category: 'pdf',
   icon: 'picture_as_pdf',
   target: 'pdf',
   maxDurationSeconds: 900,
   inputSchema: Type.Object(
-    { url: StorageOrHttpUrl, pdfOptions: Type.Optional(PdfOptionsSchema) },
-    { additionalProperties: false },
+    {
+      url: Type.Optional(StorageOrHttpUrl),
+      html: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: MAX_INLINE_HTML_CHARS,
+          description:
+            'The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
+        }),
+      ),
+      assets: Type.Optional(
+        Type.Array(PageAsset, {
+          maxItems: MAX_PAGE_ASSETS,
+          description:
+            'Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url.',
+        }),
+      ),
+      pdfOptions: Type.Optional(PdfOptionsSchema),
+    },
+    { additionalProperties: false, description: 'The page as url or as html (one of them).' },
   ),
   exampleInput: {
     url: 'https://example.com/invoice.html',
     pdfOptions: { format: 'A4', printBackground: true, margin: { top: '10mm', bottom: '10mm' } },
   },
   enabled: true,
-  checkInput: checkPdfOptions,
+  checkInput: checkHtmlPdf,
   runner: {
     image: 'dutil-runner-html-pdf',
     entry: 'dist/runners/html-pdf/bundle/main.js',

@@ -115,3 +115,101 @@ describe('html-pdf through the whole platform', () => {
     expect(await jobOutputs(res.body)).toEqual([])
   })
 })
+
+describe('html-pdf with the page in the request', () => {
+  const PNG = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+    'base64',
+  )
+  /** A page whose title tells whether its picture loaded; its stylesheet sets the paper to 300 × 200 px. */
+  const inlinePage = (img: string, css: string) =>
+    `<!doctype html><html><head><title>loading</title><link rel="stylesheet" href="${css}"></head>` +
+    `<body onload="document.title = document.images[0].naturalWidth > 0 ? 'picture loaded' : 'no picture'">` +
+    `<img src="${img}"><p>Rendered from the request</p></body></html>`
+  const PAGE_CSS = Buffer.from('@page { size: 300px 200px; margin: 0 } body { margin: 0 }')
+
+  async function form(
+    k: string,
+    parts: Array<[string, Buffer | string, string?]>,
+    headers: Record<string, string> = {},
+  ) {
+    const body = new FormData()
+    for (const [name, value, fileName] of parts)
+      body.append(name, typeof value === 'string' ? value : new Blob([value]), ...(fileName ? [fileName] : []))
+    return fetch(`${inject('gatewayUrl')}/v1/utilities/html-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${k}`, ...headers },
+      body,
+    })
+  }
+
+  it('renders html given in a multipart run with its picture and stylesheet as parts, answering the PDF itself', async () => {
+    const res = await form(
+      key,
+      [
+        [
+          'input',
+          JSON.stringify({ html: inlinePage('logo.png', 'page.css'), pdfOptions: { preferCSSPageSize: true } }),
+        ],
+        ['assets', PNG, 'logo.png'],
+        ['assets', PAGE_CSS, 'page.css'],
+      ],
+      { Accept: 'application/pdf' },
+    )
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(res.headers.get('content-disposition')).toContain('filename="document.pdf"')
+    const pdf = await PDFDocument.load(new Uint8Array(await res.arrayBuffer()))
+    expect(pdf.getTitle()).toBe('picture loaded')
+    expectSize(pdf.getPage(0).getSize(), 225, 150) // 300 × 200 CSS px, from the stylesheet
+  })
+
+  it('renders html in a JSON body with uploads named by the paths it uses; a name it lacks is a missing picture, not a failure', async () => {
+    const upload = async (body: Buffer, name: string) => {
+      const res = await fetch(`${inject('gatewayUrl')}/v1/files?name=${name}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}` },
+        body,
+      })
+      expect(res.status).toBe(201)
+      return ((await res.json()) as { url: string }).url
+    }
+    const [logo, css] = [await upload(PNG, 'logo.png'), await upload(PAGE_CSS, 'print.css')]
+    const res = await render({
+      html: inlinePage('img/brand.png', 'styles/print.css'),
+      assets: [
+        { url: logo, name: 'img/brand.png' },
+        { url: css, name: 'styles/print.css' },
+      ],
+      pdfOptions: { preferCSSPageSize: true },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result.files[0].name).toBe('document.pdf')
+    const pdf = await pdfOf(res.body)
+    expect(pdf.getTitle()).toBe('picture loaded')
+    expectSize(pdf.getPage(0).getSize(), 225, 150)
+    const without = await render({
+      html: inlinePage('img/other.png', 'styles/print.css'),
+      assets: [{ url: css, name: 'styles/print.css' }],
+    })
+    expect(without.status).toBe(200)
+    expect((await pdfOf(without.body)).getTitle()).toBe('no picture')
+  })
+
+  it("refuses another key's upload as an asset (404), and a page in the request reaches the network only as a URL page does", async () => {
+    const other = (await createKey()).key
+    const theirs = await fetch(`${inject('gatewayUrl')}/v1/files?name=logo.png`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${other}` },
+      body: PNG,
+    })
+    const { url } = (await theirs.json()) as { url: string }
+    const stolen = await render({ html: inlinePage('logo.png', 'a.css'), assets: [{ url }] })
+    expect(stolen.status).toBe(404)
+    expect(stolen.body.error.code).toBe('not_found')
+    const res = await render({ html: '<img src="http://169.254.169.254/latest/meta-data/">' })
+    expect(res.body.status).toBe('failed')
+    expect(res.body.error.code).toBe('upstream_rejected')
+    expect(res.body.error.message).toContain('169.254.169.254')
+    expect(await jobOutputs(res.body)).toEqual([])
+  })
+})

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Run HTML to PDF and wait for the result (up to 90 s)
-         * @description Renders an HTML document (public URL or s3:// URL) to PDF with page size, orientation, scale and margins. Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         * @description Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) to PDF with page size, orientation, scale and margins. Time limit 900 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_html_pdf"];
         delete?: never;
@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Start HTML to PDF as an async job
-         * @description Renders an HTML document (public URL or s3:// URL) to PDF with page size, orientation, scale and margins. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) to PDF with page size, orientation, scale and margins. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_html_pdf"];
         delete?: never;
@@ -635,9 +635,19 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The page as url or as html (one of them). */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
-                        url: string;
+                        url?: string;
+                        /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
+                        html?: string;
+                        /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
+                        assets?: {
+                            /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */
+                            url: string;
+                            /** @description The relative path the page refers to the file by (e.g. "logo.png", "fonts/body.woff2"); by default the upload's file name. */
+                            name?: string;
+                        }[];
                         /** @description Chromium print options. */
                         pdfOptions?: {
                             /** @description Paper format; not together with width/height. */
@@ -865,9 +875,19 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The page as url or as html (one of them). */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
-                        url: string;
+                        url?: string;
+                        /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
+                        html?: string;
+                        /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
+                        assets?: {
+                            /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */
+                            url: string;
+                            /** @description The relative path the page refers to the file by (e.g. "logo.png", "fonts/body.woff2"); by default the upload's file name. */
+                            name?: string;
+                        }[];
                         /** @description Chromium print options. */
                         pdfOptions?: {
                             /** @description Paper format; not together with width/height. */

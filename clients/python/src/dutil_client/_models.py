@@ -210,6 +210,33 @@ class CallbackEvent(BaseModel):
     data: Job
 
 
+class Asset(BaseModel):
+    """
+    A file of the page: an upload (or an earlier output) of the caller.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='s3:// URL of an upload or of an output of an earlier job, at most 4096 characters.',
+            max_length=4096,
+            pattern='^s3://[^\\s]+$',
+        ),
+    ]
+    name: Annotated[
+        str | None,
+        Field(
+            description='The relative path the page refers to the file by (e.g. "logo.png", "fonts/body.woff2"); by default the upload\'s file name.',
+            max_length=1024,
+            min_length=1,
+            pattern='^[^/\\\\\\u0000-\\u001f\\u007f?#][^\\\\\\u0000-\\u001f\\u007f?#]*$',
+        ),
+    ] = None
+
+
 class PdfMargin(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -303,17 +330,36 @@ class PdfOptions(BaseModel):
 
 
 class HtmlPdfInput(BaseModel):
+    """
+    The page as url or as html (one of them).
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
     url: Annotated[
-        str,
+        str | None,
         Field(
             description='http://, https:// or s3:// URL, at most 4096 characters.',
             max_length=4096,
             pattern='^(https?|s3)://[^\\s]+$',
         ),
-    ]
+    ] = None
+    html: Annotated[
+        str | None,
+        Field(
+            description='The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
+            max_length=2097152,
+            min_length=1,
+        ),
+    ] = None
+    assets: Annotated[
+        list[Asset] | None,
+        Field(
+            description='Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url.',
+            max_length=100,
+        ),
+    ] = None
     pdfOptions: Annotated[
         PdfOptions | None,
         Field(description='Chromium print options.', title='PdfOptions'),
