@@ -269,7 +269,8 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
       '/v1/files': {
         post: {
           operationId: 'upload_file',
-          summary: "Upload a file for this key's jobs (the body is the file)",
+          summary:
+            "Upload a file for this key's jobs: the body is the file, or (with size and no body) a direct upload to storage",
           tags: ['files'],
           parameters: [
             {
@@ -285,14 +286,25 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
               schema: { type: 'integer', minimum: 60 },
               description: "How long it is kept (default 86400; at most the service's maximum, 7 days by default).",
             },
+            {
+              name: 'size',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1 },
+              description:
+                'Announces a direct upload of this many bytes (send no body): the answer is a DirectUpload, presigned PUTs straight to storage.',
+            },
           ],
           requestBody: {
-            required: true,
+            required: false,
             content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
             description: 'The file itself, at most 1 GiB, sent whole within the request time limit (30 s by default).',
           },
           responses: {
-            201: { description: 'Stored.', headers: authed, content: json(ref('Upload')) },
+            201: {
+              description: 'Stored (an Upload), or with size a direct upload announced (a DirectUpload).',
+              headers: authed,
+              content: { 'application/json': { schema: { oneOf: [ref('Upload'), ref('DirectUpload')] } } },
+            },
             ...pick(400, 401, 429, 500),
           },
         },
@@ -307,6 +319,44 @@ export function openApiDocument(utilities: readonly UtilityDefinition[]): Record
           responses: {
             200: { description: 'A page of uploads.', headers: authed, content: json(ref('UploadList')) },
             ...pick(400, 401, 429, 500),
+          },
+        },
+      },
+      '/v1/files/{id}/complete': {
+        post: {
+          operationId: 'complete_file',
+          summary: 'Complete a direct upload once its parts are sent: it becomes a file',
+          tags: ['files'],
+          parameters: [fileId],
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    parts: {
+                      type: 'array',
+                      maxItems: 10000,
+                      items: {
+                        type: 'object',
+                        properties: {
+                          partNumber: { type: 'integer', minimum: 1 },
+                          etag: { type: 'string', maxLength: 128 },
+                        },
+                        required: ['partNumber', 'etag'],
+                      },
+                    },
+                  },
+                  additionalProperties: false,
+                },
+              },
+            },
+            description: 'Each part with the ETag its PUT answered (required when there are several parts).',
+          },
+          responses: {
+            200: { description: 'The file.', headers: authed, content: json(ref('Upload')) },
+            ...pick(400, 401, 404, 429, 500),
           },
         },
       },

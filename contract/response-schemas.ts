@@ -124,6 +124,32 @@ export const UploadSchema = Type.Object(
   { $id: 'Upload' },
 )
 
+/** A direct upload announced (POST /v1/files?size=): where to send the file, then complete it. */
+export const DirectUploadSchema = Type.Object(
+  {
+    id: Type.String({ pattern: '^file_[0-9A-HJKMNP-TV-Z]{26}$', description: 'The file id it will have.' }),
+    object: Type.Literal('direct_upload'),
+    name: Type.String(),
+    size: Type.Integer({ minimum: 1, description: 'Bytes announced: storage must hold exactly these.' }),
+    expiresAt: Type.String({
+      format: 'date-time',
+      description: 'Until when the part URLs work and the upload may be completed (an hour).',
+    }),
+    partSize: Type.Integer({ minimum: 1, description: 'Bytes of each part but the last.' }),
+    parts: Type.Array(
+      Type.Object({
+        partNumber: Type.Integer({ minimum: 1 }),
+        url: Type.String({
+          description:
+            "A presigned PUT of the part's bytes (from (partNumber − 1) × partSize); answers the part's ETag.",
+        }),
+      }),
+    ),
+    completeUrl: Type.String({ description: 'POST here once every part is sent.' }),
+  },
+  { $id: 'DirectUpload' },
+)
+
 export const UploadListSchema = Type.Object(
   {
     items: Type.Array(Type.Ref('Upload')),
@@ -178,6 +204,7 @@ export const RESPONSE_SCHEMAS = [
   JobSummarySchema,
   JobListSchema,
   UploadSchema,
+  DirectUploadSchema,
   UploadListSchema,
   ErrorSchema,
   CatalogEntrySchema,

@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FILES_HOST_HEADERS, filesHostHandler, isPresignedDownload } from './files-host.js'
+import { FILES_HOST_HEADERS, filesHostHandler, isPresignedRequest } from './files-host.js'
 
 /** The query of a presigned link (storage checks the signature; the files host its presence). */
 const SIGNED =
@@ -85,7 +85,10 @@ describe('the files host', () => {
       const res = await fetch(`${base}${path}`)
       expect(res.status, path).toBe(404)
       expect(await res.json()).toEqual({
-        error: { code: 'not_found', message: 'The files host serves only download links of job results.' },
+        error: {
+          code: 'not_found',
+          message: 'The files host serves only download links of job results and upload links of direct uploads.',
+        },
       })
       expect(res.headers.get('content-security-policy')).toBe(FILES_HOST_HEADERS['content-security-policy'])
     }
@@ -93,14 +96,26 @@ describe('the files host', () => {
   })
 
   it('recognises presigned downloads (pure)', () => {
-    expect(isPresignedDownload('HEAD', `/dutil/split-pdf/2026-11-26/job_x/page-001.pdf?${SIGNED}`, 'dutil')).toBe(true)
-    expect(isPresignedDownload('GET', `/dutil/unzip-files/d/job/a%20b.txt?${SIGNED}`, 'dutil')).toBe(true)
-    expect(isPresignedDownload('POST', `/dutil/x?${SIGNED}`, 'dutil')).toBe(false)
-    expect(isPresignedDownload('GET', `/dutil/x/%ZZ?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('HEAD', `/dutil/split-pdf/2026-11-26/job_x/page-001.pdf?${SIGNED}`, 'dutil')).toBe(true)
+    expect(isPresignedRequest('GET', `/dutil/unzip-files/d/job/a%20b.txt?${SIGNED}`, 'dutil')).toBe(true)
+    expect(isPresignedRequest('POST', `/dutil/x?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('GET', `/dutil/x/%ZZ?${SIGNED}`, 'dutil')).toBe(false)
     // Dot segments as a raw request line may carry them (fetch would resolve them first).
-    expect(isPresignedDownload('GET', `/dutil/a/../../other/x?${SIGNED}`, 'dutil')).toBe(false)
-    expect(isPresignedDownload('GET', `/dutil/a/%2e%2e/x?${SIGNED}`, 'dutil')).toBe(false)
-    expect(isPresignedDownload('GET', `/dutil/a/./x?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('GET', `/dutil/a/../../other/x?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('GET', `/dutil/a/%2e%2e/x?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('GET', `/dutil/a/./x?${SIGNED}`, 'dutil')).toBe(false)
+  })
+
+  it("takes a PUT only of an upload's object, presigned (a direct upload or one of its parts)", () => {
+    const upload = '/dutil/uploads/2026-11-28/file_01JCZ8Y3E7XK2M9QW4T6R5S000/big.pdf'
+    expect(isPresignedRequest('PUT', `${upload}?${SIGNED}`, 'dutil')).toBe(true)
+    expect(isPresignedRequest('PUT', `${upload}?partNumber=2&uploadId=abc&${SIGNED}`, 'dutil')).toBe(true)
+    expect(isPresignedRequest('PUT', upload, 'dutil')).toBe(false)
+    expect(isPresignedRequest('PUT', `/dutil/split-pdf/2026-11-26/job_x/page-001.pdf?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('PUT', `/dutil/uploads/x?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('PUT', `/dutil/uploads/2026-11-28/file_x/a/b.pdf?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('DELETE', `${upload}?${SIGNED}`, 'dutil')).toBe(false)
+    expect(isPresignedRequest('POST', `${upload}?uploads&${SIGNED}`, 'dutil')).toBe(false)
   })
 
   it('answers with its own security headers in place of storage ones, and passes only download headers back', async () => {

@@ -19,6 +19,8 @@ export const FILES_HOST_HEADERS: Readonly<Record<string, string>> = {
 
 /** Request headers passed to storage: what a download needs (the signature is in the query). */
 const FORWARDED_REQUEST = ['range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range']
+/** And what an upload's PUT needs besides. */
+const FORWARDED_UPLOAD = ['content-length', 'content-type', 'content-md5', 'expect']
 /** Response headers passed back from storage (everything else is dropped, e.g. its own server headers). */
 const FORWARDED_RESPONSE = [
   'content-type',
@@ -50,13 +52,14 @@ export interface FilesHostOptions {
 const PRESIGNED_PARAMS = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Signature']
 
 /**
- * Whether a request is a download the files host serves (pure): GET or HEAD of an object under
- * the bucket, by a presigned link (its signature is checked by storage). Everything else (storage's
- * own endpoints such as /minio/health/live, bucket listings, other buckets, unsigned requests,
- * paths with dot segments or encoded slashes) is refused before storage sees it.
+ * Whether a request is one the files host serves (pure): GET or HEAD of an object under the
+ * bucket, or PUT of an upload (`uploads/…`: a direct upload's file or one of its parts), by a
+ * presigned link (its signature is checked by storage). Everything else (storage's own endpoints
+ * such as /minio/health/live, bucket listings, other buckets, other methods, a PUT anywhere else,
+ * unsigned requests, paths with dot segments or encoded slashes) is refused before storage sees it.
  */
-export function isPresignedDownload(method: string | undefined, url: string | undefined, bucket: string): boolean {
-  if (method !== 'GET' && method !== 'HEAD') return false
+export function isPresignedRequest(method: string | undefined, url: string | undefined, bucket: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'PUT') return false
   if (!url || url.length > 8192 || !url.startsWith('/')) return false
   const q = url.indexOf('?')
   if (q < 0) return false
@@ -65,6 +68,7 @@ export function isPresignedDownload(method: string | undefined, url: string | un
   if (!PRESIGNED_PARAMS.every((p) => query.getAll(p).length === 1)) return false
   const segments = path.split('/').slice(1)
   if (segments.length < 2 || segments[0] !== bucket) return false
+  if (method === 'PUT' && (segments[1] !== 'uploads' || segments.length !== 5)) return false
   return segments.slice(1).every((s) => {
     if (s === '' || /%2f|%5c|\\/i.test(s)) return false
     let decoded: string
@@ -78,9 +82,10 @@ export function isPresignedDownload(method: string | undefined, url: string | un
 }
 
 /**
- * The files host (`{files_url}`): download links are presigned for the public endpoint (the chart
- * sets DUTIL_S3_PUBLIC_ENDPOINT to this host). It serves only presigned GET and HEAD requests for
- * objects of the bucket (isPresignedDownload; anything else is 404 in the API's envelope), and
+ * The files host (`{files_url}`): download links and direct uploads' links are presigned for the
+ * public endpoint (the chart sets DUTIL_S3_PUBLIC_ENDPOINT to this host). It serves only presigned
+ * GET and HEAD requests for objects of the bucket and PUTs of uploads (isPresignedRequest;
+ * anything else is 404 in the API's envelope), streaming bodies both ways, and
  * hands each to storage with the Host the links are signed for, never the caller's, and with
  * storage's own TLS server name; storage still checks every signature itself. It adds
  * FILES_HOST_HEADERS to every answer, which S3 links cannot carry.
@@ -91,15 +96,21 @@ export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
   const client = target.protocol === 'https:' ? https : http
   return (req, res) => {
     for (const [k, v] of Object.entries(FILES_HOST_HEADERS)) res.setHeader(k, v)
-    if (!isPresignedDownload(req.method, req.url, o.bucket)) {
+    if (!isPresignedRequest(req.method, req.url, o.bucket)) {
       const body = JSON.stringify({
-        error: { code: 'not_found', message: 'The files host serves only download links of job results.' },
+        error: {
+          code: 'not_found',
+          message: 'The files host serves only download links of job results and upload links of direct uploads.',
+        },
       })
       res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
       return void res.end(req.method === 'HEAD' ? undefined : body)
     }
     const headers: http.OutgoingHttpHeaders = { host: signedHost }
-    for (const h of FORWARDED_REQUEST) if (req.headers[h]) headers[h] = req.headers[h]
+    const upload = req.method === 'PUT'
+    for (const h of upload ? FORWARDED_UPLOAD : FORWARDED_REQUEST) if (req.headers[h]) headers[h] = req.headers[h]
+    // A PUT without a declared length is sent on as it comes (storage refuses what it cannot take).
+    if (upload && !req.headers['content-length']) headers['transfer-encoding'] = 'chunked'
     const upstream = client.request(
       {
         protocol: target.protocol,
@@ -126,9 +137,12 @@ export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
       res.writeHead(502, { 'content-type': 'text/plain' })
       res.end('Storage is unreachable; try again shortly.\n')
     })
-    req.on('close', () => {
+    // A client that goes away mid-answer (or mid-upload) ends the request to storage too. (The
+    // request's own close comes once its body is read, which for an upload is before the answer.)
+    res.on('close', () => {
       if (!res.writableFinished) upstream.destroy()
     })
-    upstream.end()
+    if (upload) pipeline(req, upstream).catch(() => upstream.destroy())
+    else upstream.end()
   }
 }

@@ -18,6 +18,7 @@ import { FileLinks } from './file-links.js'
 import { JobReader } from './job-reader.js'
 import { JobRecords } from './job-records.js'
 import { Uploads } from './uploads.js'
+import { DirectUploads } from './direct-uploads.js'
 import { JobWaiters } from './job-waiters.js'
 import { KeyRegistry, kubeKeyLookup, TokenBucket } from './key-registry.js'
 import { listen } from './servers.js'
@@ -101,6 +102,7 @@ const app = createApp({
   storage,
   bucket: config.storage.bucket,
   uploads: new Uploads(db, storage, config.storage.bucket, config.uploads),
+  directUploads: new DirectUploads(db, storage, presigner, config.storage.bucket, config.uploads),
   log,
   metrics,
   syncWaitMs: config.syncWaitMs,

@@ -10,6 +10,7 @@ import {
   getUpload,
   insertUpload,
   listUploads,
+  type ReadyUpload,
   type Upload,
   type UploadQuota,
 } from '../platform/db/uploads-table.js'
@@ -53,7 +54,7 @@ export class Uploads {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async store(u: NewUpload): Promise<Upload> {
+  async store(u: NewUpload): Promise<ReadyUpload> {
     const max = this.settings.maxFileBytes
     const tooLarge = () =>
       invalid(`The file is larger than ${sizeText(max)}, the most one upload may be.`, [
@@ -136,6 +137,7 @@ export class Uploads {
       storageKey: key,
       createdAt: isoMs(now),
       expiresAt: isoMs(now + u.expirySeconds * 1000),
+      state: 'ready',
     }
     const outcome = await guarded(() => insertUpload(this.db, upload, this.settings, this.now())).catch(
       async (err: unknown) => {
@@ -152,17 +154,20 @@ export class Uploads {
         { 'Retry-After': '60' },
       )
     }
-    return upload
+    return upload as ReadyUpload
   }
 
-  /** The key's unexpired upload, or undefined (another key's, unknown, deleted and expired alike). */
-  async find(apiKeyId: string, id: string): Promise<Upload | undefined> {
+  /**
+   * The key's unexpired file, or undefined (another key's, unknown, deleted, expired and a direct
+   * upload not yet complete alike).
+   */
+  async find(apiKeyId: string, id: string): Promise<ReadyUpload | undefined> {
     const upload = await guarded(() => getUpload(this.db, id, this.now()))
-    return upload?.apiKeyId === apiKeyId ? upload : undefined
+    return upload?.apiKeyId === apiKeyId && upload.state === 'ready' ? (upload as ReadyUpload) : undefined
   }
 
-  list(apiKeyId: string, limit: number, before?: { createdAt: string; id: string }): Promise<Upload[]> {
-    return guarded(() => listUploads(this.db, apiKeyId, this.now(), limit, before))
+  list(apiKeyId: string, limit: number, before?: { createdAt: string; id: string }): Promise<ReadyUpload[]> {
+    return guarded(() => listUploads(this.db, apiKeyId, this.now(), limit, before)) as Promise<ReadyUpload[]>
   }
 
   /** Deletes the file from storage, then its row: a file half-deleted is never usable again. */

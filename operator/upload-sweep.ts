@@ -2,6 +2,7 @@ import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { Database } from '../platform/db/database.js'
 import { deleteUpload, expiredUploads } from '../platform/db/uploads-table.js'
+import { discardUploadObjects } from '../platform/upload-objects.js'
 
 /** Expired uploads read per page by the sweep. */
 const SWEEP_PAGE = 500
@@ -15,7 +16,8 @@ export interface UploadSweepDeps {
 }
 
 /**
- * Expired uploads go: each file from storage first, then its row (a sweep that stops half-way
+ * Expired uploads go (and direct uploads never completed within their window): each file, or
+ * what storage holds of it, from storage first, then its row (a sweep that stops half-way
  * finds the rest next time). A job can no longer name one from its expiry on (the gateway checks
  * it at accept); the sweep frees the bytes.
  */
@@ -28,7 +30,7 @@ export class UploadSweeper {
     for (;;) {
       const page = await expiredUploads(this.d.db, now, SWEEP_PAGE)
       for (const u of page) {
-        await this.d.storage.removeObject(this.d.bucket, u.storageKey)
+        await discardUploadObjects(this.d.storage, this.d.bucket, u)
         await deleteUpload(this.d.db, u.id)
         removed++
       }

@@ -7,6 +7,7 @@ import type { JobWaiters } from '../job-waiters.js'
 import type { UtilityJobClient } from '../../platform/utility-job-client.js'
 import type { GatewayMetrics } from '../metrics.js'
 import type { Uploads } from '../uploads.js'
+import type { DirectUploads } from '../direct-uploads.js'
 
 /** Everything route handlers need, built once in main.ts (or by a test). */
 export interface RouteDeps {
@@ -23,6 +24,8 @@ export interface RouteDeps {
   bucket: string
   /** Files API keys upload for their own jobs (POST /v1/files). */
   uploads: Uploads
+  /** Large files sent straight to storage by presigned requests (POST /v1/files?size=). */
+  directUploads: DirectUploads
   log: Logger
   metrics: GatewayMetrics
   /** Sync runs answer 202 after this long (docs/api.md: 90 s). */

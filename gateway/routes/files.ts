@@ -1,7 +1,9 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { createdAtOfId } from '../../contract/ids.js'
-import type { Upload } from '../../platform/db/uploads-table.js'
+import type { ReadyUpload } from '../../platform/db/uploads-table.js'
+import { parsePartTags } from '../direct-uploads.js'
+import { readJsonBody } from '../json-body.js'
 import { invalid, notFound, type ErrorDetail } from '../api-error.js'
 import type { AuthenticatedKey } from '../auth.js'
 import { LIST_LIMITS } from '../job-list.js'
@@ -9,7 +11,7 @@ import { requestLogFields } from '../request-id.js'
 import type { RouteDeps } from './context.js'
 
 /** An upload as the API answers it: `url` is the s3:// name a job's input takes. */
-export function fileView(u: Upload, bucket: string) {
+export function fileView(u: ReadyUpload, bucket: string) {
   return {
     id: u.id,
     object: 'file' as const,
@@ -37,6 +39,17 @@ export function parseFileName(raw: unknown): string {
   if (/[/\\\u0000-\u001f\u007f]/.test(raw) || raw === '.' || raw === '..')
     throw problem('must be one name, without slashes, backslashes or control characters')
   return raw
+}
+
+/** A completion's body: up to 10,000 part ETags. */
+const COMPLETE_BODY_BYTES = 1024 * 1024
+
+function parseSize(raw: unknown): number {
+  if (typeof raw !== 'string' || !/^\d{1,13}$/.test(raw) || Number(raw) < 1)
+    throw invalid("size must be the file's size in bytes, a positive integer.", [
+      { path: 'size', message: 'must be a positive integer' },
+    ])
+  return Number(raw)
 }
 
 function parseExpiry(raw: unknown, defaultSeconds: number, maxSeconds: number): number {
@@ -81,7 +94,7 @@ export function fileRoutes(deps: RouteDeps): Router {
   const router = new Router()
   const { uploads } = deps
 
-  const ownUpload = async (ctx: Context): Promise<Upload> => {
+  const ownUpload = async (ctx: Context): Promise<ReadyUpload> => {
     const key = ctx.state.key as AuthenticatedKey
     const id = ctx.params.id as string
     const upload = await uploads.find(key.id, id)
@@ -89,7 +102,8 @@ export function fileRoutes(deps: RouteDeps): Router {
     return upload
   }
 
-  // The file is the request body itself, streamed to storage as it arrives.
+  // The file is the request body itself, streamed to storage as it arrives; or, announced by its
+  // size with no body, a direct upload: presigned requests that take it straight to storage.
   router.post('/v1/files', async (ctx) => {
     const key = ctx.state.key as AuthenticatedKey
     const name = parseFileName(ctx.query.name)
@@ -99,6 +113,34 @@ export function fileRoutes(deps: RouteDeps): Router {
       uploads.settings.maxExpirySeconds,
     )
     const length = ctx.get('Content-Length')
+    if (ctx.query.size !== undefined) {
+      if ((length && length !== '0') || ctx.get('Transfer-Encoding'))
+        throw invalid('A direct upload is announced without a body: send the file to the URLs the answer gives.', [
+          { path: 'body', message: 'must be empty with size' },
+        ])
+      const offer = await deps.directUploads.announce({
+        apiKeyId: key.id,
+        name,
+        size: parseSize(ctx.query.size),
+        expirySeconds,
+      })
+      deps.log.info(
+        { ...requestLogFields(ctx), fileId: offer.upload.id, size: offer.upload.size, apiKeyId: key.id },
+        'direct upload announced',
+      )
+      ctx.status = 201
+      ctx.body = {
+        id: offer.upload.id,
+        object: 'direct_upload',
+        name: offer.upload.name,
+        size: offer.upload.size,
+        expiresAt: offer.upload.expiresAt,
+        partSize: offer.partSize,
+        parts: offer.parts,
+        completeUrl: `/v1/files/${offer.upload.id}/complete`,
+      }
+      return
+    }
     const upload = await uploads.store({
       apiKeyId: key.id,
       name,
@@ -109,6 +151,14 @@ export function fileRoutes(deps: RouteDeps): Router {
     deps.log.info({ ...requestLogFields(ctx), fileId: upload.id, size: upload.size, apiKeyId: key.id }, 'file uploaded')
     ctx.status = 201
     ctx.set('Location', `/v1/files/${upload.id}`)
+    ctx.body = fileView(upload, deps.bucket)
+  })
+
+  router.post('/v1/files/:id/complete', async (ctx) => {
+    const key = ctx.state.key as AuthenticatedKey
+    const parts = parsePartTags(await readJsonBody(ctx, COMPLETE_BODY_BYTES))
+    const upload = await deps.directUploads.complete(key.id, ctx.params.id as string, parts)
+    deps.log.info({ ...requestLogFields(ctx), fileId: upload.id, size: upload.size, apiKeyId: key.id }, 'file uploaded')
     ctx.body = fileView(upload, deps.bucket)
   })
 

@@ -2,17 +2,29 @@ import { inTransaction, type Database, type Queryable } from './database.js'
 
 /** The `uploads` table: every query the gateway and the operator make of uploads. */
 
+/** A file of an API key's: stored whole (`ready`), or announced for a direct upload (`pending`). */
 export interface Upload {
   id: string
   apiKeyId: string
   name: string
+  /** Bytes stored; of a pending upload, the bytes announced. */
   size: number
   contentType: string
-  sha256: string
+  /** Null while pending. */
+  sha256: string | null
   storageKey: string
   createdAt: string
+  /** When the file expires; of a pending upload, when its upload window closes. */
   expiresAt: string
+  state: 'pending' | 'ready'
+  /** Storage's id of a pending multipart upload. */
+  multipartUploadId?: string
+  /** A pending upload's lifetime once complete. */
+  expirySeconds?: number
 }
+
+/** An upload that is a file: stored whole, its hash known. */
+export type ReadyUpload = Upload & { state: 'ready'; sha256: string }
 
 interface UploadRow {
   id: string
@@ -20,14 +32,18 @@ interface UploadRow {
   name: string
   size: number
   content_type: string
-  sha256: string
+  sha256: string | null
   storage_key: string
   /** Timestamps come back as PostgreSQL's text (platform/db/database.ts). */
   created_at: string
   expires_at: string
+  state: 'pending' | 'ready'
+  multipart_upload_id: string | null
+  expiry_seconds: number | null
 }
 
-const COLUMNS = 'id, api_key_id, name, size, content_type, sha256, storage_key, created_at, expires_at'
+const COLUMNS =
+  'id, api_key_id, name, size, content_type, sha256, storage_key, created_at, expires_at, state, multipart_upload_id, expiry_seconds'
 
 const fromRow = (r: UploadRow): Upload => ({
   id: r.id,
@@ -39,6 +55,9 @@ const fromRow = (r: UploadRow): Upload => ({
   storageKey: r.storage_key,
   createdAt: new Date(r.created_at).toISOString(),
   expiresAt: new Date(r.expires_at).toISOString(),
+  state: r.state,
+  ...(r.multipart_upload_id !== null ? { multipartUploadId: r.multipart_upload_id } : {}),
+  ...(r.expiry_seconds !== null ? { expirySeconds: r.expiry_seconds } : {}),
 })
 
 /** What one API key may keep stored at once. */
@@ -50,9 +69,10 @@ export interface UploadQuota {
 export type InsertOutcome = { kind: 'inserted' } | { kind: 'over_quota'; files: number; bytes: number }
 
 /**
- * Records an upload storage already holds whole, if the key's unexpired uploads stay within its
- * quota with it: the key's uploads are counted under a lock on the key (concurrent uploads of one
- * key take turns here), so no two uploads can both take the last room.
+ * Records an upload storage already holds whole (or a pending one, with the size announced), if
+ * the key's unexpired uploads, pending ones included, stay within its quota with it: the key's
+ * uploads are counted under a lock on the key (concurrent uploads of one key take turns here), so
+ * no two uploads can both take the last room.
  */
 export async function insertUpload(db: Database, u: Upload, quota: UploadQuota, now: number): Promise<InsertOutcome> {
   return inTransaction(db, async (client) => {
@@ -73,14 +93,27 @@ export async function insertUpload(db: Database, u: Upload, quota: UploadQuota, 
     if (files + 1 > quota.maxFiles || bytes + u.size > quota.maxBytes) return { kind: 'over_quota', files, bytes }
     await client.query({
       name: 'uploads_insert',
-      text: `INSERT INTO uploads (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      values: [u.id, u.apiKeyId, u.name, u.size, u.contentType, u.sha256, u.storageKey, u.createdAt, u.expiresAt],
+      text: `INSERT INTO uploads (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      values: [
+        u.id,
+        u.apiKeyId,
+        u.name,
+        u.size,
+        u.contentType,
+        u.sha256,
+        u.storageKey,
+        u.createdAt,
+        u.expiresAt,
+        u.state,
+        u.multipartUploadId ?? null,
+        u.expirySeconds ?? null,
+      ],
     })
     return { kind: 'inserted' }
   })
 }
 
-/** An unexpired upload by id, or undefined (unknown, deleted or expired alike). */
+/** An unexpired upload by id, pending or ready, or undefined (unknown, deleted or expired alike). */
 export async function getUpload(db: Queryable, id: string, now: number): Promise<Upload | undefined> {
   const res = await db.query<UploadRow>({
     name: 'uploads_get',
@@ -90,7 +123,7 @@ export async function getUpload(db: Queryable, id: string, now: number): Promise
   return res.rows[0] && fromRow(res.rows[0])
 }
 
-/** One key's unexpired uploads, newest first, after the keyset `before` (up to `limit`). */
+/** One key's unexpired files (pending uploads are none yet), newest first, after the keyset `before` (up to `limit`). */
 export async function listUploads(
   db: Queryable,
   apiKeyId: string,
@@ -100,11 +133,30 @@ export async function listUploads(
 ): Promise<Upload[]> {
   const res = await db.query<UploadRow>({
     name: 'uploads_list',
-    text: `SELECT ${COLUMNS} FROM uploads WHERE api_key_id = $1 AND expires_at > $2
+    text: `SELECT ${COLUMNS} FROM uploads WHERE api_key_id = $1 AND expires_at > $2 AND state = 'ready'
            AND (created_at, id) < ($3::timestamptz, $4) ORDER BY created_at DESC, id DESC LIMIT $5`,
     values: [apiKeyId, new Date(now).toISOString(), before?.createdAt ?? 'infinity', before?.id ?? '', limit],
   })
   return res.rows.map(fromRow)
+}
+
+/**
+ * A pending upload becomes a file: its type, hash and size as storage holds it, and its expiry
+ * from now. Returns the file, or undefined when it was not pending (completed, swept or deleted meanwhile).
+ */
+export async function completeUpload(
+  db: Queryable,
+  id: string,
+  done: { size: number; contentType: string; sha256: string; expiresAt: string },
+): Promise<Upload | undefined> {
+  const res = await db.query<UploadRow>({
+    name: 'uploads_complete',
+    text: `UPDATE uploads SET state = 'ready', size = $2, content_type = $3, sha256 = $4, expires_at = $5,
+             multipart_upload_id = NULL, expiry_seconds = NULL
+           WHERE id = $1 AND state = 'pending' RETURNING ${COLUMNS}`,
+    values: [id, done.size, done.contentType, done.sha256, done.expiresAt],
+  })
+  return res.rows[0] && fromRow(res.rows[0])
 }
 
 /** Removes an upload's row (its object is gone first); whether there was one. */

@@ -119,7 +119,7 @@ describe('merge-pdf through the whole platform', () => {
     expect(refused.status).toBe(422)
     expect(refused.body.error.message).toBe('files.2: The PDF is password-protected (encrypted); it cannot be merged.')
     expect(await jobOutputs(refused.body)).toEqual([])
-    expect(await unfinishedUploads(refused.body)).toEqual([])
+    expect(await unfinishedUploads(refused.body, 'merged.pdf')).toEqual([])
   })
 
   it('refuses fewer than two files before any job exists, naming the field', async () => {

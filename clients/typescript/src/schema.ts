@@ -345,8 +345,25 @@ export interface paths {
         /** List this key's unexpired uploads, newest first */
         get: operations["list_files"];
         put?: never;
-        /** Upload a file for this key's jobs (the body is the file) */
+        /** Upload a file for this key's jobs: the body is the file, or (with size and no body) a direct upload to storage */
         post: operations["upload_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Complete a direct upload once its parts are sent: it becomes a file */
+        post: operations["complete_file"];
         delete?: never;
         options?: never;
         head?: never;
@@ -568,6 +585,29 @@ export interface components {
             expiresAt: string;
             /** @description The s3:// name a job's input takes (url, files[].url); readable by this key's jobs only. */
             url: string;
+        };
+        DirectUpload: {
+            /** @description The file id it will have. */
+            id: string;
+            /** @constant */
+            object: "direct_upload";
+            name: string;
+            /** @description Bytes announced: storage must hold exactly these. */
+            size: number;
+            /**
+             * Format: date-time
+             * @description Until when the part URLs work and the upload may be completed (an hour).
+             */
+            expiresAt: string;
+            /** @description Bytes of each part but the last. */
+            partSize: number;
+            parts: {
+                partNumber: number;
+                /** @description A presigned PUT of the part's bytes (from (partNumber − 1) × partSize); answers the part's ETag. */
+                url: string;
+            }[];
+            /** @description POST here once every part is sent. */
+            completeUrl: string;
         };
         UploadList: {
             items: components["schemas"]["Upload"][];
@@ -3592,20 +3632,117 @@ export interface operations {
                 name?: string;
                 /** @description How long it is kept (default 86400; at most the service's maximum, 7 days by default). */
                 expiresInSeconds?: number;
+                /** @description Announces a direct upload of this many bytes (send no body): the answer is a DirectUpload, presigned PUTs straight to storage. */
+                size?: number;
             };
             header?: never;
             path?: never;
             cookie?: never;
         };
         /** @description The file itself, at most 1 GiB, sent whole within the request time limit (30 s by default). */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/octet-stream": string;
             };
         };
         responses: {
-            /** @description Stored. */
+            /** @description Stored (an Upload), or with size a direct upload announced (a DirectUpload). */
             201: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"] | components["schemas"]["DirectUpload"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    complete_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description file_ + ULID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Each part with the ETag its PUT answered (required when there are several parts). */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    parts?: {
+                        partNumber: number;
+                        etag: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The file. */
+            200: {
                 headers: {
                     /** @description Echoes the caller's X-Request-Id or a generated one. */
                     "X-Request-Id"?: string;
@@ -3639,6 +3776,17 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description Bearer challenge. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

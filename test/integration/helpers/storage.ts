@@ -21,13 +21,19 @@ export async function putObject(key: string, body: Buffer, contentType: string):
   return `s3://${s.bucket}/${key}`
 }
 
-/** Multipart uploads begun and neither completed nor aborted under a job's output prefix. */
-export async function unfinishedUploads(job: { utility: string; id: string; createdAt: string }): Promise<string[]> {
+/**
+ * Multipart uploads begun and neither completed nor aborted of one output of a job (MinIO lists
+ * them by the object's whole name only: a prefix finds none).
+ */
+export async function unfinishedUploads(
+  job: { utility: string; id: string; createdAt: string },
+  name: string,
+): Promise<string[]> {
   const s = inject('storage')
   const keys: string[] = []
   const stream = storageClient(s).listIncompleteUploads(
     s.bucket,
-    `${job.utility}/${job.createdAt.slice(0, 10)}/${job.id}/`,
+    `${job.utility}/${job.createdAt.slice(0, 10)}/${job.id}/${name}`,
     true,
   )
   for await (const u of stream as AsyncIterable<{ key: string }>) keys.push(u.key)

@@ -159,6 +159,43 @@ class Upload(BaseModel):
     ]
 
 
+class Part(BaseModel):
+    partNumber: Annotated[int, Field(ge=1)]
+    url: Annotated[
+        str,
+        Field(
+            description="A presigned PUT of the part's bytes (from (partNumber − 1) × partSize); answers the part's ETag."
+        ),
+    ]
+
+
+class DirectUpload(BaseModel):
+    id: Annotated[
+        str,
+        Field(
+            description='The file id it will have.',
+            pattern='^file_[0-9A-HJKMNP-TV-Z]{26}$',
+        ),
+    ]
+    object: Literal['direct_upload']
+    name: str
+    size: Annotated[
+        int,
+        Field(description='Bytes announced: storage must hold exactly these.', ge=1),
+    ]
+    expiresAt: Annotated[
+        AwareDatetime,
+        Field(
+            description='Until when the part URLs work and the upload may be completed (an hour).'
+        ),
+    ]
+    partSize: Annotated[
+        int, Field(description='Bytes of each part but the last.', ge=1)
+    ]
+    parts: list[Part]
+    completeUrl: Annotated[str, Field(description='POST here once every part is sent.')]
+
+
 class UploadList(BaseModel):
     items: list[Upload]
     nextCursor: Annotated[
