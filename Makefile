@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-uploads seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -136,6 +136,12 @@ bench-memory-limits: bench-deps binaries build
 bench-latency: deps binaries build
 	node dist/test/bench/split-latency.js
 	node dist/test/bench/gateway-latency.js
+
+# Uploads side by side on loopback: a direct PUT to storage, through the gateway, and a direct upload
+# through the files host (10 MB, 200 MB, 1 GB); gateway RSS through 10 concurrent 500 MB uploads;
+# a one-call split-pdf with the file in the request against the same job from a URL.
+bench-uploads: deps binaries build
+	node dist/test/bench/uploads.js
 
 # Gateway resident memory over 15,000 rejected run requests (must stay flat).
 bench-memory: deps binaries build

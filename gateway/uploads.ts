@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { Readable } from 'node:stream'
 import type { Client } from 'minio'
 import { newFileId } from '../contract/ids.js'
 import { uploadKey } from '../contract/storage-keys.js'
@@ -14,6 +13,7 @@ import {
   type Upload,
   type UploadQuota,
 } from '../platform/db/uploads-table.js'
+import { putStreamed } from '../platform/streamed-put.js'
 import { ApiError, invalid } from './api-error.js'
 import { SNIFF_BYTES, sniffContentType } from './upload-sniff.js'
 
@@ -114,9 +114,7 @@ export class Uploads {
       for (let next = await read(); !next.done; next = await read()) yield pass(next.value)
     }
     try {
-      await this.storage.putObject(this.bucket, key, Readable.from(measured()), u.declaredBytes, {
-        'Content-Type': contentType,
-      })
+      await putStreamed(this.storage, { bucket: this.bucket, key, contentType, size: u.declaredBytes }, measured())
     } catch (err) {
       if (refused) throw refused
       throw new ApiError(

@@ -170,3 +170,34 @@ describe('a direct upload', () => {
     expect((await complete(key, offer)).status).toBe(404)
   })
 })
+
+describe('a large file through the gateway', () => {
+  it('is streamed to storage whole, announced or not (a raw body, and a file part of a form in 8 MiB parts)', async () => {
+    const { key } = await createKey()
+    const bytes = Buffer.concat([await makePdf(1), randomBytes(20 * 1024 ** 2 + 12345)])
+    const sha256 = createHash('sha256').update(bytes).digest('hex')
+    const raw = await fetch(`${inject('gatewayUrl')}/v1/files?name=raw.pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}` },
+      body: bytes,
+    })
+    expect(raw.status).toBe(201)
+    expect(await raw.json()).toMatchObject({ size: bytes.length, sha256 })
+    const form = new FormData()
+    form.append('file', new Blob([bytes]), 'part.pdf')
+    form.append('input', JSON.stringify({ pageRanges: '1' }))
+    const run = await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf/jobs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}` },
+      body: form,
+    })
+    // split-pdf takes no pageRanges: the form's file is stored, then the input is refused.
+    expect(run.status).toBe(400)
+    const files = (await api('GET', '/v1/files', { key })).body.items as Array<{
+      name: string
+      size: number
+      sha256: string
+    }>
+    expect(files.find((f) => f.name === 'part.pdf')).toMatchObject({ size: bytes.length, sha256 })
+  })
+})

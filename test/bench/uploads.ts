@@ -1,0 +1,275 @@
+import { createReadStream } from 'node:fs'
+import { mkdir, open, rm } from 'node:fs/promises'
+import http from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomFillSync } from 'node:crypto'
+import { KubeConfig } from '@kubernetes/client-node'
+import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
+import { storageClient } from '../../platform/storage-client.js'
+import { FileServer } from '../support/file-server.js'
+import { makePdf } from '../support/pdfs.js'
+import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { percentile } from './percentile.js'
+
+/**
+ * `make bench-uploads`: uploads on the local platform, on loopback, side by side in one run.
+ *
+ * 1. Transfer: the same file (random bytes, on disk) sent three ways, alternating, BENCH_UPLOAD_REPS
+ *    times each: a direct PUT to storage (a presigned URL of MinIO itself: the anchor), through the
+ *    gateway (POST /v1/files, streamed to storage), and as a direct upload (announce, PUT its parts
+ *    through the files host one after another, complete: the gateway reads the file back for its
+ *    SHA-256 then). Medians; ratios against the direct PUT.
+ * 2. Memory: the gateway's resident memory (its /metrics) through BENCH_UPLOAD_CONCURRENT uploads of
+ *    BENCH_UPLOAD_CONCURRENT_MB at once through the gateway.
+ * 3. One call: a small split-pdf, sync, with the file in the request (multipart) against the same
+ *    job from a URL (a file server on loopback), alternating; p50 of each.
+ *
+ *   BENCH_UPLOAD_SIZES_MB=10,200,1000  BENCH_UPLOAD_REPS=3  BENCH_UPLOAD_CONCURRENT=10
+ *   BENCH_UPLOAD_CONCURRENT_MB=500  BENCH_UPLOAD_CALLS=40
+ */
+const SIZES_MB = (process.env.BENCH_UPLOAD_SIZES_MB ?? '10,200,1000').split(',').map(Number)
+const REPS = Number(process.env.BENCH_UPLOAD_REPS ?? 3)
+const CONCURRENT = Number(process.env.BENCH_UPLOAD_CONCURRENT ?? 10)
+const CONCURRENT_MB = Number(process.env.BENCH_UPLOAD_CONCURRENT_MB ?? 500)
+const CALLS = Number(process.env.BENCH_UPLOAD_CALLS ?? 40)
+const MB = 1024 ** 2
+
+/** Writes `mb` MiB of random bytes to a file. */
+async function randomFile(path: string, mb: number): Promise<void> {
+  const f = await open(path, 'w')
+  const block = Buffer.alloc(8 * MB)
+  try {
+    for (let left = mb * MB; left > 0; left -= block.length) {
+      randomFillSync(block)
+      await f.write(block, 0, Math.min(block.length, left))
+    }
+  } finally {
+    await f.close()
+  }
+}
+
+/** One streamed HTTP request of a file's bytes (or a range of them); the answer's status, headers and body. */
+function send(
+  method: string,
+  url: string,
+  path: string,
+  range: { start: number; end: number },
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method, headers: { ...headers, 'content-length': String(range.end - range.start + 1) } },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        )
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    createReadStream(path, range).pipe(req)
+  })
+}
+
+const platform = await startPlatform({
+  dir: join(REPO_ROOT, '.bench'),
+  ports: TEST_PORTS,
+  fresh: true,
+  allowLoopbackUrls: true,
+  testHooks: false,
+  gatewayEnv: {
+    // A 1 GB file through the gateway must arrive within the request time limit.
+    DUTIL_REQUEST_TIMEOUT_SECONDS: '600',
+    DUTIL_UPLOAD_MAX_BYTES_PER_KEY: String(100 * 1024 ** 3),
+  },
+})
+const work = join(tmpdir(), `dutil-bench-uploads-${process.pid}`)
+const fileServer = await new FileServer().start()
+try {
+  await mkdir(work, { recursive: true })
+  const kc = new KubeConfig()
+  kc.loadFromFile(platform.kubeconfigPath)
+  const { key } = await new ApiKeyAdmin(kc, 'dutil').create({
+    name: 'bench-uploads',
+    utilities: [],
+    rateLimitPerMinute: 100_000_000,
+  })
+  const auth = { Authorization: `Bearer ${key}` }
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${platform.gatewayUrl}${path}`, {
+      method,
+      headers: { ...auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : undefined }
+  }
+  const s = platform.storage
+  const storage = storageClient(s)
+  const rss = async () => {
+    const text = await (await fetch(`${platform.gatewayUrl}/metrics`)).text()
+    return Number(/^process_resident_memory_bytes\s+(\S+)/m.exec(text)![1]) / MB
+  }
+
+  // 1. Transfer.
+  const methods = {
+    async direct(path: string, size: number) {
+      const url = await storage.presignedUrl('PUT', s.bucket, `bench/direct-${size}`, 3600)
+      const res = await send('PUT', url, path, { start: 0, end: size - 1 })
+      if (res.status !== 200) throw new Error(`direct PUT: ${res.status} ${res.body}`)
+      await storage.removeObject(s.bucket, `bench/direct-${size}`)
+    },
+    async gateway(path: string, size: number) {
+      const res = await send(
+        'POST',
+        `${platform.gatewayUrl}/v1/files?name=bench.bin`,
+        path,
+        { start: 0, end: size - 1 },
+        auth,
+      )
+      if (res.status !== 201) throw new Error(`gateway upload: ${res.status} ${res.body}`)
+      return async () => void (await api('DELETE', `/v1/files/${(JSON.parse(res.body) as { id: string }).id}`))
+    },
+    async presigned(path: string, size: number) {
+      const offer = await api('POST', `/v1/files?name=bench.bin&size=${size}`)
+      if (offer.status !== 201) throw new Error(`announce: ${offer.status} ${JSON.stringify(offer.body)}`)
+      const { partSize, parts, completeUrl, id } = offer.body as {
+        id: string
+        partSize: number
+        completeUrl: string
+        parts: Array<{ partNumber: number; url: string }>
+      }
+      const tags = []
+      const sent = performance.now()
+      for (const p of parts) {
+        const start = (p.partNumber - 1) * partSize
+        const res = await send('PUT', p.url, path, { start, end: Math.min(size, start + partSize) - 1 })
+        if (res.status !== 200) throw new Error(`part ${p.partNumber}: ${res.status} ${res.body}`)
+        tags.push({ partNumber: p.partNumber, etag: String(res.headers.etag) })
+      }
+      partsSeconds.push((performance.now() - sent) / 1000)
+      const done = await api('POST', completeUrl, parts.length > 1 ? { parts: tags } : undefined)
+      if (done.status !== 200) throw new Error(`complete: ${done.status} ${JSON.stringify(done.body)}`)
+      return async () => void (await api('DELETE', `/v1/files/${id}`))
+    },
+  }
+  /** The direct upload's parts alone, without announcing and completing (the read-back for its SHA-256). */
+  let partsSeconds: number[] = []
+  const transferRows = [
+    '| file | direct PUT to storage MB/s | through the gateway MB/s (× direct) | direct upload, announce to complete MB/s (× direct) | its parts alone through the files host MB/s (× direct) |',
+    '|---|---|---|---|---|',
+  ]
+  for (const mb of SIZES_MB) {
+    const path = join(work, `${mb}.bin`)
+    await randomFile(path, mb)
+    const size = mb * MB
+    const seconds: Record<keyof typeof methods, number[]> = { direct: [], gateway: [], presigned: [] }
+    partsSeconds = []
+    for (let rep = 0; rep < REPS; rep++) {
+      // Each rep in another order, so no method always goes first on a cold cache.
+      const order = (Object.keys(methods) as Array<keyof typeof methods>).map((_, i, a) => a[(i + rep) % a.length])
+      for (const m of order) {
+        const t0 = performance.now()
+        const cleanup = await methods[m](path, size)
+        seconds[m].push((performance.now() - t0) / 1000)
+        if (cleanup) await cleanup()
+      }
+    }
+    const rate = (m: keyof typeof methods) => mb / percentile(seconds[m], 50)
+    const partsRate = mb / percentile(partsSeconds, 50)
+    const row = `| ${mb} MB | ${rate('direct').toFixed(0)} | ${rate('gateway').toFixed(0)} (${(rate('gateway') / rate('direct')).toFixed(2)}×) | ${rate('presigned').toFixed(0)} (${(rate('presigned') / rate('direct')).toFixed(2)}×) | ${partsRate.toFixed(0)} (${(partsRate / rate('direct')).toFixed(2)}×) |`
+    transferRows.push(row)
+    console.log(row)
+    await rm(path)
+  }
+
+  // 2. Memory through concurrent uploads.
+  const bigPath = join(work, 'concurrent.bin')
+  await randomFile(bigPath, CONCURRENT_MB)
+  const before = await rss()
+  let peak = before
+  let sampling = true
+  const sampler = (async () => {
+    while (sampling) {
+      peak = Math.max(peak, await rss())
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  })()
+  const t0 = performance.now()
+  const ids = await Promise.all(
+    Array.from({ length: CONCURRENT }, async () => {
+      const res = await send(
+        'POST',
+        `${platform.gatewayUrl}/v1/files?name=c.bin`,
+        bigPath,
+        { start: 0, end: CONCURRENT_MB * MB - 1 },
+        auth,
+      )
+      if (res.status !== 201) throw new Error(`concurrent upload: ${res.status} ${res.body}`)
+      return (JSON.parse(res.body) as { id: string }).id
+    }),
+  )
+  const concurrentSeconds = (performance.now() - t0) / 1000
+  sampling = false
+  await sampler
+  const after = await rss()
+  for (const id of ids) await api('DELETE', `/v1/files/${id}`)
+  await rm(bigPath)
+  const memoryRow = `| ${CONCURRENT} × ${CONCURRENT_MB} MB at once | ${before.toFixed(0)} | ${peak.toFixed(0)} (+${(peak - before).toFixed(0)}) | ${after.toFixed(0)} | ${((CONCURRENT * CONCURRENT_MB) / concurrentSeconds).toFixed(0)} MB/s in all |`
+  console.log(memoryRow)
+
+  // 3. One call with the file against the same job from a URL.
+  const pdf = await makePdf(2)
+  const url = fileServer.add('small.pdf', pdf, 'application/pdf')
+  const fromUrl = async () => {
+    const res = await api('POST', '/v1/utilities/split-pdf', { input: { url } })
+    if (res.body?.status !== 'succeeded') throw new Error(`URL run: ${JSON.stringify(res.body)}`)
+  }
+  const oneCall = async () => {
+    const form = new FormData()
+    form.append('file', new Blob([pdf]), 'small.pdf')
+    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/split-pdf`, {
+      method: 'POST',
+      headers: auth,
+      body: form,
+    })
+    const body = (await res.json()) as { status?: string }
+    if (body.status !== 'succeeded') throw new Error(`one-call run: ${JSON.stringify(body)}`)
+  }
+  const times = { url: [] as number[], file: [] as number[] }
+  for (let i = 0; i < 5; i++) await Promise.all([fromUrl(), oneCall()])
+  for (let i = 0; i < CALLS; i++) {
+    for (const [name, run] of i % 2
+      ? ([
+          ['url', fromUrl],
+          ['file', oneCall],
+        ] as const)
+      : ([
+          ['file', oneCall],
+          ['url', fromUrl],
+        ] as const)) {
+      const t = performance.now()
+      await run()
+      times[name].push(performance.now() - t)
+    }
+  }
+  const p50 = (xs: number[]) => percentile(xs, 50)
+  const callRow = `| split-pdf, 2 pages, sync, ${CALLS} each | ${p50(times.url).toFixed(0)} | ${p50(times.file).toFixed(0)} | ${(p50(times.file) - p50(times.url)).toFixed(0)} |`
+  console.log(callRow)
+
+  console.log(`\n${transferRows.join('\n')}`)
+  console.log(
+    `\n| concurrent uploads through the gateway | gateway RSS before MB | peak MB | after MB | rate |\n|---|---|---|---|---|\n${memoryRow}`,
+  )
+  console.log(
+    `\n| one call | from a URL p50 ms | file in the request p50 ms | difference ms |\n|---|---|---|---|\n${callRow}`,
+  )
+} finally {
+  await fileServer.stop()
+  await rm(work, { recursive: true, force: true })
+  await platform.stop()
+}
