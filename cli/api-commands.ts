@@ -1,5 +1,5 @@
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { dirname, join, normalize, sep } from 'node:path'
+import { basename, dirname, join, normalize, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import {
@@ -18,6 +18,7 @@ import { CONTRACT_SLUGS } from '../contract/utility.js'
 import { age, alignedTable, renderList, renderOne, type Column, type OutputFormat } from './output.js'
 import { verboseFetch } from './verbose.js'
 import { UsageError } from './usage-error.js'
+import { uploadProgress } from './progress.js'
 
 /**
  * `dutil run` and `dutil jobs`: the API from a shell, through the typed client
@@ -226,7 +227,7 @@ export async function runUtility(
 async function inputUrlOf(c: DutilClient, arg: string, io: Io): Promise<string> {
   if (/^(https?|s3):\/\//i.test(arg)) return arg
   if (!existsSync(arg)) throw new UsageError(`${arg}: no such file (a URL starts with http://, https:// or s3://)`)
-  const file = await c.uploadFile(arg)
+  const file = await c.uploadFile(arg, { onProgress: uploadProgress(io.err, basename(arg)) })
   io.err.write(`uploaded ${arg} (${sizeText(file.size)}) as ${file.id}\n`)
   return file.url
 }
@@ -255,7 +256,11 @@ export async function uploadFile(
   const expires = v.expiresIn === undefined ? undefined : Number(v.expiresIn)
   if (expires !== undefined && !Number.isInteger(expires))
     throw new UsageError('--expires-in must be a whole number of seconds')
-  const file = await c.uploadFile(path, { name: v.name, expiresInSeconds: expires })
+  const file = await c.uploadFile(path, {
+    name: v.name,
+    expiresInSeconds: expires,
+    onProgress: uploadProgress(io.err, basename(path)),
+  })
   io.out(renderOne(format, file, () => `${file.id} ${file.name} ${sizeText(file.size)} ${file.url}`))
   return EXIT.ok
 }

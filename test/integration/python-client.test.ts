@@ -52,6 +52,6 @@ describe('the Python client against the platform', () => {
       )
     })
     expect(result.code, result.out).toBe(0)
-    expect(result.out).toMatch(/\b9 passed\b/)
+    expect(result.out).toMatch(/\b10 passed\b/)
   }, 300_000)
 })

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -147,6 +147,28 @@ describe('the TypeScript client', () => {
     await expect(client.getFile(fromPath.id)).rejects.toBeInstanceOf(NotFoundError)
     expect((await client.getFile(fromStream.id)).id).toBe(fromStream.id)
     await expect(client.uploadFile(path, { name: 'a/b.pdf' })).rejects.toBeInstanceOf(InvalidRequestError)
+  })
+
+  it('sends a large file straight to storage in parts, a few at once, reporting its progress', async () => {
+    const bytes = Buffer.concat([await makePdf(1), randomBytes(150 * 1024 ** 2)])
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-client-direct-'))
+    const path = join(dir, 'large.pdf')
+    writeFileSync(path, bytes)
+    const seen: number[] = []
+    const upload = await client.uploadFile(path, {
+      onProgress: (sent, total) => (expect(total).toBe(bytes.length), seen.push(sent)),
+    })
+    expect(upload).toMatchObject({
+      name: 'large.pdf',
+      size: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    })
+    // Three parts (64 + 64 + the rest), reported as each is sent: the last report is the whole file.
+    expect(seen).toHaveLength(3)
+    expect(seen.at(-1)).toBe(bytes.length)
+    expect([...seen].sort((a, b) => a - b)).toEqual(seen)
+    const small = await client.uploadFile(await makePdf(1), { direct: true, name: 'small.pdf' })
+    expect(small).toMatchObject({ name: 'small.pdf', contentType: 'application/pdf' })
   })
 
   it('throws DutilConnectionError when nothing answers at the base URL', async () => {

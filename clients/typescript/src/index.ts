@@ -18,6 +18,8 @@ export type { components, paths, webhooks } from './schema.js'
 export type JobSummary = components['schemas']['JobSummary']
 /** An upload: a file of this key's own that its jobs name by `url` (POST /v1/files). */
 export type Upload = components['schemas']['Upload']
+/** A direct upload announced: where its parts go, and where to complete it. */
+export type DirectUpload = components['schemas']['DirectUpload']
 export type CatalogEntry = components['schemas']['CatalogEntry']
 export type JobStatus = Job['status']
 
@@ -114,7 +116,20 @@ export interface UploadOptions extends CallOptions {
   name?: string
   /** How long it is kept, in seconds (60 up to the service's maximum). Default: the service's (a day). */
   expiresInSeconds?: number
+  /**
+   * Send the file straight to storage (a direct upload: presigned parts, then complete) rather
+   * than in one request to the API. Default: for a path, Blob or bytes of more than
+   * {@link DIRECT_UPLOAD_THRESHOLD} bytes. A stream always goes through the API.
+   */
+  direct?: boolean
+  /** Called as bytes are sent: after each part of a direct upload, and once at the end otherwise. */
+  onProgress?: (sent: number, total: number | undefined) => void
 }
+
+/** Files larger than this (32 MiB) go straight to storage by default. */
+export const DIRECT_UPLOAD_THRESHOLD = 32 * 1024 * 1024
+/** Parts of a direct upload sent at once. */
+const PARALLEL_PARTS = 4
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'cancelled'])
 /** The API's longest long-poll. */
@@ -262,6 +277,13 @@ export class DutilClient {
    */
   async uploadFile(source: FileSource, opts: UploadOptions = {}): Promise<Upload> {
     const { body, name, repeatable } = await fileBody(source)
+    const size = body instanceof Blob ? body.size : body instanceof Uint8Array ? body.byteLength : undefined
+    if (size !== undefined && size > 0 && (opts.direct ?? size > DIRECT_UPLOAD_THRESHOLD))
+      return this.uploadDirect(
+        body instanceof Blob ? body : new Blob([body as Uint8Array<ArrayBuffer>]),
+        opts.name ?? name,
+        opts,
+      )
     const query = new URLSearchParams({ name: opts.name ?? name })
     if (opts.expiresInSeconds !== undefined) query.set('expiresInSeconds', String(opts.expiresInSeconds))
     const url = `${this.options.baseUrl.replace(/\/$/, '')}/v1/files?${query}`
@@ -279,7 +301,68 @@ export class DutilClient {
       return response.ok ? { response, data: parsed } : { response, error: parsed }
     })
     if (!r.data) throw requestError(r.response.status, r.error, r.response.headers)
+    opts.onProgress?.((r.data as Upload).size, size)
     return r.data as Upload
+  }
+
+  /**
+   * A direct upload: announced with its size, its parts PUT straight to storage (a few at once,
+   * each retried as any call is), then completed: storage holds exactly the file, and it is one.
+   */
+  private async uploadDirect(file: Blob, name: string, opts: UploadOptions): Promise<Upload> {
+    const query = new URLSearchParams({ name, size: String(file.size) })
+    if (opts.expiresInSeconds !== undefined) query.set('expiresInSeconds', String(opts.expiresInSeconds))
+    const base = this.options.baseUrl.replace(/\/$/, '')
+    const send = this.options.fetch ?? fetch
+    const auth = { Authorization: `Bearer ${this.options.apiKey}` }
+    const json = async (response: Response) => {
+      const parsed = (await response.json().catch(() => undefined)) as unknown
+      return response.ok ? { response, data: parsed } : { response, error: parsed }
+    }
+    const announced = await this.call(opts, async (signal) =>
+      json(await send(`${base}/v1/files?${query}`, { method: 'POST', headers: auth, signal })),
+    )
+    if (!announced.data) throw requestError(announced.response.status, announced.error, announced.response.headers)
+    const offer = announced.data as DirectUpload
+    const tags: Array<{ partNumber: number; etag: string }> = []
+    let sent = 0
+    let next = 0
+    const worker = async () => {
+      while (next < offer.parts.length) {
+        const part = offer.parts[next++]
+        const start = (part.partNumber - 1) * offer.partSize
+        const bytes = file.slice(start, Math.min(file.size, start + offer.partSize))
+        const r = await this.call(opts, async (signal) => {
+          const response = await send(part.url, { method: 'PUT', body: bytes, signal })
+          return response.ok
+            ? { response, data: response.headers.get('etag') ?? '' }
+            : { response, error: await response.text().catch(() => '') }
+        })
+        if (r.data === undefined)
+          throw requestError(
+            r.response.status,
+            { error: { code: 'storage_error', message: String(r.error) } },
+            r.response.headers,
+          )
+        tags.push({ partNumber: part.partNumber, etag: r.data })
+        sent += bytes.size
+        opts.onProgress?.(sent, file.size)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_PARTS, offer.parts.length) }, worker))
+    tags.sort((a, b) => a.partNumber - b.partNumber)
+    const done = await this.call(opts, async (signal) =>
+      json(
+        await send(`${base}${offer.completeUrl}`, {
+          method: 'POST',
+          headers: { ...auth, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ parts: tags }),
+          signal,
+        }),
+      ),
+    )
+    if (!done.data) throw requestError(done.response.status, done.error, done.response.headers)
+    return done.data as Upload
   }
 
   /** One of this key's unexpired uploads (NotFoundError for another key's, a deleted or an expired one). */
@@ -315,11 +398,15 @@ export class DutilClient {
     utility: U,
     source: FileSource,
     input: Omit<InputOf<U>, 'url'> = {} as Omit<InputOf<U>, 'url'>,
-    opts: RequestOptions & WaitOptions & { name?: string; expiresInSeconds?: number } = {},
+    opts: RequestOptions &
+      WaitOptions &
+      Pick<UploadOptions, 'name' | 'expiresInSeconds' | 'direct' | 'onProgress'> = {},
   ): Promise<Job> {
     const file = await this.uploadFile(source, {
       name: opts.name,
       expiresInSeconds: opts.expiresInSeconds,
+      direct: opts.direct,
+      onProgress: opts.onProgress,
       signal: opts.signal,
       requestTimeoutMs: opts.requestTimeoutMs,
       maxRetries: opts.maxRetries,

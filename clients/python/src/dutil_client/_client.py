@@ -231,10 +231,21 @@ class Client:
         expires_in_seconds: int | None = None,
         max_retries: int | None = None,
         request_timeout: float | None = None,
+        direct: bool | None = None,
+        on_progress: Callable[[int, int | None], None] | None = None,
     ) -> Upload:
         """Uploads a file for this key's jobs: a local path (streamed from disk), bytes, or a binary
         file object. Returns the upload; its ``url`` is the s3:// name a job's input takes. A path
-        and bytes are sent again on a retry; a file object once, unless it can seek back."""
+        and bytes are sent again on a retry; a file object once, unless it can seek back.
+
+        A path or bytes larger than 32 MiB (or any, with ``direct=True``) go straight to storage
+        as a direct upload: announced, sent in parts to presigned URLs, then completed.
+        ``on_progress(sent, total)`` is called after each part (once at the end otherwise)."""
+        size = _core.direct_size(source, direct)
+        if size is not None:
+            return self._upload_direct(
+                source, size, name, expires_in_seconds, max_retries, request_timeout, on_progress
+            )
         content, repeatable = _core.upload_body(source)
         code, body, headers = self._call(
             "POST",
@@ -248,7 +259,59 @@ class Client:
         )
         if code != 201:
             raise request_error(code, body, headers)
+        upload = Upload.model_validate(body)
+        if on_progress:
+            on_progress(upload.size, upload.size)
+        return upload
+
+    def _upload_direct(
+        self,
+        source: _core.FileSource,
+        size: int,
+        name: str | None,
+        expires_in_seconds: int | None,
+        max_retries: int | None,
+        request_timeout: float | None,
+        on_progress: Callable[[int, int | None], None] | None,
+    ) -> Upload:
+        params = {**_core.upload_params(source, name, expires_in_seconds), "size": size}
+        code, offer, headers = self._call("POST", "/v1/files", None, None, max_retries, request_timeout, params)
+        if code != 201:
+            raise request_error(code, offer, headers)
+        parts: list[dict[str, Any]] = []
+        sent = 0
+        for part in offer["parts"]:
+            start, length = _core.part_range(offer, part["partNumber"])
+            data = _core.part_bytes(source, start, length)
+            response = self._put_part(part["url"], data, max_retries, request_timeout)
+            parts.append({"partNumber": part["partNumber"], "etag": response.headers.get("etag", "")})
+            sent += length
+            if on_progress:
+                on_progress(sent, size)
+        code, body, headers = self._call(
+            "POST", offer["completeUrl"], {"parts": parts}, None, max_retries, request_timeout
+        )
+        if code != 200:
+            raise request_error(code, body, headers)
         return Upload.model_validate(body)
+
+    def _put_part(
+        self, url: str, data: bytes, max_retries: int | None, request_timeout: float | None
+    ) -> httpx.Response:
+        retries = self.max_retries if max_retries is None else max_retries
+        for attempt in range(retries + 1):
+            try:
+                response = self._files.put(url, content=data, timeout=_timeout(request_timeout or self.timeout, 0))
+            except httpx.TransportError as err:
+                if attempt >= retries:
+                    raise DutilConnectionError(f"sending a part failed: {err}") from err
+            else:
+                if response.status_code == 200:
+                    return response
+                if response.status_code < 500 or attempt >= retries:
+                    raise DutilConnectionError(f"sending a part failed: HTTP {response.status_code}")
+            time.sleep(_core.backoff_seconds(attempt, self.retry_base, None))
+        raise DutilConnectionError("sending a part failed")
 
     def get_file(self, file_id: str) -> Upload:
         """One of this key's unexpired uploads (NotFoundError for another key's, a deleted or an expired one)."""
@@ -522,8 +585,15 @@ class AsyncClient:
         expires_in_seconds: int | None = None,
         max_retries: int | None = None,
         request_timeout: float | None = None,
+        direct: bool | None = None,
+        on_progress: Callable[[int, int | None], None] | None = None,
     ) -> Upload:
         """See :meth:`Client.upload_file`."""
+        size = _core.direct_size(source, direct)
+        if size is not None:
+            return await self._upload_direct(
+                source, size, name, expires_in_seconds, max_retries, request_timeout, on_progress
+            )
         content, repeatable = _core.upload_body_async(source)
         code, body, headers = await self._call(
             "POST",
@@ -537,7 +607,61 @@ class AsyncClient:
         )
         if code != 201:
             raise request_error(code, body, headers)
+        upload = Upload.model_validate(body)
+        if on_progress:
+            on_progress(upload.size, upload.size)
+        return upload
+
+    async def _upload_direct(
+        self,
+        source: _core.FileSource,
+        size: int,
+        name: str | None,
+        expires_in_seconds: int | None,
+        max_retries: int | None,
+        request_timeout: float | None,
+        on_progress: Callable[[int, int | None], None] | None,
+    ) -> Upload:
+        params = {**_core.upload_params(source, name, expires_in_seconds), "size": size}
+        code, offer, headers = await self._call("POST", "/v1/files", None, None, max_retries, request_timeout, params)
+        if code != 201:
+            raise request_error(code, offer, headers)
+        parts: list[dict[str, Any]] = []
+        sent = 0
+        for part in offer["parts"]:
+            start, length = _core.part_range(offer, part["partNumber"])
+            data = _core.part_bytes(source, start, length)
+            response = await self._put_part(part["url"], data, max_retries, request_timeout)
+            parts.append({"partNumber": part["partNumber"], "etag": response.headers.get("etag", "")})
+            sent += length
+            if on_progress:
+                on_progress(sent, size)
+        code, body, headers = await self._call(
+            "POST", offer["completeUrl"], {"parts": parts}, None, max_retries, request_timeout
+        )
+        if code != 200:
+            raise request_error(code, body, headers)
         return Upload.model_validate(body)
+
+    async def _put_part(
+        self, url: str, data: bytes, max_retries: int | None, request_timeout: float | None
+    ) -> httpx.Response:
+        retries = self.max_retries if max_retries is None else max_retries
+        for attempt in range(retries + 1):
+            try:
+                response = await self._files.put(
+                    url, content=data, timeout=_timeout(request_timeout or self.timeout, 0)
+                )
+            except httpx.TransportError as err:
+                if attempt >= retries:
+                    raise DutilConnectionError(f"sending a part failed: {err}") from err
+            else:
+                if response.status_code == 200:
+                    return response
+                if response.status_code < 500 or attempt >= retries:
+                    raise DutilConnectionError(f"sending a part failed: HTTP {response.status_code}")
+            await asyncio.sleep(_core.backoff_seconds(attempt, self.retry_base, None))
+        raise DutilConnectionError("sending a part failed")
 
     async def get_file(self, file_id: str) -> Upload:
         """See :meth:`Client.get_file`."""

@@ -142,6 +142,37 @@ def upload_params(source: Any, name: str | None, expires_in_seconds: int | None)
 
 UPLOAD_CHUNK = 1024 * 1024
 
+DIRECT_UPLOAD_THRESHOLD = 32 * 1024 * 1024
+"""Paths and bytes larger than this (32 MiB) go straight to storage by default (a direct upload)."""
+
+
+def direct_size(source: Any, direct: bool | None) -> int | None:
+    """The size of a path or bytes that go as a direct upload, else None (a file object, or a file
+    small enough to go through the API in one request)."""
+    if isinstance(source, (str, os.PathLike)):
+        size = os.path.getsize(os.fspath(source))
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        size = len(source)
+    else:
+        return None
+    use = direct if direct is not None else size > DIRECT_UPLOAD_THRESHOLD
+    return size if use and size > 0 else None
+
+
+def part_bytes(source: Any, start: int, length: int) -> bytes:
+    """One part of a direct upload: read from its place on disk, or cut from the bytes."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(os.fspath(source), "rb") as f:
+            f.seek(start)
+            return f.read(length)
+    return bytes(source[start : start + length])
+
+
+def part_range(offer: Mapping[str, Any], part_number: int) -> tuple[int, int]:
+    """Where a part starts and how long it is."""
+    start = (part_number - 1) * int(offer["partSize"])
+    return start, min(int(offer["size"]) - start, int(offer["partSize"]))
+
 
 def upload_body(source: Any) -> tuple[Callable[[], Any], bool]:
     """A fresh request body for each attempt of an upload, and whether a retry may send it again:

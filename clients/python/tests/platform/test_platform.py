@@ -160,6 +160,26 @@ def test_local_files_upload_by_path_bytes_or_file_object_and_run_in_one_call(cli
     assert asyncio.run(main()).status == "succeeded"
 
 
+def test_a_large_file_goes_straight_to_storage_in_parts_with_progress(client: Client, tmp_path: Path) -> None:
+    pdf = httpx.get(files("three.pdf")).content
+    # A PDF with 70 MiB after its end: two parts, 64 MiB and the rest, as the service cuts them.
+    data = pdf + os.urandom(70 * 1024 * 1024)
+    path = tmp_path / "large.pdf"
+    path.write_bytes(data)
+    seen: list[tuple[int, int | None]] = []
+    upload = client.upload_file(path, on_progress=lambda sent, total: seen.append((sent, total)))
+    assert (upload.size, upload.sha256) == (len(data), hashlib.sha256(data).hexdigest())
+    assert seen == [(64 * 1024 * 1024, len(data)), (len(data), len(data))]
+    small = client.upload_file(pdf, direct=True, name="small.pdf")
+    assert (small.size, small.contentType) == (len(pdf), "application/pdf")
+
+    async def main() -> str:
+        async with AsyncClient(env("DUTIL_URL"), env("DUTIL_API_KEY")) as c:
+            return (await c.upload_file(data, name="async.pdf")).sha256
+
+    assert asyncio.run(main()) == upload.sha256
+
+
 class _Receiver(http.server.BaseHTTPRequestHandler):
     received: list[tuple[dict[str, str], bytes]] = []
     arrived = threading.Event()
