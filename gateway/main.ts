@@ -73,6 +73,7 @@ const metrics = gatewayMetrics(() => keys.counts)
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) =>
   guarded(() => getJob(db, id)),
 )
+const uploads = new Uploads(db, storage, config.storage.bucket, config.uploads)
 const consoleApp = createConsole({
   kc,
   namespace: ns,
@@ -85,6 +86,7 @@ const consoleApp = createConsole({
   links,
   storage,
   bucket: config.storage.bucket,
+  uploads,
   config: consoleConfig,
   log,
   lookupBudget,
@@ -101,7 +103,7 @@ const app = createApp({
   limiter: new RateLimiter(redis, log),
   storage,
   bucket: config.storage.bucket,
-  uploads: new Uploads(db, storage, config.storage.bucket, config.uploads),
+  uploads,
   directUploads: new DirectUploads(db, storage, presigner, config.storage.bucket, config.uploads),
   log,
   metrics,

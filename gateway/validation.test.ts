@@ -66,11 +66,8 @@ describe('utility inputs', () => {
     expect(paths('split-pdf', { input: { url: 'ftp://a.example/x.pdf' } })).toEqual(['input.url'])
     expect(problems('split-pdf', { input: { url: 's3://dutil/in/x.pdf' } })).toEqual([])
     expect(problems('unzip-files', { input: { url: 's3://dutil/in/x.zip' } })).toEqual([])
-  })
-
-  it('takes only http(s) for xls-to-xlsx', () => {
-    expect(paths('xls-to-xlsx', { input: { url: 's3://dutil/a.xls' } })).toEqual(['input.url'])
-    expect(problems('xls-to-xlsx', { input: { url: 'https://a.example/a.xls' } })).toEqual([])
+    expect(problems('xls-to-xlsx', { input: { url: 's3://dutil/a.xls' } })).toEqual([])
+    expect(paths('xls-to-xlsx', { input: { url: 'file:///a.xls' } })).toEqual(['input.url'])
   })
 
   it('checks every zip-files rule with the entry index in the path', () => {

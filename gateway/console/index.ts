@@ -36,6 +36,7 @@ import { peopleRoutes } from './routes/people.js'
 import { workspaceRoutes } from './routes/workspace.js'
 import { SessionStore } from './sessions.js'
 import { uiRoutes } from './ui-assets.js'
+import type { Uploads } from '../uploads.js'
 
 export interface ConsoleOptions {
   kc: KubeConfig
@@ -49,6 +50,8 @@ export interface ConsoleOptions {
   links: FileLinks
   storage: Client
   bucket: string
+  /** Files the playground's form sends (stored as uploads of the person). */
+  uploads: Uploads
   config: ConsoleConfig
   log: Logger
   /** API-server look-ups for what the watched caches miss, shared with unknown API keys. */
@@ -115,6 +118,7 @@ export function createConsole(o: ConsoleOptions): Console {
     links: o.links,
     storage: o.storage,
     bucket: o.bucket,
+    uploads: o.uploads,
     oidc: o.config.oidc ? new OidcRelyingParty(o.config.oidc, `${o.config.publicUrl}/console/api/oidc/callback`) : null,
     log: o.log.child({ component: 'console' }),
   }

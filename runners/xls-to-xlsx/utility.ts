@@ -1,6 +1,6 @@
 import Type from 'typebox'
 import type { UtilityDefinition } from '../../contract/utility.js'
-import { HttpUrl } from '../../contract/url-schemas.js'
+import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
 
 export const xlsToXlsx: UtilityDefinition = {
   slug: 'xls-to-xlsx',
@@ -10,7 +10,7 @@ export const xlsToXlsx: UtilityDefinition = {
   icon: 'table_view',
   target: 'xlsx',
   maxDurationSeconds: 300,
-  inputSchema: Type.Object({ url: HttpUrl }, { additionalProperties: false }),
+  inputSchema: Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false }),
   exampleInput: { url: 'https://example.com/report.xls' },
   enabled: true,
   runner: {

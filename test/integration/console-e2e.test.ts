@@ -265,6 +265,46 @@ describe('console, end to end in Chromium', () => {
     expect((await api('GET', `/v1/jobs/${run.id}`, { key: externalKey })).status).toBe(404)
   })
 
+  it("runs the playground on documents from this computer: a file chosen, files dropped; they are the person's own", async () => {
+    const page = people.admin.page
+    await page.goto('/console/playground?utility=split-pdf')
+    await page.getByTestId('playground-file').setInputFiles({
+      name: 'three pages.pdf',
+      mimeType: 'application/pdf',
+      buffer: await makePdf(3),
+    })
+    await expect.poll(() => page.getByTestId('playground-files').textContent()).toMatch(/^three pages\.pdf \(\d+ KB\)/)
+    expect(await unlabelledControls(page)).toEqual([])
+    await page.getByRole('button', { name: 'Run Split PDF' }).click()
+    await expect.poll(() => page.getByTestId('playground-status').textContent(), { timeout: 60_000 }).toBe('succeeded')
+    await page.getByRole('link', { name: 'page-003.pdf' }).waitFor()
+    // Two PDFs dropped on merge-pdf's zone, as a browser drops them.
+    await page.goto('/console/playground?utility=merge-pdf')
+    const [a, b] = [await makePdf(1), await makePdf(2)]
+    // Run in the page (a browser's DataTransfer and DragEvent), as a drop of two files.
+    await page.evaluate(`(() => {
+      const data = new DataTransfer()
+      for (const [name, bytes] of ${JSON.stringify([
+        ['a.pdf', [...a]],
+        ['b.pdf', [...b]],
+      ])}) data.items.add(new File([new Uint8Array(bytes)], name, { type: 'application/pdf' }))
+      document.querySelector('[data-testid="playground-drop"]')
+        .dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }))
+    })()`)
+    await expect.poll(() => page.getByTestId('playground-files').textContent()).toMatch(/^a\.pdf .*, b\.pdf /)
+    await page.getByRole('button', { name: 'Run Merge PDFs' }).click()
+    await expect.poll(() => page.getByTestId('playground-status').textContent(), { timeout: 60_000 }).toBe('succeeded')
+    await page.getByRole('link', { name: 'merged.pdf' }).waitFor()
+    await screenshot(page, '09b-playground-files')
+    const client = await signedInClient(people.admin.email)
+    const merged = (await client.call('GET', '/jobs')).body.items.find(
+      (j: { source: string; utility: string }) => j.source === 'playground' && j.utility === 'merge-pdf',
+    )
+    expect(merged).toMatchObject({ status: 'succeeded', userEmail: people.admin.email })
+    // The files are the person's: no key lists them.
+    expect((await api('GET', '/v1/files', { key: externalKey })).body.items).toEqual([])
+  })
+
   it('lists jobs with filters and shows a job in detail', async () => {
     const page = people.admin.page
     await page.goto('/console/jobs')

@@ -1,5 +1,5 @@
 import XLSX from 'xlsx'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { runnerPods } from './helpers/keys.js'
 import { jobOutputs } from './helpers/storage.js'
@@ -10,6 +10,7 @@ const inputs = jobInputs()
 const { files } = inputs
 
 const XLS = 'application/vnd.ms-excel'
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
 const convert = (url: string) => api('POST', '/v1/utilities/xls-to-xlsx', { key: inputs.key, body: { input: { url } } })
 
 function workbook(): Buffer {
@@ -51,6 +52,21 @@ describe('xls-to-xlsx through the whole platform', () => {
     expect(back.Sheets.Orders.D2).toMatchObject({ v: 19.5 })
     expect(back.Sheets.Orders.D2.f).toBeUndefined() // values only
     expect(XLSX.utils.sheet_to_json(back.Sheets.Notes, { header: 1 })).toEqual([['note'], ['second sheet']])
+  })
+
+  it('converts a workbook sent in the request (an upload of the key), answering the .xlsx itself', async () => {
+    const form = new FormData()
+    form.append('file', new Blob([workbook()]), 'Budget 2025.xls')
+    const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/xls-to-xlsx`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inputs.key}`, Accept: XLSX_TYPE },
+      body: form,
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(res.headers.get('content-type')).toBe(XLSX_TYPE)
+    expect(res.headers.get('content-disposition')).toContain('filename="Budget 2025.xlsx"')
+    const back = XLSX.read(Buffer.from(await res.arrayBuffer()))
+    expect(back.SheetNames).toEqual(['Orders', 'Notes'])
   })
 
   it.each([

@@ -1,3 +1,4 @@
+import { PDFDocument } from 'pdf-lib'
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, inject, it } from 'vitest'
 import { BatchV1Api } from '@kubernetes/client-node'
@@ -108,6 +109,51 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     const d = await download(file.url)
     expect(d.bytes.subarray(0, 5).toString()).toBe('%PDF-')
     expect(d.bytes.length).toBeGreaterThan(1000)
+  })
+
+  it('takes documents from where people keep them: a file in the request (answered as the PDF itself), a page with its picture, a direct upload', async () => {
+    const gateway = inject('gatewayUrl')
+    const form = new FormData()
+    form.append('file', new Blob([officeDocument('three-pages.docx')]), 'report.docx')
+    const converted = await fetch(`${gateway}/v1/utilities/office-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, Accept: 'application/pdf' },
+      body: form,
+    })
+    expect(converted.status, await converted.clone().text()).toBe(200)
+    expect(converted.headers.get('content-type')).toBe('application/pdf')
+    expect(
+      Buffer.from(await converted.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-')
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    )
+    const page = new FormData()
+    page.append(
+      'input',
+      JSON.stringify({
+        html: `<body onload="document.title = document.images[0].naturalWidth > 0 ? 'picture loaded' : 'no picture'"><img src="logo.png"></body>`,
+      }),
+    )
+    page.append('assets', new Blob([png]), 'logo.png')
+    const rendered = await fetch(`${gateway}/v1/utilities/html-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, Accept: 'application/pdf' },
+      body: page,
+    })
+    expect(rendered.status, await rendered.clone().text()).toBe(200)
+    expect((await PDFDocument.load(new Uint8Array(await rendered.arrayBuffer()))).getTitle()).toBe('picture loaded')
+    const pdf = await makePdf(2)
+    const offer = await api('POST', `/v1/files?name=direct.pdf&size=${pdf.length}`, { key })
+    expect(offer.status, JSON.stringify(offer.body)).toBe(201)
+    expect((await fetch(offer.body.parts[0].url, { method: 'PUT', body: pdf })).status).toBe(200)
+    const file = await api('POST', offer.body.completeUrl, { key })
+    expect(file.body).toMatchObject({ object: 'file', size: pdf.length, contentType: 'application/pdf' })
+    const split = await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: file.body.url } } })
+    expect(split.body).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
   })
 
   it('passes `helm test`: a pod finds the gateway Service ready, its OpenAPI description and its 401; another runs one tiny job end to end', () => {

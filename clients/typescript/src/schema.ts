@@ -2916,7 +2916,7 @@ export interface operations {
             content: {
                 "application/json": {
                     input: {
-                        /** @description http:// or https:// URL, at most 4096 characters. */
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
@@ -3120,7 +3120,7 @@ export interface operations {
             content: {
                 "application/json": {
                     input: {
-                        /** @description http:// or https:// URL, at most 4096 characters. */
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */

@@ -14,6 +14,7 @@ import type { RateLimiter } from '../../rate-limit.js'
 import type { OidcRelyingParty } from '../oidc.js'
 import type { PeopleStore } from '../../../platform/people-store.js'
 import type { SessionStore } from '../sessions.js'
+import type { Uploads } from '../../uploads.js'
 
 /** Everything console routes need, built once by createConsole (or by a test). */
 export interface ConsoleDeps {
@@ -38,6 +39,8 @@ export interface ConsoleDeps {
   links: FileLinks
   storage: Client
   bucket: string
+  /** Files the playground's form sends, uploads of the person (playgroundUploadOwner). */
+  uploads: Uploads
   oidc: OidcRelyingParty | null
   log: Logger
 }

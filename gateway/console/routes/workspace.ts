@@ -7,6 +7,7 @@ import { ApiError, invalid } from '../../api-error.js'
 import { assertCallbackUrlAllowed } from '../../callback-url.js'
 import { assertStorageInputsReadable } from '../../storage-inputs.js'
 import { readJsonBody } from '../../json-body.js'
+import { isMultipart, readMultipartRun } from '../../multipart-run.js'
 import { catalogEntry } from '../../routes/utilities.js'
 import { traceparentOf } from '../../../platform/tracing.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../../utility-job.js'
@@ -17,6 +18,9 @@ import { dayRange, summarizeUsage } from '../usage.js'
 import { ownKeyIds } from './jobs.js'
 import type { ConsoleDeps } from './deps.js'
 import type { Usage, Utility } from '../ui/api-types.js'
+
+/** Whom the playground's files belong to: the person, never a key (no key's job or list sees them). */
+export const playgroundUploadOwner = (userId: string) => `playground:${userId}`
 
 export const USAGE_RANGES = [7, 30, 90, 365] as const
 
@@ -67,15 +71,20 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
     const utility = enabledUtility(ctx.params.slug)
     if (!utility)
       throw new ApiError('not_found', `There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
-    const body = await readJsonBody(ctx)
+    // The form's files (multipart) are uploads of the person's own, readable by their playground runs only.
+    const uploadOwner = playgroundUploadOwner(s.user.spec.userId)
+    const body = isMultipart(ctx)
+      ? (await readMultipartRun(ctx, d.uploads, uploadOwner, utility)).body
+      : await readJsonBody(ctx)
     validateRunRequest(body, utility, 'async')
     assertCallbackUrlAllowed(body)
     const req = body as RunRequest
-    // Playground runs chain only the same person's playground outputs.
+    // Playground runs chain only the same person's playground outputs and files.
     const storageInputKeys = await assertStorageInputsReadable(req.input, {
       bucket: d.bucket,
       find: (id) => d.reader.find(id),
       owns: (job) => job.spec.source === 'playground' && job.spec.userEmail === s.user.spec.email,
+      upload: (id) => d.uploads.find(uploadOwner, id),
     })
     const now = Date.now()
     const jobId = newId('job', now)

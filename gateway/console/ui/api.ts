@@ -26,22 +26,23 @@ export function whenSignedOut(fn: () => void): void {
   onSignedOut = fn
 }
 
-/** Calls the console API with the session cookie and the CSRF token. */
+/** Calls the console API with the session cookie and the CSRF token; a FormData body goes as multipart/form-data. */
 export async function call<T = unknown>(
   method: string,
   path: string,
   body?: unknown,
   opts: { quiet401?: boolean } = {},
 ): Promise<T> {
+  const form = body instanceof FormData
   const headers: Record<string, string> = { Accept: 'application/json' }
-  if (body !== undefined) headers['Content-Type'] = 'application/json'
+  if (body !== undefined && !form) headers['Content-Type'] = 'application/json'
   if (csrfToken && method !== 'GET') headers['X-CSRF-Token'] = csrfToken
   let res: Response
   try {
     res = await fetch(`/console/api${path}`, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : form ? body : JSON.stringify(body),
       credentials: 'same-origin',
     })
   } catch {

@@ -66,12 +66,15 @@ export async function playgroundPage(p: Page): Promise<void> {
 
   const build = (value: Record<string, unknown> | undefined) => {
     const input = schemaForm(chosen.inputSchema, 'input', 'input', value, true)
+    // With files chosen the URL field may stay empty: the browser's own check of it stands down.
+    const files = filePicker(chosen, (count) => (form.noValidate = count > 0))
     const callbackUrl = h('input', { type: 'text', inputmode: 'url', placeholder: 'https://…', autocomplete: 'off' })
     const status = h('div', { 'aria-live': 'polite' })
     const run = h('button', { type: 'submit', class: 'button' }, `Run ${chosen.name}`)
     const form = h(
       'form',
       { class: 'stack', 'data-testid': 'playground-form' },
+      files?.el ?? null,
       input.el,
       h(
         'details',
@@ -105,10 +108,22 @@ export async function playgroundPage(p: Page): Promise<void> {
       showFieldErrors(form, [])
       run.disabled = true
       try {
-        const job = await call<{ id: string; status: string }>('POST', `/playground/${chosen.slug}`, {
-          input: input.read() ?? {},
+        const read = (input.read() ?? {}) as Record<string, unknown>
+        const chosenFiles = files?.chosen() ?? []
+        let body: unknown = {
+          input: read,
           ...(callbackUrl.value.trim() ? { callbackUrl: callbackUrl.value.trim() } : {}),
-        })
+        }
+        if (chosenFiles.length && files) {
+          // The files go as parts of the request; the rest of the input beside them.
+          const form = new FormData()
+          for (const f of chosenFiles) form.append(files.field, f, f.name)
+          const { [files.replaces]: _replaced, ...rest } = read
+          form.append('input', JSON.stringify(rest))
+          if (callbackUrl.value.trim()) form.append('callbackUrl', callbackUrl.value.trim())
+          body = form
+        }
+        const job = await call<{ id: string; status: string }>('POST', `/playground/${chosen.slug}`, body)
         void follow(job.id)
       } catch (err) {
         const left = err instanceof ApiFailure ? showFieldErrors(form, err.details) : []
@@ -222,4 +237,62 @@ function playgroundSecret(p: Page): HTMLElement {
         : null,
     ),
   )
+}
+
+/**
+ * Documents from this computer, for a utility that takes a document (`url`) or several (`files`):
+ * a file input and a drop zone. Chosen files are sent with the run (stored as the person's own
+ * files, kept a day) in place of the URL field.
+ */
+function filePicker(
+  utility: Utility,
+  onChange: (count: number) => void,
+): { el: HTMLElement; chosen: () => File[]; field: 'file' | 'files'; replaces: 'url' | 'files' } | null {
+  const props = (utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {}
+  const several = 'files' in props && !('url' in props)
+  if (!several && !('url' in props)) return null
+  let chosen: File[] = []
+  const input = h('input', { type: 'file', multiple: several, 'data-testid': 'playground-file' }) as HTMLInputElement
+  const list = h('p', { class: 'muted', 'aria-live': 'polite', 'data-testid': 'playground-files' }, 'No file chosen.')
+  const clear = h('button', { type: 'button', class: 'button secondary small', hidden: true }, 'Clear')
+  const show = (files: File[]) => {
+    chosen = several ? files : files.slice(0, 1)
+    replace(
+      list,
+      chosen.length
+        ? `${chosen.map((f) => `${f.name} (${Math.max(1, Math.round(f.size / 1024))} KB)`).join(', ')}: sent with the run, in place of the URL.`
+        : 'No file chosen.',
+    )
+    clear.hidden = chosen.length === 0
+    onChange(chosen.length)
+  }
+  input.addEventListener('change', () => show([...(input.files ?? [])]))
+  clear.addEventListener('click', () => {
+    input.value = ''
+    show([])
+  })
+  const zone = h(
+    'div',
+    { class: 'file-drop', 'data-testid': 'playground-drop' },
+    field(
+      several ? 'Documents from this computer' : 'A document from this computer',
+      input,
+      several
+        ? 'Choose files or drop them here; they are merged in the order chosen.'
+        : 'Choose a file or drop it here, or give its URL below.',
+    ),
+    list,
+    clear,
+  )
+  zone.addEventListener('dragover', (e) => {
+    e.preventDefault()
+    zone.classList.add('dragging')
+  })
+  zone.addEventListener('dragleave', () => zone.classList.remove('dragging'))
+  zone.addEventListener('drop', (e) => {
+    e.preventDefault()
+    zone.classList.remove('dragging')
+    show([...(e.dataTransfer?.files ?? [])])
+  })
+  return { el: zone, chosen: () => chosen, field: several ? 'files' : 'file', replaces: several ? 'files' : 'url' }
 }

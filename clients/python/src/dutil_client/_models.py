@@ -531,9 +531,9 @@ class XlsToXlsxInput(BaseModel):
     url: Annotated[
         str,
         Field(
-            description='http:// or https:// URL, at most 4096 characters.',
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
             max_length=4096,
-            pattern='^https?://[^\\s]+$',
+            pattern='^(https?|s3)://[^\\s]+$',
         ),
     ]
 
