@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -98,6 +98,15 @@ describe('the packed CLI, installed with npm install -g', () => {
     expect(listed.out.split('\n')[1]).toMatch(new RegExp(`^${job.id}\\s+split-pdf\\s+async\\s+succeeded\\s+-\\s+2\\s+`))
     const keys = parse((await dutil('keys', 'list', '-o', 'yaml')).out) as Array<{ id: string; name: string }>
     expect(keys.find((k) => k.id === keyId)).toMatchObject({ name: 'packed-cli' })
+
+    // A document on this computer: uploaded by the run, the result downloaded beside it.
+    writeFileSync(join(scratch, 'local report.pdf'), await makePdf(3))
+    const local = await dutil('run', 'split-pdf', 'local report.pdf', '--out', 'pages')
+    expect(local.code, local.err).toBe(0)
+    expect(local.err).toMatch(/^uploaded local report\.pdf \(\d+(\.\d)? KB\) as file_[0-9A-Z]{26}$/m)
+    expect(readdirSync(join(scratch, 'pages')).sort()).toEqual(['page-001.pdf', 'page-002.pdf', 'page-003.pdf'])
+    const uploaded = parse((await dutil('files', 'list', '-o', 'yaml')).out) as Array<{ name: string }>
+    expect(uploaded.map((f) => f.name)).toContain('local report.pdf')
 
     const completion = execFileSync(
       'bash',
