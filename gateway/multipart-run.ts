@@ -185,8 +185,14 @@ export async function readMultipartRun(
       { path: 'file', message: 'is missing' },
     ])
   let input: Record<string, unknown>
-  if (takesFiles(utility)) input = { ...rest, files: urls.map((url) => ({ url })) }
-  else if (urls.length > 1 || (inline && urls.length > 0))
+  if (takesFiles(utility)) {
+    // zip-files names each entry: a part's own file name.
+    const names = stored.filter((u) => DOCUMENT_FIELDS.has(u.field)).map((u) => u.storageKey.split('/').pop() ?? 'file')
+    input = {
+      ...rest,
+      files: urls.map((url, i) => (filesTakeNames(utility) ? { url, fileName: names[i] } : { url })),
+    }
+  } else if (urls.length > 1 || (inline && urls.length > 0))
     throw invalid(
       inline
         ? `${utility.slug} takes its page as html or as a file, not both.`
@@ -211,6 +217,13 @@ async function drained(stream: AsyncIterable<Buffer>, name: string): Promise<Pic
   if (size === 0)
     throw invalid('The file is empty: send its bytes as the part.', [{ path: 'body', message: 'is empty' }])
   return { storageKey: uploadKey(Date.now(), `file_${'0'.repeat(26)}`, name) }
+}
+
+/** Whether a utility's files carry a name of their own (zip-files' entries). */
+function filesTakeNames(utility: UtilityDefinition): boolean {
+  const files = (utility.inputSchema as { properties?: Record<string, { items?: { properties?: object } }> }).properties
+    ?.files
+  return 'fileName' in (files?.items?.properties ?? {})
 }
 
 /** Whether a utility takes files its page refers to (html-pdf's `assets`). */

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http'
+import { Readable } from 'node:stream'
 import { type FetchedBody, outboundGet } from '../common/outbound-fetch.js'
+import { openInput } from '../common/read-input.js'
 import { everyBytes } from '../common/memory.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { ARCHIVE_NAME, type ByteBudget, capped, entryDate, namedFailure, storeUncompressed } from './entries.js'
@@ -16,6 +18,8 @@ interface ZipFilesInput {
  * (docs/benchmarks.md).
  */
 const PREFETCH = 2
+/** One file's most (docs/api.md), for a stored one told before it is read. */
+const ZIP_FILE_MAX_BYTES = 1024 ** 3
 const IDLE_MS = 60_000
 const LEVEL = 6
 
@@ -27,13 +31,20 @@ const socketOf = (res: FetchedBody) => (res.body as IncomingMessage).socket
  * of the current download, so memory stays bounded whatever the total (one piece of one entry,
  * one upload part). A failed download names its file; the unfinished upload is aborted.
  */
-export const handler: UtilityHandler<ZipFilesInput> = async ({ config, input, storeStream, progress }) => {
+export const handler: UtilityHandler<ZipFilesInput> = async ({ config, input, storage, storeStream, progress }) => {
   const budget: ByteBudget = { total: 0 }
   const now = new Date()
   const ahead: Array<Promise<FetchedBody>> = []
   let next = 0
   const open = (i: number) => {
-    const p = outboundGet(input.files[i].url, { ...config.outbound, timeoutMs: IDLE_MS }).then((res) => {
+    const { url } = input.files[i]
+    // A file in dutil's own storage (an upload, an earlier output) is read with the job's grant.
+    const fetched = url.startsWith('s3://')
+      ? openInput(url, { storage, ...config.outbound, maxBytes: ZIP_FILE_MAX_BYTES, what: 'file' }).then(
+          (stored): FetchedBody => ({ status: 200, headers: {}, body: Readable.from(stored.body), finalUrl: url }),
+        )
+      : outboundGet(url, { ...config.outbound, timeoutMs: IDLE_MS })
+    const p = fetched.then((res) => {
       socketOf(res)?.setTimeout(0) // waiting its turn is not idleness
       return res
     })

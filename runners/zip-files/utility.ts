@@ -1,6 +1,6 @@
 import Type from 'typebox'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
-import { HttpUrl } from '../../contract/url-schemas.js'
+import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
 
 export const ZIP_FILES_LIMITS = { maxFiles: 500, maxFileNameLength: 255 } as const
 
@@ -37,7 +37,7 @@ export const zipFiles: UtilityDefinition = {
   slug: 'zip-files',
   name: 'Zip files',
   description:
-    'Downloads a list of public URLs and packs them into one .zip archive (at most 500 files, 1 GB each, 3 GB in all).',
+    'Packs files (public URLs, uploads and earlier outputs) into one .zip archive (at most 500 files, 1 GB each, 3 GB in all).',
   category: 'archive',
   icon: 'folder_zip',
   target: 'zip',
@@ -47,7 +47,7 @@ export const zipFiles: UtilityDefinition = {
       files: Type.Array(
         Type.Object(
           {
-            url: HttpUrl,
+            url: StorageOrHttpUrl,
             fileName: Type.String({
               minLength: 1,
               maxLength: ZIP_FILES_LIMITS.maxFileNameLength,

@@ -42,6 +42,48 @@ describe('zip-files through the whole platform', () => {
     expect(entries[2].data.equals(csv)).toBe(true)
   })
 
+  it('packs files sent in the request (uploads of the key) beside a URL and an earlier upload, each entry named as given', async () => {
+    const notes = Buffer.from('notes on this computer\n'.repeat(200))
+    const photo = randomBytes(7000)
+    const form = new FormData()
+    form.append('files', new Blob([notes]), 'notes.txt')
+    form.append('files', new Blob([photo]), 'photo.jpg')
+    const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/zip-files`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inputs.key}`, Accept: 'application/zip' },
+      body: form,
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    const entries = await readZip(Buffer.from(await res.arrayBuffer()))
+    expect(entries.map((e) => e.name)).toEqual(['notes.txt', 'photo.jpg'])
+    expect(entries[0].data.equals(notes)).toBe(true)
+    expect(entries[1].data.equals(photo)).toBe(true)
+    // An upload named by its s3:// url beside a URL, in a JSON run.
+    const uploaded = await fetch(`${inject('gatewayUrl')}/v1/files?name=kept.txt`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inputs.key}` },
+      body: notes,
+    })
+    const { url } = (await uploaded.json()) as { url: string }
+    const mixed = await api('POST', '/v1/utilities/zip-files', {
+      key: inputs.key,
+      body: {
+        input: {
+          files: [
+            { url, fileName: 'from-upload.txt' },
+            { url: files.add('web.txt', Buffer.from('web'), 'text/plain'), fileName: 'from-web.txt' },
+          ],
+        },
+      },
+    })
+    expect(mixed.status, JSON.stringify(mixed.body)).toBe(200)
+    const both = await readZip((await download(mixed.body.result.files[0].url)).bytes)
+    expect(both.map((e) => [e.name, e.data.length])).toEqual([
+      ['from-upload.txt', notes.length],
+      ['from-web.txt', 3],
+    ])
+  })
+
   it('given a URL that answers 404, the run fails as upstream_rejected naming the file, with upstreamStatus', async () => {
     const input = {
       files: [

@@ -175,7 +175,7 @@ export interface paths {
         put?: never;
         /**
          * Run Zip files and wait for the result (up to 90 s)
-         * @description Downloads a list of public URLs and packs them into one .zip archive (at most 500 files, 1 GB each, 3 GB in all). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         * @description Packs files (public URLs, uploads and earlier outputs) into one .zip archive (at most 500 files, 1 GB each, 3 GB in all). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_zip_files"];
         delete?: never;
@@ -195,7 +195,7 @@ export interface paths {
         put?: never;
         /**
          * Start Zip files as an async job
-         * @description Downloads a list of public URLs and packs them into one .zip archive (at most 500 files, 1 GB each, 3 GB in all). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Packs files (public URLs, uploads and earlier outputs) into one .zip archive (at most 500 files, 1 GB each, 3 GB in all). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_zip_files"];
         delete?: never;
@@ -2197,7 +2197,7 @@ export interface operations {
                 "application/json": {
                     input: {
                         files: {
-                            /** @description http:// or https:// URL, at most 4096 characters. */
+                            /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                             url: string;
                             /** @description Name (path) of the entry in the archive; unique, no leading / and no .. */
                             fileName: string;
@@ -2405,7 +2405,7 @@ export interface operations {
                 "application/json": {
                     input: {
                         files: {
-                            /** @description http:// or https:// URL, at most 4096 characters. */
+                            /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                             url: string;
                             /** @description Name (path) of the entry in the archive; unique, no leading / and no .. */
                             fileName: string;

@@ -488,9 +488,9 @@ class ZipFileEntry(BaseModel):
     url: Annotated[
         str,
         Field(
-            description='http:// or https:// URL, at most 4096 characters.',
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
             max_length=4096,
-            pattern='^https?://[^\\s]+$',
+            pattern='^(https?|s3)://[^\\s]+$',
         ),
     ]
     fileName: Annotated[
