@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -15,13 +16,20 @@ const pkg = join(here, '..')
 const scratch = mkdtempSync(join(tmpdir(), 'dutil-client-user-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-const run = (cmd: string, args: string[], cwd: string) =>
-  execFileSync(cmd, args, {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, npm_config_update_notifier: 'false' },
-  })
+/**
+ * A command's output. Asynchronous: an install or a compile can take a minute on a busy machine,
+ * and a test worker whose event loop is blocked that long misses vitest's own calls (a
+ * "Timeout calling onTaskUpdate" error fails the whole run).
+ */
+const run = async (cmd: string, args: string[], cwd: string): Promise<string> =>
+  (
+    await promisify(execFile)(cmd, args, {
+      cwd,
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    })
+  ).stdout
 
 /**
  * The TypeScript versions a user may compile with: the newest the registry serves today (what
@@ -69,9 +77,9 @@ function codeBlocks(file: string, lang: string): string[] {
 }
 
 /** Compiles the strict program in `dir` with the tsc at `tscPath`: its output, empty when it compiles. */
-function compile(tscPath: string, dir: string): { ok: boolean; out: string } {
+async function compile(tscPath: string, dir: string): Promise<{ ok: boolean; out: string }> {
   try {
-    return { ok: true, out: run(process.execPath, [tscPath, '-p', 'tsconfig.json'], dir) }
+    return { ok: true, out: await run(process.execPath, [tscPath, '-p', 'tsconfig.json'], dir) }
   } catch (err) {
     return {
       ok: false,
@@ -81,14 +89,14 @@ function compile(tscPath: string, dir: string): { ok: boolean; out: string } {
 }
 
 describe('the packed TypeScript client', () => {
-  it('installs outside the repository and types a strict program without @types/node, with the newest and the oldest TypeScript, as an ES module and as CommonJS', () => {
+  it('installs outside the repository and types a strict program without @types/node, with the newest and the oldest TypeScript, as an ES module and as CommonJS', async () => {
     expect(existsSync(join(pkg, 'dist', 'index.d.ts')), 'build the client first (npm run build)').toBe(true)
-    run('npm', ['pack', '--silent', '--pack-destination', scratch], pkg)
+    await run('npm', ['pack', '--silent', '--pack-destination', scratch], pkg)
     const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'))!
     // The licence travels with the package.
-    expect(run('tar', ['-tzf', tarball], scratch).split('\n')).toContain('package/LICENSE')
+    expect((await run('tar', ['-tzf', tarball], scratch)).split('\n')).toContain('package/LICENSE')
     // And says where it comes from: the repository's folder of it and the project's issue tracker.
-    const packed = JSON.parse(run('tar', ['-xOzf', tarball, 'package/package.json'], scratch)) as Record<
+    const packed = JSON.parse(await run('tar', ['-xOzf', tarball, 'package/package.json'], scratch)) as Record<
       string,
       unknown
     >
@@ -106,7 +114,7 @@ describe('the packed TypeScript client', () => {
       JSON.stringify({ name: 'user-project', private: true, type: 'module' }),
     )
     // No @types/node: the package's public types must stand without it.
-    run(
+    await run(
       'npm',
       [
         'install',
@@ -130,25 +138,25 @@ describe('the packed TypeScript client', () => {
     writeFileSync(join(cjs, 'main.ts'), PROGRAM)
     const newest = join(scratch, 'node_modules', 'typescript', 'bin', 'tsc')
     const oldest = join(scratch, 'node_modules', 'typescript-oldest', 'bin', 'tsc')
-    expect(run(process.execPath, [newest, '--version'], scratch)).toMatch(/^Version (\d+)\./)
+    expect(await run(process.execPath, [newest, '--version'], scratch)).toMatch(/^Version (\d+)\./)
     for (const [what, tscPath, dir] of [
       ['ES module, newest TypeScript', newest, scratch],
       ['ES module, TypeScript 5.0', oldest, scratch],
       ['CommonJS, newest TypeScript', newest, cjs],
     ] as const) {
-      const compiled = compile(tscPath, dir)
+      const compiled = await compile(tscPath, dir)
       expect(compiled.out, what).toBe('')
       expect(compiled.ok, what).toBe(true)
     }
   }, 180_000)
 
-  it('types the examples of its README and of the repository README in a strict project (with @types/node, as a Node program has)', () => {
+  it('types the examples of its README and of the repository README in a strict project (with @types/node, as a Node program has)', async () => {
     // After the test above, which installed the packed client into `scratch`.
     expect(existsSync(join(scratch, 'node_modules', '@dutil', 'client')), 'the packed client is installed').toBe(true)
     const examples = join(scratch, 'examples')
     mkdirSync(examples, { recursive: true })
     writeFileSync(join(examples, 'package.json'), JSON.stringify({ name: 'examples', private: true, type: 'module' }))
-    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '@types/node@22'], examples)
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '@types/node@22'], examples)
     // What the prose around each README's examples assumes (names it mentions but does not define).
     const files = {
       'client-readme.ts': [
@@ -170,17 +178,17 @@ describe('the packed TypeScript client', () => {
       join(examples, 'tsconfig.json'),
       strictTsconfig({ skipLibCheck: true, types: ['node'] }, Object.keys(files)),
     )
-    const compiled = compile(join(scratch, 'node_modules', 'typescript', 'bin', 'tsc'), examples)
+    const compiled = await compile(join(scratch, 'node_modules', 'typescript', 'bin', 'tsc'), examples)
     expect(compiled.out).toBe('')
     expect(compiled.ok).toBe(true)
   }, 120_000)
 
-  it('builds on its own, from a copy of its folder with nothing of the repository around it', () => {
+  it('builds on its own, from a copy of its folder with nothing of the repository around it', async () => {
     const copy = join(scratch, 'client-copy')
     for (const f of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'LICENSE', 'README.md'])
       cpSync(join(pkg, f), join(copy, f), { recursive: true })
     // `prepare` builds it on install (as from a checkout), so a pack from there is never empty.
-    run('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], copy)
+    await run('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], copy)
     expect(
       readdirSync(join(copy, 'dist'))
         .filter((f) => f.endsWith('.d.ts'))
@@ -188,8 +196,8 @@ describe('the packed TypeScript client', () => {
     ).toEqual(['errors.d.ts', 'index.d.ts', 'schema.d.ts'])
     const packed = join(scratch, 'copy-pack')
     mkdirSync(packed)
-    run('npm', ['pack', '--silent', '--pack-destination', packed], copy)
-    const listed = run('tar', ['-tzf', readdirSync(packed)[0]], packed).split('\n')
+    await run('npm', ['pack', '--silent', '--pack-destination', packed], copy)
+    const listed = (await run('tar', ['-tzf', readdirSync(packed)[0]], packed)).split('\n')
     expect(listed).toEqual(
       expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/LICENSE']),
     )
