@@ -175,9 +175,9 @@ def test_a_large_file_goes_straight_to_storage_in_parts_with_progress(client: Cl
 
     async def main() -> str:
         async with AsyncClient(env("DUTIL_URL"), env("DUTIL_API_KEY")) as c:
-            return (await c.upload_file(data, name="async.pdf")).sha256
+            return (await c.upload_file(pdf, direct=True, name="async.pdf")).sha256
 
-    assert asyncio.run(main()) == upload.sha256
+    assert asyncio.run(main()) == hashlib.sha256(pdf).hexdigest()
 
 
 class _Receiver(http.server.BaseHTTPRequestHandler):
