@@ -217,8 +217,9 @@ export function parsePartTags(body: unknown): Array<{ partNumber: number; etag: 
     invalid('The body must be {"parts": [{"partNumber": 1, "etag": "…"}, …]}, or empty for a single PUT.', [
       { path: 'parts', message: 'must be a list of { partNumber, etag }' },
     ])
-  if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0))
-    return undefined
+  if (body === undefined) return undefined
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw bad()
+  if (Object.keys(body).length === 0) return undefined
   const parts = (body as { parts?: unknown }).parts
   if (!Array.isArray(parts) || parts.length > MAX_PARTS || Object.keys(body as object).length !== 1) throw bad()
   return parts.map((p) => {

@@ -29,6 +29,9 @@ describe('schemathesis against the running gateway', () => {
       '20',
       '--seed',
       '20261122',
+      // A sync run may take up to the gateway's wait (90 s) before it answers, as the API says.
+      '--request-timeout',
+      '100',
       '--suppress-health-check',
       'all',
       '--no-color',
