@@ -177,10 +177,10 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
   })
 
   it("runs a key's uploads in its pool pods: a file in the request, a page given as html with its picture", async () => {
-    // The key the test above bound its pods to: a third tenant would take the pool's spare pod, and
-    // the tenant-turns test below would then find none for its second key, whose jobs would run as
-    // batch Jobs (docs/adr/0026), no runner pod to count.
-    const key = keys[0]
+    // The second key (its pods are the pools' spares either way): a third tenant would leave the
+    // tenant-turns test below no pod for that key, whose jobs would run as batch Jobs (docs/adr/0026,
+    // no runner pod to count); the first key's html-pdf pod must not retire before the sandbox test.
+    const key = keys[1]
     const form = new FormData()
     form.append('file', new Blob([await makePdf(3)]), 'sent.pdf')
     const split = await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf`, {
