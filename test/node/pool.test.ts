@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { UTILITIES } from '../../runners/catalog.js'
-import { PDFDocument } from 'pdf-lib'
-import { api, download } from '../integration/helpers/api.js'
+import { api } from '../integration/helpers/api.js'
 import { createKey, kubeConfig } from '../integration/helpers/keys.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
@@ -174,46 +173,6 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         })
         .toMatch(new RegExp(`^Handed to pool runner pod ${pod}, which runs it from now \\(time limit \\d+ s\\)\\.$`))
     }
-  })
-
-  it("runs a key's uploads in its pool pods: a file in the request, a page given as html with its picture", async () => {
-    // The second key (its pods are the pools' spares either way): a third tenant would leave the
-    // tenant-turns test below no pod for that key, whose jobs would run as batch Jobs (docs/adr/0026,
-    // no runner pod to count); the first key's html-pdf pod must not retire before the sandbox test.
-    const key = keys[1]
-    const form = new FormData()
-    form.append('file', new Blob([await makePdf(3)]), 'sent.pdf')
-    const split = await fetch(`${inject('gatewayUrl')}/v1/utilities/split-pdf`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}` },
-      body: form,
-    })
-    const job = (await split.json()) as { id: string; status: string; result: { pageCount: number } }
-    expect(job).toMatchObject({ status: 'succeeded', result: { pageCount: 3 } })
-    expect(runnerPodOf(job.id)).toMatch(/^dutil-pool-split-pdf-/)
-    const png = Buffer.from(
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-      'base64',
-    )
-    const logo = await fetch(`${inject('gatewayUrl')}/v1/files?name=logo.png`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}` },
-      body: png,
-    })
-    const { url } = (await logo.json()) as { url: string }
-    const res = await run(
-      'html-pdf',
-      key,
-      {},
-      {
-        html: `<body onload="document.title = document.images[0].naturalWidth > 0 ? 'picture loaded' : 'no picture'"><img src="img/logo.png"></body>`,
-        assets: [{ url, name: 'img/logo.png' }],
-      },
-    )
-    expect(res.body.status, JSON.stringify(res.body)).toBe('succeeded')
-    expect(runnerPodOf(res.body.id)).toMatch(/^dutil-pool-html-pdf-/)
-    const pdf = await PDFDocument.load(new Uint8Array((await download(res.body.result.files[0].url)).bytes))
-    expect(pdf.getTitle()).toBe('picture loaded')
   })
 
   it("runs Chromium with its own sandbox where the chart turns it on: the browser's zygote and renderers in user and PID namespaces of their own", async () => {
