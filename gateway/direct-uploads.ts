@@ -15,7 +15,7 @@ import {
 import { discardUploadObjects } from '../platform/upload-objects.js'
 import { ApiError, invalid, notFound } from './api-error.js'
 import { SNIFF_BYTES, sniffContentType } from './upload-sniff.js'
-import type { UploadSettings } from './uploads.js'
+import { overQuota, type UploadSettings } from './uploads.js'
 
 /** Files up to this size go up in one PUT; larger ones in parts of this size. */
 export const DIRECT_PART_BYTES = 64 * 1024 ** 2
@@ -92,12 +92,7 @@ export class DirectUploads {
     )
     if (outcome.kind === 'over_quota') {
       await this.abort(upload).catch(() => {})
-      throw new ApiError(
-        'rate_limited',
-        `This API key already keeps ${outcome.files} uploads of ${outcome.bytes} bytes; with this one it would pass its ${this.settings.maxFiles} files or ${this.settings.maxBytes} bytes. Delete some, or wait for them to expire.`,
-        undefined,
-        { 'Retry-After': '60' },
-      )
+      throw overQuota(outcome, this.settings)
     }
     const count = multipart ? Math.ceil(a.size / DIRECT_PART_BYTES) : 1
     const parts: DirectUploadOffer['parts'] = []

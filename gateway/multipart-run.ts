@@ -38,7 +38,7 @@ export async function readMultipartRun(
   checkOnly = false,
 ): Promise<{ body: Record<string, unknown> }> {
   const fields: Record<string, string> = {}
-  const stored: Array<Pick<Upload, 'storageKey'> & { field: string }> = []
+  const stored: Array<Pick<Upload, 'storageKey' | 'name'> & { field: string }> = []
   const fileFields = takesAssets(utility) ? new Set([...DOCUMENT_FIELDS, 'assets']) : DOCUMENT_FIELDS
   // The request's files are one batch: one entry of its runner's storage grant for them all.
   const nextId = newFileBatch()
@@ -108,7 +108,7 @@ export async function readMultipartRun(
                   body: stream,
                   nextId,
                 })
-            stored.push({ storageKey: upload.storageKey, field })
+            stored.push({ storageKey: upload.storageKey, name, field })
           } catch (err) {
             stream.resume()
             fail(
@@ -174,10 +174,10 @@ export async function readMultipartRun(
     throw invalid('The field input must be a JSON object (the input besides its files).', [
       { path: 'input', message: 'must be an object' },
     ])
-  const urlsOf = (fields: Set<string>) =>
-    stored.filter((u) => fields.has(u.field)).map((u) => s3UrlOf(u.storageKey, uploads.bucket))
-  const urls = urlsOf(DOCUMENT_FIELDS)
-  const assets = urlsOf(new Set(['assets']))
+  const url = (u: (typeof stored)[number]) => s3UrlOf(u.storageKey, uploads.bucket)
+  const documents = stored.filter((u) => DOCUMENT_FIELDS.has(u.field))
+  const urls = documents.map(url)
+  const assets = stored.filter((u) => u.field === 'assets').map(url)
   // A page given as html in the input needs no document part; everything else does.
   const inline = takesAssets(utility) && 'html' in (rest as object)
   if (urls.length === 0 && !inline)
@@ -187,11 +187,8 @@ export async function readMultipartRun(
   let input: Record<string, unknown>
   if (takesFiles(utility)) {
     // zip-files names each entry: a part's own file name.
-    const names = stored.filter((u) => DOCUMENT_FIELDS.has(u.field)).map((u) => u.storageKey.split('/').pop() ?? 'file')
-    input = {
-      ...rest,
-      files: urls.map((url, i) => (filesTakeNames(utility) ? { url, fileName: names[i] } : { url })),
-    }
+    const named = filesTakeNames(utility)
+    input = { ...rest, files: documents.map((u) => (named ? { url: url(u), fileName: u.name } : { url: url(u) })) }
   } else if (urls.length > 1 || (inline && urls.length > 0))
     throw invalid(
       inline

@@ -38,6 +38,16 @@ export interface NewUpload {
 const sizeText = (bytes: number) =>
   bytes >= 1024 ** 3 ? `${+(bytes / 1024 ** 3).toFixed(2)} GB` : `${Math.round(bytes / 1024 ** 2)} MB`
 
+/** A key's quota of uploads passed: the answer, for an upload through the API and a direct one alike. */
+export function overQuota(held: { files: number; bytes: number }, quota: UploadQuota): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `This API key already keeps ${held.files} uploads of ${sizeText(held.bytes)}; with this one it would pass its ${quota.maxFiles} files or ${sizeText(quota.maxBytes)}. Delete some, or wait for them to expire.`,
+    undefined,
+    { 'Retry-After': '60' },
+  )
+}
+
 /**
  * Uploads: files an API key stores for its own jobs to read (docs/api.md, Uploads). A file is
  * streamed to storage as it arrives (never whole in memory), hashed and measured on the way, its
@@ -145,12 +155,7 @@ export class Uploads {
     )
     if (outcome.kind === 'over_quota') {
       await this.removeObject(key)
-      throw new ApiError(
-        'rate_limited',
-        `This API key already keeps ${outcome.files} uploads of ${sizeText(outcome.bytes)}; with this one it would pass its ${this.settings.maxFiles} files or ${sizeText(this.settings.maxBytes)}. Delete some, or wait for them to expire.`,
-        undefined,
-        { 'Retry-After': '60' },
-      )
+      throw overQuota(outcome, this.settings)
     }
     return upload as ReadyUpload
   }
