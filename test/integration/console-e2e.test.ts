@@ -281,6 +281,8 @@ describe('console, end to end in Chromium', () => {
     // Two PDFs dropped on merge-pdf's zone, as a browser drops them.
     await page.goto('/console/playground?utility=merge-pdf')
     const [a, b] = [await makePdf(1), await makePdf(2)]
+    // The page draws its form once the utilities are loaded: drop on the zone once it is there.
+    await page.getByText('Documents from this computer').waitFor()
     // Run in the page (a browser's DataTransfer and DragEvent), as a drop of two files.
     await page.evaluate(`(() => {
       const data = new DataTransfer()
