@@ -158,7 +158,12 @@ export const POOL = {
   /** The longest a state request waits for a running job to end. */
   maxWaitMs: 10_000,
   /** The most the operator reads of a job state. */
-  maxStateBytes: 8 * 1024,
+  maxStateBytes: 64 * 1024,
+  /**
+   * A succeeded job's result manifest up to this size comes with its state (`result`) instead of
+   * being stored (docs/adr/0035); a larger one is stored, as in job mode.
+   */
+  maxAnsweredResultBytes: 48 * 1024,
 } as const
 
 /**
@@ -187,4 +192,9 @@ export interface PoolJobState {
   jobId: string
   state: 'running' | 'succeeded' | 'failed'
   failure?: RunnerFailure
+  /**
+   * A succeeded job's result manifest, when the runner answers it rather than storing it. As the
+   * operator reads it, unchecked: it comes from code that parsed hostile input.
+   */
+  result?: unknown
 }

@@ -9,6 +9,7 @@ import { inSpan, jobAttributes } from '../platform/tracing.js'
 import { tenantOf } from './admission.js'
 import { poolPodEnded, tenantHash } from './pool-pod.js'
 import type { RunBackend, RunObservation, RunStart } from './run-backend.js'
+import type { JobEvent } from './events.js'
 import { credentialsOrRefusal, type IssueCredentials } from './runner-credentials.js'
 import type { RunnerPools } from './runner-pools.js'
 
@@ -29,7 +30,30 @@ export interface PoolRunDeps {
   now: () => number
 }
 
-const LOST = (startedAt: number | null): RunObservation => ({ kind: 'failed', error: POOL_RUNNER_LOST, startedAt })
+/**
+ * How long a pooled job runs before its status says so (docs/adr/0035): a job that ends sooner
+ * costs the API server one status write, its outcome, and one Event.
+ */
+export const RUNNING_STATUS_AFTER_MS = 1_000
+
+/** The Event of a job handed to pool pod `pod`. */
+function handedEvent(pod: V1Pod, deadline: number): JobEvent {
+  const name = pod.metadata!.name!
+  return {
+    type: 'Normal',
+    reason: 'PoolPodAssigned',
+    action: 'Assign',
+    note: `Handed to pool runner pod ${name}, which runs it from now (time limit ${deadline} s).`,
+    related: { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata?.uid },
+  }
+}
+
+const LOST = (startedAt: number | null, runner?: string): RunObservation => ({
+  kind: 'failed',
+  error: POOL_RUNNER_LOST,
+  startedAt,
+  runner,
+})
 
 /**
  * Pool mode (docs/adr/0026-runner-pools.md): a job is handed to a warm pool pod of its tenant
@@ -53,16 +77,19 @@ export class PoolRun implements RunBackend {
     const pools = this.d.pools
     const name = uj.metadata.name
     const status = effectiveStatus(uj)
-    const startedAt = parseTime(status.startedAt)
-    const handed = Boolean(uj.status?.runnerPod)
+    // Handed over: its status names the pod, or this process handed it (its status says so later, if at all).
+    let takenAt = pools.takenAt(name)
+    const pod = pools.podOf(uj) ?? (await pools.adopt(uj, tenantHash(tenantOf(uj.spec)), this.d.now()))
+    takenAt ??= pools.takenAt(name)
+    const startedAt = parseTime(status.startedAt) ?? takenAt ?? null
+    const handed = Boolean(uj.status?.runnerPod) || takenAt !== undefined
     // Its pod told its end already (and may have exited since, a retiring pod does).
     const told = pools.endedState(name)
-    if (told && handed) return this.ended(told, startedAt)
-    const pod = pools.podOf(uj)
+    if (told && handed) return this.ended(told, startedAt, pools.podNameOf(uj))
     // Its pod is gone (deleted, evicted, lost with its node) before the job finished.
-    if (!pod) return status.state === 'running' || handed ? LOST(startedAt) : { kind: 'none' }
+    if (!pod) return status.state === 'running' || handed ? LOST(startedAt, pools.podNameOf(uj)) : { kind: 'none' }
     const runner = pod.metadata!.name!
-    if (poolPodEnded(pod)) return handed ? LOST(startedAt) : this.handBack(uj, pod, log)
+    if (poolPodEnded(pod)) return handed ? LOST(startedAt, runner) : this.handBack(uj, pod, log)
     // A job whose pod is to answer when it ends runs on: no need to ask.
     const answer =
       handed && pools.watches(name, pod)
@@ -71,7 +98,7 @@ export class PoolRun implements RunBackend {
     if (answer === 'unreachable' && !handed) return this.handBack(uj, pod, log)
     // Not handed over yet (or this process stopped in between): it is handed over now. A pod that
     // was handed the job and does not know it has lost it (pod names are never reused).
-    if (answer === 'unknown') return handed ? LOST(startedAt) : { kind: 'none' }
+    if (answer === 'unknown') return handed ? LOST(startedAt, runner) : { kind: 'none' }
     if (answer !== 'unreachable' && answer.state !== 'running') return this.ended(answer, startedAt, runner)
     if (!handed) return { kind: 'started', running: true, runner }
     const limit = (startedAt ?? this.d.now()) + deadline * 1000 + POOL_DEADLINE_GRACE_MS
@@ -89,14 +116,20 @@ export class PoolRun implements RunBackend {
     // Its pod answers when the job ends (a long poll, which queues this job); meanwhile the job
     // is looked at now and then, for its progress and its time limit.
     if (answer !== 'unreachable') pools.watchEnd(name, pod, uj.spec.jobId)
+    const since = startedAt ?? this.d.now()
     return {
       kind: 'running',
-      startedAt: startedAt ?? this.d.now(),
+      startedAt: since,
       recheckInMs: Math.min(
         answer === 'unreachable' ? POOL_RETRY_MS : POOL_RECHECK_MS,
         Math.max(0, limit - this.d.now()) + 10,
       ),
       progress: answer !== 'unreachable',
+      runner,
+      // Its status does not name its pod yet: it is told once the job has run a while.
+      ...(uj.status?.runnerPod
+        ? {}
+        : { quiet: { until: since + RUNNING_STATUS_AFTER_MS, event: handedEvent(pod, deadline) } }),
     }
   }
 
@@ -108,7 +141,13 @@ export class PoolRun implements RunBackend {
   ): Extract<RunObservation, { kind: 'failed' | 'succeeded' }> {
     if (answer.state === 'failed')
       return { kind: 'failed', error: answer.failure ?? POOL_RUNNER_LOST, startedAt, runner }
-    return { kind: 'succeeded', startedAt, finishedAt: this.d.now(), runner }
+    return {
+      kind: 'succeeded',
+      startedAt,
+      finishedAt: this.d.now(),
+      runner,
+      ...(answer.result !== undefined ? { answered: answer.result } : {}),
+    }
   }
 
   /** A job claimed a pod that will not run it: it goes back to waiting for one (and looks again soon). */
@@ -156,19 +195,9 @@ export class PoolRun implements RunBackend {
       return this.handBack(uj, pod, log)
     }
     log.info({ pod: podName, deadlineSeconds: deadline }, 'job handed to pool pod')
+    pools.tookOver(uj.metadata.name, this.d.now())
     pools.watchEnd(uj.metadata.name, pod, uj.spec.jobId)
-    return {
-      kind: 'started',
-      running: true,
-      runner: podName,
-      event: {
-        type: 'Normal',
-        reason: 'PoolPodAssigned',
-        action: 'Assign',
-        note: `Handed to pool runner pod ${podName}, which runs it from now (time limit ${deadline} s).`,
-        related: { apiVersion: 'v1', kind: 'Pod', name: podName, uid: pod.metadata?.uid },
-      },
-    }
+    return { kind: 'started', running: true, runner: podName, event: handedEvent(pod, deadline), quiet: true }
   }
 
   /** The job's pod goes (a runner past its limit, or one whose output was refused). */

@@ -25,7 +25,7 @@ import type { IssueCredentials } from './runner-credentials.js'
 import { outputKey } from '../contract/storage-keys.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 import type { AssignAnswer, PoolClient } from './pool-client.js'
-import { POOL_DEADLINE_GRACE_MS } from './pool-run.js'
+import { POOL_DEADLINE_GRACE_MS, RUNNING_STATUS_AFTER_MS } from './pool-run.js'
 import { UtilityJobReconciler } from './reconciler.js'
 import { RunnerPools } from './runner-pools.js'
 import { UnfinishedJobs } from './unfinished-jobs.js'
@@ -102,6 +102,8 @@ function world(
   } = {},
 ) {
   const writes: string[] = []
+  /** The reconciler's clock: a test moves it on. */
+  const clock = { now: NOW }
   const utilityJobs = new Map([uj, ...(o.others ?? [])].map((j) => [j.metadata.name, j]))
   const pods = new Map(
     [poolPod('dutil-pool-html-pdf-0', o.tenants?.[0]), poolPod('dutil-pool-html-pdf-1', o.tenants?.[1])].map((p) => [
@@ -119,10 +121,13 @@ function world(
       assigned.push(a)
       return o.assign ?? 'taken'
     },
-    state: async (pod, _jobId, waitMs) => {
-      if (!waitMs) return o.state ?? 'unknown'
+    // A pod knows only the job it was given (the real client checks the id it is answered about).
+    state: async (pod, jobId, waitMs) => {
+      const known = (s: PoolJobState | 'unknown' | 'unreachable' | undefined) =>
+        s === undefined || (typeof s === 'object' && s.jobId !== jobId) ? 'unknown' : s
+      if (!waitMs) return known(o.state)
       longPolls.push(pod.metadata!.name!)
-      return o.longPoll ?? o.state ?? 'unknown'
+      return known(await (o.longPoll ?? o.state))
     },
   }
   const core = {
@@ -172,8 +177,11 @@ function world(
     upstreamMs: 80,
     storageMs: 20,
   }
+  /** The objects the operator read from storage. */
+  const reads: string[] = []
   const storage = {
     getObject: async (_bucket: string, key: string) => {
+      reads.push(key)
       if (key === progressObjectKey(uj.spec.jobId) && o.progress)
         return Readable.from([Buffer.from(JSON.stringify(o.progress))])
       if (key !== resultObjectKey(uj.spec.jobId))
@@ -208,12 +216,26 @@ function world(
     bucket: 'dutil',
     runner: settings,
     log: pino({ level: 'silent' }),
-    now: () => NOW,
+    now: () => clock.now,
     records: { transition: async () => {}, callback: async () => {} },
     graceMs: 60_000,
     pools,
   })
-  return { reconciler, writes, assigned, statuses, pods, woken, pools, longPolls, events, utilityJobs }
+  return {
+    reconciler,
+    writes,
+    assigned,
+    statuses,
+    pods,
+    woken,
+    pools,
+    longPolls,
+    events,
+    utilityJobs,
+    clock,
+    reads,
+    manifest,
+  }
 }
 
 /** A split-pdf job (it counts pages) running on pool pod 0 for half a second. */
@@ -229,10 +251,19 @@ function runningSplitJob(): UtilityJobResource {
 describe('a job of a pooled utility', () => {
   it('is handed to an idle pool pod with its own credentials and deadline, never a batch Job, and runs from there', async () => {
     const uj = utilityJob({ state: 'queued' })
-    const w = world(uj)
-    await w.reconciler.reconcile(uj.metadata.name)
-    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'assign dutil-pool-html-pdf-0', 'status running'])
+    const w = world(uj, { state: { jobId: uj.spec.jobId, state: 'running' }, longPoll: new Promise(() => {}) })
+    // Handed over, nothing written: a job that ends within a second is told by its outcome alone.
+    expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: RUNNING_STATUS_AFTER_MS })
+    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'assign dutil-pool-html-pdf-0'])
+    expect(w.events).toEqual([])
     expect(w.pods.get('dutil-pool-html-pdf-0')!.metadata!.labels![LABELS.poolTenant]).toBe(TENANT)
+    // Before the second is up a pass writes nothing; once it is, the status says it runs, and where.
+    w.clock.now = NOW + 400
+    expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 600 })
+    expect(w.writes).toHaveLength(2)
+    w.clock.now = NOW + RUNNING_STATUS_AFTER_MS
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes.slice(2)).toEqual(['status running'])
     expect(w.assigned[0]).toMatchObject({
       jobId: uj.spec.jobId,
       utility: 'html-pdf',
@@ -242,6 +273,8 @@ describe('a job of a pooled utility', () => {
     expect(w.assigned[0].tenant).toBe(TENANT)
     const status = w.statuses[0].status!
     expect(status.runnerPod).toBe('dutil-pool-html-pdf-0')
+    // Started when the pod took it, not when the status said so.
+    expect(status.startedAt).toBe(new Date(NOW).toISOString())
     expect(status.jobName).toBeUndefined()
     expect(status.conditions!.find((c) => c.type === 'Admitted')).toMatchObject({
       status: 'True',
@@ -260,7 +293,7 @@ describe('a job of a pooled utility', () => {
     const uj = utilityJob({ state: 'queued' })
     const own = world(uj, { tenants: [undefined, TENANT] })
     await own.reconciler.reconcile(uj.metadata.name)
-    expect(own.writes).toEqual(['assign dutil-pool-html-pdf-1', 'status running'])
+    expect(own.writes).toEqual(['assign dutil-pool-html-pdf-1'])
     const other = tenantHash('key:someone-else')
     const full = world(uj, { tenants: [other, other] })
     expect(await full.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: 200 })
@@ -331,7 +364,7 @@ describe('a job of a pooled utility', () => {
     expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'status failed'])
     expect(w.statuses[0].status).toMatchObject({ state: 'failed', error: { code: 'storage_error' } })
     await w.reconciler.reconcile(next.metadata.name)
-    expect(w.writes.slice(2)).toEqual(['assign dutil-pool-html-pdf-0', 'status running'])
+    expect(w.writes.slice(2)).toEqual(['assign dutil-pool-html-pdf-0'])
   })
 
   it('never takes a pod another leader bound to another tenant meanwhile: the bind is refused, nothing is handed', async () => {
@@ -359,15 +392,47 @@ describe('a job of a pooled utility', () => {
     expect(w.statuses[0].status!.result!.files.map((f) => f.name)).toEqual(['page.pdf'])
   })
 
+  it('succeeds from the manifest its pod answered with its end, reading nothing from storage; one naming another job’s file fails internal', async () => {
+    const running = () =>
+      utilityJob({ state: 'running', startedAt: new Date(NOW - 500).toISOString(), runnerPod: 'dutil-pool-html-pdf-1' })
+    const uj = running()
+    const probe = world(uj)
+    const answered = { ...probe.manifest, upstreamMs: 33 }
+    const w = world(uj, { state: { jobId: uj.spec.jobId, state: 'succeeded', result: answered } })
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['status succeeded'])
+    expect(w.statuses[0].status).toMatchObject({ state: 'succeeded', timings: { upstreamMs: 33 } })
+    expect(w.statuses[0].status!.result!.files.map((f) => f.name)).toEqual(['page.pdf'])
+    expect(w.reads).toEqual([])
+    const other = running()
+    const bad = world(other, {
+      state: {
+        jobId: other.spec.jobId,
+        state: 'succeeded',
+        result: { ...answered, files: [{ ...answered.files[0], key: 'html-pdf/2026-11-26/job_OTHER/page.pdf' }] },
+      },
+    })
+    await bad.reconciler.reconcile(other.metadata.name)
+    expect(bad.statuses[0].status).toMatchObject({ state: 'failed', error: { code: 'internal' } })
+    expect(bad.reads).toEqual([])
+  })
+
   it('finishes when its pod answers the long poll at the job’s end, even if the pod has gone since', async () => {
     const uj = utilityJob({ state: 'queued' })
     let end!: (s: PoolJobState) => void
     const w = world(uj, { longPoll: new Promise((r) => (end = r)) })
     await w.reconciler.reconcile(uj.metadata.name)
-    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'assign dutil-pool-html-pdf-0', 'status running'])
+    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'assign dutil-pool-html-pdf-0'])
     // Handed over: its pod is asked once to answer at the job's end, not again by the next passes.
     expect(w.longPolls).toEqual(['dutil-pool-html-pdf-0'])
-    const handed = { ...uj, status: w.statuses[0].status, metadata: { ...uj.metadata, resourceVersion: '11' } }
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.longPolls).toEqual(['dutil-pool-html-pdf-0'])
+    // Another process with the status the job writes once it has run a while: the same.
+    const handed = {
+      ...uj,
+      status: { state: 'running' as const, startedAt: new Date(NOW).toISOString(), runnerPod: 'dutil-pool-html-pdf-0' },
+      metadata: { ...uj.metadata, resourceVersion: '11' },
+    } as UtilityJobResource
     const again = world(handed, {
       state: { jobId: uj.spec.jobId, state: 'running' },
       longPoll: new Promise(() => {}),
@@ -379,12 +444,25 @@ describe('a job of a pooled utility', () => {
     end({ jobId: uj.spec.jobId, state: 'succeeded' })
     await new Promise((r) => setImmediate(r))
     expect(w.woken).toEqual([uj.metadata.name])
-    // The retiring pod exits once it has told the end: the job succeeds from what it told.
+    // The retiring pod exits once it has told the end: the job succeeds from what it told, in one
+    // write that names its pod and its start, and one Event.
     w.pods.delete('dutil-pool-html-pdf-0')
-    Object.assign(uj, handed) // the watch shows the status written at the hand-over
+    w.clock.now = NOW + 300
     await w.reconciler.reconcile(uj.metadata.name)
-    expect(w.writes.at(-1)).toBe('status succeeded')
-    expect(w.statuses.at(-1)!.status).toMatchObject({ state: 'succeeded', runnerPod: 'dutil-pool-html-pdf-0' })
+    expect(w.writes).toEqual(['bind dutil-pool-html-pdf-0', 'assign dutil-pool-html-pdf-0', 'status succeeded'])
+    expect(w.statuses.at(-1)!.status).toMatchObject({
+      state: 'succeeded',
+      runnerPod: 'dutil-pool-html-pdf-0',
+      startedAt: new Date(NOW).toISOString(),
+      timings: { queueMs: 1000, totalMs: 1300 },
+    })
+    expect(w.statuses.at(-1)!.status!.conditions!.find((c) => c.type === 'Admitted')).toMatchObject({
+      status: 'True',
+      reason: 'PoolPodAssigned',
+    })
+    expect(w.events).toEqual([
+      { reason: 'Succeeded', note: 'Succeeded in 1300 ms on pool pod dutil-pool-html-pdf-0: 1 file stored.' },
+    ])
   })
 
   it('is looked at as soon as its pod goes, and fails upstream_error', async () => {
@@ -392,7 +470,6 @@ describe('a job of a pooled utility', () => {
     const w = world(uj, { longPoll: new Promise(() => {}) })
     await w.reconciler.reconcile(uj.metadata.name)
     expect(w.longPolls).toEqual(['dutil-pool-html-pdf-0'])
-    Object.assign(uj, { status: w.statuses[0].status, metadata: { ...uj.metadata, resourceVersion: '11' } })
     // Another pod changing wakes nobody; its own pod deleted wakes the job.
     w.pools.podChanged(w.pods.get('dutil-pool-html-pdf-1')!)
     expect(w.woken).toEqual([])
@@ -501,6 +578,29 @@ describe('a job of a pooled utility', () => {
     })
   })
 
+  it('is found on its pod by a new leader when another leader handed it over and wrote nothing: never handed twice', async () => {
+    const uj = utilityJob({ state: 'queued' })
+    // The earlier leader bound pod 1 to the tenant and handed it the job, then stopped.
+    const w = world(uj, { tenants: [undefined, TENANT], state: { jobId: uj.spec.jobId, state: 'running' } })
+    w.pools.lead(new AbortController().signal)
+    expect(await w.reconciler.reconcile(uj.metadata.name)).toEqual({ requeueAfterMs: RUNNING_STATUS_AFTER_MS })
+    expect(w.writes).toEqual([])
+    expect(w.assigned).toEqual([])
+    expect(w.longPolls).toEqual(['dutil-pool-html-pdf-1'])
+    w.clock.now = NOW + RUNNING_STATUS_AFTER_MS
+    await w.reconciler.reconcile(uj.metadata.name)
+    expect(w.writes).toEqual(['status running'])
+    expect(w.statuses[0].status).toMatchObject({ state: 'running', runnerPod: 'dutil-pool-html-pdf-1' })
+    // A job accepted after this leader began (a minute's margin for clocks) is never asked about:
+    // no other leader can have handed it over.
+    const later = utilityJob({ state: 'queued' }, 'job-01m8late')
+    later.spec.createdAt = new Date(Date.now() + 61_000).toISOString()
+    const fresh = world(later, { tenants: [undefined, TENANT], state: { jobId: later.spec.jobId, state: 'running' } })
+    fresh.pools.lead(new AbortController().signal)
+    await fresh.reconciler.reconcile(later.metadata.name)
+    expect(fresh.assigned.map((a) => a.jobId)).toEqual([later.spec.jobId])
+  })
+
   it('waits while every pod holds a job, and is woken as soon as one finishes', async () => {
     const on = (pod: string, name: string) =>
       utilityJob({ state: 'running', startedAt: new Date(NOW - 500).toISOString(), runnerPod: pod }, name)
@@ -519,6 +619,6 @@ describe('a job of a pooled utility', () => {
     expect(w.woken).toEqual([queued.metadata.name])
     // The watch still shows the finished job running: its pod is free all the same.
     await w.reconciler.reconcile(queued.metadata.name)
-    expect(w.writes).toEqual(['status succeeded', 'assign dutil-pool-html-pdf-0', 'status running'])
+    expect(w.writes).toEqual(['status succeeded', 'assign dutil-pool-html-pdf-0'])
   })
 })

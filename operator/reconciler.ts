@@ -23,11 +23,17 @@ import {
   succeededStatus,
 } from './next-status.js'
 import { firstPodStart } from './observe-job.js'
-import { judgeManifest, type ManifestVerdict, readResultManifest, RESULT_NOT_ACCEPTED } from './result-manifest.js'
+import {
+  answeredResult,
+  judgeManifest,
+  type ManifestVerdict,
+  readResultManifest,
+  RESULT_NOT_ACCEPTED,
+} from './result-manifest.js'
 import { boundedStatus } from '../contract/status-budget.js'
 import type { Admission } from './admission.js'
 import { JobRun } from './job-run.js'
-import { PoolRun } from './pool-run.js'
+import { PoolRun, RUNNING_STATUS_AFTER_MS } from './pool-run.js'
 import type { RunBackend, RunObservation } from './run-backend.js'
 import type { RunnerPools } from './runner-pools.js'
 import type { IssueCredentials } from './runner-credentials.js'
@@ -287,6 +293,10 @@ export class UtilityJobReconciler {
     if (started.kind === 'refused') return this.finish(uj, failedStatus(uj, started.error, null, this.now()), run, log)
     if (started.kind !== 'started') return earliest(started.kind === 'wait' ? started.recheckInMs : undefined)
     admissionWaitSpan(uj, admittedAt)
+    // A warm pod runs it from now: nothing is written until it has run a while (docs/adr/0035),
+    // unless its status told a wait already (a sync job held back says so, and now that it runs).
+    if (started.quiet && !uj.status?.conditions?.length && !this.d.admission.wasHeld(uj.metadata.name))
+      return { requeueAfterMs: RUNNING_STATUS_AFTER_MS }
     this.d.events?.record(uj, started.event)
     // A runner that runs from now was told by the start's Event: no Started Event beside it.
     await this.writeAdmitted(uj, started.running, started.runner, log, started.running)
@@ -322,6 +332,15 @@ export class UtilityJobReconciler {
     run: RunBackend,
     log: Logger,
   ): Promise<Requeue> {
+    if (obs.quiet && uj.status?.state !== 'running') {
+      // Handed to a pod with nothing written: its start is told once it has run a while.
+      const wait = obs.quiet.until - this.now()
+      if (wait > 0) return earliest(obs.recheckInMs, wait)
+      this.d.events?.record(uj, obs.quiet.event)
+      const started = named(runningStatus(uj, obs.startedAt, obs.startedAt), obs.runner)
+      await this.writeStatus(uj, started, log, { admitted: true, startTold: true })
+      return earliest(obs.recheckInMs, PROGRESS_POLL_MS)
+    }
     let status = uj.status?.state !== 'running' ? runningStatus(uj, obs.startedAt, this.now()) : null
     const unit = utility.runner.progressUnit
     if (!unit || !obs.progress) {
@@ -358,7 +377,10 @@ export class UtilityJobReconciler {
       ? { result: obs.stored }
       : judgeManifest(
           await inSpan('check result', { attributes: jobAttributes(uj.spec) }, async (span) => {
-            const r = await readResultManifest(this.d.storage, this.d.bucket, uj, obs.finishedAt, this.now())
+            const r =
+              obs.answered !== undefined
+                ? answeredResult(uj, obs.answered)
+                : await readResultManifest(this.d.storage, this.d.bucket, uj, obs.finishedAt, this.now())
             span.setAttribute('dutil.result.outcome', r.outcome)
             if (r.outcome === 'accepted') span.setAttribute('dutil.result.files', r.result.files.length)
             return r
@@ -568,7 +590,13 @@ export function statusToWrite(
   // Pool mode: the pod the job was handed to, kept from then on; no batch Job.
   const runnerPod = status.runnerPod ?? uj.status?.runnerPod
   const previous = uj.status?.conditions
-  const admitted = o.admitted || wasAdmitted(previous) || status.state === 'running' || status.state === 'succeeded'
+  // A pool pod named: the job was handed to it, so admitted (its start may not have been written).
+  const admitted =
+    o.admitted ||
+    wasAdmitted(previous) ||
+    Boolean(runnerPod) ||
+    status.state === 'running' ||
+    status.state === 'succeeded'
   const conditions = nextConditions({
     status,
     previous,
@@ -607,11 +635,12 @@ export function transitionEvent(status: UtilityJobStatus, jobName: string, runne
       }
     case 'succeeded': {
       const n = status.result?.files.length ?? 0
+      const where = runnerPod ? ` on pool pod ${runnerPod}` : ''
       return {
         type: 'Normal',
         reason: 'Succeeded',
         action: 'Complete',
-        note: `Succeeded in ${status.timings.totalMs} ms: ${n === 1 ? '1 file' : `${n} files`} stored.`,
+        note: `Succeeded in ${status.timings.totalMs} ms${where}: ${n === 1 ? '1 file' : `${n} files`} stored.`,
       }
     }
     case 'failed':

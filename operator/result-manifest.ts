@@ -54,6 +54,12 @@ export async function readResultManifest(
   return problem ? { outcome: 'refused', problem } : { outcome: 'accepted', result }
 }
 
+/** A manifest the runner answered with its job's end rather than storing it (pool mode): the same checks. */
+export function answeredResult(uj: UtilityJobResource, result: unknown): ManifestReading {
+  const problem = resultProblem(uj, result)
+  return problem ? { outcome: 'refused', problem } : { outcome: 'accepted', result: result as RunnerResult }
+}
+
 /** The job's error when the operator will not take its runner's result. */
 export const RESULT_NOT_ACCEPTED: JobError = { code: 'internal', message: "The job's result could not be accepted." }
 

@@ -21,6 +21,14 @@ export type RunObservation =
       recheckInMs?: number
       /** The runner answers: its progress report is worth reading. */
       progress: boolean
+      /** The pod that runs it, when that is a pool pod. */
+      runner?: string
+      /**
+       * A run begun with no status written (a pooled hand-over): the status says `running` only
+       * once it has run until then, and `event` tells the start with that write. A job that ends
+       * sooner writes its outcome alone.
+       */
+      quiet?: { until: number; event: JobEvent }
     }
   | {
       kind: 'succeeded'
@@ -29,6 +37,8 @@ export type RunObservation =
       finishedAt: number | null
       /** The result manifest, already read and checked (a run that stored it before its end was seen). */
       stored?: RunnerResult
+      /** The result manifest as the runner answered it with its end (pool mode): unchecked, checked like a stored one. */
+      answered?: unknown
       runner?: string
     }
   | {
@@ -42,8 +52,11 @@ export type RunObservation =
 
 /** What starting a run came to. */
 export type RunStart =
-  /** Started: `running` when the runner runs from now (a warm pod), else it starts later (a new pod). */
-  | { kind: 'started'; running: boolean; runner?: string; event: JobEvent }
+  /**
+   * Started: `running` when the runner runs from now (a warm pod), else it starts later (a new
+   * pod). `quiet`: nothing is written now; the run's observation says when the start is told.
+   */
+  | { kind: 'started'; running: boolean; runner?: string; event: JobEvent; quiet?: boolean }
   /** Not started (no pod free, or an earlier pass started it already): look again then, or on a watch event. */
   | { kind: 'wait'; recheckInMs?: number }
   /** Not here: the job runs as a batch Job of its own instead (a pool full of pods other tenants use). */

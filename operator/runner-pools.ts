@@ -57,6 +57,8 @@ export interface RunnerPoolsDeps {
  */
 /** How long a pod this process made may stay out of the watch before it counts as never made. */
 const CREATING_MS = 30_000
+/** Jobs accepted up to this long after this process began to lead may have been handed over by the one before. */
+const ADOPT_MARGIN_MS = 60_000
 
 export class RunnerPools {
   /** Jobs being handed to a pod, or handed and not yet shown so by the watch: job → pod. */
@@ -75,6 +77,15 @@ export class RunnerPools {
   private readonly watching = new Map<string, string>()
   /** The final states long polls brought, until the job's pass writes them: job → state. */
   private readonly ended = new Map<string, PoolJobState>()
+  /**
+   * Jobs a pod took, with when (epoch ms), until they finish: a pooled job's status says nothing
+   * of its pod until it has run a while (docs/adr/0035), so this is where its hand-over is kept.
+   */
+  private readonly taken = new Map<string, number>()
+  /** Jobs another leader may have handed over whose pods were asked (`adopt`): each once. */
+  private readonly asked = new Set<string>()
+  /** When this process began to lead (epoch ms): jobs accepted before then may be another leader's hand-overs. */
+  private leadingSince: number | null = null
   private active = false
   private timer: NodeJS.Timeout | undefined
 
@@ -139,10 +150,49 @@ export class RunnerPools {
     return out
   }
 
+  /** The name of the pool pod holding job `uj` (its status, or a hand-over of this process), whether it exists or not. */
+  podNameOf(uj: UtilityJobResource): string | undefined {
+    return uj.status?.runnerPod ?? this.handing.get(uj.metadata.name)
+  }
+
   /** The pool pod holding job `uj` (its status, or a hand-over in flight), if it exists. */
   podOf(uj: UtilityJobResource): V1Pod | undefined {
-    const name = uj.status?.runnerPod ?? this.handing.get(uj.metadata.name)
+    const name = this.podNameOf(uj)
     return name ? this.d.pods.get(name, this.d.namespace) : undefined
+  }
+
+  /** Job `name` was taken by the pod it claimed, at `at` (epoch ms). */
+  tookOver(name: string, at: number): void {
+    this.taken.set(name, at)
+  }
+
+  /** When job `name`'s pod took it, if this process handed it over (or adopted it) and it has not finished. */
+  takenAt(name: string): number | undefined {
+    return this.taken.get(name)
+  }
+
+  /**
+   * A job whose status names no pod, accepted before this process led, may run on a pod another
+   * leader handed it to without a status write: its tenant's pods of its utility are asked (once
+   * per job), and one that has it holds it from now. The pod is the truth of what it runs.
+   */
+  async adopt(uj: UtilityJobResource, tenant: string, now: number): Promise<V1Pod | undefined> {
+    const name = uj.metadata.name
+    if (this.asked.has(name) || this.handing.has(name) || uj.status?.runnerPod) return undefined
+    const created = Date.parse(uj.spec.createdAt)
+    // Clocks of the gateway and the operator differ a little: a minute's margin.
+    if (this.leadingSince !== null && created > this.leadingSince + ADOPT_MARGIN_MS) return undefined
+    this.asked.add(name)
+    for (const pod of this.poolPods(uj.spec.utility)) {
+      if (podTenant(pod) !== tenant || poolPodEnded(pod)) continue
+      const answer = await this.d.client.state(pod, uj.spec.jobId)
+      if (typeof answer !== 'object') continue
+      this.handing.set(name, pod.metadata!.name!)
+      this.taken.set(name, now)
+      this.d.log.info({ pod: pod.metadata!.name, jobId: uj.spec.jobId }, 'pooled job found on its pod')
+      return pod
+    }
+    return undefined
   }
 
   /** Whether job `uj` holds a pool pod's run slot (handed over, unfinished). */
@@ -276,6 +326,8 @@ export class RunnerPools {
   /** Job `name` is gone or finished: nothing is kept for it. */
   forget(name: string): void {
     this.handing.delete(name)
+    this.taken.delete(name)
+    this.asked.delete(name)
     this.watching.delete(name)
     this.ended.delete(name)
   }
@@ -320,6 +372,7 @@ export class RunnerPools {
   /** Leader only: pool upkeep runs from now until `signal` aborts. */
   lead(signal: AbortSignal): void {
     this.active = true
+    this.leadingSince = Date.now()
     signal.addEventListener('abort', () => (this.active = false), { once: true })
   }
 

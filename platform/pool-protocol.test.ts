@@ -33,6 +33,13 @@ describe('parseJobState', () => {
     })
     expect(parseJobState('{"jobId":"j","state":"failed","failure":{"code":"made_up","message":"m"}}')).toBeNull()
     expect(parseJobState('{"jobId":"j","state":"done"}')).toBeNull()
+    // A succeeded job's answered manifest is passed on as it came (the operator checks it).
+    expect(parseJobState('{"jobId":"j","state":"succeeded","result":{"files":"anything"}}')).toEqual({
+      jobId: 'j',
+      state: 'succeeded',
+      result: { files: 'anything' },
+    })
+    expect(parseJobState(`{"jobId":"j","state":"succeeded","result":${'['.repeat(100)}${']'.repeat(100)}}`)).toBeNull()
     expect(parseJobState('not json')).toBeNull()
   })
 })

@@ -50,6 +50,7 @@ export function parseJobState(text: string): PoolJobState | null {
     return null
   }
   if (typeof v?.jobId !== 'string' || !['running', 'succeeded', 'failed'].includes(v.state ?? '')) return null
+  if (v.state === 'succeeded' && v.result !== undefined) return { jobId: v.jobId, state: 'succeeded', result: v.result }
   if (v.state !== 'failed') return { jobId: v.jobId, state: v.state! }
   const failure = runnerFailureOf(v.failure)
   return failure ? { jobId: v.jobId, state: 'failed', failure } : null

@@ -12,13 +12,25 @@ const settings = poolSettings()
 /** A worker whose runs end when the test says. */
 function fakeWorker() {
   let started = 0
-  const runs: Array<{ jobId: string; accessKey: string; scratchDir: string; finish(o: JobOutcome): void }> = []
+  const runs: Array<{
+    jobId: string
+    accessKey: string
+    scratchDir: string
+    answerResult?: boolean
+    finish(o: JobOutcome): void
+  }> = []
   let aborted = 0
   const worker: PoolWorker = {
     start: async () => void started++,
     run: (config) =>
       new Promise<JobOutcome>((finish) =>
-        runs.push({ jobId: config.jobId, accessKey: config.storage.accessKey, scratchDir: config.scratchDir, finish }),
+        runs.push({
+          jobId: config.jobId,
+          accessKey: config.storage.accessKey,
+          scratchDir: config.scratchDir,
+          answerResult: config.answerResult,
+          finish,
+        }),
       ),
     abort: () => {
       aborted++
@@ -113,14 +125,21 @@ describe('PoolRunner', () => {
     expect(r.take(assignment({ jobId: 'job_02' }))).toEqual({ taken: false, why: 'busy' })
     await settle()
     expect(r.state('job_01')).toEqual({ jobId: 'job_01', state: 'running' })
-    expect(f.runs[0]).toMatchObject({ accessKey: 'a' })
+    // Its manifest, when small, is answered with its state rather than stored.
+    expect(f.runs[0]).toMatchObject({ accessKey: 'a', answerResult: true })
     expect(scratch.live).toEqual(new Set([f.runs[0].scratchDir]))
     f.runs[0].finish({ ok: true })
     await settle()
     expect(scratch.live.size).toBe(0) // removed after the job
     expect(r.state('job_01')).toEqual({ jobId: 'job_01', state: 'succeeded' })
     expect(r.health()).toMatchObject({ ready: true, busy: false, jobs: 1, bound: true })
-    await runOne(r, f, 'job_02')
+    // A manifest the run answers rather than stores comes with the state.
+    const result = { files: [], extras: {}, startedAt: '2026-11-29T00:00:00.000Z', upstreamMs: 5, storageMs: 1 }
+    expect(await runOne(r, f, 'job_02', 'tenant-a', { ok: true, result })).toEqual({
+      jobId: 'job_02',
+      state: 'succeeded',
+      result,
+    })
     expect(f.runs[1].scratchDir).not.toBe(f.runs[0].scratchDir)
   })
 

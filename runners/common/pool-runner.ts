@@ -253,6 +253,7 @@ export class PoolRunner {
         utility: a.utility,
         createdAtMs: Date.parse(a.createdAt),
         scratchDir,
+        answerResult: true,
         storage: {
           ...this.settings.base.storage,
           accessKey: a.credentials.accessKey,
@@ -277,7 +278,7 @@ export class PoolRunner {
     if (!current.timedOut && !current.stopped) {
       this.remember(
         outcome.ok
-          ? { jobId: a.jobId, state: 'succeeded' }
+          ? { jobId: a.jobId, state: 'succeeded', ...(outcome.result ? { result: outcome.result } : {}) }
           : { jobId: a.jobId, state: 'failed', failure: outcome.failure },
       )
     }

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import pino, { type Logger } from 'pino'
 import {
   inputObjectKey,
+  POOL,
   progressObjectKey,
   resultObjectKey,
   type RunnerFailure,
@@ -59,7 +60,9 @@ export interface UtilityOutcome {
 const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1)
 
 /** How one job's run ended: its result manifest stored, or a failure for the operator. */
-export type JobOutcome = { ok: true } | { ok: false; failure: RunnerFailure; exitCode: number }
+export type JobOutcome =
+  /** `result`: the manifest, when the run answers it rather than storing it (RunnerConfig.answerResult). */
+  { ok: true; result?: RunnerResult } | { ok: false; failure: RunnerFailure; exitCode: number }
 
 /**
  * The runner program's frame: read config from the environment, run the one job, and turn the
@@ -114,6 +117,7 @@ export async function runJob<I>(
   /** Outputs stored so far: removed again when the run fails, so a failed job leaves nothing. */
   const written: string[] = []
   let reporter: ProgressReporter | undefined
+  let answered: RunnerResult | undefined
   try {
     let step: Step = untraced
     let run: (body: () => Promise<void>) => Promise<void> = (body) => body()
@@ -203,15 +207,19 @@ export async function runJob<I>(
         storageMs,
         ...(reporter.last ? { progress: reporter.last } : {}),
       }
-      try {
-        await step('store manifest', {}, () => writeJson(store_, resultObjectKey(cfg.jobId), result))
-      } catch (err) {
-        child.error({ err }, 'storing result manifest failed')
-        throw new RunnerError('storage_error', 'Copying the output to storage failed.')
-      }
+      // A pool runner answers a small manifest with the job's state: no storage round trip.
+      if (cfg.answerResult && Buffer.byteLength(JSON.stringify(result)) <= POOL.maxAnsweredResultBytes)
+        answered = result
+      else
+        try {
+          await step('store manifest', {}, () => writeJson(store_, resultObjectKey(cfg.jobId), result))
+        } catch (err) {
+          child.error({ err }, 'storing result manifest failed')
+          throw new RunnerError('storage_error', 'Copying the output to storage failed.')
+        }
       child.info({ files: result.files.length, upstreamMs: result.upstreamMs, storageMs }, 'runner succeeded')
     })
-    return { ok: true }
+    return answered ? { ok: true, result: answered } : { ok: true }
   } catch (err) {
     // A failed run leaves nothing behind, its progress report included (the job keeps what the
     // operator last copied from it).

@@ -23,6 +23,11 @@ export interface RunnerConfig {
   terminationMessagePath: string
   /** Where the job's scratch files go: the temporary directory in job mode, a directory of its own in pool mode. */
   scratchDir: string
+  /**
+   * Pool mode: a result manifest that fits POOL.maxAnsweredResultBytes is not stored but answered
+   * with the job's state (the operator checks it as it checks a stored one).
+   */
+  answerResult?: boolean
   /** Set when the job is traced: its context and where spans go (docs/observability.md). */
   tracing?: { traceparent: string; endpoint: string; serviceName: string }
 }
