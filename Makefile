@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-uploads seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-uploads bench-storage-ops seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -142,6 +142,10 @@ bench-latency: deps binaries build
 # a one-call split-pdf with the file in the request against the same job from a URL.
 bench-uploads: deps binaries build
 	node dist/test/bench/uploads.js
+
+# What each kind of storage request of a small job costs MinIO (STS, small objects, a page).
+bench-storage-ops: deps binaries build
+	node dist/test/bench/storage-ops.js
 
 # Gateway resident memory over 15,000 rejected run requests (must stay flat).
 bench-memory: deps binaries build
