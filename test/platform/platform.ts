@@ -517,8 +517,16 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       // Extra trust (a test CA for callback receivers) also reaches programs restarted by a test.
       ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
     }
+    // DUTIL_OPERATOR_CPU_PROF=<dir>: the operator runs under --cpu-prof (benchmarks profile it).
+    const profile = process.env.DUTIL_OPERATOR_CPU_PROF
+    const operatorFlags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
     const startOperator = () =>
-      void start('operator', process.execPath, [join(REPO_ROOT, 'dist', 'operator', 'main.js')], programEnv)
+      void start(
+        'operator',
+        process.execPath,
+        [...operatorFlags, join(REPO_ROOT, 'dist', 'operator', 'main.js')],
+        programEnv,
+      )
     const startGateway = () =>
       void start('gateway', process.execPath, [join(REPO_ROOT, 'dist', 'gateway', 'main.js')], programEnv)
     if (opts.programs !== false) {
