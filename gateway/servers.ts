@@ -47,8 +47,12 @@ export function listen(config: GatewayConfig, app: Koa, log: Logger): GatewaySer
     close: async () => {
       files?.close()
       const closed = new Promise((resolve) => api.close(resolve))
+      // A keep-alive connection whose request is answered during the drain (a sync run told 202)
+      // goes idle after close() was called: it is closed then, not when its keep-alive expires.
+      const sweep = setInterval(() => api.closeIdleConnections(), 100)
       api.closeIdleConnections()
       await closed
+      clearInterval(sweep)
     },
   }
 }
