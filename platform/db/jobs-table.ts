@@ -5,8 +5,8 @@ import { inTransaction, NO_PARTITION, storableJson, type Database, type Queryabl
 import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type JobRow } from './job-row.js'
 import { utcDay } from '../../contract/time.js'
 import { ensurePartition } from './partitions.js'
-import { countAccepted, countFinished } from './usage-table.js'
-import { countLeftQueue, countPlatformQueued, countQueued, queuedIn } from './queued-counts.js'
+import { countAccepted, countFinished, finishedUsage } from './usage-table.js'
+import { countPlatformQueued, countQueued, queuedIn } from './queued-counts.js'
 
 /** The `jobs` table: every query the gateway and the operator make of the job record. */
 
@@ -22,7 +22,6 @@ const values = (row: JobRow) => JOB_COLUMNS.map((c) => columnValue(row, c))
 /** A row as read: metadata parsed back from its text. */
 const fromDb = (r: JobRow): JobRecord =>
   recordOf({ ...r, metadata: r.metadata === null ? null : JSON.parse(r.metadata as unknown as string) })
-const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ')
 
 /**
  * A named (prepared) statement: planning a query over every day's partition costs ~5 ms a time,
@@ -138,46 +137,51 @@ export async function findIdempotent(db: Queryable, apiKeyId: string, keyHash: s
 }
 
 /**
- * Writes the state a job is moving to (the operator, before it writes the status subresource).
- * Creates the row when there is none (a job accepted before the job record existed: the upgrade
- * path). A finished row is never moved back; the usage of a job is counted the first time its
- * row turns terminal. Returns whether the row changed.
+ * Writes the state a job is moving to (the operator, before it writes the status subresource):
+ * one statement, `job_transition` (migration 0008), which locks the row, moves the queued counts
+ * it leaves, writes it forward only and counts its usage the first time it turns final. Creates
+ * the row when there is none (a job accepted before the job record existed: the upgrade path).
+ * Returns whether the row changed.
  */
-export async function recordTransition(db: Database, job: JobRecord): Promise<boolean> {
+export async function recordTransition(db: Database, job: JobRecord, again = true): Promise<boolean> {
   const row = rowOf(job)
   const terminal = TERMINAL_STATES.includes(row.state)
-  return withPartition(db, row.created_at, () =>
+  const res = await db.query<{ outcome: 'missing' | 'changed' | 'unchanged' }>({
+    name: 'job_transition',
+    text: 'SELECT job_transition($1::jsonb, $2::jsonb) AS outcome',
+    values: [transitionRow(row), terminal ? JSON.stringify(finishedUsage(job)) : null],
+  })
+  const outcome = res.rows[0].outcome
+  if (outcome !== 'missing') return outcome === 'changed'
+  const inserted = await withPartition(db, row.created_at, () =>
     inTransaction(db, async (c) => {
-      const prev = await c.query<Pick<JobRow, 'state' | 'owner' | 'api_key_id' | 'user_email'>>(
-        'SELECT state, owner, api_key_id, user_email FROM jobs WHERE created_at = $1 AND id = $2 FOR UPDATE',
-        [row.created_at, row.id],
-      )
-      const before = prev.rows[0]
-      if (before === undefined) {
-        if (row.state === 'queued') await countQueued(c, row)
-        await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
-        if (terminal) await countFinished(c, job, true)
-        else await countAccepted(c, job)
-        if (row.state === 'queued') await countPlatformQueued(c)
-        return true
-      }
-      if ((TERMINAL_STATES as readonly string[]).includes(before.state)) return false
-      // Leaving the queue: the row is locked, so the update below is sure to apply. The counts
-      // go in the accepts' lock order (owner, key, usage, platform last).
-      const leaves = before.state === 'queued' && row.state !== 'queued'
-      if (leaves) await countLeftQueue(c, before)
-      const set = JOB_COLUMNS.filter((c) => c !== 'id' && c !== 'created_at')
-      const res = await c.query(
-        // Forward only: queued → running → finished (a stale view never moves a row back).
-        `UPDATE jobs SET ${set.map((col, i) => `${col} = $${i + 3}`).join(', ')}, updated_at = now() WHERE created_at = $1 AND id = $2 AND state NOT IN (${TERMINAL_SQL}) AND (state = 'queued' OR $${set.indexOf('state') + 3} <> 'queued')`,
-        [row.created_at, row.id, ...set.map((col) => columnValue(row, col))],
-      )
-      if (terminal && res.rowCount) await countFinished(c, job, false)
-      if (leaves) await countPlatformQueued(c, -1)
-      return (res.rowCount ?? 0) > 0
+      const prev = await c.query('SELECT 1 FROM jobs WHERE created_at = $1 AND id = $2 FOR UPDATE', [
+        row.created_at,
+        row.id,
+      ])
+      if (prev.rowCount) return false // written meanwhile
+      if (row.state === 'queued') await countQueued(c, row)
+      await c.query(`INSERT INTO jobs (${COLUMN_LIST}) VALUES (${PLACEHOLDERS})`, values(row))
+      if (terminal) await countFinished(c, job, true)
+      else await countAccepted(c, job)
+      if (row.state === 'queued') await countPlatformQueued(c)
+      return true
     }),
   )
+  // Another writer made the row meanwhile: this transition moves it as any other.
+  return inserted || (again && recordTransition(db, job, false))
 }
+
+/** The row as `job_transition` takes it: JSON, metadata as its verbatim text, the server's JSON cleaned for jsonb. */
+function transitionRow(row: JobRow): string {
+  const out: Record<string, unknown> = {}
+  for (const c of JOB_COLUMNS) {
+    const v = columnValue(row, c)
+    out[c] = c !== 'metadata' && typeof v === 'string' && JSON_COLUMNS.has(c) ? JSON.parse(v) : v
+  }
+  return JSON.stringify(out)
+}
+const JSON_COLUMNS = new Set<keyof JobRow>(['result', 'error', 'callback', 'progress'])
 
 /** Records the callback delivery bookkeeping of a job (the callback controller, after each attempt). */
 export async function recordCallback(db: Database, jobId: string, delivery: CallbackDelivery): Promise<void> {

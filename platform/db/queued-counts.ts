@@ -6,7 +6,8 @@ import { ownerOfJob } from '../../contract/owners.js'
  * The `queued_counts` table: how many jobs wait to start, for the whole platform, per owner and
  * per API key. Each count changes in the transaction that moves a job's row into or out of
  * `queued` (platform/db/jobs-table.ts), so a ceiling check reads one row, whatever the depth of
- * the queue. Locks are always taken in one order (owner, key, then the platform row last and
+ * the queue (a job leaving the queue is counted by the `job_transition` function, migration
+ * 0008, in the same order). Locks are always taken in one order (owner, key, then the platform row last and
  * only just before commit), so accepts and transitions never deadlock, and accepts of different
  * owners never wait on each other for longer than a commit.
  */
@@ -55,18 +56,6 @@ export async function countQueued(
  */
 export async function countPlatformQueued(db: Queryable, delta: 1 | -1 = 1): Promise<void> {
   await add(db, 'platform', delta)
-}
-
-/**
- * A queued job started, finished or was cancelled: one fewer for its owner and its key (the
- * platform's count follows with `countPlatformQueued(db, -1)` at the end of the transaction).
- */
-export async function countLeftQueue(
-  db: Queryable,
-  row: Pick<JobRow, 'owner' | 'api_key_id' | 'user_email'>,
-): Promise<void> {
-  await add(db, `owner/${ownerOfRow(row)}`, -1)
-  if (row.api_key_id) await add(db, `key/${row.api_key_id}`, -1)
 }
 
 /**

@@ -57,21 +57,40 @@ export async function countAccepted(db: Queryable, job: JobRecord): Promise<void
   await db.query(UPSERT, [...dimensions(job), 1, 0, 0, 0, '{}', 0, 0, 0])
 }
 
+/** What a job's outcome adds to its day's usage (the row of job_transition's `p_usage`, migration 0008). */
+export function finishedUsage(job: JobRecord): Record<string, unknown> {
+  const s = job.status!
+  const [day, source, apiKeyId, userEmail, utility, apiKeyName] = dimensions(job)
+  return {
+    day,
+    source,
+    api_key_id: apiKeyId,
+    user_email: userEmail,
+    utility,
+    api_key_name: apiKeyName,
+    succeeded: s.state === 'succeeded' ? 1 : 0,
+    failed: s.state === 'failed' ? 1 : 0,
+    cancelled: s.state === 'cancelled' ? 1 : 0,
+    errors: s.state === 'failed' ? { [s.error?.code ?? 'internal']: 1 } : {},
+    total_ms: s.timings?.totalMs ?? 0,
+    upstream_ms: s.timings?.upstreamMs ?? 0,
+    output_bytes: s.state === 'succeeded' ? (s.result?.files ?? []).reduce((n, f) => n + (f.size ?? 0), 0) : 0,
+  }
+}
+
 /** Counts a job's outcome, once, in the transaction that first writes it terminal. */
 export async function countFinished(db: Queryable, job: JobRecord, alsoAccepted: boolean): Promise<void> {
-  const s = job.status!
-  const errors = s.state === 'failed' ? { [s.error?.code ?? 'internal']: 1 } : {}
-  const bytes = s.state === 'succeeded' ? (s.result?.files ?? []).reduce((n, f) => n + (f.size ?? 0), 0) : 0
+  const u = finishedUsage(job)
   await db.query(UPSERT, [
     ...dimensions(job),
     alsoAccepted ? 1 : 0,
-    s.state === 'succeeded' ? 1 : 0,
-    s.state === 'failed' ? 1 : 0,
-    s.state === 'cancelled' ? 1 : 0,
-    JSON.stringify(errors),
-    s.timings?.totalMs ?? 0,
-    s.timings?.upstreamMs ?? 0,
-    bytes,
+    u.succeeded,
+    u.failed,
+    u.cancelled,
+    JSON.stringify(u.errors),
+    u.total_ms,
+    u.upstream_ms,
+    u.output_bytes,
   ])
 }
 

@@ -11,7 +11,7 @@ import {
 } from '../../contract/api-group.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { openDatabase, type Database } from '../../platform/db/database.js'
-import { createdAtOfJobId } from '../../platform/db/job-row.js'
+import { createdAtOfJobId, JOB_COLUMNS } from '../../platform/db/job-row.js'
 import {
   appendCallbackAttempt,
   CALLBACK_LOG_MAX,
@@ -106,6 +106,15 @@ describe('schema migrations', () => {
         `SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'callback_log'`,
       )
       expect(logColumn.rows).toEqual([{ data_type: 'jsonb' }])
+      // 0008: a transition is one statement, and it writes every column the record has.
+      const fn = await fresh.query<{ src: string }>(
+        `SELECT prosrc AS src FROM pg_proc WHERE proname = 'job_transition'`,
+      )
+      expect(fn.rows).toHaveLength(1)
+      const unset = JOB_COLUMNS.filter(
+        (c) => c !== 'id' && c !== 'created_at' && !fn.rows[0].src.includes(`${c} = r.${c}`),
+      )
+      expect(unset).toEqual([])
       const jobId = newId('job')
       const job = {
         metadata: { name: objectNameOf(jobId) },
