@@ -2,6 +2,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node'
+import { PDFDocument } from 'pdf-lib'
 import { inject } from 'vitest'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
@@ -86,4 +87,31 @@ export function execShellWords(command: string): string {
   return execFileSync('bash', ['-c', `node -e 'console.log(JSON.stringify(process.argv.slice(1)))' -- ${command}`], {
     encoding: 'utf8',
   })
+}
+
+/**
+ * html-pdf's one-call run of a page in the request whose picture is a form part (stored as the
+ * key's upload), answered as the PDF: the response, and the PDF's title, which tells whether the
+ * picture loaded ('picture loaded' or 'no picture').
+ */
+export async function renderPageWithPicture(gateway: string, key: string): Promise<{ res: Response; title?: string }> {
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+    'base64',
+  )
+  const page = new FormData()
+  page.append(
+    'input',
+    JSON.stringify({
+      html: `<body onload="document.title = document.images[0].naturalWidth > 0 ? 'picture loaded' : 'no picture'"><img src="logo.png"></body>`,
+    }),
+  )
+  page.append('assets', new Blob([png]), 'logo.png')
+  const res = await fetch(`${gateway}/v1/utilities/html-pdf`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, Accept: 'application/pdf' },
+    body: page,
+  })
+  if (res.status !== 200) return { res }
+  return { res, title: (await PDFDocument.load(new Uint8Array(await res.clone().arrayBuffer()))).getTitle() }
 }

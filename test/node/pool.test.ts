@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BatchV1Api } from '@kubernetes/client-node'
-import { PDFDocument } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
@@ -14,7 +13,7 @@ import { hostProcessesOfPod, type HostProcess } from '../support/host-processes.
 import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { BROWSER_SANDBOX_VALUES, NS, OOM_LIMIT, SANDBOX_PROFILE } from './chart-values.js'
-import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
+import { kubectl, kubectlAsync, putFile, renderPageWithPicture, upgradeRelease } from './helpers.js'
 
 /** The pools this file installs: small enough that every rule shows within a few jobs. */
 const SIZE = 2
@@ -327,26 +326,10 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
 
   // Last, on the key whose html-pdf pod the test before left idle: no later test counts pods.
   it("reads a key's uploads in its pool pod: a page in the request with its picture as a part, answered as the PDF", async () => {
-    const png = Buffer.from(
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-      'base64',
-    )
-    const page = new FormData()
-    page.append(
-      'input',
-      JSON.stringify({
-        html: `<body onload="document.title = document.images[0].naturalWidth > 0 ? 'picture loaded' : 'no picture'"><img src="logo.png"></body>`,
-      }),
-    )
-    page.append('assets', new Blob([png]), 'logo.png')
-    const rendered = await fetch(`${inject('gatewayUrl')}/v1/utilities/html-pdf`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${keys[0]}`, Accept: 'application/pdf' },
-      body: page,
-    })
-    expect(rendered.status, await rendered.clone().text()).toBe(200)
-    expect((await PDFDocument.load(new Uint8Array(await rendered.arrayBuffer()))).getTitle()).toBe('picture loaded')
-    const id = rendered.headers.get('dutil-job-id')!
+    const rendered = await renderPageWithPicture(inject('gatewayUrl'), keys[0])
+    expect(rendered.res.status, await rendered.res.clone().text()).toBe(200)
+    expect(rendered.title).toBe('picture loaded')
+    const id = rendered.res.headers.get('dutil-job-id')!
     expect(runnerPodOf(id)).toMatch(/^dutil-pool-html-pdf-/)
     // The picture is the key's upload: another key does not see it.
     const mine = await api('GET', '/v1/files', { key: keys[0] })

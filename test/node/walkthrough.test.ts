@@ -1,4 +1,3 @@
-import { PDFDocument } from 'pdf-lib'
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, inject, it } from 'vitest'
 import { BatchV1Api } from '@kubernetes/client-node'
@@ -9,7 +8,7 @@ import { firstKeyCommand } from '../support/chart-notes.js'
 import { officeDocument } from '../support/fixtures.js'
 import { makePdf } from '../support/pdfs.js'
 import { NS, RELEASE } from './chart-values.js'
-import { execShellWords, helm, kubectl, putFile, runnerPodsOf } from './helpers.js'
+import { execShellWords, helm, kubectl, putFile, renderPageWithPicture, runnerPodsOf } from './helpers.js'
 
 /**
  * The README walkthrough on a real node: every program and runner runs from its image in a
@@ -127,25 +126,9 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
         .subarray(0, 5)
         .toString(),
     ).toBe('%PDF-')
-    const png = Buffer.from(
-      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-      'base64',
-    )
-    const page = new FormData()
-    page.append(
-      'input',
-      JSON.stringify({
-        html: `<body onload="document.title = document.images[0].naturalWidth > 0 ? 'picture loaded' : 'no picture'"><img src="logo.png"></body>`,
-      }),
-    )
-    page.append('assets', new Blob([png]), 'logo.png')
-    const rendered = await fetch(`${gateway}/v1/utilities/html-pdf`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, Accept: 'application/pdf' },
-      body: page,
-    })
-    expect(rendered.status, await rendered.clone().text()).toBe(200)
-    expect((await PDFDocument.load(new Uint8Array(await rendered.arrayBuffer()))).getTitle()).toBe('picture loaded')
+    const rendered = await renderPageWithPicture(gateway, key)
+    expect(rendered.res.status, await rendered.res.clone().text()).toBe(200)
+    expect(rendered.title).toBe('picture loaded')
     const pdf = await makePdf(2)
     const offer = await api('POST', `/v1/files?name=direct.pdf&size=${pdf.length}`, { key })
     expect(offer.status, JSON.stringify(offer.body)).toBe(201)
