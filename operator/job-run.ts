@@ -147,6 +147,7 @@ export class JobRun implements RunBackend {
       case 'pending':
         return { kind: 'wait', recheckInMs: soon }
       case 'start-failure-waiting':
+      case 'failure-unseen':
         return { kind: 'wait', recheckInMs: obs.recheckInMs }
       case 'running':
         return { kind: 'running', startedAt: obs.podStartedAt, recheckInMs: soon, progress: true }

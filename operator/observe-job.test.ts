@@ -1,6 +1,6 @@
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
-import { observeJob, waitsForNode } from './observe-job.js'
+import { FAILED_POD_CATCH_UP_MS, observeJob, waitsForNode } from './observe-job.js'
 
 const job = (conditions: Array<{ type: string; reason?: string }> = []): V1Job => ({
   status: { conditions: conditions.map((c) => ({ ...c, status: 'True' })) },
@@ -60,6 +60,38 @@ describe('observeJob', () => {
     expect(observeJob(job([{ type: 'Failed', reason: 'PodFailurePolicy' }]), [p], 900)).toMatchObject({
       kind: 'failed',
       error: { code: 'upstream_rejected', message: 'The PDF has 600 pages', upstreamStatus: 404 },
+    })
+  })
+
+  it("waits for the pod that failed the Job when this view does not show its exit yet, then fails without the runner's account", () => {
+    const failedAt = '2026-11-22T10:00:06Z'
+    const failedJob: V1Job = {
+      status: {
+        conditions: [
+          { type: 'Failed', reason: 'PodFailurePolicy', status: 'True', lastTransitionTime: failedAt as never },
+        ],
+      },
+    }
+    const stillRunning = pod({ running: { startedAt: started } })
+    const at = (ms: number) => ({ imagePullGraceMs: 60_000, now: Date.parse(failedAt) + ms })
+    expect(observeJob(failedJob, [stillRunning], 900, at(50))).toEqual({ kind: 'failure-unseen', recheckInMs: 100 })
+    expect(observeJob(failedJob, [], 900, at(50)).kind).toBe('failure-unseen')
+    // Its exit arrives: the runner's own account.
+    const exited = pod({
+      terminated: {
+        exitCode: 10,
+        startedAt: started,
+        message: JSON.stringify({ code: 'upstream_rejected', message: 'Not found' }),
+      },
+    })
+    expect(observeJob(failedJob, [exited], 900, at(150))).toMatchObject({
+      kind: 'failed',
+      error: { code: 'upstream_rejected', message: 'Not found' },
+    })
+    // Its pod never shows (deleted meanwhile): the generic failure, after the catch-up time.
+    expect(observeJob(failedJob, [stillRunning], 900, at(FAILED_POD_CATCH_UP_MS))).toMatchObject({
+      kind: 'failed',
+      error: { code: 'upstream_error' },
     })
   })
 

@@ -24,8 +24,20 @@ export type Observation =
    * create), still within the grace (look again then).
    */
   | { kind: 'start-failure-waiting'; recheckInMs: number }
+  /**
+   * The Job failed on a runner's classified exit that this view's pods do not show yet (the Job
+   * and its pods are watched apart): look again, for the runner's own account of the failure.
+   */
+  | { kind: 'failure-unseen'; recheckInMs: number }
 
 const CRASH: JobError = { code: 'upstream_error', message: 'The utility failed unexpectedly.' }
+
+/**
+ * How long a Job failed by its pod failure policy waits for its pod's status to reach this view
+ * before it fails without the runner's account (a pod deleted meanwhile), and the pause between looks.
+ */
+export const FAILED_POD_CATCH_UP_MS = 10_000
+const FAILED_POD_RECHECK_MS = 100
 
 function condition(job: V1Job, ...types: string[]) {
   return job.status?.conditions?.find((c) => types.includes(c.type) && c.status === 'True')
@@ -78,6 +90,11 @@ export function classifiedFailure(
     }
   }
   return null
+}
+
+function exitedClassified(pod: V1Pod): boolean {
+  const exitCode = runnerState(pod)?.terminated?.exitCode
+  return exitCode !== undefined && (CLASSIFIED_EXIT_CODES as readonly number[]).includes(exitCode)
 }
 
 /** Waiting reasons of a container whose image cannot be had (kubelet's names). */
@@ -167,7 +184,13 @@ export function observeJob(
         message: `The utility did not finish within its time limit of ${deadlineSeconds} s.`,
       }
     } else if (failed.reason === 'PodFailurePolicy') {
-      error = classifiedFailure(pods) ?? CRASH
+      const told = classifiedFailure(pods)
+      if (!told && !pods.some(exitedClassified)) {
+        // The Job controller saw a classified exit this view has not: its account is on the way.
+        const waited = o.now - (parseTime(failed.lastTransitionTime) ?? o.now)
+        if (waited < FAILED_POD_CATCH_UP_MS) return { kind: 'failure-unseen', recheckInMs: FAILED_POD_RECHECK_MS }
+      }
+      error = told ?? CRASH
     } else {
       // Retries ran out: a runner that failed for a transient reason said which (only storage_error).
       const transient = classifiedFailure(pods, TRANSIENT_EXIT_CODES)
