@@ -78,9 +78,8 @@ export class PoolRun implements RunBackend {
     const name = uj.metadata.name
     const status = effectiveStatus(uj)
     // Handed over: its status names the pod, or this process handed it (its status says so later, if at all).
-    let takenAt = pools.takenAt(name)
     const pod = pools.podOf(uj) ?? (await pools.adopt(uj, tenantHash(tenantOf(uj.spec)), this.d.now()))
-    takenAt ??= pools.takenAt(name)
+    const takenAt = pools.takenAt(name)
     const startedAt = parseTime(status.startedAt) ?? takenAt ?? null
     const handed = Boolean(uj.status?.runnerPod) || takenAt !== undefined
     // Its pod told its end already (and may have exited since, a retiring pod does).
