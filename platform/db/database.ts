@@ -116,8 +116,14 @@ export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
  * values (results, errors, callback state); client metadata is stored as text, verbatim.
  */
 export function storableJson(v: unknown): string | null {
+  const cleaned = storableValue(v)
+  return cleaned === null ? null : JSON.stringify(cleaned)
+}
+
+/** The same value, cleaned, before it is written as JSON text (for a statement that takes a whole row as JSON). */
+export function storableValue(v: unknown): unknown {
   if (v === null || v === undefined) return null
-  return JSON.stringify(clean(v))
+  return clean(v)
 }
 
 function cleanString(s: string): string {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { CallbackAttemptEntry, CallbackDelivery } from '../../contract/crd-schemas.js'
 import { TERMINAL_STATES } from '../../contract/crd-schemas.js'
-import { inTransaction, NO_PARTITION, storableJson, type Database, type Queryable } from './database.js'
+import { inTransaction, NO_PARTITION, storableJson, storableValue, type Database, type Queryable } from './database.js'
 import { createdAtOfJobId, JOB_COLUMNS, recordOf, rowOf, type JobRecord, type JobRow } from './job-row.js'
 import { utcDay } from '../../contract/time.js'
 import { ensurePartition } from './partitions.js'
@@ -12,10 +12,12 @@ import { countPlatformQueued, countQueued, queuedIn } from './queued-counts.js'
 
 const COLUMN_LIST = JOB_COLUMNS.join(', ')
 const PLACEHOLDERS = JOB_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')
+/** The columns of the server's own JSON (jsonb); metadata is the client's, kept as text. */
+const JSON_COLUMNS = new Set<keyof JobRow>(['result', 'error', 'callback', 'progress'])
 /** A column's value as it is written: metadata as verbatim JSON text, the server's JSON as jsonb. */
 function columnValue(row: JobRow, c: keyof JobRow): unknown {
   if (c === 'metadata') return row.metadata === null ? null : JSON.stringify(row.metadata)
-  if (c === 'result' || c === 'error' || c === 'callback' || c === 'progress') return storableJson(row[c])
+  if (JSON_COLUMNS.has(c)) return storableJson(row[c])
   return row[c]
 }
 const values = (row: JobRow) => JOB_COLUMNS.map((c) => columnValue(row, c))
@@ -175,13 +177,9 @@ export async function recordTransition(db: Database, job: JobRecord, again = tru
 /** The row as `job_transition` takes it: JSON, metadata as its verbatim text, the server's JSON cleaned for jsonb. */
 function transitionRow(row: JobRow): string {
   const out: Record<string, unknown> = {}
-  for (const c of JOB_COLUMNS) {
-    const v = columnValue(row, c)
-    out[c] = c !== 'metadata' && typeof v === 'string' && JSON_COLUMNS.has(c) ? JSON.parse(v) : v
-  }
+  for (const c of JOB_COLUMNS) out[c] = JSON_COLUMNS.has(c) ? storableValue(row[c]) : columnValue(row, c)
   return JSON.stringify(out)
 }
-const JSON_COLUMNS = new Set<keyof JobRow>(['result', 'error', 'callback', 'progress'])
 
 /** Records the callback delivery bookkeeping of a job (the callback controller, after each attempt). */
 export async function recordCallback(db: Database, jobId: string, delivery: CallbackDelivery): Promise<void> {
