@@ -19,6 +19,8 @@ import { fileRoutes } from './routes/files.js'
 import { jobRoutes } from './routes/jobs.js'
 import { runUtilityRoutes } from './routes/run-utility.js'
 import { utilityRoutes } from './routes/utilities.js'
+import { GOTENBERG_ROUTES } from './gotenberg/plan.js'
+import { gotenbergRoutes, isGotenbergPath } from './gotenberg/routes.js'
 
 export interface AppDeps extends RouteDeps {
   keys: KeyRegistry
@@ -34,6 +36,8 @@ export interface AppDeps extends RouteDeps {
   requestTraces?: RequestTraces
   /** Peers whose traceparent keeps its sampling decision. */
   trustedTraceParents?: AllowedNetworks
+  /** Serve Gotenberg's routes for its clients (gateway/gotenberg/): off unless asked for. */
+  gotenbergRoutes?: boolean
 }
 
 const OPERATIONAL_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
@@ -83,6 +87,8 @@ export function createApp(deps: AppDeps): Koa {
     const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute
     if (matched) return String(matched)
     if (OPERATIONAL_PATHS.has(ctx.path) || ctx.path === '/v1/openapi.json') return ctx.path
+    if (deps.gotenbergRoutes && (ctx.path in GOTENBERG_ROUTES || ctx.path === '/health' || ctx.path === '/version'))
+      return ctx.path
     for (const r of v1) {
       const m = r.match(ctx.path, ctx.method)
       if (m.route) return m.pathAndMethod[m.pathAndMethod.length - 1].path as string
@@ -94,7 +100,8 @@ export function createApp(deps: AppDeps): Koa {
   app.use(traceRequests(routeOf, deps.requestTraces, deps.trustedTraceParents))
   // Outermost after it, so metrics and the access log see the status the error mapping chose.
   app.use(observeRequests(deps, routeOf))
-  app.use(errorMiddleware(deps.log, routeOf))
+  const plainText = deps.gotenbergRoutes ? (ctx: Context) => isGotenbergPath(ctx.path) : undefined
+  app.use(errorMiddleware(deps.log, routeOf, plainText))
   app.use(requestId)
   // From here every line logged with the request id carries the request's trace.
   if (deps.requestTraces) app.use(deps.requestTraces.track)
@@ -113,6 +120,7 @@ export function createApp(deps: AppDeps): Koa {
     await next()
   })
   if (deps.console) app.use(deps.console)
+  if (deps.gotenbergRoutes) app.use(gotenbergRoutes(deps))
   const auth = authenticate(deps.keys, deps.keyUsage)
   const limit = rateLimit(deps.limiter)
   // Every /v1 route needs the bearer key and counts against its rate limit.

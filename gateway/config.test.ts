@@ -17,7 +17,9 @@ describe('gateway settings', () => {
       syncWaitMs: 90_000,
       linkTtlSeconds: 3600,
       storage: { publicEndpoint: BASE.DUTIL_S3_ENDPOINT, bucket: 'dutil' },
+      gotenbergRoutes: false,
     })
+    expect(loadGatewayConfig({ ...BASE, DUTIL_GOTENBERG_ROUTES: 'true' }).gotenbergRoutes).toBe(true)
   })
 
   it('traces only when given a collector, and checks the tracing settings', () => {

@@ -44,6 +44,10 @@ export const GATEWAY_SETTINGS = Type.Object({
   }),
   DUTIL_RETENTION_DAYS: Setting.integer('Days finished jobs are kept', { default: 90, minimum: 1, maximum: 3650 }),
   DUTIL_TEST_HOOKS: Setting.boolean('Test-only routes (never in production)', false),
+  DUTIL_GOTENBERG_ROUTES: Setting.boolean(
+    "Serve Gotenberg's routes (/forms/..., /health, /version) for its clients, as jobs of the calling key",
+    false,
+  ),
   DUTIL_HEADERS_TIMEOUT_SECONDS: Setting.number('A client must send its request headers within this', {
     default: 10,
     minimum: 1,
@@ -138,6 +142,8 @@ export interface GatewayConfig {
   syncWaitMs: number
   retentionDays: number
   testHooks: boolean
+  /** Gotenberg's routes for its clients (gateway/gotenberg/, docs/gotenberg.md). */
+  gotenbergRoutes: boolean
   /** The files host's port (gateway/files-host.ts), or undefined when downloads go to storage directly. */
   filesPort?: number
   /** Proxies whose forwarding headers are believed (none: the peer is the client). */
@@ -181,6 +187,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     syncWaitMs: s.DUTIL_SYNC_WAIT_SECONDS * 1000,
     retentionDays: s.DUTIL_RETENTION_DAYS,
     testHooks: s.DUTIL_TEST_HOOKS,
+    gotenbergRoutes: s.DUTIL_GOTENBERG_ROUTES,
     trustedProxies: stopOnBad(() => cidrSetting('DUTIL_TRUSTED_PROXIES', s.DUTIL_TRUSTED_PROXIES)),
     trustedTraceParents: stopOnBad(() => cidrSetting('DUTIL_TRACING_TRUSTED_PARENTS', s.DUTIL_TRACING_TRUSTED_PARENTS)),
     filesPort: s.DUTIL_FILES_PORT,

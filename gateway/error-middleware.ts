@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa'
 import type { Logger } from 'pino'
 import { DatabaseUnavailableError } from '../platform/db/database.js'
 import { ApiError } from './api-error.js'
+import type { ErrorCode } from '../contract/error-codes.js'
 
 /** Seconds a client is asked to wait when the job record cannot be reached. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5
@@ -16,7 +17,12 @@ export function errorEnvelope(code: string, message: string, extra: Record<strin
  * `routeOf` names the route pattern a request matched: logged instead of its path, which may
  * hold a token (an invite link's).
  */
-export function errorMiddleware(log: Logger, routeOf: (ctx: Context) => string = () => 'unmatched') {
+export function errorMiddleware(
+  log: Logger,
+  routeOf: (ctx: Context) => string = () => 'unmatched',
+  /** Requests answered in plain text, as Gotenberg answers (its routes: gateway/gotenberg/). */
+  inPlainText: (ctx: Context) => boolean = () => false,
+) {
   return async (ctx: Context, next: Next) => {
     try {
       await next()
@@ -29,10 +35,12 @@ export function errorMiddleware(log: Logger, routeOf: (ctx: Context) => string =
         ctx.status = err.status
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v)
         // Every 500 carries the request id that the logs hold, as docs/api.md has it.
-        ctx.body = errorEnvelope(err.code, err.message, {
-          ...(err.details ? { details: err.details } : {}),
-          ...(err.status >= 500 ? { requestId } : {}),
-        })
+        if (inPlainText(ctx)) answerPlainText(ctx, err, requestId)
+        else
+          ctx.body = errorEnvelope(err.code, err.message, {
+            ...(err.details ? { details: err.details } : {}),
+            ...(err.status >= 500 ? { requestId } : {}),
+          })
         if (err.status >= 500)
           log.warn(
             {
@@ -57,14 +65,34 @@ export function errorMiddleware(log: Logger, routeOf: (ctx: Context) => string =
       if (err instanceof DatabaseUnavailableError) {
         // Nothing was accepted (a job exists only once its row is committed): safe to retry.
         log.warn({ ...where, err: (err.cause as Error)?.message }, 'job record unavailable')
-        ctx.status = 500
         ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
-        ctx.body = errorEnvelope('internal', 'The job record is unavailable right now; retry shortly.', { requestId })
+        const unavailable = new ApiError('internal', 'The job record is unavailable right now; retry shortly.')
+        ctx.status = 500
+        if (inPlainText(ctx)) answerPlainText(ctx, unavailable, requestId)
+        else ctx.body = errorEnvelope(unavailable.code, unavailable.message, { requestId })
         return
       }
       log.error({ err, ...where }, 'unexpected error')
       ctx.status = 500
-      ctx.body = errorEnvelope('internal', 'An unexpected error occurred.', { requestId })
+      const unexpected = new ApiError('internal', 'An unexpected error occurred.')
+      if (inPlainText(ctx)) answerPlainText(ctx, unexpected, requestId)
+      else ctx.body = errorEnvelope(unexpected.code, unexpected.message, { requestId })
     }
   }
+}
+
+/**
+ * Gotenberg's statuses where they differ from the API's: a document the utility refuses is a bad
+ * request (400), a run past its time is 503.
+ */
+const PLAIN_TEXT_STATUS: Partial<Record<ErrorCode, number>> = { upstream_rejected: 400, upstream_timeout: 503 }
+
+/** The error as Gotenberg's clients read one: its status and a plain-text message, the code first. */
+function answerPlainText(ctx: Context, err: ApiError, requestId: string): void {
+  ctx.status = PLAIN_TEXT_STATUS[err.code] ?? err.status
+  const lines = [`${err.code}: ${err.message}`]
+  for (const d of err.details ?? []) if (!err.message.includes(d.message)) lines.push(`${d.path}: ${d.message}`)
+  if (ctx.status >= 500) lines.push(`request id: ${requestId}`)
+  ctx.type = 'text/plain; charset=utf-8'
+  ctx.body = `${lines.join('\n')}\n`
 }

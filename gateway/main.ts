@@ -109,6 +109,7 @@ const app = createApp({
   metrics,
   syncWaitMs: config.syncWaitMs,
   testHooks: config.testHooks,
+  gotenbergRoutes: config.gotenbergRoutes,
   trustedProxies: config.trustedProxies,
   requestTraces,
   trustedTraceParents: config.trustedTraceParents,

@@ -1,11 +1,10 @@
-import type { Readable } from 'node:stream'
-import busboy from 'busboy'
 import type { Context } from 'koa'
 import type { UtilityDefinition } from '../contract/utility.js'
 import type { Upload } from '../platform/db/uploads-table.js'
-import { ApiError, invalid } from './api-error.js'
+import { invalid } from './api-error.js'
 import { MAX_BODY_BYTES } from './json-body.js'
-import { parseFileName, s3UrlOf } from './routes/files.js'
+import { s3UrlOf } from './routes/files.js'
+import { readForm } from './multipart-form.js'
 import { uploadKey } from '../contract/storage-keys.js'
 import { newFileBatch } from '../contract/ids.js'
 import type { Uploads } from './uploads.js'
@@ -16,8 +15,6 @@ export const MAX_MULTIPART_FILES = 100
 const FIELDS = new Set(['input', 'metadata', 'callbackUrl'])
 /** The field names document parts go by; a utility that takes `assets` (html-pdf) takes `assets` parts too. */
 const DOCUMENT_FIELDS = new Set(['file', 'files'])
-
-export const isMultipart = (ctx: Context) => /^multipart\/form-data\b/i.test(ctx.get('Content-Type'))
 
 /**
  * A run request sent as `multipart/form-data` (docs/api.md, The file in the request): each file
@@ -42,125 +39,37 @@ export async function readMultipartRun(
   const fileFields = takesAssets(utility) ? new Set([...DOCUMENT_FIELDS, 'assets']) : DOCUMENT_FIELDS
   // The request's files are one batch: one entry of its runner's storage grant for them all.
   const nextId = newFileBatch()
-  let parser: busboy.Busboy
-  try {
-    parser = busboy({
-      headers: ctx.req.headers,
-      limits: {
-        files: MAX_MULTIPART_FILES,
-        fields: FIELDS.size,
-        fieldSize: MAX_BODY_BYTES,
-        parts: MAX_MULTIPART_FILES + FIELDS.size,
+  await readForm(
+    ctx,
+    { files: MAX_MULTIPART_FILES, fields: FIELDS.size, fieldBytes: MAX_BODY_BYTES, noun: 'A multipart run' },
+    {
+      file: async (field, name, stream) => {
+        if (!fileFields.has(field))
+          throw invalid(
+            `Unknown part ${JSON.stringify(field.slice(0, 64))}: files go in parts named ${[...fileFields].join(', ')}.`,
+            [{ path: field.slice(0, 64), message: 'is not a known part' }],
+          )
+        const upload = checkOnly
+          ? await drained(stream, name)
+          : await uploads.store({
+              apiKeyId,
+              name,
+              expirySeconds: uploads.settings.defaultExpirySeconds,
+              body: stream,
+              nextId,
+            })
+        stored.push({ storageKey: upload.storageKey, name, field })
       },
-    })
-  } catch {
-    throw invalid('The multipart body has no boundary in its Content-Type.', [
-      { path: 'Content-Type', message: 'must be multipart/form-data with a boundary' },
-    ])
-  }
-  await new Promise<void>((resolve, reject) => {
-    let failed = false
-    const fail = (err: unknown) => {
-      if (failed) return
-      failed = true
-      ctx.req.unpipe(parser)
-      ctx.req.resume() // drain what is left, so the answer can be sent
-      reject(err)
-    }
-    // Files are stored one after another as they arrive; the parser waits for each.
-    let chain = Promise.resolve()
-    // Nothing a handler throws may escape into the parser's event loop (it would end the process).
-    const guarded =
-      <A extends unknown[]>(handle: (...args: A) => void) =>
-      (...args: A) => {
-        try {
-          handle(...args)
-        } catch (err) {
-          fail(err)
-        }
-      }
-    parser.on(
-      'file',
-      guarded((rawField: string | undefined, stream: Readable, info: busboy.FileInfo) => {
-        const field = rawField ?? ''
-        // A form that ends mid-file errs this stream, perhaps before it is read: the parser's own
-        // error answers the request; without a listener here it would end the process.
-        stream.on('error', () => {})
-        if (!fileFields.has(field)) {
-          stream.resume()
-          return fail(
-            invalid(
-              `Unknown part ${JSON.stringify(field.slice(0, 64))}: files go in parts named ${[...fileFields].join(', ')}.`,
-              [{ path: field.slice(0, 64), message: 'is not a known part' }],
-            ),
-          )
-        }
-        chain = chain.then(async () => {
-          if (failed) return void stream.resume()
-          const name = fileNameOf(info.filename)
-          try {
-            const upload = checkOnly
-              ? await drained(stream, name)
-              : await uploads.store({
-                  apiKeyId,
-                  name,
-                  expirySeconds: uploads.settings.defaultExpirySeconds,
-                  body: stream,
-                  nextId,
-                })
-            stored.push({ storageKey: upload.storageKey, name, field })
-          } catch (err) {
-            stream.resume()
-            fail(
-              err instanceof ApiError && err.details
-                ? new ApiError(err.code, `${name}: ${err.message}`, err.details, err.headers)
-                : err,
-            )
-          }
-        })
-      }),
-    )
-    parser.on(
-      'field',
-      guarded((rawField: string | undefined, value: string, info: busboy.FieldInfo) => {
-        // A part without a name has none (busboy gives undefined).
-        const field = rawField ?? ''
+      field: (field, value) => {
         if (!FIELDS.has(field))
-          return fail(
-            invalid(
-              `Unknown field ${JSON.stringify(field.slice(0, 64))}: a multipart run takes file parts and the fields input, metadata and callbackUrl.`,
-              [{ path: field.slice(0, 64), message: 'is not a known field' }],
-            ),
+          throw invalid(
+            `Unknown field ${JSON.stringify(field.slice(0, 64))}: a multipart run takes file parts and the fields input, metadata and callbackUrl.`,
+            [{ path: field.slice(0, 64), message: 'is not a known field' }],
           )
-        if (info.valueTruncated)
-          return fail(invalid(`The field ${field} is larger than 4 MB.`, [{ path: field, message: 'is too large' }]))
         fields[field] = value
-      }),
-    )
-    parser.on('filesLimit', () =>
-      fail(
-        invalid(`A multipart run takes at most ${MAX_MULTIPART_FILES} files.`, [
-          { path: 'files', message: `more than ${MAX_MULTIPART_FILES}` },
-        ]),
-      ),
-    )
-    parser.on('partsLimit', () =>
-      fail(invalid('The multipart body has too many parts.', [{ path: '(root)', message: 'too many parts' }])),
-    )
-    parser.on('fieldsLimit', () =>
-      fail(invalid('The multipart body has too many fields.', [{ path: '(root)', message: 'too many fields' }])),
-    )
-    parser.on('error', () =>
-      fail(
-        invalid('The multipart body could not be read.', [
-          { path: '(root)', message: 'is not valid multipart/form-data' },
-        ]),
-      ),
-    )
-    parser.on('close', () => void chain.then(() => (failed ? undefined : resolve())))
-    ctx.req.on('error', fail)
-    ctx.req.pipe(parser)
-  })
+      },
+    },
+  )
   const json = (field: string): unknown => {
     if (fields[field] === undefined) return undefined
     try {
@@ -232,19 +141,4 @@ function takesAssets(utility: UtilityDefinition): boolean {
 function takesFiles(utility: UtilityDefinition): boolean {
   const props = (utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {}
   return 'files' in props && !('url' in props)
-}
-
-/** A part's file name as an upload's: its last path segment (browsers may send a path), else `file`. */
-function fileNameOf(raw: string | undefined): string {
-  const last =
-    (raw ?? '')
-      .split(/[/\\]/)
-      .pop()
-      ?.replace(/[\u0000-\u001f\u007f]/g, '') ?? ''
-  if (!last || last === '.' || last === '..') return 'file'
-  try {
-    return parseFileName(last)
-  } catch {
-    return 'file'
-  }
 }

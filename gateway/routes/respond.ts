@@ -51,7 +51,7 @@ async function respondWithFile(ctx: Context, deps: RouteDeps, job: JobRecord): P
 }
 
 /** An attachment named `name`: an ASCII fallback and the UTF-8 name (RFC 6266). */
-function contentDisposition(name: string): string {
+export function contentDisposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
 }

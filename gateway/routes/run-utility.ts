@@ -7,7 +7,7 @@ import { newId } from '../../contract/ids.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../../contract/job-view.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
-import { acceptJob, completeHandOff } from '../accept-job.js'
+import { acceptJob, type Accepted, completeHandOff } from '../accept-job.js'
 import { ApiError, invalid } from '../api-error.js'
 import { assertCallbackUrlAllowed } from '../callback-url.js'
 import { assertStorageInputsReadable } from '../storage-inputs.js'
@@ -15,7 +15,8 @@ import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
 import { asResource } from '../job-reader.js'
 import { readJsonBody } from '../json-body.js'
-import { isMultipart, readMultipartRun } from '../multipart-run.js'
+import { isMultipart } from '../multipart-form.js'
+import { readMultipartRun } from '../multipart-run.js'
 import { traceparentOf } from '../../platform/tracing.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../utility-job.js'
 import { validateRunRequest } from '../validation.js'
@@ -71,7 +72,49 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   // The key alone identifies a valid request: a retry gets the original job whatever its body.
   if (!multipart) earlier = await findEarlier()
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
-  const req = body as RunRequest
+  const accepted = await acceptRun(ctx, deps, { utility, key, mode, request: body as RunRequest, hash })
+  if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
+  const created = accepted.job
+  if (mode === 'async') return respondWithJob(ctx, deps, created, false)
+  await respondWithJob(ctx, deps, await waitForSyncRun(ctx, deps, created), true)
+}
+
+/**
+ * A sync run's wait for its job: until it finishes, the sync wait runs out, the gateway shuts
+ * down or the client hangs up (then a job still queued is cancelled: see forgetQueued).
+ */
+export async function waitForSyncRun(
+  ctx: Context,
+  deps: RouteDeps,
+  created: UtilityJobResource,
+): Promise<UtilityJobResource> {
+  const wait = syncWait(ctx, deps.shutdown)
+  try {
+    const answered = await deps.waiters.waitForTerminal(created, deps.syncWaitMs, wait.signal)
+    if (wait.clientGone()) await forgetQueued(deps, answered, requestLogFields(ctx))
+    return answered
+  } finally {
+    wait.dispose()
+  }
+}
+
+/**
+ * The one way a run request becomes a job, once its body is read and checked against the
+ * utility's schema: its s3:// inputs checked as the key's own, its spec made, and the accept path
+ * taken (docs/api.md). Every way in (the JSON and multipart routes, the Gotenberg routes) ends here.
+ */
+export async function acceptRun(
+  ctx: Context,
+  deps: RouteDeps,
+  run: {
+    utility: UtilityDefinition
+    key: AuthenticatedKey
+    mode: 'sync' | 'async'
+    request: RunRequest
+    hash?: string
+  },
+): Promise<Accepted> {
+  const { utility, key, mode, request: req } = run
   const storageInputKeys = await assertStorageInputsReadable(req.input, {
     bucket: deps.bucket,
     find: (id) => deps.reader.find(id),
@@ -79,7 +122,6 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
     upload: (id) => deps.uploads.find(key.id, id),
   })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
-
   const now = Date.now()
   const jobId = newId('job', now)
   ctx.state.jobId = jobId
@@ -91,23 +133,14 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
     owner: { kind: 'key', id: key.id, name: key.name, owner: key.owner },
     request: req,
     storageInputKeys,
-    idempotencyKeyHash: hash,
+    idempotencyKeyHash: run.hash,
     deadlineSeconds: testDeadline,
   })
   const uj = utilityJobResource(spec, key.objectName, traceparentOf(ctx.state.traceContext))
   const accepted = await acceptJob(deps, uj, req.input)
-  if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
-  const created = accepted.job
-  deps.log.info({ ...requestLogFields(ctx), jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
-  if (mode === 'async') return respondWithJob(ctx, deps, created, false)
-  const wait = syncWait(ctx, deps.shutdown)
-  try {
-    const answered = await deps.waiters.waitForTerminal(created, deps.syncWaitMs, wait.signal)
-    if (wait.clientGone()) await forgetQueued(deps, answered, requestLogFields(ctx))
-    await respondWithJob(ctx, deps, answered, true)
-  } finally {
-    wait.dispose()
-  }
+  if (accepted.kind === 'created')
+    deps.log.info({ ...requestLogFields(ctx), jobId, utility: utility.slug, mode, apiKeyId: key.id }, 'job accepted')
+  return accepted
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ZipEntry, zipArchive } from '../common/zip-writer.js'
+import { type ZipEntry, zipArchive } from '../../platform/zip-writer.js'
 
 /**
  * Writes an .xlsx (Office Open XML spreadsheet) from plain cell values: one worksheet part per

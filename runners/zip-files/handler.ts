@@ -5,7 +5,7 @@ import { openInput } from '../common/read-input.js'
 import { everyBytes } from '../common/memory.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { ARCHIVE_NAME, type ByteBudget, capped, entryDate, namedFailure, storeUncompressed } from './entries.js'
-import { type ZipEntry, zipArchive } from '../common/zip-writer.js'
+import { type ZipEntry, zipArchive } from '../../platform/zip-writer.js'
 
 interface ZipFilesInput {
   files: Array<{ url: string; fileName: string }>

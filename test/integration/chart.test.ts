@@ -418,7 +418,7 @@ describe('helm lint and template', () => {
     expect(() => render('--set', 'runners.split-pdf.pool.browsers=2')).toThrow(/browsers/)
   })
 
-  it('passes per-utility runner resources, retention and images to the operator; routes /v1 (and /console unless turned off) through the optional Ingress', () => {
+  it("passes per-utility runner resources, retention and images to the operator; routes /v1 (and /console unless turned off, Gotenberg's routes when turned on) through the optional Ingress", () => {
     const docs = render(
       '--set-json',
       'runners.split-pdf.resources={"requests":{"cpu":"1","memory":"1Gi"},"limits":{"cpu":"2","memory":"3Gi"}}',
@@ -477,6 +477,26 @@ describe('helm lint and template', () => {
       'Ingress',
     )[0]
     expect(apiOnly.spec.rules[0].http.paths.map((p: any) => p.path)).toEqual(['/v1'])
+    // Gotenberg's routes: off unless asked for; then the gateway serves them and the ingress routes them.
+    const gatewayEnv = (d: Manifest[]) =>
+      named(d, 'Deployment', 'dutil-gateway').spec.template.spec.containers[0].env.map((e: any) => e.name)
+    expect(gatewayEnv(docs)).not.toContain('DUTIL_GOTENBERG_ROUTES')
+    const gotenberg = render(
+      '--set',
+      'gateway.ingress.enabled=true',
+      '--set',
+      'gateway.ingress.host=api.example.com',
+      '--set',
+      'gateway.gotenbergRoutes.enabled=true',
+    )
+    expect(gatewayEnv(gotenberg)).toContain('DUTIL_GOTENBERG_ROUTES')
+    expect(byKind(gotenberg, 'Ingress')[0].spec.rules[0].http.paths.map((p: any) => [p.path, p.pathType])).toEqual([
+      ['/v1', 'Prefix'],
+      ['/console', 'Prefix'],
+      ['/forms', 'Prefix'],
+      ['/health', 'Exact'],
+      ['/version', 'Exact'],
+    ])
     expect(() => render('--set', 'runners.split-pdf.resources.requests.cpu=lots')).toThrow(
       /runners\/split-pdf\/resources/,
     )

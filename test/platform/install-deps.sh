@@ -77,6 +77,19 @@ if [ "$(cat "$cache/venv-client/.requirements" 2>/dev/null)" != "$py_sum" ]; the
   echo "$py_sum" >"$cache/venv-client/.requirements"
 fi
 
+# Gotenberg's published clients, installed from their registries as their users install them
+# (outside this repository), for the tests of dutil's Gotenberg routes.
+gc_versions="chromiumly@6.0.0 gotenberg-client[httpx]==1.0.0"
+if [ "$(cat "$cache/gotenberg-clients/.versions" 2>/dev/null)" != "$gc_versions" ]; then
+  echo "[deps] installing Gotenberg's clients into $cache/gotenberg-clients"
+  rm -rf "$cache/gotenberg-clients"
+  mkdir -p "$cache/gotenberg-clients/node"
+  (cd "$cache/gotenberg-clients/node" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error chromiumly@6.0.0)
+  python3 -m venv "$cache/gotenberg-clients/venv"
+  "$cache/gotenberg-clients/venv/bin/pip" install -q --disable-pip-version-check "gotenberg-client[httpx]==1.0.0"
+  echo "$gc_versions" >"$cache/gotenberg-clients/.versions"
+fi
+
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[deps] installing npm packages"
   # `npm install` keeps the locked versions; `npm ci` is not used because the lock files this

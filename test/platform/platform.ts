@@ -507,6 +507,8 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
       DUTIL_PORT: String(p.gateway),
       DUTIL_OPERATOR_PORT: String(p.operator),
       DUTIL_TEST_HOOKS: String(opts.testHooks),
+      // Gotenberg's routes for its clients (off by default in the chart).
+      DUTIL_GOTENBERG_ROUTES: 'true',
       // The local platform is plain http on loopback: console cookies cannot be Secure here.
       DUTIL_CONSOLE_INSECURE_COOKIES: 'true',
       DUTIL_PUBLIC_URL: `http://127.0.0.1:${p.gateway}`,

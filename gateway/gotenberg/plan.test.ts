@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest'
+import { cssInches, naturalCompare, parseBool, parseInches } from './form-values.js'
+import { type FormFile, FormRefused, planOf } from './plan.js'
+
+const file = (name: string, field = 'files'): FormFile => ({
+  field,
+  name,
+  url: `s3://b/uploads/2026-11-29/f_${name}/${name}`,
+})
+const fields = (o: Record<string, string> = {}) => new Map(Object.entries(o))
+const refusal = (fn: () => unknown) => {
+  try {
+    fn()
+  } catch (err) {
+    return err as FormRefused
+  }
+  throw new Error('not refused')
+}
+
+describe('form values as Gotenberg reads them', () => {
+  it('reads booleans as Go does and lengths in inches or with a unit', () => {
+    expect(parseBool('x', 'True')).toBe(true)
+    expect(parseBool('x', '0')).toBe(false)
+    expect(() => parseBool('landscape', 'yes')).toThrow(/'landscape' is invalid \(got 'yes'\)/)
+    expect(parseInches('m', '1')).toBe(1)
+    expect(parseInches('m', '25.4mm')).toBeCloseTo(1)
+    expect(parseInches('m', '72pt')).toBeCloseTo(1)
+    expect(parseInches('m', '96px')).toBeCloseTo(1)
+    expect(parseInches('m', '2.54cm')).toBeCloseTo(1)
+    expect(() => parseInches('marginTop', '1em')).toThrow(/'marginTop' is invalid/)
+    expect(() => parseInches('marginTop', '-1')).toThrow(/below zero/)
+    expect(cssInches(0.39)).toBe('0.39in')
+    expect(cssInches(8.5)).toBe('8.5in')
+    expect(cssInches(10 / 25.4)).toBe('0.3937in')
+    expect(cssInches(0)).toBe('0')
+  })
+
+  it('orders names naturally: numbers as numbers', () => {
+    const names = ['10.pdf', 'b.pdf', '2.pdf', 'page_10.pdf', 'page_9.pdf', 'a.pdf', '1.pdf']
+    expect(names.sort(naturalCompare)).toEqual([
+      '1.pdf',
+      '2.pdf',
+      '10.pdf',
+      'a.pdf',
+      'b.pdf',
+      'page_9.pdf',
+      'page_10.pdf',
+    ])
+  })
+})
+
+describe('planOf', () => {
+  it("renders index.html with its other files as assets, on Gotenberg's default paper and margins", () => {
+    const plan = planOf('chromium-html', fields(), [file('index.html'), file('logo.png')])
+    expect(plan.runs).toEqual([
+      {
+        utility: 'html-pdf',
+        input: {
+          url: file('index.html').url,
+          assets: [{ url: file('logo.png').url, name: 'logo.png' }],
+          pdfOptions: {
+            width: '8.5in',
+            height: '11in',
+            margin: { top: '0.39in', bottom: '0.39in', left: '0.39in', right: '0.39in' },
+          },
+        },
+        stem: 'index',
+      },
+    ])
+  })
+
+  it('maps paper, margins, landscape, background, scale and CSS page size', () => {
+    const plan = planOf(
+      'chromium-url',
+      fields({
+        url: 'https://example.test/',
+        paperWidth: '210mm',
+        paperHeight: '297mm',
+        marginTop: '1cm',
+        marginLeft: '0',
+        landscape: 'true',
+        printBackground: 'true',
+        scale: '0.8',
+        preferCssPageSize: 'false',
+      }),
+      [],
+    )
+    expect(plan.runs[0].input).toEqual({
+      url: 'https://example.test/',
+      pdfOptions: {
+        width: '8.2677in',
+        height: '11.6929in',
+        margin: { top: '0.3937in', bottom: '0.39in', left: '0', right: '0.39in' },
+        landscape: true,
+        printBackground: true,
+        scale: 0.8,
+        preferCSSPageSize: false,
+      },
+    })
+  })
+
+  it('takes a field dutil does not offer only at its default, and refuses it otherwise, naming it', () => {
+    const at = fields({
+      url: 'https://example.test/',
+      waitDelay: '',
+      skipNetworkIdleEvent: 'true',
+      omitBackground: 'false',
+    })
+    expect(planOf('chromium-url', at, []).runs).toHaveLength(1)
+    const r = refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', waitDelay: '2s' }), []))
+    expect(r).toMatchObject({ field: 'waitDelay' })
+    expect(r.message).toMatch(/'waitDelay' is not supported by dutil/)
+    expect(
+      refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', pdfa: 'PDF/A-2b' }), [])),
+    ).toMatchObject({
+      field: 'pdfa',
+    })
+    expect(refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', colour: 'red' }), []))).toMatchObject({
+      field: 'colour',
+      message: "form field 'colour' is not one this route takes",
+    })
+    expect(refusal(() => planOf('chromium-html', fields(), [file('index.html'), file('footer.html')]))).toMatchObject({
+      field: 'footer.html',
+    })
+    expect(refusal(() => planOf('chromium-html', fields(), [file('page.html')]))).toMatchObject({ field: 'index.html' })
+    expect(refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', scale: '3' }), []))).toMatchObject({
+      field: 'scale',
+    })
+  })
+
+  it('converts each office document, in natural name order, merged into one when asked', () => {
+    const docs = [file('10-annex.xlsx'), file('2-report.docx')]
+    const plan = planOf('libreoffice', fields({ landscape: '1', nativePageRanges: '1-2', pdfa: 'PDF/A-2b' }), docs)
+    expect(plan.merge).toBe(false)
+    expect(plan.runs.map((r) => [r.utility, r.stem, r.input])).toEqual([
+      ['office-pdf', '2-report', { url: docs[1].url, landscape: true, pageRanges: '1-2', pdfa: 'PDF/A-2b' }],
+      ['office-pdf', '10-annex', { url: docs[0].url, landscape: true, pageRanges: '1-2', pdfa: 'PDF/A-2b' }],
+    ])
+    expect(planOf('libreoffice', fields({ merge: 'true' }), docs).merge).toBe(true)
+    expect(planOf('libreoffice', fields({ merge: 'true' }), [docs[0]]).merge).toBe(false)
+    expect(refusal(() => planOf('libreoffice', fields(), [file('notes.fodt')]))).toMatchObject({ field: 'notes.fodt' })
+    expect(refusal(() => planOf('libreoffice', fields({ password: 'secret' }), docs))).toMatchObject({
+      field: 'password',
+    })
+    expect(refusal(() => planOf('libreoffice', fields({ pdfa: 'PDF/A-4' }), docs))).toMatchObject({ field: 'pdfa' })
+  })
+
+  it('merges PDFs in natural name order, and splits into one file per page only', () => {
+    const merge = planOf('merge', fields(), [file('b.pdf'), file('a.pdf')])
+    expect(merge.runs[0].input).toEqual({ files: [{ url: file('a.pdf').url }, { url: file('b.pdf').url }] })
+    expect(refusal(() => planOf('merge', fields(), [file('a.pdf')]))).toMatchObject({ field: 'files' })
+    expect(refusal(() => planOf('merge', fields(), [file('a.pdf'), file('b.docx')]))).toMatchObject({ field: 'b.docx' })
+    const split = planOf('split', fields({ splitMode: 'intervals', splitSpan: ' 1 ' }), [file('report.pdf')])
+    expect(split).toMatchObject({ split: true, runs: [{ utility: 'split-pdf', stem: 'report' }] })
+    expect(
+      refusal(() => planOf('split', fields({ splitMode: 'intervals', splitSpan: '2' }), [file('r.pdf')])),
+    ).toMatchObject({ field: 'splitSpan' })
+    expect(
+      refusal(() => planOf('split', fields({ splitMode: 'pages', splitSpan: '1-2' }), [file('r.pdf')])),
+    ).toMatchObject({
+      field: 'splitMode',
+    })
+    expect(refusal(() => planOf('split', fields({ splitSpan: '1' }), [file('r.pdf')]))).toMatchObject({
+      field: 'splitMode',
+    })
+  })
+
+  it("refuses the PDF engines' extra files (watermark, stamp, embeds)", () => {
+    expect(
+      refusal(() => planOf('merge', fields(), [file('a.pdf'), file('b.pdf'), file('w.pdf', 'watermark')])),
+    ).toMatchObject({
+      field: 'watermark',
+    })
+  })
+})

@@ -1,0 +1,387 @@
+import {
+  cssInches,
+  FieldValueError,
+  naturalCompare,
+  parseBool,
+  parseInches,
+  parseInteger,
+  parseNumber,
+} from './form-values.js'
+
+/**
+ * What a request to one of Gotenberg's routes asks of dutil (docs/gotenberg.md): the dutil jobs
+ * that do it, and how their outputs make the answer. A pure function of the form's fields and
+ * files; everything it cannot do faithfully is refused naming the field or file, never ignored.
+ */
+
+export const GOTENBERG_ROUTES = {
+  '/forms/chromium/convert/html': 'chromium-html',
+  '/forms/chromium/convert/url': 'chromium-url',
+  '/forms/libreoffice/convert': 'libreoffice',
+  '/forms/pdfengines/merge': 'merge',
+  '/forms/pdfengines/split': 'split',
+} as const
+export type GotenbergRoute = (typeof GOTENBERG_ROUTES)[keyof typeof GOTENBERG_ROUTES]
+
+/** A file of the form, stored as an upload of the caller: its name and its s3:// URL. */
+export interface FormFile {
+  /** The form field it came in (Gotenberg's clients name it `files`, or after the file). */
+  field: string
+  name: string
+  url: string
+}
+
+/** One dutil job of a request. */
+export interface PlannedRun {
+  utility: 'html-pdf' | 'office-pdf' | 'merge-pdf' | 'split-pdf'
+  input: Record<string, unknown>
+  /** The name stem of its outputs in the answer (the input file's name without its extension). */
+  stem: string
+}
+
+export interface Plan {
+  runs: PlannedRun[]
+  /** The runs' PDFs merged into one, in order, by one more job (LibreOffice's `merge`). */
+  merge: boolean
+  /**
+   * How an output is named in the answer: `stem` of its run, its index among the run's outputs
+   * and how many there are. A single output keeps `<stem>.pdf`; split pages are `<stem>_<i>.pdf`.
+   */
+  split: boolean
+}
+
+/** A refusal of the form: the field or file it names and why (answered as 400). */
+export class FormRefused extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'FormRefused'
+  }
+}
+
+/** Office formats office-pdf converts, by extension (LibreOffice's route picks files by extension too). */
+export const OFFICE_EXTENSIONS = ['.docx', '.doc', '.odt', '.rtf', '.xlsx', '.xls', '.ods', '.pptx', '.ppt', '.odp']
+
+type Fields = ReadonlyMap<string, string>
+
+/**
+ * Gotenberg's fields dutil does not offer, with the value each has when not given: a request may
+ * send one at that value (some clients send every option), any other is refused naming it.
+ * Strings default to empty (Gotenberg reads an empty value as "not given").
+ */
+const DEFAULT_ONLY: Record<string, boolean | number | string> = {
+  // Chromium: waiting, network and page behaviour.
+  skipNetworkIdleEvent: true,
+  skipNetworkAlmostIdleEvent: true,
+  failOnHttpStatusCodes: '[499,599]',
+  failOnResourceHttpStatusCodes: '',
+  ignoreResourceHttpStatusDomains: '',
+  failOnResourceLoadingFailed: false,
+  failOnConsoleExceptions: false,
+  waitDelay: '',
+  waitWindowStatus: '',
+  waitForExpression: '',
+  waitForSelector: '',
+  cookies: '',
+  userAgent: '',
+  extraHttpHeaders: '',
+  emulatedMediaType: '',
+  emulatedMediaFeatures: '',
+  omitBackground: false,
+  singlePage: false,
+  nativePageRanges: '',
+  generateDocumentOutline: false,
+  generateTaggedPdf: false,
+  // LibreOffice export options.
+  password: '',
+  updateIndexes: true,
+  exportFormFields: true,
+  allowDuplicateFieldNames: false,
+  exportBookmarks: true,
+  exportBookmarksToPdfDestination: false,
+  exportPlaceholders: false,
+  exportNotes: false,
+  exportNotesPages: false,
+  exportOnlyNotesPages: false,
+  exportNotesInMargin: false,
+  convertOooTargetToPdfTarget: false,
+  exportLinksRelativeFsys: false,
+  exportHiddenSlides: false,
+  skipEmptyPages: false,
+  addOriginalDocumentAsStream: false,
+  singlePageSheets: false,
+  initialView: 0,
+  initialPage: 1,
+  magnification: 0,
+  zoom: 100,
+  pageLayout: 0,
+  firstPageOnLeft: false,
+  resizeWindowToInitialPage: false,
+  centerWindow: false,
+  openInFullScreenMode: false,
+  displayPDFDocumentTitle: true,
+  hideViewerMenubar: false,
+  hideViewerToolbar: false,
+  hideViewerWindowControls: false,
+  useTransitionEffects: true,
+  openBookmarkLevels: -1,
+  losslessImageCompression: false,
+  quality: 90,
+  reduceImageResolution: false,
+  maxImageResolution: 300,
+  nativeWatermarkText: '',
+  nativeWatermarkColor: 8388223,
+  nativeWatermarkFontHeight: 0,
+  nativeWatermarkRotateAngle: 0,
+  nativeWatermarkFontName: 'Helvetica',
+  nativeTiledWatermarkText: '',
+  nativePdfFormats: true,
+  // PDF engines: what Gotenberg does to a PDF after converting it (or to the PDFs it is given).
+  pdfa: '',
+  pdfua: false,
+  metadata: '',
+  flatten: false,
+  autoIndexBookmarks: false,
+  titleBookmarks: false,
+  bookmarks: '',
+  userPassword: '',
+  ownerPassword: '',
+  allowPrinting: true,
+  allowCopying: true,
+  allowModifying: true,
+  allowAnnotating: true,
+  allowFillingForms: true,
+  allowAssembling: true,
+  splitMode: '',
+  splitSpan: '',
+  splitUnify: false,
+  rotateAngle: '',
+  rotatePages: '',
+  optimizeImages: false,
+  imageQuality: '',
+  embedsMetadata: '',
+  watermarkSource: '',
+  watermarkExpression: '',
+  watermarkPages: '',
+  watermarkOptions: '',
+  stampSource: '',
+  stampExpression: '',
+  stampPages: '',
+  stampOptions: '',
+  facturxConformanceLevel: '',
+  facturxDocumentType: '',
+  facturxVersion: '1.0',
+}
+
+/** Whether `value` is the field's value when not given. */
+function isDefault(field: string, value: string, byDefault: boolean | number | string): boolean {
+  if (typeof byDefault === 'boolean') return parseBool(field, value) === byDefault
+  if (typeof byDefault === 'number') return parseNumber(field, value) === byDefault
+  if (field === 'failOnHttpStatusCodes') return value.replace(/\s+/g, '') === byDefault
+  return value === byDefault
+}
+
+/**
+ * The fields a request gives (an empty value is not given), each either taken by `takes` or at
+ * its default; anything else is refused naming it.
+ */
+function checkFields(fields: Fields, takes: ReadonlySet<string>): Map<string, string> {
+  const given = new Map<string, string>()
+  for (const [field, value] of fields) {
+    if (value === '') continue
+    if (takes.has(field)) {
+      given.set(field, value)
+      continue
+    }
+    if (!(field in DEFAULT_ONLY))
+      throw new FormRefused(field, `form field '${clip(field)}' is not one this route takes`)
+    if (!isDefault(field, value, DEFAULT_ONLY[field]))
+      throw new FormRefused(
+        field,
+        `form field '${field}' is not supported by dutil (only its default, ${JSON.stringify(DEFAULT_ONLY[field])}, is taken)`,
+      )
+  }
+  return given
+}
+
+const CHROMIUM_FIELDS = [
+  'paperWidth',
+  'paperHeight',
+  'marginTop',
+  'marginBottom',
+  'marginLeft',
+  'marginRight',
+  'landscape',
+  'printBackground',
+  'scale',
+  'preferCssPageSize',
+]
+
+/** Chromium's print options: Gotenberg's defaults (Letter, 0.39 in margins) unless given. */
+function pdfOptionsOf(given: Map<string, string>): Record<string, unknown> {
+  const inches = (field: string, byDefault: number) => {
+    const v = given.get(field)
+    return cssInches(v === undefined ? byDefault : parseInches(field, v))
+  }
+  const options: Record<string, unknown> = {
+    width: inches('paperWidth', 8.5),
+    height: inches('paperHeight', 11),
+    margin: {
+      top: inches('marginTop', 0.39),
+      bottom: inches('marginBottom', 0.39),
+      left: inches('marginLeft', 0.39),
+      right: inches('marginRight', 0.39),
+    },
+  }
+  const bool = (field: string, key: string) => {
+    const v = given.get(field)
+    if (v !== undefined) options[key] = parseBool(field, v)
+  }
+  bool('landscape', 'landscape')
+  bool('printBackground', 'printBackground')
+  bool('preferCssPageSize', 'preferCSSPageSize')
+  const scale = given.get('scale')
+  if (scale !== undefined) {
+    const n = parseNumber('scale', scale)
+    if (n < 0.1 || n > 2)
+      throw new FormRefused('scale', `form field 'scale' is invalid (got '${scale}'): from 0.1 to 2`)
+    options.scale = n
+  }
+  return options
+}
+
+const PDFA_LEVELS = new Set(['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'])
+
+/** The plan of one request, or a FormRefused / FieldValueError naming what cannot be done. */
+export function planOf(route: GotenbergRoute, fields: Fields, files: readonly FormFile[]): Plan {
+  for (const f of files) {
+    if (['watermark', 'stamp', 'embeds', 'facturxXml'].includes(f.field))
+      throw new FormRefused(f.field, `the '${f.field}' file of Gotenberg's PDF engines is not supported by dutil`)
+  }
+  switch (route) {
+    case 'chromium-html': {
+      const given = checkFields(fields, new Set(CHROMIUM_FIELDS))
+      const page = files.find((f) => f.name === 'index.html' || f.name.toLowerCase() === 'index.html')
+      if (!page) throw new FormRefused('index.html', "form file 'index.html' is required")
+      for (const f of files)
+        if (['header.html', 'footer.html'].includes(f.name.toLowerCase()))
+          throw new FormRefused(f.name, `form file '${f.name}' (header and footer templates) is not supported by dutil`)
+      const assets = files.filter((f) => f !== page)
+      return {
+        runs: [
+          {
+            utility: 'html-pdf',
+            input: {
+              url: page.url,
+              ...(assets.length ? { assets: assets.map((a) => ({ url: a.url, name: a.name })) } : {}),
+              pdfOptions: pdfOptionsOf(given),
+            },
+            stem: 'index',
+          },
+        ],
+        merge: false,
+        split: false,
+      }
+    }
+    case 'chromium-url': {
+      const given = checkFields(fields, new Set(['url', ...CHROMIUM_FIELDS]))
+      const url = given.get('url')
+      if (url === undefined) throw new FormRefused('url', "form field 'url' is required")
+      if (files.length) throw new FormRefused(files[0].name, 'this route takes a url and no files')
+      return {
+        runs: [{ utility: 'html-pdf', input: { url, pdfOptions: pdfOptionsOf(given) }, stem: 'result' }],
+        merge: false,
+        split: false,
+      }
+    }
+    case 'libreoffice': {
+      const given = checkFields(fields, new Set(['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'merge']))
+      const documents = sortedFiles(
+        files,
+        OFFICE_EXTENSIONS,
+        'an office document (' + OFFICE_EXTENSIONS.join(', ') + ')',
+      )
+      const input: Record<string, unknown> = {}
+      const landscape = given.get('landscape')
+      if (landscape !== undefined) input.landscape = parseBool('landscape', landscape)
+      const ranges = given.get('nativePageRanges')
+      if (ranges !== undefined) input.pageRanges = ranges
+      const pdfa = given.get('pdfa')
+      if (pdfa !== undefined) {
+        if (!PDFA_LEVELS.has(pdfa))
+          throw new FormRefused(
+            'pdfa',
+            `form field 'pdfa' is invalid (got '${clip(pdfa)}'): PDF/A-1b, PDF/A-2b or PDF/A-3b`,
+          )
+        input.pdfa = pdfa
+      }
+      const pdfua = given.get('pdfua')
+      if (pdfua !== undefined && parseBool('pdfua', pdfua)) input.pdfua = true
+      const merge = given.get('merge') !== undefined && parseBool('merge', given.get('merge')!)
+      return {
+        runs: documents.map((d) => ({ utility: 'office-pdf', input: { url: d.url, ...input }, stem: stemOf(d.name) })),
+        merge: merge && documents.length > 1,
+        split: false,
+      }
+    }
+    case 'merge': {
+      checkFields(fields, new Set())
+      const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
+      if (pdfs.length < 2) throw new FormRefused('files', 'merging takes at least two PDF files')
+      return {
+        runs: [{ utility: 'merge-pdf', input: { files: pdfs.map((p) => ({ url: p.url })) }, stem: 'merged' }],
+        merge: false,
+        split: false,
+      }
+    }
+    case 'split': {
+      const given = checkFields(fields, new Set(['splitMode', 'splitSpan', 'splitUnify']))
+      const mode = given.get('splitMode')
+      if (mode === undefined) throw new FormRefused('splitMode', "form field 'splitMode' is required")
+      const span = (given.get('splitSpan') ?? '').replace(/\s+/g, '')
+      if (span === '') throw new FormRefused('splitSpan', "form field 'splitSpan' is required")
+      if (mode !== 'intervals' && mode !== 'pages')
+        throw new FormRefused(
+          'splitMode',
+          `form field 'splitMode' is invalid (got '${clip(mode)}'): intervals or pages`,
+        )
+      // dutil's split-pdf makes one file per page: Gotenberg's intervals of one page.
+      if (mode !== 'intervals' || parseInteger('splitSpan', span) !== 1)
+        throw new FormRefused(
+          mode === 'intervals' ? 'splitSpan' : 'splitMode',
+          'dutil splits a PDF into one file per page only: splitMode intervals with splitSpan 1',
+        )
+      if (given.has('splitUnify') && parseBool('splitUnify', given.get('splitUnify')!))
+        throw new FormRefused('splitUnify', "form field 'splitUnify' is only for splitMode pages")
+      const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
+      return {
+        runs: pdfs.map((p) => ({ utility: 'split-pdf', input: { url: p.url }, stem: stemOf(p.name) })),
+        merge: false,
+        split: true,
+      }
+    }
+  }
+}
+
+/** The request's documents in their natural name order; any other file is refused naming it. */
+function sortedFiles(files: readonly FormFile[], extensions: readonly string[], what: string): FormFile[] {
+  if (files.length === 0) throw new FormRefused('files', `form files are required: at least one ${what}`)
+  for (const f of files)
+    if (!extensions.includes(extensionOf(f.name)))
+      throw new FormRefused(f.name, `form file '${clip(f.name)}' is not ${what}`)
+  return [...files].sort((a, b) => naturalCompare(a.name, b.name))
+}
+
+const extensionOf = (name: string) => {
+  const dot = name.lastIndexOf('.')
+  return dot > 0 ? name.slice(dot).toLowerCase() : ''
+}
+const stemOf = (name: string) => {
+  const dot = name.lastIndexOf('.')
+  return dot > 0 ? name.slice(0, dot) : name
+}
+const clip = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value)
+
+export { FieldValueError }
