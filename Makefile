@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-uploads bench-storage-ops seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-gotenberg bench-uploads bench-storage-ops seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -142,6 +142,13 @@ bench-latency: deps binaries build
 # a one-call split-pdf with the file in the request against the same job from a URL.
 bench-uploads: deps binaries build
 	node dist/test/bench/uploads.js
+
+# Gotenberg's routes: what the adapter adds to a small html-pdf beside dutil's own one-call route
+# (outside the job, p50), and office-pdf with 10 clients at once through /forms/libreoffice/convert;
+# then unoserver's warm LibreOffice with as many clients on the same machine (bench-office).
+bench-gotenberg: deps binaries build
+	node dist/test/bench/gotenberg.js
+	BENCH_CLIENTS=$${BENCH_GOTENBERG_CLIENTS:-10} BENCH_SECONDS=$${BENCH_GOTENBERG_SECONDS:-30} BENCH_RUNS=1 node dist/test/bench/office-anchors.js
 
 # What each kind of storage request of a small job costs MinIO (STS, small objects, a page).
 bench-storage-ops: deps binaries build

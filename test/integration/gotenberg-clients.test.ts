@@ -1,206 +1,122 @@
-import { execFile, execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { homedir, tmpdir } from 'node:os'
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
-import { PDFDocument } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { officeDocument } from '../support/fixtures.js'
-import { FileServer } from '../support/file-server.js'
-import { noisePng } from '../support/office-documents.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { BIN_DIR } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
 import { readZip } from '../support/zips.js'
+import { FileServer } from '../support/file-server.js'
+import {
+  chromiumlyConversions,
+  chromiumlyErrors,
+  pythonClientRound,
+  SERVED_PAGE,
+} from '../support/gotenberg-clients.js'
 import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
 
 /**
- * Gotenberg's published clients against dutil's Gotenberg routes, installed from their
- * registries as their users install them (test/platform/install-deps.sh: chromiumly from npm,
- * gotenberg-client from PyPI, outside this repository), pointed at the gateway with a dutil key
- * as their basic-auth password. Each request is a job of that key.
+ * Gotenberg's published clients against the local platform's Gotenberg routes (on there, as a
+ * chart with gateway.gotenbergRoutes.enabled has them). Each request is a job of the key.
  */
-const installed = join(process.env.DUTIL_CACHE ?? join(homedir(), '.cache', 'dutil'), 'gotenberg-clients')
-
-/** A page with its own picture (an asset) and a background colour. */
-const PAGE = `<!doctype html><html><head><style>body{background:#fde}</style></head>
-<body><h1>Invoice 2026-118</h1><img src="logo.png" width="120"></body></html>`
-
-/** The page sizes (points) of a PDF, in order. */
-async function pageSizes(pdf: Buffer): Promise<Array<[number, number]>> {
-  const doc = await PDFDocument.load(pdf)
-  return doc.getPages().map((p) => [Math.round(p.getWidth()), Math.round(p.getHeight())])
-}
-
-/** A PDF of `pages` pages `width` points wide (their order shows in a merge). */
-async function pdfOfWidth(width: number, pages: number): Promise<Buffer> {
-  const doc = await PDFDocument.create()
-  for (let i = 0; i < pages; i++) doc.addPage([width, 500])
-  return Buffer.from(await doc.save())
-}
-
-function textOf(pdf: Buffer): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-'))
-  writeFileSync(join(dir, 'out.pdf'), pdf)
-  return execFileSync('pdftotext', [join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
-}
-
 let files: FileServer
 let pageUrl: string
 
 beforeAll(async () => {
   files = await new FileServer().start()
-  pageUrl = files.add('page.html', Buffer.from('<!doctype html><h1>Served page</h1>'), 'text/html')
+  pageUrl = files.add('page.html', Buffer.from(SERVED_PAGE), 'text/html')
 })
 afterAll(() => files.stop())
 
+const target = async (name: string) => ({
+  gatewayUrl: inject('gatewayUrl'),
+  key: (await createKey({ name })).key,
+  pageUrl,
+})
+
 describe('chromiumly (npm) against the Gotenberg routes', () => {
-  // The client as its users load it: CommonJS from its installed package.
-  const chromiumly = () => createRequire(join(installed, 'node', 'package.json'))('chromiumly')
-
   it('converts HTML with its asset, a URL, office documents (single, several and merged), merges and splits PDFs; each request is a job of the key', async () => {
-    const { key } = await createKey({ name: 'chromiumly' })
-    const c = chromiumly()
-    c.Chromiumly.configure({ endpoint: inject('gatewayUrl'), username: 'dutil', password: key })
-
-    const html = await new c.HtmlConverter().convert({
-      html: Buffer.from(PAGE),
-      assets: [{ file: noisePng(64), name: 'logo.png' }],
-      properties: { size: { width: 8.27, height: 11.7 }, landscape: true, printBackground: true },
-    })
-    // A4 (8.27 × 11.7 in), landscape: Chromium rounds its points up.
-    const [[width, height]] = await pageSizes(html)
-    expect(Math.abs(width - 842)).toBeLessThanOrEqual(1)
-    expect(Math.abs(height - 595)).toBeLessThanOrEqual(1)
-    expect(textOf(html)).toContain('Invoice 2026-118')
-
-    const url = await new c.UrlConverter().convert({ url: pageUrl })
-    expect(await pageSizes(url)).toEqual([[612, 792]]) // Gotenberg's default paper: Letter
-    expect(textOf(url)).toContain('Served page')
-
-    const docx = { data: officeDocument('text.docx'), ext: 'docx' }
-    const three = { data: officeDocument('three-pages.docx'), ext: 'docx' }
-    const merged = await c.LibreOffice.convert({ files: [docx, three], merge: true })
-    expect(await pageSizes(merged)).toHaveLength(4)
-    const separate = await readZip(await c.LibreOffice.convert({ files: [docx, three] }))
-    expect(separate.map((e) => e.name)).toHaveLength(2)
-    expect(separate.every((e) => e.name.endsWith('.pdf'))).toBe(true)
-    const pageCounts = await Promise.all(separate.map(async (e) => (await pageSizes(e.data)).length))
-    expect(pageCounts.sort()).toEqual([1, 3])
-
-    const mergedPdfs = await c.PDFEngines.merge({ files: [await pdfOfWidth(200, 2), await pdfOfWidth(300, 1)] })
-    expect((await pageSizes(mergedPdfs)).map(([w]) => w)).toEqual([200, 200, 300])
-
-    const split = await readZip(
-      await c.PDFEngines.split({ files: [await makePdf(3)], options: { mode: 'intervals', span: '1' } }),
-    )
-    expect(split).toHaveLength(3)
-    for (const e of split) expect(await pageSizes(e.data)).toHaveLength(1)
-
-    const jobs = (await api('GET', '/v1/jobs?limit=100', { key })).body.items as Array<{
-      utility: string
-      status: string
-    }>
-    expect(jobs.map((j) => j.utility).sort()).toEqual(
-      [
-        'html-pdf',
-        'html-pdf',
-        'office-pdf',
-        'office-pdf',
-        'merge-pdf',
-        'office-pdf',
-        'office-pdf',
-        'merge-pdf',
-        'split-pdf',
-      ].sort(),
-    )
-    expect(jobs.every((j) => j.status === 'succeeded')).toBe(true)
+    await chromiumlyConversions(await target('chromiumly'))
   }, 240_000)
 
   it('reads the errors: 400 naming a field dutil does not support, 401 for a wrong key, 400 for a document that is not one', async () => {
-    const { key } = await createKey({ name: 'chromiumly-errors' })
-    const c = chromiumly()
-    c.Chromiumly.configure({ endpoint: inject('gatewayUrl'), username: 'dutil', password: key })
-    const unsupported = new c.HtmlConverter().convert({ html: Buffer.from(PAGE), waitDelay: '2s' })
-    await expect(unsupported).rejects.toThrow(/Status: 400[\s\S]*form field 'waitDelay' is not supported by dutil/)
-    const notPdf = c.PDFEngines.merge({ files: [Buffer.from('not a pdf'), await makePdf(1)] })
-    await expect(notPdf).rejects.toThrow(/Status: 400[\s\S]*upstream_rejected/)
-    c.Chromiumly.configure({ endpoint: inject('gatewayUrl'), username: 'dutil', password: 'dutil_wrong' })
-    await expect(new c.UrlConverter().convert({ url: pageUrl })).rejects.toThrow(/Status: 401/)
-    // Nothing ran for the refused field: the one job is the merge that failed on its input.
-    const jobs = (await api('GET', '/v1/jobs', { key })).body.items as Array<{ utility: string; status: string }>
-    expect(jobs).toEqual([expect.objectContaining({ utility: 'merge-pdf', status: 'failed' })])
+    await chromiumlyErrors(await target('chromiumly-errors'))
   }, 120_000)
 })
 
 describe('gotenberg-client (PyPI) against the Gotenberg routes', () => {
   it('converts HTML, a URL and office documents, merges and splits, checks health and reads an error', async () => {
-    const { key } = await createKey({ name: 'gotenberg-client' })
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-py-'))
-    writeFileSync(join(dir, 'index.html'), PAGE)
-    writeFileSync(join(dir, 'logo.png'), noisePng(64))
-    writeFileSync(join(dir, 'text.docx'), officeDocument('text.docx'))
-    writeFileSync(join(dir, 'three-pages.docx'), officeDocument('three-pages.docx'))
-    writeFileSync(join(dir, 'a.pdf'), await pdfOfWidth(200, 2))
-    writeFileSync(join(dir, 'b.pdf'), await pdfOfWidth(300, 1))
-    writeFileSync(join(dir, 'three.pdf'), await makePdf(3))
-    const script = `
-import json, sys
-from pathlib import Path
-from gotenberg_client import GotenbergClient
-from gotenberg_client._errors import HttpStatusError
-d = Path(sys.argv[1])
-out = {}
-def explain(kind, value, tb):
-    # An unexpected refusal: its body says why.
-    if isinstance(value, HttpStatusError):
-        print(value.response.status_code, value.response.content.decode(), file=sys.stderr)
-    sys.__excepthook__(kind, value, tb)
-sys.excepthook = explain
-with GotenbergClient(sys.argv[2], auth=("dutil", sys.argv[3]), http2=False, timeout=120) as client:
-    out["health"] = client.health.health().overall.value
-    with client.chromium.html_to_pdf() as route:
-        r = route.index(d / "index.html").resource(d / "logo.png").run()
-        r.to_file(d / "html.pdf")
-    with client.chromium.url_to_pdf() as route:
-        route.url(sys.argv[4]).run().to_file(d / "url.pdf")
-    with client.libre_office.to_pdf() as route:
-        route.convert_files([d / "text.docx", d / "three-pages.docx"]).merge(merge=True).run().to_file(d / "office.pdf")
-    with client.merge.merge() as route:
-        route.merge([d / "b.pdf", d / "a.pdf"]).run().to_file(d / "merged.pdf")
-    with client.split.split() as route:
-        r = route.split(d / "three.pdf").split_mode("intervals").split_span("1").run()
-        out["split"] = type(r).__name__
-        r.to_file(d / "split.zip")
-    try:
-        with client.libre_office.to_pdf() as route:
-            route.convert(d / "text.docx").export_notes(export_notes=True).run()
-        out["error"] = None
-    except HttpStatusError as e:
-        out["error"] = {"status": e.response.status_code, "body": e.response.content.decode()}
-print(json.dumps(out))
-`
-    writeFileSync(join(dir, 'run.py'), script)
-    const result = await new Promise<{ code: number; out: string; err: string }>((resolve) =>
-      execFile(
-        join(installed, 'venv', 'bin', 'python'),
-        [join(dir, 'run.py'), dir, inject('gatewayUrl'), key, pageUrl],
-        { env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 300_000 },
-        (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout, err: stderr }),
-      ),
-    )
-    expect(result.code, result.err).toBe(0)
-    const out = JSON.parse(result.out)
-    expect(out.health).toBe('up')
-    const { readFileSync } = await import('node:fs')
-    const read = (name: string) => readFileSync(join(dir, name))
-    expect(textOf(read('html.pdf'))).toContain('Invoice 2026-118')
-    expect(await pageSizes(read('url.pdf'))).toEqual([[612, 792]])
-    expect(await pageSizes(read('office.pdf'))).toHaveLength(4)
-    // The client names its files in the order given (00000_b.pdf, 00001_a.pdf): b first.
-    expect((await pageSizes(read('merged.pdf'))).map(([w]) => w)).toEqual([300, 200, 200])
-    expect(out.split).toBe('ZipFileResponse')
-    expect(await readZip(read('split.zip'))).toHaveLength(3)
-    expect(out.error.status).toBe(400)
-    expect(JSON.stringify(out.error)).toContain('exportNotes')
+    await pythonClientRound(await target('gotenberg-client'))
   }, 300_000)
+})
+
+describe('a plain form, as curl --form sends it', () => {
+  const post = (path: string, form: FormData, headers: Record<string, string>) =>
+    fetch(`${inject('gatewayUrl')}${path}`, { method: 'POST', headers, body: form })
+
+  it('names the answer after Gotenberg-Output-Filename, answers the trace, and is a job kubectl and the API show', async () => {
+    const { key } = await createKey({ name: 'curl' })
+    const basic = { Authorization: `Basic ${Buffer.from(`anyone:${key}`).toString('base64')}` }
+    const form = new FormData()
+    form.append('files', new Blob([await makePdf(2)]), 'report.pdf')
+    form.append('splitMode', 'intervals')
+    form.append('splitSpan', '1')
+    const res = await post('/forms/pdfengines/split', form, {
+      ...basic,
+      'Gotenberg-Output-Filename': 'pages',
+      'Gotenberg-Trace': 'trace-7',
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/zip')
+    expect(res.headers.get('content-disposition')).toContain('filename="pages.zip"')
+    expect(res.headers.get('gotenberg-trace')).toBe('trace-7')
+    const entries = await readZip(Buffer.from(await res.arrayBuffer()))
+    expect(entries.map((e) => e.name)).toEqual(['report_0.pdf', 'report_1.pdf'])
+    const jobId = res.headers.get('dutil-job-id')!
+    const job = await api('GET', `/v1/jobs/${jobId}`, { key })
+    expect(job.body).toMatchObject({
+      utility: 'split-pdf',
+      status: 'succeeded',
+      metadata: { gotenbergRoute: '/forms/pdfengines/split' },
+    })
+    const listed = execFileSync(
+      join(BIN_DIR, 'kubectl'),
+      ['--kubeconfig', inject('kubeconfigPath'), 'get', 'utilityjobs', '-n', 'dutil', objectNameOf(jobId)],
+      { encoding: 'utf8' },
+    )
+    expect(listed).toMatch(new RegExp(`${jobId}\\s+split-pdf\\s+sync\\s+succeeded`))
+  })
+
+  it('answers plain text: 401 with a Basic challenge, 400 for no form or an unknown field, 404 for a route dutil does not serve; /health and /version need no key', async () => {
+    const { key } = await createKey({ name: 'curl-errors' })
+    const none = await post('/forms/pdfengines/merge', new FormData(), {})
+    expect(none.status).toBe(401)
+    expect(none.headers.get('www-authenticate')).toMatch(/^Basic realm="dutil"/)
+    expect(none.headers.get('content-type')).toMatch(/^text\/plain/)
+    const bearer = { Authorization: `Bearer ${key}` }
+    const json = await fetch(`${inject('gatewayUrl')}/forms/pdfengines/merge`, {
+      method: 'POST',
+      headers: { ...bearer, 'Content-Type': 'application/json' },
+      body: '{}',
+    })
+    expect(json.status).toBe(400)
+    expect(await json.text()).toMatch(/^invalid_request: Send the request as multipart\/form-data/)
+    const unknown = new FormData()
+    unknown.append('files', new Blob([await makePdf(1)]), 'a.pdf')
+    unknown.append('files', new Blob([await makePdf(1)]), 'b.pdf')
+    unknown.append('colour', 'red')
+    const refused = await post('/forms/pdfengines/merge', unknown, { 'X-Api-Key': key })
+    expect(refused.status).toBe(400)
+    expect(await refused.text()).toContain("form field 'colour' is not one this route takes")
+    expect((await post('/forms/chromium/screenshot/url', new FormData(), bearer)).status).toBe(404)
+    const health = await fetch(`${inject('gatewayUrl')}/health`)
+    expect(health.status).toBe(200)
+    expect(await health.json()).toMatchObject({
+      status: 'up',
+      details: { chromium: { status: 'up' }, libreoffice: { status: 'up' } },
+    })
+    expect(await (await fetch(`${inject('gatewayUrl')}/version`)).text()).toMatch(/^8 /)
+    // No job was made for any of them.
+    expect((await api('GET', '/v1/jobs', { key })).body.items).toEqual([])
+  })
 })

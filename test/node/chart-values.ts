@@ -65,6 +65,9 @@ export function chartValues(o: {
     'database.existingSecret=dutil-database',
     '--set',
     'gateway.replicas=2',
+    // Gotenberg's routes, as a platform team turns them on (test/node/gotenberg-clients.test.ts).
+    '--set',
+    'gateway.gotenbergRoutes.enabled=true',
     '--set',
     'operator.replicas=2',
     // One 2-core node holds everything: small CPU requests, so a rolling upgrade's extra pods are

@@ -1,0 +1,211 @@
+import { execFile, execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { homedir, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PDFDocument } from 'pdf-lib'
+import { expect } from 'vitest'
+import { officeDocument } from './fixtures.js'
+import { noisePng } from './office-documents.js'
+import { makePdf } from './pdfs.js'
+import { readZip } from './zips.js'
+
+/**
+ * Gotenberg's published clients, installed from their registries as their users install them
+ * (test/platform/install-deps.sh: chromiumly from npm, gotenberg-client from PyPI, outside this
+ * repository), driven against a gateway's Gotenberg routes with a dutil key as their basic-auth
+ * password: the same rounds on the local platform and on the real node.
+ */
+const installed = join(process.env.DUTIL_CACHE ?? join(homedir(), '.cache', 'dutil'), 'gotenberg-clients')
+
+/** Where the rounds call: the gateway (its /v1 too, to list the key's jobs), a key, and a page a runner can load. */
+export interface RoundTarget {
+  gatewayUrl: string
+  key: string
+  pageUrl: string
+}
+
+/** The page pageUrl serves. */
+export const SERVED_PAGE = '<!doctype html><h1>Served page</h1>'
+
+/** The key's jobs, newest first (GET /v1/jobs). */
+async function jobsOf(gatewayUrl: string, key: string): Promise<Array<{ utility: string; status: string }>> {
+  const res = await fetch(`${gatewayUrl}/v1/jobs?limit=100`, { headers: { Authorization: `Bearer ${key}` } })
+  return ((await res.json()) as { items: Array<{ utility: string; status: string }> }).items
+}
+
+/** chromiumly as its users load it: CommonJS from its installed package. */
+const chromiumly = () => createRequire(join(installed, 'node', 'package.json'))('chromiumly')
+
+/** A page with its own picture (an asset) and a background colour. */
+const PAGE = `<!doctype html><html><head><style>body{background:#fde}</style></head>
+<body><h1>Invoice 2026-118</h1><img src="logo.png" width="120"></body></html>`
+
+/** The page sizes (points) of a PDF, in order. */
+async function pageSizes(pdf: Buffer): Promise<Array<[number, number]>> {
+  const doc = await PDFDocument.load(pdf)
+  return doc.getPages().map((p) => [Math.round(p.getWidth()), Math.round(p.getHeight())])
+}
+
+/** A PDF of `pages` pages `width` points wide (their order shows in a merge). */
+async function pdfOfWidth(width: number, pages: number): Promise<Buffer> {
+  const doc = await PDFDocument.create()
+  for (let i = 0; i < pages; i++) doc.addPage([width, 500])
+  return Buffer.from(await doc.save())
+}
+
+function textOf(pdf: Buffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-'))
+  writeFileSync(join(dir, 'out.pdf'), pdf)
+  return execFileSync('pdftotext', [join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
+}
+
+/**
+ * chromiumly: HTML with its asset, a URL, office documents (single, several and merged), a merge
+ * and a split; then each request is a job of the key, all succeeded.
+ */
+export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundTarget): Promise<void> {
+  const c = chromiumly()
+  c.Chromiumly.configure({ endpoint: gatewayUrl, username: 'dutil', password: key })
+
+  const html = await new c.HtmlConverter().convert({
+    html: Buffer.from(PAGE),
+    assets: [{ file: noisePng(64), name: 'logo.png' }],
+    properties: { size: { width: 8.27, height: 11.7 }, landscape: true, printBackground: true },
+  })
+  // A4 (8.27 × 11.7 in), landscape: Chromium rounds its points up.
+  const [[width, height]] = await pageSizes(html)
+  expect(Math.abs(width - 842)).toBeLessThanOrEqual(1)
+  expect(Math.abs(height - 595)).toBeLessThanOrEqual(1)
+  expect(textOf(html)).toContain('Invoice 2026-118')
+
+  const url = await new c.UrlConverter().convert({ url: pageUrl })
+  expect(await pageSizes(url)).toEqual([[612, 792]]) // Gotenberg's default paper: Letter
+  expect(textOf(url)).toContain('Served page')
+
+  const docx = { data: officeDocument('text.docx'), ext: 'docx' }
+  const three = { data: officeDocument('three-pages.docx'), ext: 'docx' }
+  const merged = await c.LibreOffice.convert({ files: [docx, three], merge: true })
+  expect(await pageSizes(merged)).toHaveLength(4)
+  const separate = await readZip(await c.LibreOffice.convert({ files: [docx, three] }))
+  expect(separate.map((e) => e.name)).toHaveLength(2)
+  expect(separate.every((e) => e.name.endsWith('.pdf'))).toBe(true)
+  const pageCounts = await Promise.all(separate.map(async (e) => (await pageSizes(e.data)).length))
+  expect(pageCounts.sort()).toEqual([1, 3])
+
+  const mergedPdfs = await c.PDFEngines.merge({ files: [await pdfOfWidth(200, 2), await pdfOfWidth(300, 1)] })
+  expect((await pageSizes(mergedPdfs)).map(([w]) => w)).toEqual([200, 200, 300])
+
+  const split = await readZip(
+    await c.PDFEngines.split({ files: [await makePdf(3)], options: { mode: 'intervals', span: '1' } }),
+  )
+  expect(split).toHaveLength(3)
+  for (const e of split) expect(await pageSizes(e.data)).toHaveLength(1)
+
+  const jobs = await jobsOf(gatewayUrl, key)
+  expect(jobs.map((j) => j.utility).sort()).toEqual(
+    [
+      'html-pdf',
+      'html-pdf',
+      'office-pdf',
+      'office-pdf',
+      'merge-pdf',
+      'office-pdf',
+      'office-pdf',
+      'merge-pdf',
+      'split-pdf',
+    ].sort(),
+  )
+  expect(jobs.every((j) => j.status === 'succeeded')).toBe(true)
+}
+
+/** chromiumly reading dutil's errors: a field it does not support, a document that is not one, a wrong key. */
+export async function chromiumlyErrors({ gatewayUrl, key, pageUrl }: RoundTarget): Promise<void> {
+  const c = chromiumly()
+  c.Chromiumly.configure({ endpoint: gatewayUrl, username: 'dutil', password: key })
+  // Refused by name, in plain text, the trace the client sent answered back.
+  const unsupported = new c.HtmlConverter().convert({ html: Buffer.from(PAGE), waitDelay: '2s', trace: 'invoice-118' })
+  await expect(unsupported).rejects.toThrow(
+    /Status: 400[\s\S]*Trace: invoice-118[\s\S]*form field 'waitDelay' is not supported by dutil/,
+  )
+  // Gotenberg's webhook posts the file's bytes; dutil's callbacks are signed events: refused, never sent.
+  const webhook = new c.UrlConverter().convert({ url: pageUrl, webhook: { webhookUrl: 'https://127.0.0.1:9/hook' } })
+  await expect(webhook).rejects.toThrow(/Status: 400[\s\S]*Gotenberg-Webhook-Url is not supported by dutil/)
+  const notPdf = c.PDFEngines.merge({ files: [Buffer.from('not a pdf'), await makePdf(1)] })
+  await expect(notPdf).rejects.toThrow(/Status: 400[\s\S]*upstream_rejected/)
+  c.Chromiumly.configure({ endpoint: gatewayUrl, username: 'dutil', password: 'dutil_wrong' })
+  await expect(new c.UrlConverter().convert({ url: pageUrl })).rejects.toThrow(/Status: 401/)
+  // Nothing ran for the refused requests: the one job is the merge that failed on its input.
+  const jobs = await jobsOf(gatewayUrl, key)
+  expect(jobs).toEqual([expect.objectContaining({ utility: 'merge-pdf', status: 'failed' })])
+}
+
+/** gotenberg-client (Python): HTML, a URL, office documents merged, a merge, a split, health and an error. */
+export async function pythonClientRound({ gatewayUrl, key, pageUrl }: RoundTarget): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-py-'))
+  writeFileSync(join(dir, 'index.html'), PAGE)
+  writeFileSync(join(dir, 'logo.png'), noisePng(64))
+  writeFileSync(join(dir, 'text.docx'), officeDocument('text.docx'))
+  writeFileSync(join(dir, 'three-pages.docx'), officeDocument('three-pages.docx'))
+  writeFileSync(join(dir, 'a.pdf'), await pdfOfWidth(200, 2))
+  writeFileSync(join(dir, 'b.pdf'), await pdfOfWidth(300, 1))
+  writeFileSync(join(dir, 'three.pdf'), await makePdf(3))
+  const script = `
+import json, sys
+from pathlib import Path
+from gotenberg_client import GotenbergClient
+from gotenberg_client._errors import HttpStatusError
+d = Path(sys.argv[1])
+out = {}
+def explain(kind, value, tb):
+  # An unexpected refusal: its body says why.
+  if isinstance(value, HttpStatusError):
+      print(value.response.status_code, value.response.content.decode(), file=sys.stderr)
+  sys.__excepthook__(kind, value, tb)
+sys.excepthook = explain
+with GotenbergClient(sys.argv[2], auth=("dutil", sys.argv[3]), http2=False, timeout=120) as client:
+  out["health"] = client.health.health().overall.value
+  with client.chromium.html_to_pdf() as route:
+      r = route.index(d / "index.html").resource(d / "logo.png").run()
+      r.to_file(d / "html.pdf")
+  with client.chromium.url_to_pdf() as route:
+      route.url(sys.argv[4]).run().to_file(d / "url.pdf")
+  with client.libre_office.to_pdf() as route:
+      route.convert_files([d / "text.docx", d / "three-pages.docx"]).merge(merge=True).run().to_file(d / "office.pdf")
+  with client.merge.merge() as route:
+      route.merge([d / "b.pdf", d / "a.pdf"]).run().to_file(d / "merged.pdf")
+  with client.split.split() as route:
+      r = route.split(d / "three.pdf").split_mode("intervals").split_span("1").run()
+      out["split"] = type(r).__name__
+      r.to_file(d / "split.zip")
+  try:
+      with client.libre_office.to_pdf() as route:
+          route.convert(d / "text.docx").export_notes(export_notes=True).run()
+      out["error"] = None
+  except HttpStatusError as e:
+      out["error"] = {"status": e.response.status_code, "body": e.response.content.decode()}
+print(json.dumps(out))
+`
+  writeFileSync(join(dir, 'run.py'), script)
+  const result = await new Promise<{ code: number; out: string; err: string }>((resolve) =>
+    execFile(
+      join(installed, 'venv', 'bin', 'python'),
+      [join(dir, 'run.py'), dir, gatewayUrl, key, pageUrl],
+      { env: { PATH: process.env.PATH, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 300_000 },
+      (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: stdout, err: stderr }),
+    ),
+  )
+  expect(result.code, result.err).toBe(0)
+  const out = JSON.parse(result.out)
+  expect(out.health).toBe('up')
+  const read = (name: string) => readFileSync(join(dir, name))
+  expect(textOf(read('html.pdf'))).toContain('Invoice 2026-118')
+  expect(await pageSizes(read('url.pdf'))).toEqual([[612, 792]])
+  expect(await pageSizes(read('office.pdf'))).toHaveLength(4)
+  // The client names its files in the order given (00000_b.pdf, 00001_a.pdf): b first.
+  expect((await pageSizes(read('merged.pdf'))).map(([w]) => w)).toEqual([300, 200, 200])
+  expect(out.split).toBe('ZipFileResponse')
+  expect(await readZip(read('split.zip'))).toHaveLength(3)
+  expect(out.error.status).toBe(400)
+  expect(JSON.stringify(out.error)).toContain('exportNotes')
+}
