@@ -8,6 +8,7 @@ import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { kubeConfig } from '../integration/helpers/keys.js'
 import { BIN_DIR } from '../platform/platform.js'
+import { until } from '../platform/wait-for.js'
 import { CHART, NS, RELEASE } from './chart-values.js'
 
 /**
@@ -114,4 +115,31 @@ export async function renderPageWithPicture(gateway: string, key: string): Promi
   })
   if (res.status !== 200) return { res }
   return { res, title: (await PDFDocument.load(new Uint8Array(await res.clone().arrayBuffer()))).getTitle() }
+}
+
+/** Pool mode for one utility, at its pool size, until a spare pool pod is ready. */
+export async function poolOn(slug: string, size: number): Promise<void> {
+  await upgradeRelease(
+    `runners.${slug}.mode=pool`,
+    `runners.${slug}.pool.size=${size}`,
+    // This release gives xls-to-xlsx the OOM test's small limit (chart-values.ts); a pool pod
+    // holds its runtime between jobs.
+    ...(slug === 'xls-to-xlsx' ? [`runners.${slug}.resources.limits.memory=1Gi`] : []),
+  )
+  const ready = () =>
+    (
+      JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', `${LABELS.pool}=${slug}`, '-o', 'json'])) as {
+        items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>
+      }
+    ).items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length
+  await until(`a spare ${slug} pool pod ready`, async () => ready() >= 1, 120_000, 500)
+}
+
+/**
+ * Back to job mode, and its pool pods gone: the next utility's pool gets the node to itself
+ * (pool pods of every utility at once do not fit on one 2-core node).
+ */
+export async function poolOff(slug: string): Promise<void> {
+  await upgradeRelease(`runners.${slug}.mode=job`)
+  await kubectlAsync(['-n', NS, 'delete', 'pods', '-l', `${LABELS.pool}=${slug}`, '--wait=true'])
 }

@@ -4,7 +4,6 @@ import { join } from 'node:path'
 import { describe, expect, inject, it } from 'vitest'
 import { createKey } from '../integration/helpers/keys.js'
 import { REPO_ROOT } from '../platform/platform.js'
-import { until } from '../platform/wait-for.js'
 import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { burst, burstRow, BURST_TABLE_HEADER, percentile } from '../bench/burst.js'
@@ -21,7 +20,7 @@ import { catalog } from '../../runners/catalog.js'
 import { LABELS } from '../../contract/api-group.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { BROWSER_SANDBOX_VALUES, NS, RELEASE } from './chart-values.js'
-import { kubectl, kubectlAsync, putFile, upgradeRelease } from './helpers.js'
+import { kubectl, poolOff, poolOn, putFile, upgradeRelease } from './helpers.js'
 
 /**
  * `make bench-throughput-node`: `make bench-throughput`'s bursts on the real node (kubelet +
@@ -190,33 +189,6 @@ function poolNow(slug: string): string {
   const pods = JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', `${LABELS.pool}=${slug}`, '-o', 'json'])) as PodList
   const bound = pods.items.filter((p) => p.metadata.labels?.[LABELS.poolTenant]).length
   return `${pods.items.length} pods, ${bound} bound to a tenant`
-}
-
-/** Pool mode for one utility, at its pool size, until a spare pool pod is ready. */
-async function poolOn(slug: string, size: number): Promise<void> {
-  await upgradeRelease(
-    `runners.${slug}.mode=pool`,
-    `runners.${slug}.pool.size=${size}`,
-    // This release gives xls-to-xlsx the OOM test's small limit (chart-values.ts); a pool pod
-    // holds its runtime between jobs.
-    ...(slug === 'xls-to-xlsx' ? [`runners.${slug}.resources.limits.memory=1Gi`] : []),
-  )
-  const ready = () =>
-    (
-      JSON.parse(kubectl(['-n', NS, 'get', 'pods', '-l', `${LABELS.pool}=${slug}`, '-o', 'json'])) as {
-        items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>
-      }
-    ).items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length
-  await until(`a spare ${slug} pool pod ready`, async () => ready() >= 1, 120_000, 500)
-}
-
-/**
- * Back to job mode, and its pool pods gone: the next utility's pool gets the node to itself
- * (pool pods of every utility at once do not fit on one 2-core node).
- */
-async function poolOff(slug: string): Promise<void> {
-  await upgradeRelease(`runners.${slug}.mode=job`)
-  await kubectlAsync(['-n', NS, 'delete', 'pods', '-l', `${LABELS.pool}=${slug}`, '--wait=true'])
 }
 
 describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
