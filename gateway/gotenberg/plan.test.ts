@@ -145,24 +145,32 @@ describe('planOf', () => {
     expect(refusal(() => planOf('libreoffice', fields({ pdfa: 'PDF/A-4' }), docs))).toMatchObject({ field: 'pdfa' })
   })
 
-  it('merges PDFs in natural name order, and splits into one file per page only', () => {
+  it('merges PDFs in natural name order, and splits by intervals or by pages, one file each or unified', () => {
     const merge = planOf('merge', fields(), [file('b.pdf'), file('a.pdf')])
     expect(merge.runs[0].input).toEqual({ files: [{ url: file('a.pdf').url }, { url: file('b.pdf').url }] })
     expect(refusal(() => planOf('merge', fields(), [file('a.pdf')]))).toMatchObject({ field: 'files' })
     expect(refusal(() => planOf('merge', fields(), [file('a.pdf'), file('b.docx')]))).toMatchObject({ field: 'b.docx' })
-    const split = planOf('split', fields({ splitMode: 'intervals', splitSpan: ' 1 ' }), [file('report.pdf')])
-    expect(split).toMatchObject({ split: true, runs: [{ utility: 'split-pdf', stem: 'report' }] })
-    expect(
-      refusal(() => planOf('split', fields({ splitMode: 'intervals', splitSpan: '2' }), [file('r.pdf')])),
-    ).toMatchObject({ field: 'splitSpan' })
-    expect(
-      refusal(() => planOf('split', fields({ splitMode: 'pages', splitSpan: '1-2' }), [file('r.pdf')])),
-    ).toMatchObject({
-      field: 'splitMode',
+    const split = (o: Record<string, string>) => planOf('split', fields(o), [file('report.pdf')])
+    expect(split({ splitMode: 'intervals', splitSpan: ' 1 ' })).toMatchObject({
+      split: true,
+      runs: [{ utility: 'split-pdf', stem: 'report', input: { url: file('report.pdf').url } }],
     })
-    expect(refusal(() => planOf('split', fields({ splitSpan: '1' }), [file('r.pdf')]))).toMatchObject({
-      field: 'splitMode',
+    expect(split({ splitMode: 'intervals', splitSpan: '2' }).runs[0].input).toMatchObject({ every: 2 })
+    expect(split({ splitMode: 'pages', splitSpan: '1-2,4' })).toMatchObject({
+      split: true,
+      runs: [{ input: { pages: '1-2,4' } }],
     })
+    expect(split({ splitMode: 'pages', splitSpan: '3-', splitUnify: 'true' })).toMatchObject({
+      split: false,
+      runs: [{ input: { pages: '3-', unify: true } }],
+    })
+    expect(refusal(() => split({ splitMode: 'pages', splitSpan: 'odd' }))).toMatchObject({ field: 'splitSpan' })
+    expect(refusal(() => split({ splitMode: 'intervals', splitSpan: '0' }))).toMatchObject({ field: 'splitSpan' })
+    expect(refusal(() => split({ splitMode: 'intervals', splitSpan: '2', splitUnify: 'true' }))).toMatchObject({
+      field: 'splitUnify',
+    })
+    expect(refusal(() => split({ splitMode: 'halves', splitSpan: '1' }))).toMatchObject({ field: 'splitMode' })
+    expect(refusal(() => split({ splitSpan: '1' }))).toMatchObject({ field: 'splitMode' })
   })
 
   it("refuses the PDF engines' extra files (watermark, stamp, embeds)", () => {

@@ -7,6 +7,7 @@ import {
   parseInteger,
   parseNumber,
 } from './form-values.js'
+import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 
 /**
  * What a request to one of Gotenberg's routes asks of dutil (docs/gotenberg.md): the dutil jobs
@@ -347,19 +348,28 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
           'splitMode',
           `form field 'splitMode' is invalid (got '${clip(mode)}'): intervals or pages`,
         )
-      // dutil's split-pdf makes one file per page: Gotenberg's intervals of one page.
-      if (mode !== 'intervals' || parseInteger('splitSpan', span) !== 1)
-        throw new FormRefused(
-          mode === 'intervals' ? 'splitSpan' : 'splitMode',
-          'dutil splits a PDF into one file per page only: splitMode intervals with splitSpan 1',
-        )
-      if (given.has('splitUnify') && parseBool('splitUnify', given.get('splitUnify')!))
-        throw new FormRefused('splitUnify', "form field 'splitUnify' is only for splitMode pages")
+      const unify = given.has('splitUnify') && parseBool('splitUnify', given.get('splitUnify')!)
+      let how: Record<string, unknown>
+      if (mode === 'intervals') {
+        if (unify) throw new FormRefused('splitUnify', "form field 'splitUnify' is only for splitMode pages")
+        const every = parseInteger('splitSpan', span)
+        if (every < 1)
+          throw new FormRefused('splitSpan', `form field 'splitSpan' is invalid (got '${clip(span)}'): 1 or more`)
+        how = every === 1 ? {} : { every }
+      } else {
+        if (!new RegExp(PAGE_RANGES_PATTERN).test(span))
+          throw new FormRefused(
+            'splitSpan',
+            `form field 'splitSpan' is invalid (got '${clip(span)}'): pages and ranges separated by commas, such as 1-3,5 or 4-`,
+          )
+        how = { pages: span, ...(unify ? { unify: true } : {}) }
+      }
       const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
       return {
-        runs: pdfs.map((p) => ({ utility: 'split-pdf', input: { url: p.url }, stem: stemOf(p.name) })),
+        runs: pdfs.map((p) => ({ utility: 'split-pdf', input: { url: p.url, ...how }, stem: stemOf(p.name) })),
         merge: false,
-        split: true,
+        // One file per input with unify: named after its input, as Gotenberg names it.
+        split: !unify,
       }
     }
   }

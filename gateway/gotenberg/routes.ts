@@ -121,7 +121,6 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
   }
   const metadata = { gotenbergRoute: ctx.path }
   const done = await Promise.all(plan.runs.map((run) => runOne(ctx, deps, key, run, metadata)))
-  ctx.set('Dutil-Job-Id', done.map((d) => d.job.spec.jobId).join(', '))
   let outputs: AnswerFile[]
   if (plan.merge) {
     const merged = await runOne(
@@ -135,7 +134,6 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
       },
       metadata,
     )
-    ctx.set('Dutil-Job-Id', [...done, merged].map((d) => d.job.spec.jobId).join(', '))
     outputs = [{ key: merged.files[0].key, name: 'merged.pdf', size: merged.files[0].size }]
   } else {
     outputs = done.flatMap((d) =>
@@ -209,6 +207,10 @@ async function runOne(
   validateRunRequest(request, utility, 'sync')
   const accepted = await acceptRun(ctx, deps, { utility, key, mode: 'sync', request })
   if (accepted.kind !== 'created') throw new Error('a run without an Idempotency-Key found an earlier job')
+  // Every job of the request, as each is accepted: a failed answer names them too.
+  const ids: string[] = (ctx.state.gotenbergJobIds ??= [])
+  ids.push(accepted.job.spec.jobId)
+  ctx.set('Dutil-Job-Id', ids.join(', '))
   const job = await waitForSyncRun(ctx, deps, accepted.job)
   const status = effectiveStatus(job)
   const id = job.spec.jobId

@@ -1,13 +1,10 @@
 import Type from 'typebox'
 import type { UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
 
 export { OFFICE_PDF_LIMITS }
-
-/** LibreOffice's page ranges: pages and ranges separated by commas ("1-3,5", "2-" is page 2 to the end). */
-export const PAGE_RANGES_PATTERN =
-  '^ *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?( *, *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?)* *$'
 
 export const officePdf: UtilityDefinition = {
   slug: 'office-pdf',

@@ -1,11 +1,12 @@
 import { mapBounded } from '../common/bounded.js'
 import { downloadInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
-import { pageFileName } from './page-names.js'
+import type { SplitSelection } from './groups.js'
+import { groupFileName } from './page-names.js'
 import { splitInWorker } from './split-in-worker.js'
 import { SPLIT_PDF_LIMITS } from './limits.js'
 
-interface SplitPdfInput {
+interface SplitPdfInput extends SplitSelection {
   url: string
 }
 
@@ -19,17 +20,27 @@ export const handler: UtilityHandler<SplitPdfInput> = async ({ config, input, st
     maxBytes: SPLIT_PDF_LIMITS.maxBytes,
     what: 'PDF',
   })
-  const { total, pages } = await splitInWorker(bytes, SPLIT_PDF_LIMITS.maxPages, SPLIT_PDF_LIMITS.workerHeapMb)
+  const selection: SplitSelection = { every: input.every, pages: input.pages, unify: input.unify }
+  const { total, pagesOut, pages } = await splitInWorker(
+    bytes,
+    SPLIT_PDF_LIMITS.maxPages,
+    SPLIT_PDF_LIMITS.workerHeapMb,
+    undefined,
+    undefined,
+    selection,
+  )
   let stored = 0
-  progress(0, total)
+  progress(0, pagesOut)
+  // Each file's pageNumber is its first page.
   const files = await mapBounded(pages, UPLOAD_CONCURRENCY, async (page) => {
     const file = await store(
-      pageFileName(page.pageNumber, total),
+      groupFileName(page.pages, total),
       Buffer.from(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength),
       'application/pdf',
-      { pageNumber: page.pageNumber },
+      { pageNumber: page.pages[0] },
     )
-    progress(++stored, total)
+    stored += page.pages.length
+    progress(stored, pagesOut)
     return file
   })
   return { files, extras: { pageCount: total } }

@@ -1,10 +1,12 @@
 import { KeptWorker } from '../common/kept-worker.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
+import type { SplitSelection } from './groups.js'
 import type { ToMain, ToWorker } from './split.worker.js'
 
 export interface SplitPage {
-  pageNumber: number
+  /** The pages (1-based) the file holds. */
+  pages: number[]
   bytes: Uint8Array
 }
 
@@ -20,7 +22,7 @@ export function keptSplitWorker(): number | null {
 }
 
 /**
- * Splits in a heap-capped worker (split.worker.ts): yields the page count first, then pages.
+ * Splits in a heap-capped worker (split.worker.ts): the page and file counts first, then the files.
  * Running out of the worker's heap is a classified failure naming the limit.
  */
 export async function splitInWorker(
@@ -29,7 +31,8 @@ export async function splitInWorker(
   heapMb: number,
   ahead = 8,
   workerUrl: URL = WORKER_URL,
-): Promise<{ total: number; pages: AsyncGenerator<SplitPage> }> {
+  selection?: SplitSelection,
+): Promise<{ total: number; files: number; pagesOut: number; pages: AsyncGenerator<SplitPage> }> {
   const job = ++splits
   const queue: Array<ToMain | { type: 'error'; err: unknown }> = []
   let notify: (() => void) | undefined
@@ -60,7 +63,9 @@ export async function splitInWorker(
     return m
   }
   const credit = (n: number) => worker.postMessage({ type: 'credit', job, n } satisfies ToWorker)
-  worker.postMessage({ type: 'split', job, bytes, maxPages } satisfies ToWorker, [bytes.buffer as ArrayBuffer])
+  worker.postMessage({ type: 'split', job, bytes, maxPages, selection } satisfies ToWorker, [
+    bytes.buffer as ArrayBuffer,
+  ])
   let first: ToMain
   try {
     first = await nextMessage()
@@ -81,12 +86,12 @@ export async function splitInWorker(
         }
         if (m.type === 'page') {
           credit(1)
-          yield { pageNumber: m.pageNumber, bytes: m.bytes }
+          yield { pages: m.pages, bytes: m.bytes }
         }
       }
     } finally {
       await end(done)
     }
   }
-  return { total: first.total, pages: pages() }
+  return { total: first.total, files: first.files, pagesOut: first.pagesOut, pages: pages() }
 }

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PDFDocument } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
-import { pageFileName } from './page-names.js'
+import { pageGroups } from './groups.js'
+import { groupFileName, pageFileName } from './page-names.js'
 import { loadSplittable, splitPages } from './split.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -21,12 +22,32 @@ describe('split-pdf', () => {
     const doc = await loadSplittable(await pdfWithPages(3), 500)
     const pages = []
     for await (const p of splitPages(doc)) pages.push(p)
-    expect(pages.map((p) => p.pageNumber)).toEqual([1, 2, 3])
+    expect(pages.map((p) => p.pages)).toEqual([[1], [2], [3]])
     for (const p of pages) {
       const single = await PDFDocument.load(p.bytes)
       expect(single.getPageCount()).toBe(1)
-      expect(single.getPage(0).getWidth()).toBe(200 + p.pageNumber - 1)
+      expect(single.getPage(0).getWidth()).toBe(200 + p.pages[0] - 1)
     }
+  })
+
+  it('splits into files of every n pages, or the pages asked for, one file each or one in all', async () => {
+    const doc = await loadSplittable(await pdfWithPages(5), 500)
+    const widths = async (groups: number[][]) => {
+      const out: number[][] = []
+      for await (const p of splitPages(doc, groups))
+        out.push((await PDFDocument.load(p.bytes)).getPages().map((page) => page.getWidth() - 199))
+      return out
+    }
+    expect(await widths(pageGroups(5, { every: 2 }))).toEqual([[1, 2], [3, 4], [5]])
+    expect(await widths(pageGroups(5, { pages: '4-,1' }))).toEqual([[4], [5], [1]])
+    expect(await widths(pageGroups(5, { pages: '2-3, 5', unify: true }))).toEqual([[2, 3, 5]])
+    expect(() => pageGroups(5, { pages: '4-6' })).toThrow(
+      /The PDF has 5 pages; the pages asked for \(4-6\) go past its end/,
+    )
+    expect(() => pageGroups(5, { pages: '3-2' })).toThrow(/runs backwards/)
+    expect(groupFileName([2, 3, 4], 5)).toBe('pages-002-004.pdf')
+    expect(groupFileName([2, 5], 5)).toBe('pages-002-and-more.pdf')
+    expect(groupFileName([7], 12)).toBe('page-007.pdf')
   })
 
   it('refuses a file that is not a PDF', async () => {

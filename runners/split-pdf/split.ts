@@ -10,13 +10,21 @@ export function loadSplittable(bytes: Uint8Array, maxPages: number): Promise<PDF
   return loadPdf(bytes, maxPages, SPLIT)
 }
 
-/** Yields one single-page PDF per page, in order. */
-export async function* splitPages(doc: PDFDocument): AsyncGenerator<{ pageNumber: number; bytes: Uint8Array }> {
-  const total = doc.getPageCount()
-  for (let i = 0; i < total; i++) {
+/**
+ * Yields one PDF per group of pages (1-based numbers; groups/pageGroups), in order: by default
+ * one single-page PDF per page.
+ */
+export async function* splitPages(
+  doc: PDFDocument,
+  groups: readonly number[][] = Array.from({ length: doc.getPageCount() }, (_, i) => [i + 1]),
+): AsyncGenerator<{ pages: number[]; bytes: Uint8Array }> {
+  for (const pages of groups) {
     const out = await PDFDocument.create({ updateMetadata: false })
-    const [page] = await out.copyPages(doc, [i])
-    out.addPage(page)
+    for (const page of await out.copyPages(
+      doc,
+      pages.map((p) => p - 1),
+    ))
+      out.addPage(page)
     let bytes: Uint8Array
     try {
       bytes = await out.save({ useObjectStreams: false })
@@ -24,6 +32,6 @@ export async function* splitPages(doc: PDFDocument): AsyncGenerator<{ pageNumber
       if (err instanceof DecodeLimitError) throw rejected(bombMessage(err.limitBytes, SPLIT))
       throw err
     }
-    yield { pageNumber: i + 1, bytes }
+    yield { pages, bytes }
   }
 }

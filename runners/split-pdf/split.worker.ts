@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import { RunnerError } from '../common/runner-error.js'
+import { pageGroups, type SplitSelection } from './groups.js'
 import { loadSplittable, splitPages } from './split.js'
 
 /**
@@ -11,11 +12,12 @@ import { loadSplittable, splitPages } from './split.js'
  * pages wait in memory.
  */
 export type ToWorker =
-  { type: 'split'; job: number; bytes: Uint8Array; maxPages: number } | { type: 'credit'; job: number; n: number }
+  | { type: 'split'; job: number; bytes: Uint8Array; maxPages: number; selection?: SplitSelection }
+  | { type: 'credit'; job: number; n: number }
 
 export type ToMain =
-  | { type: 'loaded'; total: number }
-  | { type: 'page'; pageNumber: number; bytes: Uint8Array }
+  | { type: 'loaded'; total: number; files: number; pagesOut: number }
+  | { type: 'page'; pages: number[]; bytes: Uint8Array }
   | { type: 'done' }
   | { type: 'failed'; code: string; message: string }
 
@@ -30,13 +32,19 @@ async function credit(): Promise<void> {
   credits--
 }
 
-async function split(bytes: Uint8Array, maxPages: number): Promise<void> {
+async function split(bytes: Uint8Array, maxPages: number, selection?: SplitSelection): Promise<void> {
   try {
     const doc = await loadSplittable(bytes, maxPages)
-    port.postMessage({ type: 'loaded', total: doc.getPageCount() } satisfies ToMain)
-    for await (const page of splitPages(doc)) {
+    const groups = pageGroups(doc.getPageCount(), selection)
+    port.postMessage({
+      type: 'loaded',
+      total: doc.getPageCount(),
+      files: groups.length,
+      pagesOut: groups.reduce((n, g) => n + g.length, 0),
+    } satisfies ToMain)
+    for await (const page of splitPages(doc, groups)) {
       await credit()
-      port.postMessage({ type: 'page', pageNumber: page.pageNumber, bytes: page.bytes } satisfies ToMain, [
+      port.postMessage({ type: 'page', pages: page.pages, bytes: page.bytes } satisfies ToMain, [
         page.bytes.buffer as ArrayBuffer,
       ])
     }
@@ -57,7 +65,7 @@ port.on('message', (m: ToWorker) => {
   }
   current = m.job
   credits = 0
-  split(m.bytes, m.maxPages).catch((err: unknown) => {
+  split(m.bytes, m.maxPages, m.selection).catch((err: unknown) => {
     // An unclassified failure ends the worker, as an uncaught error would.
     setImmediate(() => {
       throw err

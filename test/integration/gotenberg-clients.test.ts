@@ -87,6 +87,32 @@ describe('a plain form, as curl --form sends it', () => {
     expect(listed).toMatch(new RegExp(`${jobId}\\s+split-pdf\\s+sync\\s+succeeded`))
   })
 
+  it('answers 503 naming the job when it runs past its time limit', async () => {
+    const { key } = await createKey({ name: 'curl-timeout' })
+    const form = new FormData()
+    form.append('url', `${files.url}/stall/page.html`)
+    const res = await post('/forms/chromium/convert/url', form, {
+      Authorization: `Bearer ${key}`,
+      'Dutil-Test-Deadline-Seconds': '3',
+    })
+    expect(res.status).toBe(503)
+    const text = await res.text()
+    expect(text).toMatch(/^upstream_timeout: /)
+    expect(text).toContain(`(job ${res.headers.get('dutil-job-id')})`)
+    const job = await api('GET', `/v1/jobs/${res.headers.get('dutil-job-id')}`, { key })
+    expect(job.body).toMatchObject({ status: 'failed', error: { code: 'upstream_timeout' } })
+  })
+
+  it("answers 429 with Retry-After past the key's rate limit, in plain text", async () => {
+    const { key } = await createKey({ name: 'curl-limited', rateLimitPerMinute: 1 })
+    const once = () => post('/forms/pdfengines/merge', new FormData(), { 'X-Api-Key': key })
+    expect((await once()).status).toBe(400) // counted, then refused for its empty form
+    const limited = await once()
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/)
+    expect(await limited.text()).toMatch(/^rate_limited: /)
+  })
+
   it('answers plain text: 401 with a Basic challenge, 400 for no form or an unknown field, 404 for a route dutil does not serve; /health and /version need no key', async () => {
     const { key } = await createKey({ name: 'curl-errors' })
     const none = await post('/forms/pdfengines/merge', new FormData(), {})

@@ -55,6 +55,45 @@ describe('split-pdf through the whole platform', () => {
     }
   })
 
+  it('splits into files of every n pages, or takes the pages asked for, one file each or one in all; a page past the end fails upstream_rejected', async () => {
+    const url = files.add('five-for-modes.pdf', await makePdf(5))
+    // Each page of makePdf says its number: the text of a file tells which pages it holds.
+    const pagesOf = async (f: { url: string }) => {
+      const doc = await PDFDocument.load((await download(f.url)).bytes)
+      return doc.getPageCount()
+    }
+    const run = async (input: Record<string, unknown>) =>
+      (await api('POST', '/v1/utilities/split-pdf', { key: inputs.key, body: { input: { url, ...input } } })).body
+    const every = await run({ every: 2 })
+    expect(every.result.files.map((f: { name: string; pageNumber: number }) => [f.name, f.pageNumber])).toEqual([
+      ['pages-001-002.pdf', 1],
+      ['pages-003-004.pdf', 3],
+      ['page-005.pdf', 5],
+    ])
+    expect(await Promise.all(every.result.files.map(pagesOf))).toEqual([2, 2, 1])
+    const picked = await run({ pages: '4-,1' })
+    expect(picked.result.files.map((f: { name: string }) => f.name)).toEqual([
+      'page-004.pdf',
+      'page-005.pdf',
+      'page-001.pdf',
+    ])
+    expect(picked.progress).toMatchObject({ done: 3, total: 3, unit: 'pages' })
+    const unified = await run({ pages: '2-3,5', unify: true })
+    expect(unified.result.files.map((f: { name: string }) => f.name)).toEqual(['pages-002-and-more.pdf'])
+    expect(await pagesOf(unified.result.files[0])).toBe(3)
+    const past = await run({ pages: '4-6' })
+    expect(past).toMatchObject({
+      status: 'failed',
+      error: { code: 'upstream_rejected', message: 'The PDF has 5 pages; the pages asked for (4-6) go past its end.' },
+    })
+    const both = await api('POST', '/v1/utilities/split-pdf', {
+      key: inputs.key,
+      body: { input: { url, every: 2, pages: '1' } },
+    })
+    expect(both.status).toBe(400)
+    expect(both.body.error.details).toContainEqual({ path: 'input.every', message: 'give every or pages, not both' })
+  })
+
   it('given an async run, answers 202 with Location at once, and ?wait=30 returns the finished job', async () => {
     const url = files.add('five.pdf', await makePdf(5))
     const res = await api('POST', '/v1/utilities/split-pdf/jobs', { key: inputs.key, body: { input: { url } } })

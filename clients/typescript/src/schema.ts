@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Run Split PDF and wait for the result (up to 90 s)
-         * @description Splits a PDF into one single-page PDF per page (at most 150 MB and 500 pages, no password protection). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         * @description Splits a PDF into one single-page PDF per page, into files of every n pages, or takes the pages asked for, one file each or one in all (at most 150 MB and 500 pages, no password protection). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_split_pdf"];
         delete?: never;
@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Start Split PDF as an async job
-         * @description Splits a PDF into one single-page PDF per page (at most 150 MB and 500 pages, no password protection). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Splits a PDF into one single-page PDF per page, into files of every n pages, or takes the pages asked for, one file each or one in all (at most 150 MB and 500 pages, no password protection). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_split_pdf"];
         delete?: never;
@@ -1475,10 +1475,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The PDF to split. */
+                    /** @description The PDF to split, and how. */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
+                        /** @description Files of this many pages each, in order (the last may have fewer). Default: 1, a file per page. */
+                        every?: number;
+                        /** @description Only these pages, in the order given, e.g. "1-3,5" or "4-" (to the end): a file each, or one file of them all with unify. Not with every. */
+                        pages?: string;
+                        /** @description With pages: one file of the pages asked for, instead of a file each. */
+                        unify?: boolean;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -1680,10 +1686,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The PDF to split. */
+                    /** @description The PDF to split, and how. */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
+                        /** @description Files of this many pages each, in order (the last may have fewer). Default: 1, a file per page. */
+                        every?: number;
+                        /** @description Only these pages, in the order given, e.g. "1-3,5" or "4-" (to the end): a file each, or one file of them all with unify. Not with every. */
+                        pages?: string;
+                        /** @description With pages: one file of the pages asked for, instead of a file each. */
+                        unify?: boolean;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {

@@ -441,7 +441,7 @@ class OfficePdfInput(BaseModel):
 
 class SplitPdfInput(BaseModel):
     """
-    The PDF to split.
+    The PDF to split, and how.
     """
 
     model_config = ConfigDict(
@@ -455,6 +455,28 @@ class SplitPdfInput(BaseModel):
             pattern='^(https?|s3)://[^\\s]+$',
         ),
     ]
+    every: Annotated[
+        int | None,
+        Field(
+            description='Files of this many pages each, in order (the last may have fewer). Default: 1, a file per page.',
+            ge=1,
+            le=500,
+        ),
+    ] = None
+    pages: Annotated[
+        str | None,
+        Field(
+            description='Only these pages, in the order given, e.g. "1-3,5" or "4-" (to the end): a file each, or one file of them all with unify. Not with every.',
+            max_length=200,
+            pattern='^ *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?( *, *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?)* *$',
+        ),
+    ] = None
+    unify: Annotated[
+        bool | None,
+        Field(
+            description='With pages: one file of the pages asked for, instead of a file each.'
+        ),
+    ] = None
 
 
 class MergePdfSource(BaseModel):
