@@ -1,7 +1,4 @@
-import { join } from 'node:path'
-import { KubeConfig } from '@kubernetes/client-node'
-import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
-import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { benchPlatform } from './bench-platform.js'
 
 /**
  * `make bench-memory`: the gateway's resident memory while it answers run requests, read from its
@@ -20,21 +17,8 @@ async function rssMb(url: string): Promise<number> {
   return Number(/^process_resident_memory_bytes\s+(\S+)/m.exec(text)![1]) / 1048576
 }
 
-const platform = await startPlatform({
-  dir: join(REPO_ROOT, '.bench'),
-  ports: TEST_PORTS,
-  fresh: true,
-  allowLoopbackUrls: true,
-  testHooks: false,
-})
+const { platform, key } = await benchPlatform('bench-memory')
 try {
-  const kc = new KubeConfig()
-  kc.loadFromFile(platform.kubeconfigPath)
-  const { key } = await new ApiKeyAdmin(kc, 'dutil').create({
-    name: 'bench-memory',
-    utilities: [],
-    rateLimitPerMinute: 100_000_000,
-  })
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }
   const utilities = ['split-pdf', 'html-pdf', 'zip-files', 'unzip-files', 'xls-to-xlsx']
   // An invalid body for every utility and both routes: the validators of each are exercised.

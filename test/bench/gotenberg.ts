@@ -1,7 +1,4 @@
-import { join } from 'node:path'
-import { KubeConfig } from '@kubernetes/client-node'
-import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
-import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { benchPlatform } from './bench-platform.js'
 import { OFFICE_HEADER, officeClients, OVERHEAD_HEADER, routeOverhead } from './gotenberg-rounds.js'
 
 /**
@@ -19,21 +16,8 @@ const CALLS = Number(process.env.BENCH_GOTENBERG_CALLS ?? 40)
 const CLIENTS = Number(process.env.BENCH_GOTENBERG_CLIENTS ?? 10)
 const SECONDS = Number(process.env.BENCH_GOTENBERG_SECONDS ?? 30)
 
-const platform = await startPlatform({
-  dir: join(REPO_ROOT, '.bench'),
-  ports: TEST_PORTS,
-  fresh: true,
-  allowLoopbackUrls: true,
-  testHooks: false,
-})
+const { platform, key } = await benchPlatform('bench-gotenberg')
 try {
-  const kc = new KubeConfig()
-  kc.loadFromFile(platform.kubeconfigPath)
-  const { key } = await new ApiKeyAdmin(kc, 'dutil').create({
-    name: 'bench-gotenberg',
-    utilities: [],
-    rateLimitPerMinute: 100_000_000,
-  })
   const overhead = await routeOverhead(platform.gatewayUrl, key, CALLS, 'html-pdf, a small page, sync, job mode')
   console.log(overhead)
   const office = await officeClients(platform.gatewayUrl, key, CLIENTS, SECONDS, 'office-pdf, job mode')
