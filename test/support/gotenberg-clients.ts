@@ -101,6 +101,10 @@ export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundT
   )
   expect(split).toHaveLength(3)
   for (const e of split) expect(await pageSizes(e.data)).toHaveLength(1)
+  const halves = await readZip(
+    await c.PDFEngines.split({ files: [await makePdf(3)], options: { mode: 'intervals', span: '2' } }),
+  )
+  expect(await Promise.all(halves.map(async (e) => (await pageSizes(e.data)).length))).toEqual([2, 1])
 
   const jobs = await jobsOf(gatewayUrl, key)
   expect(jobs.map((j) => j.utility).sort()).toEqual(
@@ -113,6 +117,7 @@ export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundT
       'office-pdf',
       'office-pdf',
       'merge-pdf',
+      'split-pdf',
       'split-pdf',
     ].sort(),
   )
@@ -178,6 +183,10 @@ with GotenbergClient(sys.argv[2], auth=("dutil", sys.argv[3]), http2=False, time
       r = route.split(d / "three.pdf").split_mode("intervals").split_span("1").run()
       out["split"] = type(r).__name__
       r.to_file(d / "split.zip")
+  with client.split.split() as route:
+      r = route.split(d / "three.pdf").split_mode("pages").split_span("3,1").split_unify(split_unify=True).run()
+      out["unified"] = type(r).__name__
+      r.to_file(d / "unified.pdf")
   try:
       with client.libre_office.to_pdf() as route:
           route.convert(d / "text.docx").export_notes(export_notes=True).run()
@@ -206,6 +215,9 @@ print(json.dumps(out))
   expect((await pageSizes(read('merged.pdf'))).map(([w]) => w)).toEqual([300, 200, 200])
   expect(out.split).toBe('ZipFileResponse')
   expect(await readZip(read('split.zip'))).toHaveLength(3)
+  // Pages 3 and 1, in that order, in one file (makePdf's pages say their number).
+  expect(out.unified).toBe('SingleFileResponse')
+  expect(textOf(read('unified.pdf')).replace(/\s+/g, ' ').trim()).toBe('page 3 page 1')
   expect(out.error.status).toBe(400)
   expect(JSON.stringify(out.error)).toContain('exportNotes')
 }
