@@ -48,6 +48,17 @@ export function cssInches(inches: number): string {
   return rounded === 0 ? '0' : `${rounded.toFixed(4).replace(/\.?0+$/, '')}in`
 }
 
+/** Milliseconds of a Go duration as Gotenberg takes one ("500ms", "2s", "1.5s", "1m"). */
+export function parseDurationMs(field: string, value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value.trim())
+  if (!m)
+    throw new FieldValueError(
+      field,
+      `form field '${field}' is invalid (got '${clip(value)}'): a duration such as 500ms or 2s`,
+    )
+  return Math.round(Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm'])
+}
+
 /** Whole numbers at most 2^53 (an int field). */
 export function parseInteger(field: string, value: string): number {
   if (!/^[+-]?\d{1,15}$/.test(value.trim()))

@@ -99,17 +99,55 @@ describe('planOf', () => {
     })
   })
 
+  it('maps page ranges, header and footer, tags and outline, the media type and the waits', () => {
+    const plan = planOf(
+      'chromium-html',
+      fields({
+        nativePageRanges: '1-2, 4',
+        generateTaggedPdf: 'true',
+        generateDocumentOutline: 'true',
+        emulatedMediaType: 'screen',
+        waitForSelector: '#ready',
+        waitForExpression: 'window.done === true',
+        waitDelay: '1.5s',
+      }),
+      [file('index.html')],
+      { footer: '<span class="pageNumber"></span>' },
+    )
+    expect(plan.runs[0].input).toMatchObject({
+      pdfOptions: {
+        pageRanges: '1-2, 4',
+        tagged: true,
+        outline: true,
+        footerTemplate: '<span class="pageNumber"></span>',
+      },
+      media: 'screen',
+      wait: { selector: '#ready', expression: 'window.done === true', delayMs: 1500 },
+    })
+    expect(
+      refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', waitDelay: 'soon' }), [])),
+    ).toMatchObject({
+      field: 'waitDelay',
+    })
+    expect(
+      refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', emulatedMediaType: 'tv' }), [])),
+    ).toMatchObject({ field: 'emulatedMediaType' })
+    expect(
+      refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', nativePageRanges: 'all' }), [])),
+    ).toMatchObject({ field: 'nativePageRanges' })
+  })
+
   it('takes a field dutil does not offer only at its default, and refuses it otherwise, naming it', () => {
     const at = fields({
       url: 'https://example.test/',
-      waitDelay: '',
+      userAgent: '',
       skipNetworkIdleEvent: 'true',
       omitBackground: 'false',
     })
     expect(planOf('chromium-url', at, []).runs).toHaveLength(1)
-    const r = refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', waitDelay: '2s' }), []))
-    expect(r).toMatchObject({ field: 'waitDelay' })
-    expect(r.message).toMatch(/'waitDelay' is not supported by dutil/)
+    const r = refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', userAgent: 'bot/1' }), []))
+    expect(r).toMatchObject({ field: 'userAgent' })
+    expect(r.message).toMatch(/'userAgent' is not supported by dutil/)
     expect(
       refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', pdfa: 'PDF/A-2b' }), [])),
     ).toMatchObject({
@@ -118,9 +156,6 @@ describe('planOf', () => {
     expect(refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', colour: 'red' }), []))).toMatchObject({
       field: 'colour',
       message: "form field 'colour' is not one this route takes",
-    })
-    expect(refusal(() => planOf('chromium-html', fields(), [file('index.html'), file('footer.html')]))).toMatchObject({
-      field: 'footer.html',
     })
     expect(refusal(() => planOf('chromium-html', fields(), [file('page.html')]))).toMatchObject({ field: 'index.html' })
     expect(refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', scale: '3' }), []))).toMatchObject({

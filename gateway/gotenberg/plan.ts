@@ -1,4 +1,5 @@
 import {
+  parseDurationMs,
   cssInches,
   FieldValueError,
   naturalCompare,
@@ -208,6 +209,13 @@ function checkFields(fields: Fields, takes: ReadonlySet<string>): Map<string, st
 }
 
 const CHROMIUM_FIELDS = [
+  'nativePageRanges',
+  'emulatedMediaType',
+  'waitDelay',
+  'waitForSelector',
+  'waitForExpression',
+  'generateTaggedPdf',
+  'generateDocumentOutline',
   'paperWidth',
   'paperHeight',
   'marginTop',
@@ -220,8 +228,14 @@ const CHROMIUM_FIELDS = [
   'preferCssPageSize',
 ]
 
+/** The header and footer templates a Chromium request gave as header.html and footer.html files. */
+export interface Templates {
+  header?: string
+  footer?: string
+}
+
 /** Chromium's print options: Gotenberg's defaults (Letter, 0.39 in margins) unless given. */
-function pdfOptionsOf(given: Map<string, string>): Record<string, unknown> {
+function pdfOptionsOf(given: Map<string, string>, templates?: Templates): Record<string, unknown> {
   const inches = (field: string, byDefault: number) => {
     const v = given.get(field)
     return cssInches(v === undefined ? byDefault : parseInches(field, v))
@@ -243,6 +257,19 @@ function pdfOptionsOf(given: Map<string, string>): Record<string, unknown> {
   bool('landscape', 'landscape')
   bool('printBackground', 'printBackground')
   bool('preferCssPageSize', 'preferCSSPageSize')
+  const ranges = given.get('nativePageRanges')
+  if (ranges !== undefined) {
+    if (!new RegExp(PAGE_RANGES_PATTERN).test(ranges))
+      throw new FormRefused(
+        'nativePageRanges',
+        `form field 'nativePageRanges' is invalid (got '${clip(ranges)}'): pages and ranges separated by commas, such as 1-5, 8, 11-13`,
+      )
+    options.pageRanges = ranges
+  }
+  bool('generateTaggedPdf', 'tagged')
+  bool('generateDocumentOutline', 'outline')
+  if (templates?.header !== undefined) options.headerTemplate = templates.header
+  if (templates?.footer !== undefined) options.footerTemplate = templates.footer
   const scale = given.get('scale')
   if (scale !== undefined) {
     const n = parseNumber('scale', scale)
@@ -253,10 +280,33 @@ function pdfOptionsOf(given: Map<string, string>): Record<string, unknown> {
   return options
 }
 
+/** What the page does before it is printed: its media type and its waits. */
+function pageOf(given: Map<string, string>): Record<string, unknown> {
+  const page: Record<string, unknown> = {}
+  const media = given.get('emulatedMediaType')
+  if (media !== undefined) {
+    if (media !== 'print' && media !== 'screen')
+      throw new FormRefused(
+        'emulatedMediaType',
+        `form field 'emulatedMediaType' is invalid (got '${clip(media)}'): print or screen`,
+      )
+    page.media = media
+  }
+  const wait: Record<string, unknown> = {}
+  const selector = given.get('waitForSelector')
+  if (selector !== undefined) wait.selector = selector
+  const expression = given.get('waitForExpression')
+  if (expression !== undefined) wait.expression = expression
+  const delay = given.get('waitDelay')
+  if (delay !== undefined) wait.delayMs = parseDurationMs('waitDelay', delay)
+  if (Object.keys(wait).length) page.wait = wait
+  return page
+}
+
 const PDFA_LEVELS = new Set(['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'])
 
 /** The plan of one request, or a FormRefused / FieldValueError naming what cannot be done. */
-export function planOf(route: GotenbergRoute, fields: Fields, files: readonly FormFile[]): Plan {
+export function planOf(route: GotenbergRoute, fields: Fields, files: readonly FormFile[], templates?: Templates): Plan {
   for (const f of files) {
     if (['watermark', 'stamp', 'embeds', 'facturxXml'].includes(f.field))
       throw new FormRefused(f.field, `the '${f.field}' file of Gotenberg's PDF engines is not supported by dutil`)
@@ -266,9 +316,6 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       const given = checkFields(fields, new Set(CHROMIUM_FIELDS))
       const page = files.find((f) => f.name === 'index.html' || f.name.toLowerCase() === 'index.html')
       if (!page) throw new FormRefused('index.html', "form file 'index.html' is required")
-      for (const f of files)
-        if (['header.html', 'footer.html'].includes(f.name.toLowerCase()))
-          throw new FormRefused(f.name, `form file '${f.name}' (header and footer templates) is not supported by dutil`)
       const assets = files.filter((f) => f !== page)
       return {
         runs: [
@@ -277,7 +324,8 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
             input: {
               url: page.url,
               ...(assets.length ? { assets: assets.map((a) => ({ url: a.url, name: a.name })) } : {}),
-              pdfOptions: pdfOptionsOf(given),
+              pdfOptions: pdfOptionsOf(given, templates),
+              ...pageOf(given),
             },
             stem: 'index',
           },
@@ -292,7 +340,13 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       if (url === undefined) throw new FormRefused('url', "form field 'url' is required")
       if (files.length) throw new FormRefused(files[0].name, 'this route takes a url and no files')
       return {
-        runs: [{ utility: 'html-pdf', input: { url, pdfOptions: pdfOptionsOf(given) }, stem: 'result' }],
+        runs: [
+          {
+            utility: 'html-pdf',
+            input: { url, pdfOptions: pdfOptionsOf(given, templates), ...pageOf(given) },
+            stem: 'result',
+          },
+        ],
         merge: false,
         split: false,
       }

@@ -18,7 +18,15 @@ import { acceptRun, waitForSyncRun } from '../routes/run-utility.js'
 import { validateRunRequest } from '../validation.js'
 import { answerFiles, type AnswerFile } from './answer.js'
 import { FieldValueError } from './form-values.js'
-import { FormRefused, GOTENBERG_ROUTES, type FormFile, type GotenbergRoute, type PlannedRun, planOf } from './plan.js'
+import {
+  FormRefused,
+  GOTENBERG_ROUTES,
+  type FormFile,
+  type GotenbergRoute,
+  type PlannedRun,
+  planOf,
+  type Templates,
+} from './plan.js'
 
 /** The most files one request may carry, and fields (Gotenberg's clients send one per option). */
 const MAX_FILES = 100
@@ -110,10 +118,10 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
         [{ path: header, message: 'is not supported' }],
       )
   const key = ctx.state.key as AuthenticatedKey
-  const { fields, files } = await readGotenbergForm(ctx, deps, key)
+  const { fields, files, templates } = await readGotenbergForm(ctx, deps, key, route.startsWith('chromium'))
   let plan
   try {
-    plan = planOf(route, fields, files)
+    plan = planOf(route, fields, files, templates)
   } catch (err) {
     if (err instanceof FormRefused || err instanceof FieldValueError)
       throw invalid(`Invalid form data: ${err.message}`, [{ path: err.field, message: err.message }])
@@ -155,15 +163,23 @@ async function readGotenbergForm(
   ctx: Context,
   deps: GotenbergDeps,
   key: AuthenticatedKey,
-): Promise<{ fields: Map<string, string>; files: FormFile[] }> {
+  /** Chromium's routes take header.html and footer.html as templates, read here, not stored. */
+  takesTemplates: boolean,
+): Promise<{ fields: Map<string, string>; files: FormFile[]; templates: Templates }> {
   const fields = new Map<string, string>()
   const files: FormFile[] = []
+  const templates: Templates = {}
   const nextId = newFileBatch()
   await readForm(
     ctx,
     { files: MAX_FILES, fields: MAX_FIELDS, fieldBytes: MAX_FIELD_BYTES, noun: 'A Gotenberg route' },
     {
       file: async (field, name, stream) => {
+        const template = takesTemplates ? TEMPLATE_FILES[name.toLowerCase()] : undefined
+        if (template) {
+          templates[template] = await readTemplate(name, stream)
+          return
+        }
         if (files.some((f) => f.name === name))
           throw invalid(`Invalid form data: form file '${name}' is given twice`, [
             { path: name, message: 'is given twice' },
@@ -182,7 +198,25 @@ async function readGotenbergForm(
       },
     },
   )
-  return { fields, files }
+  return { fields, files, templates }
+}
+
+const TEMPLATE_FILES: Record<string, keyof Templates> = { 'header.html': 'header', 'footer.html': 'footer' }
+/** A template's most bytes as sent (its characters are checked by html-pdf's schema). */
+const MAX_TEMPLATE_BYTES = 256 * 1024
+
+async function readTemplate(name: string, stream: AsyncIterable<Buffer>): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of stream) {
+    size += chunk.length
+    if (size > MAX_TEMPLATE_BYTES)
+      throw invalid(`Invalid form data: form file '${name}' is larger than ${MAX_TEMPLATE_BYTES / 1024} KiB`, [
+        { path: name, message: 'is too large' },
+      ])
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 interface Done {

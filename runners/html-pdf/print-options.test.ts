@@ -7,6 +7,17 @@ describe('printOptions', () => {
     expect(printOptions()).toEqual({})
   })
 
+  it('prints page ranges, a header and footer (the other one empty), tagged, and an outline that asks for tags', () => {
+    expect(printOptions({ pageRanges: '2-3', footerTemplate: '<span class="pageNumber"></span>' })).toEqual({
+      pageRanges: '2-3',
+      displayHeaderFooter: true,
+      headerTemplate: '<span></span>',
+      footerTemplate: '<span class="pageNumber"></span>',
+    })
+    expect(printOptions({ tagged: true })).toEqual({ tagged: true })
+    expect(printOptions({ outline: true })).toEqual({ outline: true, tagged: true })
+  })
+
   it('maps every pdfOptions key', () => {
     expect(
       printOptions({

@@ -7,7 +7,7 @@ import { downloadInput } from '../common/read-input.js'
 import { rejected, RunnerError, UrlRefusedError } from '../common/runner-error.js'
 import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-utility.js'
 import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
-import { pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
+import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 import { assetContentType, assetNameOf, assetPathOf } from './assets.js'
 
@@ -18,6 +18,10 @@ export interface HtmlPdfInput {
   /** Files a page of dutil's own (html or s3://) refers to by relative path. */
   assets?: Array<{ url: string; name?: string }>
   pdfOptions?: PdfOptionsInput
+  /** The CSS media type the page is laid out for. */
+  media?: 'print' | 'screen'
+  /** Waits after the load, before printing (utility.ts PageWait). */
+  wait?: { selector?: string; expression?: string; delayMs?: number }
 }
 
 /** Budgets inside the 900 s limit, and size caps (docs/api.md, Utilities). */
@@ -182,6 +186,8 @@ export async function renderInPage(
     const local = localResourceFromConsole(msg.text())
     if (local) refuse(local, 'local files are not allowed')
   })
+  // Screen or print: the page's CSS for the medium asked for (a pool pod's page is its job's alone).
+  await page.emulateMediaType(input.media)
   let response
   try {
     response = await page.goto(mainUrl, { waitUntil: 'load', timeout: limits.navigationMs })
@@ -196,6 +202,7 @@ export async function renderInPage(
   const status = response?.status() ?? 0
   if (status >= 400) throw rejected(`Loading the page failed: the server answered ${status}.`, status)
   await page.evaluate('document.fonts.ready.then(() => true)').catch(() => {})
+  if (input.wait) await waitInPage(page, input.wait)
   let failure = refusedFailure()
   if (failure) throw failure
   // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
@@ -205,6 +212,9 @@ export async function renderInPage(
     pdf = await page.createPDFStream({ ...printOptions(input.pdfOptions), timeout: limits.renderMs })
   } catch (err) {
     if (err instanceof TimeoutError) throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
+    // Chromium's words for page ranges that leave nothing to print.
+    if (/page range/i.test((err as Error).message))
+      throw rejected(`The pages asked for (${input.pdfOptions?.pageRanges}) are past the end of the document.`)
     throw err
   }
   failure = refusedFailure()
@@ -215,6 +225,32 @@ export async function renderInPage(
   )
   const file = await storeStream(pdfFileName(inputName), pdf, 'application/pdf')
   return { files: [file] }
+}
+
+/**
+ * What the request asks the loaded page to wait for, in order (a selector, an expression, a
+ * delay), within MAX_WAIT_MS in all: past it the job fails as the page's fault.
+ */
+async function waitInPage(page: Page, wait: NonNullable<HtmlPdfInput['wait']>): Promise<void> {
+  const until = Date.now() + MAX_WAIT_MS
+  const left = () => Math.max(1, until - Date.now())
+  const late = (what: string) => rejected(`The page's wait ${what} did not end within ${MAX_WAIT_MS / 1000} s.`)
+  try {
+    if (wait.selector !== undefined) await page.waitForSelector(wait.selector, { timeout: left() })
+  } catch (err) {
+    if (err instanceof TimeoutError) throw late(`for ${JSON.stringify((wait.selector ?? '').slice(0, 100))}`)
+    throw rejected(`The wait's selector is not valid: ${(err as Error).message.split('\n')[0].slice(0, 200)}`)
+  }
+  try {
+    if (wait.expression !== undefined) await page.waitForFunction(wait.expression, { timeout: left(), polling: 100 })
+  } catch (err) {
+    if (err instanceof TimeoutError) throw late('for its expression')
+    throw rejected(`The wait's expression failed: ${(err as Error).message.split('\n')[0].slice(0, 200)}`)
+  }
+  if (wait.delayMs) {
+    if (wait.delayMs > left()) throw late(`of ${wait.delayMs} ms`)
+    await new Promise((r) => setTimeout(r, wait.delayMs))
+  }
 }
 
 /**

@@ -1,7 +1,9 @@
 import Type from 'typebox'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl, StorageUrl } from '../../contract/url-schemas.js'
+import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 import { assetNameOf } from './assets.js'
+import { MAX_WAIT_MS } from './print-options.js'
 
 export const PAPER_FORMATS = ['Letter', 'Legal', 'Tabloid', 'Ledger', 'A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6'] as const
 
@@ -11,6 +13,9 @@ export const CssLength = Type.String({
   pattern: '^(0|[0-9]+(\\.[0-9]+)?(px|in|cm|mm))$',
   description: 'A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in").',
 })
+
+/** The most characters of a header or footer template. */
+export const MAX_TEMPLATE_CHARS = 64 * 1024
 
 export const PdfOptionsSchema = Type.Object(
   {
@@ -40,8 +45,57 @@ export const PdfOptionsSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    pageRanges: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        pattern: PAGE_RANGES_PATTERN,
+        description: 'The pages to print, e.g. "1-3,5" or "2-" (to the end), in document order; all pages when absent.',
+      }),
+    ),
+    headerTemplate: Type.Optional(
+      Type.String({
+        maxLength: MAX_TEMPLATE_CHARS,
+        description:
+          'HTML printed at the top of every page, in the top margin (give one): elements of class pageNumber, totalPages, date, title and url are filled in. Pictures as data: URLs only.',
+      }),
+    ),
+    footerTemplate: Type.Optional(
+      Type.String({
+        maxLength: MAX_TEMPLATE_CHARS,
+        description: 'HTML printed at the bottom of every page, in the bottom margin, as headerTemplate.',
+      }),
+    ),
+    tagged: Type.Optional(Type.Boolean({ description: 'A tagged (accessible) PDF.' })),
+    outline: Type.Optional(
+      Type.Boolean({ description: "The document's outline (bookmarks) from its headings; makes the PDF tagged." }),
+    ),
   },
   { additionalProperties: false, description: 'Chromium print options.' },
+)
+
+/** What to wait for once the page has loaded, before it is printed (each bounded by MAX_WAIT_MS in all). */
+export const PageWait = Type.Object(
+  {
+    selector: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1000, description: 'A CSS selector: wait until an element matches it.' }),
+    ),
+    expression: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 10_000,
+        description:
+          "A JavaScript expression evaluated in the page: wait until it is truthy (the page's own scripts run as they do).",
+      }),
+    ),
+    delayMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_WAIT_MS, description: 'Then wait this many milliseconds more.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected.',
+  },
 )
 
 /** The most characters of a page given as `html` in the request (larger pages come as uploads). */
@@ -142,6 +196,12 @@ export const htmlPdf: UtilityDefinition = {
         }),
       ),
       pdfOptions: Type.Optional(PdfOptionsSchema),
+      media: Type.Optional(
+        Type.Union([Type.Literal('print'), Type.Literal('screen')], {
+          description: 'The CSS media type the page is laid out for (default print).',
+        }),
+      ),
+      wait: Type.Optional(PageWait),
     },
     { additionalProperties: false, description: 'The page as url or as html (one of them).' },
   ),

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
@@ -32,6 +36,13 @@ function expectSize(size: { width: number; height: number }, width: number, heig
   expect(Math.abs(size.height - height)).toBeLessThan(1.5)
 }
 
+/** The text of a PDF, as pdftotext reads it. */
+function pdfText(pdf: Buffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dutil-html-pdf-'))
+  writeFileSync(join(dir, 'out.pdf'), pdf)
+  return execFileSync('pdftotext', [join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
+}
+
 async function pdfOf(job: { result: { files: Array<{ url: string; size: number }> } }): Promise<PDFDocument> {
   const [file] = job.result.files
   const got = await download(file.url)
@@ -64,6 +75,37 @@ describe('html-pdf through the whole platform', () => {
     const custom = await render({ url, pdfOptions: { width: '100mm', height: '50mm', scale: 0.5 } })
     const c = (await pdfOf(custom.body)).getPage(0).getSize()
     expectSize(c, 283.5, 141.7) // 100 × 50 mm
+  })
+
+  it('prints the page ranges asked for with a footer, waits for what the page adds after its load, for the screen; refuses ranges past the end and waits past their bound', async () => {
+    const shaped = `<style>@media screen { .print { display: none } } @media print { .screen { display: none } }
+      .page { break-after: page }</style><p class="screen">Screen layout</p><p class="print">Print layout</p>
+      <div class="page">First</div><div class="page">Second</div><div>Third</div>
+      <script>setTimeout(() => { const p = document.createElement('p'); p.id = 'late'; p.textContent = 'Late content'; document.body.prepend(p) }, 300)</script>`
+    const res = await render({
+      html: shaped,
+      media: 'screen',
+      wait: { selector: '#late', expression: 'document.getElementById("late") !== null', delayMs: 50 },
+      pdfOptions: {
+        pageRanges: '2-',
+        margin: { bottom: '20mm' },
+        footerTemplate:
+          '<div style="font-size:10px;width:100%;text-align:center">Sheet <span class="pageNumber"></span></div>',
+        outline: true,
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const pdf = await pdfOf(res.body)
+    expect(pdf.getPageCount()).toBe(2)
+    const text = pdfText((await download(res.body.result.files[0].url)).bytes)
+    expect(text).not.toContain('First')
+    expect(text).toContain('Third')
+    expect(text).toContain('Sheet 2')
+    const past = await render({ html: '<p>One page</p>', pdfOptions: { pageRanges: '3-4' } })
+    expect(past.body).toMatchObject({ status: 'failed', error: { code: 'upstream_rejected' } })
+    expect(past.body.error.message).toMatch(/past the end of the document/)
+    const tooLong = await render({ html: '<p>x</p>', wait: { delayMs: 30_001 } })
+    expect(tooLong.status).toBe(400)
   })
 
   it('renders an s3:// document stored by one of its own jobs (an unzipped page)', async () => {

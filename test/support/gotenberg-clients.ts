@@ -41,6 +41,15 @@ const chromiumly = () => createRequire(join(installed, 'node', 'package.json'))(
 const PAGE = `<!doctype html><html><head><style>body{background:#fde}</style></head>
 <body><h1>Invoice 2026-118</h1><img src="logo.png" width="120"></body></html>`
 
+/** Three pages, one line added by its script after the load, one line for each CSS medium. */
+const SHAPED_PAGE = `<!doctype html><html><head><style>
+@media screen { .print { display: none } } @media print { .screen { display: none } }
+.page { break-after: page }</style></head><body>
+<p class="screen">Screen layout</p><p class="print">Print layout</p>
+<div class="page">First</div><div class="page">Second</div><div>Third</div>
+<script>setTimeout(() => { const p = document.createElement('p'); p.id = 'late'; p.textContent = 'Late content'; document.body.prepend(p) }, 300)</script>
+</body></html>`
+
 /** The page sizes (points) of a PDF, in order. */
 async function pageSizes(pdf: Buffer): Promise<Array<[number, number]>> {
   const doc = await PDFDocument.load(pdf)
@@ -79,6 +88,23 @@ export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundT
   expect(Math.abs(height - 595)).toBeLessThanOrEqual(1)
   expect(textOf(html)).toContain('Invoice 2026-118')
 
+  // A page that adds content after its load, laid out for the screen, two of its three pages, a footer.
+  const shaped = await new c.HtmlConverter().convert({
+    html: Buffer.from(SHAPED_PAGE),
+    footer: Buffer.from(
+      '<div style="font-size:10px;width:100%;text-align:center">Sheet <span class="pageNumber"></span></div>',
+    ),
+    properties: { nativePageRanges: { from: 1, to: 2 } },
+    emulatedMediaType: 'screen',
+    waitForSelector: '#late',
+  })
+  expect(await pageSizes(shaped)).toHaveLength(2)
+  const shapedText = textOf(shaped)
+  expect(shapedText).toContain('Late content')
+  expect(shapedText).toContain('Screen layout')
+  expect(shapedText).not.toContain('Print layout')
+  expect(shapedText).toContain('Sheet 2')
+
   const url = await new c.UrlConverter().convert({ url: pageUrl })
   expect(await pageSizes(url)).toEqual([[612, 792]]) // Gotenberg's default paper: Letter
   expect(textOf(url)).toContain('Served page')
@@ -111,6 +137,7 @@ export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundT
     [
       'html-pdf',
       'html-pdf',
+      'html-pdf',
       'office-pdf',
       'office-pdf',
       'merge-pdf',
@@ -129,9 +156,13 @@ export async function chromiumlyErrors({ gatewayUrl, key, pageUrl }: RoundTarget
   const c = chromiumly()
   c.Chromiumly.configure({ endpoint: gatewayUrl, username: 'dutil', password: key })
   // Refused by name, in plain text, the trace the client sent answered back.
-  const unsupported = new c.HtmlConverter().convert({ html: Buffer.from(PAGE), waitDelay: '2s', trace: 'invoice-118' })
+  const unsupported = new c.HtmlConverter().convert({
+    html: Buffer.from(PAGE),
+    userAgent: 'bot/1',
+    trace: 'invoice-118',
+  })
   await expect(unsupported).rejects.toThrow(
-    /Status: 400[\s\S]*Trace: invoice-118[\s\S]*form field 'waitDelay' is not supported by dutil/,
+    /Status: 400[\s\S]*Trace: invoice-118[\s\S]*form field 'userAgent' is not supported by dutil/,
   )
   // Gotenberg's webhook posts the file's bytes; dutil's callbacks are signed events: refused, never sent.
   const webhook = new c.UrlConverter().convert({ url: pageUrl, webhook: { webhookUrl: 'https://127.0.0.1:9/hook' } })

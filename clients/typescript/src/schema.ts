@@ -713,6 +713,27 @@ export interface operations {
                                 /** @description A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in"). */
                                 left?: string;
                             };
+                            /** @description The pages to print, e.g. "1-3,5" or "2-" (to the end), in document order; all pages when absent. */
+                            pageRanges?: string;
+                            /** @description HTML printed at the top of every page, in the top margin (give one): elements of class pageNumber, totalPages, date, title and url are filled in. Pictures as data: URLs only. */
+                            headerTemplate?: string;
+                            /** @description HTML printed at the bottom of every page, in the bottom margin, as headerTemplate. */
+                            footerTemplate?: string;
+                            /** @description A tagged (accessible) PDF. */
+                            tagged?: boolean;
+                            /** @description The document's outline (bookmarks) from its headings; makes the PDF tagged. */
+                            outline?: boolean;
+                        };
+                        /** @description The CSS media type the page is laid out for (default print). */
+                        media?: "print" | "screen";
+                        /** @description Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected. */
+                        wait?: {
+                            /** @description A CSS selector: wait until an element matches it. */
+                            selector?: string;
+                            /** @description A JavaScript expression evaluated in the page: wait until it is truthy (the page's own scripts run as they do). */
+                            expression?: string;
+                            /** @description Then wait this many milliseconds more. */
+                            delayMs?: number;
                         };
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
@@ -953,6 +974,27 @@ export interface operations {
                                 /** @description A length with a unit: px, in, cm or mm (e.g. "10mm", "0.5in"). */
                                 left?: string;
                             };
+                            /** @description The pages to print, e.g. "1-3,5" or "2-" (to the end), in document order; all pages when absent. */
+                            pageRanges?: string;
+                            /** @description HTML printed at the top of every page, in the top margin (give one): elements of class pageNumber, totalPages, date, title and url are filled in. Pictures as data: URLs only. */
+                            headerTemplate?: string;
+                            /** @description HTML printed at the bottom of every page, in the bottom margin, as headerTemplate. */
+                            footerTemplate?: string;
+                            /** @description A tagged (accessible) PDF. */
+                            tagged?: boolean;
+                            /** @description The document's outline (bookmarks) from its headings; makes the PDF tagged. */
+                            outline?: boolean;
+                        };
+                        /** @description The CSS media type the page is laid out for (default print). */
+                        media?: "print" | "screen";
+                        /** @description Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected. */
+                        wait?: {
+                            /** @description A CSS selector: wait until an element matches it. */
+                            selector?: string;
+                            /** @description A JavaScript expression evaluated in the page: wait until it is truthy (the page's own scripts run as they do). */
+                            expression?: string;
+                            /** @description Then wait this many milliseconds more. */
+                            delayMs?: number;
                         };
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */

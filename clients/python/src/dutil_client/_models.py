@@ -364,6 +364,67 @@ class PdfOptions(BaseModel):
     preferCSSPageSize: bool | None = None
     printBackground: bool | None = None
     margin: Annotated[PdfMargin | None, Field(title='PdfMargin')] = None
+    pageRanges: Annotated[
+        str | None,
+        Field(
+            description='The pages to print, e.g. "1-3,5" or "2-" (to the end), in document order; all pages when absent.',
+            max_length=200,
+            pattern='^ *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?( *, *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?)* *$',
+        ),
+    ] = None
+    headerTemplate: Annotated[
+        str | None,
+        Field(
+            description='HTML printed at the top of every page, in the top margin (give one): elements of class pageNumber, totalPages, date, title and url are filled in. Pictures as data: URLs only.',
+            max_length=65536,
+        ),
+    ] = None
+    footerTemplate: Annotated[
+        str | None,
+        Field(
+            description='HTML printed at the bottom of every page, in the bottom margin, as headerTemplate.',
+            max_length=65536,
+        ),
+    ] = None
+    tagged: Annotated[bool | None, Field(description='A tagged (accessible) PDF.')] = (
+        None
+    )
+    outline: Annotated[
+        bool | None,
+        Field(
+            description="The document's outline (bookmarks) from its headings; makes the PDF tagged."
+        ),
+    ] = None
+
+
+class Wait(BaseModel):
+    """
+    Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    selector: Annotated[
+        str | None,
+        Field(
+            description='A CSS selector: wait until an element matches it.',
+            max_length=1000,
+            min_length=1,
+        ),
+    ] = None
+    expression: Annotated[
+        str | None,
+        Field(
+            description="A JavaScript expression evaluated in the page: wait until it is truthy (the page's own scripts run as they do).",
+            max_length=10000,
+            min_length=1,
+        ),
+    ] = None
+    delayMs: Annotated[
+        int | None,
+        Field(description='Then wait this many milliseconds more.', ge=0, le=30000),
+    ] = None
 
 
 class HtmlPdfInput(BaseModel):
@@ -400,6 +461,18 @@ class HtmlPdfInput(BaseModel):
     pdfOptions: Annotated[
         PdfOptions | None,
         Field(description='Chromium print options.', title='PdfOptions'),
+    ] = None
+    media: Annotated[
+        Literal['print', 'screen'] | None,
+        Field(
+            description='The CSS media type the page is laid out for (default print).'
+        ),
+    ] = None
+    wait: Annotated[
+        Wait | None,
+        Field(
+            description='Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected.'
+        ),
     ] = None
 
 
