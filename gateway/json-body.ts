@@ -1,5 +1,6 @@
 import type { Context } from 'koa'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../platform/bounded-json.js'
+import { readAtMost } from '../platform/read-at-most.js'
 import { invalid } from './api-error.js'
 
 /** Largest request body: 500 zip-files entries with 4 KB URLs plus names and metadata. */
@@ -18,14 +19,7 @@ export async function readJsonBody(ctx: Context, maxBytes = MAX_BODY_BYTES): Pro
   const tooLarge = () => invalid(`The request body is larger than ${sizeText(maxBytes)}.`)
   const declared = Number(ctx.get('Content-Length') || 0)
   if (declared > maxBytes) throw tooLarge()
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length
-    if (size > maxBytes) throw tooLarge()
-    chunks.push(chunk as Buffer)
-  }
-  const text = Buffer.concat(chunks).toString('utf8')
+  const text = (await readAtMost(ctx.req, maxBytes, tooLarge)).toString('utf8')
   if (text.trim() === '') return {}
   const type = ctx.get('Content-Type')
   if (type && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) {

@@ -1,6 +1,7 @@
 import * as Minio from 'minio'
 import type { StorageSettings } from '../contract/storage-keys.js'
 import { JsonBoundError, parseBoundedJson } from './bounded-json.js'
+import { readAtMost } from './read-at-most.js'
 
 /** An S3 client for dutil's bucket (MinIO locally, any S3 in production). */
 export function storageClient(s: StorageSettings): Minio.Client {
@@ -29,18 +30,12 @@ export async function readJsonObject<T>(
   key: string,
   maxBytes: number,
 ): Promise<T> {
-  const stream = await client.getObject(bucket, key)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const c of stream) {
-    size += (c as Buffer).length
-    if (size > maxBytes) {
-      stream.destroy()
-      throw new JsonBoundError(`${key} is larger than ${maxBytes} bytes`, 'size')
-    }
-    chunks.push(c as Buffer)
-  }
-  return parseBoundedJson(Buffer.concat(chunks).toString('utf8')) as T
+  const bytes = await readAtMost(
+    await client.getObject(bucket, key),
+    maxBytes,
+    () => new JsonBoundError(`${key} is larger than ${maxBytes} bytes`, 'size'),
+  )
+  return parseBoundedJson(bytes.toString('utf8')) as T
 }
 
 export async function writeJsonObject(

@@ -10,6 +10,7 @@ import { authenticate, type AuthenticatedKey, type KeyPresentation } from '../au
 import type { KeyRegistry } from '../key-registry.js'
 import type { KeyUsage } from '../key-usage.js'
 import { isMultipart, readForm } from '../multipart-form.js'
+import { readAtMost } from '../../platform/read-at-most.js'
 import { rateLimit, type RateLimiter } from '../rate-limit.js'
 import { requestLogFields } from '../request-id.js'
 import type { RouteDeps } from '../routes/context.js'
@@ -206,17 +207,12 @@ const TEMPLATE_FILES: Record<string, keyof Templates> = { 'header.html': 'header
 const MAX_TEMPLATE_BYTES = 256 * 1024
 
 async function readTemplate(name: string, stream: AsyncIterable<Buffer>): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of stream) {
-    size += chunk.length
-    if (size > MAX_TEMPLATE_BYTES)
-      throw invalid(`Invalid form data: form file '${name}' is larger than ${MAX_TEMPLATE_BYTES / 1024} KiB`, [
-        { path: name, message: 'is too large' },
-      ])
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
+  const bytes = await readAtMost(stream, MAX_TEMPLATE_BYTES, () =>
+    invalid(`Invalid form data: form file '${name}' is larger than ${MAX_TEMPLATE_BYTES / 1024} KiB`, [
+      { path: name, message: 'is too large' },
+    ]),
+  )
+  return bytes.toString('utf8')
 }
 
 interface Done {
