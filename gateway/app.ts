@@ -19,8 +19,7 @@ import { fileRoutes } from './routes/files.js'
 import { jobRoutes } from './routes/jobs.js'
 import { runUtilityRoutes } from './routes/run-utility.js'
 import { utilityRoutes } from './routes/utilities.js'
-import { GOTENBERG_ROUTES } from './gotenberg/plan.js'
-import { gotenbergRoutes, isGotenbergPath } from './gotenberg/routes.js'
+import { gotenbergRouteOf, gotenbergRoutes, isGotenbergPath } from './gotenberg/routes.js'
 
 export interface AppDeps extends RouteDeps {
   keys: KeyRegistry
@@ -87,8 +86,8 @@ export function createApp(deps: AppDeps): Koa {
     const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute
     if (matched) return String(matched)
     if (OPERATIONAL_PATHS.has(ctx.path) || ctx.path === '/v1/openapi.json') return ctx.path
-    if (deps.gotenbergRoutes && (ctx.path in GOTENBERG_ROUTES || ctx.path === '/health' || ctx.path === '/version'))
-      return ctx.path
+    const gotenberg = deps.gotenbergRoutes ? gotenbergRouteOf(ctx.path) : undefined
+    if (gotenberg) return gotenberg
     for (const r of v1) {
       const m = r.match(ctx.path, ctx.method)
       if (m.route) return m.pathAndMethod[m.pathAndMethod.length - 1].path as string

@@ -32,15 +32,8 @@ export function errorMiddleware(
     } catch (err) {
       const { requestId, requestRef } = requestLogFields(ctx)
       if (err instanceof ApiError) {
-        ctx.status = err.status
         for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v)
-        // Every 500 carries the request id that the logs hold, as docs/api.md has it.
-        if (inPlainText(ctx)) answerPlainText(ctx, err, requestId)
-        else
-          ctx.body = errorEnvelope(err.code, err.message, {
-            ...(err.details ? { details: err.details } : {}),
-            ...(err.status >= 500 ? { requestId } : {}),
-          })
+        answer(ctx, err, requestId, inPlainText)
         if (err.status >= 500)
           log.warn(
             {
@@ -66,19 +59,29 @@ export function errorMiddleware(
         // Nothing was accepted (a job exists only once its row is committed): safe to retry.
         log.warn({ ...where, err: (err.cause as Error)?.message }, 'job record unavailable')
         ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
-        const unavailable = new ApiError('internal', 'The job record is unavailable right now; retry shortly.')
-        ctx.status = 500
-        if (inPlainText(ctx)) answerPlainText(ctx, unavailable, requestId)
-        else ctx.body = errorEnvelope(unavailable.code, unavailable.message, { requestId })
+        answer(
+          ctx,
+          new ApiError('internal', 'The job record is unavailable right now; retry shortly.'),
+          requestId,
+          inPlainText,
+        )
         return
       }
       log.error({ err, ...where }, 'unexpected error')
-      ctx.status = 500
-      const unexpected = new ApiError('internal', 'An unexpected error occurred.')
-      if (inPlainText(ctx)) answerPlainText(ctx, unexpected, requestId)
-      else ctx.body = errorEnvelope(unexpected.code, unexpected.message, { requestId })
+      answer(ctx, new ApiError('internal', 'An unexpected error occurred.'), requestId, inPlainText)
     }
   }
+}
+
+/** The error as the request's caller reads one: the envelope, or Gotenberg's plain text. */
+function answer(ctx: Context, err: ApiError, requestId: string, inPlainText: (ctx: Context) => boolean): void {
+  ctx.status = err.status
+  if (inPlainText(ctx)) return answerPlainText(ctx, err, requestId)
+  // Every 500 carries the request id that the logs hold, as docs/api.md has it.
+  ctx.body = errorEnvelope(err.code, err.message, {
+    ...(err.details ? { details: err.details } : {}),
+    ...(err.status >= 500 ? { requestId } : {}),
+  })
 }
 
 /**

@@ -3,14 +3,14 @@
  * inches or with a unit, and an empty value standing for the field's default.
  */
 
-/** A value that cannot be read as its field's kind: the field's name and why, for a 400. */
-export class FieldValueError extends Error {
+/** A form refused: the field or file it names and why (answered as 400). */
+export class FormRefused extends Error {
   constructor(
     readonly field: string,
     message: string,
   ) {
     super(message)
-    this.name = 'FieldValueError'
+    this.name = 'FormRefused'
   }
 }
 
@@ -21,13 +21,13 @@ const FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False'])
 export function parseBool(field: string, value: string): boolean {
   if (TRUE.has(value)) return true
   if (FALSE.has(value)) return false
-  throw new FieldValueError(field, `form field '${field}' is invalid (got '${clip(value)}'): expected true or false`)
+  throw new FormRefused(field, `form field '${field}' is invalid (got '${clip(value)}'): expected true or false`)
 }
 
 /** A decimal number (no hexadecimal, no Infinity or NaN). */
 export function parseNumber(field: string, value: string): number {
   if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(value.trim()))
-    throw new FieldValueError(field, `form field '${field}' is invalid (got '${clip(value)}'): expected a number`)
+    throw new FormRefused(field, `form field '${field}' is invalid (got '${clip(value)}'): expected a number`)
   return Number(value)
 }
 
@@ -38,7 +38,7 @@ const INCHES_PER: Record<string, number> = { pt: 1 / 72, px: 1 / 96, in: 1, mm: 
 export function parseInches(field: string, value: string): number {
   const m = /^(.*?)(pt|px|in|mm|cm|pc)?$/.exec(value.trim())!
   const n = parseNumber(field, m[1])
-  if (n < 0) throw new FieldValueError(field, `form field '${field}' is invalid (got '${clip(value)}'): below zero`)
+  if (n < 0) throw new FormRefused(field, `form field '${field}' is invalid (got '${clip(value)}'): below zero`)
   return n * INCHES_PER[m[2] ?? 'in']
 }
 
@@ -52,7 +52,7 @@ export function cssInches(inches: number): string {
 export function parseDurationMs(field: string, value: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value.trim())
   if (!m)
-    throw new FieldValueError(
+    throw new FormRefused(
       field,
       `form field '${field}' is invalid (got '${clip(value)}'): a duration such as 500ms or 2s`,
     )
@@ -62,7 +62,7 @@ export function parseDurationMs(field: string, value: string): number {
 /** Whole numbers at most 2^53 (an int field). */
 export function parseInteger(field: string, value: string): number {
   if (!/^[+-]?\d{1,15}$/.test(value.trim()))
-    throw new FieldValueError(field, `form field '${field}' is invalid (got '${clip(value)}'): expected a whole number`)
+    throw new FormRefused(field, `form field '${field}' is invalid (got '${clip(value)}'): expected a whole number`)
   return Number(value)
 }
 

@@ -1,7 +1,7 @@
 import {
   parseDurationMs,
   cssInches,
-  FieldValueError,
+  FormRefused,
   naturalCompare,
   parseBool,
   parseInches,
@@ -50,17 +50,6 @@ export interface Plan {
    * and how many there are. A single output keeps `<stem>.pdf`; split pages are `<stem>_<i>.pdf`.
    */
   split: boolean
-}
-
-/** A refusal of the form: the field or file it names and why (answered as 400). */
-export class FormRefused extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message)
-    this.name = 'FormRefused'
-  }
 }
 
 /** Office formats office-pdf converts, by extension (LibreOffice's route picks files by extension too). */
@@ -448,4 +437,4 @@ const stemOf = (name: string) => {
 }
 const clip = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value)
 
-export { FieldValueError }
+export { FormRefused }

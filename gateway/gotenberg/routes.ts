@@ -18,7 +18,6 @@ import { s3UrlOf } from '../routes/files.js'
 import { acceptRun, waitForSyncRun } from '../routes/run-utility.js'
 import { validateRunRequest } from '../validation.js'
 import { answerFiles, type AnswerFile } from './answer.js'
-import { FieldValueError } from './form-values.js'
 import {
   FormRefused,
   GOTENBERG_ROUTES,
@@ -56,6 +55,10 @@ export const GOTENBERG_KEY: KeyPresentation = {
   missing: 'Send your dutil API key as the password of HTTP Basic authentication, as a Bearer token or as X-Api-Key.',
   challenge: () => ({ 'WWW-Authenticate': 'Basic realm="dutil", charset="UTF-8"' }),
 }
+
+/** A request's route for the metrics and the access log: the path of a Gotenberg route, else undefined. */
+export const gotenbergRouteOf = (path: string): string | undefined =>
+  path in GOTENBERG_ROUTES || path === '/health' || path === '/version' ? path : undefined
 
 /** Whether a path is one of the Gotenberg routes (their errors are plain text, as Gotenberg's). */
 export const isGotenbergPath = (path: string) => path.startsWith('/forms/') || path === '/health' || path === '/version'
@@ -124,7 +127,7 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
   try {
     plan = planOf(route, fields, files, templates)
   } catch (err) {
-    if (err instanceof FormRefused || err instanceof FieldValueError)
+    if (err instanceof FormRefused)
       throw invalid(`Invalid form data: ${err.message}`, [{ path: err.field, message: err.message }])
     throw err
   }
