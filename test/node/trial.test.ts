@@ -5,7 +5,7 @@ import { chownSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeF
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest'
 import { objectNameOf } from '../../contract/ids.js'
 import { api } from '../integration/helpers/api.js'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
@@ -90,6 +90,24 @@ describe.skipIf(inject('nodeBlocker'))(
       }
     })
 
+    // A failed step prints what the release's programs logged at warn or above (a 500's cause is
+    // logged with its request id, never answered), so the failure can be read from the run's log.
+    beforeEach(({ onTestFailed }) => onTestFailed(printReleaseWarnings))
+    const printReleaseWarnings = () => {
+      for (const program of ['gateway', 'operator']) {
+        const selector = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=${program}`
+        let lines: string[]
+        try {
+          lines = kubectl(['-n', NS, 'logs', '-l', selector, '--all-containers', '--prefix', '--tail=400'])
+            .split('\n')
+            .filter((l) => /"level":[456]\d/.test(l))
+        } catch (err) {
+          lines = [`(no logs: ${String(err).split('\n')[0]})`]
+        }
+        process.stdout.write(`[trial] ${program} warnings and errors:\n${lines.slice(-40).join('\n')}\n`)
+      }
+    }
+
     afterAll(async () => {
       forward?.process.kill()
       registry?.process.kill()
@@ -144,14 +162,17 @@ describe.skipIf(inject('nodeBlocker'))(
         'get',
         'pods',
         '-o',
-        'jsonpath={range .items[*]}{.metadata.labels.app\\.kubernetes\\.io/component} {.status.conditions[?(@.type=="Ready")].lastTransitionTime}{"\\n"}{end}',
+        'jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].lastTransitionTime}{"\\n"}{end}',
       ])
       process.stdout.write(
         `[trial] ready after: ${readiness
           .trim()
           .split('\n')
           .map((l) => l.split(' '))
-          .map(([c, at]) => `${c} ${((Date.parse(at) - installStarted) / 1000).toFixed(0)} s`)
+          .map(
+            ([pod, at]) =>
+              `${pod.replace(`${FULLNAME}-`, '')} ${at ? `${((Date.parse(at) - installStarted) / 1000).toFixed(0)} s` : 'never ready (done)'}`,
+          )
           .join(', ')}\n`,
       )
       expect(out).toContain('THIS IS A TRIAL INSTALL: MinIO, PostgreSQL, Redis run inside the release')
