@@ -43,8 +43,15 @@ export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: un
     try {
       await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, input)
     } catch (err) {
-      // A storage failure, not the database's: the transaction rolls back, nothing is accepted.
-      throw new Error('storing the job input failed', { cause: err })
+      // A storage failure, not the database's: the transaction rolls back, nothing is accepted,
+      // and the caller may send the same request again.
+      throw new ApiError(
+        'internal',
+        'Storage could not take the job right now; nothing was accepted, retry shortly.',
+        undefined,
+        { 'Retry-After': '2' },
+        err,
+      )
     }
   })
   if (accepted.kind === 'over_ceiling') {

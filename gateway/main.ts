@@ -123,7 +123,10 @@ program
   .cache('keys', keyCache)
   .cache('console', consoleApp)
   .check('redis', () => (redis.status === 'ready' ? null : 'redis unreachable'))
-  .check('storage', () => storage.bucketExists(config.storage.bucket).then(() => null))
+  // The bucket itself, not only storage answering: a trial's operator makes it after migrating.
+  .check('storage', async () =>
+    (await storage.bucketExists(config.storage.bucket)) ? null : `storage bucket ${config.storage.bucket} missing`,
+  )
   // The operator's leader migrates; this build's schema must be there before requests come.
   .check('database', async () => {
     const pending = await pendingMigrations(db)

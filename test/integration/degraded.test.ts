@@ -52,9 +52,11 @@ describe('while Redis is down', () => {
   })
 })
 
-describe('an unexpected failure', () => {
-  it('answers 500 internal with a requestId that matches the gateway log, and leaks no cause', async () => {
+describe('while storage is down', () => {
+  it('refuses a job with 500 internal, Retry-After and a requestId that matches the gateway log, accepts nothing, leaks no cause', async () => {
     const { key } = await createKey()
+    const listed = async () => (await api('GET', '/v1/jobs?limit=100', { key })).body.items.length as number
+    const before = await listed()
     killComponent('minio')
     let res
     try {
@@ -65,12 +67,16 @@ describe('an unexpected failure', () => {
     }
     expect(res.status).toBe(500)
     expect(res.body.error.code).toBe('internal')
-    expect(res.body.error.message).toBe('An unexpected error occurred.')
+    expect(res.body.error.message).toBe(
+      'Storage could not take the job right now; nothing was accepted, retry shortly.',
+    )
+    expect(res.headers.get('retry-after')).toBe('2')
     expect(res.body.error.requestId).toBe(res.headers.get('x-request-id'))
     const log = readFileSync(join(inject('platformDir'), 'logs', 'gateway.log'), 'utf8')
-    const line = log.split('\n').find((l) => l.includes(res.body.error.requestId) && l.includes('unexpected error'))
-    expect(line).toBeDefined()
+    const line = log.split('\n').find((l) => l.includes(res.body.error.requestId) && l.includes('request failed'))
+    expect(line, 'the cause is logged with the request id').toMatch(/"cause":"[^"]+"/)
     expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|stack|minio/i)
+    expect(await listed(), 'nothing was accepted').toBe(before)
     await until(
       'storage back',
       async () => (await api('POST', '/v1/utilities/split-pdf', { key, body: { input: { url: pdf } } })).status === 200,
