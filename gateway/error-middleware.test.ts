@@ -37,7 +37,7 @@ describe('errorMiddleware', () => {
       throw new Error('connect ECONNREFUSED 10.0.0.9:9000')
     })
     const res = await fetch(url)
-    const body = await res.json()
+    const body = (await res.json()) as { error: Record<string, unknown> }
     expect(res.status).toBe(500)
     expect(body).toEqual({
       error: { code: 'internal', message: 'An unexpected error occurred.', requestId: res.headers.get('x-request-id') },
@@ -54,7 +54,7 @@ describe('errorMiddleware', () => {
     const res = await fetch(url)
     expect(res.status).toBe(500)
     expect(res.headers.get('retry-after')).toBe('2')
-    const body = await res.json()
+    const body = (await res.json()) as { error: Record<string, unknown> }
     expect(body.error).toEqual({
       code: 'internal',
       message: 'Storage could not take it.',

@@ -1,10 +1,9 @@
 import type { Context, Middleware, Next } from 'koa'
-import { keyAllows } from '../../contract/api-keys.js'
+import { enabledUtility } from '../../runners/catalog.js'
 import { newFileBatch } from '../../contract/ids.js'
 import { effectiveStatus } from '../../contract/job-view.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
-import { enabledUtility } from '../../runners/catalog.js'
 import { ApiError, invalid } from '../api-error.js'
 import { authenticate, type AuthenticatedKey, type KeyPresentation } from '../auth.js'
 import type { KeyRegistry } from '../key-registry.js'
@@ -16,6 +15,7 @@ import { requestLogFields } from '../request-id.js'
 import type { RouteDeps } from '../routes/context.js'
 import { s3UrlOf } from '../routes/files.js'
 import { acceptRun, waitForSyncRun } from '../routes/run-utility.js'
+import { usableUtility } from '../routes/utilities.js'
 import { validateRunRequest } from '../validation.js'
 import { answerFiles, type AnswerFile } from './answer.js'
 import {
@@ -232,10 +232,7 @@ async function runOne(
   run: PlannedRun,
   metadata: Record<string, unknown>,
 ): Promise<Done> {
-  const utility = enabledUtility(run.utility)
-  if (!utility) throw new ApiError('not_found', `${run.utility} is not enabled on this dutil.`)
-  if (!keyAllows(key.utilities, utility.slug))
-    throw new ApiError('forbidden', `This API key may not call ${utility.slug}.`)
+  const utility = usableUtility(run.utility, key)
   const request = { input: run.input, metadata }
   validateRunRequest(request, utility, 'sync')
   const accepted = await acceptRun(ctx, deps, { utility, key, mode: 'sync', request })

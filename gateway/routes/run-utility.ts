@@ -1,8 +1,6 @@
 import { requestLogFields, type RequestLogFields } from '../request-id.js'
 import Router from '@koa/router'
 import type { Context } from 'koa'
-import { keyAllows } from '../../contract/api-keys.js'
-import { enabledUtility } from '../../runners/catalog.js'
 import { newId } from '../../contract/ids.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../../contract/job-view.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
@@ -15,6 +13,7 @@ import type { AuthenticatedKey } from '../auth.js'
 import { idempotencyHash, readIdempotencyKey } from '../idempotency.js'
 import { asResource } from '../job-reader.js'
 import { readJsonBody } from '../json-body.js'
+import { usableUtility } from './utilities.js'
 import { isMultipart } from '../multipart-form.js'
 import { readMultipartRun } from '../multipart-run.js'
 import { traceparentOf } from '../../platform/tracing.js'
@@ -27,16 +26,6 @@ import { respondWithJob } from './respond.js'
 /** Header sent by tests to shorten a job's time limit; honoured only with test hooks on. */
 export const TEST_DEADLINE_HEADER = 'Dutil-Test-Deadline-Seconds'
 
-function utilityFor(ctx: Context): UtilityDefinition {
-  const slug = ctx.params.slug as string
-  const utility = enabledUtility(slug)
-  if (!utility) throw new ApiError('not_found', `There is no utility named ${JSON.stringify(slug.slice(0, 100))}.`)
-  const key = ctx.state.key as AuthenticatedKey
-  if (!keyAllows(key.utilities, utility.slug))
-    throw new ApiError('forbidden', `This API key may not call ${utility.slug}.`)
-  return utility
-}
-
 function readPrefer(ctx: Context): boolean {
   const prefer = ctx.get('Prefer')
   if (prefer === '' && ctx.headers.prefer === undefined) return false
@@ -47,8 +36,8 @@ function readPrefer(ctx: Context): boolean {
 }
 
 async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<void> {
-  const utility = utilityFor(ctx)
   const key = ctx.state.key as AuthenticatedKey
+  const utility = usableUtility(ctx.params.slug as string, key)
   const preferAsync = readPrefer(ctx)
   const mode = asyncRoute || preferAsync ? 'async' : 'sync'
   const idemKey = readIdempotencyKey(ctx.headers['idempotency-key'])

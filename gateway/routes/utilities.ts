@@ -2,8 +2,22 @@ import Router from '@koa/router'
 import { keyAllows } from '../../contract/api-keys.js'
 import { catalog, enabledUtility } from '../../runners/catalog.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
-import { notFound } from '../api-error.js'
+import { ApiError, notFound } from '../api-error.js'
 import type { AuthenticatedKey } from '../auth.js'
+
+/** The enabled utility of a slug, else the 404 every route answers for it. */
+export function utilityNamed(slug: string): UtilityDefinition {
+  const u = enabledUtility(slug)
+  if (!u) throw notFound(`There is no utility named ${JSON.stringify(slug.slice(0, 100))}.`)
+  return u
+}
+
+/** The utility a key runs: enabled (else 404) and among the key's utilities (else 403). */
+export function usableUtility(slug: string, key: AuthenticatedKey): UtilityDefinition {
+  const u = utilityNamed(slug)
+  if (!keyAllows(key.utilities, u.slug)) throw new ApiError('forbidden', `This API key may not call ${u.slug}.`)
+  return u
+}
 
 /** A catalog entry as the API shows it. */
 export function catalogEntry(u: UtilityDefinition) {
@@ -29,9 +43,7 @@ export function utilityRoutes(): Router {
     ctx.body = { items }
   })
   router.get('/v1/utilities/:slug', (ctx) => {
-    const u = enabledUtility(ctx.params.slug)
-    if (!u) throw notFound(`There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
-    ctx.body = catalogEntry(u)
+    ctx.body = catalogEntry(utilityNamed(ctx.params.slug))
   })
   return router
 }

@@ -22,7 +22,7 @@ export function keptSplitWorker(): number | null {
 }
 
 /**
- * Splits in a heap-capped worker (split.worker.ts): the page and file counts first, then the files.
+ * Splits in a heap-capped worker (split.worker.ts): the page counts (in and out) first, then the files.
  * Running out of the worker's heap is a classified failure naming the limit.
  */
 export async function splitInWorker(
@@ -32,7 +32,7 @@ export async function splitInWorker(
   ahead = 8,
   workerUrl: URL = WORKER_URL,
   selection?: SplitSelection,
-): Promise<{ total: number; files: number; pagesOut: number; pages: AsyncGenerator<SplitPage> }> {
+): Promise<{ total: number; pagesOut: number; pages: AsyncGenerator<SplitPage> }> {
   const job = ++splits
   const queue: Array<ToMain | { type: 'error'; err: unknown }> = []
   let notify: (() => void) | undefined
@@ -93,5 +93,5 @@ export async function splitInWorker(
       await end(done)
     }
   }
-  return { total: first.total, files: first.files, pagesOut: first.pagesOut, pages: pages() }
+  return { total: first.total, pagesOut: first.pagesOut, pages: pages() }
 }

@@ -16,7 +16,7 @@ export type ToWorker =
   | { type: 'credit'; job: number; n: number }
 
 export type ToMain =
-  | { type: 'loaded'; total: number; files: number; pagesOut: number }
+  | { type: 'loaded'; total: number; pagesOut: number }
   | { type: 'page'; pages: number[]; bytes: Uint8Array }
   | { type: 'done' }
   | { type: 'failed'; code: string; message: string }
@@ -39,7 +39,6 @@ async function split(bytes: Uint8Array, maxPages: number, selection?: SplitSelec
     port.postMessage({
       type: 'loaded',
       total: doc.getPageCount(),
-      files: groups.length,
       pagesOut: groups.reduce((n, g) => n + g.length, 0),
     } satisfies ToMain)
     for await (const page of splitPages(doc, groups)) {

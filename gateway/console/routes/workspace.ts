@@ -1,5 +1,5 @@
 import Router from '@koa/router'
-import { catalog, enabledUtility } from '../../../runners/catalog.js'
+import { catalog } from '../../../runners/catalog.js'
 import { newId } from '../../../contract/ids.js'
 import { utcDay } from '../../../contract/time.js'
 import { acceptJob } from '../../accept-job.js'
@@ -9,7 +9,7 @@ import { assertStorageInputsReadable } from '../../storage-inputs.js'
 import { readJsonBody } from '../../json-body.js'
 import { isMultipart } from '../../multipart-form.js'
 import { readMultipartRun } from '../../multipart-run.js'
-import { catalogEntry } from '../../routes/utilities.js'
+import { catalogEntry, utilityNamed } from '../../routes/utilities.js'
 import { traceparentOf } from '../../../platform/tracing.js'
 import { newJobSpec, type RunRequest, utilityJobResource } from '../../utility-job.js'
 import { validateRunRequest } from '../../validation.js'
@@ -69,9 +69,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
         'Retry-After': String(Math.max(1, Math.ceil(window.resetMs / 1000))),
       })
     }
-    const utility = enabledUtility(ctx.params.slug)
-    if (!utility)
-      throw new ApiError('not_found', `There is no utility named ${JSON.stringify(ctx.params.slug.slice(0, 100))}.`)
+    const utility = utilityNamed(ctx.params.slug)
     // The form's files (multipart) are uploads of the person's own, readable by their playground runs only.
     const uploadOwner = playgroundUploadOwner(s.user.spec.userId)
     const body = isMultipart(ctx)
