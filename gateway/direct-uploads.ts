@@ -14,6 +14,7 @@ import {
 } from '../platform/db/uploads-table.js'
 import { discardUploadObjects } from '../platform/upload-objects.js'
 import { ApiError, invalid, notFound } from './api-error.js'
+import type { UploadDigests } from './upload-digests.js'
 import { SNIFF_BYTES, sniffContentType } from './upload-sniff.js'
 import { overQuota, type UploadSettings } from './uploads.js'
 
@@ -47,6 +48,8 @@ export class DirectUploads {
     private readonly presigner: Client,
     private readonly bucket: string,
     private readonly settings: UploadSettings,
+    /** What the files host hashed of the parts as they passed (else the file is read back). */
+    private readonly digests?: UploadDigests,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -124,6 +127,7 @@ export class DirectUploads {
       await guarded(() => deleteUpload(this.db, upload.id))
       return invalid(`${message} The upload is discarded; announce it again.`, [{ path, message }])
     }
+    let partEtags: string[] | undefined
     if (upload.multipartUploadId) {
       const count = Math.ceil(upload.size / DIRECT_PART_BYTES)
       const tags = [...(partTags ?? [])].sort((a, b) => a.partNumber - b.partNumber)
@@ -131,6 +135,7 @@ export class DirectUploads {
         throw invalid(`Name each of the ${count} parts once, with the ETag storage answered for it.`, [
           { path: 'parts', message: `must be parts 1 to ${count}` },
         ])
+      partEtags = tags.map((t) => t.etag)
       try {
         await this.storage.completeMultipartUpload(
           this.bucket,
@@ -150,8 +155,9 @@ export class DirectUploads {
       }
     }
     let size: number
+    let etag: string
     try {
-      size = (await this.storage.statObject(this.bucket, upload.storageKey)).size
+      ;({ size, etag } = await this.storage.statObject(this.bucket, upload.storageKey))
     } catch (err) {
       const code = (err as { code?: string }).code
       if (code === 'NotFound' || code === 'NoSuchKey')
@@ -162,7 +168,12 @@ export class DirectUploads {
     }
     if (size !== upload.size)
       throw await refuse(`Storage holds ${size} bytes of this upload; ${upload.size} were announced.`, 'size')
-    const { contentType, sha256 } = await this.read(upload.storageKey)
+    // The parts storage assembled (or its one PUT), hashed on their way through the files host,
+    // or else the file as storage holds it, read back.
+    const known = this.digests?.take(upload.storageKey, partEtags ?? [etag], upload.multipartUploadId)
+    const { contentType, sha256 } = known
+      ? { contentType: sniffContentType(known.head), sha256: known.sha256 }
+      : await this.read(upload.storageKey)
     const done = await guarded(() =>
       completeUpload(this.db, upload.id, {
         size,

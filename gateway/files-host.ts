@@ -2,6 +2,7 @@ import http from 'node:http'
 import https from 'node:https'
 import { pipeline } from 'node:stream/promises'
 import type { Logger } from 'pino'
+import type { UploadDigests } from './upload-digests.js'
 
 /**
  * Headers every download from the files host carries, whatever the storage behind it sends: a
@@ -46,6 +47,21 @@ export interface FilesHostOptions {
   log: Logger
   /** How long storage may take to start answering. */
   timeoutMs?: number
+  /** Hashes direct uploads' bytes as they pass (their completion then needs no read-back). */
+  digests?: UploadDigests
+}
+
+/** The storage key, part number and multipart upload id of an upload's presigned PUT (isPresignedRequest passed). */
+export function uploadPutOf(url: string): { key: string; partNumber: number; uploadId?: string } | undefined {
+  const q = url.indexOf('?')
+  const query = new URLSearchParams(url.slice(q + 1))
+  const key = url.slice(0, q).split('/').slice(2).map(decodeURIComponent).join('/')
+  const part = query.get('partNumber')
+  const uploadId = query.get('uploadId')
+  if (part === null && uploadId === null) return { key, partNumber: 1 }
+  const partNumber = Number(part)
+  if (!uploadId || !Number.isInteger(partNumber) || partNumber < 1) return undefined
+  return { key, partNumber, uploadId }
 }
 
 /** The query parameters of an S3 presigned (signature version 4) link. */
@@ -108,6 +124,8 @@ export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
     }
     const headers: http.OutgoingHttpHeaders = { host: signedHost }
     const upload = req.method === 'PUT'
+    const put = upload && o.digests ? uploadPutOf(req.url!) : undefined
+    const tap = put ? o.digests!.begin(put.key, put.partNumber, put.uploadId) : undefined
     for (const h of upload ? FORWARDED_UPLOAD : FORWARDED_REQUEST) if (req.headers[h]) headers[h] = req.headers[h]
     // A PUT without a declared length is sent on as it comes (storage refuses what it cannot take).
     if (upload && !req.headers['content-length']) headers['transfer-encoding'] = 'chunked'
@@ -124,9 +142,12 @@ export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
         timeout: o.timeoutMs ?? 30_000,
       },
       (answer) => {
+        const status = answer.statusCode ?? 502
+        if (tap && status >= 200 && status < 300 && typeof answer.headers.etag === 'string')
+          tap.stored(answer.headers.etag, Number(req.headers['content-length'] ?? NaN))
         const out: http.OutgoingHttpHeaders = {}
         for (const h of FORWARDED_RESPONSE) if (answer.headers[h] !== undefined) out[h] = answer.headers[h]
-        res.writeHead(answer.statusCode ?? 502, out)
+        res.writeHead(status, out)
         pipeline(answer, res).catch(() => res.destroy())
       },
     )
@@ -142,6 +163,7 @@ export function filesHostHandler(o: FilesHostOptions): http.RequestListener {
     res.on('close', () => {
       if (!res.writableFinished) upstream.destroy()
     })
+    if (tap) req.on('data', (chunk: Buffer) => tap.update(chunk))
     if (upload) pipeline(req, upstream).catch(() => upstream.destroy())
     else upstream.end()
   }

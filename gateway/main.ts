@@ -18,7 +18,8 @@ import { FileLinks } from './file-links.js'
 import { JobReader } from './job-reader.js'
 import { JobRecords } from './job-records.js'
 import { Uploads } from './uploads.js'
-import { DirectUploads } from './direct-uploads.js'
+import { DirectUploads, DIRECT_UPLOAD_WINDOW_SECONDS } from './direct-uploads.js'
+import { UploadDigests } from './upload-digests.js'
 import { JobWaiters } from './job-waiters.js'
 import { KeyRegistry, kubeKeyLookup, TokenBucket } from './key-registry.js'
 import { listen } from './servers.js'
@@ -69,7 +70,12 @@ const lookupBudget = new TokenBucket(config.keyLookupsPerSecond, Math.max(1, Mat
 const keys = new KeyRegistry(keyCache.cache, kubeKeyLookup(custom, ns), ns, { budget: lookupBudget })
 keyCache.on((ev, key) => keys.observe(ev, key))
 
-const metrics = gatewayMetrics(() => keys.counts)
+// Direct uploads' parts hashed as they pass through the files host (one process serves both).
+const uploadDigests = new UploadDigests(4096, DIRECT_UPLOAD_WINDOW_SECONDS * 1000)
+const metrics = gatewayMetrics(
+  () => keys.counts,
+  () => uploadDigests.counts,
+)
 const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeconds, (id) =>
   guarded(() => getJob(db, id)),
 )
@@ -104,7 +110,7 @@ const app = createApp({
   storage,
   bucket: config.storage.bucket,
   uploads,
-  directUploads: new DirectUploads(db, storage, presigner, config.storage.bucket, config.uploads),
+  directUploads: new DirectUploads(db, storage, presigner, config.storage.bucket, config.uploads, uploadDigests),
   log,
   metrics,
   syncWaitMs: config.syncWaitMs,
@@ -138,7 +144,7 @@ await program.sync()
 await new ApiKeyAdmin(kc, ns)
   .ensureWorkspaceSecret()
   .catch((err) => log.warn({ err: (err as Error).message }, 'the workspace signing secret could not be made'))
-const servers = listen(config, app, log)
+const servers = listen(config, app, log, uploadDigests)
 log.info(
   {
     url: `http://${config.host}:${config.port}`,

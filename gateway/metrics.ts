@@ -7,7 +7,13 @@ export interface KeyLookupCounts {
   overBudget: number
 }
 
-export function gatewayMetrics(keyLookups?: () => KeyLookupCounts) {
+/** Direct uploads completed, by where their SHA-256 came from. */
+export interface DigestCounts {
+  hashedInPassing: number
+  readBack: number
+}
+
+export function gatewayMetrics(keyLookups?: () => KeyLookupCounts, digests?: () => DigestCounts) {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   return {
@@ -37,6 +43,19 @@ export function gatewayMetrics(keyLookups?: () => KeyLookupCounts) {
         this.reset()
         this.inc({ outcome: 'api' }, c.apiLookups)
         this.inc({ outcome: 'over_budget' }, c.overBudget)
+      },
+    }),
+    directUploadDigests: new Counter({
+      name: 'dutil_direct_upload_digests_total',
+      help: "Direct uploads completed, by where their SHA-256 came from: hashed as the parts passed through this gateway's files host (hashed_in_passing), or the file read back from storage (read_back: parts sent at once or through another replica).",
+      labelNames: ['source'],
+      registers: [registry],
+      collect() {
+        if (!digests) return
+        const c = digests()
+        this.reset()
+        this.inc({ source: 'hashed_in_passing' }, c.hashedInPassing)
+        this.inc({ source: 'read_back' }, c.readBack)
       },
     }),
   }

@@ -3,6 +3,7 @@ import type Koa from 'koa'
 import type { Logger } from 'pino'
 import type { GatewayConfig } from './config.js'
 import { filesHostHandler } from './files-host.js'
+import type { UploadDigests } from './upload-digests.js'
 
 export interface GatewayServers {
   /** Stops accepting connections and resolves when the open ones are done. */
@@ -15,7 +16,7 @@ export interface GatewayServers {
  * longer (sync runs wait up to DUTIL_SYNC_WAIT_SECONDS). The files host serves downloads with a
  * CSP sandbox whatever storage is behind it (gateway/files-host.ts).
  */
-export function listen(config: GatewayConfig, app: Koa, log: Logger): GatewayServers {
+export function listen(config: GatewayConfig, app: Koa, log: Logger, digests?: UploadDigests): GatewayServers {
   const api = createServer(
     {
       requestTimeout: config.timeouts.requestMs,
@@ -35,6 +36,7 @@ export function listen(config: GatewayConfig, app: Koa, log: Logger): GatewaySer
         publicEndpoint: config.storage.publicEndpoint,
         bucket: config.storage.bucket,
         log,
+        digests,
       }),
     )
     files.listen(config.filesPort, config.host)

@@ -8,6 +8,7 @@ import { createdAtOfId } from '../../contract/ids.js'
 import { makePdf } from '../support/pdfs.js'
 import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
+import { metricValue } from './helpers/processes.js'
 import { listKeys } from './helpers/storage.js'
 
 /**
@@ -45,6 +46,13 @@ async function sendParts(offer: Offer, bytes: Buffer) {
 
 const complete = (key: string, offer: Offer, parts?: unknown) =>
   api('POST', offer.completeUrl, { key, body: parts === undefined ? undefined : { parts } })
+
+/** Completions so far by where their SHA-256 came from (the gateway's metrics). */
+async function digestSources() {
+  const text = await (await fetch(`${inject('gatewayUrl')}/metrics`)).text()
+  const of = (source: string) => metricValue(text, `dutil_direct_upload_digests_total{source="${source}"}`) ?? 0
+  return { passing: of('hashed_in_passing'), readBack: of('read_back') }
+}
 
 describe('a direct upload', () => {
   it('goes to storage by one presigned PUT through the files host and is a file only once completed', async () => {
@@ -96,6 +104,7 @@ describe('a direct upload', () => {
     const wrong = await complete(key, offer, [tags[0]])
     expect(wrong.status).toBe(400)
     expect(wrong.body.error.details).toEqual([{ path: 'parts', message: 'must be parts 1 to 2' }])
+    const before = await digestSources()
     const done = await complete(key, offer, tags)
     expect(done.status, JSON.stringify(done.body)).toBe(200)
     expect(done.body).toMatchObject({
@@ -103,6 +112,32 @@ describe('a direct upload', () => {
       sha256: createHash('sha256').update(bytes).digest('hex'),
       contentType: 'application/pdf',
     })
+    // Parts sent one after another were hashed as they passed, not read back (other tests'
+    // uploads may complete meanwhile: the counts only grow).
+    expect((await digestSources()).passing).toBeGreaterThanOrEqual(before.passing + 1)
+  })
+
+  it('reads the file back for its SHA-256 when its parts were not hashed in order (the last sent first, one sent again)', async () => {
+    const { key } = await createKey()
+    const bytes = Buffer.concat([await makePdf(1), randomBytes(70 * 1024 ** 2)])
+    const offer = (await announce(key, bytes.length)).body as Offer
+    const reversed = { ...offer, parts: [...offer.parts].reverse() }
+    const tags = (await sendParts(reversed, bytes)).reverse()
+    const before = await digestSources()
+    const done = await complete(key, offer, tags)
+    expect(done.body).toMatchObject({ size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') })
+    expect((await digestSources()).readBack).toBeGreaterThanOrEqual(before.readBack + 1)
+
+    // Part 1 sent again with other bytes after part 2 continued the first: the chain no longer holds.
+    const other = (await announce(key, bytes.length)).body as Offer
+    const first = await sendParts(other, bytes)
+    const changed = Buffer.from(bytes)
+    changed[10] ^= 1
+    const again = await sendParts({ ...other, parts: [other.parts[0]] }, changed)
+    const then = await digestSources()
+    const redone = await complete(key, other, [again[0], first[1]])
+    expect(redone.body).toMatchObject({ sha256: createHash('sha256').update(changed).digest('hex') })
+    expect((await digestSources()).readBack).toBeGreaterThanOrEqual(then.readBack + 1)
   })
 
   it('refuses a file other than announced, leaving nothing; and what is no upload link, or too large', async () => {
