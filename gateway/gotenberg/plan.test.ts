@@ -173,7 +173,10 @@ describe('planOf', () => {
     ])
     expect(planOf('libreoffice', fields({ merge: 'true' }), docs).merge).toBe(true)
     expect(planOf('libreoffice', fields({ merge: 'true' }), [docs[0]]).merge).toBe(false)
-    expect(refusal(() => planOf('libreoffice', fields(), [file('notes.fodt')]))).toMatchObject({ field: 'notes.fodt' })
+    expect(refusal(() => planOf('libreoffice', fields(), [file('drawing.vsd')]))).toMatchObject({
+      field: 'drawing.vsd',
+    })
+    expect(planOf('libreoffice', fields(), [file('notes.fodt'), file('table.csv')]).runs).toHaveLength(2)
     expect(refusal(() => planOf('libreoffice', fields({ password: 'secret' }), docs))).toMatchObject({
       field: 'password',
     })

@@ -53,7 +53,23 @@ export interface Plan {
 }
 
 /** Office formats office-pdf converts, by extension (LibreOffice's route picks files by extension too). */
-export const OFFICE_EXTENSIONS = ['.docx', '.doc', '.odt', '.rtf', '.xlsx', '.xls', '.ods', '.pptx', '.ppt', '.odp']
+export const OFFICE_EXTENSIONS = [
+  '.docx',
+  '.doc',
+  '.odt',
+  '.fodt',
+  '.rtf',
+  '.txt',
+  '.xlsx',
+  '.xls',
+  '.ods',
+  '.fods',
+  '.csv',
+  '.pptx',
+  '.ppt',
+  '.odp',
+  '.fodp',
+]
 
 type Fields = ReadonlyMap<string, string>
 

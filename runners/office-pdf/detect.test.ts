@@ -24,8 +24,57 @@ describe('detectOffice', () => {
     ['slides.pptx', 'pptx'],
     ['slides.ppt', 'ppt'],
     ['slides.odp', 'odp'],
+    ['text.fodt', 'fodt'],
+    ['picture.fodt', 'fodt'],
+    ['sheets.fods', 'fods'],
+    ['slides.fodp', 'fodp'],
   ])('tells %s by its content: %s', async (name, format) => {
     expect(await detectOffice(doc(name))).toBe(format)
+  })
+
+  describe('flat OpenDocument and plain text', () => {
+    const flat = (prolog: string, mimetype = 'application/vnd.oasis.opendocument.text') =>
+      Buffer.from(
+        `${prolog}<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" office:mimetype="${mimetype}"><office:body/></office:document>`,
+      )
+
+    it('takes flat OpenDocument after a byte-order mark, the XML declaration and comments; not its parts', async () => {
+      expect(await detectOffice(flat('\ufeff<?xml version="1.0"?>\n<!-- made here -->\n'))).toBe('fodt')
+      expect(await detectOffice(flat('', 'application/vnd.oasis.opendocument.spreadsheet'))).toBe('fods')
+      for (const other of [
+        flat('', 'application/vnd.oasis.opendocument.graphics'),
+        flat('<?xml version="1.0"?><root/>'),
+        Buffer.from('<office:document-content office:mimetype="application/vnd.oasis.opendocument.text"/>'),
+      ])
+        await expect(detectOffice(other, 'x.fodt')).rejects.toMatchObject({
+          code: 'upstream_rejected',
+          message: expect.stringMatching(/^The file is not an office document/),
+        })
+    })
+
+    it('refuses a flat document that declares a DTD (the billion laughs, external entities)', async () => {
+      const laughs = '<!DOCTYPE office:document [<!ENTITY a "ha"><!ENTITY b "&a;&a;&a;&a;">]>'
+      for (const body of [flat(`<?xml version="1.0"?>${laughs}`), Buffer.concat([flat(''), Buffer.from(laughs)])])
+        await expect(detectOffice(body)).rejects.toMatchObject({
+          code: 'upstream_rejected',
+          message: 'The document is refused: its XML declares a DTD (entities), which no OpenDocument file needs.',
+        })
+    })
+
+    it('takes UTF-8 text only when its name says .txt or .csv, and never what is not text', async () => {
+      const text = Buffer.from('Ärger, \u201cquoted\u201d\nline two\n')
+      expect(await detectOffice(text, 'notes.TXT')).toBe('txt')
+      expect(await detectOffice(text, 'table.csv')).toBe('csv')
+      for (const [body, name] of [
+        [text, 'notes.pdf'],
+        [text, ''],
+        [Buffer.from([0x61, 0x00, 0x62]), 'nul.txt'],
+        [Buffer.from([0xc3, 0x28]), 'latin.txt'],
+        [Buffer.alloc(0), 'empty.txt'],
+        [Buffer.from('<html><body>a page</body></html>'), 'page.txt'],
+      ] as const)
+        await expect(detectOffice(body, name), name).rejects.toMatchObject({ code: 'upstream_rejected' })
+    })
   })
 
   it.each(['encrypted.odt', 'encrypted.doc', 'encrypted.xls'])(

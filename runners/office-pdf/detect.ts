@@ -3,13 +3,31 @@ import { CfbError, readCfbStream } from '../common/cfb-reader.js'
 import { rejected } from '../common/runner-error.js'
 
 /**
- * What an office document is, told by its content, never its name or Content-Type: a zip of
- * OOXML or OpenDocument parts, a Compound File (legacy Word, Excel, PowerPoint) or RTF. Anything
- * else, and a document protected by a password, is refused before LibreOffice sees it.
+ * What an office document is, told by its content: a zip of OOXML or OpenDocument parts, a
+ * Compound File (legacy Word, Excel, PowerPoint), RTF, or flat OpenDocument XML. Plain text is
+ * the one kind its content cannot tell apart (prose or a table?): it is taken only when its name
+ * says which, `.txt` or `.csv`. Anything else, and a document protected by a password, is refused
+ * before LibreOffice sees it.
  */
-export type OfficeFormat = 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'doc' | 'xls' | 'ppt' | 'rtf'
+export type OfficeFormat =
+  | 'docx'
+  | 'xlsx'
+  | 'pptx'
+  | 'odt'
+  | 'ods'
+  | 'odp'
+  | 'doc'
+  | 'xls'
+  | 'ppt'
+  | 'rtf'
+  | 'fodt'
+  | 'fods'
+  | 'fodp'
+  | 'txt'
+  | 'csv'
 
-export const ACCEPTED_FORMATS = 'docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt or odp'
+export const ACCEPTED_FORMATS =
+  'docx, doc, odt, fodt, rtf, txt, xlsx, xls, ods, fods, csv, pptx, ppt, odp or fodp; text only named .txt or .csv'
 
 const NOT_OFFICE = `The file is not an office document this utility converts (${ACCEPTED_FORMATS}).`
 export const DAMAGED_DOCUMENT = 'The document could not be opened: it is damaged, or protected by a password.'
@@ -48,7 +66,21 @@ const OOXML_PARTS: Array<[string, OfficeFormat]> = [
   ['ppt/presentation.xml', 'pptx'],
 ]
 
-export async function detectOffice(file: Buffer): Promise<OfficeFormat> {
+/** Flat OpenDocument's root element names its kind (ODF 1.2 part 1, 2.2.1: `office:mimetype`). */
+const FLAT_ODF_TYPES: Record<string, OfficeFormat> = {
+  'application/vnd.oasis.opendocument.text': 'fodt',
+  'application/vnd.oasis.opendocument.spreadsheet': 'fods',
+  'application/vnd.oasis.opendocument.presentation': 'fodp',
+}
+/** The root element of a flat OpenDocument file is within its first bytes (after the XML declaration and comments). */
+const FLAT_ODF_HEAD_BYTES = 64 * 1024
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
+
+/**
+ * The document's format; `name` is its file name (the upload's, or the last segment of its URL),
+ * which only plain text needs.
+ */
+export async function detectOffice(file: Buffer, name = ''): Promise<OfficeFormat> {
   const head = file.subarray(0, 8)
   if (head.equals(CFB_MAGIC)) {
     const format = detectCompound(file)
@@ -60,7 +92,41 @@ export async function detectOffice(file: Buffer): Promise<OfficeFormat> {
     await checkRtfObjects(file, newBudget())
     return 'rtf'
   }
+  const text = file.subarray(0, 3).equals(UTF8_BOM) ? file.subarray(3) : file
+  const start = text.subarray(0, FLAT_ODF_HEAD_BYTES).toString('latin1').trimStart()
+  if (start.startsWith('<')) return detectFlatOdf(file, start)
+  const extension = /\.(txt|csv)$/i.exec(name)?.[1].toLowerCase()
+  if (extension && isText(text)) return extension as 'txt' | 'csv'
   throw rejected(NOT_OFFICE)
+}
+
+/**
+ * A flat OpenDocument file: XML whose root is `office:document` with the kind's MIME type. One
+ * that declares a DTD (where entities are declared: the billion laughs, external entities) is
+ * refused, as is XML of any other kind (an HTML page goes to html-pdf).
+ */
+function detectFlatOdf(file: Buffer, start: string): OfficeFormat {
+  const prolog = start.replace(/<\?[^]*?\?>|<!--[^]*?-->/g, '')
+  const at = prolog.indexOf('<office:document')
+  const before = at < 0 ? '' : prolog.slice(0, at).trim()
+  if (at < 0 || (before !== '' && !before.startsWith('<!DOCTYPE'))) throw rejected(NOT_OFFICE)
+  const root = /^<office:document(?=[\s>/])[^>]*>/.exec(prolog.slice(at))
+  const format = root && FLAT_ODF_TYPES[/\soffice:mimetype="([^"]*)"/.exec(root[0])?.[1] ?? '']
+  if (!format) throw rejected(NOT_OFFICE)
+  if (file.includes('<!DOCTYPE') || file.includes('<!ENTITY'))
+    throw rejected('The document is refused: its XML declares a DTD (entities), which no OpenDocument file needs.')
+  return format
+}
+
+/** Whether the bytes are UTF-8 text (no NUL, no invalid sequence), as a text or CSV file is. */
+function isText(bytes: Buffer): boolean {
+  if (bytes.length === 0 || bytes.includes(0)) return false
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**

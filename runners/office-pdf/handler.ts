@@ -5,7 +5,7 @@ import { outputFileName } from '../common/file-names.js'
 import { openInput, readWhole } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
-import { DAMAGED_DOCUMENT, detectOffice } from './detect.js'
+import { DAMAGED_DOCUMENT, detectOffice, type OfficeFormat } from './detect.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
 import type { Office, OfficeRequest } from './office.js'
 import { countPdfPages } from './page-count.js'
@@ -19,6 +19,45 @@ export interface OfficePdfInput {
 }
 
 const PDF_VERSIONS = { 'PDF/A-1b': 1, 'PDF/A-2b': 2, 'PDF/A-3b': 3 } as const
+
+/**
+ * How LibreOffice reads plain text (every other format it tells itself): a text document as
+ * UTF-8 prose; a CSV file as UTF-8 comma-separated cells, quoted by ", every column imported as
+ * text, so a cell that starts with `=` stays what it says and no formula (WEBSERVICE and its
+ * kind) is ever evaluated. A CSV file wider than a sheet is refused.
+ */
+export function importFilterOf(
+  format: OfficeFormat,
+  document: Buffer,
+): Pick<OfficeRequest, 'importFilter' | 'importOptions'> {
+  if (format === 'txt') return { importFilter: 'Text (encoded)', importOptions: 'UTF8' }
+  if (format !== 'csv') return {}
+  const columns = csvColumns(document)
+  if (columns > MAX_CSV_COLUMNS)
+    throw rejected(`The CSV file has more than ${MAX_CSV_COLUMNS} columns, the most a spreadsheet takes.`)
+  const asText = Array.from({ length: columns }, (_, i) => `${i + 1}/2`).join('/')
+  return { importFilter: 'Text - txt - csv (StarCalc)', importOptions: `44,34,76,1,${asText}` }
+}
+
+/** Calc's columns (1,024 in LibreOffice 7.4): a CSV file with more is refused. */
+export const MAX_CSV_COLUMNS = 1024
+
+/** The most fields a line of the CSV file has (separators outside quotes, plus one). */
+export function csvColumns(document: Buffer): number {
+  let most = 1
+  let fields = 1
+  let quoted = false
+  for (const byte of document) {
+    if (byte === 0x22) quoted = !quoted
+    else if (quoted) continue
+    else if (byte === 0x2c) fields++
+    else if (byte === 0x0a) {
+      most = Math.max(most, fields)
+      fields = 1
+    }
+  }
+  return Math.max(most, fields)
+}
 
 /** The conversion asked for, as LibreOffice's PDF export takes it. */
 export function officeRequest(input: OfficePdfInput, inputPath: string, outputPath: string): OfficeRequest {
@@ -62,13 +101,19 @@ export function officeHandler(office: () => Promise<Office>): UtilityHandler<Off
       what: 'document',
     })
     const bytes = await readWhole(source.body)
-    const format = await detectOffice(bytes)
+    const format = await detectOffice(bytes, source.name)
+    const reading = importFilterOf(format, bytes)
     const work = await mkdtemp(join(config.scratchDir, 'office-'))
     try {
       const inputPath = join(work, `input.${format}`)
       const outputPath = join(work, 'output.pdf')
       await writeFile(inputPath, bytes)
-      const answer = await (await office()).convert(officeRequest(input, inputPath, outputPath))
+      const answer = await (
+        await office()
+      ).convert({
+        ...officeRequest(input, inputPath, outputPath),
+        ...reading,
+      })
       const failure = conversionFailure(answer)
       if (failure) throw failure
       const pageCount = await countPdfPages(outputPath)

@@ -50,6 +50,9 @@ export interface OfficeRequest {
   /** 0: plain PDF; 1, 2, 3: PDF/A-1b, PDF/A-2b, PDF/A-3b. */
   pdfVersion?: 0 | 1 | 2 | 3
   pdfua?: boolean
+  /** The filter LibreOffice loads the document with, and its options (plain text only). */
+  importFilter?: string
+  importOptions?: string
 }
 
 export type OfficeAnswer =

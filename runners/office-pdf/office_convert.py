@@ -205,6 +205,8 @@ def convert(desktop, req, guards):
         prop("RepairPackage", False),
         prop("Silent", True),
     )
+    if req.get("importFilter"):
+        load += (prop("FilterName", req["importFilter"]), prop("FilterOptions", req.get("importOptions", "")))
     try:
         doc = desktop.loadComponentFromURL(url, "_blank", 0, load)
     except Exception as err:  # noqa: BLE001 (any UNO exception: the document is refused)

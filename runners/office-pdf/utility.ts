@@ -10,7 +10,7 @@ export const officePdf: UtilityDefinition = {
   slug: 'office-pdf',
   name: 'Office document to PDF',
   description:
-    'Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt, odp; at most 100 MB, no password protection) to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA.',
+    'Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB, no password protection), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA.',
   category: 'pdf',
   icon: 'description',
   target: 'pdf',

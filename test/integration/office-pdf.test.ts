@@ -93,6 +93,64 @@ describe('office-pdf through the whole platform', () => {
     }
   })
 
+  it('converts flat OpenDocument told by its content: a text with an embedded picture, a sheet, slides', async () => {
+    for (const [fixture, format, pages] of [
+      ['picture.fodt', 'fodt', 1],
+      ['sheets.fods', 'fods', 3],
+      ['slides.fodp', 'fodp', 3],
+    ] as const) {
+      const res = await run({ url: files.add(`flat-${fixture}`, officeDocument(fixture), OFFICE_TYPE) })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.result).toMatchObject({ pageCount: pages, format })
+      const got = await download(res.body.result.files[0].url)
+      expect(readPdf(got.bytes).firstPage).toContain('dutil office fixture')
+      if (format === 'fodt') {
+        const path = join(scratch, 'picture.pdf')
+        writeFileSync(path, got.bytes)
+        // pdfimages lists a header of two lines, then one line per image.
+        const images = execFileSync('pdfimages', ['-list', path], { encoding: 'utf8' }).trim().split('\n').slice(2)
+        expect(images.length).toBeGreaterThanOrEqual(1)
+      }
+    }
+    const laughs = Buffer.concat([
+      Buffer.from('<?xml version="1.0"?><!DOCTYPE office:document [<!ENTITY a "ha">]>'),
+      officeDocument('text.fodt').subarray('<?xml version="1.0" encoding="UTF-8"?>'.length),
+    ])
+    const refused = await run({ url: files.add('entities.fodt', laughs, OFFICE_TYPE) })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error).toEqual({
+      code: 'upstream_rejected',
+      message: 'The document is refused: its XML declares a DTD (entities), which no OpenDocument file needs.',
+    })
+  })
+
+  it('converts UTF-8 text named .txt as prose and .csv as a sheet whose cells are printed as written, never evaluated', async () => {
+    const beacon = '/files/csv-beacon'
+    const csv = `item,amount,note\nwidget,=WEBSERVICE("${files.url}${beacon}"),"a, quoted note"\ngadget,=1+1,\n`
+    const sheet = await run({ url: files.add('table.csv', Buffer.from(csv), 'text/csv') })
+    expect(sheet.status, JSON.stringify(sheet.body)).toBe(200)
+    expect(sheet.body.result).toMatchObject({ pageCount: 1, format: 'csv' })
+    const table = readPdf((await download(sheet.body.result.files[0].url)).bytes).firstPage
+    expect(table).toContain('=WEBSERVICE(')
+    expect(table).toContain('=1+1')
+    expect(table).toContain('a, quoted note')
+    expect(files.requested).not.toContain(beacon)
+
+    const text = await run({
+      url: files.add('notes.txt', Buffer.from('dutil plain text, line one\nÄrger über Umlaute\n'), 'text/plain'),
+    })
+    expect(text.status, JSON.stringify(text.body)).toBe(200)
+    expect(text.body.result).toMatchObject({ pageCount: 1, format: 'txt' })
+    const prose = readPdf((await download(text.body.result.files[0].url)).bytes).firstPage
+    expect(prose).toContain('dutil plain text, line one')
+    expect(prose).toContain('Ärger über Umlaute')
+
+    const unnamed = await run({ url: files.add('notes.md', Buffer.from('# a heading\n'), 'text/plain') })
+    expect(unnamed.status).toBe(422)
+    expect(unnamed.body.error.message).toMatch(/^The file is not an office document this utility converts/)
+    expect(unnamed.body.error.message).toContain('text only named .txt or .csv')
+  })
+
   it('converts the page ranges asked for, landscape, as PDF/A-2b', async () => {
     const res = await run({
       url: files.add('three-pages.docx', officeDocument('three-pages.docx'), OFFICE_TYPE),

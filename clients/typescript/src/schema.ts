@@ -55,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Run Office document to PDF and wait for the result (up to 90 s)
-         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt, odp; at most 100 MB, no password protection) to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
+         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB, no password protection), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_office_pdf"];
         delete?: never;
@@ -75,7 +75,7 @@ export interface paths {
         put?: never;
         /**
          * Start Office document to PDF as an async job
-         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, rtf, xlsx, xls, ods, pptx, ppt, odp; at most 100 MB, no password protection) to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB, no password protection), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_office_pdf"];
         delete?: never;
