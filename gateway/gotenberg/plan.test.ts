@@ -183,6 +183,39 @@ describe('planOf', () => {
     expect(refusal(() => planOf('libreoffice', fields({ pdfa: 'PDF/A-4' }), docs))).toMatchObject({ field: 'pdfa' })
   })
 
+  it("maps LibreOffice's export options: pictures (quality, resolution when reduced, lossless), bookmarks, notes, form fields, one page per sheet", () => {
+    const docs = [file('report.docx')]
+    const inputOf = (given: Record<string, string>) => planOf('libreoffice', fields(given), docs).runs[0].input
+    expect(
+      inputOf({
+        quality: '50',
+        reduceImageResolution: 'true',
+        maxImageResolution: '150',
+        losslessImageCompression: 'false',
+        exportBookmarks: 'false',
+        exportNotes: 'true',
+        exportFormFields: 'false',
+        singlePageSheets: 'true',
+      }),
+    ).toEqual({
+      url: docs[0].url,
+      imageQuality: 50,
+      maxImageResolution: 150,
+      losslessImages: false,
+      exportBookmarks: false,
+      exportNotes: true,
+      exportFormFields: false,
+      singlePageSheets: true,
+    })
+    // Gotenberg applies the resolution only when asked to reduce, at 300 unless given.
+    expect(inputOf({ maxImageResolution: '75' })).toEqual({ url: docs[0].url })
+    expect(inputOf({ reduceImageResolution: 'true' })).toEqual({ url: docs[0].url, maxImageResolution: 300 })
+    expect(refusal(() => inputOf({ quality: '0' }))).toMatchObject({ field: 'quality' })
+    expect(refusal(() => inputOf({ reduceImageResolution: 'true', maxImageResolution: '100' }))).toMatchObject({
+      field: 'maxImageResolution',
+    })
+  })
+
   it('merges PDFs in natural name order, and splits by intervals or by pages, one file each or unified', () => {
     const merge = planOf('merge', fields(), [file('b.pdf'), file('a.pdf')])
     expect(merge.runs[0].input).toEqual({ files: [{ url: file('a.pdf').url }, { url: file('b.pdf').url }] })

@@ -104,12 +104,9 @@ const DEFAULT_ONLY: Record<string, boolean | number | string> = {
   // LibreOffice export options.
   password: '',
   updateIndexes: true,
-  exportFormFields: true,
   allowDuplicateFieldNames: false,
-  exportBookmarks: true,
   exportBookmarksToPdfDestination: false,
   exportPlaceholders: false,
-  exportNotes: false,
   exportNotesPages: false,
   exportOnlyNotesPages: false,
   exportNotesInMargin: false,
@@ -118,7 +115,6 @@ const DEFAULT_ONLY: Record<string, boolean | number | string> = {
   exportHiddenSlides: false,
   skipEmptyPages: false,
   addOriginalDocumentAsStream: false,
-  singlePageSheets: false,
   initialView: 0,
   initialPage: 1,
   magnification: 0,
@@ -134,10 +130,6 @@ const DEFAULT_ONLY: Record<string, boolean | number | string> = {
   hideViewerWindowControls: false,
   useTransitionEffects: true,
   openBookmarkLevels: -1,
-  losslessImageCompression: false,
-  quality: 90,
-  reduceImageResolution: false,
-  maxImageResolution: 300,
   nativeWatermarkText: '',
   nativeWatermarkColor: 8388223,
   nativeWatermarkFontHeight: 0,
@@ -211,6 +203,47 @@ function checkFields(fields: Fields, takes: ReadonlySet<string>): Map<string, st
       )
   }
   return given
+}
+
+/** LibreOffice's export options office-pdf offers, by Gotenberg's field name. */
+const OFFICE_SWITCHES: Record<string, string> = {
+  exportBookmarks: 'exportBookmarks',
+  exportNotes: 'exportNotes',
+  exportFormFields: 'exportFormFields',
+  singlePageSheets: 'singlePageSheets',
+  losslessImageCompression: 'losslessImages',
+}
+const OFFICE_EXPORT_FIELDS = [...Object.keys(OFFICE_SWITCHES), 'quality', 'reduceImageResolution', 'maxImageResolution']
+const IMAGE_RESOLUTIONS = new Set([75, 150, 300, 600, 1200])
+
+/**
+ * LibreOffice's export options as office-pdf's input: the switches by name, `quality` as the
+ * pictures' JPEG quality, and `maxImageResolution` (300 unless given) only where
+ * `reduceImageResolution` is true, as Gotenberg applies it.
+ */
+function officeExportOf(given: Map<string, string>): Record<string, unknown> {
+  const input: Record<string, unknown> = {}
+  for (const [field, key] of Object.entries(OFFICE_SWITCHES)) {
+    const v = given.get(field)
+    if (v !== undefined) input[key] = parseBool(field, v)
+  }
+  const quality = given.get('quality')
+  if (quality !== undefined) {
+    const q = parseInteger('quality', quality)
+    if (q < 1 || q > 100)
+      throw new FormRefused('quality', `form field 'quality' is invalid (got '${clip(quality)}'): from 1 to 100`)
+    input.imageQuality = q
+  }
+  const resolution = given.get('maxImageResolution')
+  const dpi = resolution === undefined ? 300 : parseInteger('maxImageResolution', resolution)
+  if (!IMAGE_RESOLUTIONS.has(dpi))
+    throw new FormRefused(
+      'maxImageResolution',
+      `form field 'maxImageResolution' is invalid (got '${clip(resolution ?? '')}'): 75, 150, 300, 600 or 1200`,
+    )
+  const reduce = given.get('reduceImageResolution')
+  if (reduce !== undefined && parseBool('reduceImageResolution', reduce)) input.maxImageResolution = dpi
+  return input
 }
 
 const CHROMIUM_FIELDS = [
@@ -357,7 +390,10 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       }
     }
     case 'libreoffice': {
-      const given = checkFields(fields, new Set(['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'merge']))
+      const given = checkFields(
+        fields,
+        new Set(['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'merge', ...OFFICE_EXPORT_FIELDS]),
+      )
       const documents = sortedFiles(
         files,
         OFFICE_EXTENSIONS,
@@ -379,6 +415,7 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       }
       const pdfua = given.get('pdfua')
       if (pdfua !== undefined && parseBool('pdfua', pdfua)) input.pdfua = true
+      Object.assign(input, officeExportOf(given))
       const merge = given.get('merge') !== undefined && parseBool('merge', given.get('merge')!)
       return {
         runs: documents.map((d) => ({ utility: 'office-pdf', input: { url: d.url, ...input }, stem: stemOf(d.name) })),

@@ -16,6 +16,13 @@ export interface OfficePdfInput {
   landscape?: boolean
   pdfa?: 'PDF/A-1b' | 'PDF/A-2b' | 'PDF/A-3b'
   pdfua?: boolean
+  imageQuality?: number
+  maxImageResolution?: 75 | 150 | 300 | 600 | 1200
+  losslessImages?: boolean
+  exportBookmarks?: boolean
+  exportNotes?: boolean
+  exportFormFields?: boolean
+  singlePageSheets?: boolean
 }
 
 const PDF_VERSIONS = { 'PDF/A-1b': 1, 'PDF/A-2b': 2, 'PDF/A-3b': 3 } as const
@@ -68,6 +75,13 @@ export function officeRequest(input: OfficePdfInput, inputPath: string, outputPa
     landscape: input.landscape === true,
     pdfVersion: input.pdfa ? PDF_VERSIONS[input.pdfa] : 0,
     pdfua: input.pdfua === true,
+    ...(input.imageQuality !== undefined ? { imageQuality: input.imageQuality } : {}),
+    ...(input.maxImageResolution !== undefined ? { maxImageResolution: input.maxImageResolution } : {}),
+    ...(input.losslessImages !== undefined ? { losslessImages: input.losslessImages } : {}),
+    ...(input.exportBookmarks !== undefined ? { exportBookmarks: input.exportBookmarks } : {}),
+    ...(input.exportNotes !== undefined ? { exportNotes: input.exportNotes } : {}),
+    ...(input.exportFormFields !== undefined ? { exportFormFields: input.exportFormFields } : {}),
+    ...(input.singlePageSheets !== undefined ? { singlePageSheets: input.singlePageSheets } : {}),
   }
 }
 

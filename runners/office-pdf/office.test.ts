@@ -39,6 +39,30 @@ describe('officeRequest and conversionFailure', () => {
     expect(
       officeRequest({ url: 'x', pageRanges: '1-3,5', landscape: true, pdfa: 'PDF/A-2b', pdfua: true }, '/i', '/o'),
     ).toEqual({ input: '/i', output: '/o', pageRange: '1-3,5', landscape: true, pdfVersion: 2, pdfua: true })
+    expect(
+      officeRequest(
+        {
+          url: 'x',
+          imageQuality: 50,
+          maxImageResolution: 150,
+          losslessImages: false,
+          exportBookmarks: false,
+          exportNotes: true,
+          exportFormFields: false,
+          singlePageSheets: true,
+        },
+        '/i',
+        '/o',
+      ),
+    ).toMatchObject({
+      imageQuality: 50,
+      maxImageResolution: 150,
+      losslessImages: false,
+      exportBookmarks: false,
+      exportNotes: true,
+      exportFormFields: false,
+      singlePageSheets: true,
+    })
   })
 
   it("classifies LibreOffice's failures: the document's are upstream_rejected, LibreOffice's own upstream_error", () => {
@@ -116,6 +140,29 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('one LibreOffice converting one
     const [w, h] = /Page size: +([\d.]+) x ([\d.]+)/.exec(info)!.slice(1).map(Number)
     expect(w).toBeGreaterThan(h)
     expect(readFileSync(output, 'latin1')).toMatch(/pdfaid:part>2</)
+  })
+
+  it("scales and compresses a document's pictures as asked: lower resolution, lower JPEG quality, a smaller PDF", async () => {
+    /** Each picture's width and height in pixels, as pdfimages lists them (two header lines first). */
+    const pictures = (pdf: string) =>
+      execFileSync('pdfimages', ['-list', pdf], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .slice(2)
+        .map((l) => l.trim().split(/\s+/).slice(3, 5).map(Number))
+    const kept = join(work, 'picture-kept.pdf')
+    const small = join(work, 'picture-small.pdf')
+    expect((await office.convert({ input: fixture('picture.fodt'), output: kept })).ok).toBe(true)
+    const answer = await office.convert(
+      officeRequest({ url: 'x', imageQuality: 10, maxImageResolution: 75 }, fixture('picture.fodt'), small),
+    )
+    expect(answer.ok).toBe(true)
+    const [[w0, h0]] = pictures(kept)
+    const [[w1, h1]] = pictures(small)
+    expect([w0, h0]).toEqual([400, 300])
+    expect(w1).toBeLessThan(w0)
+    expect(h1).toBeLessThan(h0)
+    expect(readFileSync(small).length).toBeLessThan(readFileSync(kept).length)
   })
 
   it('answers "load" for a document LibreOffice cannot open, and goes on converting', async () => {

@@ -50,6 +50,14 @@ export interface OfficeRequest {
   /** 0: plain PDF; 1, 2, 3: PDF/A-1b, PDF/A-2b, PDF/A-3b. */
   pdfVersion?: 0 | 1 | 2 | 3
   pdfua?: boolean
+  /** PDF export options (LibreOffice's FilterData); absent: LibreOffice's default, pictures kept as they are. */
+  imageQuality?: number
+  maxImageResolution?: number
+  losslessImages?: boolean
+  exportBookmarks?: boolean
+  exportNotes?: boolean
+  exportFormFields?: boolean
+  singlePageSheets?: boolean
   /** The filter LibreOffice loads the document with, and its options (plain text only). */
   importFilter?: string
   importOptions?: string

@@ -175,6 +175,16 @@ def make_landscape(doc):
             style.setPropertyValue("Height", w)
 
 
+# The export options a request may switch, by LibreOffice's FilterData name.
+EXPORT_SWITCHES = {
+    "losslessImages": "UseLosslessCompression",
+    "exportBookmarks": "ExportBookmarks",
+    "exportNotes": "ExportNotes",
+    "exportFormFields": "ExportFormFields",
+    "singlePageSheets": "SinglePageSheets",
+}
+
+
 def filter_data(req):
     data = []
     if req.get("pageRange"):
@@ -183,9 +193,19 @@ def filter_data(req):
         data.append(prop("SelectPdfVersion", int(req["pdfVersion"])))
     if req.get("pdfua"):
         data.append(prop("PDFUACompliance", True))
-    # Fonts are embedded (PDF/A requires it; the default does it too); images keep their resolution.
+    # Fonts are embedded (PDF/A requires it; the default does it too); images keep their
+    # resolution unless a lower one is asked for.
     data.append(prop("EmbedStandardFonts", True))
-    data.append(prop("ReduceImageResolution", False))
+    if req.get("maxImageResolution"):
+        data.append(prop("ReduceImageResolution", True))
+        data.append(prop("MaxImageResolution", int(req["maxImageResolution"])))
+    else:
+        data.append(prop("ReduceImageResolution", False))
+    if req.get("imageQuality"):
+        data.append(prop("Quality", int(req["imageQuality"])))
+    for option, name in EXPORT_SWITCHES.items():
+        if option in req:
+            data.append(prop(name, bool(req[option])))
     return uno.Any("[]com.sun.star.beans.PropertyValue", tuple(data))
 
 

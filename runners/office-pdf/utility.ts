@@ -37,6 +37,39 @@ export const officePdf: UtilityDefinition = {
         }),
       ),
       pdfua: Type.Optional(Type.Boolean({ description: 'Makes an accessible PDF (PDF/UA: tagged, with structure).' })),
+      imageQuality: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 100,
+          description: 'JPEG quality of the pictures, 1 to 100 (lower: a smaller file). Default: 90.',
+        }),
+      ),
+      maxImageResolution: Type.Optional(
+        Type.Union(
+          [75, 150, 300, 600, 1200].map((dpi) => Type.Literal(dpi)),
+          {
+            description:
+              'Scales pictures down to at most this many dots per inch (75, 150, 300, 600 or 1200). Default: pictures keep their resolution.',
+          },
+        ),
+      ),
+      losslessImages: Type.Optional(
+        Type.Boolean({ description: 'Compresses pictures losslessly (PNG-like) instead of as JPEG. Default: false.' }),
+      ),
+      exportBookmarks: Type.Optional(
+        Type.Boolean({ description: "The document's headings as the PDF's bookmarks (outline). Default: true." }),
+      ),
+      exportNotes: Type.Optional(
+        Type.Boolean({ description: "The document's comments as PDF annotations. Default: false." }),
+      ),
+      exportFormFields: Type.Optional(
+        Type.Boolean({
+          description: "The document's form controls as PDF form fields (false: printed as they look). Default: true.",
+        }),
+      ),
+      singlePageSheets: Type.Optional(
+        Type.Boolean({ description: 'Each sheet of a spreadsheet on one page of its own size. Default: false.' }),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -167,6 +167,26 @@ describe('office-pdf through the whole platform', () => {
     expect(Buffer.from(got.bytes).toString('latin1')).toMatch(/pdfaid:part>2</)
   })
 
+  it("takes the PDF export's options: a picture scaled down and compressed, the rest refused before any job exists when invalid", async () => {
+    const url = files.add('options.fodt', officeDocument('picture.fodt'), OFFICE_TYPE)
+    const [kept, small] = await Promise.all([
+      run({ url }),
+      run({ url, imageQuality: 10, maxImageResolution: 75, exportBookmarks: false, exportFormFields: false }),
+    ])
+    expect(small.status, JSON.stringify(small.body)).toBe(200)
+    expect(small.body.result).toMatchObject({ pageCount: 1, format: 'fodt' })
+    expect(small.body.result.files[0].size).toBeLessThan(kept.body.result.files[0].size)
+    for (const [bad, path] of [
+      [{ maxImageResolution: 100 }, 'input.maxImageResolution'],
+      [{ imageQuality: 0 }, 'input.imageQuality'],
+      [{ exportNotes: 'yes' }, 'input.exportNotes'],
+    ] as const) {
+      const res = await run({ url, ...bad })
+      expect(res.status, JSON.stringify(bad)).toBe(400)
+      expect(JSON.stringify(res.body.error.details)).toContain(path)
+    }
+  })
+
   it('refuses page ranges LibreOffice does not understand before any job exists', async () => {
     const res = await run({ url: files.url + '/files/none.docx', pageRanges: '3-1;x' })
     expect(res.status).toBe(400)

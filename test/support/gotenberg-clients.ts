@@ -208,6 +208,8 @@ with GotenbergClient(sys.argv[2], auth=("dutil", sys.argv[3]), http2=False, time
       route.url(sys.argv[4]).run().to_file(d / "url.pdf")
   with client.libre_office.to_pdf() as route:
       route.convert_files([d / "text.docx", d / "three-pages.docx"]).merge(merge=True).run().to_file(d / "office.pdf")
+  with client.libre_office.to_pdf() as route:
+      route.convert(d / "text.docx").quality(40).reduce_image_resolution(reduce_image_resolution=True).max_image_resolution(150).export_notes(export_notes=True).run().to_file(d / "office-options.pdf")
   with client.merge.merge() as route:
       route.merge([d / "b.pdf", d / "a.pdf"]).run().to_file(d / "merged.pdf")
   with client.split.split() as route:
@@ -220,7 +222,7 @@ with GotenbergClient(sys.argv[2], auth=("dutil", sys.argv[3]), http2=False, time
       r.to_file(d / "unified.pdf")
   try:
       with client.libre_office.to_pdf() as route:
-          route.convert(d / "text.docx").export_notes(export_notes=True).run()
+          route.convert(d / "text.docx").skip_empty_pages(skip_empty_pages=True).run()
       out["error"] = None
   except HttpStatusError as e:
       out["error"] = {"status": e.response.status_code, "body": e.response.content.decode()}
@@ -250,5 +252,7 @@ print(json.dumps(out))
   expect(out.unified).toBe('SingleFileResponse')
   expect(textOf(read('unified.pdf')).replace(/\s+/g, ' ').trim()).toBe('page 3 page 1')
   expect(out.error.status).toBe(400)
-  expect(JSON.stringify(out.error)).toContain('exportNotes')
+  expect(JSON.stringify(out.error)).toContain('skipEmptyPages')
+  // Export options dutil takes (picture quality and resolution, notes) convert.
+  expect(textOf(read('office-options.pdf'))).toContain('dutil office fixture, page 1')
 }

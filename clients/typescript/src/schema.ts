@@ -1156,6 +1156,20 @@ export interface operations {
                         pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
                         /** @description Makes an accessible PDF (PDF/UA: tagged, with structure). */
                         pdfua?: boolean;
+                        /** @description JPEG quality of the pictures, 1 to 100 (lower: a smaller file). Default: 90. */
+                        imageQuality?: number;
+                        /** @description Scales pictures down to at most this many dots per inch (75, 150, 300, 600 or 1200). Default: pictures keep their resolution. */
+                        maxImageResolution?: 75 | 150 | 300 | 600 | 1200;
+                        /** @description Compresses pictures losslessly (PNG-like) instead of as JPEG. Default: false. */
+                        losslessImages?: boolean;
+                        /** @description The document's headings as the PDF's bookmarks (outline). Default: true. */
+                        exportBookmarks?: boolean;
+                        /** @description The document's comments as PDF annotations. Default: false. */
+                        exportNotes?: boolean;
+                        /** @description The document's form controls as PDF form fields (false: printed as they look). Default: true. */
+                        exportFormFields?: boolean;
+                        /** @description Each sheet of a spreadsheet on one page of its own size. Default: false. */
+                        singlePageSheets?: boolean;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -1368,6 +1382,20 @@ export interface operations {
                         pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
                         /** @description Makes an accessible PDF (PDF/UA: tagged, with structure). */
                         pdfua?: boolean;
+                        /** @description JPEG quality of the pictures, 1 to 100 (lower: a smaller file). Default: 90. */
+                        imageQuality?: number;
+                        /** @description Scales pictures down to at most this many dots per inch (75, 150, 300, 600 or 1200). Default: pictures keep their resolution. */
+                        maxImageResolution?: 75 | 150 | 300 | 600 | 1200;
+                        /** @description Compresses pictures losslessly (PNG-like) instead of as JPEG. Default: false. */
+                        losslessImages?: boolean;
+                        /** @description The document's headings as the PDF's bookmarks (outline). Default: true. */
+                        exportBookmarks?: boolean;
+                        /** @description The document's comments as PDF annotations. Default: false. */
+                        exportNotes?: boolean;
+                        /** @description The document's form controls as PDF form fields (false: printed as they look). Default: true. */
+                        exportFormFields?: boolean;
+                        /** @description Each sheet of a spreadsheet on one page of its own size. Default: false. */
+                        singlePageSheets?: boolean;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {

@@ -510,6 +510,50 @@ class OfficePdfInput(BaseModel):
         bool | None,
         Field(description='Makes an accessible PDF (PDF/UA: tagged, with structure).'),
     ] = None
+    imageQuality: Annotated[
+        int | None,
+        Field(
+            description='JPEG quality of the pictures, 1 to 100 (lower: a smaller file). Default: 90.',
+            ge=1,
+            le=100,
+        ),
+    ] = None
+    maxImageResolution: Annotated[
+        Literal[75, 150, 300, 600, 1200] | None,
+        Field(
+            description='Scales pictures down to at most this many dots per inch (75, 150, 300, 600 or 1200). Default: pictures keep their resolution.'
+        ),
+    ] = None
+    losslessImages: Annotated[
+        bool | None,
+        Field(
+            description='Compresses pictures losslessly (PNG-like) instead of as JPEG. Default: false.'
+        ),
+    ] = None
+    exportBookmarks: Annotated[
+        bool | None,
+        Field(
+            description="The document's headings as the PDF's bookmarks (outline). Default: true."
+        ),
+    ] = None
+    exportNotes: Annotated[
+        bool | None,
+        Field(
+            description="The document's comments as PDF annotations. Default: false."
+        ),
+    ] = None
+    exportFormFields: Annotated[
+        bool | None,
+        Field(
+            description="The document's form controls as PDF form fields (false: printed as they look). Default: true."
+        ),
+    ] = None
+    singlePageSheets: Annotated[
+        bool | None,
+        Field(
+            description='Each sheet of a spreadsheet on one page of its own size. Default: false.'
+        ),
+    ] = None
 
 
 class SplitPdfInput(BaseModel):
