@@ -99,6 +99,14 @@ describe('planOf', () => {
     })
   })
 
+  it('maps one single page and an omitted background', () => {
+    const plan = planOf('chromium-html', fields({ singlePage: 'true', omitBackground: 'true' }), [file('index.html')])
+    expect(plan.runs[0].input.pdfOptions).toMatchObject({ singlePage: true, omitBackground: true })
+    expect(refusal(() => planOf('chromium-html', fields({ singlePage: 'maybe' }), [file('index.html')]))).toMatchObject(
+      { field: 'singlePage' },
+    )
+  })
+
   it('maps page ranges, header and footer, tags and outline, the media type and the waits', () => {
     const plan = planOf(
       'chromium-html',

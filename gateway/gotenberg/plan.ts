@@ -96,8 +96,6 @@ const DEFAULT_ONLY: Record<string, boolean | number | string> = {
   extraHttpHeaders: '',
   emulatedMediaType: '',
   emulatedMediaFeatures: '',
-  omitBackground: false,
-  singlePage: false,
   nativePageRanges: '',
   generateDocumentOutline: false,
   generateTaggedPdf: false,
@@ -254,6 +252,8 @@ const CHROMIUM_FIELDS = [
   'waitForExpression',
   'generateTaggedPdf',
   'generateDocumentOutline',
+  'singlePage',
+  'omitBackground',
   'paperWidth',
   'paperHeight',
   'marginTop',
@@ -306,6 +306,8 @@ function pdfOptionsOf(given: Map<string, string>, templates?: Templates): Record
   }
   bool('generateTaggedPdf', 'tagged')
   bool('generateDocumentOutline', 'outline')
+  bool('singlePage', 'singlePage')
+  bool('omitBackground', 'omitBackground')
   if (templates?.header !== undefined) options.headerTemplate = templates.header
   if (templates?.footer !== undefined) options.footerTemplate = templates.footer
   const scale = given.get('scale')

@@ -1,6 +1,46 @@
 import { describe, expect, it } from 'vitest'
-import { pdfFileName, printOptions } from './print-options.js'
+import { cssPx, pdfFileName, printOptions, singlePageLayout } from './print-options.js'
+import { checkPdfOptions } from './utility.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
+
+describe('singlePageLayout', () => {
+  it("lays the page out at its paper's printable width, then prints one page as tall as the content plus its margins", () => {
+    const letter = singlePageLayout()
+    expect(letter.layoutWidthPx).toBe(816)
+    expect(letter.optionsFor(5000)).toEqual({ width: '816px', height: '5001px' })
+    const a4 = singlePageLayout({
+      format: 'A4',
+      scale: 0.5,
+      margin: { top: '10mm', bottom: '0.5in', left: '10mm', right: '10mm' },
+      pageRanges: '1',
+      printBackground: true,
+      omitBackground: true,
+    })
+    expect(a4.layoutWidthPx).toBe(Math.floor((8.27 * 96 - 2 * cssPx('10mm')) / 0.5))
+    expect(a4.optionsFor(2000)).toEqual({
+      width: `${Math.round(8.27 * 96)}px`,
+      height: `${Math.ceil(1000 + cssPx('10mm') + 48) + 1}px`,
+      margin: { top: '10mm', bottom: '0.5in', left: '10mm', right: '10mm' },
+      scale: 0.5,
+      printBackground: true,
+      omitBackground: true,
+    })
+  })
+
+  it("takes a landscape paper's height as its width, and a width given as is", () => {
+    expect(singlePageLayout({ landscape: true }).layoutWidthPx).toBe(1056)
+    expect(singlePageLayout({ width: '300px', height: '2in' }).optionsFor(10).width).toBe('300px')
+    expect(cssPx('2.54cm')).toBeCloseTo(96)
+  })
+
+  it('is not taken with page ranges or the CSS page size', () => {
+    expect(checkPdfOptions({ pdfOptions: { singlePage: true, pageRanges: '1', preferCSSPageSize: true } })).toEqual([
+      { path: 'pdfOptions.pageRanges', message: 'is not taken with singlePage' },
+      { path: 'pdfOptions.preferCSSPageSize', message: 'is not taken with singlePage' },
+    ])
+    expect(checkPdfOptions({ pdfOptions: { singlePage: false, pageRanges: '1' } })).toEqual([])
+  })
+})
 
 describe('printOptions', () => {
   it('keeps Chromium defaults when nothing is given', () => {

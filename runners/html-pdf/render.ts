@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises'
-import type { Browser, BrowserContext, HTTPRequest, Page, Target } from 'puppeteer-core'
+import type { Browser, BrowserContext, HTTPRequest, Page, PDFOptions, Target } from 'puppeteer-core'
 import puppeteer, { TimeoutError } from 'puppeteer-core'
 import { parseS3Url } from '../../contract/storage-keys.js'
 import { checkOutboundUrl, describeUrl, outboundRequest } from '../common/outbound-fetch.js'
@@ -7,7 +7,15 @@ import { downloadInput } from '../common/read-input.js'
 import { rejected, RunnerError, UrlRefusedError } from '../common/runner-error.js'
 import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-utility.js'
 import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
-import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions } from './print-options.js'
+import {
+  cssPx,
+  MAX_SINGLE_PAGE_PX,
+  MAX_WAIT_MS,
+  pdfFileName,
+  type PdfOptionsInput,
+  printOptions,
+  singlePageLayout,
+} from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 import { assetContentType, assetNameOf, assetPathOf } from './assets.js'
 
@@ -207,9 +215,12 @@ export async function renderInPage(
   if (failure) throw failure
   // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
   // each chunk goes on to storage: a 200-page document is never held whole in this process.
+  const print = input.pdfOptions?.singlePage
+    ? await singlePageOptions(page, input.pdfOptions)
+    : printOptions(input.pdfOptions)
   let pdf: ReadableStream<Uint8Array>
   try {
-    pdf = await page.createPDFStream({ ...printOptions(input.pdfOptions), timeout: limits.renderMs })
+    pdf = await page.createPDFStream({ ...print, timeout: limits.renderMs })
   } catch (err) {
     if (err instanceof TimeoutError) throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
     // Chromium's words for page ranges that leave nothing to print.
@@ -225,6 +236,22 @@ export async function renderInPage(
   )
   const file = await storeStream(pdfFileName(inputName), pdf, 'application/pdf')
   return { files: [file] }
+}
+
+/**
+ * singlePage: the page laid out at the printable width of its paper, measured, and printed on
+ * one page of that height (at most MAX_SINGLE_PAGE_PX).
+ */
+async function singlePageOptions(page: Page, o: PdfOptionsInput): Promise<PDFOptions> {
+  const layout = singlePageLayout(o)
+  await page.setViewport({ width: layout.layoutWidthPx, height: 600 })
+  const contentPx = Number(await page.evaluate('Math.ceil(document.documentElement.scrollHeight)'))
+  const options = layout.optionsFor(contentPx)
+  if (cssPx(String(options.height)) > MAX_SINGLE_PAGE_PX)
+    throw rejected(
+      `The page is too tall for one page: ${Math.round(cssPx(String(options.height)) / 96)} in, at most ${MAX_SINGLE_PAGE_PX / 96} in.`,
+    )
+  return options
 }
 
 /**

@@ -66,6 +66,15 @@ export const PdfOptionsSchema = Type.Object(
       }),
     ),
     tagged: Type.Optional(Type.Boolean({ description: 'A tagged (accessible) PDF.' })),
+    singlePage: Type.Optional(
+      Type.Boolean({
+        description:
+          "The whole page on one PDF page, as tall as its content (at most 200 in) on the paper's width; not with pageRanges or preferCSSPageSize.",
+      }),
+    ),
+    omitBackground: Type.Optional(
+      Type.Boolean({ description: "No white page background: where the page has none, the PDF's is transparent." }),
+    ),
     outline: Type.Optional(
       Type.Boolean({ description: "The document's outline (bookmarks) from its headings; makes the PDF tagged." }),
     ),
@@ -165,6 +174,9 @@ export function checkPdfOptions(input: unknown): InputProblem[] {
   if (o.orientation !== undefined && o.landscape !== undefined && (o.orientation === 'landscape') !== o.landscape) {
     problems.push({ path: 'pdfOptions.landscape', message: 'contradicts orientation' })
   }
+  if (o.singlePage === true)
+    for (const key of ['pageRanges', 'preferCSSPageSize'] as const)
+      if (o[key] !== undefined) problems.push({ path: `pdfOptions.${key}`, message: 'is not taken with singlePage' })
   return problems
 }
 

@@ -108,6 +108,33 @@ describe('html-pdf through the whole platform', () => {
     expect(tooLong.status).toBe(400)
   })
 
+  it('prints the whole page on one page as tall as its content, on the paper width, with no white background when asked', async () => {
+    const rows = Array.from({ length: 120 }, (_, i) => `<p>Row ${i + 1} of the long page</p>`).join('')
+    const html = `<!doctype html><html><body style="margin:0">${rows}</body></html>`
+    const paged = await render({ html, pdfOptions: { format: 'A4' } })
+    expect(paged.status, JSON.stringify(paged.body)).toBe(200)
+    expect((await pdfOf(paged.body)).getPageCount()).toBeGreaterThan(2)
+    const single = await render({
+      html,
+      pdfOptions: { format: 'A4', singlePage: true, margin: { top: '10mm', bottom: '10mm' }, omitBackground: true },
+    })
+    expect(single.status, JSON.stringify(single.body)).toBe(200)
+    const pdf = await pdfOf(single.body)
+    expect(pdf.getPageCount()).toBe(1)
+    const { width, height } = pdf.getPage(0).getSize()
+    expect(Math.abs(width - 8.27 * 72)).toBeLessThan(1.5)
+    expect(height).toBeGreaterThan(3 * 11.7 * 72)
+    const text = pdfText(Buffer.from(await pdf.save()))
+    expect(text).toContain('Row 1 of the long page')
+    expect(text).toContain('Row 120 of the long page')
+
+    const refused = await render({ html, pdfOptions: { singlePage: true, pageRanges: '1' } })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.details).toEqual([
+      { path: 'input.pdfOptions.pageRanges', message: 'is not taken with singlePage' },
+    ])
+  })
+
   it('renders an s3:// document stored by one of its own jobs (an unzipped page)', async () => {
     const zip = writeZip([fileEntry('letter.html', page('<h1>From storage</h1>', 'Stored'))])
     const unzipped = await api('POST', '/v1/utilities/unzip-files', {

@@ -721,6 +721,10 @@ export interface operations {
                             footerTemplate?: string;
                             /** @description A tagged (accessible) PDF. */
                             tagged?: boolean;
+                            /** @description The whole page on one PDF page, as tall as its content (at most 200 in) on the paper's width; not with pageRanges or preferCSSPageSize. */
+                            singlePage?: boolean;
+                            /** @description No white page background: where the page has none, the PDF's is transparent. */
+                            omitBackground?: boolean;
                             /** @description The document's outline (bookmarks) from its headings; makes the PDF tagged. */
                             outline?: boolean;
                         };
@@ -982,6 +986,10 @@ export interface operations {
                             footerTemplate?: string;
                             /** @description A tagged (accessible) PDF. */
                             tagged?: boolean;
+                            /** @description The whole page on one PDF page, as tall as its content (at most 200 in) on the paper's width; not with pageRanges or preferCSSPageSize. */
+                            singlePage?: boolean;
+                            /** @description No white page background: where the page has none, the PDF's is transparent. */
+                            omitBackground?: boolean;
                             /** @description The document's outline (bookmarks) from its headings; makes the PDF tagged. */
                             outline?: boolean;
                         };

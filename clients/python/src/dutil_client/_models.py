@@ -389,6 +389,18 @@ class PdfOptions(BaseModel):
     tagged: Annotated[bool | None, Field(description='A tagged (accessible) PDF.')] = (
         None
     )
+    singlePage: Annotated[
+        bool | None,
+        Field(
+            description="The whole page on one PDF page, as tall as its content (at most 200 in) on the paper's width; not with pageRanges or preferCSSPageSize."
+        ),
+    ] = None
+    omitBackground: Annotated[
+        bool | None,
+        Field(
+            description="No white page background: where the page has none, the PDF's is transparent."
+        ),
+    ] = None
     outline: Annotated[
         bool | None,
         Field(
