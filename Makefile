@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export DUTIL_CACHE ?= $(HOME)/.cache/dutil
 export npm_config_update_notifier := false
 
-.PHONY: bench-gotenberg bench-gotenberg-node bench-uploads bench-storage-ops seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
+.PHONY: bench-gotenberg bench-gotenberg-node bench-uploads bench-uploads-node bench-storage-ops seccomp-profile bench-admission bench-depth bench-nodes bench-office bench-throughput bench-throughput-node release chart-readme lint format bench-startup bench-memory-limits bench-load bench-memory bench-scale dev real-node test test-unit test-integration test-faults test-node bench-node deps bench-deps binaries build generate typecheck bench bench-latency chart images base-images clean
 
 dev: deps binaries build
 	node dist/test/platform/dev.js
@@ -51,6 +51,13 @@ bench-throughput-node: binaries build
 
 # bench-gotenberg's rounds on the real node in pool mode: the Gotenberg route's own cost beside the
 # own one-call route for a pooled html-pdf, and office-pdf with 10 clients through its route.
+# The file in the request on the real node: a one-call split-pdf against the same job from a URL,
+# pooled and in job mode.
+bench-uploads-node: binaries build
+	@test/platform/install-deps.sh --node
+	@test/platform/build-binaries.sh $(NODE_BINARIES)
+	DUTIL_IMAGE_TAG=$(TEST_IMAGE_TAG) DUTIL_NODE_UPLOADS_BENCH=1 images/docker-engine.sh run bash -c 'images/build-images.sh && npx vitest run --project node test/node/uploads-bench.test.ts'
+
 bench-gotenberg-node: binaries build
 	@test/platform/install-deps.sh --node
 	@test/platform/build-binaries.sh $(NODE_BINARIES)

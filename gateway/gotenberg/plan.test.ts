@@ -224,6 +224,24 @@ describe('planOf', () => {
     })
   })
 
+  it("writes a merge's metadata as merge-pdf's info: the keys dutil writes, others refused naming them", () => {
+    const pdfs = [file('a.pdf'), file('b.pdf')]
+    const infoOf = (metadata: string) => planOf('merge', fields({ metadata }), pdfs).runs[0].input.info
+    expect(infoOf('{"Title":"Q4","Author":"Ana","Keywords":["a","b"],"Producer":"x"}')).toEqual({
+      title: 'Q4',
+      author: 'Ana',
+      keywords: ['a', 'b'],
+      producer: 'x',
+    })
+    expect(infoOf('{"Keywords":"one"}')).toEqual({ keywords: ['one'] })
+    expect(infoOf('{}')).toBeUndefined()
+    for (const bad of ['{"CreationDate":"2026-01-01"}', '[1]', 'not json', '{"Title":3}'])
+      expect(
+        refusal(() => infoOf(bad)),
+        bad,
+      ).toMatchObject({ field: 'metadata' })
+  })
+
   it('merges PDFs in natural name order, and splits by intervals or by pages, one file each or unified', () => {
     const merge = planOf('merge', fields(), [file('b.pdf'), file('a.pdf')])
     expect(merge.runs[0].input).toEqual({ files: [{ url: file('a.pdf').url }, { url: file('b.pdf').url }] })

@@ -244,6 +244,41 @@ function officeExportOf(given: Map<string, string>): Record<string, unknown> {
   return input
 }
 
+/** Gotenberg's metadata keys dutil writes, as merge-pdf's `info` keys. */
+const INFO_KEYS: Record<string, string> = {
+  Title: 'title',
+  Author: 'author',
+  Subject: 'subject',
+  Keywords: 'keywords',
+  Creator: 'creator',
+  Producer: 'producer',
+}
+
+/**
+ * The `metadata` field (JSON, as Gotenberg takes it) as merge-pdf's `info`: text values of the
+ * keys dutil writes (Keywords a list or one text); any other key (dates, Trapped, …) is refused
+ * naming it. The values' bounds are the schema's.
+ */
+function documentInfoOf(metadata: string): Record<string, unknown> | undefined {
+  const invalid = (why: string) => new FormRefused('metadata', `form field 'metadata' is invalid: ${why}`)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(metadata)
+  } catch {
+    throw invalid('not JSON')
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('not a JSON object')
+  const info: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(parsed)) {
+    const name = INFO_KEYS[key]
+    if (!name) throw invalid(`dutil writes ${Object.keys(INFO_KEYS).join(', ')}; not ${clip(key)}`)
+    if (name === 'keywords' && Array.isArray(value) && value.every((v) => typeof v === 'string')) info.keywords = value
+    else if (typeof value === 'string') info[name] = name === 'keywords' ? [value] : value
+    else throw invalid(`${key} must be text`)
+  }
+  return Object.keys(info).length ? info : undefined
+}
+
 const CHROMIUM_FIELDS = [
   'nativePageRanges',
   'emulatedMediaType',
@@ -426,11 +461,19 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       }
     }
     case 'merge': {
-      checkFields(fields, new Set())
+      const given = checkFields(fields, new Set(['metadata']))
       const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
       if (pdfs.length < 2) throw new FormRefused('files', 'merging takes at least two PDF files')
+      const metadata = given.get('metadata')
+      const info = metadata === undefined ? undefined : documentInfoOf(metadata)
       return {
-        runs: [{ utility: 'merge-pdf', input: { files: pdfs.map((p) => ({ url: p.url })) }, stem: 'merged' }],
+        runs: [
+          {
+            utility: 'merge-pdf',
+            input: { files: pdfs.map((p) => ({ url: p.url })), ...(info ? { info } : {}) },
+            stem: 'merged',
+          },
+        ],
         merge: false,
         split: false,
       }

@@ -2,10 +2,12 @@ import { downloadInput, limitText } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import { MERGE_PDF_LIMITS } from './limits.js'
+import type { DocumentInfo, Rotation } from './merge.js'
 import { mergeInWorker } from './merge-in-worker.js'
 
 interface MergePdfInput {
-  files: Array<{ url: string }>
+  files: Array<{ url: string; rotate?: Rotation }>
+  info?: DocumentInfo
 }
 
 export const MERGED_FILE_NAME = 'merged.pdf'
@@ -54,7 +56,7 @@ export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, st
         )
       let added: Awaited<ReturnType<typeof merge.add>>
       try {
-        added = await merge.add(bytes)
+        added = await merge.add(bytes, input.files[i].rotate)
       } catch (err) {
         throw aboutInput(i, err)
       }
@@ -62,7 +64,7 @@ export const handler: UtilityHandler<MergePdfInput> = async ({ config, input, st
       progress(pages, null)
       yield* added.pieces
     }
-    const rest = await merge.finish()
+    const rest = await merge.finish(input.info)
     pageCount = rest.pageCount
     yield* rest.pieces
   }

@@ -1,7 +1,7 @@
 import { KeptWorker } from '../common/kept-worker.js'
 import type { JobErrorCode } from '../../contract/error-codes.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
-import type { MergeLimits, Pieces } from './merge.js'
+import type { DocumentInfo, MergeLimits, Pieces, Rotation } from './merge.js'
 import type { ToMain, ToWorker } from './merge.worker.js'
 
 const WORKER_URL = new URL('./merge.worker.js', import.meta.url)
@@ -20,9 +20,9 @@ export interface WorkerMerge {
    * Sends one input (transferred, not copied); resolves with its page count and the bytes of the
    * merged document it added, to be written out before the next.
    */
-  add(bytes: Uint8Array): Promise<{ pages: number; pieces: Pieces }>
+  add(bytes: Uint8Array, rotate?: Rotation): Promise<{ pages: number; pieces: Pieces }>
   /** The rest of the merged PDF and its page count; the merge is over. */
-  finish(): Promise<{ pieces: Pieces; pageCount: number }>
+  finish(info?: DocumentInfo): Promise<{ pieces: Pieces; pageCount: number }>
   /** Ends the merge early (a failed download or upload): the worker is not kept. */
   abort(): Promise<void>
 }
@@ -72,15 +72,15 @@ export async function mergeInWorker(
   }
   await ask({ type: 'begin', job, limits })
   return {
-    async add(bytes) {
+    async add(bytes, rotate) {
       // A small Buffer is a view into Node's shared pool, which must not be transferred: copy it.
       const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes)
-      const r = await ask({ type: 'add', job, bytes: own }, [own.buffer as ArrayBuffer])
+      const r = await ask({ type: 'add', job, bytes: own, ...(rotate ? { rotate } : {}) }, [own.buffer as ArrayBuffer])
       if (r.type !== 'added') throw new Error(`merge worker: unexpected ${r.type}`)
       return { pages: r.pages, pieces: r.pieces }
     },
-    async finish() {
-      const r = await ask({ type: 'finish', job })
+    async finish(info) {
+      const r = await ask({ type: 'finish', job, ...(info ? { info } : {}) })
       if (r.type !== 'finished') throw new Error(`merge worker: unexpected ${r.type}`)
       await end(true)
       return { pieces: r.pieces, pageCount: r.pageCount }

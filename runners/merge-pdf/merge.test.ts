@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { PDFDocument, PDFName } from 'pdf-lib'
+import { degrees, PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
 import { MERGE_PDF_LIMITS } from './limits.js'
 import { PIECE_BYTES, PdfMerger } from './merge.js'
@@ -28,6 +28,33 @@ async function mergeAll(m: PdfMerger, inputs: Uint8Array[]): Promise<Buffer> {
 }
 
 describe('merge-pdf', () => {
+  it("turns an input's pages as asked (added to their own turn) and writes the merged document's information", async () => {
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
+    const turned = await PDFDocument.create()
+    turned.addPage([100, 300]).setRotation(degrees(270))
+    const pieces: Uint8Array[] = []
+    pieces.push(...(await m.add(await pdfWithPages(1))).pieces)
+    pieces.push(...(await m.add(await turned.save(), 180)).pieces)
+    pieces.push(...(await m.add(await pdfWithPages(1), 90)).pieces)
+    pieces.push(
+      ...m.finish({ title: 'Rapport annuel — 2026', author: 'Ana', keywords: ['q4', 'finance'], producer: 'dutil' })
+        .pieces,
+    )
+    const doc = await PDFDocument.load(Buffer.concat(pieces), { updateMetadata: false })
+    expect(doc.getPages().map((p) => p.getRotation().angle)).toEqual([0, 90, 90])
+    expect(doc.getTitle()).toBe('Rapport annuel — 2026')
+    expect(doc.getAuthor()).toBe('Ana')
+    expect(doc.getKeywords()).toBe('q4, finance')
+    expect(doc.getProducer()).toBe('dutil')
+    expect(doc.getSubject()).toBeUndefined()
+  })
+
+  it('writes no information dictionary when none is asked for', async () => {
+    const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
+    const merged = await mergeAll(m, [await pdfWithPages(1), await pdfWithPages(1)])
+    expect(merged.toString('latin1')).not.toMatch(/\/Info /)
+  })
+
   it('appends every page of every input, in the order given', async () => {
     const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
     const pieces: Uint8Array[] = []

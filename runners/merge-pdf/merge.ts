@@ -1,5 +1,7 @@
 import {
+  degrees,
   PDFCrossRefSection,
+  PDFHexString,
   PDFDict,
   PDFDocument,
   PDFHeader,
@@ -31,6 +33,19 @@ export interface MergeLimits {
   maxOutputBytes: number
 }
 
+/** The merged document's information (its Info dictionary): what a PDF reader shows as its properties. */
+export interface DocumentInfo {
+  title?: string
+  author?: string
+  subject?: string
+  keywords?: string[]
+  creator?: string
+  producer?: string
+}
+
+/** Quarter turns a page may be given, clockwise. */
+export type Rotation = 90 | 180 | 270
+
 /** Bytes of the merged document, in order: concatenated, every piece of a merge is the PDF. */
 export type Pieces = Uint8Array[]
 
@@ -59,8 +74,11 @@ export class PdfMerger {
     return this.out?.context.enumerateIndirectObjects().length ?? 0
   }
 
-  /** Appends every page of one input, in order: its page count and the bytes it added. */
-  async add(bytes: Uint8Array): Promise<{ pages: number; pieces: Pieces }> {
+  /**
+   * Appends every page of one input, in order (each turned `rotate` degrees clockwise more than
+   * it was): its page count and the bytes it added.
+   */
+  async add(bytes: Uint8Array, rotate?: Rotation): Promise<{ pages: number; pieces: Pieces }> {
     const src = await loadPdf(bytes, this.limits.maxPages, MERGE)
     // A small file can hold millions of tiny objects in compressed object streams, each of them
     // written out on its own: such an input is refused before anything of it is copied.
@@ -86,6 +104,7 @@ export class PdfMerger {
     const { doc, context, pagesRef } = this.out
     const copied = await guarded(() => doc.copyPages(src, src.getPageIndices()))
     for (const page of copied) {
+      if (rotate) page.setRotation(degrees((((page.getRotation().angle + rotate) % 360) + 360) % 360))
       page.node.set(PDFName.of('Parent'), pagesRef)
       this.kids.push(page.ref)
     }
@@ -96,10 +115,11 @@ export class PdfMerger {
     return { pages: n, pieces }
   }
 
-  /** The rest of the merged document: its page tree, catalog and cross-reference table. */
-  finish(): { pageCount: number; pieces: Pieces } {
+  /** The rest of the merged document: its page tree, catalog, information and cross-reference table. */
+  finish(info?: DocumentInfo): { pageCount: number; pieces: Pieces } {
     if (!this.out) throw new Error('nothing to merge')
     const { context, pagesRef } = this.out
+    const infoRef = info && Object.keys(info).length ? context.register(infoDict(context, info)) : undefined
     const pages = context.lookup(pagesRef, PDFDict)
     pages.set(PDFName.of('Kids'), context.obj(this.kids))
     pages.set(PDFName.of('Count'), PDFNumber.of(this.kids.length))
@@ -107,7 +127,11 @@ export class PdfMerger {
     const xref = PDFCrossRefSection.create()
     for (const n of [...this.offsets.keys()].sort((a, b) => a - b)) xref.addEntry(PDFRef.of(n), this.offsets.get(n)!)
     const trailerDict = PDFTrailerDict.of(
-      context.obj({ Size: context.largestObjectNumber + 1, Root: context.trailerInfo.Root as PDFRef }),
+      context.obj({
+        Size: context.largestObjectNumber + 1,
+        Root: context.trailerInfo.Root as PDFRef,
+        ...(infoRef ? { Info: infoRef } : {}),
+      }),
     )
     const trailer = PDFTrailer.forLastCrossRefSectionOffset(this.written)
     const tail = new Uint8Array(xref.sizeInBytes() + 1 + trailerDict.sizeInBytes() + 2 + trailer.sizeInBytes())
@@ -185,4 +209,20 @@ function guardedSync<T>(f: () => T): T {
   } catch (err) {
     throw asRefusal(err)
   }
+}
+
+/** The Info dictionary of `info`: text strings as UTF-16 (any language), keywords joined by commas. */
+function infoDict(context: PDFContext, info: DocumentInfo): PDFDict {
+  const entries: Record<string, string | undefined> = {
+    Title: info.title,
+    Author: info.author,
+    Subject: info.subject,
+    Keywords: info.keywords?.join(', '),
+    Creator: info.creator,
+    Producer: info.producer,
+  }
+  const dict = context.obj({})
+  for (const [name, text] of Object.entries(entries))
+    if (text !== undefined) dict.set(PDFName.of(name), PDFHexString.fromText(text))
+  return dict
 }

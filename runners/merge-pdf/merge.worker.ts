@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import { RunnerError } from '../common/runner-error.js'
-import { type MergeLimits, type Pieces, PdfMerger } from './merge.js'
+import { type DocumentInfo, type MergeLimits, type Pieces, PdfMerger, type Rotation } from './merge.js'
 
 /**
  * Parses and merges PDFs inside a worker thread whose V8 heap is capped, so a document that
@@ -11,8 +11,8 @@ import { type MergeLimits, type Pieces, PdfMerger } from './merge.js'
  */
 export type ToWorker =
   | { type: 'begin'; job: number; limits: MergeLimits }
-  | { type: 'add'; job: number; bytes: Uint8Array }
-  | { type: 'finish'; job: number }
+  | { type: 'add'; job: number; bytes: Uint8Array; rotate?: Rotation }
+  | { type: 'finish'; job: number; info?: DocumentInfo }
 
 export type ToMain =
   | { type: 'added'; job: number; pages: number; pieces: Pieces }
@@ -29,10 +29,10 @@ async function handle(m: ToWorker): Promise<ToMain | [ToMain, ArrayBuffer[]]> {
   }
   if (!merger) throw new Error(`merge worker: ${m.type} before begin`)
   if (m.type === 'add') {
-    const { pages, pieces } = await merger.add(m.bytes)
+    const { pages, pieces } = await merger.add(m.bytes, m.rotate)
     return [{ type: 'added', job: m.job, pages, pieces }, buffersOf(pieces)]
   }
-  const { pageCount, pieces } = merger.finish()
+  const { pageCount, pieces } = merger.finish(m.info)
   merger = undefined
   return [{ type: 'finished', job: m.job, pieces, pageCount }, buffersOf(pieces)]
 }

@@ -42,11 +42,42 @@ export const mergePdf: UtilityDefinition = {
   maxDurationSeconds: 900,
   inputSchema: Type.Object(
     {
-      files: Type.Array(Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false }), {
-        minItems: MERGE_PDF_LIMITS.minFiles,
-        maxItems: MERGE_PDF_LIMITS.maxFiles,
-        description: 'The PDFs to merge, in order.',
-      }),
+      files: Type.Array(
+        Type.Object(
+          {
+            url: StorageOrHttpUrl,
+            rotate: Type.Optional(
+              Type.Union([Type.Literal(90), Type.Literal(180), Type.Literal(270)], {
+                description:
+                  "Turns every page of this PDF clockwise by 90, 180 or 270 degrees (added to the page's own).",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          minItems: MERGE_PDF_LIMITS.minFiles,
+          maxItems: MERGE_PDF_LIMITS.maxFiles,
+          description: 'The PDFs to merge, in order.',
+        },
+      ),
+      info: Type.Optional(
+        Type.Object(
+          {
+            title: Type.Optional(Type.String({ maxLength: 1000 })),
+            author: Type.Optional(Type.String({ maxLength: 1000 })),
+            subject: Type.Optional(Type.String({ maxLength: 1000 })),
+            keywords: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50 })),
+            creator: Type.Optional(Type.String({ maxLength: 1000 })),
+            producer: Type.Optional(Type.String({ maxLength: 1000 })),
+          },
+          {
+            additionalProperties: false,
+            description:
+              "The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept).",
+          },
+        ),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -10,6 +10,7 @@ import { storageClient } from '../../platform/storage-client.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
+import { ONE_CALL_HEADER, oneCallRound } from './one-call-rounds.js'
 import { percentile } from './percentile.js'
 
 /**
@@ -225,49 +226,14 @@ try {
   // 3. One call with the file against the same job from a URL.
   const pdf = await makePdf(2)
   const url = fileServer.add('small.pdf', pdf, 'application/pdf')
-  const fromUrl = async () => {
-    const res = await api('POST', '/v1/utilities/split-pdf', { input: { url } })
-    if (res.body?.status !== 'succeeded') throw new Error(`URL run: ${JSON.stringify(res.body)}`)
-  }
-  const oneCall = async () => {
-    const form = new FormData()
-    form.append('file', new Blob([pdf]), 'small.pdf')
-    const res = await fetch(`${platform.gatewayUrl}/v1/utilities/split-pdf`, {
-      method: 'POST',
-      headers: auth,
-      body: form,
-    })
-    const body = (await res.json()) as { status?: string }
-    if (body.status !== 'succeeded') throw new Error(`one-call run: ${JSON.stringify(body)}`)
-  }
-  const times = { url: [] as number[], file: [] as number[] }
-  for (let i = 0; i < 5; i++) await Promise.all([fromUrl(), oneCall()])
-  for (let i = 0; i < CALLS; i++) {
-    for (const [name, run] of i % 2
-      ? ([
-          ['url', fromUrl],
-          ['file', oneCall],
-        ] as const)
-      : ([
-          ['file', oneCall],
-          ['url', fromUrl],
-        ] as const)) {
-      const t = performance.now()
-      await run()
-      times[name].push(performance.now() - t)
-    }
-  }
-  const p50 = (xs: number[]) => percentile(xs, 50)
-  const callRow = `| split-pdf, 2 pages, sync, ${CALLS} each | ${p50(times.url).toFixed(0)} | ${p50(times.file).toFixed(0)} | ${(p50(times.file) - p50(times.url)).toFixed(0)} |`
+  const callRow = await oneCallRound(platform.gatewayUrl, key, pdf, url, CALLS, 'split-pdf, 2 pages, sync')
   console.log(callRow)
 
   console.log(`\n${transferRows.join('\n')}`)
   console.log(
     `\n| concurrent uploads through the gateway | gateway RSS before MB | peak MB | after MB | rate |\n|---|---|---|---|---|\n${memoryRow}`,
   )
-  console.log(
-    `\n| one call | from a URL p50 ms | file in the request p50 ms | difference ms |\n|---|---|---|---|\n${callRow}`,
-  )
+  console.log(`\n${ONE_CALL_HEADER}\n${callRow}`)
 } finally {
   await fileServer.stop()
   await rm(work, { recursive: true, force: true })

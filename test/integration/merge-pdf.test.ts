@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
@@ -54,6 +58,38 @@ describe('merge-pdf through the whole platform', () => {
     expect(await widthsOf(got.bytes)).toEqual([100, 101, 200, 300, 301, 302])
     // Progress counts pages merged; at the end the total is known.
     expect(res.body.progress).toMatchObject({ done: 6, total: 6, unit: 'pages' })
+  })
+
+  it("turns an input's pages and writes the merged PDF's title, author and keywords, as pdfinfo reads them", async () => {
+    const urls = [
+      files.add('turn-a.pdf', await pdfWithWidths(1, 100)),
+      files.add('turn-b.pdf', await pdfWithWidths(2, 200)),
+    ]
+    const res = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          files: [{ url: urls[0] }, { url: urls[1], rotate: 90 }],
+          info: { title: 'Jahresbericht 2026 — Anhang', author: 'Ana', keywords: ['annex', 'q4'] },
+        },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const got = await download(res.body.result.files[0].url)
+    const doc = await PDFDocument.load(got.bytes, { updateMetadata: false })
+    expect(doc.getPages().map((p) => p.getRotation().angle)).toEqual([0, 90, 90])
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-merge-info-'))
+    writeFileSync(join(dir, 'merged.pdf'), got.bytes)
+    const info = execFileSync('pdfinfo', [join(dir, 'merged.pdf')], { encoding: 'utf8' })
+    expect(info).toMatch(/^Title: +Jahresbericht 2026 — Anhang$/m)
+    expect(info).toMatch(/^Author: +Ana$/m)
+    expect(info).toMatch(/^Keywords: +annex, q4$/m)
+    const refused = await api('POST', '/v1/utilities/merge-pdf', {
+      key: inputs.key,
+      body: { input: { files: [{ url: urls[0], rotate: 45 }, { url: urls[1] }], info: { date: 'x' } } },
+    })
+    expect(refused.status).toBe(400)
+    expect(JSON.stringify(refused.body.error.details)).toContain('input.files.0.rotate')
   })
 
   it("chains from its own key's earlier jobs: pages split by split-pdf merge back in another order", async () => {

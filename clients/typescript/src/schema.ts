@@ -1928,7 +1928,18 @@ export interface operations {
                         files: {
                             /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                             url: string;
+                            /** @description Turns every page of this PDF clockwise by 90, 180 or 270 degrees (added to the page's own). */
+                            rotate?: 90 | 180 | 270;
                         }[];
+                        /** @description The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept). */
+                        info?: {
+                            title?: string;
+                            author?: string;
+                            subject?: string;
+                            keywords?: string[];
+                            creator?: string;
+                            producer?: string;
+                        };
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -2135,7 +2146,18 @@ export interface operations {
                         files: {
                             /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                             url: string;
+                            /** @description Turns every page of this PDF clockwise by 90, 180 or 270 degrees (added to the page's own). */
+                            rotate?: 90 | 180 | 270;
                         }[];
+                        /** @description The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept). */
+                        info?: {
+                            title?: string;
+                            author?: string;
+                            subject?: string;
+                            keywords?: string[];
+                            creator?: string;
+                            producer?: string;
+                        };
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {

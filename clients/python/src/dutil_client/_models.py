@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 
 
 class FileReference(BaseModel):
@@ -620,6 +620,32 @@ class MergePdfSource(BaseModel):
             pattern='^(https?|s3)://[^\\s]+$',
         ),
     ]
+    rotate: Annotated[
+        Literal[90, 180, 270] | None,
+        Field(
+            description="Turns every page of this PDF clockwise by 90, 180 or 270 degrees (added to the page's own)."
+        ),
+    ] = None
+
+
+class Keyword(RootModel[str]):
+    root: Annotated[str, Field(max_length=200)]
+
+
+class Info(BaseModel):
+    """
+    The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept).
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: Annotated[str | None, Field(max_length=1000)] = None
+    author: Annotated[str | None, Field(max_length=1000)] = None
+    subject: Annotated[str | None, Field(max_length=1000)] = None
+    keywords: Annotated[list[Keyword] | None, Field(max_length=50)] = None
+    creator: Annotated[str | None, Field(max_length=1000)] = None
+    producer: Annotated[str | None, Field(max_length=1000)] = None
 
 
 class MergePdfInput(BaseModel):
@@ -630,6 +656,12 @@ class MergePdfInput(BaseModel):
         list[MergePdfSource],
         Field(description='The PDFs to merge, in order.', max_length=100, min_length=2),
     ]
+    info: Annotated[
+        Info | None,
+        Field(
+            description="The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept)."
+        ),
+    ] = None
 
 
 class ZipFileEntry(BaseModel):
