@@ -1,13 +1,15 @@
 import { percentile } from './percentile.js'
 
 export const ONE_CALL_HEADER =
-  '| one call | from a URL p50 ms | file in the request p50 ms | difference ms |\n|---|---|---|---|'
+  '| one call | from a URL p50 ms | file in the request p50 ms | difference ms | from a URL, outside its job p50 ms | file in the request, outside its job p50 ms | inside the job p50 ms (URL / file) |\n|---|---|---|---|---|---|---|'
 
 /**
  * What taking the file in the request costs a run: the same small split-pdf, sync, `calls` times
  * each way, alternating which goes first: from `url` (a JSON body) and with the PDF's bytes as a
  * `file` part (multipart; the gateway stores it as an upload of the key first). Five warm-up pairs
- * first. A table row under ONE_CALL_HEADER.
+ * first. Each call's time outside its job is its wall time less the job's totalMs (accepted →
+ * succeeded, from the job record): the gateway's part (reading the form, storing the upload).
+ * A table row under ONE_CALL_HEADER.
  */
 export async function oneCallRound(
   gatewayUrl: string,
@@ -19,8 +21,13 @@ export async function oneCallRound(
 ): Promise<string> {
   const auth = { Authorization: `Bearer ${key}` }
   const succeeded = async (res: Response, what: string) => {
-    const body = (await res.json()) as { status?: string }
+    const body = (await res.json()) as { status?: string; id: string }
     if (body.status !== 'succeeded') throw new Error(`${what}: ${res.status} ${JSON.stringify(body)}`)
+    return body.id
+  }
+  const totalMs = async (jobId: string) => {
+    const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: auth })
+    return ((await res.json()) as { timings: { totalMs: number } }).timings.totalMs
   }
   const fromUrl = async () =>
     succeeded(
@@ -34,12 +41,13 @@ export async function oneCallRound(
   const oneCall = async () => {
     const form = new FormData()
     form.append('file', new Blob([pdf]), 'small.pdf')
-    await succeeded(
+    return succeeded(
       await fetch(`${gatewayUrl}/v1/utilities/split-pdf`, { method: 'POST', headers: auth, body: form }),
       'one-call run',
     )
   }
   const times = { url: [] as number[], file: [] as number[] }
+  const inside = { url: [] as number[], file: [] as number[] }
   for (let i = 0; i < 5; i++) {
     await fromUrl()
     await oneCall()
@@ -48,10 +56,12 @@ export async function oneCallRound(
     const order = i % 2 ? (['url', 'file'] as const) : (['file', 'url'] as const)
     for (const name of order) {
       const t = performance.now()
-      await (name === 'url' ? fromUrl() : oneCall())
+      const id = await (name === 'url' ? fromUrl() : oneCall())
       times[name].push(performance.now() - t)
+      inside[name].push(await totalMs(id))
     }
   }
   const p50 = (xs: number[]) => percentile(xs, 50)
-  return `| ${label}, ${calls} each | ${p50(times.url).toFixed(0)} | ${p50(times.file).toFixed(0)} | ${(p50(times.file) - p50(times.url)).toFixed(0)} |`
+  const outside = (name: 'url' | 'file') => p50(times[name].map((t, i) => t - inside[name][i])).toFixed(0)
+  return `| ${label}, ${calls} each | ${p50(times.url).toFixed(0)} | ${p50(times.file).toFixed(0)} | ${(p50(times.file) - p50(times.url)).toFixed(0)} | ${outside('url')} | ${outside('file')} | ${p50(inside.url).toFixed(0)} / ${p50(inside.file).toFixed(0)} |`
 }
