@@ -444,15 +444,21 @@ try {
   // `soffice --convert-to pdf` (a fresh profile per document, as a fresh pod has).
   if (wanted('office-pdf')) {
     say('office-pdf vs soffice --convert-to pdf, cold')
-    const documents: Array<[string, string]> = [
-      ['text.docx', '1-page docx'],
-      ['report-30.docx', '30-page docx, a table and an image a page'],
-      ['sheets.xlsx', '3-sheet xlsx'],
-      ['slides-20.pptx', '20-slide pptx'],
+    const fixture = (name: string) => readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', name))
+    const csvRows = Array.from(
+      { length: 2000 },
+      (_, i) => `item ${i},${i * 3},${(i * 1.25).toFixed(2)},note ${i},=${i}+1`,
+    )
+    const documents: Array<[string, string, Buffer]> = [
+      ['text.docx', '1-page docx', fixture('text.docx')],
+      ['report-30.docx', '30-page docx, a table and an image a page', fixture('report-30.docx')],
+      ['sheets.xlsx', '3-sheet xlsx', fixture('sheets.xlsx')],
+      ['slides-20.pptx', '20-slide pptx', fixture('slides-20.pptx')],
+      ['picture.fodt', '1-page flat OpenDocument text with a picture', fixture('picture.fodt')],
+      ['table.csv', '2,000-row CSV, 5 columns', Buffer.from(`name,count,price,note,formula\n${csvRows.join('\n')}\n`)],
     ]
     let cold = 0
-    for (const [name, input] of documents) {
-      const bytes = readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', name))
+    for (const [name, input, bytes] of documents) {
       writeFileSync(join(WORK, name), bytes)
       const url = files.add(name, bytes, 'application/octet-stream')
       await measure(
