@@ -11,7 +11,9 @@ import {
   chromiumlyErrors,
   pythonClientRound,
   SERVED_PAGE,
+  textOf,
 } from '../support/gotenberg-clients.js'
+import { officeDocument } from '../support/fixtures.js'
 import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
 
@@ -85,6 +87,27 @@ describe('a plain form, as curl --form sends it', () => {
       { encoding: 'utf8' },
     )
     expect(listed).toMatch(new RegExp(`${jobId}\\s+split-pdf\\s+sync\\s+succeeded`))
+  })
+
+  it("converts a CSV file and a flat OpenDocument text through LibreOffice's route, merged into one PDF", async () => {
+    const { key } = await createKey({ name: 'curl-office' })
+    const form = new FormData()
+    form.append('files', new Blob(['city,people\nLisbon,545000\nPorto,232000\n']), '1-cities.csv')
+    form.append('files', new Blob([officeDocument('text.fodt')]), '2-letter.fodt')
+    form.append('merge', 'true')
+    form.append('quality', '60')
+    const res = await post('/forms/libreoffice/convert', form, { Authorization: `Bearer ${key}` })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/pdf')
+    const text = textOf(Buffer.from(await res.arrayBuffer()))
+    expect(text).toContain('Lisbon')
+    expect(text).toContain('dutil office fixture, page 1')
+    expect(
+      res.headers
+        .get('dutil-job-id')!
+        .split(',')
+        .map((id) => id.trim()),
+    ).toHaveLength(3)
   })
 
   it('answers 503 naming the job when it runs past its time limit', async () => {

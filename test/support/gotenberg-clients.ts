@@ -63,7 +63,7 @@ async function pdfOfWidth(width: number, pages: number): Promise<Buffer> {
   return Buffer.from(await doc.save())
 }
 
-function textOf(pdf: Buffer): string {
+export function textOf(pdf: Buffer): string {
   const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-'))
   writeFileSync(join(dir, 'out.pdf'), pdf)
   return execFileSync('pdftotext', [join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
