@@ -7,22 +7,15 @@ import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import { DAMAGED_DOCUMENT, detectOffice, type OfficeFormat } from './detect.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
-import type { Office, OfficeRequest } from './office.js'
+import type { Office, OfficeExportOptions, OfficeRequest } from './office.js'
 import { countPdfPages } from './page-count.js'
 
-export interface OfficePdfInput {
+export interface OfficePdfInput extends OfficeExportOptions {
   url: string
   pageRanges?: string
   landscape?: boolean
   pdfa?: 'PDF/A-1b' | 'PDF/A-2b' | 'PDF/A-3b'
   pdfua?: boolean
-  imageQuality?: number
-  maxImageResolution?: 75 | 150 | 300 | 600 | 1200
-  losslessImages?: boolean
-  exportBookmarks?: boolean
-  exportNotes?: boolean
-  exportFormFields?: boolean
-  singlePageSheets?: boolean
 }
 
 const PDF_VERSIONS = { 'PDF/A-1b': 1, 'PDF/A-2b': 2, 'PDF/A-3b': 3 } as const
@@ -68,20 +61,16 @@ export function csvColumns(document: Buffer): number {
 
 /** The conversion asked for, as LibreOffice's PDF export takes it. */
 export function officeRequest(input: OfficePdfInput, inputPath: string, outputPath: string): OfficeRequest {
+  // The export options pass as they are: the schema took no other keys.
+  const { url: _url, pageRanges, landscape, pdfa, pdfua, ...exportOptions } = input
   return {
     input: inputPath,
     output: outputPath,
-    ...(input.pageRanges ? { pageRange: input.pageRanges } : {}),
-    landscape: input.landscape === true,
-    pdfVersion: input.pdfa ? PDF_VERSIONS[input.pdfa] : 0,
-    pdfua: input.pdfua === true,
-    ...(input.imageQuality !== undefined ? { imageQuality: input.imageQuality } : {}),
-    ...(input.maxImageResolution !== undefined ? { maxImageResolution: input.maxImageResolution } : {}),
-    ...(input.losslessImages !== undefined ? { losslessImages: input.losslessImages } : {}),
-    ...(input.exportBookmarks !== undefined ? { exportBookmarks: input.exportBookmarks } : {}),
-    ...(input.exportNotes !== undefined ? { exportNotes: input.exportNotes } : {}),
-    ...(input.exportFormFields !== undefined ? { exportFormFields: input.exportFormFields } : {}),
-    ...(input.singlePageSheets !== undefined ? { singlePageSheets: input.singlePageSheets } : {}),
+    ...(pageRanges ? { pageRange: pageRanges } : {}),
+    landscape: landscape === true,
+    pdfVersion: pdfa ? PDF_VERSIONS[pdfa] : 0,
+    pdfua: pdfua === true,
+    ...exportOptions,
   }
 }
 

@@ -42,7 +42,18 @@ export function officeEnv(profile: string, env: NodeJS.ProcessEnv = process.env)
   }
 }
 
-export interface OfficeRequest {
+/** The PDF export's options (LibreOffice's FilterData); absent: LibreOffice's default, pictures kept as they are. */
+export interface OfficeExportOptions {
+  imageQuality?: number
+  maxImageResolution?: 75 | 150 | 300 | 600 | 1200
+  losslessImages?: boolean
+  exportBookmarks?: boolean
+  exportNotes?: boolean
+  exportFormFields?: boolean
+  singlePageSheets?: boolean
+}
+
+export interface OfficeRequest extends OfficeExportOptions {
   input: string
   output: string
   pageRange?: string
@@ -50,14 +61,6 @@ export interface OfficeRequest {
   /** 0: plain PDF; 1, 2, 3: PDF/A-1b, PDF/A-2b, PDF/A-3b. */
   pdfVersion?: 0 | 1 | 2 | 3
   pdfua?: boolean
-  /** PDF export options (LibreOffice's FilterData); absent: LibreOffice's default, pictures kept as they are. */
-  imageQuality?: number
-  maxImageResolution?: number
-  losslessImages?: boolean
-  exportBookmarks?: boolean
-  exportNotes?: boolean
-  exportFormFields?: boolean
-  singlePageSheets?: boolean
   /** The filter LibreOffice loads the document with, and its options (plain text only). */
   importFilter?: string
   importOptions?: string
