@@ -31,6 +31,9 @@ describe('singlePageLayout', () => {
     expect(singlePageLayout({ landscape: true }).layoutWidthPx).toBe(1056)
     expect(singlePageLayout({ width: '300px', height: '2in' }).optionsFor(10).width).toBe('300px')
     expect(cssPx('2.54cm')).toBeCloseTo(96)
+    expect(() => singlePageLayout().optionsFor(200 * 96)).toThrow(
+      expect.objectContaining({ code: 'upstream_rejected', message: expect.stringContaining('at most 200 in') }),
+    )
   })
 
   it('is not taken with page ranges or the CSS page size', () => {

@@ -1,5 +1,6 @@
 import type { PaperFormat, PDFOptions } from 'puppeteer-core'
 import { outputFileName } from '../common/file-names.js'
+import { rejected } from '../common/runner-error.js'
 
 /** The longest a page's wait (input.wait) may take, all its parts together. */
 export const MAX_WAIT_MS = 30_000
@@ -95,7 +96,8 @@ export const MAX_SINGLE_PAGE_PX = 200 * 96
 /**
  * singlePage: the width (CSS px) at which the page is laid out to be measured (the paper's width
  * less the side margins, over the scale), and the print options of one page as tall as the
- * content measured there (`contentPx`), margins added, on the paper's width.
+ * content measured there (`contentPx`), margins added, on the paper's width; a page taller than
+ * MAX_SINGLE_PAGE_PX is refused.
  */
 export function singlePageLayout(o: PdfOptionsInput = {}): {
   layoutWidthPx: number
@@ -114,6 +116,10 @@ export function singlePageLayout(o: PdfOptionsInput = {}): {
       const { format: _f, landscape: _l, pageRanges: _p, preferCSSPageSize: _c, ...rest } = printOptions(o)
       // One pixel more than measured: rounding never spills a last line onto a second page.
       const height = Math.ceil(contentPx * scale + margin('top') + margin('bottom')) + 1
+      if (height > MAX_SINGLE_PAGE_PX)
+        throw rejected(
+          `The page is too tall for one page: ${Math.round(height / 96)} in, at most ${MAX_SINGLE_PAGE_PX / 96} in.`,
+        )
       return { ...rest, width: `${Math.round(paperWidth)}px`, height: `${height}px` }
     },
   }

@@ -7,15 +7,7 @@ import { downloadInput } from '../common/read-input.js'
 import { rejected, RunnerError, UrlRefusedError } from '../common/runner-error.js'
 import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-utility.js'
 import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
-import {
-  cssPx,
-  MAX_SINGLE_PAGE_PX,
-  MAX_WAIT_MS,
-  pdfFileName,
-  type PdfOptionsInput,
-  printOptions,
-  singlePageLayout,
-} from './print-options.js'
+import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions, singlePageLayout } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 import { assetContentType, assetNameOf, assetPathOf } from './assets.js'
 
@@ -240,18 +232,13 @@ export async function renderInPage(
 
 /**
  * singlePage: the page laid out at the printable width of its paper, measured, and printed on
- * one page of that height (at most MAX_SINGLE_PAGE_PX).
+ * one page of that height (singlePageLayout refuses one too tall).
  */
 async function singlePageOptions(page: Page, o: PdfOptionsInput): Promise<PDFOptions> {
   const layout = singlePageLayout(o)
   await page.setViewport({ width: layout.layoutWidthPx, height: 600 })
   const contentPx = Number(await page.evaluate('Math.ceil(document.documentElement.scrollHeight)'))
-  const options = layout.optionsFor(contentPx)
-  if (cssPx(String(options.height)) > MAX_SINGLE_PAGE_PX)
-    throw rejected(
-      `The page is too tall for one page: ${Math.round(cssPx(String(options.height)) / 96)} in, at most ${MAX_SINGLE_PAGE_PX / 96} in.`,
-    )
-  return options
+  return layout.optionsFor(contentPx)
 }
 
 /**
