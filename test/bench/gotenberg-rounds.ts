@@ -12,6 +12,12 @@ export const OVERHEAD_HEADER =
   '| through | own route p50 ms | Gotenberg route p50 ms | own route outside its job p50 ms | Gotenberg route outside its job p50 ms | difference ms |\n|---|---|---|---|---|---|'
 export const OFFICE_HEADER = '| /forms/libreoffice/convert | documents/s | converted | failed |\n|---|---|---|---|'
 
+/** A finished job's time from accept to its end (its record's `timings.totalMs`). */
+export async function jobTotalMs(gatewayUrl: string, key: string, jobId: string): Promise<number> {
+  const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: { Authorization: `Bearer ${key}` } })
+  return ((await res.json()) as { timings: { totalMs: number } }).timings.totalMs
+}
+
 /**
  * What the adapter costs: the same small page rendered `calls` times each way, alternating:
  * through `/forms/chromium/convert/html` (index.html as a file part) and through dutil's own
@@ -21,10 +27,7 @@ export const OFFICE_HEADER = '| /forms/libreoffice/convert | documents/s | conve
  */
 export async function routeOverhead(gatewayUrl: string, key: string, calls: number, label: string): Promise<string> {
   const auth = { Authorization: `Bearer ${key}` }
-  const totalMs = async (jobId: string) => {
-    const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: auth })
-    return ((await res.json()) as { timings: { totalMs: number } }).timings.totalMs
-  }
+  const totalMs = (jobId: string) => jobTotalMs(gatewayUrl, key, jobId)
   const call = async (url: string, form: FormData, headers: Record<string, string> = {}) => {
     const t = performance.now()
     const res = await fetch(url, { method: 'POST', headers: { ...auth, ...headers }, body: form })

@@ -1,3 +1,4 @@
+import { jobTotalMs } from './gotenberg-rounds.js'
 import { percentile } from './percentile.js'
 
 export const ONE_CALL_HEADER =
@@ -24,10 +25,6 @@ export async function oneCallRound(
     const body = (await res.json()) as { status?: string; id: string }
     if (body.status !== 'succeeded') throw new Error(`${what}: ${res.status} ${JSON.stringify(body)}`)
     return body.id
-  }
-  const totalMs = async (jobId: string) => {
-    const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: auth })
-    return ((await res.json()) as { timings: { totalMs: number } }).timings.totalMs
   }
   const fromUrl = async () =>
     succeeded(
@@ -58,7 +55,7 @@ export async function oneCallRound(
       const t = performance.now()
       const id = await (name === 'url' ? fromUrl() : oneCall())
       times[name].push(performance.now() - t)
-      inside[name].push(await totalMs(id))
+      inside[name].push(await jobTotalMs(gatewayUrl, key, id))
     }
   }
   const p50 = (xs: number[]) => percentile(xs, 50)
