@@ -23,6 +23,7 @@ describe('shell completion', () => {
   it('completes values: utilities, job states, output formats, shells, context names', () => {
     expect(at('run', '')).toEqual([
       'html-pdf',
+      'html-image',
       'office-pdf',
       'split-pdf',
       'merge-pdf',
@@ -31,6 +32,7 @@ describe('shell completion', () => {
       'xls-to-xlsx',
     ])
     expect(at('run', 's')).toEqual(['split-pdf'])
+    expect(at('run', 'html-')).toEqual(['html-pdf', 'html-image'])
     expect(at('jobs', 'list', '--status', 'fa')).toEqual(['failed'])
     expect(at('jobs', 'list', '-o', '')).toEqual(['table', 'wide', 'json', 'yaml'])
     expect(at('jobs', 'list', '--utility', 'x')).toEqual(['xls-to-xlsx'])

@@ -16,11 +16,16 @@ describe('release artefacts agree', () => {
   it('every utility in the catalog has a runner image recipe and a chart resources entry', () => {
     const values = parse(read('charts/dutil/values.yaml'))
     for (const u of catalog.values()) {
-      expect(u.runner.image).toBe(`dutil-runner-${u.slug}`)
+      // Its own image, or the image of another utility whose recipe builds its program too
+      // (html-image runs in html-pdf's, beside the same browser).
+      const host = u.runner.image.replace(/^dutil-runner-/, '')
+      expect(catalog.get(host)?.runner.image, `${u.slug} runs in ${u.runner.image}`).toBe(`dutil-runner-${host}`)
       expect(
-        existsSync(join(root, 'images', `runner-${u.slug}`, 'Dockerfile')) ||
+        existsSync(join(root, 'images', `runner-${host}`, 'Dockerfile')) ||
           existsSync(join(root, 'images', 'runner', 'Dockerfile')),
       ).toBe(true)
+      if (host !== u.slug)
+        expect(read(`images/runner-${host}/Dockerfile`)).toContain(`dist/runners/${u.slug}/bundle/main.js`)
       expect(values.runners[u.slug], `runners.${u.slug} in charts/dutil/values.yaml`).toBeDefined()
       expect(u.runner.entry).toBe(`dist/runners/${u.slug}/bundle/main.js`) // what images/runner/Dockerfile's entrypoint imports
     }

@@ -60,6 +60,8 @@ export const JobSchema = Type.Object(
             }),
           ),
           fileCount: Type.Optional(Type.Integer({ description: 'unzip-files.' })),
+          width: Type.Optional(Type.Integer({ description: "html-image: the picture's width in pixels." })),
+          height: Type.Optional(Type.Integer({ description: "html-image: the picture's height in pixels." })),
         },
         { additionalProperties: true },
       ),

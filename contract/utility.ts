@@ -2,11 +2,12 @@ import type { TSchema } from 'typebox'
 
 /**
  * Every utility slug of v1 (docs/api.md's utilities): the five the contract began with, and
- * merge-pdf and office-pdf, added within v1 (new utilities are additive). API keys may be scoped to any of
+ * merge-pdf, office-pdf and html-image, added within v1 (new utilities are additive). API keys may be scoped to any of
  * them, and the catalog (runners/catalog.ts) implements them.
  */
 export const CONTRACT_SLUGS = [
   'html-pdf',
+  'html-image',
   'office-pdf',
   'split-pdf',
   'merge-pdf',
@@ -39,11 +40,11 @@ export interface UtilityDefinition {
   slug: string
   name: string
   description: string
-  /** Groups utilities in the catalog: `pdf`, `archive` or `spreadsheet`. */
+  /** Groups utilities in the catalog: `pdf`, `image`, `archive` or `spreadsheet`. */
   category: string
   /** A short icon name (Material Symbols) a UI may show. */
   icon: string
-  /** The output format a run produces (`pdf`, `zip`, `files`, `xlsx`). */
+  /** The output format a run produces (`pdf`, `image`, `zip`, `files`, `xlsx`). */
   target: string
   /** Hard time limit, enforced as the Job's activeDeadlineSeconds. */
   maxDurationSeconds: number

@@ -46,6 +46,11 @@ build dutil-operator images/operator/Dockerfile
 for dir in runners/*/; do
   slug=$(basename "$dir")
   [ -f "$dir/utility.ts" ] || continue
+  # A runner that runs in another utility's image (html-image in html-pdf's) has none of its own.
+  grep -q "image: 'dutil-runner-$slug'" "$dir/utility.ts" || {
+    log "runners/$slug runs in another utility's image"
+    continue
+  }
   file=images/runner/Dockerfile
   args=(--build-arg "UTILITY=$slug")
   # A runner with system packages of its own (Chromium, LibreOffice) has its own Dockerfile.

@@ -1,4 +1,5 @@
 import type { UtilityDefinition } from '../contract/utility.js'
+import { htmlImage } from './html-image/utility.js'
 import { htmlPdf } from './html-pdf/utility.js'
 import { mergePdf } from './merge-pdf/utility.js'
 import { officePdf } from './office-pdf/utility.js'
@@ -14,6 +15,7 @@ import { zipFiles } from './zip-files/utility.js'
  */
 export const UTILITIES: readonly UtilityDefinition[] = [
   htmlPdf,
+  htmlImage,
   officePdf,
   splitPdf,
   mergePdf,

@@ -11,18 +11,39 @@ import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions, singlePag
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 import { assetContentType, assetNameOf, assetPathOf } from './assets.js'
 
-export interface HtmlPdfInput {
+/** A page to load, as html-pdf and html-image take it. */
+export interface PageInput {
   /** The page's address; or `html`, the page itself (utility.ts checks one of them is given). */
   url?: string
   html?: string
   /** Files a page of dutil's own (html or s3://) refers to by relative path. */
   assets?: Array<{ url: string; name?: string }>
-  pdfOptions?: PdfOptionsInput
   /** The CSS media type the page is laid out for. */
   media?: 'print' | 'screen'
-  /** Waits after the load, before printing (utility.ts PageWait). */
+  /** Waits after the load, before printing or the picture (utility.ts PageWait). */
   wait?: { selector?: string; expression?: string; delayMs?: number }
 }
+
+export interface HtmlPdfInput extends PageInput {
+  pdfOptions?: PdfOptionsInput
+}
+
+/** A job's page once loaded and waited on (loadPage), ready to print or to picture. */
+export interface LoadedPage {
+  /** The page's file name, for the output's ("invoice.html"). */
+  inputName: string
+  /** Throws the refusal of a request the page made (a refused address, too many bytes), if any. */
+  checkRefused(): void
+  /** For the log line: ms to load, then since, and what the page fetched. */
+  stats(): { loadMs: number; renderMs: number; requests: number; bytes: number }
+}
+
+/** What a job does with its page in a running browser (html-pdf prints it, html-image pictures it). */
+export type PageJob<I extends PageInput> = (
+  page: Page,
+  ctx: RunContext<I>,
+  startup: () => StartupFields,
+) => Promise<UtilityOutcome>
 
 /** Budgets inside the 900 s limit, and size caps (docs/api.md, Utilities). */
 export const HTML_PDF_LIMITS = {
@@ -48,15 +69,43 @@ const INLINE_PAGE_NAME = 'document.html'
 export type StartupFields = Record<string, number>
 
 /**
- * One job in a page of a running browser: load the page through the address guard (every
- * request the page makes is intercepted and fetched by this process), print it, stream the PDF
- * to storage. Job mode gives it the browser's first page; pool mode a page of a fresh context.
+ * One job in a page of a running browser: load the page (loadPage), print it, stream the PDF to
+ * storage. Job mode gives it the browser's first page; pool mode a page of a fresh context.
  */
-export async function renderInPage(
+export const renderInPage: PageJob<HtmlPdfInput> = async (page, ctx, startup) => {
+  const { input, storeStream, log } = ctx
+  const loaded = await loadPage(page, ctx)
+  // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
+  // each chunk goes on to storage: a 200-page document is never held whole in this process.
+  const print = input.pdfOptions?.singlePage
+    ? await singlePageOptions(page, input.pdfOptions)
+    : printOptions(input.pdfOptions)
+  let pdf: ReadableStream<Uint8Array>
+  try {
+    pdf = await page.createPDFStream({ ...print, timeout: HTML_PDF_LIMITS.renderMs })
+  } catch (err) {
+    if (err instanceof TimeoutError)
+      throw rejected(`Rendering the PDF took longer than ${HTML_PDF_LIMITS.renderMs / 1000} s.`)
+    // Chromium's words for page ranges that leave nothing to print.
+    if (/page range/i.test((err as Error).message))
+      throw rejected(`The pages asked for (${input.pdfOptions?.pageRanges}) are past the end of the document.`)
+    throw err
+  }
+  loaded.checkRefused()
+  log.info({ ...startup(), ...loaded.stats() }, 'page rendered')
+  const file = await storeStream(pdfFileName(loaded.inputName), pdf, 'application/pdf')
+  return { files: [file] }
+}
+
+/**
+ * Loads a job's page through the address guard (every request the page makes is intercepted and
+ * fetched by this process, a page of dutil's own and its assets read from storage), in the media
+ * type asked for, then waits for fonts and what input.wait names.
+ */
+export async function loadPage(
   page: Page,
-  { config, input, storage, storeStream, log }: RunContext<HtmlPdfInput>,
-  startup: () => StartupFields,
-): Promise<UtilityOutcome> {
+  { config, input, storage, log }: RunContext<PageInput>,
+): Promise<LoadedPage> {
   const limits = HTML_PDF_LIMITS
   const s3 = input.url === undefined ? null : parseS3Url(input.url)
   let mainUrl = input.url ?? `${STORAGE_ORIGIN}/${INLINE_PAGE_NAME}`
@@ -203,31 +252,16 @@ export async function renderInPage(
   if (status >= 400) throw rejected(`Loading the page failed: the server answered ${status}.`, status)
   await page.evaluate('document.fonts.ready.then(() => true)').catch(() => {})
   if (input.wait) await waitInPage(page, input.wait)
-  let failure = refusedFailure()
-  if (failure) throw failure
-  // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
-  // each chunk goes on to storage: a 200-page document is never held whole in this process.
-  const print = input.pdfOptions?.singlePage
-    ? await singlePageOptions(page, input.pdfOptions)
-    : printOptions(input.pdfOptions)
-  let pdf: ReadableStream<Uint8Array>
-  try {
-    pdf = await page.createPDFStream({ ...print, timeout: limits.renderMs })
-  } catch (err) {
-    if (err instanceof TimeoutError) throw rejected(`Rendering the PDF took longer than ${limits.renderMs / 1000} s.`)
-    // Chromium's words for page ranges that leave nothing to print.
-    if (/page range/i.test((err as Error).message))
-      throw rejected(`The pages asked for (${input.pdfOptions?.pageRanges}) are past the end of the document.`)
-    throw err
+  const checkRefused = () => {
+    const failure = refusedFailure()
+    if (failure) throw failure
   }
-  failure = refusedFailure()
-  if (failure) throw failure
-  log.info(
-    { ...startup(), loadMs: tLoaded - tStart, renderMs: Date.now() - tLoaded, requests, bytes: totalBytes },
-    'page rendered',
-  )
-  const file = await storeStream(pdfFileName(inputName), pdf, 'application/pdf')
-  return { files: [file] }
+  checkRefused()
+  return {
+    inputName,
+    checkRefused,
+    stats: () => ({ loadMs: tLoaded - tStart, renderMs: Date.now() - tLoaded, requests, bytes: totalBytes }),
+  }
 }
 
 /**
@@ -271,13 +305,14 @@ async function waitInPage(page: Page, wait: NonNullable<HtmlPdfInput['wait']>): 
  * Job mode: the job, once the browser is booting (main.ts). Its first page renders the job; the
  * browser and its profile go with the run.
  */
-export async function renderJob(
+export async function renderJob<I extends PageInput = HtmlPdfInput>(
   chromium: StartedChromium,
   profile: string,
   t0: number,
   startup: { spawnedAtMs: number; loadedAtMs: number },
+  inPage: PageJob<I> = renderInPage as unknown as PageJob<I>,
 ): Promise<void> {
-  await runUtility<HtmlPdfInput>(async (ctx) => {
+  await runUtility<I>(async (ctx) => {
     let browser: Browser | undefined
     try {
       browser = await connectBrowser(chromium)
@@ -290,7 +325,7 @@ export async function renderJob(
       const tLaunched = Date.now()
       // From the process's start: the browser's first page is ready (compare startup.loadedAtMs).
       const browserReadyAtMs = Math.round(performance.now())
-      return await renderInPage(page, ctx, () => ({ ...startup, browserReadyAtMs, launchMs: tLaunched - t0 }))
+      return await inPage(page, ctx, () => ({ ...startup, browserReadyAtMs, launchMs: tLaunched - t0 }))
     } finally {
       // The profile is thrown away: no orderly shutdown to wait for.
       browser?.disconnect().catch(() => {})

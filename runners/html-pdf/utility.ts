@@ -129,8 +129,42 @@ export const PageAsset = Type.Object(
   { additionalProperties: false, description: 'A file of the page: an upload (or an earlier output) of the caller.' },
 )
 
+/** A page's source and how it is loaded, as html-pdf and html-image take them. */
+export const PAGE_SOURCE = {
+  url: Type.Optional(StorageOrHttpUrl),
+  html: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_INLINE_HTML_CHARS,
+      description:
+        'The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
+    }),
+  ),
+  assets: Type.Optional(
+    Type.Array(PageAsset, {
+      maxItems: MAX_PAGE_ASSETS,
+      description: 'Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url.',
+    }),
+  ),
+}
+
+/** How a loaded page is shown and waited for, as html-pdf and html-image take them. */
+export const PAGE_LOADING = {
+  media: Type.Optional(
+    Type.Union([Type.Literal('print'), Type.Literal('screen')], {
+      description: 'The CSS media type the page is laid out for (default print).',
+    }),
+  ),
+  wait: Type.Optional(PageWait),
+}
+
 /** Rules JSON Schema cannot say plainly: one page source, assets beside a page of dutil's own, pdfOptions. */
 export function checkHtmlPdf(input: unknown): InputProblem[] {
+  return [...checkPage(input), ...checkPdfOptions(input)]
+}
+
+/** A page's own rules (html-pdf and html-image): one page source, assets beside a page of dutil's own. */
+export function checkPage(input: unknown): InputProblem[] {
   const i = input as { url?: string; html?: string; assets?: Array<{ url: string; name?: string }> }
   const problems: InputProblem[] = []
   if ((i.url === undefined) === (i.html === undefined))
@@ -154,7 +188,7 @@ export function checkHtmlPdf(input: unknown): InputProblem[] {
     if (seen.has(name)) problems.push({ path: `assets.${n}`, message: `names ${JSON.stringify(name)} twice` })
     seen.add(name)
   })
-  return [...problems, ...checkPdfOptions(input)]
+  return problems
 }
 
 /** Rules between pdfOptions keys that JSON Schema cannot say plainly. */
@@ -190,31 +224,7 @@ export const htmlPdf: UtilityDefinition = {
   target: 'pdf',
   maxDurationSeconds: 900,
   inputSchema: Type.Object(
-    {
-      url: Type.Optional(StorageOrHttpUrl),
-      html: Type.Optional(
-        Type.String({
-          minLength: 1,
-          maxLength: MAX_INLINE_HTML_CHARS,
-          description:
-            'The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
-        }),
-      ),
-      assets: Type.Optional(
-        Type.Array(PageAsset, {
-          maxItems: MAX_PAGE_ASSETS,
-          description:
-            'Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url.',
-        }),
-      ),
-      pdfOptions: Type.Optional(PdfOptionsSchema),
-      media: Type.Optional(
-        Type.Union([Type.Literal('print'), Type.Literal('screen')], {
-          description: 'The CSS media type the page is laid out for (default print).',
-        }),
-      ),
-      wait: Type.Optional(PageWait),
-    },
+    { ...PAGE_SOURCE, pdfOptions: Type.Optional(PdfOptionsSchema), ...PAGE_LOADING },
     { additionalProperties: false, description: 'The page as url or as html (one of them).' },
   ),
   exampleInput: {

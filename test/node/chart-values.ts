@@ -13,15 +13,19 @@ export const imageRef = (name: string, tag: string) => `${REGISTRY}/dutil-${name
 /** The chart's profile for Chromium's sandbox, relative to the kubelet's seccomp directory. */
 export const SANDBOX_PROFILE = 'dutil/chromium-sandbox-seccomp.json'
 
+/** The utilities whose runner starts Chromium. */
+export const BROWSER_UTILITIES = ['html-pdf', 'html-image']
+
 /**
- * html-pdf with Chromium's own sandbox, under the chart's seccomp profile where the node's set-up
- * put it (test/real-node: <kubelet root>/seccomp/dutil/): `--set` values for upgradeRelease.
+ * html-pdf and html-image with Chromium's own sandbox, under the chart's seccomp profile where the
+ * node's set-up put it (test/real-node: <kubelet root>/seccomp/dutil/): `--set` values for
+ * upgradeRelease.
  */
-export const BROWSER_SANDBOX_VALUES = [
-  'runners.html-pdf.pod.browserSandbox=true',
-  'runners.html-pdf.pod.seccompProfile.type=Localhost',
-  `runners.html-pdf.pod.seccompProfile.localhostProfile=${SANDBOX_PROFILE}`,
-]
+export const BROWSER_SANDBOX_VALUES = BROWSER_UTILITIES.flatMap((u) => [
+  `runners.${u}.pod.browserSandbox=true`,
+  `runners.${u}.pod.seccompProfile.type=Localhost`,
+  `runners.${u}.pod.seccompProfile.localhostProfile=${SANDBOX_PROFILE}`,
+])
 
 /** A memory limit far below what converting the OOM test's workbook needs: that run ends OOMKilled on the node. */
 export const OOM_LIMIT = '64Mi'

@@ -12,7 +12,7 @@ import { until } from '../platform/wait-for.js'
 import { hostProcessesOfPod, type HostProcess } from '../support/host-processes.js'
 import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
-import { BROWSER_SANDBOX_VALUES, NS, OOM_LIMIT, SANDBOX_PROFILE } from './chart-values.js'
+import { BROWSER_SANDBOX_VALUES, BROWSER_UTILITIES, NS, OOM_LIMIT, SANDBOX_PROFILE } from './chart-values.js'
 import { kubectl, kubectlAsync, putFile, renderPageWithPicture, upgradeRelease } from './helpers.js'
 
 /** The pools this file installs: small enough that every rule shows within a few jobs. */
@@ -116,6 +116,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     const docx = await putFile('pool.docx', readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', 'text.docx')))
     Object.assign(inputs, {
       'html-pdf': { url: page },
+      'html-image': { url: page, imageOptions: { width: 400, height: 300 } },
       'office-pdf': { url: docx },
       'split-pdf': { url: pdf },
       'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
@@ -139,7 +140,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
         `runners.${u}.pool.restartEvery=100`,
       ]),
       ...SMALL.filter((u) => u !== 'xls-to-xlsx').map((u) => `runners.${u}.resources=null`),
-      'runners.html-pdf.pod=null',
+      ...BROWSER_UTILITIES.map((u) => `runners.${u}.pod=null`),
       // The release's own (chart-values.ts): the OOM test's limit.
       'runners.xls-to-xlsx.resources.requests.cpu=100m',
       'runners.xls-to-xlsx.resources.requests.memory=32Mi',
@@ -204,34 +205,38 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     }
   })
 
-  it("runs Chromium with its own sandbox where the chart turns it on: the browser's zygote and renderers in user and PID namespaces of their own", async () => {
-    const res = await run('html-pdf', keys[0])
-    expect(res.status, JSON.stringify(res.body)).toBe(200)
-    const pod = JSON.parse(kubectl(['-n', NS, 'get', 'pod', runnerPodOf(res.body.id), '-o', 'json'])) as {
-      metadata: { uid: string }
-      spec: { securityContext: { seccompProfile?: { type: string; localhostProfile?: string } } }
-    }
-    expect(pod.spec.securityContext.seccompProfile).toEqual({ type: 'Localhost', localhostProfile: SANDBOX_PROFILE })
-    const procs = hostProcessesOfPod(pod.metadata.uid)
-    const runner = procs.find((p) => p.command === 'node')
-    expect(runner, JSON.stringify(procs)).toBeDefined()
-    // Chromium rewrites its children's command lines into one string: read them joined.
-    const line = (p: HostProcess) => p.args.join(' ')
-    // The browser is the one without a --type: its zygotes carry its switches too, and which of
-    // them /proc lists first depends on how the pids wrapped.
-    const browser = procs.find(
-      (p) => line(p).includes('--remote-debugging-pipe') && !line(p).startsWith('/bin/sh') && !/--type=/.test(line(p)),
-    )
-    expect(browser, JSON.stringify(procs)).toBeDefined()
-    expect(browser!.args).not.toContain('--no-sandbox')
-    // The warm browser's sandboxed processes (its zygotes stay for the pod's life): namespaces the
-    // runner and the browser do not share. Without the sandbox every process shares the runner's.
-    const sandboxed = procs.filter((p) => /--type=(zygote|renderer)\b/.test(line(p)))
-    expect(sandboxed.length, JSON.stringify(procs)).toBeGreaterThan(0)
-    const apart = sandboxed.filter((p) => p.userNs !== runner!.userNs && p.pidNs !== runner!.pidNs)
-    expect(apart.length, JSON.stringify(sandboxed)).toBeGreaterThan(0)
-    expect(browser!.userNs).toBe(runner!.userNs)
-  })
+  it.each(BROWSER_UTILITIES)(
+    "%s runs Chromium with its own sandbox where the chart turns it on: the browser's zygote and renderers in user and PID namespaces of their own",
+    async (utility) => {
+      const res = await run(utility, keys[0])
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      const pod = JSON.parse(kubectl(['-n', NS, 'get', 'pod', runnerPodOf(res.body.id), '-o', 'json'])) as {
+        metadata: { uid: string }
+        spec: { securityContext: { seccompProfile?: { type: string; localhostProfile?: string } } }
+      }
+      expect(pod.spec.securityContext.seccompProfile).toEqual({ type: 'Localhost', localhostProfile: SANDBOX_PROFILE })
+      const procs = hostProcessesOfPod(pod.metadata.uid)
+      const runner = procs.find((p) => p.command === 'node')
+      expect(runner, JSON.stringify(procs)).toBeDefined()
+      // Chromium rewrites its children's command lines into one string: read them joined.
+      const line = (p: HostProcess) => p.args.join(' ')
+      // The browser is the one without a --type: its zygotes carry its switches too, and which of
+      // them /proc lists first depends on how the pids wrapped.
+      const browser = procs.find(
+        (p) =>
+          line(p).includes('--remote-debugging-pipe') && !line(p).startsWith('/bin/sh') && !/--type=/.test(line(p)),
+      )
+      expect(browser, JSON.stringify(procs)).toBeDefined()
+      expect(browser!.args).not.toContain('--no-sandbox')
+      // The warm browser's sandboxed processes (its zygotes stay for the pod's life): namespaces the
+      // runner and the browser do not share. Without the sandbox every process shares the runner's.
+      const sandboxed = procs.filter((p) => /--type=(zygote|renderer)\b/.test(line(p)))
+      expect(sandboxed.length, JSON.stringify(procs)).toBeGreaterThan(0)
+      const apart = sandboxed.filter((p) => p.userNs !== runner!.userNs && p.pidNs !== runner!.pidNs)
+      expect(apart.length, JSON.stringify(sandboxed)).toBeGreaterThan(0)
+      expect(browser!.userNs).toBe(runner!.userNs)
+    },
+  )
 
   it('keeps LibreOffice warm: one key’s office-pdf jobs, one after another, run on one pod (a flat OpenDocument text, a CSV file)', async () => {
     // Two more than the first test's: within the restart count.

@@ -7,6 +7,7 @@ import { kubeConfig } from '../integration/helpers/keys.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
 import { officeDocument } from '../support/fixtures.js'
 import { makePdf } from '../support/pdfs.js'
+import { decodePng } from '../support/pictures.js'
 import { NS, RELEASE } from './chart-values.js'
 import { execShellWords, helm, kubectl, putFile, renderPageWithPicture, runnerPodsOf } from './helpers.js'
 
@@ -108,6 +109,20 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     const d = await download(file.url)
     expect(d.bytes.subarray(0, 5).toString()).toBe('%PDF-')
     expect(d.bytes.length).toBeGreaterThan(1000)
+  })
+
+  it("takes a picture of a page with html-image, whose program runs in html-pdf's runner image", async () => {
+    const html =
+      '<!doctype html><body style="margin:0;background:#fff"><div id="chart" style="width:90px;height:60px;background:rgb(0,0,255)"></div></body>'
+    const res = await api('POST', '/v1/utilities/html-image', {
+      key,
+      body: { input: { html, imageOptions: { selector: '#chart', deviceScaleFactor: 2 } } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result).toMatchObject({ width: 180, height: 120 })
+    const png = decodePng((await download(res.body.result.files[0].url)).bytes)
+    expect({ width: png.width, height: png.height }).toEqual({ width: 180, height: 120 })
+    expect(png.rgba(90, 60)).toEqual([0, 0, 255, 255])
   })
 
   it('takes documents from where people keep them: a file in the request (answered as the PDF itself), a page with its picture, a direct upload', async () => {

@@ -34,6 +34,8 @@ INLINE_NAMES = {
     ("ErrorBody", "details"): "ErrorDetail",
     ("HtmlPdfInput", "pdfOptions"): "PdfOptions",
     ("PdfOptions", "margin"): "PdfMargin",
+    ("HtmlImageInput", "imageOptions"): "ImageOptions",
+    ("ImageOptions", "clip"): "ImageClip",
     ("ZipFilesInput", "files"): "ZipFileEntry",
     ("MergePdfInput", "files"): "MergePdfSource",
 }

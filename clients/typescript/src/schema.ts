@@ -44,6 +44,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/utilities/html-image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run HTML to image and wait for the result (up to 90 s)
+         * @description Takes a picture of an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts): png, jpeg or webp, the viewport, the full page, a rectangle or one element. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
+         */
+        post: operations["run_html_image"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/utilities/html-image/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start HTML to image as an async job
+         * @description Takes a picture of an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts): png, jpeg or webp, the viewport, the full page, a rectangle or one element. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         */
+        post: operations["start_html_image"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/utilities/office-pdf": {
         parameters: {
             query?: never;
@@ -529,6 +569,10 @@ export interface components {
                 format?: string;
                 /** @description unzip-files. */
                 fileCount?: number;
+                /** @description html-image: the picture's width in pixels. */
+                width?: number;
+                /** @description html-image: the picture's height in pixels. */
+                height?: number;
             } & {
                 [key: string]: unknown;
             }) | null;
@@ -995,6 +1039,468 @@ export interface operations {
                         };
                         /** @description The CSS media type the page is laid out for (default print). */
                         media?: "print" | "screen";
+                        /** @description Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected. */
+                        wait?: {
+                            /** @description A CSS selector: wait until an element matches it. */
+                            selector?: string;
+                            /** @description A JavaScript expression evaluated in the page: wait until it is truthy (the page's own scripts run as they do). */
+                            expression?: string;
+                            /** @description Then wait this many milliseconds more. */
+                            delayMs?: number;
+                        };
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
+                    callbackUrl?: string;
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    run_html_image: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+                Prefer?: "respond-async";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The page as url or as html (one of them). */
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url?: string;
+                        /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
+                        html?: string;
+                        /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
+                        assets?: {
+                            /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */
+                            url: string;
+                            /** @description The relative path the page refers to the file by (e.g. "logo.png", "fonts/body.woff2"); by default the upload's file name. */
+                            name?: string;
+                        }[];
+                        /** @description The picture: its format, the viewport, and what part of the page. */
+                        imageOptions?: {
+                            /** @description The picture's format (default png). */
+                            format?: "png" | "jpeg" | "webp";
+                            /** @description jpeg and webp: the quality, 0 to 100 (default 80). */
+                            quality?: number;
+                            /** @description The viewport width in CSS pixels, 16 to 3,840 (default 1,280). */
+                            width?: number;
+                            /** @description The viewport height in CSS pixels, 16 to 16,384 (default 800). */
+                            height?: number;
+                            /** @description Device pixels per CSS pixel, 0.25 to 4 (default 1; 2 for a sharp picture on high-density screens). */
+                            deviceScaleFactor?: number;
+                            /** @description The whole page as tall and wide as its content, not just the viewport. */
+                            fullPage?: boolean;
+                            /** @description A rectangle of the page to picture, in page coordinates. */
+                            clip?: {
+                                /** @description From the left of the page, in CSS pixels. */
+                                x: number;
+                                /** @description From the top of the page, in CSS pixels. */
+                                y: number;
+                                /** @description In CSS pixels. */
+                                width: number;
+                                /** @description In CSS pixels. */
+                                height: number;
+                            };
+                            /** @description A CSS selector: the picture of the first element it matches (the job fails if none does). */
+                            selector?: string;
+                            /** @description png and webp: no white background, where the page has none the picture's is transparent. */
+                            omitBackground?: boolean;
+                            /** @description Encode faster, for a larger file (png and webp). */
+                            optimizeForSpeed?: boolean;
+                        };
+                        /** @description The CSS media type the page is laid out for (default screen). */
+                        media?: "screen" | "print";
+                        /** @description Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected. */
+                        wait?: {
+                            /** @description A CSS selector: wait until an element matches it. */
+                            selector?: string;
+                            /** @description A JavaScript expression evaluated in the page: wait until it is truthy (the page's own scripts run as they do). */
+                            expression?: string;
+                            /** @description Then wait this many milliseconds more. */
+                            delayMs?: number;
+                        };
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
+            200: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The job failed (upstream_rejected); the body is the failed job. */
+            422: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_error or storage_error); the body is the failed job. */
+            502: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_timeout); the body is the failed job. */
+            504: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    start_html_image: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The page as url or as html (one of them). */
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url?: string;
+                        /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
+                        html?: string;
+                        /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
+                        assets?: {
+                            /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */
+                            url: string;
+                            /** @description The relative path the page refers to the file by (e.g. "logo.png", "fonts/body.woff2"); by default the upload's file name. */
+                            name?: string;
+                        }[];
+                        /** @description The picture: its format, the viewport, and what part of the page. */
+                        imageOptions?: {
+                            /** @description The picture's format (default png). */
+                            format?: "png" | "jpeg" | "webp";
+                            /** @description jpeg and webp: the quality, 0 to 100 (default 80). */
+                            quality?: number;
+                            /** @description The viewport width in CSS pixels, 16 to 3,840 (default 1,280). */
+                            width?: number;
+                            /** @description The viewport height in CSS pixels, 16 to 16,384 (default 800). */
+                            height?: number;
+                            /** @description Device pixels per CSS pixel, 0.25 to 4 (default 1; 2 for a sharp picture on high-density screens). */
+                            deviceScaleFactor?: number;
+                            /** @description The whole page as tall and wide as its content, not just the viewport. */
+                            fullPage?: boolean;
+                            /** @description A rectangle of the page to picture, in page coordinates. */
+                            clip?: {
+                                /** @description From the left of the page, in CSS pixels. */
+                                x: number;
+                                /** @description From the top of the page, in CSS pixels. */
+                                y: number;
+                                /** @description In CSS pixels. */
+                                width: number;
+                                /** @description In CSS pixels. */
+                                height: number;
+                            };
+                            /** @description A CSS selector: the picture of the first element it matches (the job fails if none does). */
+                            selector?: string;
+                            /** @description png and webp: no white background, where the page has none the picture's is transparent. */
+                            omitBackground?: boolean;
+                            /** @description Encode faster, for a larger file (png and webp). */
+                            optimizeForSpeed?: boolean;
+                        };
+                        /** @description The CSS media type the page is laid out for (default screen). */
+                        media?: "screen" | "print";
                         /** @description Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected. */
                         wait?: {
                             /** @description A CSS selector: wait until an element matches it. */
@@ -3371,7 +3877,7 @@ export interface operations {
     list_jobs: {
         parameters: {
             query?: {
-                utility?: "html-pdf" | "office-pdf" | "split-pdf" | "merge-pdf" | "zip-files" | "unzip-files" | "xls-to-xlsx";
+                utility?: "html-pdf" | "html-image" | "office-pdf" | "split-pdf" | "merge-pdf" | "zip-files" | "unzip-files" | "xls-to-xlsx";
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 limit?: number;
                 /** @description The previous page's nextCursor. */

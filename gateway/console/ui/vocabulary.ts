@@ -5,6 +5,7 @@
  */
 export const UTILITY_SLUGS: readonly string[] = [
   'html-pdf',
+  'html-image',
   'office-pdf',
   'split-pdf',
   'merge-pdf',

@@ -62,6 +62,12 @@ class JobResult(BaseModel):
         ),
     ] = None
     fileCount: Annotated[int | None, Field(description='unzip-files.')] = None
+    width: Annotated[
+        int | None, Field(description="html-image: the picture's width in pixels.")
+    ] = None
+    height: Annotated[
+        int | None, Field(description="html-image: the picture's height in pixels.")
+    ] = None
 
 
 class JobError(BaseModel):
@@ -488,6 +494,155 @@ class HtmlPdfInput(BaseModel):
     ] = None
 
 
+class ImageClip(BaseModel):
+    """
+    A rectangle of the page to picture, in page coordinates.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    x: Annotated[
+        int,
+        Field(description='From the left of the page, in CSS pixels.', ge=0, le=100000),
+    ]
+    y: Annotated[
+        int,
+        Field(description='From the top of the page, in CSS pixels.', ge=0, le=100000),
+    ]
+    width: Annotated[int, Field(description='In CSS pixels.', ge=1, le=16384)]
+    height: Annotated[int, Field(description='In CSS pixels.', ge=1, le=16384)]
+
+
+class ImageOptions(BaseModel):
+    """
+    The picture: its format, the viewport, and what part of the page.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    format: Annotated[
+        Literal['png', 'jpeg', 'webp'] | None,
+        Field(description="The picture's format (default png)."),
+    ] = None
+    quality: Annotated[
+        int | None,
+        Field(
+            description='jpeg and webp: the quality, 0 to 100 (default 80).',
+            ge=0,
+            le=100,
+        ),
+    ] = None
+    width: Annotated[
+        int | None,
+        Field(
+            description='The viewport width in CSS pixels, 16 to 3,840 (default 1,280).',
+            ge=16,
+            le=3840,
+        ),
+    ] = None
+    height: Annotated[
+        int | None,
+        Field(
+            description='The viewport height in CSS pixels, 16 to 16,384 (default 800).',
+            ge=16,
+            le=16384,
+        ),
+    ] = None
+    deviceScaleFactor: Annotated[
+        float | None,
+        Field(
+            description='Device pixels per CSS pixel, 0.25 to 4 (default 1; 2 for a sharp picture on high-density screens).',
+            ge=0.25,
+            le=4.0,
+        ),
+    ] = None
+    fullPage: Annotated[
+        bool | None,
+        Field(
+            description='The whole page as tall and wide as its content, not just the viewport.'
+        ),
+    ] = None
+    clip: Annotated[
+        ImageClip | None,
+        Field(
+            description='A rectangle of the page to picture, in page coordinates.',
+            title='ImageClip',
+        ),
+    ] = None
+    selector: Annotated[
+        str | None,
+        Field(
+            description='A CSS selector: the picture of the first element it matches (the job fails if none does).',
+            max_length=1000,
+            min_length=1,
+        ),
+    ] = None
+    omitBackground: Annotated[
+        bool | None,
+        Field(
+            description="png and webp: no white background, where the page has none the picture's is transparent."
+        ),
+    ] = None
+    optimizeForSpeed: Annotated[
+        bool | None,
+        Field(description='Encode faster, for a larger file (png and webp).'),
+    ] = None
+
+
+class HtmlImageInput(BaseModel):
+    """
+    The page as url or as html (one of them).
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str | None,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ] = None
+    html: Annotated[
+        str | None,
+        Field(
+            description='The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
+            max_length=2097152,
+            min_length=1,
+        ),
+    ] = None
+    assets: Annotated[
+        list[Asset] | None,
+        Field(
+            description='Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url.',
+            max_length=100,
+        ),
+    ] = None
+    imageOptions: Annotated[
+        ImageOptions | None,
+        Field(
+            description='The picture: its format, the viewport, and what part of the page.',
+            title='ImageOptions',
+        ),
+    ] = None
+    media: Annotated[
+        Literal['screen', 'print'] | None,
+        Field(
+            description='The CSS media type the page is laid out for (default screen).'
+        ),
+    ] = None
+    wait: Annotated[
+        Wait | None,
+        Field(
+            description='Waits after the page has loaded, before printing: at most 30 s in all, or the job fails upstream_rejected.'
+        ),
+    ] = None
+
+
 class OfficePdfInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -721,15 +876,16 @@ class XlsToXlsxInput(BaseModel):
     ]
 
 
-Utility = Literal["html-pdf", "office-pdf", "split-pdf", "merge-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
+Utility = Literal["html-pdf", "html-image", "office-pdf", "split-pdf", "merge-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
 """The utilities of this API version (one `/v1/utilities/<slug>` route each)."""
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 
-UtilityInput = HtmlPdfInput | OfficePdfInput | SplitPdfInput | MergePdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
+UtilityInput = HtmlPdfInput | HtmlImageInput | OfficePdfInput | SplitPdfInput | MergePdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
 
 INPUT_MODELS: dict[str, type[BaseModel]] = {
     "html-pdf": HtmlPdfInput,
+    "html-image": HtmlImageInput,
     "office-pdf": OfficePdfInput,
     "split-pdf": SplitPdfInput,
     "merge-pdf": MergePdfInput,

@@ -1,0 +1,5 @@
+import { serveBrowserPool } from '../html-pdf/browser-pool.js'
+import { pictureInPage } from './picture.js'
+
+/** html-image in pool mode: a warm browser, a fresh context per job (as html-pdf's). */
+await serveBrowserPool(pictureInPage)

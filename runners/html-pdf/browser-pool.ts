@@ -1,0 +1,70 @@
+import { mkdtempSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser } from 'puppeteer-core'
+import { servePool } from '../common/pool-server.js'
+import { runJob } from '../common/run-utility.js'
+import { CHROMIUM, CHROMIUM_ARGS, startChromium, type StartedChromium } from './chromium.js'
+import { closePopups, connectBrowser, type PageInput, type PageJob } from './render.js'
+
+/**
+ * A browser utility in pool mode (docs/adr/0026-runner-pools.md): one browser kept warm for the
+ * pod's life, which serves one tenant. Each job gets a fresh browser context (its own cookies,
+ * storage and cache) with the same request policy as job mode, and `inPage` does its work there.
+ */
+export async function serveBrowserPool<I extends PageInput>(inPage: PageJob<I>): Promise<void> {
+  let warm: { chromium: StartedChromium; browser: Browser; profile: string } | undefined
+
+  async function stopBrowser(): Promise<void> {
+    const w = warm
+    if (!w) return
+    warm = undefined
+    w.browser.disconnect().catch(() => {})
+    w.chromium.kill()
+    await w.chromium.exited
+    await rm(w.profile, { recursive: true, force: true }).catch(() => {})
+  }
+
+  await servePool(
+    (log) => ({
+      async start() {
+        const started = Date.now()
+        const profile = mkdtempSync(join(tmpdir(), 'chromium-'))
+        const chromium = startChromium(CHROMIUM, CHROMIUM_ARGS, profile)
+        try {
+          warm = { chromium, browser: await connectBrowser(chromium), profile }
+        } catch (err) {
+          chromium.kill()
+          await rm(profile, { recursive: true, force: true }).catch(() => {})
+          throw err
+        }
+        log.info({ launchMs: Date.now() - started }, 'browser started')
+      },
+      run(config) {
+        const b = warm!.browser
+        return runJob<I>(
+          config,
+          async (ctx) => {
+            const context = await b.createBrowserContext()
+            try {
+              const page = await context.newPage()
+              closePopups(context, page)
+              return await inPage(page, ctx, () => ({}))
+            } finally {
+              await context.close().catch(() => {})
+            }
+          },
+          log,
+        )
+      },
+      abort() {
+        warm?.chromium.kill()
+      },
+      kept() {
+        return warm?.chromium.child.pid ? [warm.chromium.child.pid] : []
+      },
+    }),
+    stopBrowser,
+  )
+}
