@@ -7,8 +7,10 @@ import { contentDisposition } from '../routes/respond.js'
 /** An output of a request, by its storage key, under the name the answer gives it. */
 export interface AnswerFile {
   key: string
+  /** Its name in the answer, with its extension. */
   name: string
   size: number | null
+  contentType: string
 }
 
 /**
@@ -26,9 +28,10 @@ export async function answerFiles(
   ctx.set('X-Content-Type-Options', 'nosniff')
   if (files.length === 1) {
     const [file] = files
-    ctx.type = 'application/pdf'
+    ctx.type = file.contentType
     if (file.size !== null) ctx.length = file.size
-    ctx.set('Content-Disposition', contentDisposition(named ? `${named}.pdf` : file.name))
+    const extension = file.name.slice(file.name.lastIndexOf('.'))
+    ctx.set('Content-Disposition', contentDisposition(named ? `${named}${extension}` : file.name))
     ctx.body = await deps.storage.getObject(deps.bucket, file.key)
     return
   }

@@ -50,6 +50,85 @@ describe('form values as Gotenberg reads them', () => {
 })
 
 describe('planOf', () => {
+  it("pictures a page with Gotenberg's screenshot defaults: 800 × 600, png, the whole page", () => {
+    const plan = planOf('screenshot-html', fields(), [file('index.html'), file('chart.png')])
+    expect(plan.runs).toEqual([
+      {
+        utility: 'html-image',
+        input: {
+          url: file('index.html').url,
+          assets: [{ url: file('chart.png').url, name: 'chart.png' }],
+          imageOptions: { format: 'png', width: 800, height: 600, fullPage: true },
+        },
+        stem: 'index',
+        extension: 'png',
+      },
+    ])
+    const url = planOf(
+      'screenshot-url',
+      fields({
+        url: 'https://example.com/',
+        format: 'jpeg',
+        quality: '40',
+        clip: 'true',
+        width: '1024',
+        deviceScaleFactor: '2',
+        omitBackground: 'true',
+        optimizeForSpeed: 'true',
+        emulatedMediaType: 'print',
+        waitDelay: '1s',
+      }),
+      [],
+    )
+    expect(url.runs[0]).toEqual({
+      utility: 'html-image',
+      input: {
+        url: 'https://example.com/',
+        // clip: the viewport alone; jpeg has no transparency, so omitBackground does nothing, as on Gotenberg.
+        imageOptions: {
+          format: 'jpeg',
+          quality: 40,
+          width: 1024,
+          height: 600,
+          deviceScaleFactor: 2,
+          optimizeForSpeed: true,
+        },
+        media: 'print',
+        wait: { delayMs: 1000 },
+      },
+      stem: 'result',
+      extension: 'jpeg',
+    })
+    const element = planOf(
+      'screenshot-url',
+      fields({ url: 'https://example.com/', selector: '#chart', quality: '10' }),
+      [],
+    )
+    expect(element.runs[0].input.imageOptions).toEqual({ format: 'png', width: 800, height: 600, selector: '#chart' })
+  })
+
+  it('refuses what a screenshot cannot take, naming the field', () => {
+    expect(
+      refusal(() => planOf('screenshot-url', fields({ url: 'https://example.com/', format: 'gif' }), [])),
+    ).toMatchObject({
+      field: 'format',
+      message: "form field 'format' is invalid (got 'gif'): png, jpeg or webp",
+    })
+    expect(
+      refusal(() => planOf('screenshot-url', fields({ url: 'https://example.com/', width: '5000' }), [])),
+    ).toMatchObject({
+      field: 'width',
+    })
+    expect(refusal(() => planOf('screenshot-html', fields({ paperWidth: '8.5' }), [file('index.html')]))).toMatchObject(
+      {
+        field: 'paperWidth',
+      },
+    )
+    expect(refusal(() => planOf('screenshot-html', fields(), [file('page.html')]))).toMatchObject({
+      field: 'index.html',
+    })
+  })
+
   it("renders index.html with its other files as assets, on Gotenberg's default paper and margins", () => {
     const plan = planOf('chromium-html', fields(), [file('index.html'), file('logo.png')])
     expect(plan.runs).toEqual([

@@ -19,6 +19,8 @@ import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 export const GOTENBERG_ROUTES = {
   '/forms/chromium/convert/html': 'chromium-html',
   '/forms/chromium/convert/url': 'chromium-url',
+  '/forms/chromium/screenshot/html': 'screenshot-html',
+  '/forms/chromium/screenshot/url': 'screenshot-url',
   '/forms/libreoffice/convert': 'libreoffice',
   '/forms/pdfengines/merge': 'merge',
   '/forms/pdfengines/split': 'split',
@@ -35,10 +37,12 @@ export interface FormFile {
 
 /** One dutil job of a request. */
 export interface PlannedRun {
-  utility: 'html-pdf' | 'office-pdf' | 'merge-pdf' | 'split-pdf'
+  utility: 'html-pdf' | 'html-image' | 'office-pdf' | 'merge-pdf' | 'split-pdf'
   input: Record<string, unknown>
   /** The name stem of its outputs in the answer (the input file's name without its extension). */
   stem: string
+  /** Its outputs' extension in the answer when not `pdf` (a screenshot's format). */
+  extension?: 'png' | 'jpeg' | 'webp'
 }
 
 export interface Plan {
@@ -378,6 +382,68 @@ function pageOf(given: Map<string, string>): Record<string, unknown> {
   return page
 }
 
+/** The screenshot routes' own fields, beside the page's media type and waits. */
+const SCREENSHOT_FIELDS = [
+  'width',
+  'height',
+  'clip',
+  'selector',
+  'format',
+  'quality',
+  'omitBackground',
+  'optimizeForSpeed',
+  'deviceScaleFactor',
+  'emulatedMediaType',
+  'waitDelay',
+  'waitForSelector',
+  'waitForExpression',
+]
+const IMAGE_FORMATS = new Set(['png', 'jpeg', 'webp'])
+
+/**
+ * A screenshot's fields as html-image's `imageOptions`, with Gotenberg's defaults: an 800 × 600
+ * viewport, png, the whole page unless `clip` (the viewport) or `selector` (one element) says
+ * otherwise, quality 100 for jpeg and webp. Where Gotenberg ignores a field (quality for png, a
+ * transparent background for jpeg) it is ignored here too.
+ */
+function imageOptionsOf(given: Map<string, string>): { options: Record<string, unknown>; format: string } {
+  const format = given.get('format') ?? 'png'
+  if (!IMAGE_FORMATS.has(format))
+    throw new FormRefused('format', `form field 'format' is invalid (got '${clip(format)}'): png, jpeg or webp`)
+  const within = (field: string, byDefault: number, min: number, max: number) => {
+    const v = given.get(field)
+    const n = v === undefined ? byDefault : parseInteger(field, v)
+    if (n < min || n > max)
+      throw new FormRefused(field, `form field '${field}' is invalid (got '${clip(v ?? '')}'): from ${min} to ${max}`)
+    return n
+  }
+  const options: Record<string, unknown> = {
+    format,
+    width: within('width', 800, 16, 3840),
+    height: within('height', 600, 16, 16_384),
+  }
+  if (format !== 'png') options.quality = within('quality', 100, 0, 100)
+  const scale = given.get('deviceScaleFactor')
+  if (scale !== undefined) {
+    const n = parseNumber('deviceScaleFactor', scale)
+    if (n < 0.25 || n > 4)
+      throw new FormRefused(
+        'deviceScaleFactor',
+        `form field 'deviceScaleFactor' is invalid (got '${clip(scale)}'): from 0.25 to 4`,
+      )
+    options.deviceScaleFactor = n
+  }
+  const selector = given.get('selector')
+  const clipped = given.has('clip') && parseBool('clip', given.get('clip')!)
+  if (selector !== undefined) options.selector = selector
+  else if (!clipped) options.fullPage = true
+  const omit = given.get('omitBackground')
+  if (omit !== undefined && parseBool('omitBackground', omit) && format !== 'jpeg') options.omitBackground = true
+  const fast = given.get('optimizeForSpeed')
+  if (fast !== undefined && parseBool('optimizeForSpeed', fast)) options.optimizeForSpeed = true
+  return { options, format }
+}
+
 const PDFA_LEVELS = new Set(['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'])
 
 /** The plan of one request, or a FormRefused / FieldValueError naming what cannot be done. */
@@ -420,6 +486,39 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
             utility: 'html-pdf',
             input: { url, pdfOptions: pdfOptionsOf(given, templates), ...pageOf(given) },
             stem: 'result',
+          },
+        ],
+        merge: false,
+        split: false,
+      }
+    }
+    case 'screenshot-html':
+    case 'screenshot-url': {
+      const byUrl = route === 'screenshot-url'
+      const given = checkFields(fields, new Set([...(byUrl ? ['url'] : []), ...SCREENSHOT_FIELDS]))
+      const { options, format } = imageOptionsOf(given)
+      let source: Record<string, unknown>
+      if (byUrl) {
+        const url = given.get('url')
+        if (url === undefined) throw new FormRefused('url', "form field 'url' is required")
+        if (files.length) throw new FormRefused(files[0].name, 'this route takes a url and no files')
+        source = { url }
+      } else {
+        const page = files.find((f) => f.name.toLowerCase() === 'index.html')
+        if (!page) throw new FormRefused('index.html', "form file 'index.html' is required")
+        const assets = files.filter((f) => f !== page)
+        source = {
+          url: page.url,
+          ...(assets.length ? { assets: assets.map((a) => ({ url: a.url, name: a.name })) } : {}),
+        }
+      }
+      return {
+        runs: [
+          {
+            utility: 'html-image',
+            input: { ...source, imageOptions: options, ...pageOf(given) },
+            stem: byUrl ? 'result' : 'index',
+            extension: format as PlannedRun['extension'],
           },
         ],
         merge: false,

@@ -146,13 +146,16 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
       },
       metadata,
     )
-    outputs = [{ key: merged.files[0].key, name: 'merged.pdf', size: merged.files[0].size }]
+    outputs = [
+      { key: merged.files[0].key, name: 'merged.pdf', size: merged.files[0].size, contentType: 'application/pdf' },
+    ]
   } else {
     outputs = done.flatMap((d) =>
       d.files.map((f, i) => ({
         key: f.key,
-        name: plan.split ? `${d.run.stem}_${i}.pdf` : `${d.run.stem}.pdf`,
+        name: `${plan.split ? `${d.run.stem}_${i}` : d.run.stem}.${d.run.extension ?? 'pdf'}`,
         size: f.size,
+        contentType: f.contentType ?? 'application/pdf',
       })),
     )
   }
@@ -221,7 +224,7 @@ async function readTemplate(name: string, stream: AsyncIterable<Buffer>): Promis
 interface Done {
   run: PlannedRun
   job: UtilityJobResource
-  files: Array<{ key: string; size: number | null }>
+  files: Array<{ key: string; size: number | null; contentType: string | null }>
 }
 
 /** One planned job of the key, run as a sync run: its output files, or the error it is answered with. */
@@ -262,5 +265,9 @@ async function runOne(
     const recorded = await deps.reader.find(id)
     files = (recorded && effectiveStatus(recorded).result?.files) || files
   }
-  return { run, job, files: files.map((f) => ({ key: f.key, size: f.size ?? null })) }
+  return {
+    run,
+    job,
+    files: files.map((f) => ({ key: f.key, size: f.size ?? null, contentType: f.contentType ?? null })),
+  }
 }

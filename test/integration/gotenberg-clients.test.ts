@@ -4,11 +4,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { objectNameOf } from '../../contract/ids.js'
 import { BIN_DIR } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
+import { pictureSize } from '../support/pictures.js'
 import { readZip } from '../support/zips.js'
 import { FileServer } from '../support/file-server.js'
 import {
   chromiumlyConversions,
   chromiumlyErrors,
+  chromiumlyScreenshots,
   pythonClientRound,
   SERVED_PAGE,
   textOf,
@@ -40,6 +42,10 @@ describe('chromiumly (npm) against the Gotenberg routes', () => {
   it('converts HTML with its asset, a URL, office documents (single, several and merged), merges and splits PDFs; each request is a job of the key', async () => {
     await chromiumlyConversions(await target('chromiumly'))
   }, 240_000)
+
+  it("takes screenshots of HTML with its picture (the whole page, as Gotenberg's default) and of a URL (the viewport, jpeg) as html-image jobs", async () => {
+    await chromiumlyScreenshots(await target('chromiumly-screenshots'))
+  }, 120_000)
 
   it('reads the errors: 400 naming a field dutil does not support, 401 for a wrong key, 400 for a document that is not one', async () => {
     await chromiumlyErrors(await target('chromiumly-errors'))
@@ -87,6 +93,22 @@ describe('a plain form, as curl --form sends it', () => {
       { encoding: 'utf8' },
     )
     expect(listed).toMatch(new RegExp(`${jobId}\\s+split-pdf\\s+sync\\s+succeeded`))
+  })
+
+  it('answers a screenshot as its picture, named after Gotenberg-Output-Filename with its format', async () => {
+    const { key } = await createKey({ name: 'curl-screenshot' })
+    const form = new FormData()
+    form.append('url', pageUrl)
+    form.append('format', 'webp')
+    form.append('clip', 'true')
+    const res = await post('/forms/chromium/screenshot/url', form, {
+      Authorization: `Bearer ${key}`,
+      'Gotenberg-Output-Filename': 'front',
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(res.headers.get('content-type')).toBe('image/webp')
+    expect(res.headers.get('content-disposition')).toContain('filename="front.webp"')
+    expect(pictureSize(Buffer.from(await res.arrayBuffer()))).toEqual({ format: 'webp', width: 800, height: 600 })
   })
 
   it("converts a CSV file and a flat OpenDocument text through LibreOffice's route, merged into one PDF", async () => {
@@ -157,7 +179,7 @@ describe('a plain form, as curl --form sends it', () => {
     const refused = await post('/forms/pdfengines/merge', unknown, { 'X-Api-Key': key })
     expect(refused.status).toBe(400)
     expect(await refused.text()).toContain("form field 'colour' is not one this route takes")
-    expect((await post('/forms/chromium/screenshot/url', new FormData(), bearer)).status).toBe(404)
+    expect((await post('/forms/pdfengines/flatten', new FormData(), bearer)).status).toBe(404)
     const health = await fetch(`${inject('gatewayUrl')}/health`)
     expect(health.status).toBe(200)
     expect(await health.json()).toMatchObject({

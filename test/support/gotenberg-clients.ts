@@ -8,6 +8,7 @@ import { expect } from 'vitest'
 import { officeDocument } from './fixtures.js'
 import { noisePng } from './office-documents.js'
 import { makePdf } from './pdfs.js'
+import { decodePng, pictureSize } from './pictures.js'
 import { readZip } from './zips.js'
 
 /**
@@ -149,6 +150,34 @@ export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundT
     ].sort(),
   )
   expect(jobs.every((j) => j.status === 'succeeded')).toBe(true)
+}
+
+/**
+ * chromiumly's screenshots: a page given as HTML with its picture (the whole page by default), a
+ * URL clipped to the viewport as jpeg; each an html-image job of the key.
+ */
+export async function chromiumlyScreenshots({ gatewayUrl, key, pageUrl }: RoundTarget): Promise<void> {
+  const c = chromiumly()
+  c.Chromiumly.configure({ endpoint: gatewayUrl, username: 'dutil', password: key })
+  const tall = `<!doctype html><html><body style="margin:0;background:rgb(255,221,238)">
+<div style="height:900px"><img src="logo.png" width="120"></div><div id="foot" style="height:100px;background:rgb(0,0,255)"></div></body></html>`
+  const page = await new c.HtmlScreenshot().capture({
+    html: Buffer.from(tall),
+    assets: [{ file: noisePng(64), name: 'logo.png' }],
+    properties: { format: 'png', width: 400, height: 300 },
+  })
+  // Gotenberg's screenshot is the whole page unless clipped: 400 wide, as tall as the page.
+  const png = decodePng(page)
+  expect({ width: png.width, height: png.height }).toEqual({ width: 400, height: 1000 })
+  expect(png.rgba(200, 950)).toEqual([0, 0, 255, 255])
+  expect(png.rgba(300, 50)).toEqual([255, 221, 238, 255])
+  const shot = await new c.UrlScreenshot().capture({
+    url: pageUrl,
+    properties: { format: 'jpeg', quality: 60, width: 320, height: 240, clip: true },
+  })
+  expect(pictureSize(shot)).toEqual({ format: 'jpeg', width: 320, height: 240 })
+  const jobs = await jobsOf(gatewayUrl, key)
+  expect(jobs.map((j) => `${j.utility} ${j.status}`)).toEqual(['html-image succeeded', 'html-image succeeded'])
 }
 
 /** chromiumly reading dutil's errors: a field it does not support, a document that is not one, a wrong key. */
