@@ -32,7 +32,7 @@ import { kubectl, poolOff, poolOn, putFile, upgradeRelease } from './helpers.js'
  * retried. Printed and written to .test-results.node-throughput.md, never asserted beyond every
  * job succeeding: timing is for benchmarks. Runs only when DUTIL_NODE_THROUGHPUT is set (the
  * Makefile target sets it). split-pdf and html-pdf by default; BENCH_ONLY=zip-files,unzip-files names
- * the utilities (any of the six); BENCH_SLOTS=
+ * the utilities (any of them); BENCH_SLOTS=
  * html-pdf=6,split-pdf=3 first upgrades the release with those run slots
  * (`runners.<slug>.concurrency`); BENCH_POOL=html-pdf=4,split-pdf=6 with those utilities in pool
  * mode and pools of that size (docs/adr/0026), one utility's pool at a time; BENCH_BROWSER_SANDBOX=1
@@ -213,7 +213,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
         for (let i = 0; i < KEYS; i++) keys.push((await createKey({ rateLimitPerMinute: 100_000 })).key)
         const pdf = await putFile('throughput-ten.pdf', await makePdf(10))
         const page = await putFile('throughput.html', '<h1>Invoice 1</h1><p>One small page.</p>')
-        // split-pdf and html-pdf by default; BENCH_ONLY names any of the seven.
+        // split-pdf and html-pdf by default; BENCH_ONLY names any of them.
         const inputs: Record<string, unknown> = {
           'office-pdf': {
             url: await putFile(
@@ -223,6 +223,8 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           },
           'split-pdf': { url: pdf },
           'html-pdf': { url: page },
+          // The same page's picture (the viewport, 1,280 × 800, png).
+          'html-image': { url: page },
           'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
           'zip-files': {
             files: [
