@@ -13,7 +13,10 @@ import { closePopups, connectBrowser, type PageInput, type PageJob } from './ren
  * pod's life, which serves one tenant. Each job gets a fresh browser context (its own cookies,
  * storage and cache) with the same request policy as job mode, and `inPage` does its work there.
  */
-export async function serveBrowserPool<I extends PageInput>(inPage: PageJob<I>): Promise<void> {
+export async function serveBrowserPool<I extends PageInput>(
+  inPage: PageJob<I>,
+  args: readonly string[] = CHROMIUM_ARGS,
+): Promise<void> {
   let warm: { chromium: StartedChromium; browser: Browser; profile: string } | undefined
 
   async function stopBrowser(): Promise<void> {
@@ -31,7 +34,7 @@ export async function serveBrowserPool<I extends PageInput>(inPage: PageJob<I>):
       async start() {
         const started = Date.now()
         const profile = mkdtempSync(join(tmpdir(), 'chromium-'))
-        const chromium = startChromium(CHROMIUM, CHROMIUM_ARGS, profile)
+        const chromium = startChromium(CHROMIUM, args, profile)
         try {
           warm = { chromium, browser: await connectBrowser(chromium), profile }
         } catch (err) {
