@@ -6,8 +6,8 @@ import { checkPage, htmlPdf, PAGE_LOADING, PAGE_SOURCE } from '../html-pdf/utili
 export const MAX_IMAGE_SIDE_PX = 16_384
 /** The picture's largest area, in device pixels (32 Mpx: e.g. 1,920 × 16,384). */
 export const MAX_IMAGE_PIXELS = 32 * 1024 * 1024
-/** The viewport when none is given. */
-export const DEFAULT_VIEWPORT = { width: 1280, height: 800 } as const
+/** The viewport when none is given: Puppeteer's and Gotenberg's. */
+export const DEFAULT_VIEWPORT = { width: 800, height: 600 } as const
 
 const Px = (description: string, max: number, min = 1) => Type.Integer({ minimum: min, maximum: max, description })
 
@@ -21,8 +21,8 @@ export const ImageOptionsSchema = Type.Object(
     quality: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 100, description: 'jpeg and webp: the quality, 0 to 100 (default 80).' }),
     ),
-    width: Type.Optional(Px('The viewport width in CSS pixels, 16 to 3,840 (default 1,280).', 3840, 16)),
-    height: Type.Optional(Px('The viewport height in CSS pixels, 16 to 16,384 (default 800).', 16_384, 16)),
+    width: Type.Optional(Px('The viewport width in CSS pixels, 16 to 3,840 (default 800).', 3840, 16)),
+    height: Type.Optional(Px('The viewport height in CSS pixels, 16 to 16,384 (default 600).', 16_384, 16)),
     deviceScaleFactor: Type.Optional(
       Type.Number({
         minimum: 0.25,

@@ -121,7 +121,7 @@ describe('html-image through the whole platform', () => {
     const tooTall = await picture({ html: '<div style="height:20000px"></div>', imageOptions: { fullPage: true } })
     expect(tooTall.status).toBe(422)
     expect(tooTall.body.error).toMatchObject({ code: 'upstream_rejected' })
-    expect(tooTall.body.error.message).toMatch(/too large to picture: the picture would be 1280 × 20\d\d\d pixels/)
+    expect(tooTall.body.error.message).toMatch(/too large to picture: the picture would be 800 × 20\d\d\d pixels/)
     expect(await jobOutputs(tooTall.body)).toEqual([])
     const missing = await picture({ html: '<p>x</p>', imageOptions: { selector: '#chart' } })
     expect(missing.body).toMatchObject({ status: 'failed', error: { code: 'upstream_rejected' } })

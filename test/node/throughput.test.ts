@@ -223,7 +223,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           },
           'split-pdf': { url: pdf },
           'html-pdf': { url: page },
-          // The same page's picture (the viewport, 1,280 × 800, png).
+          // The same page's picture (the viewport, 800 × 600, png).
           'html-image': { url: page },
           'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
           'zip-files': {

@@ -1216,9 +1216,9 @@ export interface operations {
                             format?: "png" | "jpeg" | "webp";
                             /** @description jpeg and webp: the quality, 0 to 100 (default 80). */
                             quality?: number;
-                            /** @description The viewport width in CSS pixels, 16 to 3,840 (default 1,280). */
+                            /** @description The viewport width in CSS pixels, 16 to 3,840 (default 800). */
                             width?: number;
-                            /** @description The viewport height in CSS pixels, 16 to 16,384 (default 800). */
+                            /** @description The viewport height in CSS pixels, 16 to 16,384 (default 600). */
                             height?: number;
                             /** @description Device pixels per CSS pixel, 0.25 to 4 (default 1; 2 for a sharp picture on high-density screens). */
                             deviceScaleFactor?: number;
@@ -1473,9 +1473,9 @@ export interface operations {
                             format?: "png" | "jpeg" | "webp";
                             /** @description jpeg and webp: the quality, 0 to 100 (default 80). */
                             quality?: number;
-                            /** @description The viewport width in CSS pixels, 16 to 3,840 (default 1,280). */
+                            /** @description The viewport width in CSS pixels, 16 to 3,840 (default 800). */
                             width?: number;
-                            /** @description The viewport height in CSS pixels, 16 to 16,384 (default 800). */
+                            /** @description The viewport height in CSS pixels, 16 to 16,384 (default 600). */
                             height?: number;
                             /** @description Device pixels per CSS pixel, 0.25 to 4 (default 1; 2 for a sharp picture on high-density screens). */
                             deviceScaleFactor?: number;

@@ -537,7 +537,7 @@ class ImageOptions(BaseModel):
     width: Annotated[
         int | None,
         Field(
-            description='The viewport width in CSS pixels, 16 to 3,840 (default 1,280).',
+            description='The viewport width in CSS pixels, 16 to 3,840 (default 800).',
             ge=16,
             le=3840,
         ),
@@ -545,7 +545,7 @@ class ImageOptions(BaseModel):
     height: Annotated[
         int | None,
         Field(
-            description='The viewport height in CSS pixels, 16 to 16,384 (default 800).',
+            description='The viewport height in CSS pixels, 16 to 16,384 (default 600).',
             ge=16,
             le=16384,
         ),
