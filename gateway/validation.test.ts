@@ -146,12 +146,34 @@ describe('html-pdf page sources', () => {
         assets: [asset('logo.png')],
       }),
     ).toEqual([])
-    expect(html({})).toEqual([{ path: 'input.url', message: 'give the page as either url or html, one of them' }])
+    expect(html({})).toEqual([{ path: 'input.url', message: 'give the page as one of url, html or markdown' }])
     expect(html({ url: 'https://a.example/', html: '<p>' })).toEqual([
-      { path: 'input.html', message: 'give the page as either url or html, one of them' },
+      { path: 'input.html', message: 'give the page as one of url, html or markdown' },
+    ])
+    expect(html({ html: '<p>', markdown: '# x' })).toEqual([
+      { path: 'input.markdown', message: 'give the page as one of url, html or markdown' },
+    ])
+    expect(
+      html({
+        markdown: '# Notes\n\n![logo](logo.png)',
+        stylesheet: 'body { color: red }',
+        assets: [asset('logo.png')],
+      }),
+    ).toEqual([])
+    expect(
+      html({ url: 's3://dutil/uploads/2026-11-28/file_01JCZ8Y3E7XK2M9QW4T6R5S001/README.md', stylesheet: '' }),
+    ).toEqual([])
+    expect(html({ html: '<p>', stylesheet: 'p {}' })).toEqual([
+      {
+        path: 'input.stylesheet',
+        message: 'is taken with a Markdown page: markdown, or an s3:// document named .md or .markdown',
+      },
     ])
     expect(html({ url: 'https://a.example/', assets: [asset('logo.png')] })).toEqual([
-      { path: 'input.assets', message: 'are taken beside html or an s3:// page; a page on the web loads its own' },
+      {
+        path: 'input.assets',
+        message: 'are taken beside html, markdown or an s3:// page; a page on the web loads its own',
+      },
     ])
     expect(html({ html: '' }).map((d) => d.path)).toEqual(['input.html'])
     expect(html({ html: 'x'.repeat(2 * 1024 * 1024 + 1) }).map((d) => d.path)).toEqual(['input.html'])

@@ -131,7 +131,7 @@ export const htmlImage: UtilityDefinition = {
         }),
       ),
     },
-    { additionalProperties: false, description: 'The page as url or as html (one of them).' },
+    { additionalProperties: false, description: 'The page as url, html or markdown (one of them).' },
   ),
   exampleInput: {
     url: 'https://example.com/',

@@ -50,3 +50,6 @@ export function assetContentType(name: string): string {
   const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase()
   return (ext && ASSET_TYPES[ext]) || 'application/octet-stream'
 }
+
+/** Whether a document's name says it is Markdown (an upload or output named *.md or *.markdown). */
+export const isMarkdownName = (name: string): boolean => /\.(md|markdown)$/i.test(name)

@@ -9,13 +9,17 @@ import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-
 import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
 import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions, singlePageLayout } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
-import { assetContentType, assetNameOf, assetPathOf } from './assets.js'
+import { assetContentType, assetNameOf, assetPathOf, isMarkdownName } from './assets.js'
+import { markdownPage } from './markdown.js'
 
 /** A page to load, as html-pdf and html-image take it. */
 export interface PageInput {
   /** The page's address; or `html`, the page itself (utility.ts checks one of them is given). */
   url?: string
   html?: string
+  /** Or the page as Markdown, rendered with the default stylesheet or `stylesheet`. */
+  markdown?: string
+  stylesheet?: string
   /** Files a page of dutil's own (html or s3://) refers to by relative path. */
   assets?: Array<{ url: string; name?: string }>
   /** The CSS media type the page is laid out for. */
@@ -112,14 +116,20 @@ export async function loadPage(
   let storedDocument: Buffer | undefined
   if (input.html !== undefined) {
     storedDocument = Buffer.from(input.html, 'utf8')
+  } else if (input.markdown !== undefined) {
+    storedDocument = Buffer.from(markdownPage(input.markdown, input.stylesheet), 'utf8')
   } else if (s3) {
+    const name = s3.key.split('/').pop() || INLINE_PAGE_NAME
     storedDocument = await downloadInput(mainUrl, {
       storage,
       allowLoopback: false,
       maxBytes: limits.maxDocumentBytes,
-      what: 'HTML document',
+      what: isMarkdownName(name) ? 'Markdown document' : 'HTML document',
     })
-    mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(s3.key.split('/').pop() || INLINE_PAGE_NAME)}`
+    // A document named *.md is Markdown: its page is rendered here, then loaded as any other.
+    if (isMarkdownName(name))
+      storedDocument = Buffer.from(markdownPage(storedDocument.toString('utf8'), input.stylesheet))
+    mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(name)}`
   } else {
     await checkOutboundUrl(mainUrl, config.outbound)
   }

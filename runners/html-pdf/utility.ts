@@ -2,7 +2,7 @@ import Type from 'typebox'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl, StorageUrl } from '../../contract/url-schemas.js'
 import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
-import { assetNameOf } from './assets.js'
+import { assetNameOf, isMarkdownName } from './assets.js'
 import { MAX_WAIT_MS } from './print-options.js'
 
 export const PAPER_FORMATS = ['Letter', 'Legal', 'Tabloid', 'Ledger', 'A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6'] as const
@@ -129,6 +129,9 @@ export const PageAsset = Type.Object(
   { additionalProperties: false, description: 'A file of the page: an upload (or an earlier output) of the caller.' },
 )
 
+/** The most characters of a stylesheet given for a Markdown page. */
+export const MAX_STYLESHEET_CHARS = 256 * 1024
+
 /** A page's source and how it is loaded, as html-pdf and html-image take them. */
 export const PAGE_SOURCE = {
   url: Type.Optional(StorageOrHttpUrl),
@@ -138,6 +141,21 @@ export const PAGE_SOURCE = {
       maxLength: MAX_INLINE_HTML_CHARS,
       description:
         'The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
+    }),
+  ),
+  markdown: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_INLINE_HTML_CHARS,
+      description:
+        'The page as Markdown (GitHub-flavoured, at most 2 MiB characters), instead of url or html: rendered with a default stylesheet, or stylesheet. Its relative references resolve to its assets.',
+    }),
+  ),
+  stylesheet: Type.Optional(
+    Type.String({
+      maxLength: MAX_STYLESHEET_CHARS,
+      description:
+        'CSS for a Markdown page (markdown, or an s3:// document named .md), in place of the default stylesheet; at most 256 KiB characters.',
     }),
   ),
   assets: Type.Optional(
@@ -165,17 +183,29 @@ export function checkHtmlPdf(input: unknown): InputProblem[] {
 
 /** A page's own rules (html-pdf and html-image): one page source, assets beside a page of dutil's own. */
 export function checkPage(input: unknown): InputProblem[] {
-  const i = input as { url?: string; html?: string; assets?: Array<{ url: string; name?: string }> }
+  const i = input as {
+    url?: string
+    html?: string
+    markdown?: string
+    stylesheet?: string
+    assets?: Array<{ url: string; name?: string }>
+  }
   const problems: InputProblem[] = []
-  if ((i.url === undefined) === (i.html === undefined))
+  const sources = (['url', 'html', 'markdown'] as const).filter((k) => i[k] !== undefined)
+  if (sources.length !== 1)
     problems.push({
-      path: i.url === undefined ? 'url' : 'html',
-      message: 'give the page as either url or html, one of them',
+      path: sources[1] ?? 'url',
+      message: 'give the page as one of url, html or markdown',
     })
   if (i.assets?.length && i.url !== undefined && !i.url.startsWith('s3://'))
     problems.push({
       path: 'assets',
-      message: 'are taken beside html or an s3:// page; a page on the web loads its own',
+      message: 'are taken beside html, markdown or an s3:// page; a page on the web loads its own',
+    })
+  if (i.stylesheet !== undefined && i.markdown === undefined && !(i.url?.startsWith('s3://') && isMarkdownName(i.url)))
+    problems.push({
+      path: 'stylesheet',
+      message: 'is taken with a Markdown page: markdown, or an s3:// document named .md or .markdown',
     })
   const seen = new Set<string>()
   i.assets?.forEach((a, n) => {
@@ -218,14 +248,14 @@ export const htmlPdf: UtilityDefinition = {
   slug: 'html-pdf',
   name: 'HTML to PDF',
   description:
-    'Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) to PDF with page size, orientation, scale and margins.',
+    'Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) or Markdown to PDF with page size, orientation, scale and margins.',
   category: 'pdf',
   icon: 'picture_as_pdf',
   target: 'pdf',
   maxDurationSeconds: 900,
   inputSchema: Type.Object(
     { ...PAGE_SOURCE, pdfOptions: Type.Optional(PdfOptionsSchema), ...PAGE_LOADING },
-    { additionalProperties: false, description: 'The page as url or as html (one of them).' },
+    { additionalProperties: false, description: 'The page as url, html or markdown (one of them).' },
   ),
   exampleInput: {
     url: 'https://example.com/invoice.html',

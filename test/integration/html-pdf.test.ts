@@ -281,4 +281,73 @@ describe('html-pdf with the page in the request', () => {
     expect(res.body.error.message).toContain('169.254.169.254')
     expect(await jobOutputs(res.body)).toEqual([])
   })
+
+  it('renders Markdown given in the request with its picture as an upload, in the default stylesheet, titled by its first heading', async () => {
+    const upload = await fetch(`${inject('gatewayUrl')}/v1/files?name=chart.png`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}` },
+      body: PNG,
+    })
+    const { url: chart } = (await upload.json()) as { url: string }
+    const markdown = [
+      '# Quarterly report',
+      '',
+      '| City | People |',
+      '|---|---:|',
+      '| Porto | 232,000 |',
+      '',
+      '- [x] ~~Draft~~ Reviewed',
+      '',
+      '![chart](img/chart.png)',
+      '<script>addEventListener("load", () => (document.title = document.images[0].naturalWidth > 0 ? "picture loaded" : "no picture"))</script>',
+    ].join('\n')
+    const res = await render({ markdown, assets: [{ url: chart, name: 'img/chart.png' }] })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result.files[0].name).toBe('document.pdf')
+    const pdf = await pdfOf(res.body)
+    const text = pdfText(Buffer.from(await pdf.save()))
+    expect(text).toContain('Quarterly report')
+    expect(text).toMatch(/Porto\s+232,000/)
+    expect(text).toContain('Reviewed')
+    expect(text).not.toContain('|---')
+    // The script ran after the picture loaded (a page like any other): its title says so.
+    expect(pdf.getTitle()).toBe('picture loaded')
+    const plain = await render({ markdown: '# Minutes\n\nNothing to report.' })
+    expect((await pdfOf(plain.body)).getTitle()).toBe('Minutes')
+  })
+
+  it('renders an uploaded README.md in a one-call run, with a stylesheet of its own in place of the default one', async () => {
+    const body = new FormData()
+    body.append('file', new Blob(['# Read me\n\nFirst *steps*.\n']), 'README.md')
+    body.append(
+      'input',
+      JSON.stringify({
+        stylesheet: '@page { size: 300px 200px; margin: 0 } body { margin: 0 }',
+        pdfOptions: { preferCSSPageSize: true },
+      }),
+    )
+    const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/html-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, Accept: 'application/pdf' },
+      body,
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(res.headers.get('content-disposition')).toContain('filename="README.pdf"')
+    const bytes = Buffer.from(await res.arrayBuffer())
+    expect(pdfText(bytes)).toContain('First steps.')
+    const pdf = await PDFDocument.load(bytes)
+    expect(pdf.getTitle()).toBe('Read me')
+    expectSize(pdf.getPage(0).getSize(), 225, 150) // 300 × 200 CSS px: the stylesheet's page
+    const refused = await render({ html: '<p>x</p>', stylesheet: 'p {}' })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.details[0].path).toBe('input.stylesheet')
+  })
+
+  it('given Markdown whose HTML loads file:///etc/passwd, the run fails as upstream_rejected, as a page in html does', async () => {
+    const res = await render({ markdown: '# Notes\n\n<img src="file:///etc/passwd">' })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'upstream_rejected' } })
+    expect(res.body.error.message).toContain('file:///etc/passwd')
+    expect(await jobOutputs(res.body)).toEqual([])
+  })
 })

@@ -1,3 +1,4 @@
+import { PDFDocument } from 'pdf-lib'
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, inject, it } from 'vitest'
 import { BatchV1Api } from '@kubernetes/client-node'
@@ -109,6 +110,14 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     const d = await download(file.url)
     expect(d.bytes.subarray(0, 5).toString()).toBe('%PDF-')
     expect(d.bytes.length).toBeGreaterThan(1000)
+    // Markdown, rendered in the same runner (its bundle carries the Markdown renderer).
+    const md = await api('POST', '/v1/utilities/html-pdf', {
+      key,
+      body: { input: { markdown: '# Release notes\n\n| Version | Date |\n|---|---|\n| 1.2 | today |' } },
+    })
+    expect(md.status, JSON.stringify(md.body)).toBe(200)
+    const notes = await PDFDocument.load((await download(md.body.result.files[0].url)).bytes)
+    expect(notes.getTitle()).toBe('Release notes')
   })
 
   it("takes a picture of a page with html-image, whose program runs in html-pdf's runner image", async () => {

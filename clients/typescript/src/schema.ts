@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Run HTML to PDF and wait for the result (up to 90 s)
-         * @description Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) to PDF with page size, orientation, scale and margins. Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         * @description Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) or Markdown to PDF with page size, orientation, scale and margins. Time limit 900 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_html_pdf"];
         delete?: never;
@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Start HTML to PDF as an async job
-         * @description Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) to PDF with page size, orientation, scale and margins. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Renders an HTML page (a public URL, an upload, or the page itself with its images, styles and fonts) or Markdown to PDF with page size, orientation, scale and margins. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_html_pdf"];
         delete?: never;
@@ -719,12 +719,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The page as url or as html (one of them). */
+                    /** @description The page as url, html or markdown (one of them). */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url?: string;
                         /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
                         html?: string;
+                        /** @description The page as Markdown (GitHub-flavoured, at most 2 MiB characters), instead of url or html: rendered with a default stylesheet, or stylesheet. Its relative references resolve to its assets. */
+                        markdown?: string;
+                        /** @description CSS for a Markdown page (markdown, or an s3:// document named .md), in place of the default stylesheet; at most 256 KiB characters. */
+                        stylesheet?: string;
                         /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
                         assets?: {
                             /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */
@@ -984,12 +988,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The page as url or as html (one of them). */
+                    /** @description The page as url, html or markdown (one of them). */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url?: string;
                         /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
                         html?: string;
+                        /** @description The page as Markdown (GitHub-flavoured, at most 2 MiB characters), instead of url or html: rendered with a default stylesheet, or stylesheet. Its relative references resolve to its assets. */
+                        markdown?: string;
+                        /** @description CSS for a Markdown page (markdown, or an s3:// document named .md), in place of the default stylesheet; at most 256 KiB characters. */
+                        stylesheet?: string;
                         /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
                         assets?: {
                             /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */
@@ -1197,12 +1205,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The page as url or as html (one of them). */
+                    /** @description The page as url, html or markdown (one of them). */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url?: string;
                         /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
                         html?: string;
+                        /** @description The page as Markdown (GitHub-flavoured, at most 2 MiB characters), instead of url or html: rendered with a default stylesheet, or stylesheet. Its relative references resolve to its assets. */
+                        markdown?: string;
+                        /** @description CSS for a Markdown page (markdown, or an s3:// document named .md), in place of the default stylesheet; at most 256 KiB characters. */
+                        stylesheet?: string;
                         /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
                         assets?: {
                             /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */
@@ -1454,12 +1466,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The page as url or as html (one of them). */
+                    /** @description The page as url, html or markdown (one of them). */
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url?: string;
                         /** @description The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets. */
                         html?: string;
+                        /** @description The page as Markdown (GitHub-flavoured, at most 2 MiB characters), instead of url or html: rendered with a default stylesheet, or stylesheet. Its relative references resolve to its assets. */
+                        markdown?: string;
+                        /** @description CSS for a Markdown page (markdown, or an s3:// document named .md), in place of the default stylesheet; at most 256 KiB characters. */
+                        stylesheet?: string;
                         /** @description Files the page refers to by relative path (images, styles, fonts), beside html or an s3:// url. */
                         assets?: {
                             /** @description s3:// URL of an upload or of an output of an earlier job, at most 4096 characters. */

@@ -447,7 +447,7 @@ class Wait(BaseModel):
 
 class HtmlPdfInput(BaseModel):
     """
-    The page as url or as html (one of them).
+    The page as url, html or markdown (one of them).
     """
 
     model_config = ConfigDict(
@@ -467,6 +467,21 @@ class HtmlPdfInput(BaseModel):
             description='The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
             max_length=2097152,
             min_length=1,
+        ),
+    ] = None
+    markdown: Annotated[
+        str | None,
+        Field(
+            description='The page as Markdown (GitHub-flavoured, at most 2 MiB characters), instead of url or html: rendered with a default stylesheet, or stylesheet. Its relative references resolve to its assets.',
+            max_length=2097152,
+            min_length=1,
+        ),
+    ] = None
+    stylesheet: Annotated[
+        str | None,
+        Field(
+            description='CSS for a Markdown page (markdown, or an s3:// document named .md), in place of the default stylesheet; at most 256 KiB characters.',
+            max_length=262144,
         ),
     ] = None
     assets: Annotated[
@@ -593,7 +608,7 @@ class ImageOptions(BaseModel):
 
 class HtmlImageInput(BaseModel):
     """
-    The page as url or as html (one of them).
+    The page as url, html or markdown (one of them).
     """
 
     model_config = ConfigDict(
@@ -613,6 +628,21 @@ class HtmlImageInput(BaseModel):
             description='The page itself (at most 2 MiB characters), instead of url. Its relative references resolve to its assets.',
             max_length=2097152,
             min_length=1,
+        ),
+    ] = None
+    markdown: Annotated[
+        str | None,
+        Field(
+            description='The page as Markdown (GitHub-flavoured, at most 2 MiB characters), instead of url or html: rendered with a default stylesheet, or stylesheet. Its relative references resolve to its assets.',
+            max_length=2097152,
+            min_length=1,
+        ),
+    ] = None
+    stylesheet: Annotated[
+        str | None,
+        Field(
+            description='CSS for a Markdown page (markdown, or an s3:// document named .md), in place of the default stylesheet; at most 256 KiB characters.',
+            max_length=262144,
         ),
     ] = None
     assets: Annotated[
