@@ -96,7 +96,7 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
       .toEqual({ url: callbackUrl, status: 'delivered', attempts: 1 })
   })
 
-  it('renders HTML to PDF with the Chromium in the html-pdf runner image', async () => {
+  it('renders HTML and Markdown to PDF with the Chromium in the html-pdf runner image', async () => {
     const url = await putFile(
       'page.html',
       '<!doctype html><title>r</title><h1>Quarterly report</h1><p>Rendered on a real node.</p>',
