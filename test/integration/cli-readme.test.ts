@@ -72,6 +72,7 @@ describe("the CLI README's commands", () => {
     writeFileSync(join(scratch, 'invoice.docx'), officeDocument('text.docx'))
     writeFileSync(join(scratch, 'cover.pdf'), await makePdf(1))
     writeFileSync(join(scratch, 'contract.pdf'), await makePdf(2))
+    writeFileSync(join(scratch, 'README.md'), '# Read me\n\nA Markdown file on the disk.\n')
     const bin = join(scratch, 'bin')
     mkdirSync(bin)
     writeFileSync(
@@ -120,8 +121,16 @@ describe("the CLI README's commands", () => {
     expect(pdfs('pages')).toHaveLength(3)
     expect(pdfs('merged')).toHaveLength(1)
     expect(pdfs('slides')).toEqual(['slides.pdf'])
+    // html-image's picture of the page, named after it.
+    expect(readdirSync(join(scratch, 'shots'))).toEqual(['page.png'])
+    expect(
+      readFileSync(join(scratch, 'shots', 'page.png'))
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG')
     // Local files: uploaded, converted and downloaded; merged with a URL; listed; deleted.
     expect(readFileSync(join(scratch, 'invoice.pdf')).subarray(0, 5).toString()).toBe('%PDF-')
+    expect(readFileSync(join(scratch, 'README.pdf')).subarray(0, 5).toString()).toBe('%PDF-')
     expect(output('dutil run office-pdf ./invoice.docx')).toContain('succeeded')
     expect(pdfs('merged')).toHaveLength(1)
     expect(output('dutil files list')).toContain('contract.pdf')
