@@ -10,7 +10,7 @@ import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
 import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions, singlePageLayout } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 import { assetContentType, assetNameOf, assetPathOf, isMarkdownName } from './assets.js'
-import { markdownPage } from './markdown.js'
+import { renderMarkdown } from './markdown-in-worker.js'
 
 /** A page to load, as html-pdf and html-image take it. */
 export interface PageInput {
@@ -56,6 +56,8 @@ export const HTML_PDF_LIMITS = {
   renderMs: 300_000,
   /** An s3:// document. */
   maxDocumentBytes: 20 * 1024 ** 2,
+  /** An s3:// document named .md or .markdown (rendered in a worker within MARKDOWN_LIMITS). */
+  maxMarkdownBytes: 4 * 1024 ** 2,
   maxResourceBytes: 50 * 1024 ** 2,
   maxTotalBytes: 200 * 1024 ** 2,
   maxRequests: 1000,
@@ -117,18 +119,18 @@ export async function loadPage(
   if (input.html !== undefined) {
     storedDocument = Buffer.from(input.html, 'utf8')
   } else if (input.markdown !== undefined) {
-    storedDocument = Buffer.from(markdownPage(input.markdown, input.stylesheet), 'utf8')
+    storedDocument = Buffer.from(await renderMarkdown(input.markdown, input.stylesheet), 'utf8')
   } else if (s3) {
     const name = s3.key.split('/').pop() || INLINE_PAGE_NAME
     storedDocument = await downloadInput(mainUrl, {
       storage,
       allowLoopback: false,
-      maxBytes: limits.maxDocumentBytes,
+      maxBytes: isMarkdownName(name) ? limits.maxMarkdownBytes : limits.maxDocumentBytes,
       what: isMarkdownName(name) ? 'Markdown document' : 'HTML document',
     })
     // A document named *.md is Markdown: its page is rendered here, then loaded as any other.
     if (isMarkdownName(name))
-      storedDocument = Buffer.from(markdownPage(storedDocument.toString('utf8'), input.stylesheet))
+      storedDocument = Buffer.from(await renderMarkdown(storedDocument.toString('utf8'), input.stylesheet))
     mainUrl = `${STORAGE_ORIGIN}/${encodeURIComponent(name)}`
   } else {
     await checkOutboundUrl(mainUrl, config.outbound)

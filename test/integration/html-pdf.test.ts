@@ -343,11 +343,16 @@ describe('html-pdf with the page in the request', () => {
     expect(refused.body.error.details[0].path).toBe('input.stylesheet')
   })
 
-  it('given Markdown whose HTML loads file:///etc/passwd, the run fails as upstream_rejected, as a page in html does', async () => {
+  it('given Markdown whose HTML loads file:///etc/passwd, or nested past what its parser follows, the run fails as upstream_rejected', async () => {
     const res = await render({ markdown: '# Notes\n\n<img src="file:///etc/passwd">' })
     expect(res.status).toBe(422)
     expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'upstream_rejected' } })
     expect(res.body.error.message).toContain('file:///etc/passwd')
     expect(await jobOutputs(res.body)).toEqual([])
+    // Markdown built to exhaust the parser is refused, not a crashed runner.
+    const deep = await render({ markdown: `${'>'.repeat(200_000)} x` })
+    expect(deep.status).toBe(422)
+    expect(deep.body.error).toMatchObject({ code: 'upstream_rejected' })
+    expect(deep.body.error.message).toMatch(/^The Markdown is too large or too deeply nested to render/)
   })
 })
