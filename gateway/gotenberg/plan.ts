@@ -446,6 +446,22 @@ function imageOptionsOf(given: Map<string, string>): { options: Record<string, u
 
 const PDFA_LEVELS = new Set(['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'])
 
+/** A Chromium html route's page: its `index.html` file, every other file an asset it refers to by name. */
+function htmlPageOf(files: readonly FormFile[]): Record<string, unknown> {
+  const page = files.find((f) => f.name.toLowerCase() === 'index.html')
+  if (!page) throw new FormRefused('index.html', "form file 'index.html' is required")
+  const assets = files.filter((f) => f !== page)
+  return { url: page.url, ...(assets.length ? { assets: assets.map((a) => ({ url: a.url, name: a.name })) } : {}) }
+}
+
+/** A Chromium url route's page: its `url` field, and no files. */
+function urlPageOf(given: Map<string, string>, files: readonly FormFile[]): Record<string, unknown> {
+  const url = given.get('url')
+  if (url === undefined) throw new FormRefused('url', "form field 'url' is required")
+  if (files.length) throw new FormRefused(files[0].name, 'this route takes a url and no files')
+  return { url }
+}
+
 /** The plan of one request, or a FormRefused / FieldValueError naming what cannot be done. */
 export function planOf(route: GotenbergRoute, fields: Fields, files: readonly FormFile[], templates?: Templates): Plan {
   for (const f of files) {
@@ -455,19 +471,11 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
   switch (route) {
     case 'chromium-html': {
       const given = checkFields(fields, new Set(CHROMIUM_FIELDS))
-      const page = files.find((f) => f.name === 'index.html' || f.name.toLowerCase() === 'index.html')
-      if (!page) throw new FormRefused('index.html', "form file 'index.html' is required")
-      const assets = files.filter((f) => f !== page)
       return {
         runs: [
           {
             utility: 'html-pdf',
-            input: {
-              url: page.url,
-              ...(assets.length ? { assets: assets.map((a) => ({ url: a.url, name: a.name })) } : {}),
-              pdfOptions: pdfOptionsOf(given, templates),
-              ...pageOf(given),
-            },
+            input: { ...htmlPageOf(files), pdfOptions: pdfOptionsOf(given, templates), ...pageOf(given) },
             stem: 'index',
           },
         ],
@@ -477,14 +485,11 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
     }
     case 'chromium-url': {
       const given = checkFields(fields, new Set(['url', ...CHROMIUM_FIELDS]))
-      const url = given.get('url')
-      if (url === undefined) throw new FormRefused('url', "form field 'url' is required")
-      if (files.length) throw new FormRefused(files[0].name, 'this route takes a url and no files')
       return {
         runs: [
           {
             utility: 'html-pdf',
-            input: { url, pdfOptions: pdfOptionsOf(given, templates), ...pageOf(given) },
+            input: { ...urlPageOf(given, files), pdfOptions: pdfOptionsOf(given, templates), ...pageOf(given) },
             stem: 'result',
           },
         ],
@@ -497,21 +502,7 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       const byUrl = route === 'screenshot-url'
       const given = checkFields(fields, new Set([...(byUrl ? ['url'] : []), ...SCREENSHOT_FIELDS]))
       const { options, format } = imageOptionsOf(given)
-      let source: Record<string, unknown>
-      if (byUrl) {
-        const url = given.get('url')
-        if (url === undefined) throw new FormRefused('url', "form field 'url' is required")
-        if (files.length) throw new FormRefused(files[0].name, 'this route takes a url and no files')
-        source = { url }
-      } else {
-        const page = files.find((f) => f.name.toLowerCase() === 'index.html')
-        if (!page) throw new FormRefused('index.html', "form file 'index.html' is required")
-        const assets = files.filter((f) => f !== page)
-        source = {
-          url: page.url,
-          ...(assets.length ? { assets: assets.map((a) => ({ url: a.url, name: a.name })) } : {}),
-        }
-      }
+      const source = byUrl ? urlPageOf(given, files) : htmlPageOf(files)
       return {
         runs: [
           {

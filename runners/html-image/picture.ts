@@ -24,14 +24,11 @@ export const pictureInPage: PageJob<HtmlImageInput> = async (page, ctx, startup)
   const o = input.imageOptions ?? {}
   const format = o.format ?? 'png'
   const scale = o.deviceScaleFactor ?? 1
-  await page.setViewport({
-    width: o.width ?? DEFAULT_VIEWPORT.width,
-    height: o.height ?? DEFAULT_VIEWPORT.height,
-    deviceScaleFactor: scale,
-  })
+  const viewport = { width: o.width ?? DEFAULT_VIEWPORT.width, height: o.height ?? DEFAULT_VIEWPORT.height }
+  await page.setViewport({ ...viewport, deviceScaleFactor: scale })
   const loaded = await loadPage(page, ctx)
   const clip = await regionOf(page, o)
-  const size = clip ?? { width: o.width ?? DEFAULT_VIEWPORT.width, height: o.height ?? DEFAULT_VIEWPORT.height }
+  const size = clip ?? viewport
   const tooLarge = pictureTooLarge(size.width, size.height, scale)
   if (tooLarge) throw rejected(`The page is too large to picture: ${tooLarge}.`)
   let picture: Uint8Array
