@@ -8,7 +8,8 @@ import { isJobErrorCode, type JobErrorCode } from './error-codes.js'
  * - input: `_jobs/<job_id>/input.json` in the bucket, written by the gateway before the job exists.
  * - result: `_jobs/<job_id>/result.json`, written by the runner after its outputs are stored.
  * - progress: `_jobs/<job_id>/progress.json` ({@link RunnerProgress}), rewritten by a long runner
- *   as it goes (at most once a second); the operator copies it into the status while it runs.
+ *   as it goes (at most once a second); the operator copies it into the status while it runs. The
+ *   runner removes it once the result (which carries the last count) is stored or answered.
  * - failure: a one-line JSON {@link RunnerFailure} in the container's termination message,
  *   and an exit code that the Job's pod failure policy understands.
  */

@@ -32,8 +32,10 @@ describe('ProgressReporter', () => {
     r.report(4, 10)
     await vi.advanceTimersByTimeAsync(500)
     expect(written).toEqual([])
+    expect(r.wrote).toBe(false)
     await vi.advanceTimersByTimeAsync(100)
     expect(written).toEqual([{ done: 4, total: 10, at: '2026-11-24T10:00:00.400Z' }])
+    expect(r.wrote).toBe(true)
     // A job over before then writes none: its result carries its progress.
     const short: RunnerProgress[] = []
     const s = new ProgressReporter(async (p) => void short.push(p), { intervalMs: 1000, firstAfterMs: 1000 })
@@ -43,6 +45,7 @@ describe('ProgressReporter', () => {
     await s.stop()
     await vi.advanceTimersByTimeAsync(2000)
     expect(short).toEqual([])
+    expect(s.wrote).toBe(false)
     expect(s.last).toMatchObject({ done: 10, total: 10 })
   })
 

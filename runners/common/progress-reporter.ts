@@ -24,6 +24,7 @@ export class ProgressReporter {
   private writing: Promise<void> | null = null
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  private written = false
   private readonly now: () => number
 
   constructor(
@@ -43,6 +44,11 @@ export class ProgressReporter {
   /** The newest report, written or not (the result manifest carries it). */
   get last(): RunnerProgress | null {
     return this.newest
+  }
+
+  /** Whether a report went to storage (a write was sent, whether or not it landed). */
+  get wrote(): boolean {
+    return this.written
   }
 
   /** No more writes (the run is over: its result says the rest). Resolves once none is in flight. */
@@ -68,6 +74,7 @@ export class ProgressReporter {
     const progress = this.waiting
     this.waiting = null
     this.lastWriteAt = this.now()
+    this.written = true
     this.writing = this.write(progress)
       .catch(() => {})
       .finally(() => {

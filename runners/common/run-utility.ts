@@ -217,6 +217,12 @@ export async function runJob<I>(
           child.error({ err }, 'storing result manifest failed')
           throw new RunnerError('storage_error', 'Copying the output to storage failed.')
         }
+      // The report was for the job while it ran; its result carries the last count now, so the
+      // report goes (a job's bookkeeping is its input and result, however long it ran).
+      if (reporter.wrote)
+        await store_.deleteObject(progressObjectKey(cfg.jobId)).catch((err: unknown) => {
+          child.warn({ err }, 'removing the progress report failed')
+        })
       child.info({ files: result.files.length, upstreamMs: result.upstreamMs, storageMs }, 'runner succeeded')
     })
     return answered ? { ok: true, result: answered } : { ok: true }

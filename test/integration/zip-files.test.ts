@@ -5,7 +5,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { objectNameOf } from '../../contract/ids.js'
 import { BIN_DIR } from '../platform/platform.js'
 import { api, download } from './helpers/api.js'
-import { jobOutputs } from './helpers/storage.js'
+import { jobOutputs, listKeys } from './helpers/storage.js'
 import { readZip } from '../support/zips.js'
 import { jobInputs } from './helpers/job-inputs.js'
 
@@ -152,5 +152,8 @@ describe('progress of a running job', () => {
     expect(kubectlRow.split('\n')[0]).toMatch(/\bPROGRESS\b/)
     expect(kubectlRow.split('\n')[1]).toMatch(/\b\d+\/20 files\b/)
     expect(job.progress).toMatchObject({ done: 20, total: 20, unit: 'files' })
+    // The report the runner wrote while it ran is gone: the result carries the count.
+    expect(await listKeys(`_jobs/${id}/`)).not.toContain(`_jobs/${id}/progress.json`)
+    expect(await listKeys(`_jobs/${id}/`)).toContain(`_jobs/${id}/input.json`)
   })
 })
