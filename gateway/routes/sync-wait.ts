@@ -11,7 +11,7 @@ export interface SyncWait {
 
 /**
  * The response's `close` comes either way; only one before the answer finished means the client
- * has gone (a sync caller that gave up).
+ * has gone (a sync caller that gave up), whether it came while the run waited or before.
  */
 export function syncWait(ctx: Context, shutdown: AbortSignal): SyncWait {
   const ctl = new AbortController()
@@ -25,6 +25,9 @@ export function syncWait(ctx: Context, shutdown: AbortSignal): SyncWait {
   if (shutdown.aborted) ctl.abort()
   else shutdown.addEventListener('abort', onShutdown, { once: true })
   ctx.res.once('close', onClose)
+  // A client that hung up while its run was being accepted (a busy gateway can take seconds) has
+  // already closed the response: its close came before anyone listened.
+  if (ctx.res.destroyed) onClose()
   return {
     signal: ctl.signal,
     clientGone: () => gone,
