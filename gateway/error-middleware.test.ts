@@ -1,9 +1,11 @@
+import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa from 'koa'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ApiError } from './api-error.js'
 import { errorMiddleware } from './error-middleware.js'
+import { readJsonBody } from './json-body.js'
 import { requestId } from './request-id.js'
 
 /** A gateway of one route that fails as `fail` does; its log lines and its address. */
@@ -76,5 +78,36 @@ describe('errorMiddleware', () => {
     expect(await res.text()).toBe(
       `internal: An unexpected error occurred.\nrequest id: ${res.headers.get('x-request-id')}\n`,
     )
+  })
+})
+
+describe('errorMiddleware and a client that leaves', () => {
+  it('logs a request whose client hung up mid-body as the client leaving, never as an unexpected error', async () => {
+    const lines: Array<Record<string, unknown>> = []
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) })
+    const app = new Koa()
+    app.use(requestId)
+    app.use(errorMiddleware(log, () => '/x'))
+    app.use(async (ctx) => {
+      ctx.body = await readJsonBody(ctx)
+    })
+    const server = app.listen(0, '127.0.0.1')
+    servers.push(server)
+    await new Promise((r) => server.once('listening', r))
+    const client = http.request({
+      port: (server.address() as AddressInfo).port,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '1000' },
+    })
+    client.on('error', () => {})
+    client.write('{"input": {')
+    await new Promise((r) => setTimeout(r, 100))
+    client.destroy()
+    await expect.poll(() => lines.find((l) => l.msg === 'client left before its request arrived')).toBeDefined()
+    expect(lines.find((l) => l.msg === 'client left before its request arrived')).toMatchObject({
+      level: 30,
+      route: '/x',
+    })
+    expect(lines.some((l) => l.msg === 'unexpected error')).toBe(false)
   })
 })

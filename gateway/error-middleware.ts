@@ -67,6 +67,18 @@ export function errorMiddleware(
         )
         return
       }
+      if (ctx.req.destroyed && !ctx.req.complete) {
+        // The client hung up before its request's body arrived: nothing was accepted, nobody reads
+        // an answer; the request is logged as the client's, never as a server error.
+        log.info({ ...where, err: (err as Error).message }, 'client left before its request arrived')
+        answer(
+          ctx,
+          new ApiError('invalid_request', 'The request ended before its whole body arrived.'),
+          requestId,
+          inPlainText,
+        )
+        return
+      }
       log.error({ err, ...where }, 'unexpected error')
       answer(ctx, new ApiError('internal', 'An unexpected error occurred.'), requestId, inPlainText)
     }
