@@ -209,11 +209,17 @@ export async function runUtility(
 ): Promise<number> {
   if (!(CONTRACT_SLUGS as readonly string[]).includes(utility))
     throw new UsageError(`unknown utility ${JSON.stringify(utility)} (known: ${CONTRACT_SLUGS.join(', ')})`)
-  if (v.files?.length && (v.url?.length || v.input || v.inputFile))
-    throw new UsageError('give the input as files, or as one of --url, --input and --input-file, not both')
-  // Local files become uploads of this key's own; their s3:// names are the input URLs.
+  if (v.files?.length && (v.url?.length || v.inputFile))
+    throw new UsageError(
+      'give the input as files (and --input for its options), or as one of --url and --input-file, not both',
+    )
+  // Local files become uploads of this key's own; their s3:// names are the input URLs, and
+  // --input beside them gives the rest of the input (edit-pdf's edits, html-pdf's pdfOptions).
+  const rest = v.files?.length && v.input ? (json(v.input, '--input') as Record<string, unknown>) : undefined
   const urls = v.files?.length ? await Promise.all(v.files.map((f) => inputUrlOf(c, f, io))) : v.url
-  const input = inputFrom(utility, { url: urls, input: v.input, 'input-file': v.inputFile })
+  const input = rest
+    ? { ...rest, ...inputFrom(utility, { url: urls }) }
+    : inputFrom(utility, { url: urls, input: v.input, 'input-file': v.inputFile })
   const metadata = v.metadata ? (json(v.metadata, '--metadata') as Record<string, unknown>) : undefined
   const job = await c.submit(utility as Utility, input as never, { metadata, callbackUrl: v.callbackUrl })
   if (!v.wait && !v.out) {

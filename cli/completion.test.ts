@@ -27,6 +27,7 @@ describe('shell completion', () => {
       'office-pdf',
       'split-pdf',
       'merge-pdf',
+      'edit-pdf',
       'zip-files',
       'unzip-files',
       'xls-to-xlsx',

@@ -131,7 +131,7 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
       .addArgument(program.createArgument('<utility>', 'the utility').choices(CONTRACT_SLUGS))
       .argument('[files...]', 'local files to upload as the input (a URL given here stays a URL)')
       .option('--url <url...>', 'the input URL (several for zip-files and merge-pdf, in order)')
-      .option('--input <json>', 'the whole input as JSON')
+      .option('--input <json>', 'the whole input as JSON; beside local files, the rest of it (its options)')
       .option('--input-file <file>', 'the input as a JSON file')
       .option('--metadata <json>', 'metadata stored on the job')
       .option('--callback-url <url>', 'https:// URL to POST the signed result to')

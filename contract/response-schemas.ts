@@ -53,7 +53,7 @@ export const JobSchema = Type.Object(
       Type.Object(
         {
           files: Type.Array(Type.Ref('FileReference')),
-          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf, merge-pdf and office-pdf.' })),
+          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf, merge-pdf, office-pdf and edit-pdf.' })),
           format: Type.Optional(
             Type.String({
               description: 'office-pdf: the document format found by its content (docx, xlsx, pptx, odt, …).',
@@ -62,6 +62,16 @@ export const JobSchema = Type.Object(
           fileCount: Type.Optional(Type.Integer({ description: 'unzip-files.' })),
           width: Type.Optional(Type.Integer({ description: "html-image: the picture's width in pixels." })),
           height: Type.Optional(Type.Integer({ description: "html-image: the picture's height in pixels." })),
+          ...Object.fromEntries(
+            ['title', 'author', 'subject', 'keywords', 'creator', 'producer'].map((field) => [
+              field,
+              Type.Optional(
+                Type.String({
+                  description: `edit-pdf: the edited PDF's ${field} as readers show it in its properties${field === 'keywords' ? ' (comma-separated)' : ''}, when it has one.`,
+                }),
+              ),
+            ]),
+          ),
         },
         { additionalProperties: true },
       ),

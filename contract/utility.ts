@@ -2,7 +2,7 @@ import type { TSchema } from 'typebox'
 
 /**
  * Every utility slug of v1 (docs/api.md's utilities): the five the contract began with, and
- * merge-pdf, office-pdf and html-image, added within v1 (new utilities are additive). API keys may be scoped to any of
+ * merge-pdf, office-pdf, html-image and edit-pdf, added within v1 (new utilities are additive). API keys may be scoped to any of
  * them, and the catalog (runners/catalog.ts) implements them.
  */
 export const CONTRACT_SLUGS = [
@@ -11,6 +11,7 @@ export const CONTRACT_SLUGS = [
   'office-pdf',
   'split-pdf',
   'merge-pdf',
+  'edit-pdf',
   'zip-files',
   'unzip-files',
   'xls-to-xlsx',

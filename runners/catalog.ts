@@ -1,4 +1,5 @@
 import type { UtilityDefinition } from '../contract/utility.js'
+import { editPdf } from './edit-pdf/utility.js'
 import { htmlImage } from './html-image/utility.js'
 import { htmlPdf } from './html-pdf/utility.js'
 import { mergePdf } from './merge-pdf/utility.js'
@@ -19,6 +20,7 @@ export const UTILITIES: readonly UtilityDefinition[] = [
   officePdf,
   splitPdf,
   mergePdf,
+  editPdf,
   zipFiles,
   unzipFiles,
   xlsToXlsx,

@@ -4,6 +4,7 @@ import { outputKeyOwner, uploadKeyOwner } from '../../contract/storage-inputs.js
 import { parseS3Url } from '../../contract/storage-keys.js'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { documentInfoSchema } from '../common/document-info-schema.js'
 import { MERGE_PDF_LIMITS } from './limits.js'
 
 export { MERGE_PDF_LIMITS }
@@ -62,20 +63,8 @@ export const mergePdf: UtilityDefinition = {
         },
       ),
       info: Type.Optional(
-        Type.Object(
-          {
-            title: Type.Optional(Type.String({ maxLength: 1000 })),
-            author: Type.Optional(Type.String({ maxLength: 1000 })),
-            subject: Type.Optional(Type.String({ maxLength: 1000 })),
-            keywords: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50 })),
-            creator: Type.Optional(Type.String({ maxLength: 1000 })),
-            producer: Type.Optional(Type.String({ maxLength: 1000 })),
-          },
-          {
-            additionalProperties: false,
-            description:
-              "The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept).",
-          },
+        documentInfoSchema(
+          "The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept).",
         ),
       ),
     },

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PDFDocument } from 'pdf-lib'
 import { describe, expect, inject, it } from 'vitest'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { REPO_ROOT } from '../platform/platform.js'
@@ -132,6 +133,10 @@ describe("the CLI README's commands", () => {
     expect(readFileSync(join(scratch, 'invoice.pdf')).subarray(0, 5).toString()).toBe('%PDF-')
     expect(readFileSync(join(scratch, 'README.pdf')).subarray(0, 5).toString()).toBe('%PDF-')
     expect(output('dutil run office-pdf ./invoice.docx')).toContain('succeeded')
+    // A local file with the utility's options beside it: stamped, titled, named as it was.
+    const edited = await PDFDocument.load(readFileSync(join(scratch, 'edited', 'contract.pdf')))
+    expect(edited.getTitle()).toBe('Contract')
+    expect(edited.getPageCount()).toBe(2)
     expect(pdfs('merged')).toHaveLength(1)
     expect(output('dutil files list')).toContain('contract.pdf')
     expect(output('dutil files delete')).toContain(`${values.get('file_01M9…')} deleted`)

@@ -120,6 +120,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
       'office-pdf': { url: docx },
       'split-pdf': { url: pdf },
       'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
+      'edit-pdf': { url: pdf, stamp: { text: 'Pooled' }, info: { title: 'Pool' } },
       'zip-files': {
         files: [
           { url: pdf, fileName: 'one.pdf' },

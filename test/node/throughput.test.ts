@@ -226,6 +226,8 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           // The same page's picture (the viewport, 800 × 600, png).
           'html-image': { url: page },
           'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
+          // The ten pages stamped and compressed, as a PDF tool run on a document.
+          'edit-pdf': { url: pdf, stamp: { text: 'PAID' }, compress: true },
           'zip-files': {
             files: [
               { url: pdf, fileName: 'ten.pdf' },

@@ -134,6 +134,21 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(png.rgba(90, 60)).toEqual([0, 0, 255, 255])
   })
 
+  it('edits a PDF with edit-pdf, qpdf in its runner image: a page turned, a stamp, a title', async () => {
+    const url = await putFile('edit.pdf', await makePdf(2))
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key,
+      body: {
+        input: { url, rotate: { angle: 90, pages: '2' }, stamp: { text: 'APPROVED' }, info: { title: 'Edited' } },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result).toMatchObject({ pageCount: 2, title: 'Edited' })
+    const edited = await PDFDocument.load((await download(res.body.result.files[0].url)).bytes)
+    expect(edited.getPages().map((p) => p.getRotation().angle)).toEqual([0, 90])
+    expect(edited.getTitle()).toBe('Edited')
+  })
+
   it('takes documents from where people keep them: a file in the request (answered as the PDF itself), a page with its picture, a direct upload', async () => {
     const gateway = inject('gatewayUrl')
     const form = new FormData()

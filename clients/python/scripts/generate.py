@@ -38,6 +38,10 @@ INLINE_NAMES = {
     ("ImageOptions", "clip"): "ImageClip",
     ("ZipFilesInput", "files"): "ZipFileEntry",
     ("MergePdfInput", "files"): "MergePdfSource",
+    ("MergePdfInput", "info"): "Info",
+    ("EditPdfInput", "rotate"): "PdfRotation",
+    ("EditPdfInput", "stamp"): "PdfStamp",
+    ("EditPdfInput", "info"): "DocumentInfo",
 }
 
 HEADER = """# Generated from docs/openapi.yaml by clients/python/scripts/generate.py. Do not edit by hand."""

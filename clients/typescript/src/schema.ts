@@ -204,6 +204,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/utilities/edit-pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Edit a PDF and wait for the result (up to 90 s)
+         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly and makes it fast to view on the web (at most 150 MB and 2,000 pages, no password protection). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         */
+        post: operations["run_edit_pdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/utilities/edit-pdf/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start Edit a PDF as an async job
+         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly and makes it fast to view on the web (at most 150 MB and 2,000 pages, no password protection). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         */
+        post: operations["start_edit_pdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/utilities/zip-files": {
         parameters: {
             query?: never;
@@ -563,7 +603,7 @@ export interface components {
             } | null;
             result: ({
                 files: components["schemas"]["FileReference"][];
-                /** @description split-pdf, merge-pdf and office-pdf. */
+                /** @description split-pdf, merge-pdf, office-pdf and edit-pdf. */
                 pageCount?: number;
                 /** @description office-pdf: the document format found by its content (docx, xlsx, pptx, odt, …). */
                 format?: string;
@@ -573,6 +613,18 @@ export interface components {
                 width?: number;
                 /** @description html-image: the picture's height in pixels. */
                 height?: number;
+                /** @description edit-pdf: the edited PDF's title as readers show it in its properties, when it has one. */
+                title?: string;
+                /** @description edit-pdf: the edited PDF's author as readers show it in its properties, when it has one. */
+                author?: string;
+                /** @description edit-pdf: the edited PDF's subject as readers show it in its properties, when it has one. */
+                subject?: string;
+                /** @description edit-pdf: the edited PDF's keywords as readers show it in its properties (comma-separated), when it has one. */
+                keywords?: string;
+                /** @description edit-pdf: the edited PDF's creator as readers show it in its properties, when it has one. */
+                creator?: string;
+                /** @description edit-pdf: the edited PDF's producer as readers show it in its properties, when it has one. */
+                producer?: string;
             } & {
                 [key: string]: unknown;
             }) | null;
@@ -2814,6 +2866,440 @@ export interface operations {
             };
         };
     };
+    run_edit_pdf: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+                Prefer?: "respond-async";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url: string;
+                        /** @description Draws form fields and annotations into the pages: what they show stays, they can no longer be edited. */
+                        flatten?: boolean;
+                        /** @description Turns pages. */
+                        rotate?: {
+                            /** @description Clockwise, added to the page's own rotation. */
+                            angle: 90 | 180 | 270;
+                            /** @description The pages to turn, e.g. "1-3,5" or "2-" (to the end); every page when absent. */
+                            pages?: string;
+                        };
+                        /** @description Text drawn across the middle of pages, in Helvetica Bold. */
+                        stamp?: {
+                            /** @description The text, one line (Windows-1252 characters: Western European letters). */
+                            text: string;
+                            /** @description over (a stamp, the default): on top of the page's content; under (a watermark): behind it, hidden where the page paints an opaque background. */
+                            layer?: "over" | "under";
+                            /** @description The pages to stamp, e.g. "1-3,5" or "2-" (to the end); every page when absent. */
+                            pages?: string;
+                            /** @description Points on a page 595 pt (A4) on its shorter side; the stamp scales with the page. Default 48. */
+                            fontSize?: number;
+                            /** @description Degrees, counter-clockwise, about the page centre. Default 0. */
+                            angle?: number;
+                            /** @description As #rrggbb. Default #808080 (grey). */
+                            color?: string;
+                            /** @description From 0.05 to 1 (opaque). Default 0.5. */
+                            opacity?: number;
+                        };
+                        /** @description Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay. */
+                        info?: {
+                            title?: string;
+                            author?: string;
+                            subject?: string;
+                            keywords?: string[];
+                            creator?: string;
+                            producer?: string;
+                        };
+                        /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
+                        compress?: boolean;
+                        /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */
+                        linearize?: boolean;
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
+            200: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The job failed (upstream_rejected); the body is the failed job. */
+            422: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_error or storage_error); the body is the failed job. */
+            502: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_timeout); the body is the failed job. */
+            504: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    start_edit_pdf: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url: string;
+                        /** @description Draws form fields and annotations into the pages: what they show stays, they can no longer be edited. */
+                        flatten?: boolean;
+                        /** @description Turns pages. */
+                        rotate?: {
+                            /** @description Clockwise, added to the page's own rotation. */
+                            angle: 90 | 180 | 270;
+                            /** @description The pages to turn, e.g. "1-3,5" or "2-" (to the end); every page when absent. */
+                            pages?: string;
+                        };
+                        /** @description Text drawn across the middle of pages, in Helvetica Bold. */
+                        stamp?: {
+                            /** @description The text, one line (Windows-1252 characters: Western European letters). */
+                            text: string;
+                            /** @description over (a stamp, the default): on top of the page's content; under (a watermark): behind it, hidden where the page paints an opaque background. */
+                            layer?: "over" | "under";
+                            /** @description The pages to stamp, e.g. "1-3,5" or "2-" (to the end); every page when absent. */
+                            pages?: string;
+                            /** @description Points on a page 595 pt (A4) on its shorter side; the stamp scales with the page. Default 48. */
+                            fontSize?: number;
+                            /** @description Degrees, counter-clockwise, about the page centre. Default 0. */
+                            angle?: number;
+                            /** @description As #rrggbb. Default #808080 (grey). */
+                            color?: string;
+                            /** @description From 0.05 to 1 (opaque). Default 0.5. */
+                            opacity?: number;
+                        };
+                        /** @description Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay. */
+                        info?: {
+                            title?: string;
+                            author?: string;
+                            subject?: string;
+                            keywords?: string[];
+                            creator?: string;
+                            producer?: string;
+                        };
+                        /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
+                        compress?: boolean;
+                        /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */
+                        linearize?: boolean;
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
+                    callbackUrl?: string;
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+        };
+    };
     run_zip_files: {
         parameters: {
             query?: never;
@@ -3893,7 +4379,7 @@ export interface operations {
     list_jobs: {
         parameters: {
             query?: {
-                utility?: "html-pdf" | "html-image" | "office-pdf" | "split-pdf" | "merge-pdf" | "zip-files" | "unzip-files" | "xls-to-xlsx";
+                utility?: "html-pdf" | "html-image" | "office-pdf" | "split-pdf" | "merge-pdf" | "edit-pdf" | "zip-files" | "unzip-files" | "xls-to-xlsx";
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 limit?: number;
                 /** @description The previous page's nextCursor. */

@@ -9,6 +9,7 @@ export const UTILITY_SLUGS: readonly string[] = [
   'office-pdf',
   'split-pdf',
   'merge-pdf',
+  'edit-pdf',
   'zip-files',
   'unzip-files',
   'xls-to-xlsx',

@@ -53,7 +53,7 @@ class JobResult(BaseModel):
     )
     files: list[FileReference]
     pageCount: Annotated[
-        int | None, Field(description='split-pdf, merge-pdf and office-pdf.')
+        int | None, Field(description='split-pdf, merge-pdf, office-pdf and edit-pdf.')
     ] = None
     format: Annotated[
         str | None,
@@ -67,6 +67,42 @@ class JobResult(BaseModel):
     ] = None
     height: Annotated[
         int | None, Field(description="html-image: the picture's height in pixels.")
+    ] = None
+    title: Annotated[
+        str | None,
+        Field(
+            description="edit-pdf: the edited PDF's title as readers show it in its properties, when it has one."
+        ),
+    ] = None
+    author: Annotated[
+        str | None,
+        Field(
+            description="edit-pdf: the edited PDF's author as readers show it in its properties, when it has one."
+        ),
+    ] = None
+    subject: Annotated[
+        str | None,
+        Field(
+            description="edit-pdf: the edited PDF's subject as readers show it in its properties, when it has one."
+        ),
+    ] = None
+    keywords: Annotated[
+        str | None,
+        Field(
+            description="edit-pdf: the edited PDF's keywords as readers show it in its properties (comma-separated), when it has one."
+        ),
+    ] = None
+    creator: Annotated[
+        str | None,
+        Field(
+            description="edit-pdf: the edited PDF's creator as readers show it in its properties, when it has one."
+        ),
+    ] = None
+    producer: Annotated[
+        str | None,
+        Field(
+            description="edit-pdf: the edited PDF's producer as readers show it in its properties, when it has one."
+        ),
     ] = None
 
 
@@ -844,7 +880,154 @@ class MergePdfInput(BaseModel):
     info: Annotated[
         Info | None,
         Field(
-            description="The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept)."
+            description="The merged PDF's document information, as PDF readers show it in its properties (the inputs' own are not kept).",
+            title='Info',
+        ),
+    ] = None
+
+
+class PdfRotation(BaseModel):
+    """
+    Turns pages.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    angle: Annotated[
+        Literal[90, 180, 270],
+        Field(description="Clockwise, added to the page's own rotation."),
+    ]
+    pages: Annotated[
+        str | None,
+        Field(
+            description='The pages to turn, e.g. "1-3,5" or "2-" (to the end); every page when absent.',
+            max_length=200,
+            pattern='^ *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?( *, *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?)* *$',
+        ),
+    ] = None
+
+
+class PdfStamp(BaseModel):
+    """
+    Text drawn across the middle of pages, in Helvetica Bold.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    text: Annotated[
+        str,
+        Field(
+            description='The text, one line (Windows-1252 characters: Western European letters).',
+            max_length=200,
+            min_length=1,
+        ),
+    ]
+    layer: Annotated[
+        Literal['over', 'under'] | None,
+        Field(
+            description="over (a stamp, the default): on top of the page's content; under (a watermark): behind it, hidden where the page paints an opaque background."
+        ),
+    ] = None
+    pages: Annotated[
+        str | None,
+        Field(
+            description='The pages to stamp, e.g. "1-3,5" or "2-" (to the end); every page when absent.',
+            max_length=200,
+            pattern='^ *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?( *, *[1-9][0-9]{0,4}( *- *([1-9][0-9]{0,4})?)?)* *$',
+        ),
+    ] = None
+    fontSize: Annotated[
+        float | None,
+        Field(
+            description='Points on a page 595 pt (A4) on its shorter side; the stamp scales with the page. Default 48.',
+            ge=6.0,
+            le=400.0,
+        ),
+    ] = None
+    angle: Annotated[
+        float | None,
+        Field(
+            description='Degrees, counter-clockwise, about the page centre. Default 0.',
+            ge=-180.0,
+            le=180.0,
+        ),
+    ] = None
+    color: Annotated[
+        str | None,
+        Field(
+            description='As #rrggbb. Default #808080 (grey).',
+            pattern='^#[0-9a-fA-F]{6}$',
+        ),
+    ] = None
+    opacity: Annotated[
+        float | None,
+        Field(description='From 0.05 to 1 (opaque). Default 0.5.', ge=0.05, le=1.0),
+    ] = None
+
+
+class DocumentInfo(BaseModel):
+    """
+    Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: Annotated[str | None, Field(max_length=1000)] = None
+    author: Annotated[str | None, Field(max_length=1000)] = None
+    subject: Annotated[str | None, Field(max_length=1000)] = None
+    keywords: Annotated[list[Keyword] | None, Field(max_length=50)] = None
+    creator: Annotated[str | None, Field(max_length=1000)] = None
+    producer: Annotated[str | None, Field(max_length=1000)] = None
+
+
+class EditPdfInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+    flatten: Annotated[
+        bool | None,
+        Field(
+            description='Draws form fields and annotations into the pages: what they show stays, they can no longer be edited.'
+        ),
+    ] = None
+    rotate: Annotated[
+        PdfRotation | None, Field(description='Turns pages.', title='PdfRotation')
+    ] = None
+    stamp: Annotated[
+        PdfStamp | None,
+        Field(
+            description='Text drawn across the middle of pages, in Helvetica Bold.',
+            title='PdfStamp',
+        ),
+    ] = None
+    info: Annotated[
+        DocumentInfo | None,
+        Field(
+            description="Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay.",
+            title='DocumentInfo',
+        ),
+    ] = None
+    compress: Annotated[
+        bool | None,
+        Field(
+            description='Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are).'
+        ),
+    ] = None
+    linearize: Annotated[
+        bool | None,
+        Field(
+            description='Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives.'
         ),
     ] = None
 
@@ -906,12 +1089,12 @@ class XlsToXlsxInput(BaseModel):
     ]
 
 
-Utility = Literal["html-pdf", "html-image", "office-pdf", "split-pdf", "merge-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
+Utility = Literal["html-pdf", "html-image", "office-pdf", "split-pdf", "merge-pdf", "edit-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
 """The utilities of this API version (one `/v1/utilities/<slug>` route each)."""
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 
-UtilityInput = HtmlPdfInput | HtmlImageInput | OfficePdfInput | SplitPdfInput | MergePdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
+UtilityInput = HtmlPdfInput | HtmlImageInput | OfficePdfInput | SplitPdfInput | MergePdfInput | EditPdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
 
 INPUT_MODELS: dict[str, type[BaseModel]] = {
     "html-pdf": HtmlPdfInput,
@@ -919,6 +1102,7 @@ INPUT_MODELS: dict[str, type[BaseModel]] = {
     "office-pdf": OfficePdfInput,
     "split-pdf": SplitPdfInput,
     "merge-pdf": MergePdfInput,
+    "edit-pdf": EditPdfInput,
     "zip-files": ZipFilesInput,
     "unzip-files": UnzipFilesInput,
     "xls-to-xlsx": XlsToXlsxInput,

@@ -1,0 +1,86 @@
+import { createReadStream, createWriteStream } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { parseBoundedJson } from '../../platform/bounded-json.js'
+import { outputFileName } from '../common/file-names.js'
+import { openInput } from '../common/read-input.js'
+import type { UtilityHandler } from '../common/run-utility.js'
+import { rejected } from '../common/runner-error.js'
+import {
+  documentInfoOf,
+  infoExtras,
+  infoRefOf,
+  infoUpdate,
+  objectValueOf,
+  pdfFactsOf,
+  qpdfArgs,
+  type EditPdfInput,
+} from './edit.js'
+import { EDIT_PDF_LIMITS } from './limits.js'
+import { runQpdf } from './qpdf.js'
+import { stampPage } from './stamp.js'
+
+/**
+ * edit-pdf: streams the PDF into the job's scratch space, has qpdf describe it (pages,
+ * encryption, trailer, Info dictionary), then applies every edit asked for in one qpdf run, and
+ * streams the edited PDF, named as the input, to storage. Its result carries its page count and
+ * document information.
+ */
+export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, storage, storeStream }) => {
+  const source = await openInput(input.url, {
+    storage,
+    ...config.outbound,
+    maxBytes: EDIT_PDF_LIMITS.maxBytes,
+    what: 'PDF',
+  })
+  const work = await mkdtemp(join(config.scratchDir, 'edit-'))
+  try {
+    const files = { input: join(work, 'input.pdf'), output: join(work, 'output.pdf') }
+    await pipeline(Readable.from(source.body), createWriteStream(files.input))
+    const qpdf = (args: string[]) =>
+      runQpdf(args, {
+        cwd: work,
+        timeoutMs: EDIT_PDF_LIMITS.qpdfTimeoutMs,
+        maxOutputBytes: EDIT_PDF_LIMITS.maxReportBytes,
+      })
+    // qpdf's description of a hostile document is as hostile: its size is bounded as qpdf writes it, its nesting here.
+    const describe = async (args: string[]) => {
+      const report = (await qpdf(['--json=2', ...args, files.input])).stdout.toString('utf8')
+      try {
+        return parseBoundedJson(report, 64)
+      } catch {
+        throw rejected('The PDF is too intricate to describe (its structure nests deeper than dutil reads).')
+      }
+    }
+    const facts = pdfFactsOf(
+      await describe(['--json-key=encrypt', '--json-key=pages', '--json-key=qpdf', '--json-object=trailer']),
+    )
+    if (facts.encrypted)
+      throw rejected('The PDF is protected by a password or permissions; dutil edits only PDFs without protection.')
+    if (facts.pageCount === 0) throw rejected('The PDF has no pages.')
+    if (facts.pageCount > EDIT_PDF_LIMITS.maxPages)
+      throw rejected(`The PDF has ${facts.pageCount} pages; at most ${EDIT_PDF_LIMITS.maxPages} are allowed.`)
+    const ref = infoRefOf(facts.trailer)
+    const current = ref ? objectValueOf(await describe(['--json-key=qpdf', `--json-object=${ref}`]), ref) : undefined
+    const edit: { stamp?: string; infoUpdate?: string } = {}
+    if (input.stamp) {
+      edit.stamp = join(work, 'stamp.pdf')
+      await writeFile(edit.stamp, await stampPage(input.stamp))
+    }
+    if (input.info) {
+      edit.infoUpdate = join(work, 'info.json')
+      await writeFile(edit.infoUpdate, JSON.stringify(infoUpdate(facts, current, input.info, new Date())))
+    }
+    await qpdf(qpdfArgs(input, facts.pageCount, { ...files, ...edit }))
+    const name = outputFileName(source.name, 'pdf', 'document')
+    const file = await storeStream(name, createReadStream(files.output), 'application/pdf')
+    return {
+      files: [file],
+      extras: { pageCount: facts.pageCount, ...infoExtras({ ...documentInfoOf(current), ...input.info }) },
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process'
+import { allowedEnv } from '../common/child-env.js'
+import { killWithRunner } from '../common/child-groups.js'
+import { rejected, RunnerError } from '../common/runner-error.js'
+
+export const QPDF = process.env.DUTIL_QPDF_PATH || '/usr/bin/qpdf'
+
+/** qpdf's environment: nothing of the runner's (its storage credentials, a pool's token). */
+const QPDF_ENV = ['LANG', 'LC_ALL', 'TZ'] as const
+
+export interface QpdfRun {
+  /** Its standard output, within `maxOutputBytes`. */
+  stdout: Buffer
+}
+
+/**
+ * Runs qpdf once in `cwd` (its TMPDIR too), within a time limit and a bound on what it may print.
+ * A document qpdf cannot read, or one protected by a password, is the input's fault
+ * (upstream_rejected); qpdf killed or past its time is upstream_error / rejected with a reason.
+ */
+export async function runQpdf(
+  args: string[],
+  o: { cwd: string; timeoutMs: number; maxOutputBytes: number },
+): Promise<QpdfRun> {
+  const child = spawn(QPDF, args, {
+    cwd: o.cwd,
+    env: { ...allowedEnv(QPDF_ENV), TMPDIR: o.cwd },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
+  killWithRunner(child)
+  const out: Buffer[] = []
+  let outBytes = 0
+  let err = ''
+  let overflow = false
+  child.stdout.on('data', (c: Buffer) => {
+    outBytes += c.length
+    if (outBytes > o.maxOutputBytes) {
+      overflow = true
+      child.kill('SIGKILL')
+    } else out.push(c)
+  })
+  child.stderr.on('data', (c: Buffer) => {
+    if (err.length < 64 * 1024) err += c.toString('utf8')
+  })
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    child.kill('SIGKILL')
+  }, o.timeoutMs)
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (c, s) => resolve([c, s]))
+  }).finally(() => clearTimeout(timer))
+  if (timedOut) throw rejected(`qpdf did not finish editing the PDF within ${Math.round(o.timeoutMs / 1000)} s.`)
+  if (overflow) throw rejected('The PDF is too intricate to describe (its structure passes the size dutil reads).')
+  if (code === 0) return { stdout: Buffer.concat(out) }
+  if (/invalid password|password/i.test(err))
+    throw rejected('The PDF is protected by a password; dutil edits only PDFs without one.')
+  if (code === 2) throw rejected(`The file is not a PDF qpdf can read (${qpdfReason(err)}).`)
+  throw new RunnerError('upstream_error', `qpdf stopped while editing the PDF (${signal ?? `exit ${code}`}).`)
+}
+
+/** qpdf's own reason (its fatal line, not its warnings), without the file names of the job's scratch space. */
+export function qpdfReason(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+  const fatal = lines.find((l) => l.startsWith('qpdf:')) ?? lines.at(-1) ?? 'no reason given'
+  return fatal
+    .replace(/^qpdf:\s*/, '')
+    .replace(/\S*\binput\.pdf(\s*\([^)]*\))?:?\s*/g, '')
+    .slice(0, 200)
+}

@@ -1,0 +1,147 @@
+import Type from 'typebox'
+import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
+import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
+import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { documentInfoSchema } from '../common/document-info-schema.js'
+import { EDIT_PDF_LIMITS } from './limits.js'
+import { STAMP_CHARACTERS } from './stamp-text.js'
+
+export { EDIT_PDF_LIMITS }
+
+const pages = (what: string) =>
+  Type.Optional(
+    Type.String({
+      maxLength: 200,
+      pattern: PAGE_RANGES_PATTERN,
+      description: `The pages to ${what}, e.g. "1-3,5" or "2-" (to the end); every page when absent.`,
+    }),
+  )
+
+/** The edits, in the order they are applied (docs/api.md, edit-pdf). */
+export const EDITS = ['flatten', 'rotate', 'stamp', 'info', 'compress', 'linearize'] as const
+
+/** Problems JSON Schema cannot express: at least one edit, and a stamp's text in its character set. */
+export function checkEditPdf(input: unknown): InputProblem[] {
+  const i = input as { stamp?: { text: string } } & Record<string, unknown>
+  const problems: InputProblem[] = []
+  if (!EDITS.some((e) => i[e] !== undefined && i[e] !== false))
+    problems.push({ path: '', message: `names no edit: give at least one of ${EDITS.join(', ')}` })
+  if (i.stamp && !STAMP_CHARACTERS.test(i.stamp.text))
+    problems.push({
+      path: 'stamp.text',
+      message: 'takes letters of Western European languages (Windows-1252), digits, punctuation and spaces only',
+    })
+  return problems
+}
+
+export const editPdf: UtilityDefinition = {
+  slug: 'edit-pdf',
+  name: 'Edit a PDF',
+  description:
+    'Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly and makes it fast to view on the web (at most 150 MB and 2,000 pages, no password protection).',
+  category: 'pdf',
+  icon: 'edit_document',
+  target: 'pdf',
+  maxDurationSeconds: 900,
+  inputSchema: Type.Object(
+    {
+      url: StorageOrHttpUrl,
+      flatten: Type.Optional(
+        Type.Boolean({
+          description:
+            'Draws form fields and annotations into the pages: what they show stays, they can no longer be edited.',
+        }),
+      ),
+      rotate: Type.Optional(
+        Type.Object(
+          {
+            angle: Type.Union([Type.Literal(90), Type.Literal(180), Type.Literal(270)], {
+              description: "Clockwise, added to the page's own rotation.",
+            }),
+            pages: pages('turn'),
+          },
+          { additionalProperties: false, description: 'Turns pages.' },
+        ),
+      ),
+      stamp: Type.Optional(
+        Type.Object(
+          {
+            text: Type.String({
+              minLength: 1,
+              maxLength: EDIT_PDF_LIMITS.maxStampText,
+              description: 'The text, one line (Windows-1252 characters: Western European letters).',
+            }),
+            layer: Type.Optional(
+              Type.Union([Type.Literal('over'), Type.Literal('under')], {
+                description:
+                  "over (a stamp, the default): on top of the page's content; under (a watermark): behind it, hidden where the page paints an opaque background.",
+              }),
+            ),
+            pages: pages('stamp'),
+            fontSize: Type.Optional(
+              Type.Number({
+                minimum: 6,
+                maximum: 400,
+                description:
+                  'Points on a page 595 pt (A4) on its shorter side; the stamp scales with the page. Default 48.',
+              }),
+            ),
+            angle: Type.Optional(
+              Type.Number({
+                minimum: -180,
+                maximum: 180,
+                description: 'Degrees, counter-clockwise, about the page centre. Default 0.',
+              }),
+            ),
+            color: Type.Optional(
+              Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'As #rrggbb. Default #808080 (grey).' }),
+            ),
+            opacity: Type.Optional(
+              Type.Number({ minimum: 0.05, maximum: 1, description: 'From 0.05 to 1 (opaque). Default 0.5.' }),
+            ),
+          },
+          {
+            additionalProperties: false,
+            description: 'Text drawn across the middle of pages, in Helvetica Bold.',
+          },
+        ),
+      ),
+      info: Type.Optional(
+        documentInfoSchema(
+          "Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay.",
+        ),
+      ),
+      compress: Type.Optional(
+        Type.Boolean({
+          description:
+            'Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are).',
+        }),
+      ),
+      linearize: Type.Optional(
+        Type.Boolean({
+          description: 'Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives.',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  exampleInput: {
+    url: 'https://example.com/contract.pdf',
+    flatten: true,
+    stamp: { text: 'DRAFT', angle: 45, layer: 'under' },
+    info: { title: 'Contract (draft)' },
+  },
+  enabled: true,
+  checkInput: checkEditPdf,
+  runner: {
+    image: 'dutil-runner-edit-pdf',
+    entry: 'dist/runners/edit-pdf/bundle/main.js',
+    // The main thread downloads, draws a stamp's page and uploads; qpdf edits in a process of its own.
+    maxHeapMb: 192,
+    resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
+    backoffLimit: 1,
+    concurrency: 4,
+    // The PDF, a stamp's page, and the edited PDF.
+    scratchSizeLimit: '1Gi',
+  },
+}

@@ -1,0 +1,158 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { degrees, PDFDocument } from 'pdf-lib'
+import { describe, expect, inject, it } from 'vitest'
+import { api, download } from './helpers/api.js'
+import { jobInputs } from './helpers/job-inputs.js'
+import { jobOutputs } from './helpers/storage.js'
+import { hostile } from '../support/fixtures.js'
+import { makePdf } from '../support/pdfs.js'
+
+const inputs = jobInputs()
+const { files } = inputs
+
+/** A 3-page A4 PDF with a filled text field on page 1, titled "Original", page 3 already turned 90°. */
+async function formPdf(): Promise<Buffer> {
+  const doc = await PDFDocument.create()
+  for (let i = 1; i <= 3; i++) doc.addPage([595, 842]).drawText(`Page ${i} body`, { x: 50, y: 780, size: 20 })
+  doc.getPage(2).setRotation(degrees(90))
+  const field = doc.getForm().createTextField('name')
+  field.setText('Ada Lovelace')
+  field.addToPage(doc.getPage(0), { x: 50, y: 600, width: 220, height: 30 })
+  doc.setTitle('Original')
+  doc.setCreator('a test')
+  return Buffer.from(await doc.save())
+}
+
+/** Runs a command-line tool on the PDF's bytes (pdftotext, qpdf). */
+function onPdf(bytes: Buffer, tool: string, args: (path: string) => string[]): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), 'edited.pdf')
+  writeFileSync(path, bytes)
+  return execFileSync(tool, args(path), { encoding: 'utf8' })
+}
+/** A page's text in the order its content draws it (pdftotext -raw), without white space: text drawn at an angle comes in pieces. */
+const textOfPage = (bytes: Buffer, page: number) =>
+  onPdf(bytes, 'pdftotext', (p) => ['-raw', '-f', String(page), '-l', String(page), p, '-']).replace(/\s+/g, '')
+
+describe('edit-pdf through the whole platform', () => {
+  it('flattens the form, turns a page, watermarks pages and writes document information in one run', async () => {
+    const url = files.add('contract.pdf', await formPdf())
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          url,
+          flatten: true,
+          rotate: { angle: 90, pages: '2' },
+          stamp: { text: 'ENTWURF – vertraulich', layer: 'under', pages: '1-2', angle: 45, color: '#cc0000' },
+          info: { author: 'Ada', keywords: ['contract', 'draft'] },
+        },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result).toMatchObject({
+      pageCount: 3,
+      // The fields given replace the document's own; the others stay.
+      title: 'Original',
+      author: 'Ada',
+      keywords: 'contract, draft',
+      creator: 'a test',
+    })
+    const [file] = res.body.result.files
+    expect(file).toMatchObject({ name: 'contract.pdf', contentType: 'application/pdf' })
+    const bytes = (await download(file.url)).bytes
+    const doc = await PDFDocument.load(bytes)
+    // The form is gone, what it showed stays in the page.
+    expect(doc.getForm().getFields()).toEqual([])
+    expect(textOfPage(bytes, 1)).toContain('AdaLovelace')
+    // Page 2 turned; page 3 keeps its own turn.
+    expect(doc.getPages().map((p) => p.getRotation().angle)).toEqual([0, 90, 90])
+    // The watermark on the pages asked for, not on the others.
+    expect(textOfPage(bytes, 1)).toContain('ENTWURF–vertraulich')
+    expect(textOfPage(bytes, 2)).toContain('ENTWURF–vertraulich')
+    expect(textOfPage(bytes, 3)).not.toContain('ENTWURF')
+    expect(doc.getTitle()).toBe('Original')
+    expect(doc.getAuthor()).toBe('Ada')
+    expect(doc.getModificationDate()!.getTime()).toBeGreaterThan(Date.parse(res.body.createdAt) - 2000)
+    // qpdf finds nothing wrong with what it wrote.
+    expect(onPdf(bytes, 'qpdf', (p) => ['--check', p])).toContain('No syntax or stream encoding errors')
+  })
+
+  it('compresses and linearizes: the same pages, "fast web view"', async () => {
+    const url = files.add('report.pdf', await makePdf(4))
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url, compress: true, linearize: true } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const bytes = (await download(res.body.result.files[0].url)).bytes
+    expect(res.body.result.pageCount).toBe(4)
+    expect((await PDFDocument.load(bytes)).getPageCount()).toBe(4)
+    expect(onPdf(bytes, 'pdfinfo', (p) => [p])).toMatch(/Optimized:\s+yes/)
+    expect(onPdf(bytes, 'qpdf', (p) => ['--check-linearization', p])).toContain('no linearization errors')
+  })
+
+  it('refuses a request naming no edit, a stamp it cannot draw and an angle it does not take, before any job', async () => {
+    const url = files.add('plain.pdf', await makePdf(1))
+    for (const [input, path] of [
+      [{ url }, 'input'],
+      [{ url, stamp: { text: '草稿' } }, 'input.stamp.text'],
+      [{ url, rotate: { angle: 45 } }, 'input.rotate.angle'],
+      [{ url, stamp: { text: 'X', opacity: 0 } }, 'input.stamp.opacity'],
+    ] as const) {
+      const res = await api('POST', '/v1/utilities/edit-pdf', { key: inputs.key, body: { input } })
+      expect(res.status, JSON.stringify(input)).toBe(400)
+      expect(res.body.error.code).toBe('invalid_request')
+      expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path)
+    }
+  })
+
+  it.each([
+    ['encrypted.pdf', 'protected by a password'],
+    ['truncated.pdf', 'not a PDF qpdf can read'],
+    ['not-a-pdf.pdf', 'not a PDF qpdf can read'],
+  ])('given %s, the run fails as upstream_rejected (%s), with no output', async (fixture, why) => {
+    const url = files.add(`edit-${fixture}`, hostile(fixture))
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url, flatten: true } },
+    })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ status: 'failed', result: null, error: { code: 'upstream_rejected' } })
+    expect(res.body.error.message).toContain(why)
+    expect(res.body.error.message).not.toContain('/tmp')
+    expect(await jobOutputs(res.body)).toEqual([])
+  })
+
+  it('fails naming the pages when they go past the end of the document', async () => {
+    const url = files.add('two.pdf', await makePdf(2))
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url, rotate: { angle: 180, pages: '2-3' } } },
+    })
+    expect(res.status).toBe(422)
+    expect(res.body.error).toMatchObject({ code: 'upstream_rejected' })
+    expect(res.body.error.message).toContain('has 2 pages; the pages asked for (2-3) go past its end')
+    expect(await jobOutputs(res.body)).toEqual([])
+  })
+
+  it('takes the PDF and its edits in one multipart call and answers the edited PDF itself', async () => {
+    const body = new FormData()
+    body.append('file', new Blob([await formPdf()]), 'invoice.pdf')
+    body.append('input', JSON.stringify({ stamp: { text: 'PAID', fontSize: 96, color: '#008000' } }))
+    const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/edit-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inputs.key}`, Accept: 'application/pdf' },
+      body,
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/pdf')
+    expect(res.headers.get('content-disposition')).toContain('filename="invoice.pdf"')
+    const bytes = Buffer.from(await res.arrayBuffer())
+    for (const page of [1, 2, 3]) expect(textOfPage(bytes, page)).toContain('PAID')
+    // Not flattened: the form stays a form.
+    expect((await PDFDocument.load(bytes)).getForm().getFields()).toHaveLength(1)
+  })
+})
