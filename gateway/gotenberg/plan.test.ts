@@ -349,6 +349,45 @@ describe('planOf', () => {
     expect(refusal(() => split({ splitSpan: '1' }))).toMatchObject({ field: 'splitMode' })
   })
 
+  it('flattens, turns and writes the metadata of each PDF as an edit-pdf job named after it', () => {
+    const pdfs = [file('b.pdf'), file('a.pdf')]
+    expect(planOf('flatten', fields(), pdfs)).toEqual({
+      runs: [
+        { utility: 'edit-pdf', input: { url: pdfs[1].url, flatten: true }, stem: 'a' },
+        { utility: 'edit-pdf', input: { url: pdfs[0].url, flatten: true }, stem: 'b' },
+      ],
+      merge: false,
+      split: false,
+    })
+    expect(planOf('rotate', fields({ rotateAngle: '90' }), [file('a.pdf')]).runs[0].input).toEqual({
+      url: pdfs[1].url,
+      rotate: { angle: 90 },
+    })
+    expect(
+      planOf('rotate', fields({ rotateAngle: '270', rotatePages: '1-2, 4' }), [file('a.pdf')]).runs[0].input,
+    ).toMatchObject({ rotate: { angle: 270, pages: '1-2,4' } })
+    expect(refusal(() => planOf('rotate', fields({ rotateAngle: '45' }), [file('a.pdf')]))).toMatchObject({
+      field: 'rotateAngle',
+    })
+    expect(refusal(() => planOf('rotate', fields(), [file('a.pdf')]))).toMatchObject({ field: 'rotateAngle' })
+    expect(
+      refusal(() => planOf('rotate', fields({ rotateAngle: '90', rotatePages: 'odd' }), [file('a.pdf')])),
+    ).toMatchObject({ field: 'rotatePages' })
+    expect(
+      planOf('metadata-write', fields({ metadata: '{"Title":"T","Keywords":["a","b"]}' }), [file('a.pdf')]).runs[0]
+        .input,
+    ).toEqual({ url: pdfs[1].url, info: { title: 'T', keywords: ['a', 'b'] } })
+    expect(refusal(() => planOf('metadata-write', fields(), [file('a.pdf')]))).toMatchObject({ field: 'metadata' })
+    expect(refusal(() => planOf('metadata-write', fields({ metadata: '{}' }), [file('a.pdf')]))).toMatchObject({
+      field: 'metadata',
+    })
+    // Fields of other routes, and files that are not PDFs, are refused naming them.
+    expect(refusal(() => planOf('flatten', fields({ rotateAngle: '90' }), [file('a.pdf')]))).toMatchObject({
+      field: 'rotateAngle',
+    })
+    expect(refusal(() => planOf('flatten', fields(), [file('a.docx')]))).toMatchObject({ field: 'a.docx' })
+  })
+
   it("refuses the PDF engines' extra files (watermark, stamp, embeds)", () => {
     expect(
       refusal(() => planOf('merge', fields(), [file('a.pdf'), file('b.pdf'), file('w.pdf', 'watermark')])),

@@ -24,6 +24,9 @@ export const GOTENBERG_ROUTES = {
   '/forms/libreoffice/convert': 'libreoffice',
   '/forms/pdfengines/merge': 'merge',
   '/forms/pdfengines/split': 'split',
+  '/forms/pdfengines/flatten': 'flatten',
+  '/forms/pdfengines/rotate': 'rotate',
+  '/forms/pdfengines/metadata/write': 'metadata-write',
 } as const
 export type GotenbergRoute = (typeof GOTENBERG_ROUTES)[keyof typeof GOTENBERG_ROUTES]
 
@@ -37,7 +40,7 @@ export interface FormFile {
 
 /** One dutil job of a request. */
 export interface PlannedRun {
-  utility: 'html-pdf' | 'html-image' | 'office-pdf' | 'merge-pdf' | 'split-pdf'
+  utility: 'html-pdf' | 'html-image' | 'office-pdf' | 'merge-pdf' | 'split-pdf' | 'edit-pdf'
   input: Record<string, unknown>
   /** The name stem of its outputs in the answer (the input file's name without its extension). */
   stem: string
@@ -568,6 +571,17 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
         split: false,
       }
     }
+    case 'flatten':
+    case 'rotate':
+    case 'metadata-write': {
+      const edit = editOf(route, fields)
+      const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
+      return {
+        runs: pdfs.map((p) => ({ utility: 'edit-pdf', input: { url: p.url, ...edit }, stem: stemOf(p.name) })),
+        merge: false,
+        split: false,
+      }
+    }
     case 'split': {
       const given = checkFields(fields, new Set(['splitMode', 'splitSpan', 'splitUnify']))
       const mode = given.get('splitMode')
@@ -602,6 +616,41 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
         // One file per input with unify: named after its input, as Gotenberg names it.
         split: !unify,
       }
+    }
+  }
+}
+
+/** What Gotenberg's one-edit routes ask of edit-pdf, from their fields: an edit for each PDF of the request. */
+function editOf(route: 'flatten' | 'rotate' | 'metadata-write', fields: Fields): Record<string, unknown> {
+  switch (route) {
+    case 'flatten':
+      checkFields(fields, new Set())
+      return { flatten: true }
+    case 'rotate': {
+      const given = checkFields(fields, new Set(['rotateAngle', 'rotatePages']))
+      const angle = given.get('rotateAngle')
+      if (angle === undefined) throw new FormRefused('rotateAngle', "form field 'rotateAngle' is required")
+      const degrees = parseInteger('rotateAngle', angle)
+      if (degrees !== 90 && degrees !== 180 && degrees !== 270)
+        throw new FormRefused(
+          'rotateAngle',
+          `form field 'rotateAngle' is invalid (got '${clip(angle)}'): 90, 180 or 270`,
+        )
+      const pages = (given.get('rotatePages') ?? '').replace(/\s+/g, '')
+      if (pages !== '' && !new RegExp(PAGE_RANGES_PATTERN).test(pages))
+        throw new FormRefused(
+          'rotatePages',
+          `form field 'rotatePages' is invalid (got '${clip(pages)}'): pages and ranges separated by commas, such as 1-3,5 or 4-`,
+        )
+      return { rotate: { angle: degrees, ...(pages ? { pages } : {}) } }
+    }
+    case 'metadata-write': {
+      const given = checkFields(fields, new Set(['metadata']))
+      const metadata = given.get('metadata')
+      if (metadata === undefined) throw new FormRefused('metadata', "form field 'metadata' is required")
+      const info = documentInfoOf(metadata)
+      if (!info) throw new FormRefused('metadata', "form field 'metadata' is invalid: it names nothing to write")
+      return { info }
     }
   }
 }

@@ -10,6 +10,7 @@ import { FileServer } from '../support/file-server.js'
 import {
   chromiumlyConversions,
   chromiumlyErrors,
+  chromiumlyPdfEdits,
   chromiumlyScreenshots,
   pythonClientRound,
   SERVED_PAGE,
@@ -45,6 +46,10 @@ describe('chromiumly (npm) against the Gotenberg routes', () => {
 
   it("takes screenshots of HTML with its picture (the whole page, as Gotenberg's default) and of a URL (the viewport, jpeg) as html-image jobs", async () => {
     await chromiumlyScreenshots(await target('chromiumly-screenshots'))
+  }, 120_000)
+
+  it('flattens a form, turns a page and writes metadata of PDFs as edit-pdf jobs', async () => {
+    await chromiumlyPdfEdits(await target('chromiumly-edits'))
   }, 120_000)
 
   it('reads the errors: 400 naming a field dutil does not support, 401 for a wrong key, 400 for a document that is not one', async () => {

@@ -180,6 +180,33 @@ export async function chromiumlyScreenshots({ gatewayUrl, key, pageUrl }: RoundT
   expect(jobs.map((j) => `${j.utility} ${j.status}`)).toEqual(['html-image succeeded', 'html-image succeeded'])
 }
 
+/**
+ * chromiumly's PDF edits: a form flattened, a page turned, metadata written; each an edit-pdf job
+ * of the key.
+ */
+export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Promise<void> {
+  const c = chromiumly()
+  c.Chromiumly.configure({ endpoint: gatewayUrl, username: 'dutil', password: key })
+  const form = await PDFDocument.create()
+  form.addPage([400, 500])
+  const field = form.getForm().createTextField('name')
+  field.setText('Grace Hopper')
+  field.addToPage(form.getPage(0), { x: 40, y: 400, width: 200, height: 30 })
+  const flat = await c.PDFEngines.flatten([Buffer.from(await form.save())])
+  expect((await PDFDocument.load(flat)).getForm().getFields()).toEqual([])
+  expect(textOf(flat)).toContain('Grace Hopper')
+  const turned = await PDFDocument.load(await c.PDFEngines.rotate({ files: [await makePdf(3)], angle: 90, pages: '2' }))
+  expect(turned.getPages().map((p) => p.getRotation().angle)).toEqual([0, 90, 0])
+  const titled = await c.PDFEngines.writeMetadata({
+    files: [await makePdf(1)],
+    metadata: { Title: 'Edited through Gotenberg', Author: 'dutil' },
+  })
+  const doc = await PDFDocument.load(titled)
+  expect([doc.getTitle(), doc.getAuthor()]).toEqual(['Edited through Gotenberg', 'dutil'])
+  const jobs = await jobsOf(gatewayUrl, key)
+  expect(jobs.map((j) => `${j.utility} ${j.status}`)).toEqual(Array(3).fill('edit-pdf succeeded'))
+}
+
 /** chromiumly reading dutil's errors: a field it does not support, a document that is not one, a wrong key. */
 export async function chromiumlyErrors({ gatewayUrl, key, pageUrl }: RoundTarget): Promise<void> {
   const c = chromiumly()
