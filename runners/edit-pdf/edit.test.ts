@@ -111,13 +111,17 @@ describe('document information', () => {
 describe('pdfFactsOf', () => {
   it("takes the page count, encryption and trailer from qpdf's description", () => {
     expect(
-      pdfFactsOf({
-        encrypt: { encrypted: false },
-        pages: [{}, {}],
-        qpdf: [{ maxobjectid: 9 }, { trailer: { value: { '/Root': '1 0 R' } } }],
-      }),
+      pdfFactsOf(
+        {
+          encrypt: { encrypted: false },
+          qpdf: [{ maxobjectid: 9 }, { trailer: { value: { '/Root': '1 0 R' } } }],
+        },
+        '2\n',
+      ),
     ).toEqual({ pageCount: 2, encrypted: false, trailer: { '/Root': '1 0 R' }, maxObjectId: 9 })
-    expect(() => pdfFactsOf({ pages: 'x' })).toThrow(/without its pages/)
+    expect(() => pdfFactsOf({ qpdf: [{ maxobjectid: 9 }, { trailer: { value: {} } }] }, 'x')).toThrow(
+      /without its page count/,
+    )
   })
 })
 

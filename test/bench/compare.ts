@@ -8,6 +8,7 @@ import { FileServer } from '../support/file-server.js'
 import { makeHeavyPdf, makePdf } from '../support/pdfs.js'
 import { runRunner } from '../support/runner-harness.js'
 import { benchPage, benchWorkbook, textFile } from './bench-inputs.js'
+import { stampPage } from '../../runners/edit-pdf/stamp.js'
 import { BIN_DIR, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 
 /**
@@ -274,6 +275,54 @@ try {
       )
     }
     for (const n of names) rmSync(join(WORK, n))
+    rmSync(out, { recursive: true, force: true })
+  }
+
+  // edit-pdf: the edits against qpdf doing the same on the same file (the runner runs qpdf too,
+  // after describing the document with it; the stamp's page is pdf-lib's in both).
+  if (wanted('edit-pdf')) {
+    say('edit-pdf: 500 pages turned and stamped, 50 scanned pages compressed and linearized, vs qpdf')
+    const plain = await makePdf(500)
+    writeFileSync(join(WORK, 'edit.pdf'), plain)
+    writeFileSync(join(WORK, 'stamp.pdf'), await stampPage({ text: 'PAID', angle: 45 }))
+    const scans = await makeHeavyPdf(50, 100_000)
+    writeFileSync(join(WORK, 'scans.pdf'), scans)
+    const out = join(WORK, 'edited')
+    const rows: Array<{ input: string; file: string; bytes: Buffer; edit: Record<string, unknown>; qpdf: string[] }> = [
+      {
+        input: `500 pages (${(plain.length / 1024).toFixed(0)} KB), page 2- turned, a stamp on every page`,
+        file: 'edit.pdf',
+        bytes: plain,
+        edit: { rotate: { angle: 90, pages: '2-' }, stamp: { text: 'PAID', angle: 45 } },
+        qpdf: ['--rotate=+90:2-500', '--overlay', 'stamp.pdf', '--to=1-500', '--from=1', '--repeat=1', '--'],
+      },
+      {
+        input: `50 scanned pages (${(scans.length / 1024 ** 2).toFixed(1)} MB), compressed and linearized`,
+        file: 'scans.pdf',
+        bytes: scans,
+        edit: { compress: true, linearize: true },
+        qpdf: [
+          '--object-streams=generate',
+          '--compress-streams=y',
+          '--recompress-flate',
+          '--compression-level=9',
+          '--linearize',
+        ],
+      },
+    ]
+    for (const row of rows) {
+      const url = files.add(`bench-${row.file}`, row.bytes)
+      await measure(
+        { utility: 'edit-pdf', input: row.input, tool: 'qpdf', target: { against: 'anchor', ratio: 1.3 } },
+        {
+          native: () => timed('qpdf', [row.file, ...row.qpdf, join(out, row.file)], { cwd: WORK }),
+          output: `${out}/`,
+          before: fresh(out),
+          runner: runner('edit-pdf', { url, ...row.edit }),
+          platformInput: { url, ...row.edit },
+        },
+      )
+    }
     rmSync(out, { recursive: true, force: true })
   }
 
