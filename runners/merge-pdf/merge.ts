@@ -16,6 +16,7 @@ import {
 import { DecodeLimitError } from '../common/pdf-decode-guard.js'
 import { bombMessage, loadPdf } from '../common/pdf-load.js'
 import { rejected } from '../common/runner-error.js'
+import type { DocumentInfo } from '../common/document-info-schema.js'
 
 const MERGE = { verb: 'merged' }
 
@@ -34,14 +35,7 @@ export interface MergeLimits {
 }
 
 /** The merged document's information (its Info dictionary): what a PDF reader shows as its properties. */
-export interface DocumentInfo {
-  title?: string
-  author?: string
-  subject?: string
-  keywords?: string[]
-  creator?: string
-  producer?: string
-}
+export type { DocumentInfo }
 
 /** Quarter turns a page may be given, clockwise. */
 export type Rotation = 90 | 180 | 270
