@@ -78,14 +78,22 @@ function control(
  * Builds form controls for a schema; `read()` gives back the value the form describes, leaving
  * out what was not filled in. `path` names the value in API error details (e.g. input.url).
  */
-export function schemaForm(schema: Schema, path: string, name: string, value: unknown, required: boolean): FormPart {
+export function schemaForm(
+  schema: Schema,
+  path: string,
+  name: string,
+  value: unknown,
+  required: boolean,
+  /** Inside an optional group: a choice it requires may still be left unset, and the group with it. */
+  inOptional = false,
+): FormPart {
   const label = humanize(name)
   const choices = choicesOf(schema)
   if (choices) {
     const select = h(
       'select',
-      { required },
-      required ? null : h('option', { value: '' }, 'Not set'),
+      { required: required && !inOptional },
+      required && !inOptional ? null : h('option', { value: '' }, 'Not set'),
       choices.map((c) => h('option', { value: String(c), selected: value === c }, String(c))),
     )
     return {
@@ -96,6 +104,7 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
   switch (schema.type) {
     case 'object': {
       const props = Object.entries(schema.properties ?? {})
+      const optionalGroup = inOptional || (!required && path !== 'input')
       const parts = props.map(([k, s]) =>
         schemaForm(
           s,
@@ -103,6 +112,7 @@ export function schemaForm(schema: Schema, path: string, name: string, value: un
           k,
           (value as Record<string, unknown> | undefined)?.[k],
           (schema.required ?? []).includes(k),
+          optionalGroup,
         ),
       )
       const read = () => {
