@@ -381,6 +381,39 @@ describe('planOf', () => {
     expect(refusal(() => planOf('metadata-write', fields({ metadata: '{}' }), [file('a.pdf')]))).toMatchObject({
       field: 'metadata',
     })
+    // A text watermark behind the pages, a stamp over them; pictures, PDFs and engine options refused.
+    expect(
+      planOf('watermark', fields({ watermarkSource: 'text', watermarkExpression: 'DRAFT', watermarkPages: '2-' }), [
+        file('a.pdf'),
+      ]).runs[0].input,
+    ).toEqual({ url: pdfs[1].url, stamp: { text: 'DRAFT', layer: 'under', angle: 45, pages: '2-' } })
+    expect(
+      planOf('stamp', fields({ stampSource: 'text', stampExpression: 'PAID', stampOptions: '{ }' }), [file('a.pdf')])
+        .runs[0].input,
+    ).toEqual({ url: pdfs[1].url, stamp: { text: 'PAID', layer: 'over', angle: 45 } })
+    expect(
+      refusal(() => planOf('stamp', fields({ stampSource: 'image', stampExpression: 'x' }), [file('a.pdf')])),
+    ).toMatchObject({ field: 'stampSource' })
+    expect(
+      refusal(() =>
+        planOf(
+          'watermark',
+          fields({ watermarkSource: 'text', watermarkExpression: 'x', watermarkOptions: '{"opacity":1}' }),
+          [file('a.pdf')],
+        ),
+      ),
+    ).toMatchObject({ field: 'watermarkOptions' })
+    expect(refusal(() => planOf('watermark', fields({ watermarkSource: 'text' }), [file('a.pdf')]))).toMatchObject({
+      field: 'watermarkExpression',
+    })
+    expect(
+      refusal(() =>
+        planOf('watermark', fields({ watermarkSource: 'text', watermarkExpression: 'x' }), [
+          file('a.pdf'),
+          file('w.png', 'watermark'),
+        ]),
+      ),
+    ).toMatchObject({ field: 'watermark' })
     // Fields of other routes, and files that are not PDFs, are refused naming them.
     expect(refusal(() => planOf('flatten', fields({ rotateAngle: '90' }), [file('a.pdf')]))).toMatchObject({
       field: 'rotateAngle',

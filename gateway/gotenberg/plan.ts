@@ -27,6 +27,8 @@ export const GOTENBERG_ROUTES = {
   '/forms/pdfengines/flatten': 'flatten',
   '/forms/pdfengines/rotate': 'rotate',
   '/forms/pdfengines/metadata/write': 'metadata-write',
+  '/forms/pdfengines/watermark': 'watermark',
+  '/forms/pdfengines/stamp': 'stamp',
 } as const
 export type GotenbergRoute = (typeof GOTENBERG_ROUTES)[keyof typeof GOTENBERG_ROUTES]
 
@@ -573,7 +575,9 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
     }
     case 'flatten':
     case 'rotate':
-    case 'metadata-write': {
+    case 'metadata-write':
+    case 'watermark':
+    case 'stamp': {
       const edit = editOf(route, fields)
       const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
       return {
@@ -621,8 +625,43 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
 }
 
 /** What Gotenberg's one-edit routes ask of edit-pdf, from their fields: an edit for each PDF of the request. */
-function editOf(route: 'flatten' | 'rotate' | 'metadata-write', fields: Fields): Record<string, unknown> {
+function editOf(
+  route: 'flatten' | 'rotate' | 'metadata-write' | 'watermark' | 'stamp',
+  fields: Fields,
+): Record<string, unknown> {
   switch (route) {
+    case 'watermark':
+    case 'stamp': {
+      // A text across the pages: behind their content (a watermark) or over it (a stamp), in
+      // edit-pdf's look (Helvetica Bold 48 pt, grey, half opaque, at 45°); pictures and PDFs as
+      // the mark, and Gotenberg's engine options, are not taken.
+      const f = (name: string) => `${route}${name}`
+      const given = checkFields(fields, new Set([f('Source'), f('Expression'), f('Pages'), f('Options')]))
+      const source = given.get(f('Source'))
+      if (source === undefined) throw new FormRefused(f('Source'), `form field '${f('Source')}' is required`)
+      if (source !== 'text')
+        throw new FormRefused(
+          f('Source'),
+          `form field '${f('Source')}' is invalid (got '${clip(source)}'): dutil takes text only`,
+        )
+      const text = given.get(f('Expression'))
+      if (text === undefined) throw new FormRefused(f('Expression'), `form field '${f('Expression')}' is required`)
+      const options = given.get(f('Options'))
+      if (options !== undefined && options.replace(/\s+/g, '') !== '{}')
+        throw new FormRefused(
+          f('Options'),
+          `form field '${f('Options')}' is not supported by dutil (edit-pdf's stamp takes size, angle, colour and opacity)`,
+        )
+      const pages = (given.get(f('Pages')) ?? '').replace(/\s+/g, '')
+      if (pages !== '' && !new RegExp(PAGE_RANGES_PATTERN).test(pages))
+        throw new FormRefused(
+          f('Pages'),
+          `form field '${f('Pages')}' is invalid (got '${clip(pages)}'): pages and ranges separated by commas, such as 1-3,5 or 4-`,
+        )
+      return {
+        stamp: { text, layer: route === 'watermark' ? 'under' : 'over', angle: 45, ...(pages ? { pages } : {}) },
+      }
+    }
     case 'flatten':
       checkFields(fields, new Set())
       return { flatten: true }

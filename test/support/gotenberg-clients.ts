@@ -64,11 +64,14 @@ async function pdfOfWidth(width: number, pages: number): Promise<Buffer> {
   return Buffer.from(await doc.save())
 }
 
-export function textOf(pdf: Buffer): string {
+export function textOf(pdf: Buffer, raw = false): string {
   const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-'))
   writeFileSync(join(dir, 'out.pdf'), pdf)
-  return execFileSync('pdftotext', [join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
+  return execFileSync('pdftotext', [...(raw ? ['-raw'] : []), join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
 }
+
+/** The text in the order the pages draw it, without white space (text at an angle comes in pieces). */
+const drawnTextOf = (pdf: Buffer) => textOf(pdf, true).replace(/\s+/g, '')
 
 /**
  * chromiumly: HTML with its asset, a URL, office documents (single, several and merged), a merge
@@ -181,8 +184,8 @@ export async function chromiumlyScreenshots({ gatewayUrl, key, pageUrl }: RoundT
 }
 
 /**
- * chromiumly's PDF edits: a form flattened, a page turned, metadata written; each an edit-pdf job
- * of the key.
+ * chromiumly's PDF edits: a form flattened, a page turned, metadata written, a text watermark and
+ * a text stamp; each an edit-pdf job of the key.
  */
 export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Promise<void> {
   const c = chromiumly()
@@ -203,8 +206,15 @@ export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Prom
   })
   const doc = await PDFDocument.load(titled)
   expect([doc.getTitle(), doc.getAuthor()]).toEqual(['Edited through Gotenberg', 'dutil'])
+  const marked = await c.PDFEngines.watermark({
+    files: [await makePdf(2)],
+    watermark: { source: 'text', expression: 'CONFIDENTIAL', pages: '2' },
+  })
+  expect(drawnTextOf(marked)).toContain('CONFIDENTIAL')
+  const stamped = await c.PDFEngines.stamp({ files: [await makePdf(1)], stamp: { source: 'text', expression: 'PAID' } })
+  expect(drawnTextOf(stamped)).toContain('PAID')
   const jobs = await jobsOf(gatewayUrl, key)
-  expect(jobs.map((j) => `${j.utility} ${j.status}`)).toEqual(Array(3).fill('edit-pdf succeeded'))
+  expect(jobs.map((j) => `${j.utility} ${j.status}`)).toEqual(Array(5).fill('edit-pdf succeeded'))
 }
 
 /** chromiumly reading dutil's errors: a field it does not support, a document that is not one, a wrong key. */
