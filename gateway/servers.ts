@@ -2,13 +2,17 @@ import { createServer, type Server } from 'node:http'
 import type Koa from 'koa'
 import type { Logger } from 'pino'
 import type { GatewayConfig } from './config.js'
+import { ConnectionDrain } from './connection-drain.js'
 import { filesHostHandler } from './files-host.js'
 import type { UploadDigests } from './upload-digests.js'
 
 export interface GatewayServers {
-  /** Stops accepting connections and resolves when the open ones are done. */
+  /** Lets every connection go after its next answer (ConnectionDrain), then stops listening. */
   close(): Promise<void>
 }
+
+/** How long a keep-alive connection may stay idle at shutdown before it is closed (ConnectionDrain). */
+const IDLE_DRAIN_MS = 2000
 
 /**
  * The API server and (DUTIL_FILES_PORT) the files host, listening. A client gets a bounded time
@@ -17,6 +21,7 @@ export interface GatewayServers {
  * CSP sandbox whatever storage is behind it (gateway/files-host.ts).
  */
 export function listen(config: GatewayConfig, app: Koa, log: Logger, digests?: UploadDigests): GatewayServers {
+  const drain = new ConnectionDrain(IDLE_DRAIN_MS)
   const api = createServer(
     {
       requestTimeout: config.timeouts.requestMs,
@@ -24,20 +29,22 @@ export function listen(config: GatewayConfig, app: Koa, log: Logger, digests?: U
       keepAliveTimeout: config.timeouts.keepAliveMs,
       connectionsCheckingInterval: 1000,
     },
-    app.callback(),
+    drain.wrap(app.callback()),
   )
   api.listen(config.port, config.host)
   let files: Server | undefined
   if (config.filesPort) {
     files = createServer(
       { headersTimeout: config.timeouts.headersMs, keepAliveTimeout: config.timeouts.keepAliveMs },
-      filesHostHandler({
-        storage: config.storage.endpoint,
-        publicEndpoint: config.storage.publicEndpoint,
-        bucket: config.storage.bucket,
-        log,
-        digests,
-      }),
+      drain.wrap(
+        filesHostHandler({
+          storage: config.storage.endpoint,
+          publicEndpoint: config.storage.publicEndpoint,
+          bucket: config.storage.bucket,
+          log,
+          digests,
+        }),
+      ),
     )
     files.listen(config.filesPort, config.host)
     log.info(
@@ -45,16 +52,5 @@ export function listen(config: GatewayConfig, app: Koa, log: Logger, digests?: U
       'files host listening',
     )
   }
-  return {
-    close: async () => {
-      files?.close()
-      const closed = new Promise((resolve) => api.close(resolve))
-      // A keep-alive connection whose request is answered during the drain (a sync run told 202)
-      // goes idle after close() was called: it is closed then, not when its keep-alive expires.
-      const sweep = setInterval(() => api.closeIdleConnections(), 100)
-      api.closeIdleConnections()
-      await closed
-      clearInterval(sweep)
-    },
-  }
+  return { close: () => drain.drain(files ? [api, files] : [api]) }
 }

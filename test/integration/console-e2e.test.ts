@@ -352,11 +352,13 @@ describe('console, end to end in Chromium', () => {
     const page = people.admin.page
     await page.goto(`/console/jobs/${started.body.id}`)
     const log = page.getByTestId('callback-log')
-    // The page shows the log once the delivery is recorded (it refreshes while the job runs).
+    // The page shows the log once the delivery is recorded (it refreshes while the job runs):
+    // reloaded until it does, each time counted once the page has drawn the job.
     await expect
       .poll(
         async () => {
           await page.reload()
+          await page.getByTestId('job-status').waitFor()
           return log.locator('tbody tr').count()
         },
         { timeout: 15_000 },
