@@ -28,6 +28,7 @@ describe('shell completion', () => {
       'split-pdf',
       'merge-pdf',
       'edit-pdf',
+      'pdf-info',
       'zip-files',
       'unzip-files',
       'xls-to-xlsx',

@@ -53,7 +53,12 @@ export const JobSchema = Type.Object(
       Type.Object(
         {
           files: Type.Array(Type.Ref('FileReference')),
-          pageCount: Type.Optional(Type.Integer({ description: 'split-pdf, merge-pdf, office-pdf and edit-pdf.' })),
+          pageCount: Type.Optional(
+            Type.Integer({
+              description:
+                'split-pdf, merge-pdf, office-pdf, edit-pdf; pdf-info unless the PDF needs a password to be read.',
+            }),
+          ),
           format: Type.Optional(
             Type.String({
               description: 'office-pdf: the document format found by its content (docx, xlsx, pptx, odt, …).',
@@ -67,11 +72,35 @@ export const JobSchema = Type.Object(
               field,
               Type.Optional(
                 Type.String({
-                  description: `edit-pdf: the edited PDF's ${field} as readers show it in its properties${field === 'keywords' ? ' (comma-separated)' : ''}, when it has one.`,
+                  description: `edit-pdf: the edited PDF's ${field} as readers show it in its properties${field === 'keywords' ? ' (comma-separated)' : ''}, when it has one; pdf-info: the PDF's.`,
                 }),
               ),
             ]),
           ),
+          pdfVersion: Type.Optional(
+            Type.String({ description: 'pdf-info: the PDF version its header declares, such as "1.7".' }),
+          ),
+          encrypted: Type.Optional(
+            Type.Boolean({
+              description: 'pdf-info: whether the PDF is encrypted (with or without a password to open it).',
+            }),
+          ),
+          passwordRequired: Type.Optional(
+            Type.Boolean({
+              description:
+                'pdf-info: whether the PDF needs a password to be read; when it does, only encrypted and linearized are known.',
+            }),
+          ),
+          linearized: Type.Optional(
+            Type.Boolean({ description: 'pdf-info: whether the PDF is linearized (fast web view).' }),
+          ),
+          created: Type.Optional(
+            Type.String({
+              description:
+                'pdf-info: the creation date of its document information as ISO 8601 (no offset when the PDF gives none), when it is a date.',
+            }),
+          ),
+          modified: Type.Optional(Type.String({ description: 'pdf-info: the modification date, as created.' })),
         },
         { additionalProperties: true },
       ),

@@ -124,7 +124,7 @@ export interface StoredFile {
 
 export interface RunnerResult {
   files: StoredFile[]
-  extras: Record<string, number | string>
+  extras: Record<string, number | string | boolean>
   startedAt: string
   upstreamMs: number
   storageMs: number

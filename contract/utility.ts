@@ -2,7 +2,7 @@ import type { TSchema } from 'typebox'
 
 /**
  * Every utility slug of v1 (docs/api.md's utilities): the five the contract began with, and
- * merge-pdf, office-pdf, html-image and edit-pdf, added within v1 (new utilities are additive). API keys may be scoped to any of
+ * merge-pdf, office-pdf, html-image, edit-pdf and pdf-info, added within v1 (new utilities are additive). API keys may be scoped to any of
  * them, and the catalog (runners/catalog.ts) implements them.
  */
 export const CONTRACT_SLUGS = [
@@ -12,6 +12,7 @@ export const CONTRACT_SLUGS = [
   'split-pdf',
   'merge-pdf',
   'edit-pdf',
+  'pdf-info',
   'zip-files',
   'unzip-files',
   'xls-to-xlsx',
@@ -45,7 +46,7 @@ export interface UtilityDefinition {
   category: string
   /** A short icon name (Material Symbols) a UI may show. */
   icon: string
-  /** The output format a run produces (`pdf`, `image`, `zip`, `files`, `xlsx`). */
+  /** The output format a run produces (`pdf`, `image`, `zip`, `files`, `xlsx`; `none`: its facts are its result). */
   target: string
   /** Hard time limit, enforced as the Job's activeDeadlineSeconds. */
   maxDurationSeconds: number

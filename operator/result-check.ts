@@ -63,9 +63,10 @@ export function resultProblem(uj: UtilityJobResource, result: unknown): string |
     if (k.length > 64) return 'an extras name is too long'
     if (
       !(typeof v === 'number' && Number.isFinite(v)) &&
-      !(typeof v === 'string' && v.length <= RESULT_LIMITS.maxExtraLength)
+      !(typeof v === 'string' && v.length <= RESULT_LIMITS.maxExtraLength) &&
+      typeof v !== 'boolean'
     )
-      return `extras.${k.slice(0, 64)} is not a number or a short string`
+      return `extras.${k.slice(0, 64)} is not a number, a short string or a boolean`
   }
   for (const t of ['upstreamMs', 'storageMs'] as const) {
     const v = r[t]

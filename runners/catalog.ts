@@ -4,6 +4,7 @@ import { htmlImage } from './html-image/utility.js'
 import { htmlPdf } from './html-pdf/utility.js'
 import { mergePdf } from './merge-pdf/utility.js'
 import { officePdf } from './office-pdf/utility.js'
+import { pdfInfo } from './pdf-info/utility.js'
 import { splitPdf } from './split-pdf/utility.js'
 import { unzipFiles } from './unzip-files/utility.js'
 import { xlsToXlsx } from './xls-to-xlsx/utility.js'
@@ -21,6 +22,7 @@ export const UTILITIES: readonly UtilityDefinition[] = [
   splitPdf,
   mergePdf,
   editPdf,
+  pdfInfo,
   zipFiles,
   unzipFiles,
   xlsToXlsx,

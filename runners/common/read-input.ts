@@ -1,3 +1,5 @@
+import { createWriteStream } from 'node:fs'
+import { pipeline } from 'node:stream/promises'
 import type { AddressAllowance } from '../../contract/address-policy.js'
 import { parseS3Url } from '../../contract/storage-keys.js'
 import { ObjectStoreError, type ObjectStore } from './object-store.js'
@@ -78,6 +80,11 @@ async function* capBytes(
     if (err instanceof RunnerError) throw err
     throw rejected(`Downloading ${describeUrl(url)} failed while reading it: ${(err as Error).message}`)
   }
+}
+
+/** An opened input written to a file of the job's scratch space (for tools that read a file, not a stream). */
+export function spoolInput(source: InputStream, path: string): Promise<void> {
+  return pipeline(source.body, createWriteStream(path))
 }
 
 /** Downloads an input file into memory (see {@link openInput}). */

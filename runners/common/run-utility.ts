@@ -54,7 +54,7 @@ export const PROGRESS_INTERVAL_MS = 1000
 
 export interface UtilityOutcome {
   files: StoredFile[]
-  extras?: Record<string, number | string>
+  extras?: Record<string, number | string | boolean>
 }
 
 const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { documentInfoOf, infoExtras, infoUpdate, pdfDate, pdfFactsOf, qpdfArgs, qpdfRanges } from './edit.js'
+import { documentInfoOf, infoExtras, pdfFactsOf } from '../common/pdf-facts.js'
+import { infoUpdate, pdfDate, qpdfArgs, qpdfRanges } from './edit.js'
 import { checkEditPdf } from './utility.js'
 
 const files = { input: '/s/input.pdf', output: '/s/output.pdf' }
@@ -140,7 +141,7 @@ describe('checkEditPdf', () => {
 
 describe('qpdfReason', () => {
   it("gives qpdf's fatal line without its warnings or the scratch file's name", async () => {
-    const { qpdfReason } = await import('./qpdf.js')
+    const { qpdfReason } = await import('../common/qpdf.js')
     expect(
       qpdfReason(
         "WARNING: /tmp/edit-x/input.pdf: file is damaged\nWARNING: /tmp/edit-x/input.pdf: can't find startxref\nqpdf: /tmp/edit-x/input.pdf: unable to find trailer dictionary while recovering damaged file\n",

@@ -1,25 +1,14 @@
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { parseBoundedJson } from '../../platform/bounded-json.js'
 import { outputFileName } from '../common/file-names.js'
-import { openInput } from '../common/read-input.js'
+import { openInput, spoolInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected } from '../common/runner-error.js'
-import {
-  documentInfoOf,
-  infoExtras,
-  infoRefOf,
-  infoUpdate,
-  objectValueOf,
-  pdfFactsOf,
-  qpdfArgs,
-  type EditPdfInput,
-} from './edit.js'
+import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from '../common/pdf-facts.js'
+import { describePdf, runQpdf } from '../common/qpdf.js'
+import { infoUpdate, qpdfArgs, type EditPdfInput } from './edit.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
-import { runQpdf } from './qpdf.js'
 import { stampPage } from './stamp.js'
 
 /**
@@ -38,22 +27,14 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
   const work = await mkdtemp(join(config.scratchDir, 'edit-'))
   try {
     const files = { input: join(work, 'input.pdf'), output: join(work, 'output.pdf') }
-    await pipeline(Readable.from(source.body), createWriteStream(files.input))
-    const qpdf = (args: string[]) =>
-      runQpdf(args, {
-        cwd: work,
-        timeoutMs: EDIT_PDF_LIMITS.qpdfTimeoutMs,
-        maxOutputBytes: EDIT_PDF_LIMITS.maxReportBytes,
-      })
-    // qpdf's description of a hostile document is as hostile: its size is bounded as qpdf writes it, its nesting here.
-    const describe = async (args: string[]) => {
-      const report = (await qpdf(['--json=2', ...args, files.input])).stdout.toString('utf8')
-      try {
-        return parseBoundedJson(report, 64)
-      } catch {
-        throw rejected('The PDF is too intricate to describe (its structure nests deeper than dutil reads).')
-      }
+    await spoolInput(source, files.input)
+    const bounds = {
+      cwd: work,
+      timeoutMs: EDIT_PDF_LIMITS.qpdfTimeoutMs,
+      maxOutputBytes: EDIT_PDF_LIMITS.maxReportBytes,
     }
+    const qpdf = (args: string[]) => runQpdf(args, bounds)
+    const describe = (args: string[]) => describePdf(files.input, args, bounds)
     // What the edit needs to know, asked of qpdf at once, while the stamp's page is drawn.
     const [report, npages, stamp] = await Promise.all([
       describe(['--json-key=encrypt', '--json-key=qpdf', '--json-object=trailer']),

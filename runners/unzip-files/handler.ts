@@ -1,11 +1,9 @@
-import { createWriteStream } from 'node:fs'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { pipeline } from 'node:stream/promises'
 import type { Readable } from 'node:stream'
 import yauzl from 'yauzl'
 import { mapBounded } from '../common/bounded.js'
-import { openInput } from '../common/read-input.js'
+import { openInput, spoolInput } from '../common/read-input.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import type { StoredFile } from '../../contract/runner-protocol.js'
@@ -100,7 +98,7 @@ export const handler: UtilityHandler<UnzipInput> = async ({ config, input, stora
   const dir = await mkdtemp(join(config.scratchDir, 'unzip-'))
   try {
     const archivePath = join(dir, 'input.zip')
-    await pipeline(source.body, createWriteStream(archivePath))
+    await spoolInput(source, archivePath)
     const size = (await stat(archivePath)).size
     const zip = await openZip(archivePath)
     try {

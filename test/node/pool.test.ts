@@ -121,6 +121,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
       'split-pdf': { url: pdf },
       'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
       'edit-pdf': { url: pdf, stamp: { text: 'Pooled' }, info: { title: 'Pool' } },
+      'pdf-info': { url: pdf },
       'zip-files': {
         files: [
           { url: pdf, fileName: 'one.pdf' },

@@ -244,6 +244,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/utilities/pdf-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Read a PDF's facts and wait for the result (up to 90 s)
+         * @description Reads a PDF's facts with qpdf and stores nothing: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates). At most 150 MB. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
+         */
+        post: operations["run_pdf_info"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/utilities/pdf-info/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start Read a PDF's facts as an async job
+         * @description Reads a PDF's facts with qpdf and stores nothing: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates). At most 150 MB. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         */
+        post: operations["start_pdf_info"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/utilities/zip-files": {
         parameters: {
             query?: never;
@@ -603,7 +643,7 @@ export interface components {
             } | null;
             result: ({
                 files: components["schemas"]["FileReference"][];
-                /** @description split-pdf, merge-pdf, office-pdf and edit-pdf. */
+                /** @description split-pdf, merge-pdf, office-pdf, edit-pdf; pdf-info unless the PDF needs a password to be read. */
                 pageCount?: number;
                 /** @description office-pdf: the document format found by its content (docx, xlsx, pptx, odt, …). */
                 format?: string;
@@ -613,18 +653,30 @@ export interface components {
                 width?: number;
                 /** @description html-image: the picture's height in pixels. */
                 height?: number;
-                /** @description edit-pdf: the edited PDF's title as readers show it in its properties, when it has one. */
+                /** @description edit-pdf: the edited PDF's title as readers show it in its properties, when it has one; pdf-info: the PDF's. */
                 title?: string;
-                /** @description edit-pdf: the edited PDF's author as readers show it in its properties, when it has one. */
+                /** @description edit-pdf: the edited PDF's author as readers show it in its properties, when it has one; pdf-info: the PDF's. */
                 author?: string;
-                /** @description edit-pdf: the edited PDF's subject as readers show it in its properties, when it has one. */
+                /** @description edit-pdf: the edited PDF's subject as readers show it in its properties, when it has one; pdf-info: the PDF's. */
                 subject?: string;
-                /** @description edit-pdf: the edited PDF's keywords as readers show it in its properties (comma-separated), when it has one. */
+                /** @description edit-pdf: the edited PDF's keywords as readers show it in its properties (comma-separated), when it has one; pdf-info: the PDF's. */
                 keywords?: string;
-                /** @description edit-pdf: the edited PDF's creator as readers show it in its properties, when it has one. */
+                /** @description edit-pdf: the edited PDF's creator as readers show it in its properties, when it has one; pdf-info: the PDF's. */
                 creator?: string;
-                /** @description edit-pdf: the edited PDF's producer as readers show it in its properties, when it has one. */
+                /** @description edit-pdf: the edited PDF's producer as readers show it in its properties, when it has one; pdf-info: the PDF's. */
                 producer?: string;
+                /** @description pdf-info: the PDF version its header declares, such as "1.7". */
+                pdfVersion?: string;
+                /** @description pdf-info: whether the PDF is encrypted (with or without a password to open it). */
+                encrypted?: boolean;
+                /** @description pdf-info: whether the PDF needs a password to be read; when it does, only encrypted and linearized are known. */
+                passwordRequired?: boolean;
+                /** @description pdf-info: whether the PDF is linearized (fast web view). */
+                linearized?: boolean;
+                /** @description pdf-info: the creation date of its document information as ISO 8601 (no offset when the PDF gives none), when it is a date. */
+                created?: string;
+                /** @description pdf-info: the modification date, as created. */
+                modified?: string;
             } & {
                 [key: string]: unknown;
             }) | null;
@@ -3300,6 +3352,364 @@ export interface operations {
             };
         };
     };
+    run_pdf_info: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+                Prefer?: "respond-async";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The PDF to read. */
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url: string;
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The job succeeded. With an Accept header that prefers its one file's type (Accept: application/pdf), the file's bytes, its job id in Dutil-Job-Id. */
+            200: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Still running after 90 s (or Prefer: respond-async); poll Location. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The job failed (upstream_rejected); the body is the failed job. */
+            422: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_error or storage_error); the body is the failed job. */
+            502: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The job failed (upstream_timeout); the body is the failed job. */
+            504: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+        };
+    };
+    start_pdf_info: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key return the original job. */
+                "Idempotency-Key"?: string;
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The PDF to read. */
+                    input: {
+                        /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                        url: string;
+                    };
+                    /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description https:// URL that receives the signed job.succeeded / job.failed callback; at most 2048 characters. */
+                    callbackUrl?: string;
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The document (several for merge-pdf, in order; parts named file or files).
+                     */
+                    file: string;
+                    /** @description JSON: the rest of the input (its options). */
+                    input?: string;
+                    /** @description JSON: the job metadata. */
+                    metadata?: string;
+                    /** @description Async route only. */
+                    callbackUrl?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Path of the job: /v1/jobs/{id}. */
+                    Location?: string;
+                    /** @description Present (true) when an Idempotency-Key replay returned the original job. */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description Invalid request (body, query or header); no job was created. */
+            400: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer challenge. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not call this utility. */
+            403: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not this key's). */
+            404: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict. */
+            409: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected failure (error.requestId matches the logs), or a lost job. */
+            500: {
+                headers: {
+                    /** @description Echoes the caller's X-Request-Id or a generated one. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["Job"];
+                };
+            };
+        };
+    };
     run_zip_files: {
         parameters: {
             query?: never;
@@ -4379,7 +4789,7 @@ export interface operations {
     list_jobs: {
         parameters: {
             query?: {
-                utility?: "html-pdf" | "html-image" | "office-pdf" | "split-pdf" | "merge-pdf" | "edit-pdf" | "zip-files" | "unzip-files" | "xls-to-xlsx";
+                utility?: "html-pdf" | "html-image" | "office-pdf" | "split-pdf" | "merge-pdf" | "edit-pdf" | "pdf-info" | "zip-files" | "unzip-files" | "xls-to-xlsx";
                 status?: "queued" | "running" | "succeeded" | "failed" | "cancelled";
                 limit?: number;
                 /** @description The previous page's nextCursor. */

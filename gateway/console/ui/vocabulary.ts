@@ -10,6 +10,7 @@ export const UTILITY_SLUGS: readonly string[] = [
   'split-pdf',
   'merge-pdf',
   'edit-pdf',
+  'pdf-info',
   'zip-files',
   'unzip-files',
   'xls-to-xlsx',

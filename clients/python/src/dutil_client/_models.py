@@ -53,7 +53,10 @@ class JobResult(BaseModel):
     )
     files: list[FileReference]
     pageCount: Annotated[
-        int | None, Field(description='split-pdf, merge-pdf, office-pdf and edit-pdf.')
+        int | None,
+        Field(
+            description='split-pdf, merge-pdf, office-pdf, edit-pdf; pdf-info unless the PDF needs a password to be read.'
+        ),
     ] = None
     format: Annotated[
         str | None,
@@ -71,38 +74,69 @@ class JobResult(BaseModel):
     title: Annotated[
         str | None,
         Field(
-            description="edit-pdf: the edited PDF's title as readers show it in its properties, when it has one."
+            description="edit-pdf: the edited PDF's title as readers show it in its properties, when it has one; pdf-info: the PDF's."
         ),
     ] = None
     author: Annotated[
         str | None,
         Field(
-            description="edit-pdf: the edited PDF's author as readers show it in its properties, when it has one."
+            description="edit-pdf: the edited PDF's author as readers show it in its properties, when it has one; pdf-info: the PDF's."
         ),
     ] = None
     subject: Annotated[
         str | None,
         Field(
-            description="edit-pdf: the edited PDF's subject as readers show it in its properties, when it has one."
+            description="edit-pdf: the edited PDF's subject as readers show it in its properties, when it has one; pdf-info: the PDF's."
         ),
     ] = None
     keywords: Annotated[
         str | None,
         Field(
-            description="edit-pdf: the edited PDF's keywords as readers show it in its properties (comma-separated), when it has one."
+            description="edit-pdf: the edited PDF's keywords as readers show it in its properties (comma-separated), when it has one; pdf-info: the PDF's."
         ),
     ] = None
     creator: Annotated[
         str | None,
         Field(
-            description="edit-pdf: the edited PDF's creator as readers show it in its properties, when it has one."
+            description="edit-pdf: the edited PDF's creator as readers show it in its properties, when it has one; pdf-info: the PDF's."
         ),
     ] = None
     producer: Annotated[
         str | None,
         Field(
-            description="edit-pdf: the edited PDF's producer as readers show it in its properties, when it has one."
+            description="edit-pdf: the edited PDF's producer as readers show it in its properties, when it has one; pdf-info: the PDF's."
         ),
+    ] = None
+    pdfVersion: Annotated[
+        str | None,
+        Field(
+            description='pdf-info: the PDF version its header declares, such as "1.7".'
+        ),
+    ] = None
+    encrypted: Annotated[
+        bool | None,
+        Field(
+            description='pdf-info: whether the PDF is encrypted (with or without a password to open it).'
+        ),
+    ] = None
+    passwordRequired: Annotated[
+        bool | None,
+        Field(
+            description='pdf-info: whether the PDF needs a password to be read; when it does, only encrypted and linearized are known.'
+        ),
+    ] = None
+    linearized: Annotated[
+        bool | None,
+        Field(description='pdf-info: whether the PDF is linearized (fast web view).'),
+    ] = None
+    created: Annotated[
+        str | None,
+        Field(
+            description='pdf-info: the creation date of its document information as ISO 8601 (no offset when the PDF gives none), when it is a date.'
+        ),
+    ] = None
+    modified: Annotated[
+        str | None, Field(description='pdf-info: the modification date, as created.')
     ] = None
 
 
@@ -1032,6 +1066,24 @@ class EditPdfInput(BaseModel):
     ] = None
 
 
+class PdfInfoInput(BaseModel):
+    """
+    The PDF to read.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+
+
 class ZipFileEntry(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1089,12 +1141,12 @@ class XlsToXlsxInput(BaseModel):
     ]
 
 
-Utility = Literal["html-pdf", "html-image", "office-pdf", "split-pdf", "merge-pdf", "edit-pdf", "zip-files", "unzip-files", "xls-to-xlsx"]
+Utility = Literal["html-pdf", "html-image", "office-pdf", "split-pdf", "merge-pdf", "edit-pdf", "pdf-info", "zip-files", "unzip-files", "xls-to-xlsx"]
 """The utilities of this API version (one `/v1/utilities/<slug>` route each)."""
 
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 
-UtilityInput = HtmlPdfInput | HtmlImageInput | OfficePdfInput | SplitPdfInput | MergePdfInput | EditPdfInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
+UtilityInput = HtmlPdfInput | HtmlImageInput | OfficePdfInput | SplitPdfInput | MergePdfInput | EditPdfInput | PdfInfoInput | ZipFilesInput | UnzipFilesInput | XlsToXlsxInput
 
 INPUT_MODELS: dict[str, type[BaseModel]] = {
     "html-pdf": HtmlPdfInput,
@@ -1103,6 +1155,7 @@ INPUT_MODELS: dict[str, type[BaseModel]] = {
     "split-pdf": SplitPdfInput,
     "merge-pdf": MergePdfInput,
     "edit-pdf": EditPdfInput,
+    "pdf-info": PdfInfoInput,
     "zip-files": ZipFilesInput,
     "unzip-files": UnzipFilesInput,
     "xls-to-xlsx": XlsToXlsxInput,

@@ -1,12 +1,20 @@
 import { spawn } from 'node:child_process'
 import { allowedEnv } from '../common/child-env.js'
 import { killWithRunner } from '../common/child-groups.js'
+import { parseBoundedJson } from '../../platform/bounded-json.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 
 export const QPDF = process.env.DUTIL_QPDF_PATH || '/usr/bin/qpdf'
 
 /** qpdf's environment: nothing of the runner's (its storage credentials, a pool's token). */
 const QPDF_ENV = ['LANG', 'LC_ALL', 'TZ'] as const
+
+/** qpdf could not open the document: it needs a password to be read. */
+export class PasswordRequired extends RunnerError {
+  constructor() {
+    super('upstream_rejected', 'The PDF is protected by a password; dutil edits only PDFs without one.')
+  }
+}
 
 export interface QpdfRun {
   /** Its standard output, within `maxOutputBytes`. */
@@ -55,8 +63,7 @@ export async function runQpdf(
   if (timedOut) throw rejected(`qpdf did not finish editing the PDF within ${Math.round(o.timeoutMs / 1000)} s.`)
   if (overflow) throw rejected('The PDF is too intricate to describe (its structure passes the size dutil reads).')
   if (code === 0) return { stdout: Buffer.concat(out) }
-  if (/invalid password|password/i.test(err))
-    throw rejected('The PDF is protected by a password; dutil edits only PDFs without one.')
+  if (/invalid password|password/i.test(err)) throw new PasswordRequired()
   if (code === 2) throw rejected(`The file is not a PDF qpdf can read (${qpdfReason(err)}).`)
   throw new RunnerError('upstream_error', `qpdf stopped while editing the PDF (${signal ?? `exit ${code}`}).`)
 }
@@ -72,4 +79,21 @@ export function qpdfReason(stderr: string): string {
     .replace(/^qpdf:\s*/, '')
     .replace(/\S*\binput\.pdf(\s*\([^)]*\))?:?\s*/g, '')
     .slice(0, 200)
+}
+
+/**
+ * qpdf's JSON description of `file` (`--json=2` and `args`, such as `--json-key=…`). A hostile
+ * document's description is as hostile: its size is bounded as qpdf writes it, its nesting here.
+ */
+export async function describePdf(
+  file: string,
+  args: string[],
+  o: { cwd: string; timeoutMs: number; maxOutputBytes: number },
+): Promise<unknown> {
+  const report = (await runQpdf(['--json=2', ...args, file], o)).stdout.toString('utf8')
+  try {
+    return parseBoundedJson(report, 64)
+  } catch {
+    throw rejected('The PDF is too intricate to describe (its structure nests deeper than dutil reads).')
+  }
 }

@@ -1,0 +1,84 @@
+import { open, mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from '../common/pdf-facts.js'
+import { describePdf, PasswordRequired, runQpdf } from '../common/qpdf.js'
+import { openInput, spoolInput } from '../common/read-input.js'
+import type { UtilityHandler } from '../common/run-utility.js'
+import { dateExtras, isLinearized, pdfVersionOf } from './info.js'
+import { PDF_INFO_LIMITS } from './limits.js'
+
+export interface PdfInfoInput {
+  url: string
+}
+
+/**
+ * pdf-info: streams the PDF into the job's scratch space and has qpdf describe it (version,
+ * encryption, trailer, pages, then its Info dictionary). Stores nothing: the facts are the
+ * job's result. A PDF that needs a password to be opened is a fact too (`passwordRequired`),
+ * not a failure; a file qpdf cannot read fails upstream_rejected with qpdf's reason.
+ */
+export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, storage }) => {
+  const source = await openInput(input.url, {
+    storage,
+    ...config.outbound,
+    maxBytes: PDF_INFO_LIMITS.maxBytes,
+    what: 'PDF',
+  })
+  const work = await mkdtemp(join(config.scratchDir, 'info-'))
+  try {
+    const file = join(work, 'input.pdf')
+    await spoolInput(source, file)
+    const bounds = {
+      cwd: work,
+      timeoutMs: PDF_INFO_LIMITS.qpdfTimeoutMs,
+      maxOutputBytes: PDF_INFO_LIMITS.maxReportBytes,
+    }
+    let described: [unknown, string, Buffer]
+    try {
+      described = await Promise.all([
+        describePdf(file, ['--json-key=encrypt', '--json-key=qpdf', '--json-object=trailer'], bounds),
+        runQpdf(['--show-npages', file], bounds).then((r) => r.stdout.toString('utf8')),
+        headOf(file),
+      ])
+    } catch (err) {
+      if (err instanceof PasswordRequired)
+        return {
+          files: [],
+          extras: { encrypted: true, passwordRequired: true, linearized: isLinearized(await headOf(file)) },
+        }
+      throw err
+    }
+    const [report, npages, head] = described
+    const facts = pdfFactsOf(report, npages)
+    const ref = infoRefOf(facts.trailer)
+    const info = ref
+      ? objectValueOf(await describePdf(file, ['--json-key=qpdf', `--json-object=${ref}`], bounds), ref)
+      : undefined
+    const version = pdfVersionOf(report)
+    return {
+      files: [],
+      extras: {
+        pageCount: facts.pageCount,
+        ...(version ? { pdfVersion: version } : {}),
+        encrypted: facts.encrypted,
+        passwordRequired: false,
+        linearized: isLinearized(head),
+        ...infoExtras(documentInfoOf(info)),
+        ...dateExtras(info),
+      },
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}
+
+/** The file's first kilobyte. */
+async function headOf(path: string): Promise<Buffer> {
+  const f = await open(path, 'r')
+  try {
+    const { buffer, bytesRead } = await f.read(Buffer.alloc(1024), 0, 1024, 0)
+    return buffer.subarray(0, bytesRead)
+  } finally {
+    await f.close()
+  }
+}

@@ -1,0 +1,46 @@
+/** pdf-info's reading of qpdf's description: pure functions (runners/common/pdf-facts.ts has the rest). */
+
+/** The PDF version its header declares, as qpdf's JSON reports it ("1.7"). */
+export function pdfVersionOf(report: unknown): string | undefined {
+  const v = (report as { qpdf?: [{ pdfversion?: unknown }] }).qpdf?.[0]?.pdfversion
+  return typeof v === 'string' && /^\d\.\d{1,2}$/.test(v) ? v : undefined
+}
+
+/**
+ * Whether the PDF is linearized ("fast web view"): its first object, within its first kilobyte,
+ * is a linearization dictionary (how readers tell; qpdf rewrites a damaged one on its own).
+ */
+export function isLinearized(head: Buffer): boolean {
+  return /\/Linearized\s*[\d.]+/.test(head.subarray(0, 1024).toString('latin1'))
+}
+
+const PDF_DATE = /^D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(?:([Zz])|([+-])(\d{2})'?(\d{2})?'?)?/
+
+/**
+ * A PDF date ("D:20240105093000+01'00'", parts after the year optional) as ISO 8601
+ * ("2024-01-05T09:30:00+01:00"; without an offset when the PDF gives none, as its time is then
+ * the author's local time), or undefined when it is not a date.
+ */
+export function isoDateOf(value: string): string | undefined {
+  const m = PDF_DATE.exec(value.trim())
+  if (!m) return undefined
+  const [, y, mo = '01', d = '01', h = '00', mi = '00', s = '00', z, sign, oh, om = '00'] = m
+  const n = (x: string) => Number(x)
+  if (n(mo) < 1 || n(mo) > 12 || n(d) < 1 || n(d) > 31 || n(h) > 23 || n(mi) > 59 || n(s) > 59) return undefined
+  const offset = z ? 'Z' : sign ? (n(oh) > 14 || n(om) > 59 ? undefined : `${sign}${oh}:${om}`) : ''
+  if (offset === undefined) return undefined
+  return `${y}-${mo}-${d}T${h}:${mi}:${s}${offset}`
+}
+
+/** The creation and modification dates of an Info dictionary (as qpdf's JSON writes it), when they are dates. */
+export function dateExtras(dict: Record<string, unknown> | undefined): { created?: string; modified?: string } {
+  const out: { created?: string; modified?: string } = {}
+  const text = (v: unknown) => (typeof v === 'string' && v.startsWith('u:') ? v.slice(2) : undefined)
+  const created = text(dict?.['/CreationDate'])
+  const modified = text(dict?.['/ModDate'])
+  const c = created && isoDateOf(created)
+  const m = modified && isoDateOf(modified)
+  if (c) out.created = c
+  if (m) out.modified = m
+  return out
+}

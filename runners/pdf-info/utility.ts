@@ -1,0 +1,32 @@
+import Type from 'typebox'
+import type { UtilityDefinition } from '../../contract/utility.js'
+import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { editPdf } from '../edit-pdf/utility.js'
+import { PDF_INFO_LIMITS } from './limits.js'
+
+export { PDF_INFO_LIMITS }
+
+export const pdfInfo: UtilityDefinition = {
+  slug: 'pdf-info',
+  name: "Read a PDF's facts",
+  description:
+    "Reads a PDF's facts with qpdf and stores nothing: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates). At most 150 MB.",
+  category: 'pdf',
+  icon: 'info',
+  target: 'none',
+  maxDurationSeconds: 300,
+  inputSchema: Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false, description: 'The PDF to read.' }),
+  exampleInput: { url: 'https://example.com/contract.pdf' },
+  enabled: true,
+  runner: {
+    // qpdf's image: edit-pdf's, with its own program.
+    ...editPdf.runner,
+    entry: 'dist/runners/pdf-info/bundle/main.js',
+    // The main thread downloads to disk and reads qpdf's description (at most 16 MB of JSON).
+    maxHeapMb: 160,
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+    concurrency: 6,
+    // The PDF only.
+    scratchSizeLimit: '256Mi',
+  },
+}
