@@ -421,6 +421,24 @@ describe('planOf', () => {
     expect(refusal(() => planOf('flatten', fields(), [file('a.docx')]))).toMatchObject({ field: 'a.docx' })
   })
 
+  it("reads each PDF's metadata with a pdf-info job, answered as facts keyed by the file's name", () => {
+    const pdfs = [file('b.pdf'), file('a.pdf')]
+    expect(planOf('metadata-read', fields(), pdfs)).toEqual({
+      runs: [
+        { utility: 'pdf-info', input: { url: pdfs[1].url }, stem: 'a', name: 'a.pdf' },
+        { utility: 'pdf-info', input: { url: pdfs[0].url }, stem: 'b', name: 'b.pdf' },
+      ],
+      merge: false,
+      split: false,
+      facts: true,
+    })
+    expect(refusal(() => planOf('metadata-read', fields({ metadata: '{}' }), pdfs))).toMatchObject({
+      field: 'metadata',
+    })
+    expect(refusal(() => planOf('metadata-read', fields(), [file('a.docx')]))).toMatchObject({ field: 'a.docx' })
+    expect(refusal(() => planOf('metadata-read', fields(), []))).toMatchObject({ field: 'files' })
+  })
+
   it("refuses the PDF engines' extra files (watermark, stamp, embeds)", () => {
     expect(
       refusal(() => planOf('merge', fields(), [file('a.pdf'), file('b.pdf'), file('w.pdf', 'watermark')])),

@@ -27,6 +27,7 @@ export const GOTENBERG_ROUTES = {
   '/forms/pdfengines/flatten': 'flatten',
   '/forms/pdfengines/rotate': 'rotate',
   '/forms/pdfengines/metadata/write': 'metadata-write',
+  '/forms/pdfengines/metadata/read': 'metadata-read',
   '/forms/pdfengines/watermark': 'watermark',
   '/forms/pdfengines/stamp': 'stamp',
 } as const
@@ -42,12 +43,14 @@ export interface FormFile {
 
 /** One dutil job of a request. */
 export interface PlannedRun {
-  utility: 'html-pdf' | 'html-image' | 'office-pdf' | 'merge-pdf' | 'split-pdf' | 'edit-pdf'
+  utility: 'html-pdf' | 'html-image' | 'office-pdf' | 'merge-pdf' | 'split-pdf' | 'edit-pdf' | 'pdf-info'
   input: Record<string, unknown>
   /** The name stem of its outputs in the answer (the input file's name without its extension). */
   stem: string
   /** Its outputs' extension in the answer when not `pdf` (a screenshot's format). */
   extension?: 'png' | 'jpeg' | 'webp'
+  /** The input file's name as it came (a metadata answer is keyed by it). */
+  name?: string
 }
 
 export interface Plan {
@@ -59,6 +62,8 @@ export interface Plan {
    * and how many there are. A single output keeps `<stem>.pdf`; split pages are `<stem>_<i>.pdf`.
    */
   split: boolean
+  /** The answer is the runs' facts as JSON, keyed by file name (metadata read), not their files. */
+  facts?: boolean
 }
 
 /** Office formats office-pdf converts, by extension (LibreOffice's route picks files by extension too). */
@@ -584,6 +589,16 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
         runs: pdfs.map((p) => ({ utility: 'edit-pdf', input: { url: p.url, ...edit }, stem: stemOf(p.name) })),
         merge: false,
         split: false,
+      }
+    }
+    case 'metadata-read': {
+      checkFields(fields, new Set())
+      const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
+      return {
+        runs: pdfs.map((p) => ({ utility: 'pdf-info', input: { url: p.url }, stem: stemOf(p.name), name: p.name })),
+        merge: false,
+        split: false,
+        facts: true,
       }
     }
     case 'split': {

@@ -18,6 +18,7 @@ import { acceptRun, waitForSyncRun } from '../routes/run-utility.js'
 import { usableUtility } from '../routes/utilities.js'
 import { validateRunRequest } from '../validation.js'
 import { answerFiles, type AnswerFile } from './answer.js'
+import { gotenbergMetadataOf } from './metadata.js'
 import {
   FormRefused,
   GOTENBERG_ROUTES,
@@ -133,6 +134,16 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
   }
   const metadata = { gotenbergRoute: ctx.path }
   const done = await Promise.all(plan.runs.map((run) => runOne(ctx, deps, key, run, metadata)))
+  if (plan.facts) {
+    ctx.status = 200
+    ctx.body = Object.fromEntries(
+      done.map((d) => [
+        d.run.name ?? `${d.run.stem}.pdf`,
+        gotenbergMetadataOf(d.run.name ?? `${d.run.stem}.pdf`, d.facts),
+      ]),
+    )
+    return
+  }
   let outputs: AnswerFile[]
   if (plan.merge) {
     const merged = await runOne(
@@ -225,6 +236,8 @@ interface Done {
   run: PlannedRun
   job: UtilityJobResource
   files: Array<{ key: string; size: number | null; contentType: string | null }>
+  /** The result's facts beside its files (pageCount, pdf-info's). */
+  facts: Record<string, unknown>
 }
 
 /** One planned job of the key, run as a sync run: its output files, or the error it is answered with. */
@@ -269,5 +282,6 @@ async function runOne(
     run,
     job,
     files: files.map((f) => ({ key: f.key, size: f.size ?? null, contentType: f.contentType ?? null })),
+    facts: { ...status.result?.extras },
   }
 }

@@ -48,7 +48,7 @@ describe('chromiumly (npm) against the Gotenberg routes', () => {
     await chromiumlyScreenshots(await target('chromiumly-screenshots'))
   }, 120_000)
 
-  it('flattens a form, turns a page, writes metadata, watermarks and stamps text on PDFs as edit-pdf jobs', async () => {
+  it('flattens a form, turns a page, writes metadata, watermarks and stamps text on PDFs as edit-pdf jobs, and reads metadata as pdf-info jobs', async () => {
     await chromiumlyPdfEdits(await target('chromiumly-edits'))
   }, 120_000)
 

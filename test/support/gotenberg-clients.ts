@@ -185,7 +185,7 @@ export async function chromiumlyScreenshots({ gatewayUrl, key, pageUrl }: RoundT
 
 /**
  * chromiumly's PDF edits: a form flattened, a page turned, metadata written, a text watermark and
- * a text stamp; each an edit-pdf job of the key.
+ * a text stamp, each an edit-pdf job of the key; then metadata read, a pdf-info job per PDF.
  */
 export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Promise<void> {
   const c = chromiumly()
@@ -213,8 +213,26 @@ export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Prom
   expect(drawnTextOf(marked)).toContain('CONFIDENTIAL')
   const stamped = await c.PDFEngines.stamp({ files: [await makePdf(1)], stamp: { source: 'text', expression: 'PAID' } })
   expect(drawnTextOf(stamped)).toContain('PAID')
+  // Metadata read: one pdf-info job per PDF, the answer keyed by the names chromiumly gave them.
+  const read = JSON.parse(
+    (await c.PDFEngines.readMetadata({ files: [titled, await makePdf(2)] })).toString('utf8'),
+  ) as Record<string, Record<string, unknown>>
+  expect(read).toEqual({
+    'file01.pdf': expect.objectContaining({
+      FileName: 'file01.pdf',
+      Title: 'Edited through Gotenberg',
+      Author: 'dutil',
+      PageCount: 1,
+      Linearized: 'No',
+    }),
+    'file02.pdf': expect.objectContaining({ FileName: 'file02.pdf', PageCount: 2, MIMEType: 'application/pdf' }),
+  })
+  expect(read['file01.pdf'].ModifyDate).toMatch(/^\d{4}:\d{2}:\d{2} \d{2}:\d{2}:\d{2}Z$/)
   const jobs = await jobsOf(gatewayUrl, key)
-  expect(jobs.map((j) => `${j.utility} ${j.status}`)).toEqual(Array(5).fill('edit-pdf succeeded'))
+  expect(jobs.map((j) => `${j.utility} ${j.status}`).sort()).toEqual([
+    ...Array(5).fill('edit-pdf succeeded'),
+    ...Array(2).fill('pdf-info succeeded'),
+  ])
 }
 
 /** chromiumly reading dutil's errors: a field it does not support, a document that is not one, a wrong key. */
