@@ -326,6 +326,40 @@ try {
     rmSync(out, { recursive: true, force: true })
   }
 
+  // pdf-info: the facts of a PDF against curl fetching it and qpdf describing it (what the runner
+  // does: the download, qpdf's JSON description and page count); nothing is stored on either side.
+  if (wanted('pdf-info')) {
+    say('pdf-info: a 500-page PDF and 50 scanned pages, vs curl + qpdf describing them')
+    const rows = [
+      { file: 'info-pages.pdf', bytes: await makePdf(500), what: '500 pages' },
+      { file: 'info-scans.pdf', bytes: await makeHeavyPdf(50, 100_000), what: '50 scanned pages' },
+    ]
+    for (const row of rows) {
+      const url = files.add(`bench-${row.file}`, row.bytes)
+      await measure(
+        {
+          utility: 'pdf-info',
+          input: `${row.what} (${(row.bytes.length / 1024 ** 2).toFixed(1)} MB)`,
+          tool: 'curl + qpdf',
+          target: { against: 'native', ratio: 1.3 },
+        },
+        {
+          native: () =>
+            timed(
+              'sh',
+              [
+                '-c',
+                `curl -sf -o fetched.pdf '${url}' && qpdf --json=2 --json-key=encrypt --json-key=qpdf --json-object=trailer fetched.pdf >/dev/null && qpdf --show-npages fetched.pdf >/dev/null`,
+              ],
+              { cwd: WORK },
+            ),
+          runner: runner('pdf-info', { url }),
+          platformInput: { url },
+        },
+      )
+    }
+  }
+
   // zip-files: 500 files.
   const zipDir = join(WORK, 'zipin')
   if (wanted('zip-files') || wanted('unzip-files')) {

@@ -228,6 +228,8 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_THROUGHPUT)(
           'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
           // The ten pages stamped and compressed, as a PDF tool run on a document.
           'edit-pdf': { url: pdf, stamp: { text: 'PAID' }, compress: true },
+          // The ten pages' facts: the cheapest job there is, a download and qpdf's description.
+          'pdf-info': { url: pdf },
           'zip-files': {
             files: [
               { url: pdf, fileName: 'ten.pdf' },

@@ -134,7 +134,7 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(png.rgba(90, 60)).toEqual([0, 0, 255, 255])
   })
 
-  it('edits a PDF with edit-pdf, qpdf in its runner image: a page turned, a stamp, a title', async () => {
+  it('edits a PDF with edit-pdf, qpdf in its runner image: a page turned, a stamp, a title; pdf-info reads it back', async () => {
     const url = await putFile('edit.pdf', await makePdf(2))
     const res = await api('POST', '/v1/utilities/edit-pdf', {
       key,
@@ -147,6 +147,13 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     const edited = await PDFDocument.load((await download(res.body.result.files[0].url)).bytes)
     expect(edited.getPages().map((p) => p.getRotation().angle)).toEqual([0, 90])
     expect(edited.getTitle()).toBe('Edited')
+    // pdf-info in the same image, on the edited output by its s3:// name: its facts, nothing stored.
+    const facts = await api('POST', '/v1/utilities/pdf-info', {
+      key,
+      body: { input: { url: `s3://${inject('storage').bucket}/${res.body.result.files[0].key}` } },
+    })
+    expect(facts.status, JSON.stringify(facts.body)).toBe(200)
+    expect(facts.body.result).toMatchObject({ files: [], pageCount: 2, title: 'Edited', encrypted: false })
   })
 
   it('takes documents from where people keep them: a file in the request (answered as the PDF itself), a page with its picture, a direct upload', async () => {
