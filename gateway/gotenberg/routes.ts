@@ -136,12 +136,8 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
   const done = await Promise.all(plan.runs.map((run) => runOne(ctx, deps, key, run, metadata)))
   if (plan.facts) {
     ctx.status = 200
-    ctx.body = Object.fromEntries(
-      done.map((d) => [
-        d.run.name ?? `${d.run.stem}.pdf`,
-        gotenbergMetadataOf(d.run.name ?? `${d.run.stem}.pdf`, d.facts),
-      ]),
-    )
+    const named = done.map((d) => [d.run.name ?? `${d.run.stem}.pdf`, d.facts] as const)
+    ctx.body = Object.fromEntries(named.map(([name, facts]) => [name, gotenbergMetadataOf(name, facts)]))
     return
   }
   let outputs: AnswerFile[]

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process'
-import { allowedEnv } from '../common/child-env.js'
-import { killWithRunner } from '../common/child-groups.js'
 import { parseBoundedJson } from '../../platform/bounded-json.js'
-import { rejected, RunnerError } from '../common/runner-error.js'
+import { allowedEnv } from './child-env.js'
+import { killWithRunner } from './child-groups.js'
+import { rejected, RunnerError } from './runner-error.js'
 
 export const QPDF = process.env.DUTIL_QPDF_PATH || '/usr/bin/qpdf'
 
@@ -60,12 +60,12 @@ export async function runQpdf(
     child.once('error', reject)
     child.once('close', (c, s) => resolve([c, s]))
   }).finally(() => clearTimeout(timer))
-  if (timedOut) throw rejected(`qpdf did not finish editing the PDF within ${Math.round(o.timeoutMs / 1000)} s.`)
+  if (timedOut) throw rejected(`qpdf did not finish its work on the PDF within ${Math.round(o.timeoutMs / 1000)} s.`)
   if (overflow) throw rejected('The PDF is too intricate to describe (its structure passes the size dutil reads).')
   if (code === 0) return { stdout: Buffer.concat(out) }
   if (/invalid password|password/i.test(err)) throw new PasswordRequired()
   if (code === 2) throw rejected(`The file is not a PDF qpdf can read (${qpdfReason(err)}).`)
-  throw new RunnerError('upstream_error', `qpdf stopped while editing the PDF (${signal ?? `exit ${code}`}).`)
+  throw new RunnerError('upstream_error', `qpdf stopped while working on the PDF (${signal ?? `exit ${code}`}).`)
 }
 
 /** qpdf's own reason (its fatal line, not its warnings), without the file names of the job's scratch space. */

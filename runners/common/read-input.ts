@@ -1,4 +1,6 @@
 import { createWriteStream } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import type { AddressAllowance } from '../../contract/address-policy.js'
 import { parseS3Url } from '../../contract/storage-keys.js'
@@ -82,9 +84,32 @@ async function* capBytes(
   }
 }
 
-/** An opened input written to a file of the job's scratch space (for tools that read a file, not a stream). */
-export function spoolInput(source: InputStream, path: string): Promise<void> {
-  return pipeline(source.body, createWriteStream(path))
+/** Where {@link withSpooledInput} put the input: its file, the directory around it, its name from the URL. */
+export interface SpooledInput {
+  path: string
+  dir: string
+  name: string
+}
+
+/**
+ * For tools that read a file, not a stream: opens the input (see {@link openInput}), writes it
+ * to `fileName` in a directory of its own under `scratchDir`, and hands both to `work`; the
+ * directory goes afterwards, whatever happened.
+ */
+export async function withSpooledInput<T>(
+  url: string,
+  opts: SourceOptions & { scratchDir: string; fileName: string },
+  work: (input: SpooledInput) => Promise<T>,
+): Promise<T> {
+  const source = await openInput(url, opts)
+  const dir = await mkdtemp(join(opts.scratchDir, 'input-'))
+  try {
+    const path = join(dir, opts.fileName)
+    await pipeline(source.body, createWriteStream(path))
+    return await work({ path, dir, name: source.name })
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
 }
 
 /** Downloads an input file into memory (see {@link openInput}). */

@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { outputFileName } from '../common/file-names.js'
-import { openInput, spoolInput } from '../common/read-input.js'
+import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected } from '../common/runner-error.js'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from '../common/pdf-facts.js'
@@ -18,16 +18,16 @@ import { stampPage } from './stamp.js'
  * document information.
  */
 export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, storage, storeStream }) => {
-  const source = await openInput(input.url, {
+  const from = {
     storage,
     ...config.outbound,
     maxBytes: EDIT_PDF_LIMITS.maxBytes,
     what: 'PDF',
-  })
-  const work = await mkdtemp(join(config.scratchDir, 'edit-'))
-  try {
-    const files = { input: join(work, 'input.pdf'), output: join(work, 'output.pdf') }
-    await spoolInput(source, files.input)
+    scratchDir: config.scratchDir,
+    fileName: 'input.pdf',
+  }
+  return withSpooledInput(input.url, from, async ({ path, dir: work, name: sourceName }) => {
+    const files = { input: path, output: join(work, 'output.pdf') }
     const bounds = {
       cwd: work,
       timeoutMs: EDIT_PDF_LIMITS.qpdfTimeoutMs,
@@ -59,13 +59,11 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       await writeFile(edit.infoUpdate, JSON.stringify(infoUpdate(facts, current, input.info, new Date())))
     }
     await qpdf(qpdfArgs(input, facts.pageCount, { ...files, ...edit }))
-    const name = outputFileName(source.name, 'pdf', 'document')
+    const name = outputFileName(sourceName, 'pdf', 'document')
     const file = await storeStream(name, createReadStream(files.output), 'application/pdf')
     return {
       files: [file],
       extras: { pageCount: facts.pageCount, ...infoExtras({ ...documentInfoOf(current), ...input.info }) },
     }
-  } finally {
-    await rm(work, { recursive: true, force: true })
-  }
+  })
 }

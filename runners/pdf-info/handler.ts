@@ -1,8 +1,7 @@
-import { open, mkdtemp, rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { open } from 'node:fs/promises'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from '../common/pdf-facts.js'
 import { describePdf, PasswordRequired, runQpdf } from '../common/qpdf.js'
-import { openInput, spoolInput } from '../common/read-input.js'
+import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { dateExtras, isLinearized, pdfVersionOf } from './info.js'
 import { PDF_INFO_LIMITS } from './limits.js'
@@ -18,16 +17,15 @@ export interface PdfInfoInput {
  * not a failure; a file qpdf cannot read fails upstream_rejected with qpdf's reason.
  */
 export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, storage }) => {
-  const source = await openInput(input.url, {
+  const from = {
     storage,
     ...config.outbound,
     maxBytes: PDF_INFO_LIMITS.maxBytes,
     what: 'PDF',
-  })
-  const work = await mkdtemp(join(config.scratchDir, 'info-'))
-  try {
-    const file = join(work, 'input.pdf')
-    await spoolInput(source, file)
+    scratchDir: config.scratchDir,
+    fileName: 'input.pdf',
+  }
+  return withSpooledInput(input.url, from, async ({ path: file, dir: work }) => {
     const bounds = {
       cwd: work,
       timeoutMs: PDF_INFO_LIMITS.qpdfTimeoutMs,
@@ -67,9 +65,7 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
         ...dateExtras(info),
       },
     }
-  } finally {
-    await rm(work, { recursive: true, force: true })
-  }
+  })
 }
 
 /** The file's first kilobyte. */

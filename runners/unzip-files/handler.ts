@@ -1,9 +1,8 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { stat } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
 import yauzl from 'yauzl'
 import { mapBounded } from '../common/bounded.js'
-import { openInput, spoolInput } from '../common/read-input.js'
+import { withSpooledInput } from '../common/read-input.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import type { StoredFile } from '../../contract/runner-protocol.js'
@@ -89,16 +88,15 @@ async function* entryData(stream: Readable, path: string): AsyncGenerator<Buffer
  * Nested archives are stored as files and never expanded.
  */
 export const handler: UtilityHandler<UnzipInput> = async ({ config, input, storage, storeStream, progress }) => {
-  const source = await openInput(input.url, {
+  const from = {
     storage,
     ...config.outbound,
     maxBytes: UNZIP_LIMITS.maxArchiveBytes,
     what: 'zip archive',
-  })
-  const dir = await mkdtemp(join(config.scratchDir, 'unzip-'))
-  try {
-    const archivePath = join(dir, 'input.zip')
-    await spoolInput(source, archivePath)
+    scratchDir: config.scratchDir,
+    fileName: 'input.zip',
+  }
+  return withSpooledInput(input.url, from, async ({ path: archivePath }) => {
     const size = (await stat(archivePath)).size
     const zip = await openZip(archivePath)
     try {
@@ -123,7 +121,5 @@ export const handler: UtilityHandler<UnzipInput> = async ({ config, input, stora
     } finally {
       zip.close()
     }
-  } finally {
-    await rm(dir, { recursive: true, force: true })
-  }
+  })
 }
