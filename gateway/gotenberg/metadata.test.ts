@@ -25,10 +25,15 @@ describe('gotenbergMetadataOf', () => {
       Linearized: 'Yes',
       PageCount: 3,
       Title: 'Q3',
-      Keywords: 'a, b',
+      Keywords: ['a', 'b'],
       CreateDate: '2026:07:01 09:30:00+02:00',
+      ModDate: '2026:07:02 10:00:00Z',
       ModifyDate: '2026:07:02 10:00:00Z',
     })
+  })
+
+  it('gives one keyword as a text', () => {
+    expect(gotenbergMetadataOf('a.pdf', { keywords: 'invoice' }).Keywords).toBe('invoice')
   })
 
   it('gives only what could be read of a PDF that needs a password', () => {

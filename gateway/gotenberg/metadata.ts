@@ -16,13 +16,18 @@ export function gotenbergMetadataOf(name: string, facts: Record<string, unknown>
     ['title', 'Title'],
     ['author', 'Author'],
     ['subject', 'Subject'],
-    ['keywords', 'Keywords'],
     ['creator', 'Creator'],
     ['producer', 'Producer'],
   ] as const)
     if (typeof facts[field] === 'string') out[tag] = facts[field]
+  // Several keywords as a list, one as a text, as ExifTool gives them.
+  if (typeof facts.keywords === 'string') {
+    const keywords = facts.keywords.split(', ')
+    out.Keywords = keywords.length > 1 ? keywords : keywords[0]
+  }
   if (typeof facts.created === 'string') out.CreateDate = exifDate(facts.created)
-  if (typeof facts.modified === 'string') out.ModifyDate = exifDate(facts.modified)
+  // Gotenberg's answer names the modification date ModDate (ExifTool's PDF tag is ModifyDate): both.
+  if (typeof facts.modified === 'string') out.ModDate = out.ModifyDate = exifDate(facts.modified)
   return out
 }
 
