@@ -91,6 +91,11 @@ export const JobSchema = Type.Object(
                 'pdf-info: whether the PDF needs a password to be read; when it does, only encrypted and linearized are known.',
             }),
           ),
+          bookmarkCount: Type.Optional(
+            Type.Integer({
+              description: 'pdf-info with bookmarks: how many bookmarks the outline has (stored as bookmarks.json).',
+            }),
+          ),
           linearized: Type.Optional(
             Type.Boolean({ description: 'pdf-info: whether the PDF is linearized (fast web view).' }),
           ),

@@ -421,7 +421,7 @@ describe('planOf', () => {
     expect(refusal(() => planOf('flatten', fields(), [file('a.docx')]))).toMatchObject({ field: 'a.docx' })
   })
 
-  it("reads each PDF's metadata with a pdf-info job, answered as facts keyed by the file's name", () => {
+  it("reads each PDF's metadata or bookmarks with a pdf-info job, answered keyed by the file's name", () => {
     const pdfs = [file('b.pdf'), file('a.pdf')]
     expect(planOf('metadata-read', fields(), pdfs)).toEqual({
       runs: [
@@ -430,7 +430,11 @@ describe('planOf', () => {
       ],
       merge: false,
       split: false,
-      facts: true,
+      facts: 'metadata',
+    })
+    expect(planOf('bookmarks-read', fields(), [file('a.pdf')])).toMatchObject({
+      runs: [{ utility: 'pdf-info', input: { url: pdfs[1].url, bookmarks: true }, name: 'a.pdf' }],
+      facts: 'bookmarks',
     })
     expect(refusal(() => planOf('metadata-read', fields({ metadata: '{}' }), pdfs))).toMatchObject({
       field: 'metadata',

@@ -28,6 +28,7 @@ export const GOTENBERG_ROUTES = {
   '/forms/pdfengines/rotate': 'rotate',
   '/forms/pdfengines/metadata/write': 'metadata-write',
   '/forms/pdfengines/metadata/read': 'metadata-read',
+  '/forms/pdfengines/bookmarks/read': 'bookmarks-read',
   '/forms/pdfengines/watermark': 'watermark',
   '/forms/pdfengines/stamp': 'stamp',
 } as const
@@ -62,8 +63,11 @@ export interface Plan {
    * and how many there are. A single output keeps `<stem>.pdf`; split pages are `<stem>_<i>.pdf`.
    */
   split: boolean
-  /** The answer is the runs' facts as JSON, keyed by file name (metadata read), not their files. */
-  facts?: boolean
+  /**
+   * The answer is JSON keyed by file name, not the runs' files: their facts (metadata read), or
+   * the bookmarks each run stored (bookmarks read).
+   */
+  facts?: 'metadata' | 'bookmarks'
 }
 
 /** Office formats office-pdf converts, by extension (LibreOffice's route picks files by extension too). */
@@ -591,14 +595,21 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
         split: false,
       }
     }
-    case 'metadata-read': {
+    case 'metadata-read':
+    case 'bookmarks-read': {
       checkFields(fields, new Set())
       const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
+      const bookmarks = route === 'bookmarks-read'
       return {
-        runs: pdfs.map((p) => ({ utility: 'pdf-info', input: { url: p.url }, stem: stemOf(p.name), name: p.name })),
+        runs: pdfs.map((p) => ({
+          utility: 'pdf-info',
+          input: { url: p.url, ...(bookmarks ? { bookmarks: true } : {}) },
+          stem: stemOf(p.name),
+          name: p.name,
+        })),
         merge: false,
         split: false,
-        facts: true,
+        facts: bookmarks ? 'bookmarks' : 'metadata',
       }
     }
     case 'split': {

@@ -9,6 +9,7 @@ import { authenticate, type AuthenticatedKey, type KeyPresentation } from '../au
 import type { KeyRegistry } from '../key-registry.js'
 import type { KeyUsage } from '../key-usage.js'
 import { isMultipart, readForm } from '../multipart-form.js'
+import { parseBoundedJson } from '../../platform/bounded-json.js'
 import { readAtMost } from '../../platform/read-at-most.js'
 import { rateLimit, type RateLimiter } from '../rate-limit.js'
 import { requestLogFields } from '../request-id.js'
@@ -135,9 +136,13 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
   const metadata = { gotenbergRoute: ctx.path }
   const done = await Promise.all(plan.runs.map((run) => runOne(ctx, deps, key, run, metadata)))
   if (plan.facts) {
+    const named = done.map((d) => ({ name: d.run.name ?? `${d.run.stem}.pdf`, d }))
+    const answers =
+      plan.facts === 'metadata'
+        ? named.map(({ name, d }) => [name, gotenbergMetadataOf(name, d.facts)])
+        : await Promise.all(named.map(async ({ name, d }) => [name, await storedBookmarks(deps, name, d)]))
     ctx.status = 200
-    const named = done.map((d) => [d.run.name ?? `${d.run.stem}.pdf`, d.facts] as const)
-    ctx.body = Object.fromEntries(named.map(([name, facts]) => [name, gotenbergMetadataOf(name, facts)]))
+    ctx.body = Object.fromEntries(answers)
     return
   }
   let outputs: AnswerFile[]
@@ -280,4 +285,22 @@ async function runOne(
     files: files.map((f) => ({ key: f.key, size: f.size ?? null, contentType: f.contentType ?? null })),
     facts: { ...status.result?.extras },
   }
+}
+
+/** The most bytes of a bookmarks.json a runner stored that the gateway reads (10,000 bookmarks of long titles). */
+const MAX_BOOKMARKS_BYTES = 16 * 1024 * 1024
+
+/** The bookmarks a pdf-info run stored, read within a size and depth bound (a runner wrote them). */
+async function storedBookmarks(deps: GotenbergDeps, name: string, d: Done): Promise<unknown> {
+  const id = d.job.spec.jobId
+  if (d.facts.passwordRequired === true)
+    throw new ApiError('upstream_rejected', `${name} needs a password to be read: its bookmarks cannot be (job ${id}).`)
+  const file = d.files.find((f) => f.key.endsWith('/bookmarks.json'))
+  if (!file) throw new Error(`pdf-info job ${id} stored no bookmarks.json`)
+  const bytes = await readAtMost(
+    (await deps.storage.getObject(deps.bucket, file.key)) as AsyncIterable<Uint8Array>,
+    MAX_BOOKMARKS_BYTES,
+    () => new Error(`bookmarks.json of job ${id} is larger than the gateway reads`),
+  )
+  return parseBoundedJson(bytes.toString('utf8'), 128)
 }

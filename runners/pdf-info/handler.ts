@@ -3,20 +3,24 @@ import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from
 import { describePdf, PasswordRequired, runQpdf } from '../common/qpdf.js'
 import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
-import { dateExtras, isLinearized, pdfVersionOf } from './info.js'
+import type { StoredFile } from '../../contract/runner-protocol.js'
+import { bookmarksOf, dateExtras, isLinearized, pdfVersionOf, TooManyBookmarks, type Bookmark } from './info.js'
+import { rejected } from '../common/runner-error.js'
 import { PDF_INFO_LIMITS } from './limits.js'
 
 export interface PdfInfoInput {
   url: string
+  bookmarks?: boolean
 }
 
 /**
  * pdf-info: streams the PDF into the job's scratch space and has qpdf describe it (version,
- * encryption, trailer, pages, then its Info dictionary). Stores nothing: the facts are the
- * job's result. A PDF that needs a password to be opened is a fact too (`passwordRequired`),
- * not a failure; a file qpdf cannot read fails upstream_rejected with qpdf's reason.
+ * encryption, trailer, pages, the outline when asked, then its Info dictionary). The facts are
+ * the job's result; it stores nothing but the bookmarks when asked (bookmarks.json). A PDF
+ * that needs a password to be opened is a fact too (`passwordRequired`), not a failure; a file
+ * qpdf cannot read fails upstream_rejected with qpdf's reason.
  */
-export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, storage }) => {
+export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, storage, store }) => {
   const from = {
     storage,
     ...config.outbound,
@@ -34,7 +38,16 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
     let described: [unknown, string, Buffer]
     try {
       described = await Promise.all([
-        describePdf(file, ['--json-key=encrypt', '--json-key=qpdf', '--json-object=trailer'], bounds),
+        describePdf(
+          file,
+          [
+            '--json-key=encrypt',
+            '--json-key=qpdf',
+            '--json-object=trailer',
+            ...(input.bookmarks ? ['--json-key=outlines'] : []),
+          ],
+          bounds,
+        ),
         runQpdf(['--show-npages', file], bounds).then((r) => r.stdout.toString('utf8')),
         headOf(file),
       ])
@@ -53,9 +66,26 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
       ? objectValueOf(await describePdf(file, ['--json-key=qpdf', `--json-object=${ref}`], bounds), ref)
       : undefined
     const version = pdfVersionOf(report)
+    const files: StoredFile[] = []
+    let bookmarkCount: number | undefined
+    if (input.bookmarks) {
+      let bookmarks: Bookmark[]
+      try {
+        bookmarks = bookmarksOf(report, PDF_INFO_LIMITS.maxBookmarks)
+      } catch (err) {
+        if (err instanceof TooManyBookmarks)
+          throw rejected(
+            `The PDF has more than ${err.max.toLocaleString('en')} bookmarks; pdf-info reads at most that many.`,
+          )
+        throw err
+      }
+      bookmarkCount = countOf(bookmarks)
+      files.push(await store('bookmarks.json', Buffer.from(JSON.stringify(bookmarks)), 'application/json'))
+    }
     return {
-      files: [],
+      files,
       extras: {
+        ...(bookmarkCount === undefined ? {} : { bookmarkCount }),
         pageCount: facts.pageCount,
         ...(version ? { pdfVersion: version } : {}),
         encrypted: facts.encrypted,
@@ -66,6 +96,11 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
       },
     }
   })
+}
+
+/** Bookmarks in a tree, counted. */
+function countOf(bookmarks: Bookmark[]): number {
+  return bookmarks.reduce((n, b) => n + 1 + countOf(b.children ?? []), 0)
 }
 
 /** The file's first kilobyte. */

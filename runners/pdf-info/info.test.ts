@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { dateExtras, isLinearized, isoDateOf, pdfVersionOf } from './info.js'
+import { bookmarksOf, dateExtras, isLinearized, isoDateOf, pdfVersionOf, TooManyBookmarks } from './info.js'
 
 describe('isoDateOf', () => {
   it.each([
@@ -55,5 +55,38 @@ describe('isLinearized', () => {
     expect(isLinearized(lin)).toBe(true)
     expect(isLinearized(Buffer.from('%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\n'))).toBe(false)
     expect(isLinearized(Buffer.concat([Buffer.alloc(2000, 0x20), lin]))).toBe(false)
+  })
+})
+
+describe('bookmarksOf', () => {
+  const outline = {
+    outlines: [
+      {
+        title: 'Index ✓',
+        destpageposfrom1: 1,
+        kids: [{ title: 'Sub', destpageposfrom1: 2, kids: [] }],
+      },
+      { title: 'Elsewhere', destpageposfrom1: null, kids: [] },
+    ],
+  }
+
+  it("reads qpdf's outline as titles, pages from 1 (null for none) and children", () => {
+    expect(bookmarksOf(outline, 10)).toEqual([
+      { title: 'Index ✓', page: 1, children: [{ title: 'Sub', page: 2 }] },
+      { title: 'Elsewhere', page: null },
+    ])
+    expect(bookmarksOf({ outlines: [] }, 10)).toEqual([])
+    expect(bookmarksOf({}, 10)).toEqual([])
+  })
+
+  it('refuses an outline past the limit rather than answering part of it', () => {
+    expect(() => bookmarksOf(outline, 2)).toThrow(TooManyBookmarks)
+    expect(bookmarksOf(outline, 3)).toHaveLength(2)
+  })
+
+  it('takes nothing but text titles and whole page numbers', () => {
+    expect(bookmarksOf({ outlines: [{ title: 7, destpageposfrom1: 1.5, kids: 'x' }] }, 10)).toEqual([
+      { title: '', page: null },
+    ])
   })
 })

@@ -44,3 +44,42 @@ export function dateExtras(dict: Record<string, unknown> | undefined): { created
   if (m) out.modified = m
   return out
 }
+
+/** A bookmark as pdf-info stores it (Gotenberg's shape): its title, the page it opens (from 1) and those under it. */
+export interface Bookmark {
+  title: string
+  /** The page it opens, from 1; null when it opens no page of the document (a link, an action). */
+  page: number | null
+  children?: Bookmark[]
+}
+
+/**
+ * The outline (bookmarks) from qpdf's `--json-key=outlines` description, in order, at most
+ * `max` in all (more fails, naming the limit, rather than answering part of it as the whole).
+ */
+export function bookmarksOf(report: unknown, max: number): Bookmark[] {
+  let count = 0
+  const walk = (items: unknown): Bookmark[] => {
+    if (!Array.isArray(items)) return []
+    return items.map((item) => {
+      if (++count > max) throw new TooManyBookmarks(max)
+      const o = (item ?? {}) as { title?: unknown; destpageposfrom1?: unknown; kids?: unknown }
+      const page =
+        typeof o.destpageposfrom1 === 'number' && Number.isSafeInteger(o.destpageposfrom1) ? o.destpageposfrom1 : null
+      const children = walk(o.kids)
+      return {
+        title: typeof o.title === 'string' ? o.title.slice(0, 1000) : '',
+        page,
+        ...(children.length ? { children } : {}),
+      }
+    })
+  }
+  return walk((report as { outlines?: unknown }).outlines)
+}
+
+/** The outline has more bookmarks than pdf-info reads. */
+export class TooManyBookmarks extends Error {
+  constructor(readonly max: number) {
+    super(`more than ${max} bookmarks`)
+  }
+}

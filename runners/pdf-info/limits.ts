@@ -6,4 +6,6 @@ export const PDF_INFO_LIMITS = {
   qpdfTimeoutMs: 60_000,
   /** What qpdf may write on its standard output (the document's structure as JSON) or error. */
   maxReportBytes: 16 * 1024 * 1024,
+  /** Bookmarks read from one outline (a book's is some hundreds). */
+  maxBookmarks: 10_000,
 } as const

@@ -10,12 +10,22 @@ export const pdfInfo: UtilityDefinition = {
   slug: 'pdf-info',
   name: "Read a PDF's facts",
   description:
-    "Reads a PDF's facts with qpdf and stores nothing: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates). At most 150 MB.",
+    "Reads a PDF's facts with qpdf: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates); stores nothing unless asked for its bookmarks. At most 150 MB.",
   category: 'pdf',
   icon: 'info',
   target: 'none',
   maxDurationSeconds: 300,
-  inputSchema: Type.Object({ url: StorageOrHttpUrl }, { additionalProperties: false, description: 'The PDF to read.' }),
+  inputSchema: Type.Object(
+    {
+      url: StorageOrHttpUrl,
+      bookmarks: Type.Optional(
+        Type.Boolean({
+          description: `Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most ${PDF_INFO_LIMITS.maxBookmarks.toLocaleString('en')}).`,
+        }),
+      ),
+    },
+    { additionalProperties: false, description: 'The PDF to read.' },
+  ),
   exampleInput: { url: 'https://example.com/contract.pdf' },
   enabled: true,
   runner: {

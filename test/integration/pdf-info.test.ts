@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
 import { describe, expect, inject, it } from 'vitest'
-import { api } from './helpers/api.js'
+import { api, download } from './helpers/api.js'
 import { jobInputs } from './helpers/job-inputs.js'
 import { jobOutputs } from './helpers/storage.js'
 import { hostile } from '../support/fixtures.js'
-import { makePdf } from '../support/pdfs.js'
+import { makePdf, outlinedPdf } from '../support/pdfs.js'
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -75,6 +75,23 @@ describe('pdf-info through the whole platform', () => {
     const locked = await run('locked.pdf', hostile('encrypted.pdf'))
     expect(locked).toMatchObject({ files: [], encrypted: true, passwordRequired: true })
     expect(locked.pageCount).toBeUndefined()
+  })
+
+  it('stores the bookmarks when asked, as a tree of titles and pages', async () => {
+    const url = files.add('outlined.pdf', await outlinedPdf())
+    const res = await api('POST', '/v1/utilities/pdf-info', {
+      key: inputs.key,
+      body: { input: { url, bookmarks: true } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result).toMatchObject({ pageCount: 2, bookmarkCount: 3 })
+    expect(res.body.result.files).toHaveLength(1)
+    const [file] = res.body.result.files
+    expect(file).toMatchObject({ name: 'bookmarks.json', contentType: 'application/json' })
+    expect(JSON.parse((await download(file.url)).bytes.toString('utf8'))).toEqual([
+      { title: 'Chapter ✓', page: 1, children: [{ title: 'Section', page: 2 }] },
+      { title: 'Elsewhere', page: null },
+    ])
   })
 
   it.each([

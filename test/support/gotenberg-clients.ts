@@ -7,7 +7,7 @@ import { PDFDocument } from 'pdf-lib'
 import { expect } from 'vitest'
 import { officeDocument } from './fixtures.js'
 import { noisePng } from './office-documents.js'
-import { makePdf } from './pdfs.js'
+import { makePdf, outlinedPdf } from './pdfs.js'
 import { decodePng, pictureSize } from './pictures.js'
 import { readZip } from './zips.js'
 
@@ -185,7 +185,7 @@ export async function chromiumlyScreenshots({ gatewayUrl, key, pageUrl }: RoundT
 
 /**
  * chromiumly's PDF edits: a form flattened, a page turned, metadata written, a text watermark and
- * a text stamp, each an edit-pdf job of the key; then metadata read, a pdf-info job per PDF.
+ * a text stamp, each an edit-pdf job of the key; then metadata and bookmarks read, a pdf-info job per PDF.
  */
 export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Promise<void> {
   const c = chromiumly()
@@ -227,12 +227,20 @@ export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Prom
     }),
     'file02.pdf': expect.objectContaining({ FileName: 'file02.pdf', PageCount: 2, MIMEType: 'application/pdf' }),
   })
+  // Bookmarks read: a pdf-info job per PDF with its bookmarks, answered as Gotenberg's tree.
+  const marks = JSON.parse((await c.PDFEngines.readBookmarks([await outlinedPdf()])).toString('utf8')) as unknown
+  expect(marks).toEqual({
+    'file01.pdf': [
+      { title: 'Chapter ✓', page: 1, children: [{ title: 'Section', page: 2 }] },
+      { title: 'Elsewhere', page: null },
+    ],
+  })
   expect(read['file01.pdf'].ModDate).toBe(read['file01.pdf'].ModifyDate)
   expect(read['file01.pdf'].ModDate).toMatch(/^\d{4}:\d{2}:\d{2} \d{2}:\d{2}:\d{2}Z$/)
   const jobs = await jobsOf(gatewayUrl, key)
   expect(jobs.map((j) => `${j.utility} ${j.status}`).sort()).toEqual([
     ...Array(5).fill('edit-pdf succeeded'),
-    ...Array(2).fill('pdf-info succeeded'),
+    ...Array(3).fill('pdf-info succeeded'),
   ])
 }
 

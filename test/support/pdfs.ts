@@ -4,7 +4,45 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { deflateSync } from 'node:zlib'
-import { drawObject, PDFDocument, PDFName, popGraphicsState, pushGraphicsState, scale, StandardFonts } from 'pdf-lib'
+import {
+  drawObject,
+  PDFDocument,
+  PDFHexString,
+  PDFName,
+  popGraphicsState,
+  pushGraphicsState,
+  scale,
+  StandardFonts,
+} from 'pdf-lib'
+
+/**
+ * Two pages and an outline, as a word processor writes one: "Chapter ✓" (page 1) with "Section"
+ * (page 2) under it, then "Elsewhere", which opens no page.
+ */
+export async function outlinedPdf(): Promise<Buffer> {
+  const doc = await PDFDocument.load(await makePdf(2))
+  const [p1, p2] = doc.getPages()
+  const ctx = doc.context
+  const [root, chapter, section, elsewhere] = [ctx.nextRef(), ctx.nextRef(), ctx.nextRef(), ctx.nextRef()]
+  const title = (t: string) => PDFHexString.fromText(t)
+  ctx.assign(root, ctx.obj({ Type: 'Outlines', First: chapter, Last: elsewhere, Count: 3 }))
+  ctx.assign(
+    chapter,
+    ctx.obj({
+      Title: title('Chapter ✓'),
+      Parent: root,
+      First: section,
+      Last: section,
+      Count: 1,
+      Next: elsewhere,
+      Dest: [p1.ref, 'Fit'],
+    }),
+  )
+  ctx.assign(section, ctx.obj({ Title: title('Section'), Parent: chapter, Dest: [p2.ref, 'XYZ', null, null, null] }))
+  ctx.assign(elsewhere, ctx.obj({ Title: title('Elsewhere'), Parent: root, Prev: chapter }))
+  doc.catalog.set(PDFName.of('Outlines'), root)
+  return Buffer.from(await doc.save())
+}
 
 /** A PDF with `pages` pages, each saying its number. */
 export async function makePdf(pages: number): Promise<Buffer> {

@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Run Read a PDF's facts and wait for the result (up to 90 s)
-         * @description Reads a PDF's facts with qpdf and stores nothing: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates). At most 150 MB. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
+         * @description Reads a PDF's facts with qpdf: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates); stores nothing unless asked for its bookmarks. At most 150 MB. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_pdf_info"];
         delete?: never;
@@ -275,7 +275,7 @@ export interface paths {
         put?: never;
         /**
          * Start Read a PDF's facts as an async job
-         * @description Reads a PDF's facts with qpdf and stores nothing: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates). At most 150 MB. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Reads a PDF's facts with qpdf: its page count, PDF version, whether it is encrypted or needs a password, whether it is linearized (fast web view), and its document information (title, author, subject, keywords, creator, producer, creation and modification dates); stores nothing unless asked for its bookmarks. At most 150 MB. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_pdf_info"];
         delete?: never;
@@ -671,6 +671,8 @@ export interface components {
                 encrypted?: boolean;
                 /** @description pdf-info: whether the PDF needs a password to be read; when it does, only encrypted and linearized are known. */
                 passwordRequired?: boolean;
+                /** @description pdf-info with bookmarks: how many bookmarks the outline has (stored as bookmarks.json). */
+                bookmarkCount?: number;
                 /** @description pdf-info: whether the PDF is linearized (fast web view). */
                 linearized?: boolean;
                 /** @description pdf-info: the creation date of its document information as ISO 8601 (no offset when the PDF gives none), when it is a date. */
@@ -3371,6 +3373,8 @@ export interface operations {
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
+                        /** @description Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most 10,000). */
+                        bookmarks?: boolean;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -3576,6 +3580,8 @@ export interface operations {
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
+                        /** @description Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most 10,000). */
+                        bookmarks?: boolean;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {

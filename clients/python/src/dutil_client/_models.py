@@ -125,6 +125,12 @@ class JobResult(BaseModel):
             description='pdf-info: whether the PDF needs a password to be read; when it does, only encrypted and linearized are known.'
         ),
     ] = None
+    bookmarkCount: Annotated[
+        int | None,
+        Field(
+            description='pdf-info with bookmarks: how many bookmarks the outline has (stored as bookmarks.json).'
+        ),
+    ] = None
     linearized: Annotated[
         bool | None,
         Field(description='pdf-info: whether the PDF is linearized (fast web view).'),
@@ -1082,6 +1088,12 @@ class PdfInfoInput(BaseModel):
             pattern='^(https?|s3)://[^\\s]+$',
         ),
     ]
+    bookmarks: Annotated[
+        bool | None,
+        Field(
+            description="Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most 10,000)."
+        ),
+    ] = None
 
 
 class ZipFileEntry(BaseModel):
