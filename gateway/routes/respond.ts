@@ -38,6 +38,8 @@ async function respondWithFile(ctx: Context, deps: RouteDeps, job: JobRecord): P
   const files = status.state === 'succeeded' ? (status.result?.files ?? []) : []
   const file = files.length === 1 ? files[0] : undefined
   if (!file?.contentType || !ctx.get('Accept')) return false
+  // The job itself is JSON: a JSON file (pdf-info's bookmarks, an unzipped .json) never stands in for it.
+  if (file.contentType.split(';')[0].trim().toLowerCase() === 'application/json') return false
   if (ctx.accepts('application/json', file.contentType) !== file.contentType) return false
   const body = await deps.storage.getObject(deps.bucket, file.key)
   ctx.status = 200
