@@ -1,6 +1,6 @@
 import * as Minio from 'minio'
 import type { StorageSettings } from '../contract/storage-keys.js'
-import { JsonBoundError, parseBoundedJson } from './bounded-json.js'
+import { JsonBoundError, MAX_JSON_DEPTH, parseBoundedJson } from './bounded-json.js'
 import { readAtMost } from './read-at-most.js'
 
 /** An S3 client for dutil's bucket (MinIO locally, any S3 in production). */
@@ -21,21 +21,23 @@ export function storageClient(s: StorageSettings): Minio.Client {
 
 /**
  * Reads a JSON object of at most `maxBytes` (the download stops as soon as it is over) and at
- * most MAX_JSON_DEPTH levels deep; an object over either bound, or malformed, throws
- * JsonBoundError. Objects a runner wrote are read this way: a hostile one cannot exhaust memory.
+ * most `maxDepth` levels deep (MAX_JSON_DEPTH unless given); an object over either bound, or
+ * malformed, throws JsonBoundError. Objects a runner wrote are read this way: a hostile one
+ * cannot exhaust memory.
  */
 export async function readJsonObject<T>(
   client: Minio.Client,
   bucket: string,
   key: string,
   maxBytes: number,
+  maxDepth = MAX_JSON_DEPTH,
 ): Promise<T> {
   const bytes = await readAtMost(
     await client.getObject(bucket, key),
     maxBytes,
     () => new JsonBoundError(`${key} is larger than ${maxBytes} bytes`, 'size'),
   )
-  return parseBoundedJson(bytes.toString('utf8')) as T
+  return parseBoundedJson(bytes.toString('utf8'), maxDepth) as T
 }
 
 export async function writeJsonObject(

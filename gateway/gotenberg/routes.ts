@@ -9,7 +9,7 @@ import { authenticate, type AuthenticatedKey, type KeyPresentation } from '../au
 import type { KeyRegistry } from '../key-registry.js'
 import type { KeyUsage } from '../key-usage.js'
 import { isMultipart, readForm } from '../multipart-form.js'
-import { parseBoundedJson } from '../../platform/bounded-json.js'
+import { readJsonObject } from '../../platform/storage-client.js'
 import { readAtMost } from '../../platform/read-at-most.js'
 import { rateLimit, type RateLimiter } from '../rate-limit.js'
 import { requestLogFields } from '../request-id.js'
@@ -297,10 +297,5 @@ async function storedBookmarks(deps: GotenbergDeps, name: string, d: Done): Prom
     throw new ApiError('upstream_rejected', `${name} needs a password to be read: its bookmarks cannot be (job ${id}).`)
   const file = d.files.find((f) => f.key.endsWith('/bookmarks.json'))
   if (!file) throw new Error(`pdf-info job ${id} stored no bookmarks.json`)
-  const bytes = await readAtMost(
-    (await deps.storage.getObject(deps.bucket, file.key)) as AsyncIterable<Uint8Array>,
-    MAX_BOOKMARKS_BYTES,
-    () => new Error(`bookmarks.json of job ${id} is larger than the gateway reads`),
-  )
-  return parseBoundedJson(bytes.toString('utf8'), 128)
+  return readJsonObject<unknown>(deps.storage, deps.bucket, file.key, MAX_BOOKMARKS_BYTES, 128)
 }

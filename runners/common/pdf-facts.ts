@@ -59,7 +59,7 @@ export const INFO_KEYS = {
 } as const
 
 /** A text string of qpdf's JSON ("u:…"); binary strings ("b:…") and anything else are not text. */
-function textOf(value: unknown): string | undefined {
+export function textOf(value: unknown): string | undefined {
   return typeof value === 'string' && value.startsWith('u:') ? value.slice(2) : undefined
 }
 

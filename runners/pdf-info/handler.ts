@@ -4,8 +4,8 @@ import { describePdf, PasswordRequired, runQpdf } from '../common/qpdf.js'
 import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import type { StoredFile } from '../../contract/runner-protocol.js'
-import { bookmarksOf, dateExtras, isLinearized, pdfVersionOf, TooManyBookmarks, type Bookmark } from './info.js'
 import { rejected } from '../common/runner-error.js'
+import { bookmarksOf, dateExtras, isLinearized, pdfVersionOf, TooManyBookmarks, type Bookmark } from './info.js'
 import { PDF_INFO_LIMITS } from './limits.js'
 
 export interface PdfInfoInput {
@@ -35,7 +35,9 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
       timeoutMs: PDF_INFO_LIMITS.qpdfTimeoutMs,
       maxOutputBytes: PDF_INFO_LIMITS.maxReportBytes,
     }
-    let described: [unknown, string, Buffer]
+    // Its first kilobyte tells linearization, whether qpdf can open it or not.
+    const head = await headOf(file)
+    let described: [unknown, string]
     try {
       described = await Promise.all([
         describePdf(
@@ -49,17 +51,16 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
           bounds,
         ),
         runQpdf(['--show-npages', file], bounds).then((r) => r.stdout.toString('utf8')),
-        headOf(file),
       ])
     } catch (err) {
       if (err instanceof PasswordRequired)
         return {
           files: [],
-          extras: { encrypted: true, passwordRequired: true, linearized: isLinearized(await headOf(file)) },
+          extras: { encrypted: true, passwordRequired: true, linearized: isLinearized(head) },
         }
       throw err
     }
-    const [report, npages, head] = described
+    const [report, npages] = described
     const facts = pdfFactsOf(report, npages)
     const ref = infoRefOf(facts.trailer)
     const info = ref
@@ -69,9 +70,9 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
     const files: StoredFile[] = []
     let bookmarkCount: number | undefined
     if (input.bookmarks) {
-      let bookmarks: Bookmark[]
+      let outline: { bookmarks: Bookmark[]; count: number }
       try {
-        bookmarks = bookmarksOf(report, PDF_INFO_LIMITS.maxBookmarks)
+        outline = bookmarksOf(report, PDF_INFO_LIMITS.maxBookmarks)
       } catch (err) {
         if (err instanceof TooManyBookmarks)
           throw rejected(
@@ -79,8 +80,8 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
           )
         throw err
       }
-      bookmarkCount = countOf(bookmarks)
-      files.push(await store('bookmarks.json', Buffer.from(JSON.stringify(bookmarks)), 'application/json'))
+      bookmarkCount = outline.count
+      files.push(await store('bookmarks.json', Buffer.from(JSON.stringify(outline.bookmarks)), 'application/json'))
     }
     return {
       files,
@@ -96,11 +97,6 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
       },
     }
   })
-}
-
-/** Bookmarks in a tree, counted. */
-function countOf(bookmarks: Bookmark[]): number {
-  return bookmarks.reduce((n, b) => n + 1 + countOf(b.children ?? []), 0)
 }
 
 /** The file's first kilobyte. */

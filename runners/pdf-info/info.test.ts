@@ -71,21 +71,24 @@ describe('bookmarksOf', () => {
   }
 
   it("reads qpdf's outline as titles, pages from 1 (null for none) and children", () => {
-    expect(bookmarksOf(outline, 10)).toEqual([
-      { title: 'Index ✓', page: 1, children: [{ title: 'Sub', page: 2 }] },
-      { title: 'Elsewhere', page: null },
-    ])
-    expect(bookmarksOf({ outlines: [] }, 10)).toEqual([])
-    expect(bookmarksOf({}, 10)).toEqual([])
+    expect(bookmarksOf(outline, 10)).toEqual({
+      count: 3,
+      bookmarks: [
+        { title: 'Index ✓', page: 1, children: [{ title: 'Sub', page: 2 }] },
+        { title: 'Elsewhere', page: null },
+      ],
+    })
+    expect(bookmarksOf({ outlines: [] }, 10)).toEqual({ bookmarks: [], count: 0 })
+    expect(bookmarksOf({}, 10)).toEqual({ bookmarks: [], count: 0 })
   })
 
   it('refuses an outline past the limit rather than answering part of it', () => {
     expect(() => bookmarksOf(outline, 2)).toThrow(TooManyBookmarks)
-    expect(bookmarksOf(outline, 3)).toHaveLength(2)
+    expect(bookmarksOf(outline, 3).bookmarks).toHaveLength(2)
   })
 
   it('takes nothing but text titles and whole page numbers', () => {
-    expect(bookmarksOf({ outlines: [{ title: 7, destpageposfrom1: 1.5, kids: 'x' }] }, 10)).toEqual([
+    expect(bookmarksOf({ outlines: [{ title: 7, destpageposfrom1: 1.5, kids: 'x' }] }, 10).bookmarks).toEqual([
       { title: '', page: null },
     ])
   })

@@ -1,3 +1,5 @@
+import { textOf } from '../common/pdf-facts.js'
+
 /** pdf-info's reading of qpdf's description: pure functions (runners/common/pdf-facts.ts has the rest). */
 
 /** The PDF version its header declares, as qpdf's JSON reports it ("1.7"). */
@@ -35,9 +37,8 @@ export function isoDateOf(value: string): string | undefined {
 /** The creation and modification dates of an Info dictionary (as qpdf's JSON writes it), when they are dates. */
 export function dateExtras(dict: Record<string, unknown> | undefined): { created?: string; modified?: string } {
   const out: { created?: string; modified?: string } = {}
-  const text = (v: unknown) => (typeof v === 'string' && v.startsWith('u:') ? v.slice(2) : undefined)
-  const created = text(dict?.['/CreationDate'])
-  const modified = text(dict?.['/ModDate'])
+  const created = textOf(dict?.['/CreationDate'])
+  const modified = textOf(dict?.['/ModDate'])
   const c = created && isoDateOf(created)
   const m = modified && isoDateOf(modified)
   if (c) out.created = c
@@ -54,10 +55,11 @@ export interface Bookmark {
 }
 
 /**
- * The outline (bookmarks) from qpdf's `--json-key=outlines` description, in order, at most
- * `max` in all (more fails, naming the limit, rather than answering part of it as the whole).
+ * The outline (bookmarks) from qpdf's `--json-key=outlines` description, in order, and how many
+ * there are on all levels: at most `max` (more fails, naming the limit, rather than answering part
+ * of it as the whole).
  */
-export function bookmarksOf(report: unknown, max: number): Bookmark[] {
+export function bookmarksOf(report: unknown, max: number): { bookmarks: Bookmark[]; count: number } {
   let count = 0
   const walk = (items: unknown): Bookmark[] => {
     if (!Array.isArray(items)) return []
@@ -74,7 +76,8 @@ export function bookmarksOf(report: unknown, max: number): Bookmark[] {
       }
     })
   }
-  return walk((report as { outlines?: unknown }).outlines)
+  const bookmarks = walk((report as { outlines?: unknown }).outlines)
+  return { bookmarks, count }
 }
 
 /** The outline has more bookmarks than pdf-info reads. */
