@@ -56,6 +56,12 @@ export const UtilityJobSpecSchema = Type.Object({
         "Object keys of the s3:// inputs (the caller's own outputs, checked by the gateway): the runner's storage credentials may read these too.",
     }),
   ),
+  inputSealed: Type.Optional(
+    Type.Boolean({
+      description:
+        "The stored input holds sealed secrets (passwords): the operator hands the job's runner the key that opens them, and removes the stored input when the job goes.",
+    }),
+  ),
   cancelRequested: Type.Optional(
     Type.Boolean({
       description: 'Set by the gateway on POST /cancel; the operator cancels the job if it is still queued.',

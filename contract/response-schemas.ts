@@ -82,7 +82,8 @@ export const JobSchema = Type.Object(
           ),
           encrypted: Type.Optional(
             Type.Boolean({
-              description: 'pdf-info: whether the PDF is encrypted (with or without a password to open it).',
+              description:
+                'pdf-info: whether the PDF is encrypted (with or without a password to open it); edit-pdf: whether the edited PDF is (encrypt).',
             }),
           ),
           passwordRequired: Type.Optional(

@@ -15,6 +15,10 @@ import type { JobReader } from './job-reader.js'
 import type { UtilityJobClient } from '../platform/utility-job-client.js'
 import type { GatewayMetrics } from './metrics.js'
 import type { Uploads } from './uploads.js'
+import { catalog } from '../runners/catalog.js'
+import { secretPathsOf, type SecretPath } from '../contract/secret-fields.js'
+import { isSealed, sealInput } from '../platform/sealed-input.js'
+import type { InputSealingKey } from '../platform/input-sealing-key.js'
 
 export interface AcceptDeps {
   records: JobRecords
@@ -26,6 +30,41 @@ export interface AcceptDeps {
   log: Logger
   /** The uploads its s3:// inputs may name (checked again when a lost hand-off completes). */
   uploads?: Pick<Uploads, 'find'>
+  /** The installation's key that a job's secret input fields (passwords) are sealed with (docs/adr/0042). */
+  sealing: Pick<InputSealingKey, 'key'>
+}
+
+/** Each utility's secret input fields, found once from its schema. */
+const SECRET_PATHS: ReadonlyMap<string, SecretPath[]> = new Map(
+  [...catalog.values()].map((u) => [u.slug, secretPathsOf(u.inputSchema)]),
+)
+
+/**
+ * The input as it is stored, its secrets sealed with the job's own key, and the job marked so
+ * its runner is given that key: a password is never stored or handed to anything but the runner
+ * in the clear.
+ */
+async function storedForm(
+  d: Pick<AcceptDeps, 'sealing'>,
+  uj: UtilityJobResource,
+  input: unknown,
+): Promise<{ uj: UtilityJobResource; stored: unknown }> {
+  const paths = SECRET_PATHS.get(uj.spec.utility) ?? []
+  if (!paths.length) return { uj, stored: input }
+  let key: Buffer | undefined
+  try {
+    key = await d.sealing.key()
+  } catch (err) {
+    throw new ApiError(
+      'internal',
+      'The key that keeps passwords sealed is not available right now; nothing was accepted, retry shortly.',
+      undefined,
+      { 'Retry-After': '2' },
+      err,
+    )
+  }
+  const { stored, sealed } = sealInput(input, paths, () => key, uj.spec.jobId)
+  return sealed ? { uj: { ...uj, spec: { ...uj.spec, inputSealed: true } }, stored } : { uj, stored: input }
 }
 
 export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'existing'; job: JobRecord }
@@ -37,11 +76,12 @@ export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'e
  * its UtilityJob. A refused request stores nothing. A UtilityJob that cannot be created fails
  * the row, so no job is ever left queued without one.
  */
-export async function acceptJob(d: AcceptDeps, uj: UtilityJobResource, input: unknown): Promise<Accepted> {
-  assertGrantable(uj, d.bucket)
+export async function acceptJob(d: AcceptDeps, given: UtilityJobResource, input: unknown): Promise<Accepted> {
+  assertGrantable(given, d.bucket)
+  const { uj, stored } = await storedForm(d, given, input)
   const accepted = await d.records.accept(uj, async () => {
     try {
-      await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, input)
+      await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, stored)
     } catch (err) {
       // A storage failure, not the database's: the transaction rolls back, nothing is accepted,
       // and the caller may send the same request again.
@@ -163,7 +203,11 @@ export async function completeHandOff(
     upload: (id) => d.uploads?.find(job.spec.apiKeyId, id) ?? Promise.resolve(undefined),
   })
   const uj = utilityJobResource(
-    { ...job.spec, ...(storageInputKeys.length ? { storageInputKeys } : {}) },
+    {
+      ...job.spec,
+      ...(storageInputKeys.length ? { storageInputKeys } : {}),
+      ...(isSealed(input) ? { inputSealed: true } : {}),
+    },
     keyObjectName,
     traceparentOfJob(job),
   )

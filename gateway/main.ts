@@ -1,4 +1,5 @@
-import { CustomObjectsApi } from '@kubernetes/client-node'
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { InputSealingKey } from '../platform/input-sealing-key.js'
 import { Redis } from 'ioredis'
 import pino from 'pino'
 import { kubeIdentity, loadKubeConfig } from '../platform/kube.js'
@@ -80,6 +81,8 @@ const links = new FileLinks(presigner, config.storage.bucket, config.linkTtlSeco
   guarded(() => getJob(db, id)),
 )
 const uploads = new Uploads(db, storage, config.storage.bucket, config.uploads)
+// Made on the first job that carries a password (the Secret entry is kept from then on).
+const sealing = InputSealingKey.of(kc.makeApiClient(CoreV1Api), ns, 'make')
 const consoleApp = createConsole({
   kc,
   namespace: ns,
@@ -93,6 +96,7 @@ const consoleApp = createConsole({
   storage,
   bucket: config.storage.bucket,
   uploads,
+  sealing,
   config: consoleConfig,
   log,
   lookupBudget,
@@ -110,6 +114,7 @@ const app = createApp({
   storage,
   bucket: config.storage.bucket,
   uploads,
+  sealing,
   directUploads: new DirectUploads(db, storage, presigner, config.storage.bucket, config.uploads, uploadDigests),
   log,
   metrics,

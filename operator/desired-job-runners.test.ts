@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { catalog } from '../runners/catalog.js'
 import { desiredJob } from './desired-job.js'
-import { sessionSeconds } from './runner-credentials.js'
+import { sessionSeconds, withInputKeys } from './runner-credentials.js'
+import { installationKeyOf, jobSealKey, newInstallationKey } from '../platform/sealed-input.js'
 import { runnerSettings } from '../test/support/runner-settings.js'
 
 const settings = runnerSettings()
@@ -74,5 +75,32 @@ describe('desiredJob', () => {
       expect(env.filter((e) => e.valueFrom)).toEqual([])
       expect(env.find((e) => e.name === 'DUTIL_S3_SESSION_TOKEN')?.value).toBe('temp-token')
     }
+  })
+})
+
+describe("the key of a job's sealed input", () => {
+  const installation = installationKeyOf(newInstallationKey())
+  const edit = catalog.get('edit-pdf')!
+  const issue = withInputKeys(async () => ({ ...creds }), { key: async () => installation })
+
+  it('is handed with the credentials of a job whose input holds sealed passwords, and only then', async () => {
+    const sealed = { ...utilityJob('edit-pdf'), spec: { ...utilityJob('edit-pdf').spec, inputSealed: true } }
+    const given = await issue(sealed, edit)
+    expect(given.inputKey).toBe(jobSealKey(installation, sealed.spec.jobId).toString('base64url'))
+    const env = desiredJob(sealed, edit, settings, given).spec!.template.spec!.containers[0].env!
+    expect(env.find((e) => e.name === 'DUTIL_INPUT_KEY')?.value).toBe(given.inputKey)
+    const plain = await issue(utilityJob('edit-pdf'), edit)
+    expect(plain.inputKey).toBeUndefined()
+    expect(envNames(desiredJob(utilityJob('edit-pdf'), edit, settings, plain))).not.toContain('DUTIL_INPUT_KEY')
+  })
+
+  it('refuses the grant when the installation key cannot be read: the job could never open its input', async () => {
+    const unreadable = withInputKeys(async () => ({ ...creds }), {
+      key: async () => {
+        throw new Error('the input sealing key does not exist yet')
+      },
+    })
+    const sealed = { ...utilityJob('edit-pdf'), spec: { ...utilityJob('edit-pdf').spec, inputSealed: true } }
+    await expect(unreadable(sealed, edit)).rejects.toThrow(/sealed passwords cannot be read/)
   })
 })

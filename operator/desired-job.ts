@@ -83,6 +83,7 @@ export function desiredJob(
     )
   env.push({ name: ENV.accessKey, value: credentials.accessKey }, { name: ENV.secretKey, value: credentials.secretKey })
   if (credentials.sessionToken) env.push({ name: ENV.sessionToken, value: credentials.sessionToken })
+  if (credentials.inputKey) env.push({ name: ENV.inputKey, value: credentials.inputKey })
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

@@ -13,7 +13,8 @@ import { runnerAtWork, waitsForNode } from './observe-job.js'
 import { httpPoolClient } from './pool-client.js'
 import { isPoolPod } from './pool-pod.js'
 import { type JobRecordWriter, UtilityJobReconciler } from './reconciler.js'
-import { stsCredentialIssuer } from './runner-credentials.js'
+import { stsCredentialIssuer, withInputKeys } from './runner-credentials.js'
+import { InputSealingKey } from '../platform/input-sealing-key.js'
 import { RunnerPools } from './runner-pools.js'
 import { UnfinishedJobs } from './unfinished-jobs.js'
 import { type OperatorCaches, ownerOf, PodsByOwner } from './watches.js'
@@ -124,14 +125,17 @@ export function jobControllers(d: JobControllerDeps) {
     batch: d.kc.makeApiClient(BatchV1Api),
     custom: d.kc.makeApiClient(CustomObjectsApi),
     storage: d.storage,
-    issueCredentials: stsCredentialIssuer(
-      {
-        ...config.sts,
-        region: config.storage.region,
-        accessKey: config.storage.accessKey,
-        secretKey: config.storage.secretKey,
-      },
-      config.storage.bucket,
+    issueCredentials: withInputKeys(
+      stsCredentialIssuer(
+        {
+          ...config.sts,
+          region: config.storage.region,
+          accessKey: config.storage.accessKey,
+          secretKey: config.storage.secretKey,
+        },
+        config.storage.bucket,
+      ),
+      InputSealingKey.of(d.kc.makeApiClient(CoreV1Api), ns, 'read', config.callbacks.signingSecretsName),
     ),
     bucket: config.storage.bucket,
     runner: config.runner,

@@ -481,6 +481,9 @@ export class UtilityJobReconciler {
             this.now(),
           ),
         }
+    // Its sealed passwords go with it (docs/adr/0042): the stored input that holds them is
+    // removed before the finalizer, so a failed removal is tried again.
+    if (uj.spec.inputSealed) await this.d.storage.removeObject(this.d.bucket, uj.spec.inputKey)
     await this.archive(final)
     if (!(await this.utilityJobs.removeFinalizer(uj, JOB_RECORD_FINALIZER))) return
     if (!isTerminal(uj))

@@ -3,6 +3,7 @@ import type { JobError, UtilityJobResource } from '../contract/crd-schemas.js'
 import type { RunnerCredentials } from '../contract/runner-protocol.js'
 import { GrantRefused, storageGrant } from '../contract/storage-grant.js'
 import type { UtilityDefinition } from '../contract/utility.js'
+import { jobSealKey } from '../platform/sealed-input.js'
 import { deadlineSeconds } from './desired-job.js'
 
 /** Past the deadline, so a slow start or a retried pod does not strand a runner without access. */
@@ -109,5 +110,24 @@ export async function credentialsOrRefusal(
     return {
       refused: { code: 'storage_error', message: `This job's storage access cannot be granted: ${err.message}` },
     }
+  }
+}
+
+/**
+ * `issue`, and for a job whose input holds sealed secrets (passwords) the key that opens them,
+ * made from the installation's sealing key for this job alone (docs/adr/0042). A key that cannot
+ * be read (its Secret entry missing) is a refusal: the job could never open its input.
+ */
+export function withInputKeys(issue: IssueCredentials, sealing: { key(): Promise<Buffer> }): IssueCredentials {
+  return async (uj, utility) => {
+    if (!uj.spec.inputSealed) return issue(uj, utility)
+    let installationKey: Buffer
+    try {
+      installationKey = await sealing.key()
+    } catch (err) {
+      throw new GrantRefused(`the key of its sealed passwords cannot be read (${(err as Error).message})`)
+    }
+    const credentials = await issue(uj, utility)
+    return { ...credentials, inputKey: jobSealKey(installationKey, uj.spec.jobId).toString('base64url') }
   }
 }

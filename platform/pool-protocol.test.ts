@@ -8,6 +8,12 @@ describe('parseAssignment', () => {
   it('reads a well-formed assignment', () => {
     expect(parseAssignment(JSON.stringify(assignment()))).toEqual(assignment())
   })
+  it("carries the key of a job's sealed input when it has one", () => {
+    const a = assignment()
+    const sealed = { ...a, credentials: { ...a.credentials, inputKey: 'k3y' } }
+    expect(parseAssignment(JSON.stringify(sealed))).toEqual(sealed)
+    expect(parseAssignment(JSON.stringify({ ...a, credentials: { ...a.credentials, inputKey: 7 } }))).toEqual(a)
+  })
   it('says what is wrong with a bad one', () => {
     expect(parseAssignment('nope')).toBe('the assignment is not JSON')
     expect(parseAssignment('['.repeat(100))).toBe('the assignment nests too deep')

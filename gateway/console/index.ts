@@ -1,3 +1,4 @@
+import type { InputSealingKey } from '../../platform/input-sealing-key.js'
 import { CustomObjectsApi, type KubeConfig, type ObjectCache } from '@kubernetes/client-node'
 import type { Redis } from 'ioredis'
 import compose from 'koa-compose'
@@ -52,6 +53,8 @@ export interface ConsoleOptions {
   bucket: string
   /** Files the playground's form sends (stored as uploads of the person). */
   uploads: Uploads
+  /** The key passwords in playground runs are sealed with. */
+  sealing: InputSealingKey
   config: ConsoleConfig
   log: Logger
   /** API-server look-ups for what the watched caches miss, shared with unknown API keys. */
@@ -119,6 +122,7 @@ export function createConsole(o: ConsoleOptions): Console {
     storage: o.storage,
     bucket: o.bucket,
     uploads: o.uploads,
+    sealing: o.sealing,
     oidc: o.config.oidc ? new OidcRelyingParty(o.config.oidc, `${o.config.publicUrl}/console/api/oidc/callback`) : null,
     log: o.log.child({ component: 'console' }),
   }

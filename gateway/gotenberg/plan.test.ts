@@ -349,6 +349,39 @@ describe('planOf', () => {
     expect(refusal(() => split({ splitSpan: '1' }))).toMatchObject({ field: 'splitMode' })
   })
 
+  it('encrypts each PDF with edit-pdf, allowing the most its flags allow and never a change one refused', () => {
+    expect(planOf('encrypt', fields({ userPassword: 'foo' }), [file('a.pdf')]).runs).toEqual([
+      {
+        utility: 'edit-pdf',
+        input: { url: file('a.pdf').url, encrypt: { userPassword: 'foo', print: 'full', modify: 'all', copy: true } },
+        stem: 'a',
+      },
+    ])
+    const encryption = (given: Record<string, string>) =>
+      planOf('encrypt', fields({ userPassword: 'foo', ...given }), [file('a.pdf')]).runs[0].input.encrypt
+    expect(encryption({ ownerPassword: 'bar', allowPrinting: 'false', allowCopying: 'false' })).toEqual({
+      userPassword: 'foo',
+      ownerPassword: 'bar',
+      print: 'none',
+      modify: 'all',
+      copy: false,
+    })
+    expect(encryption({ allowModifying: 'false' })).toMatchObject({ modify: 'annotate' })
+    // Form filling refused: annotating (which includes it) is refused too.
+    expect(encryption({ allowModifying: 'false', allowFillingForms: 'false' })).toMatchObject({ modify: 'assembly' })
+    expect(encryption({ allowAssembling: 'false' })).toMatchObject({ modify: 'none' })
+    expect(refusal(() => planOf('encrypt', fields({ ownerPassword: 'bar' }), [file('a.pdf')]))).toMatchObject({
+      field: 'userPassword',
+    })
+    expect(
+      refusal(() => planOf('encrypt', fields({ userPassword: 'foo', allowPrinting: 'maybe' }), [file('a.pdf')])),
+    ).toMatchObject({ field: 'allowPrinting' })
+    // Elsewhere a password is no field of the route's.
+    expect(refusal(() => planOf('flatten', fields({ userPassword: 'foo' }), [file('a.pdf')]))).toMatchObject({
+      field: 'userPassword',
+    })
+  })
+
   it('flattens, turns and writes the metadata of each PDF as an edit-pdf job named after it', () => {
     const pdfs = [file('b.pdf'), file('a.pdf')]
     expect(planOf('flatten', fields(), pdfs)).toEqual({

@@ -31,6 +31,7 @@ export const GOTENBERG_ROUTES = {
   '/forms/pdfengines/bookmarks/read': 'bookmarks-read',
   '/forms/pdfengines/watermark': 'watermark',
   '/forms/pdfengines/stamp': 'stamp',
+  '/forms/pdfengines/encrypt': 'encrypt',
 } as const
 export type GotenbergRoute = (typeof GOTENBERG_ROUTES)[keyof typeof GOTENBERG_ROUTES]
 
@@ -586,7 +587,8 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
     case 'rotate':
     case 'metadata-write':
     case 'watermark':
-    case 'stamp': {
+    case 'stamp':
+    case 'encrypt': {
       const edit = editOf(route, fields)
       const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
       return {
@@ -652,10 +654,12 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
 
 /** What Gotenberg's one-edit routes ask of edit-pdf, from their fields: an edit for each PDF of the request. */
 function editOf(
-  route: 'flatten' | 'rotate' | 'metadata-write' | 'watermark' | 'stamp',
+  route: 'flatten' | 'rotate' | 'metadata-write' | 'watermark' | 'stamp' | 'encrypt',
   fields: Fields,
 ): Record<string, unknown> {
   switch (route) {
+    case 'encrypt':
+      return { encrypt: encryptionOf(checkFields(fields, new Set(ENCRYPT_FIELDS))) }
     case 'watermark':
     case 'stamp': {
       // A text across the pages: behind their content (a watermark) or over it (a stamp), in
@@ -717,6 +721,48 @@ function editOf(
       if (!info) throw new FormRefused('metadata', "form field 'metadata' is invalid: it names nothing to write")
       return { info }
     }
+  }
+}
+
+const ALLOW_FIELDS = [
+  'allowPrinting',
+  'allowCopying',
+  'allowModifying',
+  'allowAnnotating',
+  'allowFillingForms',
+  'allowAssembling',
+] as const
+const ENCRYPT_FIELDS = ['userPassword', 'ownerPassword', ...ALLOW_FIELDS]
+
+/**
+ * qpdf's change levels, each with what it allows (each level holds the ones after it): the
+ * encryption allows the most that Gotenberg's flags allow, never a change a flag refused.
+ */
+const MODIFY_LEVELS: ReadonlyArray<[string, ReadonlyArray<(typeof ALLOW_FIELDS)[number]>]> = [
+  ['all', ['allowModifying', 'allowAnnotating', 'allowFillingForms', 'allowAssembling']],
+  ['annotate', ['allowAnnotating', 'allowFillingForms', 'allowAssembling']],
+  ['form', ['allowFillingForms', 'allowAssembling']],
+  ['assembly', ['allowAssembling']],
+  ['none', []],
+]
+
+/**
+ * edit-pdf's encryption from Gotenberg's encrypt fields: userPassword (required, as Gotenberg
+ * asks), ownerPassword (the user password when absent), and the allow flags (true unless
+ * given). A password's value is never repeated in a refusal.
+ */
+function encryptionOf(given: Map<string, string>): Record<string, unknown> {
+  const userPassword = given.get('userPassword')
+  if (userPassword === undefined) throw new FormRefused('userPassword', "form field 'userPassword' is required")
+  const ownerPassword = given.get('ownerPassword')
+  const allowed = (field: (typeof ALLOW_FIELDS)[number]) => !given.has(field) || parseBool(field, given.get(field)!)
+  const modify = MODIFY_LEVELS.find(([, needs]) => needs.every(allowed))![0]
+  return {
+    userPassword,
+    ...(ownerPassword === undefined ? {} : { ownerPassword }),
+    print: allowed('allowPrinting') ? 'full' : 'none',
+    modify,
+    copy: allowed('allowCopying'),
   }
 }
 

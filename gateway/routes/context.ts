@@ -1,3 +1,4 @@
+import type { InputSealingKey } from '../../platform/input-sealing-key.js'
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { FileLinks } from '../file-links.js'
@@ -26,6 +27,8 @@ export interface RouteDeps {
   uploads: Uploads
   /** Large files sent straight to storage by presigned requests (POST /v1/files?size=). */
   directUploads: DirectUploads
+  /** The installation's key that passwords in a job's input are sealed with (docs/adr/0042). */
+  sealing: InputSealingKey
   log: Logger
   metrics: GatewayMetrics
   /** Sync runs answer 202 after this long (docs/api.md: 90 s). */

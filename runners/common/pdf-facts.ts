@@ -9,6 +9,8 @@ import type { DocumentInfo } from './document-info-schema.js'
 export interface PdfFacts {
   pageCount: number
   encrypted: boolean
+  /** Encrypted, and the password qpdf opened it with (none: the empty one) lifts its permissions. */
+  ownerPasswordMatched: boolean
   /** The trailer dictionary, as qpdf's JSON writes it. */
   trailer: Record<string, unknown>
   maxObjectId: number
@@ -20,7 +22,7 @@ export interface PdfFacts {
  */
 export function pdfFactsOf(report: unknown, npages: string): PdfFacts {
   const r = report as {
-    encrypt?: { encrypted?: boolean }
+    encrypt?: { encrypted?: boolean; ownerpasswordmatched?: boolean }
     qpdf?: [{ maxobjectid?: number }, { trailer?: { value?: Record<string, unknown> } }]
   }
   const trailer = r.qpdf?.[1]?.trailer?.value
@@ -30,6 +32,7 @@ export function pdfFactsOf(report: unknown, npages: string): PdfFacts {
   return {
     pageCount,
     encrypted: r.encrypt?.encrypted === true,
+    ownerPasswordMatched: r.encrypt?.encrypted === true && r.encrypt.ownerpasswordmatched === true,
     trailer,
     maxObjectId: r.qpdf[0].maxobjectid,
   }

@@ -9,16 +9,32 @@ export const QPDF = process.env.DUTIL_QPDF_PATH || '/usr/bin/qpdf'
 /** qpdf's environment: nothing of the runner's (its storage credentials, a pool's token). */
 const QPDF_ENV = ['LANG', 'LC_ALL', 'TZ'] as const
 
-/** qpdf could not open the document: it needs a password to be read. */
+/** qpdf could not open the document: it needs a password to be read (or the one given is not its). */
 export class PasswordRequired extends RunnerError {
   constructor() {
-    super('upstream_rejected', 'The PDF is protected by a password; dutil edits only PDFs without one.')
+    super('upstream_rejected', 'The PDF is protected by a password: give it in `password`.')
+  }
+}
+
+/**
+ * `work`, run on a document opened with `password` (when one was given): qpdf's refusal of it
+ * says the password is wrong rather than missing.
+ */
+export async function openedWith<T>(password: string | undefined, work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (err) {
+    if (err instanceof PasswordRequired && password !== undefined)
+      throw rejected('The password given does not open the PDF.')
+    throw err
   }
 }
 
 export interface QpdfRun {
   /** Its standard output, within `maxOutputBytes`. */
   stdout: Buffer
+  /** Its exit code: 0, or one of the run's `exitCodes`. */
+  code: number
 }
 
 /**
@@ -28,7 +44,7 @@ export interface QpdfRun {
  */
 export async function runQpdf(
   args: string[],
-  o: { cwd: string; timeoutMs: number; maxOutputBytes: number },
+  o: { cwd: string; timeoutMs: number; maxOutputBytes: number; exitCodes?: number[] },
 ): Promise<QpdfRun> {
   const child = spawn(QPDF, args, {
     cwd: o.cwd,
@@ -62,7 +78,7 @@ export async function runQpdf(
   }).finally(() => clearTimeout(timer))
   if (timedOut) throw rejected(`qpdf did not finish its work on the PDF within ${Math.round(o.timeoutMs / 1000)} s.`)
   if (overflow) throw rejected('The PDF is too intricate to describe (its structure passes the size dutil reads).')
-  if (code === 0) return { stdout: Buffer.concat(out) }
+  if (code === 0 || (code !== null && o.exitCodes?.includes(code))) return { stdout: Buffer.concat(out), code }
   if (/invalid password|password/i.test(err)) throw new PasswordRequired()
   if (code === 2) throw rejected(`The file is not a PDF qpdf can read (${qpdfReason(err)}).`)
   throw new RunnerError('upstream_error', `qpdf stopped while working on the PDF (${signal ?? `exit ${code}`}).`)
@@ -79,6 +95,14 @@ export function qpdfReason(stderr: string): string {
     .replace(/^qpdf:\s*/, '')
     .replace(/\S*\binput\.pdf(\s*\([^)]*\))?:?\s*/g, '')
     .slice(0, 200)
+}
+
+/** Whether the PDF needs a password to be opened (qpdf --requires-password: 0 yes, 2 not encrypted, 3 no). */
+export async function requiresPassword(
+  file: string,
+  o: { cwd: string; timeoutMs: number; maxOutputBytes: number },
+): Promise<boolean> {
+  return (await runQpdf(['--requires-password', file], { ...o, exitCodes: [2, 3] })).code === 0
 }
 
 /**

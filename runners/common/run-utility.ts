@@ -12,6 +12,7 @@ import {
 import { outputKey } from '../../contract/storage-keys.js'
 import { isoMs } from '../../contract/time.js'
 import type * as Tracing from '../../platform/tracing.js'
+import { openInput } from '../../platform/sealed-input.js'
 import { type ObjectStore, readJson, s3ObjectStore, writeJson } from './object-store.js'
 import { ProgressReporter } from './progress-reporter.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
@@ -142,6 +143,13 @@ export async function runJob<I>(
         // Storage briefly away: the Job tries again; if it stays away, the job fails storage_error.
         child.error({ err }, 'reading the job input from storage failed')
         throw new RunnerError('storage_error', "The job's input could not be read from storage.", undefined, true)
+      }
+      try {
+        // Its passwords, sealed where the input is stored, opened here in memory only.
+        input = openInput(input, cfg.inputKey, cfg.jobId) as I
+      } catch (err) {
+        child.error({ err: (err as Error).message }, "the job's sealed input could not be opened")
+        throw new RunnerError('internal', "The job's sealed passwords could not be opened by its runner.")
       }
       child.info('runner started')
       // storageMs is wall time with at least one storage call in flight (calls overlap).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { documentInfoOf, infoExtras, pdfFactsOf } from '../common/pdf-facts.js'
-import { infoUpdate, pdfDate, qpdfArgs, qpdfRanges } from './edit.js'
+import { encryptArgs, infoUpdate, pdfDate, qpdfArgs, qpdfRanges } from './edit.js'
 import { checkEditPdf } from './utility.js'
 
 const files = { input: '/s/input.pdf', output: '/s/output.pdf' }
@@ -51,9 +51,68 @@ describe('qpdfArgs', () => {
     )
   })
 
+  it('opens a protected PDF with its password file, and removes the protection unless it protects anew', () => {
+    const opened = { ...files, passwordFile: '/s/password' }
+    expect(qpdfArgs({ url: 'u', password: 'p' }, 2, opened)).toEqual([
+      '--warning-exit-0',
+      '--password-file=/s/password',
+      '/s/input.pdf',
+      '--decrypt',
+      '/s/output.pdf',
+    ])
+    const args = qpdfArgs({ url: 'u', password: 'p', linearize: true }, 2, {
+      ...opened,
+      encryptArgs: '/s/encrypt.args',
+    })
+    expect(args.slice(-3)).toEqual(['--linearize', '@/s/encrypt.args', '/s/output.pdf'])
+    expect(args).not.toContain('--decrypt')
+    // The passwords themselves are never among the arguments.
+    expect(args.join(' ')).not.toMatch(/\bp\b/)
+  })
+
+  it('encrypts with AES-256, the owner password the user one when absent, everything allowed by default', () => {
+    expect(encryptArgs({ userPassword: 'open me' })).toEqual([
+      '--encrypt',
+      'open me',
+      'open me',
+      '256',
+      '--print=full',
+      '--modify=all',
+      '--extract=y',
+      '--',
+    ])
+    expect(encryptArgs({ ownerPassword: 'boss', print: 'low', modify: 'none', copy: false })).toEqual([
+      '--encrypt',
+      '',
+      'boss',
+      '256',
+      '--print=low',
+      '--modify=none',
+      '--extract=n',
+      '--',
+    ])
+  })
+
   it('writes pages as ascending runs', () => {
     expect(qpdfRanges([5, 1, 2, 3, 3, 9, 8])).toBe('1-3,5,8-9')
     expect(qpdfRanges([7])).toBe('7')
+  })
+})
+
+describe('checkEditPdf and passwords', () => {
+  it('takes a password alone (removing the protection), and refuses an encryption without a password', () => {
+    expect(checkEditPdf({ url: 'u', password: 'p' })).toEqual([])
+    expect(checkEditPdf({ url: 'u', encrypt: { userPassword: '' } })).toEqual([
+      { path: 'encrypt', message: 'needs a userPassword, an ownerPassword or both' },
+    ])
+    expect(checkEditPdf({ url: 'u', encrypt: { ownerPassword: 'x' } })).toEqual([])
+  })
+
+  it('refuses a password longer than a PDF holds (127 bytes of UTF-8)', () => {
+    expect(checkEditPdf({ url: 'u', password: 'é'.repeat(64) })).toEqual([
+      { path: 'password', message: 'is longer than 127 bytes in UTF-8, the most a PDF password holds' },
+    ])
+    expect(checkEditPdf({ url: 'u', encrypt: { userPassword: 'a'.repeat(127) } })).toEqual([])
   })
 })
 
@@ -119,7 +178,24 @@ describe('pdfFactsOf', () => {
         },
         '2\n',
       ),
-    ).toEqual({ pageCount: 2, encrypted: false, trailer: { '/Root': '1 0 R' }, maxObjectId: 9 })
+    ).toEqual({
+      pageCount: 2,
+      encrypted: false,
+      ownerPasswordMatched: false,
+      trailer: { '/Root': '1 0 R' },
+      maxObjectId: 9,
+    })
+    // Opened with the password that lifts its permissions (or with none, when it has none that opens it).
+    const facts = (ownerpasswordmatched: boolean) =>
+      pdfFactsOf(
+        {
+          encrypt: { encrypted: true, ownerpasswordmatched, userpasswordmatched: !ownerpasswordmatched },
+          qpdf: [{ maxobjectid: 9 }, { trailer: { value: {} } }],
+        },
+        '1',
+      )
+    expect(facts(true)).toMatchObject({ encrypted: true, ownerPasswordMatched: true })
+    expect(facts(false)).toMatchObject({ encrypted: true, ownerPasswordMatched: false })
     expect(() => pdfFactsOf({ qpdf: [{ maxobjectid: 9 }, { trailer: { value: {} } }] }, 'x')).toThrow(
       /without its page count/,
     )

@@ -11,6 +11,37 @@ export interface EditPdfInput {
   info?: DocumentInfo
   compress?: boolean
   linearize?: boolean
+  encrypt?: EncryptOptions
+  /** Opens a protected input (its owner password). */
+  password?: string
+}
+
+export interface EncryptOptions {
+  userPassword?: string
+  ownerPassword?: string
+  print?: 'full' | 'low' | 'none'
+  modify?: 'all' | 'annotate' | 'form' | 'assembly' | 'none'
+  copy?: boolean
+}
+
+/**
+ * qpdf's arguments that encrypt the output (pure): AES-256, the owner password the user
+ * password when none is given. They hold the passwords, so they are written to a file qpdf
+ * reads them from (`@file`, one argument a line), never put on its command line.
+ */
+export function encryptArgs(e: EncryptOptions): string[] {
+  const user = e.userPassword ?? ''
+  const owner = e.ownerPassword || user
+  return [
+    '--encrypt',
+    user,
+    owner,
+    '256',
+    `--print=${e.print ?? 'full'}`,
+    `--modify=${e.modify ?? 'all'}`,
+    `--extract=${e.copy === false ? 'n' : 'y'}`,
+    '--',
+  ]
 }
 
 /** A PDF date ("D:20261129101500Z"). */
@@ -69,6 +100,10 @@ export interface EditFiles {
   stamp?: string
   /** The update document that writes the document information, when the edit writes it. */
   infoUpdate?: string
+  /** The file holding the input's password, when it has one. */
+  passwordFile?: string
+  /** The file holding the encryption's arguments (encryptArgs), when the output is protected. */
+  encryptArgs?: string
 }
 
 /**
@@ -80,7 +115,9 @@ export function qpdfArgs(input: EditPdfInput, pageCount: number, files: EditFile
   const pagesOf = (ranges: string | undefined) =>
     ranges === undefined ? `1-${pageCount}` : qpdfRanges(selectedPages(ranges, pageCount))
   // Damage qpdf can repair is repaired, with a warning that is no failure.
-  const args = ['--warning-exit-0', files.input]
+  const args = ['--warning-exit-0']
+  if (files.passwordFile) args.push(`--password-file=${files.passwordFile}`)
+  args.push(files.input)
   if (files.infoUpdate) args.push(`--update-from-json=${files.infoUpdate}`)
   if (input.flatten) args.push('--generate-appearances', '--flatten-annotations=all')
   if (input.rotate) args.push(`--rotate=+${input.rotate.angle}:${pagesOf(input.rotate.pages)}`)
@@ -96,6 +133,9 @@ export function qpdfArgs(input: EditPdfInput, pageCount: number, files: EditFile
   if (input.compress)
     args.push('--object-streams=generate', '--compress-streams=y', '--recompress-flate', '--compression-level=9')
   if (input.linearize) args.push('--linearize')
+  // A protected input's protection goes, unless the output is protected anew.
+  if (files.encryptArgs) args.push(`@${files.encryptArgs}`)
+  else if (files.passwordFile) args.push('--decrypt')
   args.push(files.output)
   return args
 }

@@ -5,6 +5,7 @@ import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
 import { documentInfoSchema } from '../common/document-info-schema.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
 import { STAMP_CHARACTERS } from './stamp-text.js'
+import { passwordProblems, passwordSchema } from '../common/password-schema.js'
 
 export { EDIT_PDF_LIMITS }
 
@@ -18,14 +19,34 @@ const pages = (what: string) =>
   )
 
 /** The edits, in the order they are applied (docs/api.md, edit-pdf). */
-export const EDITS = ['flatten', 'rotate', 'stamp', 'info', 'compress', 'linearize'] as const
+export const EDITS = ['flatten', 'rotate', 'stamp', 'info', 'compress', 'linearize', 'encrypt'] as const
 
-/** Problems JSON Schema cannot express: at least one edit, and a stamp's text in its character set. */
+/**
+ * Problems JSON Schema cannot express: at least one edit (a password alone removes the
+ * protection), passwords within PDF's 127 bytes, an encryption with a password, and a stamp's
+ * text in its character set.
+ */
 export function checkEditPdf(input: unknown): InputProblem[] {
-  const i = input as { stamp?: { text: string } } & Record<string, unknown>
+  const i = input as {
+    stamp?: { text: string }
+    password?: string
+    encrypt?: { userPassword?: string; ownerPassword?: string }
+  } & Record<string, unknown>
   const problems: InputProblem[] = []
-  if (!EDITS.some((e) => i[e] !== undefined && i[e] !== false))
-    problems.push({ path: '', message: `names no edit: give at least one of ${EDITS.join(', ')}` })
+  if (!EDITS.some((e) => i[e] !== undefined && i[e] !== false) && i.password === undefined)
+    problems.push({
+      path: '',
+      message: `names no edit: give at least one of ${EDITS.join(', ')}, or a password alone to remove the protection`,
+    })
+  problems.push(...passwordProblems(i.password, 'password'))
+  if (i.encrypt) {
+    problems.push(
+      ...passwordProblems(i.encrypt.userPassword, 'encrypt.userPassword'),
+      ...passwordProblems(i.encrypt.ownerPassword, 'encrypt.ownerPassword'),
+    )
+    if (!i.encrypt.userPassword && !i.encrypt.ownerPassword)
+      problems.push({ path: 'encrypt', message: 'needs a userPassword, an ownerPassword or both' })
+  }
   if (i.stamp && !STAMP_CHARACTERS.test(i.stamp.text))
     problems.push({
       path: 'stamp.text',
@@ -38,7 +59,7 @@ export const editPdf: UtilityDefinition = {
   slug: 'edit-pdf',
   name: 'Edit a PDF',
   description:
-    'Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly and makes it fast to view on the web (at most 150 MB and 2,000 pages, no password protection).',
+    'Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages).',
   category: 'pdf',
   icon: 'edit_document',
   target: 'pdf',
@@ -121,6 +142,57 @@ export const editPdf: UtilityDefinition = {
         Type.Boolean({
           description: 'Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives.',
         }),
+      ),
+      encrypt: Type.Optional(
+        Type.Object(
+          {
+            userPassword: Type.Optional(
+              passwordSchema(
+                'Asked for to open the PDF. Absent or empty: anyone may open it, and the permissions below still hold.',
+                0,
+              ),
+            ),
+            ownerPassword: Type.Optional(
+              passwordSchema('Lifts the permissions (and opens the PDF). Absent: the same as userPassword.'),
+            ),
+            print: Type.Optional(
+              Type.Union([Type.Literal('full'), Type.Literal('low'), Type.Literal('none')], {
+                description: 'Printing allowed: full (the default), low (low resolution only) or none.',
+              }),
+            ),
+            modify: Type.Optional(
+              Type.Union(
+                [
+                  Type.Literal('all'),
+                  Type.Literal('annotate'),
+                  Type.Literal('form'),
+                  Type.Literal('assembly'),
+                  Type.Literal('none'),
+                ],
+                {
+                  description:
+                    'Changes allowed: all (the default); annotate (comments, form filling, pages inserted, turned or removed); form (form filling and page assembly); assembly (pages only); none.',
+                },
+              ),
+            ),
+            copy: Type.Optional(
+              Type.Boolean({
+                description:
+                  'Whether text and pictures may be copied out (default true; accessibility tools always may).',
+              }),
+            ),
+          },
+          {
+            additionalProperties: false,
+            description:
+              'Protects the edited PDF with AES-256 (PDF 2.0, readable by every current PDF reader): a password to open it, one that lifts its permissions, or both, and what it permits without the owner password.',
+          },
+        ),
+      ),
+      password: Type.Optional(
+        passwordSchema(
+          "Opens a protected PDF: its owner password (the one that lifts its permissions). The edited PDF is without protection unless `encrypt` protects it again; a password alone, with no edit, removes the protection. Sealed where the job's input is stored, used by its runner alone, never shown again.",
+        ),
       ),
     },
     { additionalProperties: false },

@@ -1,6 +1,7 @@
-import { open } from 'node:fs/promises'
+import { open, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from '../common/pdf-facts.js'
-import { describePdf, PasswordRequired, runQpdf } from '../common/qpdf.js'
+import { describePdf, openedWith, PasswordRequired, requiresPassword, runQpdf } from '../common/qpdf.js'
 import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import type { StoredFile } from '../../contract/runner-protocol.js'
@@ -11,6 +12,7 @@ import { PDF_INFO_LIMITS } from './limits.js'
 export interface PdfInfoInput {
   url: string
   bookmarks?: boolean
+  password?: string
 }
 
 /**
@@ -37,21 +39,32 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
     }
     // Its first kilobyte tells linearization, whether qpdf can open it or not.
     const head = await headOf(file)
+    // A password reaches qpdf in a file of the job's own scratch space, never on its command line.
+    const opened: string[] = []
+    if (input.password !== undefined) {
+      const passwordFile = join(work, 'password')
+      await writeFile(passwordFile, input.password, { mode: 0o600 })
+      opened.push(`--password-file=${passwordFile}`)
+    }
     let described: [unknown, string]
     try {
-      described = await Promise.all([
-        describePdf(
-          file,
-          [
-            '--json-key=encrypt',
-            '--json-key=qpdf',
-            '--json-object=trailer',
-            ...(input.bookmarks ? ['--json-key=outlines'] : []),
-          ],
-          bounds,
-        ),
-        runQpdf(['--show-npages', file], bounds).then((r) => r.stdout.toString('utf8')),
-      ])
+      described = await openedWith(
+        input.password,
+        Promise.all([
+          describePdf(
+            file,
+            [
+              ...opened,
+              '--json-key=encrypt',
+              '--json-key=qpdf',
+              '--json-object=trailer',
+              ...(input.bookmarks ? ['--json-key=outlines'] : []),
+            ],
+            bounds,
+          ),
+          runQpdf([...opened, '--show-npages', file], bounds).then((r) => r.stdout.toString('utf8')),
+        ]),
+      )
     } catch (err) {
       if (err instanceof PasswordRequired)
         return {
@@ -64,7 +77,7 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
     const facts = pdfFactsOf(report, npages)
     const ref = infoRefOf(facts.trailer)
     const info = ref
-      ? objectValueOf(await describePdf(file, ['--json-key=qpdf', `--json-object=${ref}`], bounds), ref)
+      ? objectValueOf(await describePdf(file, [...opened, '--json-key=qpdf', `--json-object=${ref}`], bounds), ref)
       : undefined
     const version = pdfVersionOf(report)
     const files: StoredFile[] = []
@@ -90,7 +103,9 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
         pageCount: facts.pageCount,
         ...(version ? { pdfVersion: version } : {}),
         encrypted: facts.encrypted,
-        passwordRequired: false,
+        // Opened with the password given: whether it needed one is asked of qpdf on its own.
+        passwordRequired:
+          facts.encrypted && input.password !== undefined ? await requiresPassword(file, bounds) : false,
         linearized: isLinearized(head),
         ...infoExtras(documentInfoOf(info)),
         ...dateExtras(info),

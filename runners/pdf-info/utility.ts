@@ -1,3 +1,4 @@
+import { passwordProblems, passwordSchema } from '../common/password-schema.js'
 import Type from 'typebox'
 import type { UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
@@ -23,9 +24,15 @@ export const pdfInfo: UtilityDefinition = {
           description: `Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most ${PDF_INFO_LIMITS.maxBookmarks.toLocaleString('en')}).`,
         }),
       ),
+      password: Type.Optional(
+        passwordSchema(
+          "Opens a PDF protected by a password (its user or owner password): its facts are read as without one. Sealed where the job's input is stored, used by its runner alone, never shown again.",
+        ),
+      ),
     },
     { additionalProperties: false, description: 'The PDF to read.' },
   ),
+  checkInput: (input) => passwordProblems((input as { password?: unknown }).password, 'password'),
   exampleInput: { url: 'https://example.com/contract.pdf' },
   enabled: true,
   runner: {

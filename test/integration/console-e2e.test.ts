@@ -18,7 +18,7 @@ import { createKey } from './helpers/keys.js'
 import { restartGateway } from './helpers/processes.js'
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
-import { makePdf } from '../support/pdfs.js'
+import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
 
 /**
  * The console end to end in Debian's Chromium against the real platform: people, roles,
@@ -305,6 +305,25 @@ describe('console, end to end in Chromium', () => {
     expect(merged).toMatchObject({ status: 'succeeded', userEmail: people.admin.email })
     // The files are the person's: no key lists them.
     expect((await api('GET', '/v1/files', { key: externalKey })).body.items).toEqual([])
+  })
+
+  it('takes a password in a password field: a protected PDF from this computer opened and unprotected', async () => {
+    const page = people.admin.page
+    await page.goto('/console/playground?utility=edit-pdf')
+    await page.getByTestId('playground-file').setInputFiles({
+      name: 'locked.pdf',
+      mimeType: 'application/pdf',
+      buffer: await makeEncryptedPdf(1),
+    })
+    const password = page.getByLabel('Password', { exact: true })
+    expect(await password.getAttribute('type')).toBe('password')
+    await password.fill('secret-owner')
+    expect(await unlabelledControls(page)).toEqual([])
+    await page.getByRole('button', { name: 'Run Edit a PDF' }).click()
+    await expect.poll(() => page.getByTestId('playground-status').textContent(), { timeout: 60_000 }).toBe('succeeded')
+    await page.getByRole('link', { name: 'locked.pdf' }).waitFor()
+    // The page shows the job as the API does: no password anywhere in it.
+    expect(await page.content()).not.toContain('secret-owner')
   })
 
   it('lists jobs with filters and shows a job in detail', async () => {

@@ -184,8 +184,9 @@ export async function chromiumlyScreenshots({ gatewayUrl, key, pageUrl }: RoundT
 }
 
 /**
- * chromiumly's PDF edits: a form flattened, a page turned, metadata written, a text watermark and
- * a text stamp, each an edit-pdf job of the key; then metadata and bookmarks read, a pdf-info job per PDF.
+ * chromiumly's PDF edits: a form flattened, a page turned, metadata written, a text watermark, a
+ * text stamp and an encryption, each an edit-pdf job of the key; then metadata and bookmarks read,
+ * a pdf-info job per PDF.
  */
 export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Promise<void> {
   const c = chromiumly()
@@ -237,11 +238,34 @@ export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Prom
   })
   expect(read['file01.pdf'].ModDate).toBe(read['file01.pdf'].ModifyDate)
   expect(read['file01.pdf'].ModDate).toMatch(/^\d{4}:\d{2}:\d{2} \d{2}:\d{2}:\d{2}Z$/)
+  // Encrypt: an edit-pdf job whose passwords are sealed; qpdf opens the answer with them.
+  const locked = await c.PDFEngines.encrypt({
+    files: [await makePdf(2)],
+    options: { userPassword: 'open sesame', ownerPassword: 'the owner' },
+  })
+  expect(qpdfEncryption(locked, 'open sesame')).toMatch(/Supplied password is user password/)
+  expect(qpdfEncryption(locked, 'the owner')).toMatch(/Supplied password is owner password/)
+  expect(qpdfEncryption(locked)).toMatch(/invalid password/)
   const jobs = await jobsOf(gatewayUrl, key)
   expect(jobs.map((j) => `${j.utility} ${j.status}`).sort()).toEqual([
-    ...Array(5).fill('edit-pdf succeeded'),
+    ...Array(6).fill('edit-pdf succeeded'),
     ...Array(3).fill('pdf-info succeeded'),
   ])
+}
+
+/** What qpdf says of a PDF's encryption, opened with `password` (none: without one), or why it could not open it. */
+function qpdfEncryption(pdf: Buffer, password?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dutil-encrypted-'))
+  writeFileSync(join(dir, 'f.pdf'), pdf)
+  try {
+    return execFileSync(
+      'qpdf',
+      [...(password === undefined ? [] : [`--password=${password}`]), '--show-encryption', join(dir, 'f.pdf')],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+  } catch (err) {
+    return String((err as { stderr?: Buffer | string }).stderr ?? err)
+  }
 }
 
 /** chromiumly reading dutil's errors: a field it does not support, a document that is not one, a wrong key. */

@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Run Edit a PDF and wait for the result (up to 90 s)
-         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly and makes it fast to view on the web (at most 150 MB and 2,000 pages, no password protection). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_edit_pdf"];
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Start Edit a PDF as an async job
-         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly and makes it fast to view on the web (at most 150 MB and 2,000 pages, no password protection). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_edit_pdf"];
         delete?: never;
@@ -667,7 +667,7 @@ export interface components {
                 producer?: string;
                 /** @description pdf-info: the PDF version its header declares, such as "1.7". */
                 pdfVersion?: string;
-                /** @description pdf-info: whether the PDF is encrypted (with or without a password to open it). */
+                /** @description pdf-info: whether the PDF is encrypted (with or without a password to open it); edit-pdf: whether the edited PDF is (encrypt). */
                 encrypted?: boolean;
                 /** @description pdf-info: whether the PDF needs a password to be read; when it does, only encrypted and linearized are known. */
                 passwordRequired?: boolean;
@@ -2977,6 +2977,21 @@ export interface operations {
                         compress?: boolean;
                         /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */
                         linearize?: boolean;
+                        /** @description Protects the edited PDF with AES-256 (PDF 2.0, readable by every current PDF reader): a password to open it, one that lifts its permissions, or both, and what it permits without the owner password. */
+                        encrypt?: {
+                            /** @description Asked for to open the PDF. Absent or empty: anyone may open it, and the permissions below still hold. */
+                            userPassword?: string;
+                            /** @description Lifts the permissions (and opens the PDF). Absent: the same as userPassword. */
+                            ownerPassword?: string;
+                            /** @description Printing allowed: full (the default), low (low resolution only) or none. */
+                            print?: "full" | "low" | "none";
+                            /** @description Changes allowed: all (the default); annotate (comments, form filling, pages inserted, turned or removed); form (form filling and page assembly); assembly (pages only); none. */
+                            modify?: "all" | "annotate" | "form" | "assembly" | "none";
+                            /** @description Whether text and pictures may be copied out (default true; accessibility tools always may). */
+                            copy?: boolean;
+                        };
+                        /** @description Opens a protected PDF: its owner password (the one that lifts its permissions). The edited PDF is without protection unless `encrypt` protects it again; a password alone, with no edit, removes the protection. Sealed where the job's input is stored, used by its runner alone, never shown again. */
+                        password?: string;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -3220,6 +3235,21 @@ export interface operations {
                         compress?: boolean;
                         /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */
                         linearize?: boolean;
+                        /** @description Protects the edited PDF with AES-256 (PDF 2.0, readable by every current PDF reader): a password to open it, one that lifts its permissions, or both, and what it permits without the owner password. */
+                        encrypt?: {
+                            /** @description Asked for to open the PDF. Absent or empty: anyone may open it, and the permissions below still hold. */
+                            userPassword?: string;
+                            /** @description Lifts the permissions (and opens the PDF). Absent: the same as userPassword. */
+                            ownerPassword?: string;
+                            /** @description Printing allowed: full (the default), low (low resolution only) or none. */
+                            print?: "full" | "low" | "none";
+                            /** @description Changes allowed: all (the default); annotate (comments, form filling, pages inserted, turned or removed); form (form filling and page assembly); assembly (pages only); none. */
+                            modify?: "all" | "annotate" | "form" | "assembly" | "none";
+                            /** @description Whether text and pictures may be copied out (default true; accessibility tools always may). */
+                            copy?: boolean;
+                        };
+                        /** @description Opens a protected PDF: its owner password (the one that lifts its permissions). The edited PDF is without protection unless `encrypt` protects it again; a password alone, with no edit, removes the protection. Sealed where the job's input is stored, used by its runner alone, never shown again. */
+                        password?: string;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -3375,6 +3405,8 @@ export interface operations {
                         url: string;
                         /** @description Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most 10,000). */
                         bookmarks?: boolean;
+                        /** @description Opens a PDF protected by a password (its user or owner password): its facts are read as without one. Sealed where the job's input is stored, used by its runner alone, never shown again. */
+                        password?: string;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {
@@ -3582,6 +3614,8 @@ export interface operations {
                         url: string;
                         /** @description Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most 10,000). */
                         bookmarks?: boolean;
+                        /** @description Opens a PDF protected by a password (its user or owner password): its facts are read as without one. Sealed where the job's input is stored, used by its runner alone, never shown again. */
+                        password?: string;
                     };
                     /** @description Stored on the job and returned verbatim; at most 50 top-level keys, key names at most 64 characters, at most 4 KB serialised. */
                     metadata?: {

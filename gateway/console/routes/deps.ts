@@ -1,3 +1,4 @@
+import type { InputSealingKey } from '../../../platform/input-sealing-key.js'
 import type { Client } from 'minio'
 import type { Logger } from 'pino'
 import type { ApiKeyResource } from '../../../contract/crd-schemas.js'
@@ -41,6 +42,8 @@ export interface ConsoleDeps {
   bucket: string
   /** Files the playground's form sends, uploads of the person (playgroundUploadOwner). */
   uploads: Uploads
+  /** The key passwords in playground runs are sealed with. */
+  sealing: InputSealingKey
   oidc: OidcRelyingParty | null
   log: Logger
 }

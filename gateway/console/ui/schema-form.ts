@@ -16,6 +16,8 @@ export interface Schema {
   maxItems?: number
   maxLength?: number
   pattern?: string
+  /** A secret (a password): sent, never shown back. */
+  writeOnly?: boolean
 }
 
 export interface FormPart {
@@ -239,6 +241,19 @@ export function schemaForm(
       }
     }
     default: {
+      if (schema.writeOnly) {
+        // A password: hidden as it is typed, taken as typed (spaces are part of it), never prefilled.
+        const secret = h('input', {
+          type: 'password',
+          autocomplete: 'new-password',
+          maxlength: schema.maxLength,
+          required,
+        })
+        return {
+          el: control(path, label, secret, schema.description, required),
+          read: () => (secret.value === '' ? undefined : secret.value),
+        }
+      }
       const isUrl = /url/i.test(name)
       const input = h('input', {
         type: 'text',

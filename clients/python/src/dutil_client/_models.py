@@ -116,7 +116,7 @@ class JobResult(BaseModel):
     encrypted: Annotated[
         bool | None,
         Field(
-            description='pdf-info: whether the PDF is encrypted (with or without a password to open it).'
+            description='pdf-info: whether the PDF is encrypted (with or without a password to open it); edit-pdf: whether the edited PDF is (encrypt).'
         ),
     ] = None
     passwordRequired: Annotated[
@@ -1023,6 +1023,53 @@ class DocumentInfo(BaseModel):
     producer: Annotated[str | None, Field(max_length=1000)] = None
 
 
+class Encrypt(BaseModel):
+    """
+    Protects the edited PDF with AES-256 (PDF 2.0, readable by every current PDF reader): a password to open it, one that lifts its permissions, or both, and what it permits without the owner password.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    userPassword: Annotated[
+        str | None,
+        Field(
+            description='Asked for to open the PDF. Absent or empty: anyone may open it, and the permissions below still hold.',
+            max_length=127,
+            min_length=0,
+            pattern='^[^\\u0000-\\u001f\\u007f]*$',
+        ),
+    ] = None
+    ownerPassword: Annotated[
+        str | None,
+        Field(
+            description='Lifts the permissions (and opens the PDF). Absent: the same as userPassword.',
+            max_length=127,
+            min_length=1,
+            pattern='^[^\\u0000-\\u001f\\u007f]*$',
+        ),
+    ] = None
+    print: Annotated[
+        Literal['full', 'low', 'none'] | None,
+        Field(
+            description='Printing allowed: full (the default), low (low resolution only) or none.'
+        ),
+    ] = None
+    modify: Annotated[
+        Literal['all', 'annotate', 'form', 'assembly', 'none'] | None,
+        Field(
+            description='Changes allowed: all (the default); annotate (comments, form filling, pages inserted, turned or removed); form (form filling and page assembly); assembly (pages only); none.'
+        ),
+    ] = None
+    copy_: Annotated[
+        bool | None,
+        Field(
+            alias='copy',
+            description='Whether text and pictures may be copied out (default true; accessibility tools always may).',
+        ),
+    ] = None
+
+
 class EditPdfInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1070,6 +1117,21 @@ class EditPdfInput(BaseModel):
             description='Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives.'
         ),
     ] = None
+    encrypt: Annotated[
+        Encrypt | None,
+        Field(
+            description='Protects the edited PDF with AES-256 (PDF 2.0, readable by every current PDF reader): a password to open it, one that lifts its permissions, or both, and what it permits without the owner password.'
+        ),
+    ] = None
+    password: Annotated[
+        str | None,
+        Field(
+            description="Opens a protected PDF: its owner password (the one that lifts its permissions). The edited PDF is without protection unless `encrypt` protects it again; a password alone, with no edit, removes the protection. Sealed where the job's input is stored, used by its runner alone, never shown again.",
+            max_length=127,
+            min_length=1,
+            pattern='^[^\\u0000-\\u001f\\u007f]*$',
+        ),
+    ] = None
 
 
 class PdfInfoInput(BaseModel):
@@ -1092,6 +1154,15 @@ class PdfInfoInput(BaseModel):
         bool | None,
         Field(
             description="Also stores the PDF's bookmarks (its outline) as bookmarks.json: [{ title, page, children }], page from 1 or null (at most 10,000)."
+        ),
+    ] = None
+    password: Annotated[
+        str | None,
+        Field(
+            description="Opens a PDF protected by a password (its user or owner password): its facts are read as without one. Sealed where the job's input is stored, used by its runner alone, never shown again.",
+            max_length=127,
+            min_length=1,
+            pattern='^[^\\u0000-\\u001f\\u007f]*$',
         ),
     ] = None
 

@@ -1,0 +1,41 @@
+import type { CoreV1Api } from '@kubernetes/client-node'
+import { SECRET_OBJECTS, SecretEntries } from './secret-entries.js'
+import { installationKeyOf, newInstallationKey } from './sealed-input.js'
+
+/** The entry of the signing Secret that holds the installation's input sealing key. */
+export const INPUT_SEALING_ENTRY = 'inputSealing'
+
+/**
+ * The installation's input sealing key (docs/adr/0042), read from its Secret entry once and kept:
+ * the gateway makes it on first use (`make`), the operator only reads it. A failed read is not
+ * kept, so the next job asks again.
+ */
+export class InputSealingKey {
+  private loaded: Promise<Buffer> | undefined
+
+  constructor(
+    private readonly entries: Pick<SecretEntries, 'get' | 'setIfAbsent'>,
+    private readonly mode: 'make' | 'read',
+  ) {}
+
+  static of(core: CoreV1Api, namespace: string, mode: 'make' | 'read', name: string = SECRET_OBJECTS.signing) {
+    return new InputSealingKey(new SecretEntries(core, namespace, name), mode)
+  }
+
+  key(): Promise<Buffer> {
+    this.loaded ??= this.load().catch((err: unknown) => {
+      this.loaded = undefined
+      throw err
+    })
+    return this.loaded
+  }
+
+  private async load(): Promise<Buffer> {
+    const stored =
+      this.mode === 'make'
+        ? await this.entries.setIfAbsent(INPUT_SEALING_ENTRY, newInstallationKey())
+        : await this.entries.get(INPUT_SEALING_ENTRY)
+    if (!stored) throw new Error('the input sealing key does not exist yet')
+    return installationKeyOf(stored)
+  }
+}
