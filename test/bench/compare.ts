@@ -281,7 +281,9 @@ try {
   // edit-pdf: the edits against qpdf doing the same on the same file (the runner runs qpdf too,
   // after describing the document with it; the stamp's page is pdf-lib's in both).
   if (wanted('edit-pdf')) {
-    say('edit-pdf: 500 pages turned and stamped, 50 scanned pages compressed and linearized, vs qpdf')
+    say(
+      'edit-pdf: 500 pages turned and stamped, 50 scanned pages compressed and linearized, 500 pages protected, vs qpdf',
+    )
     const plain = await makePdf(500)
     writeFileSync(join(WORK, 'edit.pdf'), plain)
     writeFileSync(join(WORK, 'stamp.pdf'), await stampPage({ text: 'PAID', angle: 45 }))
@@ -308,6 +310,13 @@ try {
           '--compression-level=9',
           '--linearize',
         ],
+      },
+      {
+        input: `500 pages (${(plain.length / 1024).toFixed(0)} KB), protected: AES-256, a password, no printing`,
+        file: 'edit.pdf',
+        bytes: plain,
+        edit: { encrypt: { userPassword: 'bench secret', print: 'none' } },
+        qpdf: ['--encrypt', 'bench secret', 'bench secret', '256', '--print=none', '--modify=all', '--extract=y', '--'],
       },
     ]
     for (const row of rows) {

@@ -120,7 +120,8 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
       'office-pdf': { url: docx },
       'split-pdf': { url: pdf },
       'merge-pdf': { files: [{ url: pdf }, { url: pdf }] },
-      'edit-pdf': { url: pdf, stamp: { text: 'Pooled' }, info: { title: 'Pool' } },
+      // With a password: its key reaches the pool pod with the hand-over (docs/adr/0042).
+      'edit-pdf': { url: pdf, stamp: { text: 'Pooled' }, info: { title: 'Pool' }, encrypt: { userPassword: 'pooled' } },
       'pdf-info': { url: pdf },
       'zip-files': {
         files: [
@@ -163,6 +164,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
       expect(res.body.status).toBe('succeeded')
       // pdf-info stores nothing: its facts are its result.
       if (utility === 'pdf-info') expect(res.body.result).toMatchObject({ files: [], pageCount: 2, encrypted: false })
+      if (utility === 'edit-pdf') expect(res.body.result).toMatchObject({ pageCount: 2, encrypted: true })
       else expect((await fetch(res.body.result.files[0].url)).status, utility).toBe(200)
       const jobs = await batch.listNamespacedJob({
         namespace: NS,

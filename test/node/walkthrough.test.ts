@@ -134,7 +134,7 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(png.rgba(90, 60)).toEqual([0, 0, 255, 255])
   })
 
-  it('edits a PDF with edit-pdf, qpdf in its runner image: a page turned, a stamp, a title; pdf-info reads it back', async () => {
+  it('edits a PDF with edit-pdf, qpdf in its runner image: a page turned, a stamp, a title; pdf-info reads it back; protected with a password and read with it', async () => {
     const url = await putFile('edit.pdf', await makePdf(2))
     const res = await api('POST', '/v1/utilities/edit-pdf', {
       key,
@@ -154,6 +154,20 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     })
     expect(facts.status, JSON.stringify(facts.body)).toBe(200)
     expect(facts.body.result).toMatchObject({ files: [], pageCount: 2, title: 'Edited', encrypted: false })
+    // Protected with a password, then read with it: the passwords are sealed where the input is
+    // stored, and the runner's Job carries the key that opens them (docs/adr/0042).
+    const s3 = (key: string) => `s3://${inject('storage').bucket}/${key}`
+    const locked = await api('POST', '/v1/utilities/edit-pdf', {
+      key,
+      body: { input: { url: s3(res.body.result.files[0].key), encrypt: { userPassword: 'walk through' } } },
+    })
+    expect(locked.status, JSON.stringify(locked.body)).toBe(200)
+    const opened = await api('POST', '/v1/utilities/pdf-info', {
+      key,
+      body: { input: { url: s3(locked.body.result.files[0].key), password: 'walk through' } },
+    })
+    expect(opened.status, JSON.stringify(opened.body)).toBe(200)
+    expect(opened.body.result).toMatchObject({ pageCount: 2, title: 'Edited', encrypted: true, passwordRequired: true })
   })
 
   it('takes documents from where people keep them: a file in the request (answered as the PDF itself), a page with its picture, a direct upload', async () => {
