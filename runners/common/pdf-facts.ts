@@ -1,3 +1,4 @@
+import { rejected } from './runner-error.js'
 import type { DocumentInfo } from './document-info-schema.js'
 
 /**
@@ -28,7 +29,8 @@ export function pdfFactsOf(report: unknown, npages: string): PdfFacts {
   const trailer = r.qpdf?.[1]?.trailer?.value
   const pageCount = Number(npages.trim())
   if (!/^\d+$/.test(npages.trim()) || !trailer || typeof r.qpdf?.[0]?.maxobjectid !== 'number')
-    throw new Error('qpdf described the document without its page count or trailer')
+    // The document's fault, not the runner's: a crash would be tried again for nothing.
+    throw rejected('qpdf described the PDF without its page count or trailer: it is not a PDF dutil can read.')
   return {
     pageCount,
     encrypted: r.encrypt?.encrypted === true,
