@@ -23,8 +23,8 @@ export const ENV = {
   accessKey: 'DUTIL_S3_ACCESS_KEY',
   secretKey: 'DUTIL_S3_SECRET_KEY',
   sessionToken: 'DUTIL_S3_SESSION_TOKEN',
-  /** The key of the job's sealed input secrets (RunnerCredentials.inputKey). */
-  inputKey: 'DUTIL_INPUT_KEY',
+  /** The key of the job's sealed input secrets (RunnerCredentials.sealKey). */
+  sealKey: 'DUTIL_INPUT_SEAL_KEY',
   allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
   allowedNetworks: 'DUTIL_ALLOWED_PRIVATE_NETWORKS',
   /** The cluster's pod and Service ranges, refused like private ranges (comma-separated CIDRs). */
@@ -50,7 +50,7 @@ export interface RunnerCredentials {
    * The key that opens the job's sealed input secrets (base64url of 32 bytes), only for a job
    * whose input holds some (docs/adr/0042-sealed-input-secrets.md).
    */
-  inputKey?: string
+  sealKey?: string
 }
 
 export function inputObjectKey(jobId: string): string {

@@ -86,12 +86,12 @@ describe("the key of a job's sealed input", () => {
   it('is handed with the credentials of a job whose input holds sealed passwords, and only then', async () => {
     const sealed = { ...utilityJob('edit-pdf'), spec: { ...utilityJob('edit-pdf').spec, inputSealed: true } }
     const given = await issue(sealed, edit)
-    expect(given.inputKey).toBe(jobSealKey(installation, sealed.spec.jobId).toString('base64url'))
+    expect(given.sealKey).toBe(jobSealKey(installation, sealed.spec.jobId).toString('base64url'))
     const env = desiredJob(sealed, edit, settings, given).spec!.template.spec!.containers[0].env!
-    expect(env.find((e) => e.name === 'DUTIL_INPUT_KEY')?.value).toBe(given.inputKey)
+    expect(env.find((e) => e.name === 'DUTIL_INPUT_SEAL_KEY')?.value).toBe(given.sealKey)
     const plain = await issue(utilityJob('edit-pdf'), edit)
-    expect(plain.inputKey).toBeUndefined()
-    expect(envNames(desiredJob(utilityJob('edit-pdf'), edit, settings, plain))).not.toContain('DUTIL_INPUT_KEY')
+    expect(plain.sealKey).toBeUndefined()
+    expect(envNames(desiredJob(utilityJob('edit-pdf'), edit, settings, plain))).not.toContain('DUTIL_INPUT_SEAL_KEY')
   })
 
   it('refuses the grant when the installation key cannot be read: the job could never open its input', async () => {

@@ -83,7 +83,7 @@ export function desiredJob(
     )
   env.push({ name: ENV.accessKey, value: credentials.accessKey }, { name: ENV.secretKey, value: credentials.secretKey })
   if (credentials.sessionToken) env.push({ name: ENV.sessionToken, value: credentials.sessionToken })
-  if (credentials.inputKey) env.push({ name: ENV.inputKey, value: credentials.inputKey })
+  if (credentials.sealKey) env.push({ name: ENV.sealKey, value: credentials.sealKey })
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

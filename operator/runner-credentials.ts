@@ -128,6 +128,6 @@ export function withInputKeys(issue: IssueCredentials, sealing: { key(): Promise
       throw new GrantRefused(`the key of its sealed passwords cannot be read (${(err as Error).message})`)
     }
     const credentials = await issue(uj, utility)
-    return { ...credentials, inputKey: jobSealKey(installationKey, uj.spec.jobId).toString('base64url') }
+    return { ...credentials, sealKey: jobSealKey(installationKey, uj.spec.jobId).toString('base64url') }
   }
 }

@@ -10,9 +10,9 @@ describe('parseAssignment', () => {
   })
   it("carries the key of a job's sealed input when it has one", () => {
     const a = assignment()
-    const sealed = { ...a, credentials: { ...a.credentials, inputKey: 'k3y' } }
+    const sealed = { ...a, credentials: { ...a.credentials, sealKey: 'k3y' } }
     expect(parseAssignment(JSON.stringify(sealed))).toEqual(sealed)
-    expect(parseAssignment(JSON.stringify({ ...a, credentials: { ...a.credentials, inputKey: 7 } }))).toEqual(a)
+    expect(parseAssignment(JSON.stringify({ ...a, credentials: { ...a.credentials, sealKey: 7 } }))).toEqual(a)
   })
   it('says what is wrong with a bad one', () => {
     expect(parseAssignment('nope')).toBe('the assignment is not JSON')

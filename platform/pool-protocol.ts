@@ -37,7 +37,7 @@ export function parseAssignment(text: string): PoolAssignment | string {
       secretKey: c.secretKey,
       sessionToken: c.sessionToken,
       expiresAt: typeof c.expiresAt === 'string' ? c.expiresAt : '',
-      ...(typeof c.inputKey === 'string' && c.inputKey ? { inputKey: c.inputKey } : {}),
+      ...(typeof c.sealKey === 'string' && c.sealKey ? { sealKey: c.sealKey } : {}),
     },
   }
 }

@@ -254,7 +254,7 @@ export class PoolRunner {
         createdAtMs: Date.parse(a.createdAt),
         scratchDir,
         answerResult: true,
-        ...(a.credentials.inputKey ? { inputKey: Buffer.from(a.credentials.inputKey, 'base64url') } : {}),
+        ...(a.credentials.sealKey ? { sealKey: Buffer.from(a.credentials.sealKey, 'base64url') } : {}),
         storage: {
           ...this.settings.base.storage,
           accessKey: a.credentials.accessKey,

@@ -146,7 +146,7 @@ export async function runJob<I>(
       }
       try {
         // Its passwords, sealed where the input is stored, opened here in memory only.
-        input = openInput(input, cfg.inputKey, cfg.jobId) as I
+        input = openInput(input, cfg.sealKey, cfg.jobId) as I
       } catch (err) {
         child.error({ err: (err as Error).message }, "the job's sealed input could not be opened")
         throw new RunnerError('internal', "The job's sealed passwords could not be opened by its runner.")

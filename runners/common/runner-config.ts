@@ -29,7 +29,7 @@ export interface RunnerConfig {
    */
   answerResult?: boolean
   /** The key of the job's sealed input secrets, when its input holds some (docs/adr/0042). */
-  inputKey?: Buffer
+  sealKey?: Buffer
   /** Set when the job is traced: its context and where spans go (docs/observability.md). */
   tracing?: { traceparent: string; endpoint: string; serviceName: string }
 }
@@ -61,7 +61,7 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       allowedNetworks: AllowedNetworks.parse(env[ENV.allowedNetworks]),
       clusterNetworks: AllowedNetworks.parse(env[ENV.clusterNetworks]),
     },
-    ...(env[ENV.inputKey] ? { inputKey: Buffer.from(env[ENV.inputKey]!, 'base64url') } : {}),
+    ...(env[ENV.sealKey] ? { sealKey: Buffer.from(env[ENV.sealKey]!, 'base64url') } : {}),
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
     scratchDir: tmpdir(),
     ...(env[ENV.traceparent] && env[ENV.tracingEndpoint]
