@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { acceptJob, type AcceptDeps } from './accept-job.js'
 import { ApiError } from './api-error.js'
+import { installationKeyOf, jobSealKey, newInstallationKey, openInput } from '../platform/sealed-input.js'
 
 const spec = (storageInputKeys: string[]) =>
   ({
@@ -42,5 +43,46 @@ describe('acceptJob', () => {
       ],
     })
     expect(touched).toEqual([])
+  })
+
+  it("stores an input's passwords sealed with the job's own key, and marks the job so its runner gets that key", async () => {
+    const installation = installationKeyOf(newInstallationKey())
+    const stored: Record<string, Buffer> = {}
+    let recorded: UtilityJobResource | undefined
+    let created: UtilityJobResource | undefined
+    const deps = {
+      records: {
+        accept: async (uj: UtilityJobResource, beforeCommit: () => Promise<void>) => {
+          recorded = uj
+          await beforeCommit()
+          return { kind: 'accepted' }
+        },
+      },
+      jobs: { create: async (uj: UtilityJobResource) => (created = uj) },
+      storage: { putObject: async (_b: string, key: string, body: Buffer) => void (stored[key] = body) },
+      bucket: 'dutil',
+      sealing: { key: async () => installation },
+      metrics: { jobsCreated: { inc: () => undefined } },
+      log: pino({ level: 'silent' }),
+    } as unknown as AcceptDeps
+    const uj = spec([])
+    uj.spec.utility = 'edit-pdf'
+    const input = { url: 'https://example.com/a.pdf', password: 'open sesame', encrypt: { userPassword: 'x y' } }
+    await acceptJob(deps, uj, input)
+    const record = JSON.parse(stored[uj.spec.inputKey].toString('utf8')) as unknown
+    expect(JSON.stringify(record)).not.toMatch(/open sesame|x y/)
+    // What the operator hands the runner (withInputKeys) opens it; the installation's key does not.
+    expect(openInput(record, jobSealKey(installation, uj.spec.jobId), uj.spec.jobId)).toEqual(input)
+    expect(() => openInput(record, installation, uj.spec.jobId)).toThrow()
+    expect([recorded?.spec.inputSealed, created?.spec.inputSealed]).toEqual([true, true])
+    // Without a password, the input is stored as it came and the job is not marked.
+    const plain = spec([])
+    plain.spec.utility = 'edit-pdf'
+    await acceptJob(deps, plain, { url: 'https://example.com/a.pdf', flatten: true })
+    expect(JSON.parse(stored[plain.spec.inputKey].toString('utf8'))).toEqual({
+      url: 'https://example.com/a.pdf',
+      flatten: true,
+    })
+    expect(created?.spec.inputSealed).toBeUndefined()
   })
 })

@@ -51,9 +51,9 @@ async function storedForm(
 ): Promise<{ uj: UtilityJobResource; stored: unknown }> {
   const paths = SECRET_PATHS.get(uj.spec.utility) ?? []
   if (!paths.length) return { uj, stored: input }
-  let key: Buffer | undefined
+  let installationKey: Buffer
   try {
-    key = await d.sealing.key()
+    installationKey = await d.sealing.key()
   } catch (err) {
     throw new ApiError(
       'internal',
@@ -63,7 +63,7 @@ async function storedForm(
       err,
     )
   }
-  const { stored, sealed } = sealInput(input, paths, () => key, uj.spec.jobId)
+  const { stored, sealed } = sealInput(input, paths, () => installationKey, uj.spec.jobId)
   return sealed ? { uj: { ...uj, spec: { ...uj.spec, inputSealed: true } }, stored } : { uj, stored: input }
 }
 

@@ -22,8 +22,7 @@ const input = {
 
 describe('sealed input secrets', () => {
   it('are stored without a password in the clear, and open with the job’s own key', () => {
-    const key = jobSealKey(installation, 'job_A')
-    const { stored, sealed } = sealInput(input, paths, () => key, 'job_A')
+    const { stored, sealed } = sealInput(input, paths, () => installation, 'job_A')
     expect(sealed).toBe(true)
     expect(isSealed(stored)).toBe(true)
     const text = JSON.stringify(stored)
@@ -34,7 +33,9 @@ describe('sealed input secrets', () => {
   })
 
   it("do not open with another job's key, under another job's id, changed, or without a key", () => {
-    const { stored } = sealInput(input, paths, () => jobSealKey(installation, 'job_A'), 'job_A')
+    const { stored } = sealInput(input, paths, () => installation, 'job_A')
+    // The installation's key itself is not the job's.
+    expect(() => openInput(stored, installation, 'job_A')).toThrow(SealBroken)
     expect(() => openInput(stored, jobSealKey(installation, 'job_B'), 'job_A')).toThrow(SealBroken)
     // A sealed input copied into another job's record does not open there with that job's key.
     expect(() => openInput(stored, jobSealKey(installation, 'job_A'), 'job_B')).toThrow(SealBroken)

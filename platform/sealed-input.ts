@@ -76,18 +76,20 @@ export function unseal(sealed: unknown, key: Buffer, jobId: string): Record<stri
 }
 
 /**
- * The input as it is stored: its secrets taken out and sealed into SEALED_FIELD. `sealed` says
+ * The input as it is stored: its secrets taken out and sealed into SEALED_FIELD with the job's
+ * own key (made from `installationKey`, asked for only when there are secrets). `sealed` says
  * whether it held any (an input without secrets is stored as it came).
  */
 export function sealInput(
   input: unknown,
   paths: readonly SecretPath[],
-  key: () => Buffer,
+  installationKey: () => Buffer,
   jobId: string,
 ): { stored: unknown; sealed: boolean } {
   const { rest, secrets } = splitSecrets(input, paths)
   if (!secrets) return { stored: input, sealed: false }
-  return { stored: { ...(rest as object), [SEALED_FIELD]: seal(secrets, key(), jobId) }, sealed: true }
+  const key = jobSealKey(installationKey(), jobId)
+  return { stored: { ...(rest as object), [SEALED_FIELD]: seal(secrets, key, jobId) }, sealed: true }
 }
 
 /** Whether a stored input holds sealed secrets. */
