@@ -48,7 +48,7 @@ describe('chromiumly (npm) against the Gotenberg routes', () => {
     await chromiumlyScreenshots(await target('chromiumly-screenshots'))
   }, 120_000)
 
-  it('flattens a form, turns a page, writes metadata, watermarks and stamps text on PDFs as edit-pdf jobs, and reads metadata as pdf-info jobs', async () => {
+  it('flattens a form, turns a page, writes metadata, watermarks and stamps text on PDFs and encrypts one as edit-pdf jobs, and reads metadata as pdf-info jobs', async () => {
     await chromiumlyPdfEdits(await target('chromiumly-edits'))
   }, 120_000)
 
@@ -184,7 +184,7 @@ describe('a plain form, as curl --form sends it', () => {
     const refused = await post('/forms/pdfengines/merge', unknown, { 'X-Api-Key': key })
     expect(refused.status).toBe(400)
     expect(await refused.text()).toContain("form field 'colour' is not one this route takes")
-    expect((await post('/forms/pdfengines/encrypt', new FormData(), bearer)).status).toBe(404)
+    expect((await post('/forms/pdfengines/embed', new FormData(), bearer)).status).toBe(404)
     const health = await fetch(`${inject('gatewayUrl')}/health`)
     expect(health.status).toBe(200)
     expect(await health.json()).toMatchObject({
