@@ -382,6 +382,29 @@ describe('planOf', () => {
     })
   })
 
+  it('writes the same bookmarks to every PDF, or each its own by file name', () => {
+    const outline = [{ title: 'One', page: 1 }]
+    const [a, b] = [file('a.pdf'), file('b.pdf')]
+    expect(planOf('bookmarks-write', fields({ bookmarks: JSON.stringify(outline) }), [b, a]).runs).toEqual([
+      { utility: 'edit-pdf', input: { url: a.url, bookmarks: outline }, stem: 'a' },
+      { utility: 'edit-pdf', input: { url: b.url, bookmarks: outline }, stem: 'b' },
+    ])
+    const own = { 'a.pdf': outline, 'b.pdf': [] }
+    expect(
+      planOf('bookmarks-write', fields({ bookmarks: JSON.stringify(own) }), [a, b]).runs.map((r) => r.input),
+    ).toEqual([
+      { url: a.url, bookmarks: outline },
+      { url: b.url, bookmarks: [] },
+    ])
+    expect(
+      refusal(() => planOf('bookmarks-write', fields({ bookmarks: JSON.stringify({ 'a.pdf': outline }) }), [a, b])),
+    ).toMatchObject({ field: 'bookmarks', message: "form field 'bookmarks' names no bookmarks for 'b.pdf'" })
+    expect(refusal(() => planOf('bookmarks-write', fields({ bookmarks: '{' }), [a]))).toMatchObject({
+      field: 'bookmarks',
+    })
+    expect(refusal(() => planOf('bookmarks-write', fields(), [a]))).toMatchObject({ field: 'bookmarks' })
+  })
+
   it('flattens, turns and writes the metadata of each PDF as an edit-pdf job named after it', () => {
     const pdfs = [file('b.pdf'), file('a.pdf')]
     expect(planOf('flatten', fields(), pdfs)).toEqual({

@@ -29,6 +29,7 @@ export const GOTENBERG_ROUTES = {
   '/forms/pdfengines/metadata/write': 'metadata-write',
   '/forms/pdfengines/metadata/read': 'metadata-read',
   '/forms/pdfengines/bookmarks/read': 'bookmarks-read',
+  '/forms/pdfengines/bookmarks/write': 'bookmarks-write',
   '/forms/pdfengines/watermark': 'watermark',
   '/forms/pdfengines/stamp': 'stamp',
   '/forms/pdfengines/encrypt': 'encrypt',
@@ -296,6 +297,25 @@ function documentInfoOf(metadata: string): Record<string, unknown> | undefined {
     else throw invalid(`${key} must be text`)
   }
   return Object.keys(info).length ? info : undefined
+}
+
+/**
+ * Gotenberg's bookmarks to write: a list for every PDF of the request, or lists keyed by file
+ * name. Each bookmark's shape is edit-pdf's own, checked by its schema when the job is accepted.
+ */
+function bookmarksOf(value: string): unknown[] | Record<string, unknown[]> {
+  const invalid = (why: string) => new FormRefused('bookmarks', `form field 'bookmarks' is invalid: ${why}`)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(value)
+  } catch {
+    throw invalid('not JSON')
+  }
+  if (Array.isArray(parsed)) return parsed
+  if (!parsed || typeof parsed !== 'object') throw invalid('a list of bookmarks, or lists of them keyed by file name')
+  for (const [name, list] of Object.entries(parsed))
+    if (!Array.isArray(list)) throw invalid(`the bookmarks of '${clip(name)}' are not a list`)
+  return parsed as Record<string, unknown[]>
 }
 
 const CHROMIUM_FIELDS = [
@@ -593,6 +613,23 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
       return {
         runs: pdfs.map((p) => ({ utility: 'edit-pdf', input: { url: p.url, ...edit }, stem: stemOf(p.name) })),
+        merge: false,
+        split: false,
+      }
+    }
+    case 'bookmarks-write': {
+      const given = checkFields(fields, new Set(['bookmarks']))
+      const value = given.get('bookmarks')
+      if (value === undefined) throw new FormRefused('bookmarks', "form field 'bookmarks' is required")
+      const bookmarks = bookmarksOf(value)
+      const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
+      return {
+        runs: pdfs.map((p) => {
+          const own = Array.isArray(bookmarks) ? bookmarks : bookmarks[p.name]
+          if (own === undefined)
+            throw new FormRefused('bookmarks', `form field 'bookmarks' names no bookmarks for '${clip(p.name)}'`)
+          return { utility: 'edit-pdf', input: { url: p.url, bookmarks: own }, stem: stemOf(p.name) }
+        }),
         merge: false,
         split: false,
       }

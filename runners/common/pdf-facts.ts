@@ -46,6 +46,12 @@ export function infoRefOf(trailer: Record<string, unknown>): string | undefined 
   return typeof ref === 'string' && /^\d+ \d+ R$/.test(ref) ? ref : undefined
 }
 
+/** The document catalog a trailer's /Root names ("1 0 R"), if any. */
+export function rootRefOf(trailer: Record<string, unknown>): string | undefined {
+  const ref = trailer['/Root']
+  return typeof ref === 'string' && /^\d+ \d+ R$/.test(ref) ? ref : undefined
+}
+
 /** The value of one object from `qpdf --json=2 --json-key=qpdf --json-object=<ref>`. */
 export function objectValueOf(report: unknown, ref: string): Record<string, unknown> | undefined {
   const objects = (report as { qpdf?: [unknown, Record<string, { value?: unknown }>] }).qpdf?.[1]

@@ -1,6 +1,7 @@
 import type { DocumentInfo } from '../common/document-info-schema.js'
 import { INFO_KEYS, infoRefOf, type PdfFacts } from '../common/pdf-facts.js'
 import { selectedPages } from '../common/page-ranges.js'
+import { outlineObjects, type BookmarkToWrite } from './outline.js'
 import type { StampOptions } from './stamp.js'
 
 export interface EditPdfInput {
@@ -12,6 +13,8 @@ export interface EditPdfInput {
   compress?: boolean
   linearize?: boolean
   encrypt?: EncryptOptions
+  /** The outline the edited PDF gets in place of its own. */
+  bookmarks?: BookmarkToWrite[]
   /** Opens a protected input (its owner password). */
   password?: string
 }
@@ -78,6 +81,60 @@ export function infoUpdate(
       objects,
     ],
   }
+}
+
+/** What a document's outline is written from: its catalog (the trailer's /Root) and its pages' objects. */
+export interface OutlineEdit {
+  root: { ref: string; value: Record<string, unknown> }
+  pageRefs: readonly string[]
+  bookmarks: readonly BookmarkToWrite[]
+}
+
+/**
+ * qpdf's update document for the edits it writes as objects (pure): the document information
+ * (infoUpdate) and the outline, which replaces the document's own (an empty one removes it; the
+ * old items, no longer referenced, are not written). New objects are numbered after the highest.
+ */
+export function documentUpdate(
+  facts: Pick<PdfFacts, 'trailer' | 'maxObjectId'>,
+  edits: {
+    info?: { current: Record<string, unknown> | undefined; info: DocumentInfo; now: Date }
+    outline?: OutlineEdit
+  },
+): object {
+  const base = edits.info
+    ? (infoUpdate(facts, edits.info.current, edits.info.info, edits.info.now) as {
+        qpdf: [Record<string, unknown>, Record<string, unknown>]
+      })
+    : {
+        qpdf: [
+          {
+            jsonversion: 2,
+            pushedinheritedpageresources: false,
+            calledgetallpages: false,
+            maxobjectid: facts.maxObjectId,
+          },
+          {},
+        ] as [Record<string, unknown>, Record<string, unknown>],
+      }
+  const objects = base.qpdf[1]
+  if (edits.outline) {
+    const { root, pageRefs, bookmarks } = edits.outline
+    // After the Info dictionary infoUpdate may have made.
+    const taken = Object.keys(objects)
+      .map((k) => /^obj:(\d+) 0 R$/.exec(k)?.[1])
+      .filter((id): id is string => id !== undefined)
+      .map(Number)
+    const firstId = Math.max(facts.maxObjectId, ...taken) + 1
+    const catalog: Record<string, unknown> = { ...root.value }
+    if (bookmarks.length) {
+      const outline = outlineObjects(bookmarks, pageRefs, firstId)
+      Object.assign(objects, outline.objects)
+      catalog['/Outlines'] = outline.outlines
+    } else delete catalog['/Outlines']
+    objects[`obj:${root.ref}`] = { value: catalog }
+  }
+  return base
 }
 
 /** Pages as qpdf's page ranges take them: ascending runs ("1-3,5"). */

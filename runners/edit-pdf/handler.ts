@@ -5,9 +5,10 @@ import { outputFileName } from '../common/file-names.js'
 import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected } from '../common/runner-error.js'
-import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from '../common/pdf-facts.js'
+import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf, rootRefOf } from '../common/pdf-facts.js'
 import { describePdf, openedWith, runQpdf } from '../common/qpdf.js'
-import { encryptArgs, infoUpdate, qpdfArgs, type EditFiles, type EditPdfInput } from './edit.js'
+import { documentUpdate, encryptArgs, qpdfArgs, type EditFiles, type EditPdfInput } from './edit.js'
+import { bookmarkCount, pageOutside, pageRefsOf } from './outline.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
 import { stampPage } from './stamp.js'
 
@@ -49,7 +50,13 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
     const [report, npages, stamp] = await openedWith(
       input.password,
       Promise.all([
-        describe(['--json-key=encrypt', '--json-key=qpdf', '--json-object=trailer']),
+        describe([
+          '--json-key=encrypt',
+          '--json-key=qpdf',
+          '--json-object=trailer',
+          // Bookmarks open pages: their objects.
+          ...(input.bookmarks ? ['--json-key=pages'] : []),
+        ]),
         qpdf([...opened, '--show-npages', files.input]),
         input.stamp ? stampPage(input.stamp) : undefined,
       ]),
@@ -64,16 +71,39 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
     if (facts.pageCount === 0) throw rejected('The PDF has no pages.')
     if (facts.pageCount > EDIT_PDF_LIMITS.maxPages)
       throw rejected(`The PDF has ${facts.pageCount} pages; at most ${EDIT_PDF_LIMITS.maxPages} are allowed.`)
+    const outside = input.bookmarks && pageOutside(input.bookmarks, facts.pageCount)
+    if (outside) throw rejected(`bookmarks: page ${outside} is past the PDF's last page (it has ${facts.pageCount}).`)
     const ref = infoRefOf(facts.trailer)
-    const current = ref ? objectValueOf(await describe(['--json-key=qpdf', `--json-object=${ref}`]), ref) : undefined
+    // The Info dictionary and, for bookmarks, the catalog they hang from, read in one run of qpdf.
+    const rootRef = input.bookmarks ? rootRefOf(facts.trailer) : undefined
+    const wanted = [ref, rootRef].filter((r): r is string => r !== undefined)
+    const objects = wanted.length
+      ? await describe(['--json-key=qpdf', ...wanted.map((r) => `--json-object=${r}`)])
+      : undefined
+    const current = ref ? objectValueOf(objects, ref) : undefined
+    const root = rootRef ? objectValueOf(objects, rootRef) : undefined
+    if (input.bookmarks && (!rootRef || !root))
+      throw rejected('The PDF has no document catalog to hang bookmarks from.')
     const edit: { stamp?: string; infoUpdate?: string } = {}
     if (stamp) {
       edit.stamp = join(work, 'stamp.pdf')
       await writeFile(edit.stamp, stamp)
     }
-    if (input.info) {
-      edit.infoUpdate = join(work, 'info.json')
-      await writeFile(edit.infoUpdate, JSON.stringify(infoUpdate(facts, current, input.info, new Date())))
+    if (input.info || input.bookmarks) {
+      edit.infoUpdate = join(work, 'update.json')
+      const update = documentUpdate(facts, {
+        ...(input.info ? { info: { current, info: input.info, now: new Date() } } : {}),
+        ...(input.bookmarks
+          ? {
+              outline: {
+                root: { ref: rootRef!, value: root! },
+                pageRefs: pageRefsOf(report),
+                bookmarks: input.bookmarks,
+              },
+            }
+          : {}),
+      })
+      await writeFile(edit.infoUpdate, JSON.stringify(update))
     }
     await qpdf(qpdfArgs(input, facts.pageCount, { ...files, ...edit }))
     const name = outputFileName(sourceName, 'pdf', 'document')
@@ -83,6 +113,7 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       extras: {
         pageCount: facts.pageCount,
         encrypted: input.encrypt !== undefined,
+        ...(input.bookmarks ? { bookmarkCount: bookmarkCount(input.bookmarks) } : {}),
         ...infoExtras({ ...documentInfoOf(current), ...input.info }),
       },
     }

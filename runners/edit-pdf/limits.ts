@@ -9,4 +9,8 @@ export const EDIT_PDF_LIMITS = {
   maxReportBytes: 16 * 1024 * 1024,
   /** A stamp's text, in characters. */
   maxStampText: 200,
+  /** Bookmarks written: at most this many in all (pdf-info reads as many), this deep, titles this long. */
+  maxBookmarks: 10_000,
+  maxBookmarkDepth: 5,
+  maxBookmarkTitle: 1000,
 } as const

@@ -1,4 +1,5 @@
-import Type from 'typebox'
+import Type, { type TSchema } from 'typebox'
+import { bookmarkCount, type BookmarkToWrite } from './outline.js'
 import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
@@ -19,7 +20,7 @@ const pages = (what: string) =>
   )
 
 /** The edits, in the order they are applied (docs/api.md, edit-pdf). */
-export const EDITS = ['flatten', 'rotate', 'stamp', 'info', 'compress', 'linearize', 'encrypt'] as const
+export const EDITS = ['flatten', 'rotate', 'stamp', 'info', 'bookmarks', 'compress', 'linearize', 'encrypt'] as const
 
 /**
  * Problems JSON Schema cannot express: at least one edit (a password alone removes the
@@ -39,6 +40,12 @@ export function checkEditPdf(input: unknown): InputProblem[] {
       message: `names no edit: give at least one of ${EDITS.join(', ')}, or a password alone to remove the protection`,
     })
   problems.push(...passwordProblems(i.password, 'password'))
+  const marks = i.bookmarks as BookmarkToWrite[] | undefined
+  if (marks && bookmarkCount(marks) > EDIT_PDF_LIMITS.maxBookmarks)
+    problems.push({
+      path: 'bookmarks',
+      message: `holds more than ${EDIT_PDF_LIMITS.maxBookmarks.toLocaleString('en')} bookmarks in all`,
+    })
   if (i.encrypt) {
     problems.push(
       ...passwordProblems(i.encrypt.userPassword, 'encrypt.userPassword'),
@@ -55,11 +62,43 @@ export function checkEditPdf(input: unknown): InputProblem[] {
   return problems
 }
 
+/**
+ * A bookmark to write, with the bookmarks under it to `levels` levels in all (the schema spelled
+ * out level by level: no recursive reference for the OpenAPI, the CRD or the clients to follow).
+ */
+function bookmarkSchema(levels: number): TSchema {
+  return Type.Object(
+    {
+      title: Type.String({
+        minLength: 1,
+        maxLength: EDIT_PDF_LIMITS.maxBookmarkTitle,
+        description: 'As readers show it.',
+      }),
+      page: Type.Integer({
+        minimum: 1,
+        maximum: EDIT_PDF_LIMITS.maxPages,
+        description: 'The page it opens, from 1 (shown whole).',
+      }),
+      ...(levels > 1
+        ? {
+            children: Type.Optional(
+              Type.Array(bookmarkSchema(levels - 1), {
+                maxItems: EDIT_PDF_LIMITS.maxBookmarks,
+                description: 'The bookmarks under it.',
+              }),
+            ),
+          }
+        : {}),
+    },
+    { additionalProperties: false },
+  )
+}
+
 export const editPdf: UtilityDefinition = {
   slug: 'edit-pdf',
   name: 'Edit a PDF',
   description:
-    'Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages).',
+    'Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information and its bookmarks, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages).',
   category: 'pdf',
   icon: 'edit_document',
   target: 'pdf',
@@ -131,6 +170,12 @@ export const editPdf: UtilityDefinition = {
         documentInfoSchema(
           "Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay.",
         ),
+      ),
+      bookmarks: Type.Optional(
+        Type.Array(bookmarkSchema(EDIT_PDF_LIMITS.maxBookmarkDepth), {
+          maxItems: EDIT_PDF_LIMITS.maxBookmarks,
+          description: `The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (${EDIT_PDF_LIMITS.maxBookmarkDepth} levels, at most ${EDIT_PDF_LIMITS.maxBookmarks.toLocaleString('en')} in all).`,
+        }),
       ),
       compress: Type.Optional(
         Type.Boolean({

@@ -8,7 +8,7 @@ import { api, download } from './helpers/api.js'
 import { jobInputs } from './helpers/job-inputs.js'
 import { jobOutputs } from './helpers/storage.js'
 import { hostile } from '../support/fixtures.js'
-import { makePdf } from '../support/pdfs.js'
+import { makePdf, outlinedPdf } from '../support/pdfs.js'
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -124,6 +124,50 @@ describe('edit-pdf through the whole platform', () => {
     expect(res.body.error.message).toContain(why)
     expect(res.body.error.message).not.toContain('/tmp')
     expect(await jobOutputs(res.body)).toEqual([])
+  })
+
+  it("writes bookmarks in place of the PDF's own, which pdf-info reads back; none removes them", async () => {
+    const url = files.add('outlined.pdf', await outlinedPdf())
+    const bookmarks = [
+      { title: 'Introduction', page: 1 },
+      {
+        title: 'Chapter ✓ one',
+        page: 2,
+        children: [{ title: 'A section', page: 2, children: [{ title: 'Deeper', page: 1 }] }],
+      },
+    ]
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url, bookmarks, info: { title: 'Outlined' } } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result).toMatchObject({ bookmarkCount: 4, title: 'Outlined' })
+    const s3 = (key: string) => `s3://${inject('storage').bucket}/${key}`
+    const read = await api('POST', '/v1/utilities/pdf-info', {
+      key: inputs.key,
+      body: { input: { url: s3(res.body.result.files[0].key), bookmarks: true } },
+    })
+    expect(read.status, JSON.stringify(read.body)).toBe(200)
+    expect(read.body.result).toMatchObject({ bookmarkCount: 4, title: 'Outlined', pageCount: 2 })
+    expect(JSON.parse((await download(read.body.result.files[0].url)).bytes.toString('utf8'))).toEqual(bookmarks)
+    // None: the outline goes.
+    const cleared = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url, bookmarks: [] } },
+    })
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200)
+    const none = await api('POST', '/v1/utilities/pdf-info', {
+      key: inputs.key,
+      body: { input: { url: s3(cleared.body.result.files[0].key), bookmarks: true } },
+    })
+    expect(none.body.result).toMatchObject({ bookmarkCount: 0 })
+    // A page past the end is the input's fault, named.
+    const past = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url, bookmarks: [{ title: 'Nowhere', page: 9 }] } },
+    })
+    expect(past.status).toBe(422)
+    expect(past.body.error.message).toBe("bookmarks: page 9 is past the PDF's last page (it has 2).")
   })
 
   it('fails naming the pages when they go past the end of the document', async () => {

@@ -185,8 +185,8 @@ export async function chromiumlyScreenshots({ gatewayUrl, key, pageUrl }: RoundT
 
 /**
  * chromiumly's PDF edits: a form flattened, a page turned, metadata written, a text watermark, a
- * text stamp and an encryption, each an edit-pdf job of the key; then metadata and bookmarks read,
- * a pdf-info job per PDF.
+ * text stamp, an encryption and bookmarks written, each an edit-pdf job of the key; then metadata
+ * and bookmarks read, a pdf-info job per PDF.
  */
 export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Promise<void> {
   const c = chromiumly()
@@ -246,10 +246,16 @@ export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Prom
   expect(qpdfEncryption(locked, 'open sesame')).toMatch(/Supplied password is user password/)
   expect(qpdfEncryption(locked, 'the owner')).toMatch(/Supplied password is owner password/)
   expect(qpdfEncryption(locked)).toMatch(/^Incorrect password supplied/)
+  // Bookmarks written (an edit-pdf job), then read back (a pdf-info job).
+  const outline = [{ title: 'One', page: 1, children: [{ title: 'Two ✓', page: 2 }] }]
+  const withMarks = await c.PDFEngines.writeBookmarks({ files: [await makePdf(2)], bookmarks: outline })
+  expect(JSON.parse((await c.PDFEngines.readBookmarks([withMarks])).toString('utf8'))).toEqual({
+    'file01.pdf': outline,
+  })
   const jobs = await jobsOf(gatewayUrl, key)
   expect(jobs.map((j) => `${j.utility} ${j.status}`).sort()).toEqual([
-    ...Array(6).fill('edit-pdf succeeded'),
-    ...Array(3).fill('pdf-info succeeded'),
+    ...Array(7).fill('edit-pdf succeeded'),
+    ...Array(4).fill('pdf-info succeeded'),
   ])
 }
 

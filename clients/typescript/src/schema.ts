@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Run Edit a PDF and wait for the result (up to 90 s)
-         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information and its bookmarks, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_edit_pdf"];
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Start Edit a PDF as an async job
-         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information and its bookmarks, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_edit_pdf"];
         delete?: never;
@@ -2973,6 +2973,41 @@ export interface operations {
                             creator?: string;
                             producer?: string;
                         };
+                        /** @description The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (5 levels, at most 10,000 in all). */
+                        bookmarks?: {
+                            /** @description As readers show it. */
+                            title: string;
+                            /** @description The page it opens, from 1 (shown whole). */
+                            page: number;
+                            /** @description The bookmarks under it. */
+                            children?: {
+                                /** @description As readers show it. */
+                                title: string;
+                                /** @description The page it opens, from 1 (shown whole). */
+                                page: number;
+                                /** @description The bookmarks under it. */
+                                children?: {
+                                    /** @description As readers show it. */
+                                    title: string;
+                                    /** @description The page it opens, from 1 (shown whole). */
+                                    page: number;
+                                    /** @description The bookmarks under it. */
+                                    children?: {
+                                        /** @description As readers show it. */
+                                        title: string;
+                                        /** @description The page it opens, from 1 (shown whole). */
+                                        page: number;
+                                        /** @description The bookmarks under it. */
+                                        children?: {
+                                            /** @description As readers show it. */
+                                            title: string;
+                                            /** @description The page it opens, from 1 (shown whole). */
+                                            page: number;
+                                        }[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
                         /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
                         compress?: boolean;
                         /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */
@@ -3231,6 +3266,41 @@ export interface operations {
                             creator?: string;
                             producer?: string;
                         };
+                        /** @description The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (5 levels, at most 10,000 in all). */
+                        bookmarks?: {
+                            /** @description As readers show it. */
+                            title: string;
+                            /** @description The page it opens, from 1 (shown whole). */
+                            page: number;
+                            /** @description The bookmarks under it. */
+                            children?: {
+                                /** @description As readers show it. */
+                                title: string;
+                                /** @description The page it opens, from 1 (shown whole). */
+                                page: number;
+                                /** @description The bookmarks under it. */
+                                children?: {
+                                    /** @description As readers show it. */
+                                    title: string;
+                                    /** @description The page it opens, from 1 (shown whole). */
+                                    page: number;
+                                    /** @description The bookmarks under it. */
+                                    children?: {
+                                        /** @description As readers show it. */
+                                        title: string;
+                                        /** @description The page it opens, from 1 (shown whole). */
+                                        page: number;
+                                        /** @description The bookmarks under it. */
+                                        children?: {
+                                            /** @description As readers show it. */
+                                            title: string;
+                                            /** @description The page it opens, from 1 (shown whole). */
+                                            page: number;
+                                        }[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
                         /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
                         compress?: boolean;
                         /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */

@@ -1023,6 +1023,87 @@ class DocumentInfo(BaseModel):
     producer: Annotated[str | None, Field(max_length=1000)] = None
 
 
+class Child3(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: Annotated[
+        str, Field(description='As readers show it.', max_length=1000, min_length=1)
+    ]
+    page: Annotated[
+        int,
+        Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
+    ]
+
+
+class Child2(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: Annotated[
+        str, Field(description='As readers show it.', max_length=1000, min_length=1)
+    ]
+    page: Annotated[
+        int,
+        Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
+    ]
+    children: Annotated[
+        list[Child3] | None,
+        Field(description='The bookmarks under it.', max_length=10000),
+    ] = None
+
+
+class Child1(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: Annotated[
+        str, Field(description='As readers show it.', max_length=1000, min_length=1)
+    ]
+    page: Annotated[
+        int,
+        Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
+    ]
+    children: Annotated[
+        list[Child2] | None,
+        Field(description='The bookmarks under it.', max_length=10000),
+    ] = None
+
+
+class Child(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: Annotated[
+        str, Field(description='As readers show it.', max_length=1000, min_length=1)
+    ]
+    page: Annotated[
+        int,
+        Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
+    ]
+    children: Annotated[
+        list[Child1] | None,
+        Field(description='The bookmarks under it.', max_length=10000),
+    ] = None
+
+
+class Bookmark(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    title: Annotated[
+        str, Field(description='As readers show it.', max_length=1000, min_length=1)
+    ]
+    page: Annotated[
+        int,
+        Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
+    ]
+    children: Annotated[
+        list[Child] | None,
+        Field(description='The bookmarks under it.', max_length=10000),
+    ] = None
+
+
 class Encrypt(BaseModel):
     """
     Protects the edited PDF with AES-256 (PDF 2.0, readable by every current PDF reader): a password to open it, one that lifts its permissions, or both, and what it permits without the owner password.
@@ -1103,6 +1184,13 @@ class EditPdfInput(BaseModel):
         Field(
             description="Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay.",
             title='DocumentInfo',
+        ),
+    ] = None
+    bookmarks: Annotated[
+        list[Bookmark] | None,
+        Field(
+            description="The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (5 levels, at most 10,000 in all).",
+            max_length=10000,
         ),
     ] = None
     compress: Annotated[
