@@ -1,7 +1,3 @@
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { CustomObjectsApi } from '@kubernetes/client-node'
 import { describe, expect, inject, it } from 'vitest'
 import { API_GROUP, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
@@ -15,28 +11,11 @@ import { jobInputs } from './helpers/job-inputs.js'
 import { kubeConfig } from './helpers/keys.js'
 import { listKeys } from './helpers/storage.js'
 import { until } from '../platform/wait-for.js'
-import { makeEncryptedPdf, makePdf } from '../support/pdfs.js'
+import { makeEncryptedPdf, makePdf, qpdfEncryption } from '../support/pdfs.js'
 
 const inputs = jobInputs()
 const { files } = inputs
 const coords = { group: API_GROUP, version: API_VERSION, namespace: 'dutil', plural: UTILITY_JOB.plural }
-
-/** What qpdf itself says of a PDF's protection, opened with `password` (none: without one). */
-function qpdfEncryption(bytes: Buffer, password?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-pw-'))
-  writeFileSync(join(dir, 'f.pdf'), bytes)
-  try {
-    return execFileSync(
-      'qpdf',
-      [...(password === undefined ? [] : [`--password=${password}`]), '--show-encryption', join(dir, 'f.pdf')],
-      {
-        encoding: 'utf8',
-      },
-    )
-  } catch (err) {
-    return `failed: ${(err as { stderr?: Buffer }).stderr?.toString() ?? ''}`
-  }
-}
 
 const run = (utility: string, input: Record<string, unknown>) =>
   api('POST', `/v1/utilities/${utility}`, { key: inputs.key, body: { input } })

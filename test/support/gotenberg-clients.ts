@@ -7,7 +7,7 @@ import { PDFDocument } from 'pdf-lib'
 import { expect } from 'vitest'
 import { officeDocument } from './fixtures.js'
 import { noisePng } from './office-documents.js'
-import { makePdf, outlinedPdf } from './pdfs.js'
+import { makePdf, outlinedPdf, qpdfEncryption } from './pdfs.js'
 import { decodePng, pictureSize } from './pictures.js'
 import { readZip } from './zips.js'
 
@@ -257,21 +257,6 @@ export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Prom
     ...Array(7).fill('edit-pdf succeeded'),
     ...Array(4).fill('pdf-info succeeded'),
   ])
-}
-
-/** What qpdf says of a PDF's encryption, opened with `password` (none: without one), or why it could not open it. */
-function qpdfEncryption(pdf: Buffer, password?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-encrypted-'))
-  writeFileSync(join(dir, 'f.pdf'), pdf)
-  try {
-    return execFileSync(
-      'qpdf',
-      [...(password === undefined ? [] : [`--password=${password}`]), '--show-encryption', join(dir, 'f.pdf')],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-  } catch (err) {
-    return String((err as { stderr?: Buffer | string }).stderr ?? err)
-  }
 }
 
 /** chromiumly reading dutil's errors: a field it does not support, a document that is not one, a wrong key. */

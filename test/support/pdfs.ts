@@ -130,3 +130,18 @@ export function pdfWithPackedObjects(count: number): Buffer {
   )
   return Buffer.concat(parts)
 }
+
+/** What qpdf says of a PDF's protection, opened with `password` (none: without one), or why it could not open it. */
+export function qpdfEncryption(pdf: Buffer, password?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dutil-encrypted-'))
+  writeFileSync(join(dir, 'f.pdf'), pdf)
+  try {
+    return execFileSync(
+      'qpdf',
+      [...(password === undefined ? [] : [`--password=${password}`]), '--show-encryption', join(dir, 'f.pdf')],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+  } catch (err) {
+    return String((err as { stderr?: Buffer | string }).stderr ?? err)
+  }
+}
