@@ -1,6 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { inputFrom, outputPath, progressLine } from './api-commands.js'
+import { inputFrom, optionsBesideFiles, outputPath, progressLine } from './api-commands.js'
 import { UsageError } from './usage-error.js'
 
 describe('dutil run / jobs helpers', () => {
@@ -38,5 +40,17 @@ describe('dutil run / jobs helpers', () => {
     expect(outputPath('/o', { name: 'x', path: '/etc/passwd' })).toBe(join('/o', 'etc', 'passwd'))
     expect(() => outputPath('/o', { name: 'x', path: '../../x' })).toThrow(/outside/)
     expect(() => outputPath('/o', { name: 'x', path: 'a/../../x' })).toThrow(/outside/)
+  })
+})
+
+describe('options beside local files', () => {
+  it('come from --input or from --input-file (a password kept off the command line), not both', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-cli-'))
+    const file = join(dir, 'options.json')
+    writeFileSync(file, '{"password":"from a file","rotate":{"angle":90}}')
+    expect(optionsBesideFiles({ inputFile: file })).toEqual({ password: 'from a file', rotate: { angle: 90 } })
+    expect(optionsBesideFiles({ input: '{"flatten":true}' })).toEqual({ flatten: true })
+    expect(optionsBesideFiles({})).toBeUndefined()
+    expect(() => optionsBesideFiles({ input: '{}', inputFile: file })).toThrow(/not both/)
   })
 })

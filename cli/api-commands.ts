@@ -209,13 +209,11 @@ export async function runUtility(
 ): Promise<number> {
   if (!(CONTRACT_SLUGS as readonly string[]).includes(utility))
     throw new UsageError(`unknown utility ${JSON.stringify(utility)} (known: ${CONTRACT_SLUGS.join(', ')})`)
-  if (v.files?.length && (v.url?.length || v.inputFile))
-    throw new UsageError(
-      'give the input as files (and --input for its options), or as one of --url and --input-file, not both',
-    )
+  if (v.files?.length && v.url?.length)
+    throw new UsageError('give the input as files (and --input or --input-file for its options), or as --url, not both')
   // Local files become uploads of this key's own; their s3:// names are the input URLs, and
-  // --input beside them gives the rest of the input (edit-pdf's edits, html-pdf's pdfOptions).
-  const rest = v.files?.length && v.input ? (json(v.input, '--input') as Record<string, unknown>) : undefined
+  // --input or --input-file beside them gives the rest of the input (edit-pdf's edits, a password).
+  const rest = v.files?.length ? optionsBesideFiles(v) : undefined
   const urls = v.files?.length ? await Promise.all(v.files.map((f) => inputUrlOf(c, f, io))) : v.url
   const input = rest
     ? { ...rest, ...inputFrom(utility, { url: urls }) }
@@ -227,6 +225,17 @@ export async function runUtility(
     return EXIT.ok
   }
   return follow(c, job.id, v, format, io)
+}
+
+/**
+ * The rest of the input beside local files: --input, or --input-file (which keeps a password off
+ * the command line, its history and `ps`), not both; none when neither is given.
+ */
+export function optionsBesideFiles(v: Pick<RunOptions, 'input' | 'inputFile'>): Record<string, unknown> | undefined {
+  if (v.input && v.inputFile) throw new UsageError('give the options beside files as --input or --input-file, not both')
+  if (v.input) return json(v.input, '--input') as Record<string, unknown>
+  if (v.inputFile) return json(readFileSync(v.inputFile, 'utf8'), v.inputFile) as Record<string, unknown>
+  return undefined
 }
 
 /** A positional input: a URL as it is, a local file uploaded (a line on stderr says so). */

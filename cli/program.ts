@@ -132,7 +132,10 @@ export function buildProgram(version: string, io: ProgramIo, exit: (code: number
       .argument('[files...]', 'local files to upload as the input (a URL given here stays a URL)')
       .option('--url <url...>', 'the input URL (several for zip-files and merge-pdf, in order)')
       .option('--input <json>', 'the whole input as JSON; beside local files, the rest of it (its options)')
-      .option('--input-file <file>', 'the input as a JSON file')
+      .option(
+        '--input-file <file>',
+        'the input as a JSON file; beside local files, the rest of it (a password kept off the command line)',
+      )
       .option('--metadata <json>', 'metadata stored on the job')
       .option('--callback-url <url>', 'https:// URL to POST the signed result to')
       .option('--wait', 'follow the job to its end')
