@@ -10,7 +10,6 @@ import { describePdf, openedWith, runQpdf } from '../common/qpdf.js'
 import { documentUpdate, encryptArgs, qpdfArgs, type EditFiles, type EditPdfInput } from './edit.js'
 import { bookmarkCount, pageOutside, pageRefsOf } from './outline.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
-import { stampPage } from './stamp.js'
 
 /**
  * edit-pdf: streams the PDF into the job's scratch space, has qpdf describe it (pages,
@@ -58,7 +57,8 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
           ...(input.bookmarks ? ['--json-key=pages'] : []),
         ]),
         qpdf([...opened, '--show-npages', files.input]),
-        input.stamp ? stampPage(input.stamp) : undefined,
+        // pdf-lib (a large share of the bundle) is loaded only by a job that stamps.
+        input.stamp ? import('./stamp.js').then((m) => m.stampPage(input.stamp!)) : undefined,
       ]),
     )
     const facts = pdfFactsOf(report, npages.stdout.toString('utf8'))
