@@ -77,19 +77,25 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
     // The Info dictionary and, for bookmarks, the catalog they hang from, read in one run of qpdf.
     const rootRef = input.bookmarks ? rootRefOf(facts.trailer) : undefined
     const wanted = [ref, rootRef].filter((r): r is string => r !== undefined)
-    const objects = wanted.length
-      ? await describe(['--json-key=qpdf', ...wanted.map((r) => `--json-object=${r}`)])
-      : undefined
-    const current = ref ? objectValueOf(objects, ref) : undefined
-    const root = rootRef ? objectValueOf(objects, rootRef) : undefined
-    if (input.bookmarks && (!rootRef || !root))
-      throw rejected('The PDF has no document catalog to hang bookmarks from.')
+    const objectsRead = wanted.length
+      ? describe(['--json-key=qpdf', ...wanted.map((r) => `--json-object=${r}`)])
+      : Promise.resolve(undefined)
+    // Awaited below; until then its failure must not count as unhandled (it would end the process).
+    objectsRead.catch(() => undefined)
     const edit: { stamp?: string; infoUpdate?: string } = {}
     if (stamp) {
       edit.stamp = join(work, 'stamp.pdf')
       await writeFile(edit.stamp, stamp)
     }
+    const args = () => qpdfArgs(input, facts.pageCount, { ...files, ...edit })
+    let objects: unknown
     if (input.info || input.bookmarks) {
+      // The update is written from what the document has: read first, then the edit.
+      objects = await objectsRead
+      const current = ref ? objectValueOf(objects, ref) : undefined
+      const root = rootRef ? objectValueOf(objects, rootRef) : undefined
+      if (input.bookmarks && (!rootRef || !root))
+        throw rejected('The PDF has no document catalog to hang bookmarks from.')
       edit.infoUpdate = join(work, 'update.json')
       const update = documentUpdate(facts, {
         ...(input.info ? { info: { current, info: input.info, now: new Date() } } : {}),
@@ -104,8 +110,12 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
           : {}),
       })
       await writeFile(edit.infoUpdate, JSON.stringify(update))
+      await qpdf(args())
+    } else {
+      // The document information only goes into the result: read beside the edit.
+      ;[objects] = await Promise.all([objectsRead, qpdf(args())])
     }
-    await qpdf(qpdfArgs(input, facts.pageCount, { ...files, ...edit }))
+    const current = ref ? objectValueOf(objects, ref) : undefined
     const name = outputFileName(sourceName, 'pdf', 'document')
     const file = await storeStream(name, createReadStream(files.output), 'application/pdf')
     return {
