@@ -7,7 +7,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { officeDocument } from '../support/fixtures.js'
-import { makePdf } from '../support/pdfs.js'
+import { makeEncryptedPdf, makePdf, qpdfEncryption } from '../support/pdfs.js'
 import { jobInputs } from './helpers/job-inputs.js'
 
 /**
@@ -73,6 +73,9 @@ describe("the CLI README's commands", () => {
     writeFileSync(join(scratch, 'invoice.docx'), officeDocument('text.docx'))
     writeFileSync(join(scratch, 'cover.pdf'), await makePdf(1))
     writeFileSync(join(scratch, 'contract.pdf'), await makePdf(2))
+    // makeEncryptedPdf's owner password, in the options file the README names.
+    writeFileSync(join(scratch, 'locked.pdf'), await makeEncryptedPdf(2))
+    writeFileSync(join(scratch, 'unlock.json'), JSON.stringify({ password: 'secret-owner' }))
     writeFileSync(join(scratch, 'README.md'), '# Read me\n\nA Markdown file on the disk.\n')
     const bin = join(scratch, 'bin')
     mkdirSync(bin)
@@ -137,6 +140,8 @@ describe("the CLI README's commands", () => {
     const edited = await PDFDocument.load(readFileSync(join(scratch, 'edited', 'contract.pdf')))
     expect(edited.getTitle()).toBe('Contract')
     expect(edited.getPageCount()).toBe(2)
+    // A protected file, its password from a file: the protection removed.
+    expect(qpdfEncryption(readFileSync(join(scratch, 'open', 'locked.pdf')))).toMatch(/File is not encrypted/)
     expect(pdfs('merged')).toHaveLength(1)
     expect(output('dutil files list')).toContain('contract.pdf')
     expect(output('dutil files delete')).toContain(`${values.get('file_01M9…')} deleted`)
