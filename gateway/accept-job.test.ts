@@ -84,5 +84,16 @@ describe('acceptJob', () => {
       flatten: true,
     })
     expect(created?.spec.inputSealed).toBeUndefined()
+    // Nor does it depend on the key: one that cannot be read refuses only inputs with a password.
+    const keyless = {
+      ...deps,
+      sealing: {
+        key: async () => {
+          throw new Error('the input sealing key does not exist yet')
+        },
+      },
+    } as AcceptDeps
+    await acceptJob(keyless, plain, { url: 'https://example.com/a.pdf', flatten: true })
+    await expect(acceptJob(keyless, uj, input)).rejects.toMatchObject({ code: 'internal' })
   })
 })

@@ -49,21 +49,23 @@ async function storedForm(
   uj: UtilityJobResource,
   input: unknown,
 ): Promise<{ uj: UtilityJobResource; stored: unknown }> {
-  const paths = SECRET_PATHS.get(uj.spec.utility) ?? []
-  if (!paths.length) return { uj, stored: input }
-  let installationKey: Buffer
-  try {
-    installationKey = await d.sealing.key()
-  } catch (err) {
-    throw new ApiError(
-      'internal',
-      'The key that keeps passwords sealed is not available right now; nothing was accepted, retry shortly.',
-      undefined,
-      { 'Retry-After': '2' },
-      err,
-    )
-  }
-  const { stored, sealed } = sealInput(input, paths, () => installationKey, uj.spec.jobId)
+  // The key is asked for only by an input that holds a secret: no other job depends on it.
+  const installationKey = () =>
+    d.sealing.key().catch((err: unknown) => {
+      throw new ApiError(
+        'internal',
+        'The key that keeps passwords sealed is not available right now; nothing was accepted, retry shortly.',
+        undefined,
+        { 'Retry-After': '2' },
+        err,
+      )
+    })
+  const { stored, sealed } = await sealInput(
+    input,
+    SECRET_PATHS.get(uj.spec.utility) ?? [],
+    installationKey,
+    uj.spec.jobId,
+  )
   return sealed ? { uj: { ...uj, spec: { ...uj.spec, inputSealed: true } }, stored } : { uj, stored: input }
 }
 

@@ -21,8 +21,8 @@ const input = {
 }
 
 describe('sealed input secrets', () => {
-  it('are stored without a password in the clear, and open with the job’s own key', () => {
-    const { stored, sealed } = sealInput(input, paths, () => installation, 'job_A')
+  it('are stored without a password in the clear, and open with the job’s own key', async () => {
+    const { stored, sealed } = await sealInput(input, paths, async () => installation, 'job_A')
     expect(sealed).toBe(true)
     expect(isSealed(stored)).toBe(true)
     const text = JSON.stringify(stored)
@@ -32,8 +32,8 @@ describe('sealed input secrets', () => {
     expect(openInput(stored, jobSealKey(installation, 'job_A'), 'job_A')).toEqual(input)
   })
 
-  it("do not open with another job's key, under another job's id, changed, or without a key", () => {
-    const { stored } = sealInput(input, paths, () => installation, 'job_A')
+  it("do not open with another job's key, under another job's id, changed, or without a key", async () => {
+    const { stored } = await sealInput(input, paths, async () => installation, 'job_A')
     // The installation's key itself is not the job's.
     expect(() => openInput(stored, installation, 'job_A')).toThrow(SealBroken)
     expect(() => openInput(stored, jobSealKey(installation, 'job_B'), 'job_A')).toThrow(SealBroken)
@@ -50,13 +50,13 @@ describe('sealed input secrets', () => {
     expect(() => openInput(stored, undefined, 'job_A')).toThrow(/given no key/)
   })
 
-  it('leave an input without secrets as it came, needing no key', () => {
+  it('leave an input without secrets as it came, needing no key', async () => {
     const plain = { url: 'https://example.com/a.pdf', flatten: true }
     let asked = false
-    const { stored, sealed } = sealInput(
+    const { stored, sealed } = await sealInput(
       plain,
       paths,
-      () => {
+      async () => {
         asked = true
         return installation
       },

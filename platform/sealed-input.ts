@@ -80,15 +80,15 @@ export function unseal(sealed: unknown, key: Buffer, jobId: string): Record<stri
  * own key (made from `installationKey`, asked for only when there are secrets). `sealed` says
  * whether it held any (an input without secrets is stored as it came).
  */
-export function sealInput(
+export async function sealInput(
   input: unknown,
   paths: readonly SecretPath[],
-  installationKey: () => Buffer,
+  installationKey: () => Promise<Buffer>,
   jobId: string,
-): { stored: unknown; sealed: boolean } {
+): Promise<{ stored: unknown; sealed: boolean }> {
   const { rest, secrets } = splitSecrets(input, paths)
   if (!secrets) return { stored: input, sealed: false }
-  const key = jobSealKey(installationKey(), jobId)
+  const key = jobSealKey(await installationKey(), jobId)
   return { stored: { ...(rest as object), [SEALED_FIELD]: seal(secrets, key, jobId) }, sealed: true }
 }
 
