@@ -40,17 +40,17 @@ export function pdfFactsOf(report: unknown, npages: string): PdfFacts {
   }
 }
 
-/** The indirect object a trailer's /Info names ("12 0 R"), if any. */
-export function infoRefOf(trailer: Record<string, unknown>): string | undefined {
-  const ref = trailer['/Info']
+/** The indirect object a trailer's `key` names ("12 0 R"), if any. */
+function trailerRefOf(trailer: Record<string, unknown>, key: '/Info' | '/Root'): string | undefined {
+  const ref = trailer[key]
   return typeof ref === 'string' && /^\d+ \d+ R$/.test(ref) ? ref : undefined
 }
 
-/** The document catalog a trailer's /Root names ("1 0 R"), if any. */
-export function rootRefOf(trailer: Record<string, unknown>): string | undefined {
-  const ref = trailer['/Root']
-  return typeof ref === 'string' && /^\d+ \d+ R$/.test(ref) ? ref : undefined
-}
+/** The Info dictionary a trailer names, if any. */
+export const infoRefOf = (trailer: Record<string, unknown>) => trailerRefOf(trailer, '/Info')
+
+/** The document catalog a trailer's /Root names, if any. */
+export const rootRefOf = (trailer: Record<string, unknown>) => trailerRefOf(trailer, '/Root')
 
 /** The value of one object from `qpdf --json=2 --json-key=qpdf --json-object=<ref>`. */
 export function objectValueOf(report: unknown, ref: string): Record<string, unknown> | undefined {

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { parseBoundedJson } from '../../platform/bounded-json.js'
 import { allowedEnv } from './child-env.js'
 import { killWithRunner } from './child-groups.js'
@@ -14,6 +16,17 @@ export class PasswordRequired extends RunnerError {
   constructor() {
     super('upstream_rejected', 'The PDF is protected by a password: give it in `password`.')
   }
+}
+
+/**
+ * The file in `dir` (the job's scratch space) that hands qpdf the password opening a protected
+ * document (`--password-file`), so it is never on qpdf's command line; none without a password.
+ */
+export async function passwordFile(dir: string, password: string | undefined): Promise<string | undefined> {
+  if (password === undefined) return undefined
+  const file = join(dir, 'password')
+  await writeFile(file, password, { mode: 0o600 })
+  return file
 }
 
 /**

@@ -75,12 +75,12 @@ export function infoUpdate(
   const ref = existing ?? `${facts.maxObjectId + 1} 0 R`
   const objects: Record<string, unknown> = { [`obj:${ref}`]: { value } }
   if (!existing) objects.trailer = { value: { ...facts.trailer, '/Info': ref } }
-  return {
-    qpdf: [
-      { jsonversion: 2, pushedinheritedpageresources: false, calledgetallpages: false, maxobjectid: facts.maxObjectId },
-      objects,
-    ],
-  }
+  return { qpdf: [updateHeader(facts.maxObjectId), objects] }
+}
+
+/** The header of a qpdf JSON update of a document whose highest object number is `maxObjectId`. */
+function updateHeader(maxObjectId: number): Record<string, unknown> {
+  return { jsonversion: 2, pushedinheritedpageresources: false, calledgetallpages: false, maxobjectid: maxObjectId }
 }
 
 /** What a document's outline is written from: its catalog (the trailer's /Root) and its pages' objects. */
@@ -106,17 +106,7 @@ export function documentUpdate(
     ? (infoUpdate(facts, edits.info.current, edits.info.info, edits.info.now) as {
         qpdf: [Record<string, unknown>, Record<string, unknown>]
       })
-    : {
-        qpdf: [
-          {
-            jsonversion: 2,
-            pushedinheritedpageresources: false,
-            calledgetallpages: false,
-            maxobjectid: facts.maxObjectId,
-          },
-          {},
-        ] as [Record<string, unknown>, Record<string, unknown>],
-      }
+    : { qpdf: [updateHeader(facts.maxObjectId), {}] as [Record<string, unknown>, Record<string, unknown>] }
   const objects = base.qpdf[1]
   if (edits.outline) {
     const { root, pageRefs, bookmarks } = edits.outline

@@ -6,7 +6,7 @@ import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected } from '../common/runner-error.js'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf, rootRefOf } from '../common/pdf-facts.js'
-import { describePdf, openedWith, runQpdf } from '../common/qpdf.js'
+import { describePdf, openedWith, passwordFile, runQpdf } from '../common/qpdf.js'
 import { documentUpdate, encryptArgs, qpdfArgs, type EditFiles, type EditPdfInput } from './edit.js'
 import { bookmarkCount, pageOutside, pageRefsOf } from './outline.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
@@ -27,11 +27,11 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
     fileName: 'input.pdf',
   }
   return withSpooledInput(input.url, from, async ({ path, dir: work, name: sourceName }) => {
-    const files: EditFiles = { input: path, output: join(work, 'output.pdf') }
     // Passwords reach qpdf in files of the job's own scratch space, never on its command line.
-    if (input.password !== undefined) {
-      files.passwordFile = join(work, 'password')
-      await writeFile(files.passwordFile, input.password, { mode: 0o600 })
+    const files: EditFiles = {
+      input: path,
+      output: join(work, 'output.pdf'),
+      passwordFile: await passwordFile(work, input.password),
     }
     if (input.encrypt) {
       files.encryptArgs = join(work, 'encrypt.args')
@@ -82,12 +82,11 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       : Promise.resolve(undefined)
     // Awaited below; until then its failure must not count as unhandled (it would end the process).
     objectsRead.catch(() => undefined)
-    const edit: { stamp?: string; infoUpdate?: string } = {}
     if (stamp) {
-      edit.stamp = join(work, 'stamp.pdf')
-      await writeFile(edit.stamp, stamp)
+      files.stamp = join(work, 'stamp.pdf')
+      await writeFile(files.stamp, stamp)
     }
-    const args = () => qpdfArgs(input, facts.pageCount, { ...files, ...edit })
+    const args = () => qpdfArgs(input, facts.pageCount, files)
     let objects: unknown
     if (input.info || input.bookmarks) {
       // The update is written from what the document has: read first, then the edit.
@@ -96,7 +95,7 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       const root = rootRef ? objectValueOf(objects, rootRef) : undefined
       if (input.bookmarks && (!rootRef || !root))
         throw rejected('The PDF has no document catalog to hang bookmarks from.')
-      edit.infoUpdate = join(work, 'update.json')
+      files.infoUpdate = join(work, 'update.json')
       const update = documentUpdate(facts, {
         ...(input.info ? { info: { current, info: input.info, now: new Date() } } : {}),
         ...(input.bookmarks
@@ -109,7 +108,7 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
             }
           : {}),
       })
-      await writeFile(edit.infoUpdate, JSON.stringify(update))
+      await writeFile(files.infoUpdate, JSON.stringify(update))
       await qpdf(args())
     } else {
       // The document information only goes into the result: read beside the edit.

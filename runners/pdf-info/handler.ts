@@ -1,7 +1,6 @@
-import { open, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { open } from 'node:fs/promises'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf } from '../common/pdf-facts.js'
-import { describePdf, openedWith, PasswordRequired, requiresPassword, runQpdf } from '../common/qpdf.js'
+import { describePdf, openedWith, passwordFile, PasswordRequired, requiresPassword, runQpdf } from '../common/qpdf.js'
 import { withSpooledInput } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import type { StoredFile } from '../../contract/runner-protocol.js'
@@ -40,12 +39,8 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
     // Its first kilobyte tells linearization, whether qpdf can open it or not.
     const head = await headOf(file)
     // A password reaches qpdf in a file of the job's own scratch space, never on its command line.
-    const opened: string[] = []
-    if (input.password !== undefined) {
-      const passwordFile = join(work, 'password')
-      await writeFile(passwordFile, input.password, { mode: 0o600 })
-      opened.push(`--password-file=${passwordFile}`)
-    }
+    const password = await passwordFile(work, input.password)
+    const opened = password ? [`--password-file=${password}`] : []
     let described: [unknown, string]
     try {
       described = await openedWith(
@@ -76,9 +71,15 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
     const [report, npages] = described
     const facts = pdfFactsOf(report, npages)
     const ref = infoRefOf(facts.trailer)
-    const info = ref
-      ? objectValueOf(await describePdf(file, [...opened, '--json-key=qpdf', `--json-object=${ref}`], bounds), ref)
-      : undefined
+    // Opened with the password given, whether it needed one is asked of qpdf on its own, beside the Info read.
+    const [info, passwordRequired] = await Promise.all([
+      ref
+        ? describePdf(file, [...opened, '--json-key=qpdf', `--json-object=${ref}`], bounds).then((r) =>
+            objectValueOf(r, ref),
+          )
+        : undefined,
+      facts.encrypted && password ? requiresPassword(file, bounds) : false,
+    ])
     const version = pdfVersionOf(report)
     const files: StoredFile[] = []
     let bookmarkCount: number | undefined
@@ -103,9 +104,7 @@ export const handler: UtilityHandler<PdfInfoInput> = async ({ config, input, sto
         pageCount: facts.pageCount,
         ...(version ? { pdfVersion: version } : {}),
         encrypted: facts.encrypted,
-        // Opened with the password given: whether it needed one is asked of qpdf on its own.
-        passwordRequired:
-          facts.encrypted && input.password !== undefined ? await requiresPassword(file, bounds) : false,
+        passwordRequired,
         linearized: isLinearized(head),
         ...infoExtras(documentInfoOf(info)),
         ...dateExtras(info),
