@@ -93,3 +93,17 @@ export function naturalCompare(a: string, b: string): number {
 }
 
 const clip = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value)
+
+/** A field's value refused, with why. */
+export function invalidField(field: string, why: string): FormRefused {
+  return new FormRefused(field, `form field '${field}' is invalid: ${why}`)
+}
+
+/** A field that holds JSON (Gotenberg's `metadata`, `bookmarks`), parsed; refused naming it when it is not JSON. */
+export function parseJsonField(field: string, value: string): unknown {
+  try {
+    return JSON.parse(value)
+  } catch {
+    throw invalidField(field, 'not JSON')
+  }
+}

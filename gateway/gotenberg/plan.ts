@@ -2,11 +2,13 @@ import {
   parseDurationMs,
   cssInches,
   FormRefused,
+  invalidField,
   naturalCompare,
   parseBool,
   parseInches,
   parseInteger,
   parseNumber,
+  parseJsonField,
 } from './form-values.js'
 import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 
@@ -280,13 +282,8 @@ const INFO_KEYS: Record<string, string> = {
  * naming it. The values' bounds are the schema's.
  */
 function documentInfoOf(metadata: string): Record<string, unknown> | undefined {
-  const invalid = (why: string) => new FormRefused('metadata', `form field 'metadata' is invalid: ${why}`)
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(metadata)
-  } catch {
-    throw invalid('not JSON')
-  }
+  const invalid = (why: string) => invalidField('metadata', why)
+  const parsed = parseJsonField('metadata', metadata)
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('not a JSON object')
   const info: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(parsed)) {
@@ -304,13 +301,8 @@ function documentInfoOf(metadata: string): Record<string, unknown> | undefined {
  * name. Each bookmark's shape is edit-pdf's own, checked by its schema when the job is accepted.
  */
 function bookmarksOf(value: string): unknown[] | Record<string, unknown[]> {
-  const invalid = (why: string) => new FormRefused('bookmarks', `form field 'bookmarks' is invalid: ${why}`)
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(value)
-  } catch {
-    throw invalid('not JSON')
-  }
+  const invalid = (why: string) => invalidField('bookmarks', why)
+  const parsed = parseJsonField('bookmarks', value)
   if (Array.isArray(parsed)) return parsed
   if (!parsed || typeof parsed !== 'object') throw invalid('a list of bookmarks, or lists of them keyed by file name')
   for (const [name, list] of Object.entries(parsed))
@@ -755,7 +747,7 @@ function editOf(
       const metadata = given.get('metadata')
       if (metadata === undefined) throw new FormRefused('metadata', "form field 'metadata' is required")
       const info = documentInfoOf(metadata)
-      if (!info) throw new FormRefused('metadata', "form field 'metadata' is invalid: it names nothing to write")
+      if (!info) throw invalidField('metadata', 'it names nothing to write')
       return { info }
     }
   }
