@@ -32,6 +32,13 @@ export function secretPathsOf(schema: unknown, depth = 0): SecretPath[] {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
+/** The object holding a path's last property, when every step to it is an object. */
+function parentOf(root: unknown, path: readonly string[]): Record<string, unknown> | undefined {
+  let parent: unknown = root
+  for (const name of path.slice(0, -1)) parent = isObject(parent) ? parent[name] : undefined
+  return isObject(parent) ? parent : undefined
+}
+
 /**
  * `input` without its secrets, and the secrets taken out (each by its path joined with "."), or
  * no secrets when it holds none. Pure: `input` is not changed.
@@ -44,10 +51,9 @@ export function splitSecrets(
   const secrets: Record<string, string> = {}
   const rest = structuredClone(input)
   for (const path of paths) {
-    let parent: unknown = rest
-    for (const name of path.slice(0, -1)) parent = isObject(parent) ? parent[name] : undefined
+    const parent = parentOf(rest, path)
     const last = path[path.length - 1]!
-    if (!isObject(parent) || typeof parent[last] !== 'string') continue
+    if (!parent || typeof parent[last] !== 'string') continue
     secrets[path.join('.')] = parent[last] as string
     delete parent[last]
   }
@@ -60,9 +66,8 @@ export function joinSecrets(rest: unknown, secrets: Record<string, string>): unk
   const out = structuredClone(rest)
   for (const [joined, value] of Object.entries(secrets)) {
     const path = joined.split('.')
-    let parent: unknown = out
-    for (const name of path.slice(0, -1)) parent = isObject(parent) ? parent[name] : undefined
-    if (isObject(parent)) parent[path[path.length - 1]!] = value
+    const parent = parentOf(out, path)
+    if (parent) parent[path[path.length - 1]!] = value
   }
   return out
 }

@@ -11,26 +11,26 @@ export interface BookmarkToWrite {
   children?: BookmarkToWrite[]
 }
 
-/** Bookmarks in all, at every level. */
-export function bookmarkCount(marks: readonly BookmarkToWrite[]): number {
-  let n = 0
+/** Every bookmark of a tree, at every level (no recursion: a deep tree is walked as a flat one). */
+function* everyBookmark(marks: readonly BookmarkToWrite[]): Generator<BookmarkToWrite> {
   const stack = [...marks]
   while (stack.length) {
     const m = stack.pop()!
-    n++
+    yield m
     if (m.children) stack.push(...m.children)
   }
+}
+
+/** Bookmarks in all, at every level. */
+export function bookmarkCount(marks: readonly BookmarkToWrite[]): number {
+  let n = 0
+  for (const _ of everyBookmark(marks)) n++
   return n
 }
 
 /** The first page a bookmark names past `pageCount`, if any. */
 export function pageOutside(marks: readonly BookmarkToWrite[], pageCount: number): number | undefined {
-  const stack = [...marks]
-  while (stack.length) {
-    const m = stack.pop()!
-    if (m.page > pageCount) return m.page
-    if (m.children) stack.push(...m.children)
-  }
+  for (const m of everyBookmark(marks)) if (m.page > pageCount) return m.page
   return undefined
 }
 
