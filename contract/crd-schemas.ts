@@ -1,6 +1,7 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node'
 import Type, { type Static } from 'typebox'
 import { FreeObject, Nullable } from './schema-helpers.js'
+import { SEALED_INPUT_MAX_CHARS } from './runner-protocol.js'
 
 /**
  * Schemas of dutil's custom resources. The CRD manifests in crds/ are generated from these
@@ -60,6 +61,13 @@ export const UtilityJobSpecSchema = Type.Object({
     Type.Boolean({
       description:
         "The stored input holds sealed secrets (passwords): the operator hands the job's runner the key that opens them, and removes the stored input when the job goes.",
+    }),
+  ),
+  sealedInput: Type.Optional(
+    Type.String({
+      maxLength: SEALED_INPUT_MAX_CHARS,
+      description:
+        "A small job's whole input, sealed with the job's own key (AES-256-GCM): it rides with the job to its runner instead of being stored in the bucket. Only the job's runner opens it.",
     }),
   ),
   cancelRequested: Type.Optional(

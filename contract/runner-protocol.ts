@@ -5,7 +5,9 @@ import { isJobErrorCode, type JobErrorCode } from './error-codes.js'
  * environment; the job input (up to 500 zip entries with 4 KB URLs, over 2 MB) lives in
  * storage, because neither environment variables nor an etcd object can carry it.
  *
- * - input: `_jobs/<job_id>/input.json` in the bucket, written by the gateway before the job exists.
+ * - input: sealed in the UtilityJob (`sealedInput`) when small, handed to the runner with its job
+ *   (the Job's environment, the pool's hand-over); else `_jobs/<job_id>/input.json` in the
+ *   bucket, written by the gateway before the job exists.
  * - result: `_jobs/<job_id>/result.json`, written by the runner after its outputs are stored.
  * - progress: `_jobs/<job_id>/progress.json` ({@link RunnerProgress}), rewritten by a long runner
  *   as it goes (at most once a second); the operator copies it into the status while it runs. The
@@ -25,6 +27,8 @@ export const ENV = {
   sessionToken: 'DUTIL_S3_SESSION_TOKEN',
   /** The key of the job's sealed input secrets (RunnerCredentials.sealKey). */
   sealKey: 'DUTIL_INPUT_SEAL_KEY',
+  /** A small job's whole input, sealed (the UtilityJob's `sealedInput`). */
+  sealedInput: 'DUTIL_INPUT_SEALED',
   allowLoopback: 'DUTIL_ALLOW_LOOPBACK_URLS',
   allowedNetworks: 'DUTIL_ALLOWED_PRIVATE_NETWORKS',
   /** The cluster's pod and Service ranges, refused like private ranges (comma-separated CIDRs). */
@@ -52,6 +56,15 @@ export interface RunnerCredentials {
    */
   sealKey?: string
 }
+
+/**
+ * The largest stored input (its JSON, in bytes) that rides with its job, sealed, instead of being
+ * written to storage (docs/adr/0043): a URL and its options, a small page, a password. Larger
+ * ones (a page of 8 KB or more, hundreds of zip entries) are stored at {@link inputObjectKey}.
+ */
+export const INLINE_INPUT_MAX_BYTES = 8 * 1024
+/** The sealed form of such an input: version, nonce and base64url of the ciphertext and tag. */
+export const SEALED_INPUT_MAX_CHARS = 3 + 16 + 1 + Math.ceil(((INLINE_INPUT_MAX_BYTES + 16) * 4) / 3)
 
 export function inputObjectKey(jobId: string): string {
   return `_jobs/${jobId}/input.json`
@@ -161,8 +174,8 @@ export const POOL = {
    */
   maxLifeSeconds: 86_400,
   lastHourSeconds: 3_600,
-  /** The most the runner reads of an assignment. */
-  maxAssignmentBytes: 16 * 1024,
+  /** The most the runner reads of an assignment: its credentials and a sealed input (INLINE_INPUT_MAX_BYTES). */
+  maxAssignmentBytes: 32 * 1024,
   /** The longest a state request waits for a running job to end. */
   maxWaitMs: 10_000,
   /** The most the operator reads of a job state. */
@@ -194,6 +207,8 @@ export interface PoolAssignment {
   /** The job's time limit, counted by the runner from the assignment. */
   deadlineSeconds: number
   credentials: RunnerCredentials
+  /** The job's input, sealed (the UtilityJob's `sealedInput`), when it rides with the job. */
+  sealedInput?: string
 }
 
 export interface PoolJobState {

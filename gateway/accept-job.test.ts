@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { acceptJob, type AcceptDeps } from './accept-job.js'
 import { ApiError } from './api-error.js'
-import { installationKeyOf, jobSealKey, newInstallationKey, openInput } from '../platform/sealed-input.js'
+import { installationKeyOf, jobSealKey, newInstallationKey, openDocument, openInput } from '../platform/sealed-input.js'
+import { INLINE_INPUT_MAX_BYTES } from '../contract/runner-protocol.js'
 
 const spec = (storageInputKeys: string[]) =>
   ({
@@ -45,46 +46,76 @@ describe('acceptJob', () => {
     expect(touched).toEqual([])
   })
 
-  it("stores an input's passwords sealed with the job's own key, and marks the job so its runner gets that key", async () => {
+  const sealingDeps = () => {
     const installation = installationKeyOf(newInstallationKey())
     const stored: Record<string, Buffer> = {}
-    let recorded: UtilityJobResource | undefined
-    let created: UtilityJobResource | undefined
+    const seen: { recorded?: UtilityJobResource; created?: UtilityJobResource } = {}
     const deps = {
       records: {
         accept: async (uj: UtilityJobResource, beforeCommit: () => Promise<void>) => {
-          recorded = uj
+          seen.recorded = uj
           await beforeCommit()
           return { kind: 'accepted' }
         },
       },
-      jobs: { create: async (uj: UtilityJobResource) => (created = uj) },
+      jobs: { create: async (uj: UtilityJobResource) => (seen.created = uj) },
       storage: { putObject: async (_b: string, key: string, body: Buffer) => void (stored[key] = body) },
       bucket: 'dutil',
       sealing: { key: async () => installation },
       metrics: { jobsCreated: { inc: () => undefined } },
       log: pino({ level: 'silent' }),
     } as unknown as AcceptDeps
+    return { installation, stored, seen, deps }
+  }
+  const editPdfJob = () => {
     const uj = spec([])
     uj.spec.utility = 'edit-pdf'
-    const input = { url: 'https://example.com/a.pdf', password: 'open sesame', encrypt: { userPassword: 'x y' } }
+    return uj
+  }
+
+  it('carries a small input sealed with the job (its row and its UtilityJob), storing nothing', async () => {
+    const { installation, stored, seen, deps } = sealingDeps()
+    const uj = editPdfJob()
+    const input = {
+      url: 'https://example.com/a.pdf?token=s3cr3t',
+      password: 'open sesame',
+      encrypt: { userPassword: 'x y' },
+    }
     await acceptJob(deps, uj, input)
-    const record = JSON.parse(stored[uj.spec.inputKey].toString('utf8')) as unknown
+    expect(stored).toEqual({})
+    const sealed = seen.created?.spec.sealedInput
+    expect(seen.recorded?.spec.sealedInput).toBe(sealed)
+    expect(sealed).toMatch(/^v1\./)
+    expect(JSON.stringify(seen.created)).not.toMatch(/s3cr3t|open sesame|x y/)
+    // What the operator hands the runner (withInputKeys) opens it, passwords and all; the installation's key does not.
+    const key = jobSealKey(installation, uj.spec.jobId)
+    expect(openInput(openDocument(sealed!, key, uj.spec.jobId), key, uj.spec.jobId)).toEqual(input)
+    expect(() => openDocument(sealed!, installation, uj.spec.jobId)).toThrow()
+    expect(seen.created?.spec.inputSealed).toBeUndefined()
+  })
+
+  it("stores a large input with its passwords sealed with the job's own key, and marks the job so its runner gets that key", async () => {
+    const { installation, stored, seen, deps } = sealingDeps()
+    const uj = editPdfJob()
+    const input = {
+      url: `https://example.com/a.pdf?pad=${'p'.repeat(INLINE_INPUT_MAX_BYTES)}`,
+      password: 'open sesame',
+      encrypt: { userPassword: 'x y' },
+    }
+    await acceptJob(deps, uj, input)
+    const record = JSON.parse(stored[uj.spec.inputKey]!.toString('utf8')) as unknown
     expect(JSON.stringify(record)).not.toMatch(/open sesame|x y/)
-    // What the operator hands the runner (withInputKeys) opens it; the installation's key does not.
     expect(openInput(record, jobSealKey(installation, uj.spec.jobId), uj.spec.jobId)).toEqual(input)
     expect(() => openInput(record, installation, uj.spec.jobId)).toThrow()
-    expect([recorded?.spec.inputSealed, created?.spec.inputSealed]).toEqual([true, true])
-    // Without a password, the input is stored as it came and the job is not marked.
-    const plain = spec([])
-    plain.spec.utility = 'edit-pdf'
-    await acceptJob(deps, plain, { url: 'https://example.com/a.pdf', flatten: true })
-    expect(JSON.parse(stored[plain.spec.inputKey].toString('utf8'))).toEqual({
-      url: 'https://example.com/a.pdf',
-      flatten: true,
-    })
-    expect(created?.spec.inputSealed).toBeUndefined()
-    // Nor does it depend on the key: one that cannot be read refuses only inputs with a password.
+    expect([seen.recorded?.spec.inputSealed, seen.created?.spec.inputSealed]).toEqual([true, true])
+    expect(seen.created?.spec.sealedInput).toBeUndefined()
+    // Without a password, a large input is stored as it came and the job is not marked.
+    const plain = editPdfJob()
+    const large = { url: input.url, flatten: true }
+    await acceptJob(deps, plain, large)
+    expect(JSON.parse(stored[plain.spec.inputKey]!.toString('utf8'))).toEqual(large)
+    expect(seen.created?.spec.inputSealed).toBeUndefined()
+    // A sealing key that cannot be read refuses what needs it (every small input, a password), asking for a retry.
     const keyless = {
       ...deps,
       sealing: {
@@ -93,7 +124,11 @@ describe('acceptJob', () => {
         },
       },
     } as AcceptDeps
-    await acceptJob(keyless, plain, { url: 'https://example.com/a.pdf', flatten: true })
-    await expect(acceptJob(keyless, uj, input)).rejects.toMatchObject({ code: 'internal' })
+    await acceptJob(keyless, editPdfJob(), large)
+    await expect(acceptJob(keyless, editPdfJob(), input)).rejects.toMatchObject({ code: 'internal' })
+    await expect(acceptJob(keyless, editPdfJob(), { url: 'https://example.com/a.pdf' })).rejects.toMatchObject({
+      code: 'internal',
+      headers: { 'Retry-After': '2' },
+    })
   })
 })

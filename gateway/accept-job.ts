@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { type JobRecord, traceparentOfJob } from '../contract/job-view.js'
 import { objectNameOf } from '../contract/ids.js'
-import { MAX_INPUT_BYTES } from '../contract/runner-protocol.js'
+import { INLINE_INPUT_MAX_BYTES, MAX_INPUT_BYTES } from '../contract/runner-protocol.js'
 import { apiStatus } from '../platform/kube.js'
 import { readJsonObject, writeJsonObject } from '../platform/storage-client.js'
 import { assertStorageInputsReadable } from './storage-inputs.js'
@@ -17,7 +17,7 @@ import type { GatewayMetrics } from './metrics.js'
 import type { Uploads } from './uploads.js'
 import { catalog } from '../runners/catalog.js'
 import { secretPathsOf, type SecretPath } from '../contract/secret-fields.js'
-import { isSealed, sealInput } from '../platform/sealed-input.js'
+import { isSealed, jobSealKey, openDocument, sealDocument, sealInput } from '../platform/sealed-input.js'
 import type { InputSealingKey } from '../platform/input-sealing-key.js'
 
 export interface AcceptDeps {
@@ -39,34 +39,40 @@ const SECRET_PATHS: ReadonlyMap<string, SecretPath[]> = new Map(
   [...catalog.values()].map((u) => [u.slug, secretPathsOf(u.inputSchema)]),
 )
 
-/**
- * The input as it is stored, its secrets sealed with the job's own key, and the job marked so
- * its runner is given that key: a password is never stored or handed to anything but the runner
- * in the clear.
- */
-async function storedForm(
-  d: Pick<AcceptDeps, 'sealing'>,
-  uj: UtilityJobResource,
-  input: unknown,
-): Promise<{ uj: UtilityJobResource; stored: unknown }> {
-  // The key is asked for only by an input that holds a secret: no other job depends on it.
-  const installationKey = () =>
+/** The installation's sealing key, or the 500 that asks the caller to try again (nothing was accepted). */
+function installationKeyOf(d: Pick<AcceptDeps, 'sealing'>): () => Promise<Buffer> {
+  return () =>
     d.sealing.key().catch((err: unknown) => {
       throw new ApiError(
         'internal',
-        'The key that keeps passwords sealed is not available right now; nothing was accepted, retry shortly.',
+        'The key that keeps job inputs sealed is not available right now; nothing was accepted, retry shortly.',
         undefined,
         { 'Retry-After': '2' },
         err,
       )
     })
-  const { stored, sealed } = await sealInput(
-    input,
-    SECRET_PATHS.get(uj.spec.utility) ?? [],
-    installationKey,
-    uj.spec.jobId,
-  )
-  return sealed ? { uj: { ...uj, spec: { ...uj.spec, inputSealed: true } }, stored } : { uj, stored: input }
+}
+
+/**
+ * Where the job's input goes, and in what form: its secrets sealed with the job's own key (the
+ * job marked so its runner is given that key: a password is never stored or handed to anything
+ * but the runner in the clear, docs/adr/0042); then, when it is small, the whole of it sealed into
+ * the UtilityJob (`sealedInput`, docs/adr/0043), which carries it to the runner and into the job's
+ * row, with nothing written to storage (`stored` absent). A larger input is stored in the bucket.
+ */
+async function placedInput(
+  d: Pick<AcceptDeps, 'sealing'>,
+  uj: UtilityJobResource,
+  input: unknown,
+): Promise<{ uj: UtilityJobResource; stored?: unknown }> {
+  const installationKey = installationKeyOf(d)
+  const jobId = uj.spec.jobId
+  const { stored, sealed } = await sealInput(input, SECRET_PATHS.get(uj.spec.utility) ?? [], installationKey, jobId)
+  if (Buffer.byteLength(JSON.stringify(stored)) <= INLINE_INPUT_MAX_BYTES) {
+    const sealedInput = sealDocument(stored, jobSealKey(await installationKey(), jobId), jobId)
+    return { uj: { ...uj, spec: { ...uj.spec, sealedInput } } }
+  }
+  return sealed ? { uj: { ...uj, spec: { ...uj.spec, inputSealed: true } }, stored } : { uj, stored }
 }
 
 export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'existing'; job: JobRecord }
@@ -80,8 +86,9 @@ export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'e
  */
 export async function acceptJob(d: AcceptDeps, given: UtilityJobResource, input: unknown): Promise<Accepted> {
   assertGrantable(given, d.bucket)
-  const { uj, stored } = await storedForm(d, given, input)
+  const { uj, stored } = await placedInput(d, given, input)
   const accepted = await d.records.accept(uj, async () => {
+    if (stored === undefined) return
     try {
       await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, stored)
     } catch (err) {
@@ -196,8 +203,12 @@ export async function completeHandOff(
   const name = objectNameOf(job.spec.jobId)
   const live = await d.jobs.get(name)
   if (live) return live
-  // The stored input is what the job was accepted with; its s3:// inputs are checked again.
-  const input = await readJsonObject<unknown>(d.storage, d.bucket, job.spec.inputKey, MAX_INPUT_BYTES)
+  // The input is what the job was accepted with (sealed in its row, or stored); its s3:// inputs
+  // are checked again.
+  const jobId = job.spec.jobId
+  const input = job.spec.sealedInput
+    ? openDocument(job.spec.sealedInput, jobSealKey(await installationKeyOf(d)(), jobId), jobId)
+    : await readJsonObject<unknown>(d.storage, d.bucket, job.spec.inputKey, MAX_INPUT_BYTES)
   const storageInputKeys = await assertStorageInputsReadable(input, {
     bucket: d.bucket,
     find: (id) => d.reader.find(id),
@@ -208,7 +219,7 @@ export async function completeHandOff(
     {
       ...job.spec,
       ...(storageInputKeys.length ? { storageInputKeys } : {}),
-      ...(isSealed(input) ? { inputSealed: true } : {}),
+      ...(!job.spec.sealedInput && isSealed(input) ? { inputSealed: true } : {}),
     },
     keyObjectName,
     traceparentOfJob(job),

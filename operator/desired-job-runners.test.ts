@@ -94,6 +94,17 @@ describe("the key of a job's sealed input", () => {
     expect(envNames(desiredJob(utilityJob('edit-pdf'), edit, settings, plain))).not.toContain('DUTIL_INPUT_SEAL_KEY')
   })
 
+  it('is handed, with the sealed input itself, to the runner of a job whose input rides with it', async () => {
+    const base = utilityJob('edit-pdf')
+    const riding = { ...base, spec: { ...base.spec, sealedInput: 'v1.bm9uY2U.Y2lwaGVy' } }
+    const given = await issue(riding, edit)
+    expect(given.sealKey).toBe(jobSealKey(installation, riding.spec.jobId).toString('base64url'))
+    const env = desiredJob(riding, edit, settings, given).spec!.template.spec!.containers[0].env!
+    expect(env.find((e) => e.name === 'DUTIL_INPUT_SEALED')?.value).toBe('v1.bm9uY2U.Y2lwaGVy')
+    expect(env.find((e) => e.name === 'DUTIL_INPUT_SEAL_KEY')?.value).toBe(given.sealKey)
+    expect(envNames(desiredJob(base, edit, settings, await issue(base, edit)))).not.toContain('DUTIL_INPUT_SEALED')
+  })
+
   it('refuses the grant when the installation key cannot be read: the job could never open its input', async () => {
     const unreadable = withInputKeys(async () => ({ ...creds }), {
       key: async () => {
@@ -101,6 +112,6 @@ describe("the key of a job's sealed input", () => {
       },
     })
     const sealed = { ...utilityJob('edit-pdf'), spec: { ...utilityJob('edit-pdf').spec, inputSealed: true } }
-    await expect(unreadable(sealed, edit)).rejects.toThrow(/sealed passwords cannot be read/)
+    await expect(unreadable(sealed, edit)).rejects.toThrow(/sealed input cannot be read/)
   })
 })

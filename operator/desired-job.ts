@@ -84,6 +84,7 @@ export function desiredJob(
   env.push({ name: ENV.accessKey, value: credentials.accessKey }, { name: ENV.secretKey, value: credentials.secretKey })
   if (credentials.sessionToken) env.push({ name: ENV.sessionToken, value: credentials.sessionToken })
   if (credentials.sealKey) env.push({ name: ENV.sealKey, value: credentials.sealKey })
+  if (uj.spec.sealedInput) env.push({ name: ENV.sealedInput, value: uj.spec.sealedInput })
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

@@ -179,6 +179,7 @@ export class PoolRun implements RunBackend {
         tenant,
         deadlineSeconds: deadline,
         credentials,
+        ...(uj.spec.sealedInput ? { sealedInput: uj.spec.sealedInput } : {}),
       })
     })
     if (typeof answer === 'object') {

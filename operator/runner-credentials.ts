@@ -114,18 +114,19 @@ export async function credentialsOrRefusal(
 }
 
 /**
- * `issue`, and for a job whose input holds sealed secrets (passwords) the key that opens them,
- * made from the installation's sealing key for this job alone (docs/adr/0042). A key that cannot
- * be read (its Secret entry missing) is a refusal: the job could never open its input.
+ * `issue`, and for a job whose input is sealed (a small input riding with the job, docs/adr/0043,
+ * or passwords in a stored one, docs/adr/0042) the key that opens it, made from the
+ * installation's sealing key for this job alone. A key that cannot be read (its Secret entry
+ * missing) is a refusal: the job could never open its input.
  */
 export function withInputKeys(issue: IssueCredentials, sealing: { key(): Promise<Buffer> }): IssueCredentials {
   return async (uj, utility) => {
-    if (!uj.spec.inputSealed) return issue(uj, utility)
+    if (!uj.spec.inputSealed && !uj.spec.sealedInput) return issue(uj, utility)
     let installationKey: Buffer
     try {
       installationKey = await sealing.key()
     } catch (err) {
-      throw new GrantRefused(`the key of its sealed passwords cannot be read (${(err as Error).message})`)
+      throw new GrantRefused(`the key of its sealed input cannot be read (${(err as Error).message})`)
     }
     const credentials = await issue(uj, utility)
     return { ...credentials, sealKey: jobSealKey(installationKey, uj.spec.jobId).toString('base64url') }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { poolAssignment } from '../test/support/pool-assignment.js'
 import { parseAssignment, parseJobState } from './pool-protocol.js'
+import { POOL, SEALED_INPUT_MAX_CHARS } from '../contract/runner-protocol.js'
 
 const assignment = poolAssignment
 
@@ -13,6 +14,18 @@ describe('parseAssignment', () => {
     const sealed = { ...a, credentials: { ...a.credentials, sealKey: 'k3y' } }
     expect(parseAssignment(JSON.stringify(sealed))).toEqual(sealed)
     expect(parseAssignment(JSON.stringify({ ...a, credentials: { ...a.credentials, sealKey: 7 } }))).toEqual(a)
+  })
+  it('carries a sealed input that rides with its job, within its bound', () => {
+    const riding = { ...assignment(), sealedInput: 'v1.bm9uY2U.Y2lwaGVy' }
+    expect(parseAssignment(JSON.stringify(riding))).toEqual(riding)
+    expect(parseAssignment(JSON.stringify({ ...assignment(), sealedInput: 42 }))).toBe(
+      'sealedInput is not a sealed input',
+    )
+    const oversized = { ...assignment(), sealedInput: 'x'.repeat(SEALED_INPUT_MAX_CHARS + 1) }
+    expect(parseAssignment(JSON.stringify(oversized))).toBe('sealedInput is not a sealed input')
+    expect(JSON.stringify({ ...assignment(), sealedInput: 'x'.repeat(SEALED_INPUT_MAX_CHARS) }).length).toBeLessThan(
+      POOL.maxAssignmentBytes,
+    )
   })
   it('says what is wrong with a bad one', () => {
     expect(parseAssignment('nope')).toBe('the assignment is not JSON')

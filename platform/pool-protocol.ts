@@ -1,4 +1,9 @@
-import { type PoolAssignment, type PoolJobState, runnerFailureOf } from '../contract/runner-protocol.js'
+import {
+  type PoolAssignment,
+  type PoolJobState,
+  runnerFailureOf,
+  SEALED_INPUT_MAX_CHARS,
+} from '../contract/runner-protocol.js'
 import { JsonBoundError, parseBoundedJson } from './bounded-json.js'
 
 /**
@@ -23,6 +28,11 @@ export function parseAssignment(text: string): PoolAssignment | string {
   if (typeof a.createdAt !== 'string' || Number.isNaN(Date.parse(a.createdAt))) return 'createdAt is not a timestamp'
   if (typeof a.tenant !== 'string' || !ID.test(a.tenant)) return 'tenant is missing or malformed'
   if (!Number.isInteger(a.deadlineSeconds) || a.deadlineSeconds! < 1) return 'deadlineSeconds is not a whole number'
+  if (
+    a.sealedInput !== undefined &&
+    (typeof a.sealedInput !== 'string' || a.sealedInput.length > SEALED_INPUT_MAX_CHARS)
+  )
+    return 'sealedInput is not a sealed input'
   const c = a.credentials
   if (!c || typeof c.accessKey !== 'string' || typeof c.secretKey !== 'string' || typeof c.sessionToken !== 'string')
     return 'credentials are missing'
@@ -39,6 +49,7 @@ export function parseAssignment(text: string): PoolAssignment | string {
       expiresAt: typeof c.expiresAt === 'string' ? c.expiresAt : '',
       ...(typeof c.sealKey === 'string' && c.sealKey ? { sealKey: c.sealKey } : {}),
     },
+    ...(a.sealedInput !== undefined ? { sealedInput: a.sealedInput } : {}),
   }
 }
 

@@ -6,8 +6,10 @@ import {
   isSealed,
   jobSealKey,
   newInstallationKey,
+  openDocument,
   openInput,
   SealBroken,
+  sealDocument,
   SEALED_FIELD,
   sealInput,
 } from './sealed-input.js'
@@ -70,5 +72,21 @@ describe('sealed input secrets', () => {
     expect(jobSealKey(installation, 'job_A').equals(jobSealKey(installation, 'job_A'))).toBe(true)
     expect(jobSealKey(installation, 'job_A').equals(jobSealKey(installation, 'job_B'))).toBe(false)
     expect(() => installationKeyOf(Buffer.alloc(16).toString('base64'))).toThrow(/shorter than 32 bytes/)
+  })
+
+  it('seal a whole input that rides with its job: nothing of it readable, opened only with its own key and id', async () => {
+    const page = { html: '<h1>Invoice 4711 for ACME</h1>', pdfOptions: { format: 'A4' } }
+    const key = jobSealKey(installation, 'job_A')
+    const sealed = sealDocument(page, key, 'job_A')
+    expect(sealed).toMatch(/^v1\.[\w-]+\.[\w-]+$/)
+    expect(Buffer.from(sealed.split('.')[2]!, 'base64url').toString('latin1')).not.toContain('Invoice')
+    expect(openDocument(sealed, key, 'job_A')).toEqual(page)
+    // An input whose passwords were sealed first comes back with them still sealed: openInput opens those.
+    const { stored } = await sealInput(input, paths, async () => installation, 'job_A')
+    expect(openInput(openDocument(sealDocument(stored, key, 'job_A'), key, 'job_A'), key, 'job_A')).toEqual(input)
+    expect(() => openDocument(sealed, jobSealKey(installation, 'job_B'), 'job_A')).toThrow(SealBroken)
+    expect(() => openDocument(sealed, key, 'job_B')).toThrow(/does not open/)
+    expect(() => openDocument(sealed, undefined, 'job_A')).toThrow(/given no key/)
+    expect(() => openDocument('v1.abc', key, 'job_A')).toThrow(/not in a known form/)
   })
 })

@@ -34,13 +34,18 @@ export function newInstallationKey(): string {
   return randomBytes(32).toString('base64')
 }
 
-/** The job's secrets sealed (pure but for the nonce). */
-export function seal(secrets: Record<string, string>, key: Buffer, jobId: string): string {
+/** A text sealed with a job's key, bound to its id (pure but for the nonce). */
+function sealText(text: string, key: Buffer, jobId: string): string {
   const nonce = randomBytes(12)
   const cipher = createCipheriv('aes-256-gcm', key, nonce)
   cipher.setAAD(Buffer.from(jobId, 'utf8'))
-  const body = Buffer.concat([cipher.update(JSON.stringify(secrets), 'utf8'), cipher.final(), cipher.getAuthTag()])
+  const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final(), cipher.getAuthTag()])
   return `${VERSION}.${nonce.toString('base64url')}.${body.toString('base64url')}`
+}
+
+/** The job's secrets sealed (pure but for the nonce). */
+export function seal(secrets: Record<string, string>, key: Buffer, jobId: string): string {
+  return sealText(JSON.stringify(secrets), key, jobId)
 }
 
 /** Why sealed secrets could not be opened: no key, another job's, or changed. */
@@ -51,28 +56,50 @@ export class SealBroken extends Error {
   }
 }
 
-/** The secrets `sealed` holds, or SealBroken. */
-export function unseal(sealed: unknown, key: Buffer, jobId: string): Record<string, string> {
+/** The text `sealed` holds, or SealBroken. */
+function openText(sealed: unknown, key: Buffer, jobId: string, what: string): string {
   const parts = typeof sealed === 'string' ? sealed.split('.') : []
-  if (parts.length !== 3 || parts[0] !== VERSION) throw new SealBroken('the sealed secrets are not in a known form')
+  if (parts.length !== 3 || parts[0] !== VERSION) throw new SealBroken(`the sealed ${what} is not in a known form`)
   const nonce = Buffer.from(parts[1]!, 'base64url')
   const body = Buffer.from(parts[2]!, 'base64url')
-  if (nonce.length !== 12 || body.length < 16) throw new SealBroken('the sealed secrets are not in a known form')
-  let text: string
+  if (nonce.length !== 12 || body.length < 16) throw new SealBroken(`the sealed ${what} is not in a known form`)
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, nonce)
     decipher.setAAD(Buffer.from(jobId, 'utf8'))
     decipher.setAuthTag(body.subarray(body.length - 16))
-    text = Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8')
+    return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8')
   } catch {
-    throw new SealBroken("the sealed secrets do not open with this job's key")
+    throw new SealBroken(`the sealed ${what} does not open with this job's key`)
   }
-  const value = JSON.parse(text) as unknown
+}
+
+/** The secrets `sealed` holds, or SealBroken. */
+export function unseal(sealed: unknown, key: Buffer, jobId: string): Record<string, string> {
+  const value = JSON.parse(openText(sealed, key, jobId, 'secrets')) as unknown
   if (!value || typeof value !== 'object' || Array.isArray(value))
     throw new SealBroken('the sealed secrets are not a map')
   const out: Record<string, string> = {}
   for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v
   return out
+}
+
+/**
+ * A whole stored input sealed with the job's key (docs/adr/0043): the form in which a small input
+ * rides with its job (the UtilityJob's `sealedInput`, the job's row, the runner's hand-over).
+ */
+export function sealDocument(stored: unknown, key: Buffer, jobId: string): string {
+  return sealText(JSON.stringify(stored), key, jobId)
+}
+
+/** The stored input a {@link sealDocument} holds, or SealBroken. */
+export function openDocument(sealed: string, key: Buffer | undefined, jobId: string): unknown {
+  if (!key) throw new SealBroken('the job carries its input sealed and its runner was given no key to open it')
+  const text = openText(sealed, key, jobId, 'input')
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    throw new SealBroken('the sealed input is not JSON')
+  }
 }
 
 /**

@@ -41,6 +41,8 @@ export interface JobRow {
   traceparent: string | null
   /** Whose job it is (contract/owners.ts); null on rows written before owners. */
   owner: string | null
+  /** Its input sealed, when it rode with the job (docs/adr/0043); null when it is stored. */
+  sealed_input: string | null
 }
 
 export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
@@ -70,6 +72,7 @@ export const JOB_COLUMNS: readonly (keyof JobRow)[] = [
   'progress',
   'traceparent',
   'owner',
+  'sealed_input',
 ]
 
 /** The creation time of a job, from its id (ULIDs carry it): the partition key of its row. */
@@ -108,6 +111,7 @@ export function rowOf(job: JobRecord): JobRow {
     progress: s.progress ?? null,
     traceparent: traceparentOfJob(job) ?? null,
     owner: spec.owner ?? null,
+    sealed_input: spec.sealedInput ?? null,
   }
 }
 
@@ -131,6 +135,7 @@ export function recordOf(row: JobRow): JobRecord {
   if (row.idempotency_key_hash !== null) spec.idempotencyKeyHash = row.idempotency_key_hash
   if (row.deadline_seconds !== null) spec.deadlineSeconds = row.deadline_seconds
   if (row.owner !== null) spec.owner = row.owner
+  if (row.sealed_input) spec.sealedInput = row.sealed_input
   const status: UtilityJobStatus = {
     state: row.state,
     startedAt: iso(row.started_at),

@@ -255,6 +255,7 @@ export class PoolRunner {
         scratchDir,
         answerResult: true,
         ...(a.credentials.sealKey ? { sealKey: Buffer.from(a.credentials.sealKey, 'base64url') } : {}),
+        ...(a.sealedInput ? { sealedInput: a.sealedInput } : {}),
         storage: {
           ...this.settings.base.storage,
           accessKey: a.credentials.accessKey,

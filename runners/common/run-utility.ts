@@ -12,7 +12,7 @@ import {
 import { outputKey } from '../../contract/storage-keys.js'
 import { isoMs } from '../../contract/time.js'
 import type * as Tracing from '../../platform/tracing.js'
-import { openInput } from '../../platform/sealed-input.js'
+import { openDocument, openInput } from '../../platform/sealed-input.js'
 import { type ObjectStore, readJson, s3ObjectStore, writeJson } from './object-store.js'
 import { ProgressReporter } from './progress-reporter.js'
 import { loadRunnerConfig, type RunnerConfig } from './runner-config.js'
@@ -136,20 +136,25 @@ export async function runJob<I>(
       storage = store_
       // Its lines carry the runner span's trace and span id when the job is traced.
       const child = log.child({ jobId: cfg.jobId, utility: cfg.utility, ...traceFields() })
+      let stored: unknown
       let input: I
-      try {
-        input = await step('download input', {}, () => readJson<I>(store_, inputObjectKey(cfg.jobId)))
-      } catch (err) {
-        // Storage briefly away: the Job tries again; if it stays away, the job fails storage_error.
-        child.error({ err }, 'reading the job input from storage failed')
-        throw new RunnerError('storage_error', "The job's input could not be read from storage.", undefined, true)
+      if (cfg.sealedInput === undefined) {
+        try {
+          stored = await step('download input', {}, () => readJson<unknown>(store_, inputObjectKey(cfg.jobId)))
+        } catch (err) {
+          // Storage briefly away: the Job tries again; if it stays away, the job fails storage_error.
+          child.error({ err }, 'reading the job input from storage failed')
+          throw new RunnerError('storage_error', "The job's input could not be read from storage.", undefined, true)
+        }
       }
       try {
-        // Its passwords, sealed where the input is stored, opened here in memory only.
-        input = openInput(input, cfg.sealKey, cfg.jobId) as I
+        // A small input rode with the job, sealed whole; passwords are sealed where the input is
+        // stored. Both are opened here, in memory only.
+        if (cfg.sealedInput !== undefined) stored = openDocument(cfg.sealedInput, cfg.sealKey, cfg.jobId)
+        input = openInput(stored, cfg.sealKey, cfg.jobId) as I
       } catch (err) {
         child.error({ err: (err as Error).message }, "the job's sealed input could not be opened")
-        throw new RunnerError('internal', "The job's sealed passwords could not be opened by its runner.")
+        throw new RunnerError('internal', "The job's sealed input could not be opened by its runner.")
       }
       child.info('runner started')
       // storageMs is wall time with at least one storage call in flight (calls overlap).

@@ -30,6 +30,8 @@ export interface RunnerConfig {
   answerResult?: boolean
   /** The key of the job's sealed input secrets, when its input holds some (docs/adr/0042). */
   sealKey?: Buffer
+  /** The job's whole input, sealed, when it rode with the job (docs/adr/0043); else it is read from storage. */
+  sealedInput?: string
   /** Set when the job is traced: its context and where spans go (docs/observability.md). */
   tracing?: { traceparent: string; endpoint: string; serviceName: string }
 }
@@ -62,6 +64,7 @@ export function loadRunnerConfig(env: NodeJS.ProcessEnv = process.env): RunnerCo
       clusterNetworks: AllowedNetworks.parse(env[ENV.clusterNetworks]),
     },
     ...(env[ENV.sealKey] ? { sealKey: Buffer.from(env[ENV.sealKey]!, 'base64url') } : {}),
+    ...(env[ENV.sealedInput] ? { sealedInput: env[ENV.sealedInput] } : {}),
     terminationMessagePath: env.DUTIL_TERMINATION_MESSAGE_PATH || '/dev/termination-log',
     scratchDir: tmpdir(),
     ...(env[ENV.traceparent] && env[ENV.tracingEndpoint]

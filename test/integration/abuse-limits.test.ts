@@ -47,10 +47,9 @@ describe('queued jobs per API key', () => {
     // Nothing starts while the operator is paused: every accepted job stays queued.
     process.kill(operatorPid(), 'SIGSTOP')
     let accepted: string[] = []
-    // Job inputs in storage (one per accepted job): a refused request or a lost race stores none.
+    // Nothing in storage: a small input rides sealed with its job; a refused request or a lost race stores nothing.
     const inputsBefore = new Set(await listKeys('_jobs/'))
     const newInputs = async () => (await listKeys('_jobs/')).filter((k) => !inputsBefore.has(k)).sort()
-    const inputsOf = (ids: string[]) => ids.map((id) => `_jobs/${id}/input.json`).sort()
     try {
       const first = await submit(flood.key, { 'Idempotency-Key': 'flood-1' })
       expect(first.status).toBe(202)
@@ -71,17 +70,20 @@ describe('queued jobs per API key', () => {
       const replay = await submit(flood.key, { 'Idempotency-Key': 'flood-1' })
       expect(replay.status).toBe(202)
       expect(replay.body.id).toBe(first.body.id)
-      expect(await newInputs()).toEqual(inputsOf(accepted))
+      expect(await newInputs()).toEqual([])
       // Another key is not held back by the flood.
       const other = await submit(quiet.key)
       expect(other.status).toBe(202)
-      // Twelve requests at once with one Idempotency-Key: one job, one stored input.
+      // Twelve requests at once with one Idempotency-Key: one job, nothing stored.
       const race = await Promise.all(
         Array.from({ length: 12 }, () => submit(quiet.key, { 'Idempotency-Key': 'race-1' })),
       )
       expect(race.map((r) => r.status)).toEqual(Array(12).fill(202))
       expect(new Set(race.map((r) => r.body.id)).size).toBe(1)
-      expect(await newInputs()).toEqual(inputsOf([...accepted, other.body.id, race[0].body.id]))
+      expect(await newInputs()).toEqual([])
+      expect(
+        (await api('GET', '/v1/jobs?limit=100', { key: quiet.key })).body.items.map((j: { id: string }) => j.id).sort(),
+      ).toEqual([other.body.id, race[0].body.id].sort())
       // The platform-wide ceiling (8 queued here) holds for every key: one more fits, then 429.
       const third = await createKey({ name: 'third' })
       expect((await submit(third.key)).status).toBe(202)
@@ -92,7 +94,8 @@ describe('queued jobs per API key', () => {
         message: 'The service has as many jobs waiting to start as it takes; send this one again shortly.',
       })
       expect(full.headers.get('retry-after')).toBe('10')
-      expect((await newInputs()).length).toBe(accepted.length + 3)
+      expect(await newInputs()).toEqual([])
+      expect((await api('GET', '/v1/jobs?limit=100', { key: third.key })).body.items).toHaveLength(1)
     } finally {
       process.kill(operatorPid(), 'SIGCONT')
     }

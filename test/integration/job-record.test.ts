@@ -1,4 +1,7 @@
-import { CustomObjectsApi } from '@kubernetes/client-node'
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node'
+import { idempotencyHash } from '../../gateway/idempotency.js'
+import { InputSealingKey } from '../../platform/input-sealing-key.js'
+import { jobSealKey, sealDocument } from '../../platform/sealed-input.js'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import {
   API_GROUP,
@@ -106,7 +109,8 @@ describe('schema migrations', () => {
         `SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'callback_log'`,
       )
       expect(logColumn.rows).toEqual([{ data_type: 'jsonb' }])
-      // 0008: a transition is one statement, and it writes every column the record has.
+      // 0008: a transition is one statement, and it writes every column the record has but the
+      // keys and the sealed input (0009), which only the accept writes.
       const fn = await fresh.query<{ src: string }>(
         `SELECT prosrc AS src FROM pg_proc WHERE proname = 'job_transition'`,
       )
@@ -114,7 +118,11 @@ describe('schema migrations', () => {
       const unset = JOB_COLUMNS.filter(
         (c) => c !== 'id' && c !== 'created_at' && !fn.rows[0].src.includes(`${c} = r.${c}`),
       )
-      expect(unset).toEqual([])
+      expect(unset).toEqual(['sealed_input'])
+      const sealedColumn = await fresh.query<{ data_type: string }>(
+        `SELECT data_type FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'sealed_input'`,
+      )
+      expect(sealedColumn.rows).toEqual([{ data_type: 'text' }])
       const jobId = newId('job')
       const job = {
         metadata: { name: objectNameOf(jobId) },
@@ -576,6 +584,47 @@ describe('a lost hand-off', () => {
     const res = await api('GET', `/v1/jobs/${id}`, { key })
     expect(res.body).toMatchObject({ status: 'failed', error: { code: 'lost' } })
     expect(res.body.finishedAt).toBeTruthy()
+  })
+})
+
+describe('a hand-off completed on the retry', () => {
+  it('runs a row whose UtilityJob never came when its client sends the request again with its Idempotency-Key, its input sealed in the row', async () => {
+    const { key, id: keyId } = await createKey()
+    const url = files.add('retried.pdf', await makePdf(2))
+    const at = Date.now()
+    const id = `job_${ulid(at)}`
+    // The row as the gateway writes it before the UtilityJob: the input sealed with the job's key.
+    const installation = await InputSealingKey.of(kubeConfig().makeApiClient(CoreV1Api), 'dutil', 'make').key()
+    const sealedInput = sealDocument({ url }, jobSealKey(installation, id), id)
+    await insertAccepted(db, {
+      spec: {
+        jobId: id,
+        utility: 'split-pdf',
+        mode: 'async',
+        apiKeyId: keyId,
+        apiKeyName: 'crashed-gateway',
+        createdAt: isoMs(at),
+        inputKey: inputObjectKey(id),
+        metadata: null,
+        idempotencyKeyHash: idempotencyHash(keyId, 'retry-1'),
+        sealedInput,
+      },
+    })
+    expect(await gone(objectNameOf(id))).toBe(true)
+    const again = await api('POST', '/v1/utilities/split-pdf/jobs', {
+      key,
+      headers: { 'Idempotency-Key': 'retry-1' },
+      body: { input: { url } },
+    })
+    expect(again.status, JSON.stringify(again.body)).toBe(202)
+    expect(again.body.id).toBe(id)
+    expect((await readJob(objectNameOf(id))).spec.sealedInput).toBe(sealedInput)
+    const done = await api('GET', `/v1/jobs/${id}?wait=60`, { key })
+    expect(done.body, JSON.stringify(done.body)).toMatchObject({ status: 'succeeded', result: { pageCount: 2 } })
+    // The row held the sealed input while the job was queued, and drops it as the job moves on.
+    await until('row final', async () => (await getJob(db, id))?.status?.state === 'succeeded', 30_000, 200)
+    const kept = await db.query<{ sealed_input: string | null }>('SELECT sealed_input FROM jobs WHERE id = $1', [id])
+    expect(kept.rows).toEqual([{ sealed_input: null }])
   })
 })
 

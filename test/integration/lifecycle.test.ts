@@ -222,9 +222,9 @@ describe('retention', () => {
     const id: string = res.body.id
     const outputs = `split-pdf/${res.body.createdAt.slice(0, 10)}/${id}/`
     expect(await objectKeys(outputs)).toHaveLength(4)
-    // The job's bookkeeping: its input and its runner's result manifest (a progress report, if the
-    // run lasted long enough to write one, is gone once the result carries its count).
-    expect(await objectKeys(`_jobs/${id}/`)).toEqual([`_jobs/${id}/input.json`, `_jobs/${id}/result.json`])
+    // The job's bookkeeping: its runner's result manifest (its input rode with the job, sealed; a
+    // progress report, if the run lasted long enough to write one, is gone once the result carries its count).
+    expect(await objectKeys(`_jobs/${id}/`)).toEqual([`_jobs/${id}/result.json`])
 
     // A job of this key from three days ago, in the record with its files.
     const { bucket } = inject('storage')

@@ -11,6 +11,7 @@ import { jobInputs } from './helpers/job-inputs.js'
 import { kubeConfig } from './helpers/keys.js'
 import { listKeys } from './helpers/storage.js'
 import { until } from '../platform/wait-for.js'
+import { databaseClient } from './helpers/database.js'
 import { makeEncryptedPdf, makePdf, qpdfEncryption } from '../support/pdfs.js'
 
 const inputs = jobInputs()
@@ -98,11 +99,45 @@ describe('passwords: PDFs protected, opened and unprotected', () => {
     })
   })
 
-  it('keeps passwords sealed where the input is stored, and removes that input when the job goes', async () => {
-    const url = files.add('sealed.pdf', await makeEncryptedPdf(1))
+  it('carries a small input sealed with its job: nothing stored, nothing readable in the UtilityJob, the row or the API', async () => {
+    const url = files.add('riding.pdf', await makeEncryptedPdf(1))
     const res = await api('POST', '/v1/utilities/edit-pdf/jobs', {
       key: inputs.key,
       body: { input: { url, password: 'secret-owner', encrypt: { userPassword: 'tr0ub4dor' } } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(202)
+    const id: string = res.body.id
+    const uj = await readJob(objectNameOf(id))
+    expect(uj.spec.sealedInput).toMatch(/^v1\./)
+    expect(uj.spec.inputSealed).toBeUndefined()
+    // Neither the URL nor the passwords are readable in the UtilityJob (kubectl get -o yaml) or the row.
+    expect(JSON.stringify(uj)).not.toMatch(/secret-owner|tr0ub4dor/)
+    expect(JSON.stringify(uj)).not.toContain(url)
+    const job = await api('GET', `/v1/jobs/${id}?wait=60`, { key: inputs.key })
+    expect(job.body.status, JSON.stringify(job.body)).toBe('succeeded')
+    expect(JSON.stringify(job.body)).not.toMatch(/secret-owner|tr0ub4dor|sealed/i)
+    expect(qpdfEncryption((await download(job.body.result.files[0].url)).bytes, 'tr0ub4dor')).toMatch(/R = 6/)
+    // The row kept the sealed input only while the job was queued: nothing of it is left once it ran.
+    const db = databaseClient(inject('databaseUrl'))
+    try {
+      const row = (await db.query('SELECT * FROM jobs WHERE id = $1', [id])).rows[0] as Record<string, unknown>
+      expect(row).toMatchObject({ state: 'succeeded', sealed_input: null })
+      expect(JSON.stringify(row)).not.toMatch(/secret-owner|tr0ub4dor/)
+      expect(JSON.stringify(row)).not.toContain(url)
+    } finally {
+      await db.end()
+    }
+    // Its input was never written to storage.
+    expect(await listKeys(`_jobs/${id}/`)).not.toContain(inputObjectKey(id))
+  })
+
+  it('keeps passwords sealed where a large input is stored, and removes that input when the job goes', async () => {
+    const url = files.add('sealed.pdf', await makeEncryptedPdf(1))
+    // A hundred long bookmark titles: an input past what rides with a job, so it is stored.
+    const bookmarks = Array.from({ length: 100 }, (_, i) => ({ title: `Chapter ${i + 1} ${'·'.repeat(60)}`, page: 1 }))
+    const res = await api('POST', '/v1/utilities/edit-pdf/jobs', {
+      key: inputs.key,
+      body: { input: { url, password: 'secret-owner', encrypt: { userPassword: 'tr0ub4dor' }, bookmarks } },
     })
     expect(res.status, JSON.stringify(res.body)).toBe(202)
     const id: string = res.body.id
@@ -112,13 +147,15 @@ describe('passwords: PDFs protected, opened and unprotected', () => {
     const text = (await stored.toArray()).map((c: Buffer) => c.toString('utf8')).join('')
     expect(text).not.toContain('secret-owner')
     expect(text).not.toContain('tr0ub4dor')
-    expect(JSON.parse(text)).toEqual({ url, encrypt: {}, $sealed: expect.stringMatching(/^v1\./) })
+    expect(JSON.parse(text)).toEqual({ url, encrypt: {}, bookmarks, $sealed: expect.stringMatching(/^v1\./) })
     // Neither the UtilityJob nor the job as the API shows it holds them.
     const uj = await readJob(name)
     expect(uj.spec.inputSealed).toBe(true)
+    expect(uj.spec.sealedInput).toBeUndefined()
     expect(JSON.stringify(uj)).not.toMatch(/secret-owner|tr0ub4dor/)
     const job = await api('GET', `/v1/jobs/${id}?wait=60`, { key: inputs.key })
     expect(job.body.status).toBe('succeeded')
+    expect(job.body.result.bookmarkCount).toBe(100)
     expect(JSON.stringify(job.body)).not.toMatch(/secret-owner|tr0ub4dor/)
     const pdf = (await download(job.body.result.files[0].url)).bytes
     expect(qpdfEncryption(pdf, 'tr0ub4dor')).toMatch(/R = 6/)

@@ -725,9 +725,9 @@ describe("a compromised runner's storage credentials", () => {
         (await download((await api('GET', `/v1/jobs/${theirs.body.id}`, { key: victim.key })).body.result.files[0].url))
           .status,
       ).toBe(200)
-      // Its own job: input readable, a large output (multipart, as the runners stream) writable under its prefix.
-      const own = await s3.getObject(storage.bucket, `_jobs/${mine.body.id}/input.json`)
-      own.resume()
+      // Its own job: its input record readable (none here: the input rode with the job, sealed), a
+      // large output (multipart, as the runners stream) writable under its prefix.
+      expect(await denied(s3.getObject(storage.bucket, `_jobs/${mine.body.id}/input.json`))).toBe('NoSuchKey')
       const store = s3ObjectStore({ ...storage, ...creds })
       const upload = await store.initiateMultipart(`${prefix}probe.bin`, 'application/octet-stream')
       const etag = await store.uploadPart(`${prefix}probe.bin`, upload, 1, Buffer.alloc(6 * 1024 * 1024, 1))
