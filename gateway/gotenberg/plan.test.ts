@@ -264,7 +264,13 @@ describe('planOf', () => {
       field: 'drawing.vsd',
     })
     expect(planOf('libreoffice', fields(), [file('notes.fodt'), file('table.csv')]).runs).toHaveLength(2)
-    expect(refusal(() => planOf('libreoffice', fields({ password: 'secret' }), docs))).toMatchObject({
+    // The password opens every protected document of the request; elsewhere it is no field of the route's.
+    expect(planOf('libreoffice', fields({ password: 'open sesame' }), docs).runs.map((r) => r.input)).toEqual([
+      { url: docs[1].url, password: 'open sesame' },
+      { url: docs[0].url, password: 'open sesame' },
+    ])
+    expect(planOf('libreoffice', fields({ password: '' }), docs).runs[0].input).toEqual({ url: docs[1].url })
+    expect(refusal(() => planOf('chromium-html', fields({ password: 'secret' }), [file('index.html')]))).toMatchObject({
       field: 'password',
     })
     expect(refusal(() => planOf('libreoffice', fields({ pdfa: 'PDF/A-4' }), docs))).toMatchObject({ field: 'pdfa' })

@@ -121,7 +121,7 @@ const DEFAULT_ONLY: Record<string, boolean | number | string> = {
   nativePageRanges: '',
   generateDocumentOutline: false,
   generateTaggedPdf: false,
-  // LibreOffice export options.
+  // LibreOffice export options (the password: taken on the LibreOffice route).
   password: '',
   updateIndexes: true,
   allowDuplicateFieldNames: false,
@@ -546,7 +546,7 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
     case 'libreoffice': {
       const given = checkFields(
         fields,
-        new Set(['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'merge', ...OFFICE_EXPORT_FIELDS]),
+        new Set(['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'merge', 'password', ...OFFICE_EXPORT_FIELDS]),
       )
       const documents = sortedFiles(
         files,
@@ -569,6 +569,10 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       }
       const pdfua = given.get('pdfua')
       if (pdfua !== undefined && parseBool('pdfua', pdfua)) input.pdfua = true
+      // The password that opens protected documents (every document of the request, as on
+      // Gotenberg): sealed as any password is once the job is accepted; empty is none.
+      const password = given.get('password')
+      if (password) input.password = password
       Object.assign(input, officeExportOf(given))
       const merge = given.get('merge') !== undefined && parseBool('merge', given.get('merge')!)
       return {

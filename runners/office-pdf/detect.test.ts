@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import XLSX from 'xlsx'
 import { fileEntry, writeZip, type RawEntry } from '../../test/support/zip-writer.js'
-import { detectOffice, MAX_EXPANDED_BYTES } from './detect.js'
+import { detectOffice, MAX_EXPANDED_BYTES, PASSWORD_UNSUPPORTED } from './detect.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const doc = (name: string) => readFileSync(join(REPO, 'test', 'fixtures', 'documents', name))
@@ -82,7 +82,7 @@ describe('detectOffice', () => {
     async (name) => {
       await expect(detectOffice(doc(name))).rejects.toMatchObject({
         code: 'upstream_rejected',
-        message: 'The document is protected by a password; dutil converts only documents without one.',
+        message: PASSWORD_UNSUPPORTED,
       })
     },
   )
@@ -94,7 +94,7 @@ describe('detectOffice', () => {
     const file = Buffer.from(XLSX.CFB.write(cfb, { type: 'buffer' }) as Uint8Array)
     await expect(detectOffice(file)).rejects.toMatchObject({
       code: 'upstream_rejected',
-      message: expect.stringContaining('protected by a password'),
+      message: 'The document is protected by a password: send its password as `password`.',
     })
   })
 

@@ -6,8 +6,9 @@ import { rejected } from '../common/runner-error.js'
  * What an office document is, told by its content: a zip of OOXML or OpenDocument parts, a
  * Compound File (legacy Word, Excel, PowerPoint), RTF, or flat OpenDocument XML. Plain text is
  * the one kind its content cannot tell apart (prose or a table?): it is taken only when its name
- * says which, `.txt` or `.csv`. Anything else, and a document protected by a password, is refused
- * before LibreOffice sees it.
+ * says which, `.txt` or `.csv`. Anything else, and a document protected by a password (a
+ * protected docx, xlsx or pptx is decrypted before it comes here), is refused before LibreOffice
+ * sees it.
  */
 export type OfficeFormat =
   | 'docx'
@@ -32,7 +33,11 @@ export const ACCEPTED_FORMATS =
 const NOT_OFFICE = `The file is not an office document this utility converts (${ACCEPTED_FORMATS}).`
 export const DAMAGED_DOCUMENT = 'The document could not be opened: it is damaged, or protected by a password.'
 const DAMAGED_EMBEDDED = 'The document is refused: a package embedded in it is damaged.'
-const PASSWORD = 'The document is protected by a password; dutil converts only documents without one.'
+/** A protected docx, xlsx or pptx without its password (with it, the handler decrypts it first: ooxml-encryption.ts). */
+const PASSWORD_NEEDED = 'The document is protected by a password: send its password as `password`.'
+/** A protected file of a kind dutil does not decrypt (its parts could not be checked before LibreOffice opens them). */
+export const PASSWORD_UNSUPPORTED =
+  'The document is protected by a password; dutil opens protected docx, xlsx and pptx files with their `password`, not a protected doc, xls, ppt or OpenDocument file.'
 
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
 const ZIP_MAGIC = Buffer.from('PK\x03\x04', 'latin1')
@@ -209,20 +214,20 @@ function stream(file: Buffer, name: string): Buffer | null {
 
 function detectCompound(file: Buffer): OfficeFormat {
   // An encrypted OOXML document is a Compound File holding the encrypted package (MS-OFFCRYPTO).
-  if (stream(file, 'EncryptedPackage')) throw rejected(PASSWORD)
+  if (stream(file, 'EncryptedPackage')) throw rejected(PASSWORD_NEEDED)
   const word = stream(file, 'WordDocument')
   if (word) {
     // The File Information Block's fEncrypted flag (MS-DOC 2.5.2).
-    if (word.length >= 12 && (word.readUInt16LE(10) & 0x0100) !== 0) throw rejected(PASSWORD)
+    if (word.length >= 12 && (word.readUInt16LE(10) & 0x0100) !== 0) throw rejected(PASSWORD_UNSUPPORTED)
     return 'doc'
   }
   const book = stream(file, 'Workbook') ?? stream(file, 'Book')
   if (book) {
-    if (biffFilePass(book)) throw rejected(PASSWORD)
+    if (biffFilePass(book)) throw rejected(PASSWORD_UNSUPPORTED)
     return 'xls'
   }
   if (stream(file, 'PowerPoint Document')) {
-    if (stream(file, 'EncryptedSummary')) throw rejected(PASSWORD)
+    if (stream(file, 'EncryptedSummary')) throw rejected(PASSWORD_UNSUPPORTED)
     return 'ppt'
   }
   throw rejected(NOT_OFFICE)
@@ -250,7 +255,7 @@ async function detectZip(file: Buffer): Promise<OfficeFormat> {
     const format = ODF_TYPES[type]
     if (format) {
       const manifest = await readZipEntry(file, 'META-INF/manifest.xml', MAX_MANIFEST_BYTES)
-      if (manifest?.includes('encryption-data')) throw rejected(PASSWORD)
+      if (manifest?.includes('encryption-data')) throw rejected(PASSWORD_UNSUPPORTED)
       await zipParts(file)
       return format
     }

@@ -5,13 +5,16 @@ import { outputFileName } from '../common/file-names.js'
 import { openInput, readWhole } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
-import { DAMAGED_DOCUMENT, detectOffice, type OfficeFormat } from './detect.js'
+import { DAMAGED_DOCUMENT, detectOffice, PASSWORD_UNSUPPORTED, type OfficeFormat } from './detect.js'
+import { decryptOoxml, isEncryptedOoxml, ProtectedDocumentError } from './ooxml-encryption.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
 import type { Office, OfficeExportOptions, OfficeRequest } from './office.js'
 import { countPdfPages } from './page-count.js'
 
 export interface OfficePdfInput extends OfficeExportOptions {
   url: string
+  /** Opens a protected docx, xlsx or pptx (sealed until the runner, docs/adr/0042). */
+  password?: string
   pageRanges?: string
   landscape?: boolean
   pdfa?: 'PDF/A-1b' | 'PDF/A-2b' | 'PDF/A-3b'
@@ -62,7 +65,7 @@ export function csvColumns(document: Buffer): number {
 /** The conversion asked for, as LibreOffice's PDF export takes it. */
 export function officeRequest(input: OfficePdfInput, inputPath: string, outputPath: string): OfficeRequest {
   // The export options pass as they are: the schema took no other keys.
-  const { url: _url, pageRanges, landscape, pdfa, pdfua, ...exportOptions } = input
+  const { url: _url, password: _password, pageRanges, landscape, pdfa, pdfua, ...exportOptions } = input
   return {
     input: inputPath,
     output: outputPath,
@@ -74,12 +77,27 @@ export function officeRequest(input: OfficePdfInput, inputPath: string, outputPa
   }
 }
 
+/**
+ * The document as it is checked and converted: a protected docx, xlsx or pptx decrypted with its
+ * password, in memory; anything else as it came (a password for a document without one is not
+ * needed, and goes unused).
+ */
+export function unprotected(bytes: Buffer, password: string | undefined): Buffer {
+  if (password === undefined || !isEncryptedOoxml(bytes)) return bytes
+  try {
+    return decryptOoxml(bytes, password)
+  } catch (err) {
+    if (err instanceof ProtectedDocumentError) throw rejected(err.message)
+    throw err
+  }
+}
+
 /** LibreOffice's answer turned into the job's failure (null: it succeeded). */
 export function conversionFailure(answer: Awaited<ReturnType<Office['convert']>>): RunnerError | null {
   if (answer.ok) return null
   switch (answer.reason) {
     case 'password':
-      return rejected('The document is protected by a password; dutil converts only documents without one.')
+      return rejected(PASSWORD_UNSUPPORTED)
     case 'load':
       return rejected(DAMAGED_DOCUMENT)
     case 'export':
@@ -103,7 +121,7 @@ export function officeHandler(office: () => Promise<Office>): UtilityHandler<Off
       maxBytes: OFFICE_PDF_LIMITS.maxBytes,
       what: 'document',
     })
-    const bytes = await readWhole(source.body)
+    const bytes = unprotected(await readWhole(source.body), input.password)
     const format = await detectOffice(bytes, source.name)
     const reading = importFilterOf(format, bytes)
     const work = await mkdtemp(join(config.scratchDir, 'office-'))

@@ -3,6 +3,7 @@ import type { UtilityDefinition } from '../../contract/utility.js'
 import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
 import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
+import { passwordSchema } from '../common/password-schema.js'
 
 export { OFFICE_PDF_LIMITS }
 
@@ -10,7 +11,7 @@ export const officePdf: UtilityDefinition = {
   slug: 'office-pdf',
   name: 'Office document to PDF',
   description:
-    'Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB, no password protection), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA.',
+    'Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB; a protected docx, xlsx or pptx with its password), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA.',
   category: 'pdf',
   icon: 'description',
   target: 'pdf',
@@ -18,6 +19,11 @@ export const officePdf: UtilityDefinition = {
   inputSchema: Type.Object(
     {
       url: StorageOrHttpUrl,
+      password: Type.Optional(
+        passwordSchema(
+          'Opens a password-protected docx, xlsx or pptx (a protected doc, xls, ppt or OpenDocument file is refused). Sealed until the runner opens it; never shown again.',
+        ),
+      ),
       pageRanges: Type.Optional(
         Type.String({
           maxLength: 200,

@@ -137,6 +137,19 @@ describe('a plain form, as curl --form sends it', () => {
     ).toHaveLength(3)
   })
 
+  it("opens a protected Word file with the LibreOffice route's password, which no job view shows", async () => {
+    const { key } = await createKey({ name: 'curl-office-password' })
+    const form = new FormData()
+    form.append('files', new Blob([officeDocument('encrypted.docx')]), 'locked.docx')
+    form.append('password', 'dutil')
+    const res = await post('/forms/libreoffice/convert', form, { Authorization: `Bearer ${key}` })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(textOf(Buffer.from(await res.arrayBuffer()))).toContain('dutil office fixture, page 1')
+    const job = await api('GET', `/v1/jobs/${res.headers.get('dutil-job-id')}`, { key })
+    expect(job.body.status).toBe('succeeded')
+    expect(JSON.stringify(job.body)).not.toContain('"dutil"')
+  })
+
   it('answers 503 naming the job when it runs past its time limit', async () => {
     const { key } = await createKey({ name: 'curl-timeout' })
     const form = new FormData()

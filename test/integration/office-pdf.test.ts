@@ -206,6 +206,52 @@ describe('office-pdf through the whole platform', () => {
     expect(await runnerPods(res.body.id)).toBe(1)
   })
 
+  it('opens a protected docx, xlsx and pptx with its password, converts what is inside, and refuses one without it or with a wrong one', async () => {
+    const docx = files.add('protected.docx', officeDocument('encrypted.docx'), OFFICE_TYPE)
+    const opened = await run({ url: docx, password: 'dutil' })
+    expect(opened.status, JSON.stringify(opened.body)).toBe(200)
+    expect(opened.body.result).toMatchObject({ pageCount: 1, format: 'docx' })
+    expect(JSON.stringify(opened.body)).not.toContain('"dutil"')
+    const pdf = (await download(opened.body.result.files[0].url)).bytes
+    expect(readPdf(pdf).firstPage).toContain('dutil office fixture, page 1')
+    for (const [fixture, format] of [
+      ['encrypted.xlsx', 'xlsx'],
+      ['encrypted.pptx', 'pptx'],
+    ]) {
+      const res = await run({
+        url: files.add(`protected-${fixture}`, officeDocument(fixture), OFFICE_TYPE),
+        password: 'dutil',
+      })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      expect(res.body.result.format).toBe(format)
+    }
+    const without = await run({ url: docx })
+    expect(without.status).toBe(422)
+    expect(without.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The document is protected by a password: send its password as `password`.',
+    })
+    const wrong = await run({ url: docx, password: 'not it' })
+    expect(wrong.status).toBe(422)
+    expect(wrong.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The password given does not open the document.',
+    })
+    expect(await jobOutputs(wrong.body)).toEqual([])
+    // A protected OpenDocument file is refused even with its password; a password a document does not need goes unused.
+    const odt = await run({
+      url: files.add('protected.odt', officeDocument('encrypted.odt'), OFFICE_TYPE),
+      password: 'dutil',
+    })
+    expect(odt.status).toBe(422)
+    expect(odt.body.error.message).toContain('not a protected doc, xls, ppt or OpenDocument file')
+    const plain = await run({
+      url: files.add('plain.docx', officeDocument('text.docx'), OFFICE_TYPE),
+      password: 'dutil',
+    })
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200)
+  })
+
   it('refuses a document whose embedded workbook is a decompression bomb, as upstream_rejected naming the part', async () => {
     const bomb = writeZip([
       fileEntry('[Content_Types].xml', Buffer.from('<Types/>')),

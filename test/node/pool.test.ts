@@ -245,11 +245,15 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     },
   )
 
-  it('keeps LibreOffice warm: one key’s office-pdf jobs, one after another, run on one pod (a flat OpenDocument text, a CSV file)', async () => {
+  it('keeps LibreOffice warm: one key’s office-pdf jobs, one after another, run on one pod (a protected Word file with its password, a CSV file)', async () => {
     // Two more than the first test's: within the restart count.
     const documents = [
       {
-        url: await putFile('pool.fodt', readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', 'picture.fodt'))),
+        url: await putFile(
+          'pool.docx',
+          readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'documents', 'encrypted.docx')),
+        ),
+        password: 'dutil',
       },
       { url: await putFile('pool.csv', 'item,amount\nwidget,=1+1\n') },
     ]
@@ -258,7 +262,7 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     for (const [i, input] of documents.entries()) {
       const res = await run('office-pdf', keys[0], {}, input)
       expect(res.status, JSON.stringify(res.body)).toBe(200)
-      expect(res.body.result).toMatchObject({ pageCount: 1, format: ['fodt', 'csv'][i] })
+      expect(res.body.result).toMatchObject({ pageCount: 1, format: ['docx', 'csv'][i] })
       pods.push(runnerPodOf(res.body.id))
     }
     expect(new Set(pods).size, pods.join(', ')).toBe(1)

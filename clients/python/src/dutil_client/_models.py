@@ -761,6 +761,15 @@ class OfficePdfInput(BaseModel):
             pattern='^(https?|s3)://[^\\s]+$',
         ),
     ]
+    password: Annotated[
+        str | None,
+        Field(
+            description='Opens a password-protected docx, xlsx or pptx (a protected doc, xls, ppt or OpenDocument file is refused). Sealed until the runner opens it; never shown again.',
+            max_length=127,
+            min_length=1,
+            pattern='^[^\\u0000-\\u001f\\u007f]*$',
+        ),
+    ] = None
     pageRanges: Annotated[
         str | None,
         Field(
