@@ -23,6 +23,9 @@ export function storageUrlsOf(input: unknown): Array<{ path: string; url: string
   if (!input || typeof input !== 'object') return out
   const { url, files, assets } = input as { url?: unknown; files?: unknown; assets?: unknown }
   if (typeof url === 'string' && url.startsWith('s3://')) out.push({ path: 'input.url', url })
+  // edit-pdf's stamp: a picture or a PDF.
+  const stamp = (input as { stamp?: { image?: unknown } | null }).stamp?.image
+  if (typeof stamp === 'string' && stamp.startsWith('s3://')) out.push({ path: 'input.stamp.image', url: stamp })
   for (const [field, list] of [
     ['files', files],
     ['assets', assets],

@@ -21,7 +21,8 @@ const DOCUMENT_FIELDS = new Set(['file', 'files'])
  * part (named `file` or `files`, in order) is stored as an upload of the caller's key, and the
  * request body the JSON route takes is made from them and the `input` (JSON: the rest of the
  * input), `metadata` (JSON) and `callbackUrl` fields. The job then takes the one accept path
- * every job takes. A single-document utility takes one file as its `url` (html-pdf also `assets`
+ * every job takes. A single-document utility takes one file as its `url` (edit-pdf also a `stamp`
+ * part: its stamp's picture or PDF; html-pdf also `assets`
  * parts: the files its page refers to, by file name; and no document part when `input` has
  * `html`); merge-pdf takes its
  * files in order as `files`. A request refused here, or later, leaves its uploads to expire.
@@ -36,7 +37,11 @@ export async function readMultipartRun(
 ): Promise<{ body: Record<string, unknown> }> {
   const fields: Record<string, string> = {}
   const stored: Array<Pick<Upload, 'storageKey' | 'name'> & { field: string }> = []
-  const fileFields = takesAssets(utility) ? new Set([...DOCUMENT_FIELDS, 'assets']) : DOCUMENT_FIELDS
+  const fileFields = new Set([
+    ...DOCUMENT_FIELDS,
+    ...(takesAssets(utility) ? ['assets'] : []),
+    ...(takesStampImage(utility) ? ['stamp'] : []),
+  ])
   // The request's files are one batch: one entry of its runner's storage grant for them all.
   const nextId = newFileBatch()
   await readForm(
@@ -110,6 +115,13 @@ export async function readMultipartRun(
     const given = (rest as { assets?: unknown }).assets
     input.assets = [...(Array.isArray(given) ? given : []), ...assets.map((url) => ({ url }))]
   }
+  const stamps = stored.filter((u) => u.field === 'stamp').map(url)
+  if (stamps.length > 1)
+    throw invalid('A multipart run takes one stamp part.', [{ path: 'stamp', message: 'must be one file' }])
+  if (stamps.length) {
+    const given = (rest as { stamp?: unknown }).stamp
+    input.stamp = { ...(given && typeof given === 'object' ? given : {}), image: stamps[0] }
+  }
   const body: Record<string, unknown> = { input }
   if (fields.metadata !== undefined) body.metadata = json('metadata')
   if (fields.callbackUrl !== undefined) body.callbackUrl = fields.callbackUrl
@@ -135,6 +147,12 @@ function filesTakeNames(utility: UtilityDefinition): boolean {
 /** Whether a utility takes files its page refers to (html-pdf's `assets`). */
 function takesAssets(utility: UtilityDefinition): boolean {
   return 'assets' in ((utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {})
+}
+
+/** Whether a utility takes a stamp's picture or PDF (edit-pdf's `stamp.image`): a part named `stamp`. */
+function takesStampImage(utility: UtilityDefinition): boolean {
+  const stamp = (utility.inputSchema as { properties?: Record<string, { properties?: object }> }).properties?.stamp
+  return 'image' in (stamp?.properties ?? {})
 }
 
 /** Whether a utility takes its documents as a `files` list of `{ url }` (merge-pdf) rather than one `url`. */

@@ -453,9 +453,26 @@ describe('planOf', () => {
       planOf('stamp', fields({ stampSource: 'text', stampExpression: 'PAID', stampOptions: '{ }' }), [file('a.pdf')])
         .runs[0].input,
     ).toEqual({ url: pdfs[1].url, stamp: { text: 'PAID', layer: 'over', angle: 45 } })
+    // A picture or a PDF: the route's own file (`stamp`, `watermark`) is the mark, the others are the PDFs stamped.
+    const logo = file('logo.png', 'stamp')
+    expect(planOf('stamp', fields({ stampSource: 'image' }), [file('a.pdf'), logo]).runs.map((r) => r.input)).toEqual([
+      { url: pdfs[1].url, stamp: { image: logo.url, layer: 'over' } },
+    ])
+    const seal = file('seal.pdf', 'watermark')
+    expect(
+      planOf('watermark', fields({ watermarkSource: 'pdf', watermarkPages: '1' }), [file('a.pdf'), seal]).runs.map(
+        (r) => r.input,
+      ),
+    ).toEqual([{ url: pdfs[1].url, stamp: { image: seal.url, layer: 'under', pages: '1' } }])
     expect(
       refusal(() => planOf('stamp', fields({ stampSource: 'image', stampExpression: 'x' }), [file('a.pdf')])),
-    ).toMatchObject({ field: 'stampSource' })
+    ).toMatchObject({ field: 'stamp' })
+    expect(refusal(() => planOf('stamp', fields({ stampSource: 'svg' }), [file('a.pdf')]))).toMatchObject({
+      field: 'stampSource',
+    })
+    expect(
+      refusal(() => planOf('watermark', fields({ watermarkSource: 'image' }), [file('a.pdf'), logo])),
+    ).toMatchObject({ field: 'stamp' })
     expect(
       refusal(() =>
         planOf(

@@ -492,6 +492,8 @@ function urlPageOf(given: Map<string, string>, files: readonly FormFile[]): Reco
 /** The plan of one request, or a FormRefused / FieldValueError naming what cannot be done. */
 export function planOf(route: GotenbergRoute, fields: Fields, files: readonly FormFile[], templates?: Templates): Plan {
   for (const f of files) {
+    // The mark of the watermark and stamp routes is a file of their own; nowhere else.
+    if (f.field === route && (route === 'watermark' || route === 'stamp')) continue
     if (['watermark', 'stamp', 'embeds', 'facturxXml'].includes(f.field))
       throw new FormRefused(f.field, `the '${f.field}' file of Gotenberg's PDF engines is not supported by dutil`)
   }
@@ -605,8 +607,13 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
     case 'watermark':
     case 'stamp':
     case 'encrypt': {
-      const edit = editOf(route, fields)
-      const pdfs = sortedFiles(files, ['.pdf'], 'a PDF (.pdf)')
+      const mark = files.filter((f) => f.field === route)
+      const edit = editOf(route, fields, mark)
+      const pdfs = sortedFiles(
+        files.filter((f) => f.field !== route),
+        ['.pdf'],
+        'a PDF (.pdf)',
+      )
       return {
         runs: pdfs.map((p) => ({ utility: 'edit-pdf', input: { url: p.url, ...edit }, stem: stemOf(p.name) })),
         merge: false,
@@ -689,26 +696,38 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
 function editOf(
   route: 'flatten' | 'rotate' | 'metadata-write' | 'watermark' | 'stamp' | 'encrypt',
   fields: Fields,
+  /** The watermark or stamp route's own file (`watermark`, `stamp`): its picture or PDF. */
+  mark: readonly FormFile[] = [],
 ): Record<string, unknown> {
   switch (route) {
     case 'encrypt':
       return { encrypt: encryptionOf(checkFields(fields, new Set(ENCRYPT_FIELDS))) }
     case 'watermark':
     case 'stamp': {
-      // A text across the pages: behind their content (a watermark) or over it (a stamp), in
-      // edit-pdf's look (Helvetica Bold 48 pt, grey, half opaque, at 45°); pictures and PDFs as
-      // the mark, and Gotenberg's engine options, are not taken.
+      // A text, a picture or a PDF's first page across the pages: behind their content (a
+      // watermark) or over it (a stamp), in edit-pdf's look (text: Helvetica Bold 48 pt, grey,
+      // half opaque, at 45°; a picture: half the page's shorter side, half opaque; a PDF page as
+      // it is drawn); Gotenberg's engine options are not taken.
       const f = (name: string) => `${route}${name}`
       const given = checkFields(fields, new Set([f('Source'), f('Expression'), f('Pages'), f('Options')]))
       const source = given.get(f('Source'))
       if (source === undefined) throw new FormRefused(f('Source'), `form field '${f('Source')}' is required`)
-      if (source !== 'text')
+      if (source !== 'text' && source !== 'image' && source !== 'pdf')
         throw new FormRefused(
           f('Source'),
-          `form field '${f('Source')}' is invalid (got '${clip(source)}'): dutil takes text only`,
+          `form field '${f('Source')}' is invalid (got '${clip(source)}'): text, image or pdf`,
         )
-      const text = given.get(f('Expression'))
-      if (text === undefined) throw new FormRefused(f('Expression'), `form field '${f('Expression')}' is required`)
+      let drawn: Record<string, unknown>
+      if (source === 'text') {
+        const text = given.get(f('Expression'))
+        if (text === undefined) throw new FormRefused(f('Expression'), `form field '${f('Expression')}' is required`)
+        if (mark.length) throw new FormRefused(route, `the '${route}' file is for an image or pdf ${route}`)
+        drawn = { text, angle: 45 }
+      } else {
+        if (mark.length !== 1)
+          throw new FormRefused(route, `a ${source} ${route} takes its file as one form file named '${route}'`)
+        drawn = { image: mark[0]!.url }
+      }
       const options = given.get(f('Options'))
       if (options !== undefined && options.replace(/\s+/g, '') !== '{}')
         throw new FormRefused(
@@ -722,7 +741,7 @@ function editOf(
           `form field '${f('Pages')}' is invalid (got '${clip(pages)}'): pages and ranges separated by commas, such as 1-3,5 or 4-`,
         )
       return {
-        stamp: { text, layer: route === 'watermark' ? 'under' : 'over', angle: 45, ...(pages ? { pages } : {}) },
+        stamp: { ...drawn, layer: route === 'watermark' ? 'under' : 'over', ...(pages ? { pages } : {}) },
       }
     }
     case 'flatten':

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { outputFileName } from '../common/file-names.js'
-import { withSpooledInput } from '../common/read-input.js'
+import { openInput, readWhole, withSpooledInput, type SourceOptions } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected } from '../common/runner-error.js'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf, rootRefOf } from '../common/pdf-facts.js'
@@ -10,6 +10,32 @@ import { describePdf, openedWith, passwordFile, runQpdf } from '../common/qpdf.j
 import { documentUpdate, encryptArgs, qpdfArgs, type EditFiles, type EditPdfInput } from './edit.js'
 import { bookmarkCount, pageOutside, pageRefsOf } from './outline.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
+
+/**
+ * The page qpdf lays on the pages stamped: the text or the picture drawn on a page of its own
+ * (pdf-lib, a large share of the bundle, loaded only by a job that stamps), or a PDF as it came
+ * (its first page). A picture or PDF is read whole, within its bound, and told by its content.
+ */
+async function stampFile(
+  stamp: NonNullable<EditPdfInput['stamp']>,
+  from: Omit<SourceOptions, 'maxBytes' | 'what'>,
+): Promise<Uint8Array> {
+  const m = await import('./stamp.js')
+  if (stamp.image === undefined) return m.stampPage(stamp)
+  const source = await openInput(stamp.image, { ...from, maxBytes: EDIT_PDF_LIMITS.maxStampBytes, what: 'stamp' })
+  const bytes = await readWhole(source.body)
+  const kind = m.stampSourceOf(bytes, EDIT_PDF_LIMITS.maxStampPixels)
+  if (typeof kind === 'string') throw rejected(`stamp.image: ${kind}.`)
+  if (kind.kind !== 'pdf')
+    return m.stampPage(stamp, kind).catch((err: unknown) => {
+      throw err instanceof m.UnreadableStamp ? rejected(`stamp.image: ${err.message}.`) : err
+    })
+  if (stamp.angle !== undefined || stamp.opacity !== undefined || stamp.scale !== undefined)
+    throw rejected(
+      'stamp.image: a PDF is laid as its first page is drawn; angle, opacity and scale apply to text and pictures.',
+    )
+  return bytes
+}
 
 /**
  * edit-pdf: streams the PDF into the job's scratch space, has qpdf describe it (pages,
@@ -57,8 +83,7 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
           ...(input.bookmarks ? ['--json-key=pages'] : []),
         ]),
         qpdf([...opened, '--show-npages', files.input]),
-        // pdf-lib (a large share of the bundle) is loaded only by a job that stamps.
-        input.stamp ? import('./stamp.js').then((m) => m.stampPage(input.stamp!)) : undefined,
+        input.stamp ? stampFile(input.stamp, { storage, ...config.outbound }) : undefined,
       ]),
     )
     const facts = pdfFactsOf(report, npages.stdout.toString('utf8'))

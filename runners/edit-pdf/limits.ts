@@ -9,6 +9,10 @@ export const EDIT_PDF_LIMITS = {
   maxReportBytes: 16 * 1024 * 1024,
   /** A stamp's text, in characters. */
   maxStampText: 200,
+  /** A stamp's picture or PDF (read whole: a picture is embedded, a PDF laid by qpdf). */
+  maxStampBytes: 20 * 1024 * 1024,
+  /** A PNG stamp's pixels (pdf-lib decodes it: 4 bytes each). */
+  maxStampPixels: 40_000_000,
   /** Bookmarks written: at most this many in all (pdf-info reads as many), this deep, titles this long. */
   maxBookmarks: 10_000,
   maxBookmarkDepth: 5,

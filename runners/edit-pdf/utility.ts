@@ -2,7 +2,7 @@ import Type, { type TSchema } from 'typebox'
 import { bookmarkCount, type BookmarkToWrite } from './outline.js'
 import { PAGE_RANGES_PATTERN } from '../../contract/page-ranges.js'
 import type { InputProblem, UtilityDefinition } from '../../contract/utility.js'
-import { StorageOrHttpUrl } from '../../contract/url-schemas.js'
+import { MAX_INPUT_URL_LENGTH, StorageOrHttpUrl } from '../../contract/url-schemas.js'
 import { documentInfoSchema } from '../common/document-info-schema.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
 import { STAMP_CHARACTERS } from './stamp-text.js'
@@ -29,7 +29,7 @@ export const EDITS = ['flatten', 'rotate', 'stamp', 'info', 'bookmarks', 'compre
  */
 export function checkEditPdf(input: unknown): InputProblem[] {
   const i = input as {
-    stamp?: { text: string }
+    stamp?: { text?: string; image?: string; fontSize?: number; color?: string; scale?: number }
     password?: string
     encrypt?: { userPassword?: string; ownerPassword?: string }
   } & Record<string, unknown>
@@ -54,11 +54,22 @@ export function checkEditPdf(input: unknown): InputProblem[] {
     if (!i.encrypt.userPassword && !i.encrypt.ownerPassword)
       problems.push({ path: 'encrypt', message: 'needs a userPassword, an ownerPassword or both' })
   }
-  if (i.stamp && !STAMP_CHARACTERS.test(i.stamp.text))
-    problems.push({
-      path: 'stamp.text',
-      message: 'takes letters of Western European languages (Windows-1252), digits, punctuation and spaces only',
-    })
+  const stamp = i.stamp
+  if (stamp) {
+    if ((stamp.text === undefined) === (stamp.image === undefined))
+      problems.push({ path: 'stamp', message: 'takes text or an image, one of the two' })
+    if (stamp.text !== undefined && !STAMP_CHARACTERS.test(stamp.text))
+      problems.push({
+        path: 'stamp.text',
+        message: 'takes letters of Western European languages (Windows-1252), digits, punctuation and spaces only',
+      })
+    if (stamp.image !== undefined)
+      for (const field of ['fontSize', 'color'] as const)
+        if (stamp[field] !== undefined)
+          problems.push({ path: `stamp.${field}`, message: 'applies to a text stamp only' })
+    if (stamp.text !== undefined && stamp.scale !== undefined)
+      problems.push({ path: 'stamp.scale', message: 'applies to a picture only (a text has fontSize)' })
+  }
   return problems
 }
 
@@ -126,11 +137,29 @@ export const editPdf: UtilityDefinition = {
       stamp: Type.Optional(
         Type.Object(
           {
-            text: Type.String({
-              minLength: 1,
-              maxLength: EDIT_PDF_LIMITS.maxStampText,
-              description: 'The text, one line (Windows-1252 characters: Western European letters).',
-            }),
+            text: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: EDIT_PDF_LIMITS.maxStampText,
+                description:
+                  'The text, one line (Windows-1252 characters: Western European letters). Give text or image.',
+              }),
+            ),
+            image: Type.Optional(
+              Type.String({
+                maxLength: MAX_INPUT_URL_LENGTH,
+                pattern: '^(https?|s3)://[^\\s]+$',
+                description:
+                  "A PNG or JPEG picture, or a PDF whose first page is the stamp (as it is drawn: scaled to the page, centred), by http(s):// URL or an upload's s3:// URL; at most 20 MB. Give text or image.",
+              }),
+            ),
+            scale: Type.Optional(
+              Type.Number({
+                minimum: 0.05,
+                maximum: 1,
+                description: "A picture's longer side as a share of the page's shorter side. Default 0.5.",
+              }),
+            ),
             layer: Type.Optional(
               Type.Union([Type.Literal('over'), Type.Literal('under')], {
                 description:
@@ -162,7 +191,7 @@ export const editPdf: UtilityDefinition = {
           },
           {
             additionalProperties: false,
-            description: 'Text drawn across the middle of pages, in Helvetica Bold.',
+            description: 'Text (in Helvetica Bold), a picture or a PDF page laid across the middle of pages.',
           },
         ),
       ),

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { degrees, PDFDocument } from 'pdf-lib'
@@ -9,6 +9,8 @@ import { jobInputs } from './helpers/job-inputs.js'
 import { jobOutputs } from './helpers/storage.js'
 import { hostile } from '../support/fixtures.js'
 import { makePdf, outlinedPdf } from '../support/pdfs.js'
+import { noisePng } from '../support/office-documents.js'
+import { createKey } from './helpers/keys.js'
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -31,6 +33,14 @@ function onPdf(bytes: Buffer, tool: string, args: (path: string) => string[]): s
   const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), 'edited.pdf')
   writeFileSync(path, bytes)
   return execFileSync(tool, args(path), { encoding: 'utf8' })
+}
+/** Runs pdftoppm on the PDF's bytes, and returns the picture it wrote. */
+function onPdfBytes(bytes: Buffer, args: (path: string, out: string) => string[], extension: string): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'dutil-edit-'))
+  const path = join(dir, 'source.pdf')
+  writeFileSync(path, bytes)
+  execFileSync('pdftoppm', args(path, join(dir, 'out')))
+  return readFileSync(join(dir, `out.${extension}`))
 }
 /** A page's text in the order its content draws it (pdftotext -raw), without white space: text drawn at an angle comes in pieces. */
 const textOfPage = (bytes: Buffer, page: number) =>
@@ -198,5 +208,89 @@ describe('edit-pdf through the whole platform', () => {
     for (const page of [1, 2, 3]) expect(textOfPage(bytes, page)).toContain('PAID')
     // Not flattened: the form stays a form.
     expect((await PDFDocument.load(bytes)).getForm().getFields()).toHaveLength(1)
+  })
+
+  it('stamps a picture (PNG or JPEG) or a PDF page across the pages, from a URL or a part of the request', async () => {
+    const imagesOf = (bytes: Buffer) =>
+      onPdf(bytes, 'pdfimages', (p) => ['-list', p])
+        .split('\n')
+        .slice(2)
+        .filter((l) => l.trim())
+        .map((l) => {
+          const [page, , , width, height, , , , enc] = l.trim().split(/\s+/)
+          return { page: Number(page), width: Number(width), height: Number(height), enc }
+        })
+    const run = (input: Record<string, unknown>) =>
+      api('POST', '/v1/utilities/edit-pdf', { key: inputs.key, body: { input } })
+    const url = files.add('to-stamp.pdf', await formPdf())
+    // A PNG picture on pages 1 and 3: one image, drawn on those pages only.
+    const png = await run({ url, stamp: { image: files.add('mark.png', noisePng(48)), pages: '1,3', scale: 0.3 } })
+    expect(png.status, JSON.stringify(png.body)).toBe(200)
+    const pngPdf = Buffer.from((await download(png.body.result.files[0].url)).bytes)
+    expect(imagesOf(pngPdf).map((i) => [i.page, i.width, i.height])).toEqual([
+      [1, 48, 48],
+      [3, 48, 48],
+    ])
+    // A JPEG, kept as JPEG (embedded as it is, never decoded), turned and faint.
+    const jpeg = onPdfBytes(await makePdf(1), (p, out) => ['-jpeg', '-r', '20', '-singlefile', p, out], 'jpg')
+    const jpg = await run({ url, stamp: { image: files.add('mark.jpg', jpeg), angle: 30, opacity: 0.2 } })
+    expect(jpg.status, JSON.stringify(jpg.body)).toBe(200)
+    const jpgImages = imagesOf(Buffer.from((await download(jpg.body.result.files[0].url)).bytes))
+    expect(jpgImages).toHaveLength(3)
+    expect(jpgImages.every((i) => i.enc === 'jpeg')).toBe(true)
+    // A PDF: its first page laid on every page, its text with the page's own.
+    const sealPdf = await PDFDocument.create()
+    sealPdf.addPage([300, 100]).drawText('APPROVED 2026', { x: 20, y: 40, size: 28 })
+    const stampUrl = files.add('approved.pdf', Buffer.from(await sealPdf.save()))
+    const pdf = await run({ url, stamp: { image: stampUrl, layer: 'under' } })
+    expect(pdf.status, JSON.stringify(pdf.body)).toBe(200)
+    const pdfBytes = Buffer.from((await download(pdf.body.result.files[0].url)).bytes)
+    for (const page of [1, 2, 3]) {
+      expect(textOfPage(pdfBytes, page)).toContain('APPROVED2026')
+      expect(textOfPage(pdfBytes, page)).toContain(`Page${page}body`)
+    }
+    // What is no picture or PDF, and a PDF asked to turn, fail naming stamp.image; nothing is stored.
+    const svg = await run({
+      url,
+      stamp: { image: files.add('mark.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>')) },
+    })
+    expect(svg.status).toBe(422)
+    expect(svg.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'stamp.image: it is not a PNG or JPEG picture or a PDF.',
+    })
+    expect(await jobOutputs(svg.body)).toEqual([])
+    const turned = await run({ url, stamp: { image: stampUrl, angle: 45 } })
+    expect(turned.status).toBe(422)
+    expect(turned.body.error.message).toMatch(/^stamp\.image: a PDF is laid as its first page is drawn/)
+    // The picture as a part of a one-call request, beside the PDF.
+    const body = new FormData()
+    body.append('file', new Blob([await formPdf()]), 'invoice.pdf')
+    body.append('stamp', new Blob([noisePng(32)]), 'logo.png')
+    body.append('input', JSON.stringify({ stamp: { scale: 0.2, pages: '2' } }))
+    const res = await fetch(`${inject('gatewayUrl')}/v1/utilities/edit-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inputs.key}`, Accept: 'application/pdf' },
+      body,
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    expect(imagesOf(Buffer.from(await res.arrayBuffer())).map((i) => [i.page, i.width])).toEqual([[2, 32]])
+  })
+
+  it("refuses another key's upload as a stamp at once, as if it did not exist", async () => {
+    const other = await createKey({ name: 'stamp-other' })
+    const uploaded = await fetch(`${inject('gatewayUrl')}/v1/files?name=logo.png`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${other.key}`, 'Content-Type': 'image/png' },
+      body: noisePng(16),
+    })
+    expect(uploaded.status, await uploaded.clone().text()).toBe(201)
+    const up = { body: (await uploaded.json()) as { url: string } }
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url: files.add('mine.pdf', await makePdf(1)), stamp: { image: up.body.url } } },
+    })
+    expect(res.status).toBe(404)
+    expect(res.body.error.message).toContain('input.stamp.image')
   })
 })

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { objectNameOf } from '../../contract/ids.js'
@@ -17,6 +19,7 @@ import {
   textOf,
 } from '../support/gotenberg-clients.js'
 import { officeDocument } from '../support/fixtures.js'
+import { noisePng } from '../support/office-documents.js'
 import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
 
@@ -135,6 +138,26 @@ describe('a plain form, as curl --form sends it', () => {
         .split(',')
         .map((id) => id.trim()),
     ).toHaveLength(3)
+  })
+
+  it("watermarks PDFs with a picture sent as the route's watermark file", async () => {
+    const { key } = await createKey({ name: 'curl-watermark-image' })
+    const form = new FormData()
+    form.append('files', new Blob([await makePdf(2)]), 'report.pdf')
+    form.append('watermark', new Blob([noisePng(24)]), 'logo.png')
+    form.append('watermarkSource', 'image')
+    form.append('watermarkPages', '2')
+    const res = await post('/forms/pdfengines/watermark', form, { Authorization: `Bearer ${key}` })
+    expect(res.status, await res.clone().text()).toBe(200)
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-watermark-'))
+    writeFileSync(join(dir, 'out.pdf'), Buffer.from(await res.arrayBuffer()))
+    // pdfimages -list: the picture, 24 px wide, on page 2 only.
+    const images = execFileSync('pdfimages', ['-list', join(dir, 'out.pdf')], { encoding: 'utf8' })
+      .split('\n')
+      .slice(2)
+      .filter((l) => l.trim())
+      .map((l) => l.trim().split(/\s+/).slice(0, 5))
+    expect(images.map(([page, , , width]) => [page, width])).toEqual([['2', '24']])
   })
 
   it("opens a protected Word file with the LibreOffice route's password, which no job view shows", async () => {

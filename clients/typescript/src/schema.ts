@@ -2951,10 +2951,14 @@ export interface operations {
                             /** @description The pages to turn, e.g. "1-3,5" or "2-" (to the end); every page when absent. */
                             pages?: string;
                         };
-                        /** @description Text drawn across the middle of pages, in Helvetica Bold. */
+                        /** @description Text (in Helvetica Bold), a picture or a PDF page laid across the middle of pages. */
                         stamp?: {
-                            /** @description The text, one line (Windows-1252 characters: Western European letters). */
-                            text: string;
+                            /** @description The text, one line (Windows-1252 characters: Western European letters). Give text or image. */
+                            text?: string;
+                            /** @description A PNG or JPEG picture, or a PDF whose first page is the stamp (as it is drawn: scaled to the page, centred), by http(s):// URL or an upload's s3:// URL; at most 20 MB. Give text or image. */
+                            image?: string;
+                            /** @description A picture's longer side as a share of the page's shorter side. Default 0.5. */
+                            scale?: number;
                             /** @description over (a stamp, the default): on top of the page's content; under (a watermark): behind it, hidden where the page paints an opaque background. */
                             layer?: "over" | "under";
                             /** @description The pages to stamp, e.g. "1-3,5" or "2-" (to the end); every page when absent. */
@@ -3244,10 +3248,14 @@ export interface operations {
                             /** @description The pages to turn, e.g. "1-3,5" or "2-" (to the end); every page when absent. */
                             pages?: string;
                         };
-                        /** @description Text drawn across the middle of pages, in Helvetica Bold. */
+                        /** @description Text (in Helvetica Bold), a picture or a PDF page laid across the middle of pages. */
                         stamp?: {
-                            /** @description The text, one line (Windows-1252 characters: Western European letters). */
-                            text: string;
+                            /** @description The text, one line (Windows-1252 characters: Western European letters). Give text or image. */
+                            text?: string;
+                            /** @description A PNG or JPEG picture, or a PDF whose first page is the stamp (as it is drawn: scaled to the page, centred), by http(s):// URL or an upload's s3:// URL; at most 20 MB. Give text or image. */
+                            image?: string;
+                            /** @description A picture's longer side as a share of the page's shorter side. Default 0.5. */
+                            scale?: number;
                             /** @description over (a stamp, the default): on top of the page's content; under (a watermark): behind it, hidden where the page paints an opaque background. */
                             layer?: "over" | "under";
                             /** @description The pages to stamp, e.g. "1-3,5" or "2-" (to the end); every page when absent. */

@@ -959,20 +959,36 @@ class PdfRotation(BaseModel):
 
 class PdfStamp(BaseModel):
     """
-    Text drawn across the middle of pages, in Helvetica Bold.
+    Text (in Helvetica Bold), a picture or a PDF page laid across the middle of pages.
     """
 
     model_config = ConfigDict(
         extra='forbid',
     )
     text: Annotated[
-        str,
+        str | None,
         Field(
-            description='The text, one line (Windows-1252 characters: Western European letters).',
+            description='The text, one line (Windows-1252 characters: Western European letters). Give text or image.',
             max_length=200,
             min_length=1,
         ),
-    ]
+    ] = None
+    image: Annotated[
+        str | None,
+        Field(
+            description="A PNG or JPEG picture, or a PDF whose first page is the stamp (as it is drawn: scaled to the page, centred), by http(s):// URL or an upload's s3:// URL; at most 20 MB. Give text or image.",
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ] = None
+    scale: Annotated[
+        float | None,
+        Field(
+            description="A picture's longer side as a share of the page's shorter side. Default 0.5.",
+            ge=0.05,
+            le=1.0,
+        ),
+    ] = None
     layer: Annotated[
         Literal['over', 'under'] | None,
         Field(
@@ -1184,7 +1200,7 @@ class EditPdfInput(BaseModel):
     stamp: Annotated[
         PdfStamp | None,
         Field(
-            description='Text drawn across the middle of pages, in Helvetica Bold.',
+            description='Text (in Helvetica Bold), a picture or a PDF page laid across the middle of pages.',
             title='PdfStamp',
         ),
     ] = None
