@@ -17,11 +17,16 @@ export function uploadKeyOwner(key: string): { day: string; fileId: string } | n
   return { day: m[1], fileId: m[2] }
 }
 
-/** Every s3:// URL a run input names (its `url`, each `files[].url` and `assets[].url`), with its path in the body. */
+/** Every s3:// URL a run input names (its `url`, each `files[].url`, `assets[].url` and `attachments[].url`, edit-pdf's `stamp.image`), with its path in the body. */
 export function storageUrlsOf(input: unknown): Array<{ path: string; url: string }> {
   const out: Array<{ path: string; url: string }> = []
   if (!input || typeof input !== 'object') return out
-  const { url, files, assets } = input as { url?: unknown; files?: unknown; assets?: unknown }
+  const { url, files, assets, attachments } = input as {
+    url?: unknown
+    files?: unknown
+    assets?: unknown
+    attachments?: unknown
+  }
   if (typeof url === 'string' && url.startsWith('s3://')) out.push({ path: 'input.url', url })
   // edit-pdf's stamp: a picture or a PDF.
   const stamp = (input as { stamp?: { image?: unknown } | null }).stamp?.image
@@ -29,6 +34,7 @@ export function storageUrlsOf(input: unknown): Array<{ path: string; url: string
   for (const [field, list] of [
     ['files', files],
     ['assets', assets],
+    ['attachments', attachments],
   ] as const) {
     if (!Array.isArray(list)) continue
     list.forEach((f, i) => {

@@ -22,7 +22,7 @@ const DOCUMENT_FIELDS = new Set(['file', 'files'])
  * request body the JSON route takes is made from them and the `input` (JSON: the rest of the
  * input), `metadata` (JSON) and `callbackUrl` fields. The job then takes the one accept path
  * every job takes. A single-document utility takes one file as its `url` (edit-pdf also a `stamp`
- * part: its stamp's picture or PDF; html-pdf also `assets`
+ * part, its stamp's picture or PDF, and `attachments` parts, files to embed; html-pdf also `assets`
  * parts: the files its page refers to, by file name; and no document part when `input` has
  * `html`); merge-pdf takes its
  * files in order as `files`. A request refused here, or later, leaves its uploads to expire.
@@ -41,6 +41,7 @@ export async function readMultipartRun(
     ...DOCUMENT_FIELDS,
     ...(takesAssets(utility) ? ['assets'] : []),
     ...(takesStampImage(utility) ? ['stamp'] : []),
+    ...(takesAttachments(utility) ? ['attachments'] : []),
   ])
   // The request's files are one batch: one entry of its runner's storage grant for them all.
   const nextId = newFileBatch()
@@ -115,6 +116,14 @@ export async function readMultipartRun(
     const given = (rest as { assets?: unknown }).assets
     input.assets = [...(Array.isArray(given) ? given : []), ...assets.map((url) => ({ url }))]
   }
+  const attached = stored.filter((u) => u.field === 'attachments')
+  if (attached.length) {
+    const given = (rest as { attachments?: unknown }).attachments
+    input.attachments = [
+      ...(Array.isArray(given) ? given : []),
+      ...attached.map((u) => ({ url: url(u), name: u.name })),
+    ]
+  }
   const stamps = stored.filter((u) => u.field === 'stamp').map(url)
   if (stamps.length > 1)
     throw invalid('A multipart run takes one stamp part.', [{ path: 'stamp', message: 'must be one file' }])
@@ -147,6 +156,11 @@ function filesTakeNames(utility: UtilityDefinition): boolean {
 /** Whether a utility takes files its page refers to (html-pdf's `assets`). */
 function takesAssets(utility: UtilityDefinition): boolean {
   return 'assets' in ((utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {})
+}
+
+/** Whether a utility embeds files (edit-pdf's `attachments`): parts named `attachments`, each by its file name. */
+function takesAttachments(utility: UtilityDefinition): boolean {
+  return 'attachments' in ((utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {})
 }
 
 /** Whether a utility takes a stamp's picture or PDF (edit-pdf's `stamp.image`): a part named `stamp`. */

@@ -51,6 +51,46 @@ describe('qpdfArgs', () => {
     )
   })
 
+  it('embeds each file under its name, replacing one of the same name, before the output is compressed', () => {
+    const attachments = [
+      { path: '/s/attachment-0', name: 'invoice.xml', description: 'ZUGFeRD data' },
+      { path: '/s/attachment-1', name: '--output.pdf' },
+    ]
+    const args = qpdfArgs({ url: 'u', compress: true, attachments: [{ url: 'a' }, { url: 'b' }] }, 1, {
+      ...files,
+      attachments,
+    })
+    const at = args.indexOf('--add-attachment')
+    expect(args.slice(at, at + 13)).toEqual([
+      '--add-attachment',
+      '/s/attachment-0',
+      '--key=invoice.xml',
+      '--filename=invoice.xml',
+      '--description=ZUGFeRD data',
+      '--replace',
+      '--',
+      '--add-attachment',
+      '/s/attachment-1',
+      // A name that looks like an option stays the value of its own option.
+      '--key=--output.pdf',
+      '--filename=--output.pdf',
+      '--replace',
+      '--',
+    ])
+    expect(args.indexOf('--object-streams=generate')).toBeGreaterThan(at)
+    expect(args.at(-1)).toBe(files.output)
+    expect(
+      checkEditPdf({
+        url: 'u',
+        attachments: [
+          { url: 'a', name: 'x' },
+          { url: 'b', name: 'x' },
+        ],
+      }),
+    ).toEqual([{ path: 'attachments', message: 'names one file twice' }])
+    expect(checkEditPdf({ url: 'u', attachments: [{ url: 'a' }] })).toEqual([])
+  })
+
   it('opens a protected PDF with its password file, and removes the protection unless it protects anew', () => {
     const opened = { ...files, passwordFile: '/s/password' }
     expect(qpdfArgs({ url: 'u', password: 'p' }, 2, opened)).toEqual([

@@ -15,6 +15,8 @@ export interface EditPdfInput {
   encrypt?: EncryptOptions
   /** The outline the edited PDF gets in place of its own. */
   bookmarks?: BookmarkToWrite[]
+  /** Files embedded in the PDF. */
+  attachments?: Array<{ url: string; name?: string; description?: string }>
   /** Opens a protected input (its owner password). */
   password?: string
 }
@@ -151,6 +153,8 @@ export interface EditFiles {
   passwordFile?: string
   /** The file holding the encryption's arguments (encryptArgs), when the output is protected. */
   encryptArgs?: string
+  /** The files to embed, downloaded to scratch, with the names and descriptions they get. */
+  attachments?: Array<{ path: string; name: string; description?: string }>
 }
 
 /**
@@ -175,6 +179,17 @@ export function qpdfArgs(input: EditPdfInput, pageCount: number, files: EditFile
       `--to=${pagesOf(input.stamp.pages)}`,
       '--from=1',
       '--repeat=1',
+      '--',
+    )
+  // Files embedded (an existing one of the same name replaced), named as given.
+  for (const a of files.attachments ?? [])
+    args.push(
+      '--add-attachment',
+      a.path,
+      `--key=${a.name}`,
+      `--filename=${a.name}`,
+      ...(a.description ? [`--description=${a.description}`] : []),
+      '--replace',
       '--',
     )
   if (input.compress)

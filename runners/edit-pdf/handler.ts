@@ -1,8 +1,9 @@
-import { createReadStream } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { stat, writeFile } from 'node:fs/promises'
+import { pipeline } from 'node:stream/promises'
 import { join } from 'node:path'
 import { outputFileName } from '../common/file-names.js'
-import { openInput, readWhole, withSpooledInput, type SourceOptions } from '../common/read-input.js'
+import { limitText, openInput, readWhole, withSpooledInput, type SourceOptions } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected } from '../common/runner-error.js'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf, rootRefOf } from '../common/pdf-facts.js'
@@ -35,6 +36,41 @@ async function stampFile(
       'stamp.image: a PDF is laid as its first page is drawn; angle, opacity and scale apply to text and pictures.',
     )
   return bytes
+}
+
+/**
+ * The files to embed, one after another into the job's scratch space (each within its bound and
+ * all of them within theirs), named as given or after their URL's last segment; two of one name
+ * are refused (the second would replace the first).
+ */
+async function spooledAttachments(
+  attachments: NonNullable<EditPdfInput['attachments']>,
+  work: string,
+  from: Omit<SourceOptions, 'maxBytes' | 'what'>,
+): Promise<NonNullable<EditFiles['attachments']>> {
+  const out: NonNullable<EditFiles['attachments']> = []
+  let total = 0
+  for (const [i, a] of attachments.entries()) {
+    const left = EDIT_PDF_LIMITS.maxAttachmentsBytes - total
+    const source = await openInput(a.url, {
+      ...from,
+      maxBytes: Math.min(EDIT_PDF_LIMITS.maxAttachmentBytes, left),
+      what:
+        left < EDIT_PDF_LIMITS.maxAttachmentBytes
+          ? `attachments.${i} file (the files embedded take ${limitText(EDIT_PDF_LIMITS.maxAttachmentsBytes)} in all)`
+          : `attachments.${i} file`,
+    })
+    const path = join(work, `attachment-${i}`)
+    await pipeline(source.body, createWriteStream(path))
+    total += (await stat(path)).size
+    const name = a.name ?? (source.name || `attachment-${i + 1}`)
+    if (out.some((o) => o.name === name))
+      throw rejected(
+        `attachments.${i}: another file is already named ${JSON.stringify(name)}; give it a name of its own.`,
+      )
+    out.push({ path, name, ...(a.description ? { description: a.description } : {}) })
+  }
+  return out
 }
 
 /**
@@ -111,6 +147,8 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       files.stamp = join(work, 'stamp.pdf')
       await writeFile(files.stamp, stamp)
     }
+    if (input.attachments)
+      files.attachments = await spooledAttachments(input.attachments, work, { storage, ...config.outbound })
     const args = () => qpdfArgs(input, facts.pageCount, files)
     let objects: unknown
     if (input.info || input.bookmarks) {
@@ -148,6 +186,7 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
         pageCount: facts.pageCount,
         encrypted: input.encrypt !== undefined,
         ...(input.bookmarks ? { bookmarkCount: bookmarkCount(input.bookmarks) } : {}),
+        ...(files.attachments ? { attachmentCount: files.attachments.length } : {}),
         ...infoExtras({ ...documentInfoOf(current), ...input.info }),
       },
     }

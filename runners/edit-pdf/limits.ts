@@ -11,6 +11,10 @@ export const EDIT_PDF_LIMITS = {
   maxStampText: 200,
   /** A stamp's picture or PDF (read whole: a picture is embedded, a PDF laid by qpdf). */
   maxStampBytes: 20 * 1024 * 1024,
+  /** Files embedded: at most this many, each and all together at most so many bytes (spooled to scratch). */
+  maxAttachments: 20,
+  maxAttachmentBytes: 50 * 1024 * 1024,
+  maxAttachmentsBytes: 200 * 1024 * 1024,
   /** A PNG stamp's pixels (pdf-lib decodes it: 4 bytes each). */
   maxStampPixels: 40_000_000,
   /** Bookmarks written: at most this many in all (pdf-info reads as many), this deep, titles this long. */

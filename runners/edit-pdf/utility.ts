@@ -20,7 +20,17 @@ const pages = (what: string) =>
   )
 
 /** The edits, in the order they are applied (docs/api.md, edit-pdf). */
-export const EDITS = ['flatten', 'rotate', 'stamp', 'info', 'bookmarks', 'compress', 'linearize', 'encrypt'] as const
+export const EDITS = [
+  'flatten',
+  'rotate',
+  'stamp',
+  'info',
+  'bookmarks',
+  'attachments',
+  'compress',
+  'linearize',
+  'encrypt',
+] as const
 
 /**
  * Problems JSON Schema cannot express: at least one edit (a password alone removes the
@@ -54,6 +64,9 @@ export function checkEditPdf(input: unknown): InputProblem[] {
     if (!i.encrypt.userPassword && !i.encrypt.ownerPassword)
       problems.push({ path: 'encrypt', message: 'needs a userPassword, an ownerPassword or both' })
   }
+  const names = (i.attachments as Array<{ name?: string }> | undefined)?.map((a) => a.name).filter((n) => n)
+  if (names && new Set(names).size !== names.length)
+    problems.push({ path: 'attachments', message: 'names one file twice' })
   const stamp = i.stamp
   if (stamp) {
     if ((stamp.text === undefined) === (stamp.image === undefined))
@@ -198,6 +211,36 @@ export const editPdf: UtilityDefinition = {
       info: Type.Optional(
         documentInfoSchema(
           "Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay.",
+        ),
+      ),
+      attachments: Type.Optional(
+        Type.Array(
+          Type.Object(
+            {
+              url: StorageOrHttpUrl,
+              name: Type.Optional(
+                Type.String({
+                  minLength: 1,
+                  maxLength: 255,
+                  pattern: '^[^\\u0000-\\u001f\\u007f/\\\\]+$',
+                  description: "Its file name in the PDF (no slashes); the URL's last segment when absent.",
+                }),
+              ),
+              description: Type.Optional(
+                Type.String({
+                  maxLength: 1000,
+                  pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+                  description: 'As readers show it beside the file.',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          {
+            minItems: 1,
+            maxItems: EDIT_PDF_LIMITS.maxAttachments,
+            description: `Files embedded in the PDF (its attachments, as readers list them), by http(s):// URL or an upload's s3:// URL: at most ${EDIT_PDF_LIMITS.maxAttachments}, 50 MB each and 200 MB in all; one of the same name is replaced.`,
+          },
         ),
       ),
       bookmarks: Type.Optional(

@@ -293,4 +293,64 @@ describe('edit-pdf through the whole platform', () => {
     expect(res.status).toBe(404)
     expect(res.body.error.message).toContain('input.stamp.image')
   })
+
+  it('embeds files, named as given or after their URL, which qpdf lists and gives back byte for byte', async () => {
+    const xml = Buffer.from('<?xml version="1.0"?><invoice number="4711"/>')
+    const csv = Buffer.from('item,amount\nwidget,2\n')
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          url: files.add('with-files.pdf', await makePdf(1)),
+          attachments: [
+            { url: files.add('data.xml', xml), name: 'factur-x.xml', description: 'The invoice as data' },
+            { url: files.add('lines.csv', csv) },
+          ],
+        },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result.attachmentCount).toBe(2)
+    const pdf = Buffer.from((await download(res.body.result.files[0].url)).bytes)
+    const listed = onPdf(pdf, 'qpdf', (p) => ['--list-attachments', '--verbose', p])
+    expect(listed).toContain('factur-x.xml')
+    expect(listed).toContain('The invoice as data')
+    expect(listed).toContain('lines.csv')
+    const shown = (name: string) => {
+      const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), 'with.pdf')
+      writeFileSync(path, pdf)
+      return execFileSync('qpdf', [`--show-attachment=${name}`, path])
+    }
+    expect(shown('factur-x.xml').equals(xml)).toBe(true)
+    expect(shown('lines.csv').equals(csv)).toBe(true)
+    // Two files of one name are refused before any job; a file past its bound fails naming it.
+    const twice = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          url: files.add('twice.pdf', await makePdf(1)),
+          attachments: [
+            { url: files.add('a.txt', Buffer.from('a')), name: 'same.txt' },
+            { url: files.add('b.txt', Buffer.from('b')), name: 'same.txt' },
+          ],
+        },
+      },
+    })
+    expect(twice.status).toBe(400)
+    expect(twice.body.error.details).toContainEqual({ path: 'input.attachments', message: 'names one file twice' })
+    // As parts of a one-call request, each named by its part's file name.
+    const body = new FormData()
+    body.append('file', new Blob([await makePdf(1)]), 'report.pdf')
+    body.append('attachments', new Blob([csv]), 'figures.csv')
+    body.append('input', JSON.stringify({}))
+    const one = await fetch(`${inject('gatewayUrl')}/v1/utilities/edit-pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${inputs.key}`, Accept: 'application/pdf' },
+      body,
+    })
+    expect(one.status, await one.clone().text()).toBe(200)
+    expect(onPdf(Buffer.from(await one.arrayBuffer()), 'qpdf', (p) => ['--list-attachments', p])).toContain(
+      'figures.csv',
+    )
+  })
 })

@@ -2981,6 +2981,15 @@ export interface operations {
                             creator?: string;
                             producer?: string;
                         };
+                        /** @description Files embedded in the PDF (its attachments, as readers list them), by http(s):// URL or an upload's s3:// URL: at most 20, 50 MB each and 200 MB in all; one of the same name is replaced. */
+                        attachments?: {
+                            /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                            url: string;
+                            /** @description Its file name in the PDF (no slashes); the URL's last segment when absent. */
+                            name?: string;
+                            /** @description As readers show it beside the file. */
+                            description?: string;
+                        }[];
                         /** @description The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (5 levels, at most 10,000 in all). */
                         bookmarks?: {
                             /** @description As readers show it. */
@@ -3278,6 +3287,15 @@ export interface operations {
                             creator?: string;
                             producer?: string;
                         };
+                        /** @description Files embedded in the PDF (its attachments, as readers list them), by http(s):// URL or an upload's s3:// URL: at most 20, 50 MB each and 200 MB in all; one of the same name is replaced. */
+                        attachments?: {
+                            /** @description http://, https:// or s3:// URL, at most 4096 characters. */
+                            url: string;
+                            /** @description Its file name in the PDF (no slashes); the URL's last segment when absent. */
+                            name?: string;
+                            /** @description As readers show it beside the file. */
+                            description?: string;
+                        }[];
                         /** @description The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (5 levels, at most 10,000 in all). */
                         bookmarks?: {
                             /** @description As readers show it. */

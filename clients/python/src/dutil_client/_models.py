@@ -1048,6 +1048,37 @@ class DocumentInfo(BaseModel):
     producer: Annotated[str | None, Field(max_length=1000)] = None
 
 
+class Attachment(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    url: Annotated[
+        str,
+        Field(
+            description='http://, https:// or s3:// URL, at most 4096 characters.',
+            max_length=4096,
+            pattern='^(https?|s3)://[^\\s]+$',
+        ),
+    ]
+    name: Annotated[
+        str | None,
+        Field(
+            description="Its file name in the PDF (no slashes); the URL's last segment when absent.",
+            max_length=255,
+            min_length=1,
+            pattern='^[^\\u0000-\\u001f\\u007f/\\\\]+$',
+        ),
+    ] = None
+    description: Annotated[
+        str | None,
+        Field(
+            description='As readers show it beside the file.',
+            max_length=1000,
+            pattern='^[^\\u0000-\\u001f\\u007f]*$',
+        ),
+    ] = None
+
+
 class Child3(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -1209,6 +1240,14 @@ class EditPdfInput(BaseModel):
         Field(
             description="Document information to write, as PDF readers show it in its properties: the fields given replace the document's own, the others stay.",
             title='DocumentInfo',
+        ),
+    ] = None
+    attachments: Annotated[
+        list[Attachment] | None,
+        Field(
+            description="Files embedded in the PDF (its attachments, as readers list them), by http(s):// URL or an upload's s3:// URL: at most 20, 50 MB each and 200 MB in all; one of the same name is replaced.",
+            max_length=20,
+            min_length=1,
         ),
     ] = None
     bookmarks: Annotated[
