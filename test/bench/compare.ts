@@ -8,7 +8,8 @@ import { FileServer } from '../support/file-server.js'
 import { makeHeavyPdf, makePdf } from '../support/pdfs.js'
 import { runRunner } from '../support/runner-harness.js'
 import { benchPage, benchWorkbook, textFile } from './bench-inputs.js'
-import { stampPage } from '../../runners/edit-pdf/stamp.js'
+import { stampPage, stampSourceOf } from '../../runners/edit-pdf/stamp.js'
+import { noisePng } from '../support/office-documents.js'
 import { BIN_DIR, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 
 /**
@@ -282,13 +283,24 @@ try {
   // after describing the document with it; the stamp's page is pdf-lib's in both).
   if (wanted('edit-pdf')) {
     say(
-      'edit-pdf: 500 pages turned and stamped, 50 scanned pages compressed and linearized, 500 pages protected, vs qpdf',
+      'edit-pdf: 500 pages turned and stamped, stamped with a picture, with two files embedded; 50 scanned pages compressed and linearized; 500 pages protected; vs qpdf',
     )
     const plain = await makePdf(500)
     writeFileSync(join(WORK, 'edit.pdf'), plain)
     writeFileSync(join(WORK, 'stamp.pdf'), await stampPage({ text: 'PAID', angle: 45 }))
     const scans = await makeHeavyPdf(50, 100_000)
     writeFileSync(join(WORK, 'scans.pdf'), scans)
+    // A picture stamp (a 256 px PNG logo) and two files to embed (4 MB and 1 MB of text).
+    const logo = noisePng(256)
+    const logoSource = stampSourceOf(logo, 40_000_000)
+    if (typeof logoSource === 'string' || logoSource.kind === 'pdf') throw new Error('the bench logo is no PNG')
+    writeFileSync(join(WORK, 'stamp-picture.pdf'), await stampPage({ image: 'logo.png', angle: 30 }, logoSource))
+    const logoUrl = files.add('bench-logo.png', logo)
+    const ledger = Buffer.from('date,item,amount\n' + '2026-11-29,widget,12.50\n'.repeat(170_000))
+    const notes = Buffer.from('<notes>' + '<n>A line of notes about the document.</n>'.repeat(24_000) + '</notes>')
+    writeFileSync(join(WORK, 'ledger.csv'), ledger)
+    writeFileSync(join(WORK, 'notes.xml'), notes)
+    const attachments = [{ url: files.add('bench-ledger.csv', ledger) }, { url: files.add('bench-notes.xml', notes) }]
     const out = join(WORK, 'edited')
     const rows: Array<{ input: string; file: string; bytes: Buffer; edit: Record<string, unknown>; qpdf: string[] }> = [
       {
@@ -297,6 +309,29 @@ try {
         bytes: plain,
         edit: { rotate: { angle: 90, pages: '2-' }, stamp: { text: 'PAID', angle: 45 } },
         qpdf: ['--rotate=+90:2-500', '--overlay', 'stamp.pdf', '--to=1-500', '--from=1', '--repeat=1', '--'],
+      },
+      {
+        input: `500 pages (${(plain.length / 1024).toFixed(0)} KB), a PNG picture stamped on every page`,
+        file: 'edit.pdf',
+        bytes: plain,
+        edit: { stamp: { image: logoUrl, angle: 30 } },
+        qpdf: ['--overlay', 'stamp-picture.pdf', '--to=1-500', '--from=1', '--repeat=1', '--'],
+      },
+      {
+        input: `500 pages (${(plain.length / 1024).toFixed(0)} KB), two files embedded (${((ledger.length + notes.length) / 1024 ** 2).toFixed(1)} MB)`,
+        file: 'edit.pdf',
+        bytes: plain,
+        edit: { attachments },
+        qpdf: [
+          ...['ledger.csv', 'notes.xml'].flatMap((name) => [
+            '--add-attachment',
+            name,
+            `--key=bench-${name}`,
+            `--filename=bench-${name}`,
+            '--replace',
+            '--',
+          ]),
+        ],
       },
       {
         input: `50 scanned pages (${(scans.length / 1024 ** 2).toFixed(1)} MB), compressed and linearized`,
