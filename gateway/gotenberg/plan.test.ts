@@ -388,6 +388,41 @@ describe('planOf', () => {
     })
   })
 
+  it('embeds the embeds files in every PDF, each with the media type embedsMetadata gives it', () => {
+    const [a, b] = [file('b.pdf'), file('a.pdf')]
+    const xml = file('factur-x.xml', 'embeds')
+    const png = file('logo.png', 'embeds')
+    const plan = planOf(
+      'embed',
+      fields({ embedsMetadata: JSON.stringify({ 'factur-x.xml': { mimeType: 'text/xml' } }) }),
+      [a, xml, b, png],
+    )
+    expect(plan.runs.map((r) => [r.stem, r.input])).toEqual(
+      ['a', 'b'].map((stem) => [
+        stem,
+        {
+          url: (stem === 'a' ? b : a).url,
+          attachments: [
+            { url: xml.url, name: 'factur-x.xml', mimeType: 'text/xml' },
+            { url: png.url, name: 'logo.png' },
+          ],
+        },
+      ]),
+    )
+    expect(refusal(() => planOf('embed', fields(), [a]))).toMatchObject({ field: 'embeds' })
+    const relationship = JSON.stringify({ 'factur-x.xml': { relationship: 'Alternative' } })
+    expect(refusal(() => planOf('embed', fields({ embedsMetadata: relationship }), [a, xml]))).toMatchObject({
+      field: 'embedsMetadata',
+      message: expect.stringContaining("'relationship'"),
+    })
+    const stranger = JSON.stringify({ 'other.xml': { mimeType: 'text/xml' } })
+    expect(refusal(() => planOf('embed', fields({ embedsMetadata: stranger }), [a, xml]))).toMatchObject({
+      field: 'embedsMetadata',
+    })
+    // Elsewhere embeds stay refused.
+    expect(refusal(() => planOf('flatten', fields(), [a, xml]))).toMatchObject({ field: 'embeds' })
+  })
+
   it('writes the same bookmarks to every PDF, or each its own by file name', () => {
     const outline = [{ title: 'One', page: 1 }]
     const [a, b] = [file('a.pdf'), file('b.pdf')]

@@ -35,6 +35,7 @@ export const GOTENBERG_ROUTES = {
   '/forms/pdfengines/watermark': 'watermark',
   '/forms/pdfengines/stamp': 'stamp',
   '/forms/pdfengines/encrypt': 'encrypt',
+  '/forms/pdfengines/embed': 'embed',
 } as const
 export type GotenbergRoute = (typeof GOTENBERG_ROUTES)[keyof typeof GOTENBERG_ROUTES]
 
@@ -310,6 +311,35 @@ function bookmarksOf(value: string): unknown[] | Record<string, unknown[]> {
   return parsed as Record<string, unknown[]>
 }
 
+/**
+ * Gotenberg's embedsMetadata: per file to embed (by its name), its `mimeType`; the PDF/A-3
+ * `relationship` is refused (qpdf writes no AFRelationship), as is metadata for a file not sent.
+ */
+function embedsMetadataOf(value: string | undefined, embeds: readonly FormFile[]): Map<string, { mimeType?: string }> {
+  const out = new Map<string, { mimeType?: string }>()
+  if (value === undefined) return out
+  const parsed = parseJsonField('embedsMetadata', value)
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalidField('embedsMetadata', 'an object keyed by the names of the files to embed')
+  for (const [name, entry] of Object.entries(parsed)) {
+    if (!embeds.some((e) => e.name === name))
+      throw invalidField('embedsMetadata', `'${clip(name)}' is no file of the request's embeds`)
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry))
+      throw invalidField('embedsMetadata', `the metadata of '${clip(name)}' is not an object`)
+    const { mimeType, ...rest } = entry as Record<string, unknown>
+    const other = Object.keys(rest)[0]
+    if (other !== undefined)
+      throw new FormRefused(
+        'embedsMetadata',
+        `form field 'embedsMetadata' is not supported by dutil with '${clip(other)}' (only mimeType is taken)`,
+      )
+    if (mimeType !== undefined && typeof mimeType !== 'string')
+      throw invalidField('embedsMetadata', `the mimeType of '${clip(name)}' is not a text`)
+    out.set(name, mimeType ? { mimeType } : {})
+  }
+  return out
+}
+
 const CHROMIUM_FIELDS = [
   'nativePageRanges',
   'emulatedMediaType',
@@ -492,8 +522,10 @@ function urlPageOf(given: Map<string, string>, files: readonly FormFile[]): Reco
 /** The plan of one request, or a FormRefused / FieldValueError naming what cannot be done. */
 export function planOf(route: GotenbergRoute, fields: Fields, files: readonly FormFile[], templates?: Templates): Plan {
   for (const f of files) {
-    // The mark of the watermark and stamp routes is a file of their own; nowhere else.
+    // The mark of the watermark and stamp routes is a file of their own, the embed route's files
+    // to embed too; nowhere else.
     if (f.field === route && (route === 'watermark' || route === 'stamp')) continue
+    if (f.field === 'embeds' && route === 'embed') continue
     if (['watermark', 'stamp', 'embeds', 'facturxXml'].includes(f.field))
       throw new FormRefused(f.field, `the '${f.field}' file of Gotenberg's PDF engines is not supported by dutil`)
   }
@@ -616,6 +648,23 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
       )
       return {
         runs: pdfs.map((p) => ({ utility: 'edit-pdf', input: { url: p.url, ...edit }, stem: stemOf(p.name) })),
+        merge: false,
+        split: false,
+      }
+    }
+    case 'embed': {
+      const given = checkFields(fields, new Set(['embedsMetadata']))
+      const embeds = files.filter((f) => f.field === 'embeds')
+      if (embeds.length === 0) throw new FormRefused('embeds', 'embedding takes at least one form file named embeds')
+      const metadata = embedsMetadataOf(given.get('embedsMetadata'), embeds)
+      const attachments = embeds.map((e) => ({ url: e.url, name: e.name, ...metadata.get(e.name) }))
+      const pdfs = sortedFiles(
+        files.filter((f) => f.field !== 'embeds'),
+        ['.pdf'],
+        'a PDF (.pdf)',
+      )
+      return {
+        runs: pdfs.map((p) => ({ utility: 'edit-pdf', input: { url: p.url, attachments }, stem: stemOf(p.name) })),
         merge: false,
         split: false,
       }

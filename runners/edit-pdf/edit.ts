@@ -16,7 +16,7 @@ export interface EditPdfInput {
   /** The outline the edited PDF gets in place of its own. */
   bookmarks?: BookmarkToWrite[]
   /** Files embedded in the PDF. */
-  attachments?: Array<{ url: string; name?: string; description?: string }>
+  attachments?: Array<{ url: string; name?: string; description?: string; mimeType?: string }>
   /** Opens a protected input (its owner password). */
   password?: string
 }
@@ -154,7 +154,7 @@ export interface EditFiles {
   /** The file holding the encryption's arguments (encryptArgs), when the output is protected. */
   encryptArgs?: string
   /** The files to embed, downloaded to scratch, with the names and descriptions they get. */
-  attachments?: Array<{ path: string; name: string; description?: string }>
+  attachments?: Array<{ path: string; name: string; description?: string; mimeType?: string }>
 }
 
 /**
@@ -189,6 +189,7 @@ export function qpdfArgs(input: EditPdfInput, pageCount: number, files: EditFile
       `--key=${a.name}`,
       `--filename=${a.name}`,
       ...(a.description ? [`--description=${a.description}`] : []),
+      ...(a.mimeType ? [`--mimetype=${a.mimeType}`] : []),
       '--replace',
       '--',
     )

@@ -68,7 +68,12 @@ async function spooledAttachments(
       throw rejected(
         `attachments.${i}: another file is already named ${JSON.stringify(name)}; give it a name of its own.`,
       )
-    out.push({ path, name, ...(a.description ? { description: a.description } : {}) })
+    out.push({
+      path,
+      name,
+      ...(a.description ? { description: a.description } : {}),
+      ...(a.mimeType ? { mimeType: a.mimeType } : {}),
+    })
   }
   return out
 }

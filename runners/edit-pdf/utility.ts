@@ -233,6 +233,13 @@ export const editPdf: UtilityDefinition = {
                   description: 'As readers show it beside the file.',
                 }),
               ),
+              mimeType: Type.Optional(
+                Type.String({
+                  maxLength: 127,
+                  pattern: '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$',
+                  description: 'Its media type, as type/subtype (text/xml, image/png); none when absent.',
+                }),
+              ),
             },
             { additionalProperties: false },
           ),

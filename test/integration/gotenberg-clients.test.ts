@@ -160,6 +160,24 @@ describe('a plain form, as curl --form sends it', () => {
     expect(images.map(([page, , , width]) => [page, width])).toEqual([['2', '24']])
   })
 
+  it('embeds files in PDFs through the embed route, with the media type embedsMetadata gives', async () => {
+    const { key } = await createKey({ name: 'curl-embed' })
+    const xml = Buffer.from('<?xml version="1.0"?><rsm:CrossIndustryInvoice/>')
+    const form = new FormData()
+    form.append('files', new Blob([await makePdf(1)]), 'invoice.pdf')
+    form.append('embeds', new Blob([xml]), 'factur-x.xml')
+    form.append('embedsMetadata', JSON.stringify({ 'factur-x.xml': { mimeType: 'text/xml' } }))
+    const res = await post('/forms/pdfengines/embed', form, { Authorization: `Bearer ${key}` })
+    expect(res.status, await res.clone().text()).toBe(200)
+    const dir = mkdtempSync(join(tmpdir(), 'dutil-embed-'))
+    const path = join(dir, 'out.pdf')
+    writeFileSync(path, Buffer.from(await res.arrayBuffer()))
+    const listed = execFileSync('qpdf', ['--list-attachments', '--verbose', path], { encoding: 'utf8' })
+    expect(listed).toContain('factur-x.xml')
+    expect(listed).toMatch(/text\/xml/)
+    expect(execFileSync('qpdf', ['--show-attachment=factur-x.xml', path]).equals(xml)).toBe(true)
+  })
+
   it("opens a protected Word file with the LibreOffice route's password, which no job view shows", async () => {
     const { key } = await createKey({ name: 'curl-office-password' })
     const form = new FormData()

@@ -2989,6 +2989,8 @@ export interface operations {
                             name?: string;
                             /** @description As readers show it beside the file. */
                             description?: string;
+                            /** @description Its media type, as type/subtype (text/xml, image/png); none when absent. */
+                            mimeType?: string;
                         }[];
                         /** @description The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (5 levels, at most 10,000 in all). */
                         bookmarks?: {
@@ -3295,6 +3297,8 @@ export interface operations {
                             name?: string;
                             /** @description As readers show it beside the file. */
                             description?: string;
+                            /** @description Its media type, as type/subtype (text/xml, image/png); none when absent. */
+                            mimeType?: string;
                         }[];
                         /** @description The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (5 levels, at most 10,000 in all). */
                         bookmarks?: {

@@ -1077,6 +1077,14 @@ class Attachment(BaseModel):
             pattern='^[^\\u0000-\\u001f\\u007f]*$',
         ),
     ] = None
+    mimeType: Annotated[
+        str | None,
+        Field(
+            description='Its media type, as type/subtype (text/xml, image/png); none when absent.',
+            max_length=127,
+            pattern='^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$',
+        ),
+    ] = None
 
 
 class Child3(BaseModel):
