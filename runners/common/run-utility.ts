@@ -150,7 +150,9 @@ export async function runJob<I>(
       try {
         // A small input rode with the job, sealed whole; passwords are sealed where the input is
         // stored. Both are opened here, in memory only.
-        if (cfg.sealedInput !== undefined) stored = openDocument(cfg.sealedInput, cfg.sealKey, cfg.jobId)
+        const sealed = cfg.sealedInput
+        if (sealed !== undefined)
+          stored = await step('open input', {}, async () => openDocument(sealed, cfg.sealKey, cfg.jobId))
         input = openInput(stored, cfg.sealKey, cfg.jobId) as I
       } catch (err) {
         child.error({ err: (err as Error).message }, "the job's sealed input could not be opened")

@@ -60,7 +60,9 @@ describe('while storage is down', () => {
     killComponent('minio')
     let res
     try {
-      res = await api('POST', '/v1/utilities/split-pdf/jobs', { key, body: { input: { url: pdf } } })
+      // A page larger than what rides with its job (8 KB): its input is stored before the job exists.
+      const html = `<p>${'A page to store first. '.repeat(600)}</p>`
+      res = await api('POST', '/v1/utilities/html-pdf/jobs', { key, body: { input: { html } } })
     } finally {
       startComponent('minio')
       await until('minio up', () => tcpOpen(port(inject('storage').endpoint)))

@@ -323,7 +323,7 @@ describe('edit-pdf through the whole platform', () => {
     }
     expect(shown('factur-x.xml').equals(xml)).toBe(true)
     expect(shown('lines.csv').equals(csv)).toBe(true)
-    // Two files of one name are refused before any job; a file past its bound fails naming it.
+    // Two files of one name are refused before any job.
     const twice = await api('POST', '/v1/utilities/edit-pdf', {
       key: inputs.key,
       body: {

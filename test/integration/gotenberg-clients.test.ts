@@ -238,7 +238,7 @@ describe('a plain form, as curl --form sends it', () => {
     const refused = await post('/forms/pdfengines/merge', unknown, { 'X-Api-Key': key })
     expect(refused.status).toBe(400)
     expect(await refused.text()).toContain("form field 'colour' is not one this route takes")
-    expect((await post('/forms/pdfengines/embed', new FormData(), bearer)).status).toBe(404)
+    expect((await post('/forms/pdfengines/factur-x', new FormData(), bearer)).status).toBe(404)
     const health = await fetch(`${inject('gatewayUrl')}/health`)
     expect(health.status).toBe(200)
     expect(await health.json()).toMatchObject({

@@ -558,23 +558,29 @@ describe('the job record through the platform', () => {
   })
 })
 
+/** A queued split-pdf row of the key whose UtilityJob never came, as a gateway that died writes it. */
+function queuedRow(id: string, at: number, keyId: string, extra: Partial<UtilityJobResource['spec']> = {}) {
+  return {
+    spec: {
+      jobId: id,
+      utility: 'split-pdf',
+      mode: 'async' as const,
+      apiKeyId: keyId,
+      apiKeyName: 'crashed-gateway',
+      createdAt: isoMs(at),
+      inputKey: inputObjectKey(id),
+      metadata: null,
+      ...extra,
+    },
+  }
+}
+
 describe('a lost hand-off', () => {
   it('fails a row whose UtilityJob never came (its gateway died between the two writes) as lost', async () => {
     const { key, id: keyId } = await createKey()
     const at = Date.now() - 5 * 60_000
     const id = `job_${ulid(at)}`
-    await insertAccepted(db, {
-      spec: {
-        jobId: id,
-        utility: 'split-pdf',
-        mode: 'async',
-        apiKeyId: keyId,
-        apiKeyName: 'crashed',
-        createdAt: isoMs(at),
-        inputKey: `_jobs/${id}/input.json`,
-        metadata: null,
-      },
-    })
+    await insertAccepted(db, queuedRow(id, at, keyId))
     expect((await api('GET', `/v1/jobs/${id}`, { key })).body.status).toBe('queued')
     // The operator looks for them when it takes the lease, and every 30 s after.
     await terminateComponent('operator')
@@ -596,20 +602,10 @@ describe('a hand-off completed on the retry', () => {
     // The row as the gateway writes it before the UtilityJob: the input sealed with the job's key.
     const installation = await InputSealingKey.of(kubeConfig().makeApiClient(CoreV1Api), 'dutil', 'make').key()
     const sealedInput = sealDocument({ url }, jobSealKey(installation, id), id)
-    await insertAccepted(db, {
-      spec: {
-        jobId: id,
-        utility: 'split-pdf',
-        mode: 'async',
-        apiKeyId: keyId,
-        apiKeyName: 'crashed-gateway',
-        createdAt: isoMs(at),
-        inputKey: inputObjectKey(id),
-        metadata: null,
-        idempotencyKeyHash: idempotencyHash(keyId, 'retry-1'),
-        sealedInput,
-      },
-    })
+    await insertAccepted(
+      db,
+      queuedRow(id, at, keyId, { idempotencyKeyHash: idempotencyHash(keyId, 'retry-1'), sealedInput }),
+    )
     expect(await gone(objectNameOf(id))).toBe(true)
     const again = await api('POST', '/v1/utilities/split-pdf/jobs', {
       key,

@@ -117,7 +117,8 @@ describe('one trace per job', () => {
       'admission wait',
       'create batch Job',
       'runner',
-      'download input',
+      // Its input rode with the job, sealed (docs/adr/0043): opened, not downloaded.
+      'open input',
       'work',
       'upload',
       'store manifest',
@@ -144,7 +145,7 @@ describe('one trace per job', () => {
     })
     const runner = one(spans, 'runner')
     expect(runner).toMatchObject({ service: 'dutil-runner-split-pdf', parent: request.id })
-    for (const name of ['download input', 'work', 'store manifest'])
+    for (const name of ['open input', 'work', 'store manifest'])
       expect(one(spans, name), name).toMatchObject({ service: 'dutil-runner-split-pdf', parent: runner.id })
     const work = one(spans, 'work')
     expect(work.tags).toMatchObject({ 'dutil.result.files': 3, 'dutil.result.pageCount': 3 })
