@@ -61,7 +61,7 @@ describe('acceptJob', () => {
       jobs: { create: async (uj: UtilityJobResource) => (seen.created = uj) },
       storage: { putObject: async (_b: string, key: string, body: Buffer) => void (stored[key] = body) },
       bucket: 'dutil',
-      sealing: { key: async () => installation },
+      sealing: { key: async () => installation, operatorTakesSealedInputs: async () => true },
       metrics: { jobsCreated: { inc: () => undefined } },
       log: pino({ level: 'silent' }),
     } as unknown as AcceptDeps
@@ -94,6 +94,22 @@ describe('acceptJob', () => {
     expect(seen.created?.spec.inputSealed).toBeUndefined()
   })
 
+  it('stores a small input too while the operator has not said it runs jobs whose input rides with them (mid-upgrade)', async () => {
+    const { installation, stored, seen, deps } = sealingDeps()
+    const earlier = {
+      ...deps,
+      sealing: { ...deps.sealing, operatorTakesSealedInputs: async () => false },
+    } as AcceptDeps
+    const uj = editPdfJob()
+    const input = { url: 'https://example.com/a.pdf', password: 'open sesame' }
+    await acceptJob(earlier, uj, input)
+    expect(seen.created?.spec.sealedInput).toBeUndefined()
+    expect(seen.created?.spec.inputSealed).toBe(true)
+    const record = JSON.parse(stored[uj.spec.inputKey]!.toString('utf8')) as unknown
+    expect(JSON.stringify(record)).not.toContain('open sesame')
+    expect(openInput(record, jobSealKey(installation, uj.spec.jobId), uj.spec.jobId)).toEqual(input)
+  })
+
   it("stores a large input with its passwords sealed with the job's own key, and marks the job so its runner gets that key", async () => {
     const { installation, stored, seen, deps } = sealingDeps()
     const uj = editPdfJob()
@@ -122,6 +138,7 @@ describe('acceptJob', () => {
         key: async () => {
           throw new Error('the input sealing key does not exist yet')
         },
+        operatorTakesSealedInputs: async () => true,
       },
     } as AcceptDeps
     await acceptJob(keyless, editPdfJob(), large)

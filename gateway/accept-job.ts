@@ -31,7 +31,7 @@ export interface AcceptDeps {
   /** The uploads its s3:// inputs may name (checked again when a lost hand-off completes). */
   uploads?: Pick<Uploads, 'find'>
   /** The installation's key that a job's secret input fields (passwords) are sealed with (docs/adr/0042). */
-  sealing: Pick<InputSealingKey, 'key'>
+  sealing: Pick<InputSealingKey, 'key' | 'operatorTakesSealedInputs'>
 }
 
 /** Each utility's secret input fields, found once from its schema. */
@@ -58,7 +58,8 @@ function installationKeyOf(d: Pick<AcceptDeps, 'sealing'>): () => Promise<Buffer
  * job marked so its runner is given that key: a password is never stored or handed to anything
  * but the runner in the clear, docs/adr/0042); then, when it is small, the whole of it sealed into
  * the UtilityJob (`sealedInput`, docs/adr/0043), which carries it to the runner and into the job's
- * row, with nothing written to storage (`stored` absent). A larger input is stored in the bucket.
+ * row, with nothing written to storage (`stored` absent), once the operator's leader said it runs
+ * such jobs. A larger input is stored in the bucket.
  */
 async function placedInput(
   d: Pick<AcceptDeps, 'sealing'>,
@@ -68,7 +69,10 @@ async function placedInput(
   const installationKey = installationKeyOf(d)
   const jobId = uj.spec.jobId
   const { stored, sealed } = await sealInput(input, SECRET_PATHS.get(uj.spec.utility) ?? [], installationKey, jobId)
-  if (Buffer.byteLength(JSON.stringify(stored)) <= INLINE_INPUT_MAX_BYTES) {
+  if (
+    Buffer.byteLength(JSON.stringify(stored)) <= INLINE_INPUT_MAX_BYTES &&
+    (await d.sealing.operatorTakesSealedInputs())
+  ) {
     const sealedInput = sealDocument(stored, jobSealKey(await installationKey(), jobId), jobId)
     return { uj: { ...uj, spec: { ...uj.spec, sealedInput } } }
   }

@@ -40,6 +40,12 @@ export interface JobControllerDeps {
  * keep pooled utilities' pods (docs/adr/0026).
  */
 export function jobControllers(d: JobControllerDeps) {
+  const sealing = InputSealingKey.of(
+    d.kc.makeApiClient(CoreV1Api),
+    d.config.namespace,
+    'read',
+    d.config.callbacks.signingSecretsName,
+  )
   const { config, caches, log } = d
   const ns = config.namespace
   const queue = new WorkQueue()
@@ -135,7 +141,7 @@ export function jobControllers(d: JobControllerDeps) {
         },
         config.storage.bucket,
       ),
-      InputSealingKey.of(d.kc.makeApiClient(CoreV1Api), ns, 'read', config.callbacks.signingSecretsName),
+      sealing,
     ),
     bucket: config.storage.bucket,
     runner: config.runner,
@@ -152,5 +158,5 @@ export function jobControllers(d: JobControllerDeps) {
       observeFinished(d.metrics, uj, status)
     },
   })
-  return { queue, callbackQueue, pools, reconciler }
+  return { queue, callbackQueue, pools, reconciler, sealing }
 }

@@ -29,6 +29,8 @@ export interface LeaderWork {
   failLostHandoffs(): Promise<unknown>
   /** Recomputes the queued counts from the rows (platform/db/queued-counts.ts recountQueued). */
   recountQueued(): Promise<unknown>
+  /** Says this operator runs jobs whose input rides with them (docs/adr/0043): once it leads. */
+  announceSealedInputs(): Promise<unknown>
   /** Throws when this replica may no longer act (program.fence). */
   fence(): void
   concurrency: number
@@ -63,6 +65,19 @@ export function addLeaderWork(program: Program, w: LeaderWork): Program {
         run: (signal) => {
           w.metrics.leader.set(1)
           signal.addEventListener('abort', () => w.metrics.leader.set(0), { once: true })
+        },
+      })
+      // Tried until it is written: the gateway stores every input until then.
+      .leaderOnly({
+        name: 'sealed inputs',
+        run: (signal) => {
+          let said = false
+          const say = () => {
+            if (!said)
+              void w.announceSealedInputs().then(() => (said = true), warnOnFailure('announcing sealed inputs'))
+          }
+          say()
+          return every(30_000, say, signal)
         },
       })
       .leaderOnly({

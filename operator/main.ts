@@ -58,7 +58,7 @@ const elector = leaderElector(kc, ns, election, log)
 const fence = program.fence(() => !elector || elector.mayAct())
 
 const wiring = { kc, config, caches, storage, db, records, events, metrics, fence, log }
-const { queue, callbackQueue, pools, reconciler } = jobControllers(wiring)
+const { queue, callbackQueue, pools, reconciler, sealing } = jobControllers(wiring)
 const callbacks = callbackController(wiring)
 const { upkeep, sweeps } = operatorSweeps(wiring)
 
@@ -81,6 +81,7 @@ addLeaderWork(program, {
   pools,
   failLostHandoffs: () => upkeep.failLostHandoffs(),
   recountQueued: () => upkeep.recountQueued(),
+  announceSealedInputs: () => sealing.announceSealedInputs(),
   fence,
   concurrency: config.concurrency,
   callbackConcurrency: config.callbacks.concurrency,

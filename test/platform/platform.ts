@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url'
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { ApiKeyAdmin } from '../../platform/api-key-admin.js'
 import { apiStatus } from '../../platform/kube.js'
+import { SEALED_INPUTS_ENTRY } from '../../platform/input-sealing-key.js'
+import { SECRET_OBJECTS } from '../../platform/secret-entries.js'
 import { storageClient } from '../../platform/storage-client.js'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { ensureDatabase, preparePostgres } from './postgres.js'
@@ -245,6 +247,17 @@ async function applyCrds(kubeconfigPath: string): Promise<void> {
     500,
   )
   kubectl('wait', '--for=condition=Established', '--timeout=60s', '-f', join(REPO_ROOT, 'crds'))
+}
+
+/** Whether the operator's leader wrote its sealed inputs entry in the signing Secret. */
+async function operatorTakesSealedInputs(kc: KubeConfig): Promise<boolean> {
+  const core = kc.makeApiClient(CoreV1Api)
+  try {
+    const secret = await core.readNamespacedSecret({ name: SECRET_OBJECTS.signing, namespace: NAMESPACE })
+    return Boolean(secret.data?.[SEALED_INPUTS_ENTRY])
+  } catch {
+    return false
+  }
 }
 
 async function ensureNamespaceAndSecret(
@@ -545,6 +558,9 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
         async () => (await getStatus(`http://127.0.0.1:${p.gateway}/readyz`)) === 200,
         60_000,
       )
+      // The operator's leader says it runs jobs whose input rides with them (docs/adr/0043);
+      // until then the gateway stores every input. Tests start on the platform as it runs.
+      await until('operator leading', () => operatorTakesSealedInputs(kc), 60_000)
     }
 
     return {
