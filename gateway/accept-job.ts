@@ -5,7 +5,7 @@ import { type JobRecord, traceparentOfJob } from '../contract/job-view.js'
 import { objectNameOf } from '../contract/ids.js'
 import { INLINE_INPUT_MAX_BYTES, MAX_INPUT_BYTES } from '../contract/runner-protocol.js'
 import { apiStatus } from '../platform/kube.js'
-import { readJsonObject, writeJsonObject } from '../platform/storage-client.js'
+import { readJsonObject, writeJsonText } from '../platform/storage-client.js'
 import { assertStorageInputsReadable } from './storage-inputs.js'
 import { ApiError, invalid } from './api-error.js'
 import { GrantRefused, storageGrant } from '../contract/storage-grant.js'
@@ -65,18 +65,17 @@ async function placedInput(
   d: Pick<AcceptDeps, 'sealing'>,
   uj: UtilityJobResource,
   input: unknown,
-): Promise<{ uj: UtilityJobResource; stored?: unknown }> {
+): Promise<{ uj: UtilityJobResource; stored?: string }> {
   const installationKey = installationKeyOf(d)
   const jobId = uj.spec.jobId
   const { stored, sealed } = await sealInput(input, SECRET_PATHS.get(uj.spec.utility) ?? [], installationKey, jobId)
-  if (
-    Buffer.byteLength(JSON.stringify(stored)) <= INLINE_INPUT_MAX_BYTES &&
-    (await d.sealing.operatorTakesSealedInputs())
-  ) {
-    const sealedInput = sealDocument(stored, jobSealKey(await installationKey(), jobId), jobId)
+  // Serialised once: its size decides where it goes, and the text is what is sealed or stored.
+  const json = JSON.stringify(stored)
+  if (Buffer.byteLength(json) <= INLINE_INPUT_MAX_BYTES && (await d.sealing.operatorTakesSealedInputs())) {
+    const sealedInput = sealDocument(json, jobSealKey(await installationKey(), jobId), jobId)
     return { uj: { ...uj, spec: { ...uj.spec, sealedInput } } }
   }
-  return sealed ? { uj: { ...uj, spec: { ...uj.spec, inputSealed: true } }, stored } : { uj, stored }
+  return sealed ? { uj: { ...uj, spec: { ...uj.spec, inputSealed: true } }, stored: json } : { uj, stored: json }
 }
 
 export type Accepted = { kind: 'created'; job: UtilityJobResource } | { kind: 'existing'; job: JobRecord }
@@ -94,7 +93,7 @@ export async function acceptJob(d: AcceptDeps, given: UtilityJobResource, input:
   const accepted = await d.records.accept(uj, async () => {
     if (stored === undefined) return
     try {
-      await writeJsonObject(d.storage, d.bucket, uj.spec.inputKey, stored)
+      await writeJsonText(d.storage, d.bucket, uj.spec.inputKey, stored)
     } catch (err) {
       // A storage failure, not the database's: the transaction rolls back, nothing is accepted,
       // and the caller may send the same request again.

@@ -39,9 +39,9 @@ export async function readMultipartRun(
   const stored: Array<Pick<Upload, 'storageKey' | 'name'> & { field: string }> = []
   const fileFields = new Set([
     ...DOCUMENT_FIELDS,
-    ...(takesAssets(utility) ? ['assets'] : []),
+    ...(takesList(utility, 'assets') ? ['assets'] : []),
     ...(takesStampImage(utility) ? ['stamp'] : []),
-    ...(takesAttachments(utility) ? ['attachments'] : []),
+    ...(takesList(utility, 'attachments') ? ['attachments'] : []),
   ])
   // The request's files are one batch: one entry of its runner's storage grant for them all.
   const nextId = newFileBatch()
@@ -92,9 +92,8 @@ export async function readMultipartRun(
   const url = (u: (typeof stored)[number]) => s3UrlOf(u.storageKey, uploads.bucket)
   const documents = stored.filter((u) => DOCUMENT_FIELDS.has(u.field))
   const urls = documents.map(url)
-  const assets = stored.filter((u) => u.field === 'assets').map(url)
   // A page given as html in the input needs no document part; everything else does.
-  const inline = takesAssets(utility) && 'html' in (rest as object)
+  const inline = takesList(utility, 'assets') && 'html' in (rest as object)
   if (urls.length === 0 && !inline)
     throw invalid('A multipart run needs at least one file part (named file).', [
       { path: 'file', message: 'is missing' },
@@ -112,25 +111,27 @@ export async function readMultipartRun(
       [{ path: 'file', message: 'must be one file' }],
     )
   else input = inline ? { ...rest } : { ...rest, url: urls[0] }
-  if (assets.length) {
-    const given = (rest as { assets?: unknown }).assets
-    input.assets = [...(Array.isArray(given) ? given : []), ...assets.map((url) => ({ url }))]
-  }
+  // List parts go after the entries the input gives: assets by URL, files to embed under their
+  // part's file name.
+  const given = rest as Record<string, unknown>
+  const after = (listed: unknown, parts: object[]) => [...(Array.isArray(listed) ? listed : []), ...parts]
+  const assets = stored.filter((u) => u.field === 'assets')
+  if (assets.length)
+    input.assets = after(
+      given.assets,
+      assets.map((u) => ({ url: url(u) })),
+    )
   const attached = stored.filter((u) => u.field === 'attachments')
-  if (attached.length) {
-    const given = (rest as { attachments?: unknown }).attachments
-    input.attachments = [
-      ...(Array.isArray(given) ? given : []),
-      ...attached.map((u) => ({ url: url(u), name: u.name })),
-    ]
-  }
+  if (attached.length)
+    input.attachments = after(
+      given.attachments,
+      attached.map((u) => ({ url: url(u), name: u.name })),
+    )
   const stamps = stored.filter((u) => u.field === 'stamp').map(url)
   if (stamps.length > 1)
     throw invalid('A multipart run takes one stamp part.', [{ path: 'stamp', message: 'must be one file' }])
-  if (stamps.length) {
-    const given = (rest as { stamp?: unknown }).stamp
-    input.stamp = { ...(given && typeof given === 'object' ? given : {}), image: stamps[0] }
-  }
+  if (stamps.length)
+    input.stamp = { ...(given.stamp && typeof given.stamp === 'object' ? given.stamp : {}), image: stamps[0] }
   const body: Record<string, unknown> = { input }
   if (fields.metadata !== undefined) body.metadata = json('metadata')
   if (fields.callbackUrl !== undefined) body.callbackUrl = fields.callbackUrl
@@ -146,31 +147,33 @@ async function drained(stream: AsyncIterable<Buffer>, name: string): Promise<Pic
   return { storageKey: uploadKey(Date.now(), `file_${'0'.repeat(26)}`, name) }
 }
 
+/** A utility's input fields as its schema declares them (the shapes the part names depend on). */
+function inputProperties(
+  utility: UtilityDefinition,
+): Record<string, { properties?: object; items?: { properties?: object } } | undefined> {
+  return (utility.inputSchema as { properties?: ReturnType<typeof inputProperties> }).properties ?? {}
+}
+
 /** Whether a utility's files carry a name of their own (zip-files' entries). */
 function filesTakeNames(utility: UtilityDefinition): boolean {
-  const files = (utility.inputSchema as { properties?: Record<string, { items?: { properties?: object } }> }).properties
-    ?.files
-  return 'fileName' in (files?.items?.properties ?? {})
+  return 'fileName' in (inputProperties(utility).files?.items?.properties ?? {})
 }
 
-/** Whether a utility takes files its page refers to (html-pdf's `assets`). */
-function takesAssets(utility: UtilityDefinition): boolean {
-  return 'assets' in ((utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {})
-}
-
-/** Whether a utility embeds files (edit-pdf's `attachments`): parts named `attachments`, each by its file name. */
-function takesAttachments(utility: UtilityDefinition): boolean {
-  return 'attachments' in ((utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {})
+/**
+ * Whether a utility takes a list of files beside its document, as parts of that name: html-pdf's
+ * `assets` (the files its page refers to), edit-pdf's `attachments` (files to embed).
+ */
+function takesList(utility: UtilityDefinition, field: 'assets' | 'attachments'): boolean {
+  return field in inputProperties(utility)
 }
 
 /** Whether a utility takes a stamp's picture or PDF (edit-pdf's `stamp.image`): a part named `stamp`. */
 function takesStampImage(utility: UtilityDefinition): boolean {
-  const stamp = (utility.inputSchema as { properties?: Record<string, { properties?: object }> }).properties?.stamp
-  return 'image' in (stamp?.properties ?? {})
+  return 'image' in (inputProperties(utility).stamp?.properties ?? {})
 }
 
 /** Whether a utility takes its documents as a `files` list of `{ url }` (merge-pdf) rather than one `url`. */
 function takesFiles(utility: UtilityDefinition): boolean {
-  const props = (utility.inputSchema as { properties?: Record<string, unknown> }).properties ?? {}
+  const props = inputProperties(utility)
   return 'files' in props && !('url' in props)
 }

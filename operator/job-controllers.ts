@@ -40,14 +40,9 @@ export interface JobControllerDeps {
  * keep pooled utilities' pods (docs/adr/0026).
  */
 export function jobControllers(d: JobControllerDeps) {
-  const sealing = InputSealingKey.of(
-    d.kc.makeApiClient(CoreV1Api),
-    d.config.namespace,
-    'read',
-    d.config.callbacks.signingSecretsName,
-  )
   const { config, caches, log } = d
   const ns = config.namespace
+  const sealing = InputSealingKey.of(d.kc.makeApiClient(CoreV1Api), ns, 'read', config.callbacks.signingSecretsName)
   const queue = new WorkQueue()
   const callbackQueue = new WorkQueue()
   // The unfinished jobs' pods and tenants, for the runner pools (fed below, with admission).

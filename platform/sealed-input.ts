@@ -84,11 +84,12 @@ export function unseal(sealed: unknown, key: Buffer, jobId: string): Record<stri
 }
 
 /**
- * A whole stored input sealed with the job's key (docs/adr/0043): the form in which a small input
- * rides with its job (the UtilityJob's `sealedInput`, the job's row, the runner's hand-over).
+ * A whole stored input, as its JSON text, sealed with the job's key (docs/adr/0043): the form in
+ * which a small input rides with its job (the UtilityJob's `sealedInput`, the job's row, the
+ * runner's hand-over).
  */
-export function sealDocument(stored: unknown, key: Buffer, jobId: string): string {
-  return sealText(JSON.stringify(stored), key, jobId)
+export function sealDocument(json: string, key: Buffer, jobId: string): string {
+  return sealText(json, key, jobId)
 }
 
 /** The stored input a {@link sealDocument} holds, or SealBroken. */

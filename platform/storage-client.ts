@@ -46,6 +46,11 @@ export async function writeJsonObject(
   key: string,
   value: unknown,
 ): Promise<void> {
-  const body = Buffer.from(JSON.stringify(value))
+  await writeJsonText(client, bucket, key, JSON.stringify(value))
+}
+
+/** {@link writeJsonObject} of a value already serialised (its caller needed the text itself). */
+export async function writeJsonText(client: Minio.Client, bucket: string, key: string, json: string): Promise<void> {
+  const body = Buffer.from(json)
   await client.putObject(bucket, key, body, body.length, { 'Content-Type': 'application/json' })
 }

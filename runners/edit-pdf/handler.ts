@@ -3,7 +3,7 @@ import { stat, writeFile } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import { join } from 'node:path'
 import { outputFileName } from '../common/file-names.js'
-import { limitText, openInput, readWhole, withSpooledInput, type SourceOptions } from '../common/read-input.js'
+import { downloadInput, limitText, openInput, withSpooledInput, type SourceOptions } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected } from '../common/runner-error.js'
 import { documentInfoOf, infoExtras, infoRefOf, objectValueOf, pdfFactsOf, rootRefOf } from '../common/pdf-facts.js'
@@ -23,8 +23,7 @@ async function stampFile(
 ): Promise<Uint8Array> {
   const m = await import('./stamp.js')
   if (stamp.image === undefined) return m.stampPage(stamp)
-  const source = await openInput(stamp.image, { ...from, maxBytes: EDIT_PDF_LIMITS.maxStampBytes, what: 'stamp' })
-  const bytes = await readWhole(source.body)
+  const bytes = await downloadInput(stamp.image, { ...from, maxBytes: EDIT_PDF_LIMITS.maxStampBytes, what: 'stamp' })
   const kind = m.stampSourceOf(bytes, EDIT_PDF_LIMITS.maxStampPixels)
   if (typeof kind === 'string') throw rejected(`stamp.image: ${kind}.`)
   if (kind.kind !== 'pdf')

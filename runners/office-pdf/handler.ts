@@ -6,7 +6,7 @@ import { openInput, readWhole } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import { DAMAGED_DOCUMENT, detectOffice, PASSWORD_UNSUPPORTED, type OfficeFormat } from './detect.js'
-import { decryptOoxml, isEncryptedOoxml, ProtectedDocumentError } from './ooxml-encryption.js'
+import { decryptOoxml, ProtectedDocumentError } from './ooxml-encryption.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
 import type { Office, OfficeExportOptions, OfficeRequest } from './office.js'
 import { countPdfPages } from './page-count.js'
@@ -83,9 +83,9 @@ export function officeRequest(input: OfficePdfInput, inputPath: string, outputPa
  * needed, and goes unused).
  */
 export function unprotected(bytes: Buffer, password: string | undefined): Buffer {
-  if (password === undefined || !isEncryptedOoxml(bytes)) return bytes
+  if (password === undefined) return bytes
   try {
-    return decryptOoxml(bytes, password)
+    return decryptOoxml(bytes, password) ?? bytes
   } catch (err) {
     if (err instanceof ProtectedDocumentError) throw rejected(err.message)
     throw err

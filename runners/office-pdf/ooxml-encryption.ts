@@ -46,28 +46,27 @@ const unsupported = (what: string) =>
 const wrongPassword = () =>
   new ProtectedDocumentError('wrong_password', 'The password given does not open the document.')
 
-/** Whether the file is a protected docx, xlsx or pptx (a Compound File with an EncryptedPackage). */
-export function isEncryptedOoxml(file: Buffer): boolean {
-  try {
-    return readCfbStream(file, 'EncryptedPackage') !== null
-  } catch (err) {
-    if (err instanceof CfbError) return false
-    throw err
-  }
-}
-
-/** The decrypted package (a zip) of a protected docx, xlsx or pptx, or ProtectedDocumentError. */
-export function decryptOoxml(file: Buffer, password: string): Buffer {
-  let info: Buffer | null
+/**
+ * The decrypted package (a zip) of a protected docx, xlsx or pptx; null when the file is none (no
+ * Compound File holding an encrypted package); or ProtectedDocumentError.
+ */
+export function decryptOoxml(file: Buffer, password: string): Buffer | null {
   let encrypted: Buffer | null
   try {
-    info = readCfbStream(file, 'EncryptionInfo')
     encrypted = readCfbStream(file, 'EncryptedPackage')
+  } catch (err) {
+    if (err instanceof CfbError) return null
+    throw err
+  }
+  if (!encrypted) return null
+  let info: Buffer | null
+  try {
+    info = readCfbStream(file, 'EncryptionInfo')
   } catch (err) {
     if (err instanceof CfbError) throw damaged('its container cannot be read')
     throw err
   }
-  if (!info || !encrypted) throw damaged('it has no encryption information')
+  if (!info) throw damaged('it has no encryption information')
   if (info.length < 8 || info.length > MAX_INFO_BYTES) throw damaged('its encryption information is malformed')
   if (encrypted.length < 8) throw damaged('its encrypted package is empty')
   const size = Number(encrypted.readBigUInt64LE(0))

@@ -601,7 +601,7 @@ describe('a hand-off completed on the retry', () => {
     const id = `job_${ulid(at)}`
     // The row as the gateway writes it before the UtilityJob: the input sealed with the job's key.
     const installation = await InputSealingKey.of(kubeConfig().makeApiClient(CoreV1Api), 'dutil', 'make').key()
-    const sealedInput = sealDocument({ url }, jobSealKey(installation, id), id)
+    const sealedInput = sealDocument(JSON.stringify({ url }), jobSealKey(installation, id), id)
     await insertAccepted(
       db,
       queuedRow(id, at, keyId, { idempotencyKeyHash: idempotencyHash(keyId, 'retry-1'), sealedInput }),
