@@ -446,6 +446,24 @@ describe('planOf', () => {
     expect(refusal(() => planOf('bookmarks-write', fields(), [a]))).toMatchObject({ field: 'bookmarks' })
   })
 
+  it('converts each PDF to PDF/A as an edit-pdf job, and refuses PDF/UA of an existing PDF', () => {
+    const pdf = file('a.pdf')
+    expect(planOf('convert', fields({ pdfa: 'PDF/A-2b', pdfua: 'false' }), [pdf])).toEqual({
+      runs: [{ utility: 'edit-pdf', input: { url: pdf.url, pdfa: 'PDF/A-2b' }, stem: 'a' }],
+      merge: false,
+      split: false,
+    })
+    expect(refusal(() => planOf('convert', fields({ pdfa: 'PDF/A-2b', pdfua: 'true' }), [pdf]))).toMatchObject({
+      field: 'pdfua',
+      message: expect.stringMatching(/does not make PDF\/UA of an existing PDF/),
+    })
+    expect(refusal(() => planOf('convert', fields(), [pdf]))).toMatchObject({
+      field: 'pdfa',
+      message: "form field 'pdfa' is required",
+    })
+    expect(refusal(() => planOf('convert', fields({ pdfa: 'PDF/A-4' }), [pdf]))).toMatchObject({ field: 'pdfa' })
+  })
+
   it('flattens, turns and writes the metadata of each PDF as an edit-pdf job named after it', () => {
     const pdfs = [file('b.pdf'), file('a.pdf')]
     expect(planOf('flatten', fields(), pdfs)).toEqual({

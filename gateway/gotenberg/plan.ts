@@ -36,6 +36,7 @@ export const GOTENBERG_ROUTES = {
   '/forms/pdfengines/stamp': 'stamp',
   '/forms/pdfengines/encrypt': 'encrypt',
   '/forms/pdfengines/embed': 'embed',
+  '/forms/pdfengines/convert': 'convert',
 } as const
 export type GotenbergRoute = (typeof GOTENBERG_ROUTES)[keyof typeof GOTENBERG_ROUTES]
 
@@ -638,7 +639,8 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
     case 'metadata-write':
     case 'watermark':
     case 'stamp':
-    case 'encrypt': {
+    case 'encrypt':
+    case 'convert': {
       const mark = files.filter((f) => f.field === route)
       const edit = editOf(route, fields, mark)
       const pdfs = sortedFiles(
@@ -743,7 +745,7 @@ export function planOf(route: GotenbergRoute, fields: Fields, files: readonly Fo
 
 /** What Gotenberg's one-edit routes ask of edit-pdf, from their fields: an edit for each PDF of the request. */
 function editOf(
-  route: 'flatten' | 'rotate' | 'metadata-write' | 'watermark' | 'stamp' | 'encrypt',
+  route: 'flatten' | 'rotate' | 'metadata-write' | 'watermark' | 'stamp' | 'encrypt' | 'convert',
   fields: Fields,
   /** The watermark or stamp route's own file (`watermark`, `stamp`): its picture or PDF. */
   mark: readonly FormFile[] = [],
@@ -796,6 +798,25 @@ function editOf(
     case 'flatten':
       checkFields(fields, new Set())
       return { flatten: true }
+    case 'convert': {
+      // An existing PDF made archival (edit-pdf's pdfa, by Ghostscript). PDF/UA is not made of an
+      // existing PDF: its structure cannot be invented by a rewrite (docs/adr/0044).
+      const given = checkFields(fields, new Set(['pdfa', 'pdfua']))
+      const pdfua = given.get('pdfua')
+      if (pdfua !== undefined && parseBool('pdfua', pdfua))
+        throw new FormRefused(
+          'pdfua',
+          "form field 'pdfua' is not taken: dutil does not make PDF/UA of an existing PDF (a rewrite cannot give it the structure accessibility needs); make it accessible where it is made (html-pdf's tagged, office-pdf's pdfua)",
+        )
+      const pdfa = given.get('pdfa')
+      if (pdfa === undefined || pdfa === '') throw new FormRefused('pdfa', "form field 'pdfa' is required")
+      if (!PDFA_LEVELS.has(pdfa))
+        throw new FormRefused(
+          'pdfa',
+          `form field 'pdfa' is invalid (got '${clip(pdfa)}'): PDF/A-1b, PDF/A-2b or PDF/A-3b`,
+        )
+      return { pdfa }
+    }
     case 'rotate': {
       const given = checkFields(fields, new Set(['rotateAngle', 'rotatePages']))
       const angle = given.get('rotateAngle')

@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseBoundedJson } from '../../platform/bounded-json.js'
-import { allowedEnv } from './child-env.js'
-import { killWithRunner } from './child-groups.js'
+import { runBoundedChild } from './bounded-child.js'
 import { rejected, RunnerError } from './runner-error.js'
 
 export const QPDF = process.env.DUTIL_QPDF_PATH || '/usr/bin/qpdf'
@@ -59,41 +57,14 @@ export async function runQpdf(
   args: string[],
   o: { cwd: string; timeoutMs: number; maxOutputBytes: number; exitCodes?: number[] },
 ): Promise<QpdfRun> {
-  const child = spawn(QPDF, args, {
-    cwd: o.cwd,
-    env: { ...allowedEnv(QPDF_ENV), TMPDIR: o.cwd },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  })
-  killWithRunner(child)
-  const out: Buffer[] = []
-  let outBytes = 0
-  let err = ''
-  let overflow = false
-  child.stdout.on('data', (c: Buffer) => {
-    outBytes += c.length
-    if (outBytes > o.maxOutputBytes) {
-      overflow = true
-      child.kill('SIGKILL')
-    } else out.push(c)
-  })
-  child.stderr.on('data', (c: Buffer) => {
-    if (err.length < 64 * 1024) err += c.toString('utf8')
-  })
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    child.kill('SIGKILL')
-  }, o.timeoutMs)
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', (c, s) => resolve([c, s]))
-  }).finally(() => clearTimeout(timer))
-  if (timedOut) throw rejected(`qpdf did not finish its work on the PDF within ${Math.round(o.timeoutMs / 1000)} s.`)
-  if (overflow) throw rejected('The PDF is too intricate to describe (its structure passes the size dutil reads).')
-  if (code === 0 || (code !== null && o.exitCodes?.includes(code))) return { stdout: Buffer.concat(out), code }
-  if (/invalid password|password/i.test(err)) throw new PasswordRequired()
-  if (code === 2) throw rejected(`The file is not a PDF qpdf can read (${qpdfReason(err)}).`)
+  const run = await runBoundedChild(QPDF, args, { ...o, env: QPDF_ENV })
+  const { code, signal } = run
+  if (run.timedOut)
+    throw rejected(`qpdf did not finish its work on the PDF within ${Math.round(o.timeoutMs / 1000)} s.`)
+  if (run.overflow) throw rejected('The PDF is too intricate to describe (its structure passes the size dutil reads).')
+  if (code === 0 || (code !== null && o.exitCodes?.includes(code))) return { stdout: run.stdout, code }
+  if (/invalid password|password/i.test(run.stderr)) throw new PasswordRequired()
+  if (code === 2) throw rejected(`The file is not a PDF qpdf can read (${qpdfReason(run.stderr)}).`)
   throw new RunnerError('upstream_error', `qpdf stopped while working on the PDF (${signal ?? `exit ${code}`}).`)
 }
 

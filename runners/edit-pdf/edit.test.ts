@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { documentInfoOf, infoExtras, pdfFactsOf } from '../common/pdf-facts.js'
-import { encryptArgs, infoUpdate, pdfDate, qpdfArgs, qpdfRanges } from './edit.js'
+import { encryptArgs, infoUpdate, pdfDate, qpdfArgs, qpdfRanges, rewrittenInfoUpdate } from './edit.js'
 import { checkEditPdf } from './utility.js'
 
 const files = { input: '/s/input.pdf', output: '/s/output.pdf' }
@@ -264,5 +264,135 @@ describe('qpdfReason', () => {
       ),
     ).toBe('unable to find trailer dictionary while recovering damaged file')
     expect(qpdfReason('')).toBe('no reason given')
+  })
+})
+
+describe('qpdf around a Ghostscript rewrite', () => {
+  const input = {
+    url: 'u',
+    flatten: true,
+    pdfa: 'PDF/A-1b' as const,
+    info: { title: 'T' },
+    compress: true,
+    linearize: true,
+  }
+  it('edits the pages before it (lifting a protection) and the file after it', () => {
+    const before = qpdfArgs(
+      input,
+      2,
+      { ...files, passwordFile: '/s/password', removeAttachments: ['note.txt'] },
+      'before',
+    )
+    expect(before).toEqual([
+      '--warning-exit-0',
+      '--password-file=/s/password',
+      '/s/input.pdf',
+      '--generate-appearances',
+      '--flatten-annotations=all',
+      '--remove-attachment=note.txt',
+      '--decrypt',
+      '/s/output.pdf',
+    ])
+    const after = qpdfArgs(input, 2, { ...files, infoUpdate: '/s/u.json', encryptArgs: '/s/e.args' }, 'after')
+    expect(after).toEqual([
+      '--warning-exit-0',
+      '/s/input.pdf',
+      '--update-from-json=/s/u.json',
+      // PDF/A: a line end before each endstream; PDF/A-1 is PDF 1.4, without object streams.
+      '--newline-before-endstream',
+      '--object-streams=disable',
+      '--compress-streams=y',
+      '--recompress-flate',
+      '--compression-level=9',
+      '--linearize',
+      '@/s/e.args',
+      '/s/output.pdf',
+    ])
+    expect(qpdfArgs({ ...input, pdfa: 'PDF/A-2b' }, 2, files, 'after')).toContain('--object-streams=generate')
+  })
+})
+
+describe('rewrittenInfoUpdate', () => {
+  const trailer = { '/Root': '1 0 R', '/Info': '7 0 R', '/Size': 9 }
+  const now = new Date('2026-11-30T10:15:00Z')
+  it('writes the information whole, the creation date kept, and the same in the XMP of a PDF/A document', () => {
+    const { update, xmp } = rewrittenInfoUpdate(
+      { trailer, maxObjectId: 8 },
+      {
+        info: { title: 'Отчёт & <co>', author: 'Ada', keywords: ['a', 'b'] },
+        created: "D:20250102030405+01'00'",
+        now,
+        pdfa: {
+          level: 'PDF/A-2b',
+          catalog: { ref: '1 0 R', value: { '/Type': '/Catalog', '/Metadata': '5 0 R' } },
+          xmpFile: 'm.xmp',
+        },
+      },
+    )
+    expect(update).toEqual({
+      qpdf: [
+        expect.objectContaining({ maxobjectid: 8 }),
+        {
+          'obj:7 0 R': {
+            value: {
+              '/Title': 'u:Отчёт & <co>',
+              '/Author': 'u:Ada',
+              '/Keywords': 'u:a, b',
+              '/CreationDate': "u:D:20250102030405+01'00'",
+              '/ModDate': 'u:D:20261130101500Z',
+            },
+          },
+          'obj:5 0 R': { stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, datafile: 'm.xmp' } },
+        },
+      ],
+    })
+    expect(xmp).toContain('<rdf:li xml:lang="x-default">Отчёт &amp; &lt;co&gt;</rdf:li>')
+    expect(xmp).toContain('<dc:creator><rdf:Seq><rdf:li>Ada</rdf:li></rdf:Seq></dc:creator>')
+    expect(xmp).toContain('<pdf:Keywords>a, b</pdf:Keywords>')
+    expect(xmp).toContain('<xmp:CreateDate>2025-01-02T03:04:05+01:00</xmp:CreateDate>')
+    expect(xmp).toContain('<xmp:ModifyDate>2026-11-30T10:15:00Z</xmp:ModifyDate>')
+    expect(xmp).toContain('<pdfaid:part>2</pdfaid:part>')
+    expect(xmp).not.toContain('dc:description')
+  })
+  it('makes the Info dictionary and the metadata stream a document lacks, numbered after its highest object', () => {
+    const { update } = rewrittenInfoUpdate(
+      { trailer: { '/Root': '1 0 R', '/Size': 9 }, maxObjectId: 8 },
+      {
+        info: {},
+        created: 'not a date',
+        now,
+        pdfa: { level: 'PDF/A-3b', catalog: { ref: '1 0 R', value: { '/Type': '/Catalog' } }, xmpFile: 'm.xmp' },
+      },
+    )
+    const objects = (update as { qpdf: [unknown, Record<string, { value?: unknown }>] }).qpdf[1]
+    expect(objects['obj:9 0 R'].value).toEqual({
+      '/CreationDate': 'u:D:20261130101500Z',
+      '/ModDate': 'u:D:20261130101500Z',
+    })
+    expect(objects['obj:1 0 R'].value).toEqual({ '/Type': '/Catalog', '/Metadata': '10 0 R' })
+    expect(objects['obj:10 0 R']).toHaveProperty('stream')
+    expect(objects.trailer.value).toEqual({ '/Root': '1 0 R', '/Size': 9, '/Info': '9 0 R' })
+    // No PDF/A: no metadata written.
+    const plain = rewrittenInfoUpdate({ trailer, maxObjectId: 8 }, { info: { title: 'T' }, created: undefined, now })
+    expect(plain.xmp).toBeUndefined()
+    expect(Object.keys((plain.update as { qpdf: [unknown, object] }).qpdf[1])).toEqual(['obj:7 0 R'])
+  })
+})
+
+describe('checkEditPdf and PDF/A', () => {
+  it('refuses what a PDF/A document cannot hold: encryption, attachments, a transparent stamp in PDF/A-1b', () => {
+    expect(checkEditPdf({ url: 'u', pdfa: 'PDF/A-2b' })).toEqual([])
+    expect(checkEditPdf({ url: 'u', imageQuality: 50 })).toEqual([])
+    expect(checkEditPdf({ url: 'u', pdfa: 'PDF/A-2b', encrypt: { userPassword: 'x' } }).map((p) => p.path)).toEqual([
+      'encrypt',
+    ])
+    expect(checkEditPdf({ url: 'u', pdfa: 'PDF/A-3b', attachments: [{ url: 'a' }] }).map((p) => p.path)).toEqual([
+      'attachments',
+    ])
+    expect(checkEditPdf({ url: 'u', pdfa: 'PDF/A-1b', stamp: { text: 'X' } }).map((p) => p.path)).toEqual([
+      'stamp.opacity',
+    ])
+    expect(checkEditPdf({ url: 'u', pdfa: 'PDF/A-1b', stamp: { text: 'X', opacity: 1 } })).toEqual([])
+    expect(checkEditPdf({ url: 'u', pdfa: 'PDF/A-2b', stamp: { text: 'X' } })).toEqual([])
   })
 })

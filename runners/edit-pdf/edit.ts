@@ -3,8 +3,10 @@ import { INFO_KEYS, infoRefOf, type PdfFacts } from '../common/pdf-facts.js'
 import { selectedPages } from '../common/page-ranges.js'
 import { outlineObjects, type BookmarkToWrite } from './outline.js'
 import type { StampOptions } from './stamp.js'
+import type { RewriteOptions } from './ghostscript.js'
+import { xmpDate, xmpPacket, type PdfaLevel } from './xmp.js'
 
-export interface EditPdfInput {
+export interface EditPdfInput extends RewriteOptions {
   url: string
   flatten?: boolean
   rotate?: { angle: 90 | 180 | 270; pages?: string }
@@ -153,52 +155,128 @@ export interface EditFiles {
   passwordFile?: string
   /** The file holding the encryption's arguments (encryptArgs), when the output is protected. */
   encryptArgs?: string
+  /** Embedded files to remove (their keys in the document's name tree): PDF/A as dutil writes it carries none. */
+  removeAttachments?: string[]
   /** The files to embed, downloaded to scratch, with the names and descriptions they get. */
   attachments?: Array<{ path: string; name: string; description?: string; mimeType?: string }>
 }
 
 /**
- * qpdf's arguments for one edit (pure): every edit asked for, in one run of qpdf, which reads the
- * document once and writes it once. Page ranges are checked against the document (a page past
- * its end is the input's fault) and written as qpdf's own.
+ * Which of a document's edits a qpdf run makes: `whole`, every edit in one run (no Ghostscript
+ * rewrite); around a rewrite, `before` it the edits of the pages and their structure (flatten,
+ * rotate, stamp, bookmarks, attachments, the protection lifted) and `after` it those of the file
+ * (the document information, compression, linearization, protection).
  */
-export function qpdfArgs(input: EditPdfInput, pageCount: number, files: EditFiles): string[] {
+export type QpdfStage = 'whole' | 'before' | 'after'
+
+/**
+ * qpdf's arguments for one edit (pure): every edit asked for of its stage, in one run of qpdf,
+ * which reads the document once and writes it once. Page ranges are checked against the document
+ * (a page past its end is the input's fault) and written as qpdf's own.
+ */
+export function qpdfArgs(
+  input: EditPdfInput,
+  pageCount: number,
+  files: EditFiles,
+  stage: QpdfStage = 'whole',
+): string[] {
   const pagesOf = (ranges: string | undefined) =>
     ranges === undefined ? `1-${pageCount}` : qpdfRanges(selectedPages(ranges, pageCount))
+  const pages = stage !== 'after'
+  const file = stage !== 'before'
   // Damage qpdf can repair is repaired, with a warning that is no failure.
   const args = ['--warning-exit-0']
-  if (files.passwordFile) args.push(`--password-file=${files.passwordFile}`)
+  if (files.passwordFile && pages) args.push(`--password-file=${files.passwordFile}`)
   args.push(files.input)
   if (files.infoUpdate) args.push(`--update-from-json=${files.infoUpdate}`)
-  if (input.flatten) args.push('--generate-appearances', '--flatten-annotations=all')
-  if (input.rotate) args.push(`--rotate=+${input.rotate.angle}:${pagesOf(input.rotate.pages)}`)
-  if (input.stamp && files.stamp)
-    args.push(
-      input.stamp.layer === 'under' ? '--underlay' : '--overlay',
-      files.stamp,
-      `--to=${pagesOf(input.stamp.pages)}`,
-      '--from=1',
-      '--repeat=1',
-      '--',
-    )
-  // Files embedded (an existing one of the same name replaced), named as given.
-  for (const a of files.attachments ?? [])
-    args.push(
-      '--add-attachment',
-      a.path,
-      `--key=${a.name}`,
-      `--filename=${a.name}`,
-      ...(a.description ? [`--description=${a.description}`] : []),
-      ...(a.mimeType ? [`--mimetype=${a.mimeType}`] : []),
-      '--replace',
-      '--',
-    )
-  if (input.compress)
-    args.push('--object-streams=generate', '--compress-streams=y', '--recompress-flate', '--compression-level=9')
-  if (input.linearize) args.push('--linearize')
+  if (pages) {
+    if (input.flatten) args.push('--generate-appearances', '--flatten-annotations=all')
+    if (input.rotate) args.push(`--rotate=+${input.rotate.angle}:${pagesOf(input.rotate.pages)}`)
+    if (input.stamp && files.stamp)
+      args.push(
+        input.stamp.layer === 'under' ? '--underlay' : '--overlay',
+        files.stamp,
+        `--to=${pagesOf(input.stamp.pages)}`,
+        '--from=1',
+        '--repeat=1',
+        '--',
+      )
+    for (const key of files.removeAttachments ?? []) args.push(`--remove-attachment=${key}`)
+    // Files embedded (an existing one of the same name replaced), named as given.
+    for (const a of files.attachments ?? [])
+      args.push(
+        '--add-attachment',
+        a.path,
+        `--key=${a.name}`,
+        `--filename=${a.name}`,
+        ...(a.description ? [`--description=${a.description}`] : []),
+        ...(a.mimeType ? [`--mimetype=${a.mimeType}`] : []),
+        '--replace',
+        '--',
+      )
+  }
+  if (file) {
+    // PDF/A asks for a line end before every endstream keyword, which qpdf writes only when told.
+    if (input.pdfa) args.push('--newline-before-endstream')
+    if (input.compress)
+      args.push(
+        // PDF/A-1 is PDF 1.4: no object streams.
+        `--object-streams=${input.pdfa === 'PDF/A-1b' ? 'disable' : 'generate'}`,
+        '--compress-streams=y',
+        '--recompress-flate',
+        '--compression-level=9',
+      )
+    if (input.linearize) args.push('--linearize')
+  }
   // A protected input's protection goes, unless the output is protected anew.
-  if (files.encryptArgs) args.push(`@${files.encryptArgs}`)
-  else if (files.passwordFile) args.push('--decrypt')
+  if (files.encryptArgs && file) args.push(`@${files.encryptArgs}`)
+  else if (files.passwordFile && pages) args.push('--decrypt')
   args.push(files.output)
   return args
+}
+
+/**
+ * qpdf's update document that writes a rewritten document's information (pure): `info` whole in
+ * its Info dictionary (a new one when it has none), the creation date kept, the modification date
+ * now; and for a PDF/A document the same in its XMP metadata (`xmpFile`, written from xmpPacket),
+ * in place of Ghostscript's, which the standard asks to agree with the Info dictionary.
+ */
+export function rewrittenInfoUpdate(
+  facts: Pick<PdfFacts, 'trailer' | 'maxObjectId'>,
+  o: {
+    info: DocumentInfo
+    /** The original document's creation date (a PDF date), when it has one. */
+    created: string | undefined
+    now: Date
+    pdfa?: { level: PdfaLevel; catalog: { ref: string; value: Record<string, unknown> }; xmpFile: string }
+  },
+): { update: object; xmp?: string } {
+  const value: Record<string, unknown> = {}
+  for (const [field, key] of Object.entries(INFO_KEYS) as Array<[keyof DocumentInfo, string]>) {
+    const given = o.info[field]
+    if (given !== undefined) value[key] = `u:${Array.isArray(given) ? given.join(', ') : given}`
+  }
+  const modified = pdfDate(o.now)
+  const created = o.created !== undefined && xmpDate(o.created) ? o.created : modified
+  value['/CreationDate'] = `u:${created}`
+  value['/ModDate'] = `u:${modified}`
+  const existing = infoRefOf(facts.trailer)
+  let next = facts.maxObjectId
+  const infoRef = existing ?? `${++next} 0 R`
+  const objects: Record<string, unknown> = { [`obj:${infoRef}`]: { value } }
+  const trailer: Record<string, unknown> = { ...facts.trailer }
+  if (!existing) trailer['/Info'] = infoRef
+  let xmp: string | undefined
+  if (o.pdfa) {
+    xmp = xmpPacket({ level: o.pdfa.level, info: o.info, created: xmpDate(created)!, modified: xmpDate(modified)! })
+    const current = o.pdfa.catalog.value['/Metadata']
+    const metadataRef = typeof current === 'string' && /^\d+ \d+ R$/.test(current) ? current : `${++next} 0 R`
+    objects[`obj:${metadataRef}`] = {
+      stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, datafile: o.pdfa.xmpFile },
+    }
+    if (metadataRef !== current)
+      objects[`obj:${o.pdfa.catalog.ref}`] = { value: { ...o.pdfa.catalog.value, '/Metadata': metadataRef } }
+  }
+  if (!existing) objects.trailer = { value: trailer }
+  return { update: { qpdf: [updateHeader(facts.maxObjectId), objects] }, ...(xmp !== undefined ? { xmp } : {}) }
 }

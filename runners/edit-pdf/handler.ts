@@ -11,6 +11,8 @@ import { describePdf, openedWith, passwordFile, runQpdf } from '../common/qpdf.j
 import { documentUpdate, encryptArgs, qpdfArgs, type EditFiles, type EditPdfInput } from './edit.js'
 import { bookmarkCount, pageOutside, pageRefsOf } from './outline.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
+import { rewrites } from './ghostscript.js'
+import { attachmentKeysOf, rewriteAndFinish } from './rewrite.js'
 
 /**
  * The page qpdf lays on the pages stamped: the text or the picture drawn on a page of its own
@@ -121,6 +123,8 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
           '--json-object=trailer',
           // Bookmarks open pages: their objects.
           ...(input.bookmarks ? ['--json-key=pages'] : []),
+          // A PDF/A document carries no embedded files: the ones to remove.
+          ...(input.pdfa ? ['--json-key=attachments'] : []),
         ]),
         qpdf([...opened, '--show-npages', files.input]),
         input.stamp ? stampFile(input.stamp, { storage, ...config.outbound }) : undefined,
@@ -153,9 +157,20 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
     }
     if (input.attachments)
       files.attachments = await spooledAttachments(input.attachments, work, { storage, ...config.outbound })
-    const args = () => qpdfArgs(input, facts.pageCount, files)
+    // Ghostscript's rewrite (pdfa, pictures) splits the edit in two: qpdf's edits of the pages
+    // before it (when there are any), of the file after it.
+    const rewrite = rewrites(input)
+    if (input.pdfa) files.removeAttachments = attachmentKeysOf(report)
+    const pageEdits =
+      !rewrite ||
+      Boolean(input.flatten || input.rotate || input.stamp || input.bookmarks || input.attachments) ||
+      files.passwordFile !== undefined ||
+      (files.removeAttachments?.length ?? 0) > 0
+    const edited = rewrite ? join(work, 'stage-1.pdf') : files.output
+    const args = () => qpdfArgs(input, facts.pageCount, { ...files, output: edited }, rewrite ? 'before' : 'whole')
+    const writesInfo = input.info !== undefined && !rewrite
     let objects: unknown
-    if (input.info || input.bookmarks) {
+    if (writesInfo || input.bookmarks) {
       // The update is written from what the document has: read first, then the edit.
       objects = await objectsRead
       const current = ref ? objectValueOf(objects, ref) : undefined
@@ -164,7 +179,7 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
         throw rejected('The PDF has no document catalog to hang bookmarks from.')
       files.infoUpdate = join(work, 'update.json')
       const update = documentUpdate(facts, {
-        ...(input.info ? { info: { current, info: input.info, now: new Date() } } : {}),
+        ...(writesInfo ? { info: { current, info: input.info!, now: new Date() } } : {}),
         ...(input.bookmarks
           ? {
               outline: {
@@ -179,9 +194,23 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       await qpdf(args())
     } else {
       // The document information only goes into the result: read beside the edit.
-      ;[objects] = await Promise.all([objectsRead, qpdf(args())])
+      ;[objects] = await Promise.all([objectsRead, pageEdits ? qpdf(args()) : undefined])
     }
     const current = ref ? objectValueOf(objects, ref) : undefined
+    const info = rewrite
+      ? await rewriteAndFinish({
+          input,
+          pageCount: facts.pageCount,
+          source: pageEdits ? edited : files.input,
+          output: files.output,
+          work,
+          original: current,
+          encryptArgs: files.encryptArgs,
+          timeoutMs: EDIT_PDF_LIMITS.rewriteTimeoutMs,
+          describe: (file, args) => describePdf(file, args, bounds),
+          qpdf,
+        })
+      : { ...documentInfoOf(current), ...input.info }
     const name = outputFileName(sourceName, 'pdf', 'document')
     const file = await storeStream(name, createReadStream(files.output), 'application/pdf')
     return {
@@ -191,7 +220,7 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
         encrypted: input.encrypt !== undefined,
         ...(input.bookmarks ? { bookmarkCount: bookmarkCount(input.bookmarks) } : {}),
         ...(files.attachments ? { attachmentCount: files.attachments.length } : {}),
-        ...infoExtras({ ...documentInfoOf(current), ...input.info }),
+        ...infoExtras(info),
       },
     }
   })

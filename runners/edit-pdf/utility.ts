@@ -24,9 +24,12 @@ export const EDITS = [
   'flatten',
   'rotate',
   'stamp',
-  'info',
   'bookmarks',
   'attachments',
+  'imageQuality',
+  'maxImageResolution',
+  'pdfa',
+  'info',
   'compress',
   'linearize',
   'encrypt',
@@ -39,7 +42,7 @@ export const EDITS = [
  */
 export function checkEditPdf(input: unknown): InputProblem[] {
   const i = input as {
-    stamp?: { text?: string; image?: string; fontSize?: number; color?: string; scale?: number }
+    stamp?: { text?: string; image?: string; fontSize?: number; color?: string; scale?: number; opacity?: number }
     password?: string
     encrypt?: { userPassword?: string; ownerPassword?: string }
   } & Record<string, unknown>
@@ -63,6 +66,22 @@ export function checkEditPdf(input: unknown): InputProblem[] {
     )
     if (!i.encrypt.userPassword && !i.encrypt.ownerPassword)
       problems.push({ path: 'encrypt', message: 'needs a userPassword, an ownerPassword or both' })
+  }
+  if (i.pdfa !== undefined) {
+    if (i.encrypt)
+      problems.push({ path: 'encrypt', message: 'cannot go with pdfa: an archival PDF (PDF/A) is never encrypted' })
+    if (i.pdfa === 'PDF/A-1b' && i.stamp && (i.stamp.opacity ?? 0.5) < 1)
+      problems.push({
+        path: 'stamp.opacity',
+        message:
+          'must be 1 with PDF/A-1b, which has no transparency (each page stamped would become a picture): give opacity 1, or make PDF/A-2b',
+      })
+    if (i.attachments)
+      problems.push({
+        path: 'attachments',
+        message:
+          'cannot go with pdfa: an archival PDF as dutil writes it embeds no files (PDF/A-1 forbids them, PDF/A-2 takes PDF/A files only)',
+      })
   }
   const names = (i.attachments as Array<{ name?: string }> | undefined)?.map((a) => a.name).filter((n) => n)
   if (names && new Set(names).size !== names.length)
@@ -122,7 +141,7 @@ export const editPdf: UtilityDefinition = {
   slug: 'edit-pdf',
   name: 'Edit a PDF',
   description:
-    'Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information and its bookmarks, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages).',
+    'Edits one PDF with qpdf and Ghostscript: flattens its forms and annotations, turns pages, stamps or watermarks text or pictures on them, writes its document information, bookmarks and attachments, shrinks its pictures, makes it an archival PDF (PDF/A), compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages).',
   category: 'pdf',
   icon: 'edit_document',
   target: 'pdf',
@@ -254,6 +273,29 @@ export const editPdf: UtilityDefinition = {
         Type.Array(bookmarkSchema(EDIT_PDF_LIMITS.maxBookmarkDepth), {
           maxItems: EDIT_PDF_LIMITS.maxBookmarks,
           description: `The PDF's outline, replacing its own ([] removes it): titles, the pages they open and the bookmarks under them (${EDIT_PDF_LIMITS.maxBookmarkDepth} levels, at most ${EDIT_PDF_LIMITS.maxBookmarks.toLocaleString('en')} in all).`,
+        }),
+      ),
+      imageQuality: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 100,
+          description:
+            'Re-encodes the colour and grey pictures as JPEG of this quality, 1 to 100 (lower: a smaller file), with Ghostscript. Absent: pictures keep their encoding.',
+        }),
+      ),
+      maxImageResolution: Type.Optional(
+        Type.Union(
+          [75, 150, 300, 600, 1200].map((dpi) => Type.Literal(dpi)),
+          {
+            description:
+              'Scales colour and grey pictures down to at most this many dots per inch as they are drawn on the page (75, 150, 300, 600 or 1200), with Ghostscript; black-and-white pictures (scans of text) keep theirs. Absent: pictures keep their resolution.',
+          },
+        ),
+      ),
+      pdfa: Type.Optional(
+        Type.Union([Type.Literal('PDF/A-1b'), Type.Literal('PDF/A-2b'), Type.Literal('PDF/A-3b')], {
+          description:
+            'Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments.',
         }),
       ),
       compress: Type.Optional(

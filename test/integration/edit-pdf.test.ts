@@ -11,6 +11,7 @@ import { hostile } from '../support/fixtures.js'
 import { makePdf, outlinedPdf } from '../support/pdfs.js'
 import { noisePng } from '../support/office-documents.js'
 import { createKey } from './helpers/keys.js'
+import { verapdf } from '../support/verapdf.js'
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -33,6 +34,20 @@ function onPdf(bytes: Buffer, tool: string, args: (path: string) => string[]): s
   const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), 'edited.pdf')
   writeFileSync(path, bytes)
   return execFileSync(tool, args(path), { encoding: 'utf8' })
+}
+/** `bytes` in a file of its own named `name`. */
+function onDisk(bytes: Buffer, name: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), name)
+  writeFileSync(path, bytes)
+  return path
+}
+/** Runs a command (its first word) that writes a PDF from the PDF's bytes, and answers what it wrote. */
+function onPdfFile(bytes: Buffer, command: (path: string, out: string) => string[]): Buffer {
+  const path = onDisk(bytes, 'source.pdf')
+  const out = `${path}.out.pdf`
+  const [tool, ...args] = command(path, out)
+  execFileSync(tool, args)
+  return readFileSync(out)
 }
 /** Runs pdftoppm on the PDF's bytes, and returns the picture it wrote. */
 function onPdfBytes(bytes: Buffer, args: (path: string, out: string) => string[], extension: string): Buffer {
@@ -352,5 +367,110 @@ describe('edit-pdf through the whole platform', () => {
     expect(onPdf(Buffer.from(await one.arrayBuffer()), 'qpdf', (p) => ['--list-attachments', p])).toContain(
       'figures.csv',
     )
+  })
+
+  it('makes an archival PDF (PDF/A-2b) that veraPDF passes, its information kept in any script, Info and XMP alike', async () => {
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          url: files.add('form.pdf', await formPdf()),
+          pdfa: 'PDF/A-2b',
+          info: { title: 'Отчёт – 報告 2026', keywords: ['archive'] },
+        },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result).toMatchObject({
+      pageCount: 3,
+      title: 'Отчёт – 報告 2026',
+      keywords: 'archive',
+      creator: 'a test',
+    })
+    const pdf = Buffer.from((await download(res.body.result.files[0].url)).bytes)
+    expect(await verapdf(pdf)).toEqual({ compliant: true, level: '2b', failed: [] })
+    expect(onPdf(pdf, 'pdfinfo', (p) => [p])).toMatch(/Title:\s+Отчёт – 報告 2026/)
+    const xmp = onPdf(pdf, 'pdfinfo', (p) => ['-meta', p])
+    expect(xmp).toContain('<pdfaid:part>2</pdfaid:part>')
+    expect(xmp).toContain('Отчёт – 報告 2026')
+    // The pages are the same pages, their text still text.
+    expect(textOfPage(pdf, 1)).toContain('Page1body')
+    expect(textOfPage(pdf, 1)).toContain('AdaLovelace')
+  })
+
+  it('makes a PDF/A-1b of an edited PDF: stamped, compressed and linearized, its embedded files left out', async () => {
+    const withFile = onPdfFile(await makePdf(2), (p, out) => [
+      'qpdf',
+      p,
+      '--add-attachment',
+      onDisk(Buffer.from('x'), 'note.txt'),
+      '--',
+      out,
+    ])
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          url: files.add('attached.pdf', withFile),
+          pdfa: 'PDF/A-1b',
+          stamp: { text: 'ARCHIVED', opacity: 1 },
+          compress: true,
+          linearize: true,
+        },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const pdf = Buffer.from((await download(res.body.result.files[0].url)).bytes)
+    expect(await verapdf(pdf)).toEqual({ compliant: true, level: '1b', failed: [] })
+    expect(onPdf(pdf, 'qpdf', (p) => ['--list-attachments', p])).not.toContain('note.txt')
+    expect(onPdf(pdf, 'pdfinfo', (p) => [p])).toMatch(/Optimized:\s+yes/)
+    expect(textOfPage(pdf, 2)).toContain('ARCHIVED')
+  })
+
+  it('shrinks pictures to a resolution and a JPEG quality, and leaves them as they are otherwise', async () => {
+    const doc = await PDFDocument.create()
+    const picture = await doc.embedPng(noisePng(900))
+    // 900 px across 216 pt (3 in): 300 dpi.
+    doc.addPage([595, 842]).drawImage(picture, { x: 50, y: 500, width: 216, height: 216 })
+    const source = Buffer.from(await doc.save())
+    const run = async (input: object) => {
+      const res = await api('POST', '/v1/utilities/edit-pdf', {
+        key: inputs.key,
+        body: { input: { url: files.add('picture.pdf', source), ...input } },
+      })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      const pdf = Buffer.from((await download(res.body.result.files[0].url)).bytes)
+      const [line] = onPdf(pdf, 'pdfimages', (p) => ['-list', p])
+        .split('\n')
+        .slice(2)
+      const [, , , width, , , , , enc, , , , ppi] = line.trim().split(/\s+/)
+      return { size: pdf.length, width: Number(width), enc, ppi: Number(ppi) }
+    }
+    const original = await run({ pdfa: 'PDF/A-2b' })
+    expect(original).toMatchObject({ width: 900, enc: 'image', ppi: 300 })
+    const smaller = await run({ maxImageResolution: 75 })
+    expect(smaller.width).toBeLessThanOrEqual(226)
+    expect(smaller.ppi).toBeLessThanOrEqual(76)
+    expect(smaller.size).toBeLessThan(original.size / 8)
+    const jpeg = await run({ imageQuality: 30 })
+    expect(jpeg).toMatchObject({ width: 900, enc: 'jpeg' })
+    expect(jpeg.size).toBeLessThan(original.size / 2)
+  })
+
+  it('refuses pdfa with encrypt or attachments before any job, naming the field', async () => {
+    const url = files.add('plain-a.pdf', await makePdf(1))
+    for (const [input, path] of [
+      [{ url, pdfa: 'PDF/A-2b', encrypt: { userPassword: 'secret' } }, 'input.encrypt'],
+      [{ url, pdfa: 'PDF/A-3b', attachments: [{ url }] }, 'input.attachments'],
+      // PDF/A-1 has no transparency, and a stamp is half transparent unless told otherwise.
+      [{ url, pdfa: 'PDF/A-1b', stamp: { text: 'X' } }, 'input.stamp.opacity'],
+      [{ url, pdfa: 'PDF/A-4' }, 'input.pdfa'],
+      [{ url, maxImageResolution: 100 }, 'input.maxImageResolution'],
+      [{ url, imageQuality: 0 }, 'input.imageQuality'],
+    ] as const) {
+      const res = await api('POST', '/v1/utilities/edit-pdf', { key: inputs.key, body: { input } })
+      expect(res.status, JSON.stringify(input)).toBe(400)
+      expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path)
+    }
   })
 })

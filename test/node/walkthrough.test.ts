@@ -11,6 +11,7 @@ import { makePdf } from '../support/pdfs.js'
 import { decodePng } from '../support/pictures.js'
 import { NS, RELEASE } from './chart-values.js'
 import { execShellWords, helm, kubectl, putFile, renderPageWithPicture, runnerPodsOf } from './helpers.js'
+import { verapdf } from '../support/verapdf.js'
 
 /**
  * The README walkthrough on a real node: every program and runner runs from its image in a
@@ -134,7 +135,7 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(png.rgba(90, 60)).toEqual([0, 0, 255, 255])
   })
 
-  it('edits a PDF with edit-pdf, qpdf in its runner image: a page turned, a stamp, a title; pdf-info reads it back; protected with a password and read with it', async () => {
+  it('edits a PDF with edit-pdf, qpdf and Ghostscript in its runner image: a page turned, a stamp, a title; pdf-info reads it back; protected with a password and read with it; made PDF/A', async () => {
     const url = await putFile('edit.pdf', await makePdf(2))
     const res = await api('POST', '/v1/utilities/edit-pdf', {
       key,
@@ -168,6 +169,15 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     })
     expect(opened.status, JSON.stringify(opened.body)).toBe(200)
     expect(opened.body.result).toMatchObject({ pageCount: 2, title: 'Edited', encrypted: true, passwordRequired: true })
+    // Ghostscript in the same image: the edited PDF made archival (PDF/A-2b), which veraPDF passes.
+    const archived = await api('POST', '/v1/utilities/edit-pdf', {
+      key,
+      body: { input: { url: s3(res.body.result.files[0].key), pdfa: 'PDF/A-2b', maxImageResolution: 150 } },
+    })
+    expect(archived.status, JSON.stringify(archived.body)).toBe(200)
+    expect(archived.body.result).toMatchObject({ pageCount: 2, title: 'Edited' })
+    const pdfa = Buffer.from((await download(archived.body.result.files[0].url)).bytes)
+    expect(await verapdf(pdfa)).toEqual({ compliant: true, level: '2b', failed: [] })
   })
 
   it('takes documents from where people keep them: a file in the request (answered as the PDF itself), a page with its picture, a direct upload', async () => {

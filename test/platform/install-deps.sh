@@ -25,6 +25,8 @@ if [ "${1:-}" = "--bench" ]; then
 fi
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v qpdf >/dev/null || need+=(qpdf)
+# edit-pdf's rewrites (PDF/A, pictures shrunk): Ghostscript.
+command -v gs >/dev/null || need+=(ghostscript)
 command -v chromium >/dev/null || need+=(chromium)
 # html-pdf's runner drives the headless-only build (the full browser stays for the console's browser tests).
 command -v chromium-headless-shell >/dev/null || need+=(chromium-headless-shell)
@@ -59,6 +61,16 @@ if [ "$(cat "$cache/venv/.schemathesis" 2>/dev/null)" != "$st_version" ]; then
   python3 -m venv "$cache/venv"
   "$cache/venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$st_version"
   echo "$st_version" >"$cache/venv/.schemathesis"
+fi
+
+# veraPDF (Java, from Maven Central): the tests validate every PDF/A document made with it.
+vera_sum=$(sha256sum test/platform/verapdf/pom.xml | cut -c1-16)
+if [ "$(cat "$cache/verapdf/.pom" 2>/dev/null)" != "$vera_sum" ]; then
+  command -v mvn >/dev/null || { echo "[deps] Maven (and a Java runtime) are required to fetch veraPDF"; exit 1; }
+  echo "[deps] fetching veraPDF into $cache/verapdf"
+  rm -rf "$cache/verapdf"
+  mvn -q -B -f test/platform/verapdf/pom.xml dependency:copy-dependencies -DoutputDirectory="$cache/verapdf/lib"
+  echo "$vera_sum" >"$cache/verapdf/.pom"
 fi
 
 # The Python client's tools (generator, formatter, mypy, pytest, the wheel builder) in a virtual

@@ -10,6 +10,7 @@ import { noisePng } from './office-documents.js'
 import { makePdf, outlinedPdf, qpdfEncryption } from './pdfs.js'
 import { decodePng, pictureSize } from './pictures.js'
 import { readZip } from './zips.js'
+import { verapdf } from './verapdf.js'
 
 /**
  * Gotenberg's published clients, installed from their registries as their users install them
@@ -252,9 +253,12 @@ export async function chromiumlyPdfEdits({ gatewayUrl, key }: RoundTarget): Prom
   expect(JSON.parse((await c.PDFEngines.readBookmarks([withMarks])).toString('utf8'))).toEqual({
     'file01.pdf': outline,
   })
+  // Convert to PDF/A: an edit-pdf job whose Ghostscript rewrite veraPDF passes.
+  const archived = await c.PDFEngines.convert({ files: [await makePdf(2)], pdfa: c.PdfFormat.A_2b })
+  expect(await verapdf(archived)).toEqual({ compliant: true, level: '2b', failed: [] })
   const jobs = await jobsOf(gatewayUrl, key)
   expect(jobs.map((j) => `${j.utility} ${j.status}`).sort()).toEqual([
-    ...Array(7).fill('edit-pdf succeeded'),
+    ...Array(8).fill('edit-pdf succeeded'),
     ...Array(4).fill('pdf-info succeeded'),
   ])
 }

@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Run Edit a PDF and wait for the result (up to 90 s)
-         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information and its bookmarks, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
+         * @description Edits one PDF with qpdf and Ghostscript: flattens its forms and annotations, turns pages, stamps or watermarks text or pictures on them, writes its document information, bookmarks and attachments, shrinks its pictures, makes it an archival PDF (PDF/A), compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Time limit 900 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_edit_pdf"];
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Start Edit a PDF as an async job
-         * @description Edits one PDF with qpdf: flattens its forms and annotations, turns pages, stamps or watermarks text on them, writes its document information and its bookmarks, compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Edits one PDF with qpdf and Ghostscript: flattens its forms and annotations, turns pages, stamps or watermarks text or pictures on them, writes its document information, bookmarks and attachments, shrinks its pictures, makes it an archival PDF (PDF/A), compresses it losslessly, makes it fast to view on the web, and protects it with passwords and permissions or removes its protection (at most 150 MB and 2,000 pages). Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_edit_pdf"];
         delete?: never;
@@ -3027,6 +3027,12 @@ export interface operations {
                                 }[];
                             }[];
                         }[];
+                        /** @description Re-encodes the colour and grey pictures as JPEG of this quality, 1 to 100 (lower: a smaller file), with Ghostscript. Absent: pictures keep their encoding. */
+                        imageQuality?: number;
+                        /** @description Scales colour and grey pictures down to at most this many dots per inch as they are drawn on the page (75, 150, 300, 600 or 1200), with Ghostscript; black-and-white pictures (scans of text) keep theirs. Absent: pictures keep their resolution. */
+                        maxImageResolution?: 75 | 150 | 300 | 600 | 1200;
+                        /** @description Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments. */
+                        pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
                         /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
                         compress?: boolean;
                         /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */
@@ -3335,6 +3341,12 @@ export interface operations {
                                 }[];
                             }[];
                         }[];
+                        /** @description Re-encodes the colour and grey pictures as JPEG of this quality, 1 to 100 (lower: a smaller file), with Ghostscript. Absent: pictures keep their encoding. */
+                        imageQuality?: number;
+                        /** @description Scales colour and grey pictures down to at most this many dots per inch as they are drawn on the page (75, 150, 300, 600 or 1200), with Ghostscript; black-and-white pictures (scans of text) keep theirs. Absent: pictures keep their resolution. */
+                        maxImageResolution?: 75 | 150 | 300 | 600 | 1200;
+                        /** @description Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments. */
+                        pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
                         /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
                         compress?: boolean;
                         /** @description Linearizes the PDF ("fast web view"): a browser shows its first page before the rest arrives. */

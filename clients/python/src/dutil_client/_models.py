@@ -1265,6 +1265,26 @@ class EditPdfInput(BaseModel):
             max_length=10000,
         ),
     ] = None
+    imageQuality: Annotated[
+        int | None,
+        Field(
+            description='Re-encodes the colour and grey pictures as JPEG of this quality, 1 to 100 (lower: a smaller file), with Ghostscript. Absent: pictures keep their encoding.',
+            ge=1,
+            le=100,
+        ),
+    ] = None
+    maxImageResolution: Annotated[
+        Literal[75, 150, 300, 600, 1200] | None,
+        Field(
+            description='Scales colour and grey pictures down to at most this many dots per inch as they are drawn on the page (75, 150, 300, 600 or 1200), with Ghostscript; black-and-white pictures (scans of text) keep theirs. Absent: pictures keep their resolution.'
+        ),
+    ] = None
+    pdfa: Annotated[
+        Literal['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'] | None,
+        Field(
+            description='Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments.'
+        ),
+    ] = None
     compress: Annotated[
         bool | None,
         Field(
