@@ -77,7 +77,14 @@ describe('detectOffice', () => {
     })
   })
 
-  it.each(['encrypted.odt', 'encrypted.doc', 'encrypted.xls'])(
+  it('refuses a protected OpenDocument file without its password, asking for it (with it, the handler decrypts it first)', async () => {
+    await expect(detectOffice(doc('encrypted.odt'))).rejects.toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The document is protected by a password: send its password as `password`.',
+    })
+  })
+
+  it.each(['encrypted.doc', 'encrypted.xls'])(
     'refuses %s, protected by a password, as upstream_rejected',
     async (name) => {
       await expect(detectOffice(doc(name))).rejects.toMatchObject({

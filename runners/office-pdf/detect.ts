@@ -33,11 +33,11 @@ export const ACCEPTED_FORMATS =
 const NOT_OFFICE = `The file is not an office document this utility converts (${ACCEPTED_FORMATS}).`
 export const DAMAGED_DOCUMENT = 'The document could not be opened: it is damaged, or protected by a password.'
 const DAMAGED_EMBEDDED = 'The document is refused: a package embedded in it is damaged.'
-/** A protected docx, xlsx or pptx without its password (with it, the handler decrypts it first: ooxml-encryption.ts). */
+/** A protected docx, xlsx, pptx or OpenDocument file without its password (with it, the handler decrypts it first: ooxml-encryption.ts, odf-encryption.ts). */
 const PASSWORD_NEEDED = 'The document is protected by a password: send its password as `password`.'
 /** A protected file of a kind dutil does not decrypt (its parts could not be checked before LibreOffice opens them). */
 export const PASSWORD_UNSUPPORTED =
-  'The document is protected by a password; dutil opens protected docx, xlsx and pptx files with their `password`, not a protected doc, xls, ppt or OpenDocument file.'
+  'The document is protected by a password; dutil opens protected docx, xlsx, pptx and OpenDocument files with their `password`, not a protected doc, xls or ppt file.'
 
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
 const ZIP_MAGIC = Buffer.from('PK\x03\x04', 'latin1')
@@ -255,7 +255,7 @@ async function detectZip(file: Buffer): Promise<OfficeFormat> {
     const format = ODF_TYPES[type]
     if (format) {
       const manifest = await readZipEntry(file, 'META-INF/manifest.xml', MAX_MANIFEST_BYTES)
-      if (manifest?.includes('encryption-data')) throw rejected(PASSWORD_UNSUPPORTED)
+      if (manifest?.includes('encryption-data')) throw rejected(PASSWORD_NEEDED)
       await zipParts(file)
       return format
     }

@@ -7,6 +7,7 @@ import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
 import { DAMAGED_DOCUMENT, detectOffice, PASSWORD_UNSUPPORTED, type OfficeFormat } from './detect.js'
 import { decryptOoxml, ProtectedDocumentError } from './ooxml-encryption.js'
+import { decryptOdf } from './odf-encryption.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
 import type { Office, OfficeExportOptions, OfficeRequest } from './office.js'
 import { countPdfPages } from './page-count.js'
@@ -78,14 +79,14 @@ export function officeRequest(input: OfficePdfInput, inputPath: string, outputPa
 }
 
 /**
- * The document as it is checked and converted: a protected docx, xlsx or pptx decrypted with its
- * password, in memory; anything else as it came (a password for a document without one is not
- * needed, and goes unused).
+ * The document as it is checked and converted: a protected docx, xlsx or pptx, or a protected
+ * OpenDocument file, decrypted with its password in memory; anything else as it came (a
+ * password for a document without one is not needed, and goes unused).
  */
-export function unprotected(bytes: Buffer, password: string | undefined): Buffer {
+export async function unprotected(bytes: Buffer, password: string | undefined): Promise<Buffer> {
   if (password === undefined) return bytes
   try {
-    return decryptOoxml(bytes, password) ?? bytes
+    return decryptOoxml(bytes, password) ?? (await decryptOdf(bytes, password)) ?? bytes
   } catch (err) {
     if (err instanceof ProtectedDocumentError) throw rejected(err.message)
     throw err
@@ -121,7 +122,7 @@ export function officeHandler(office: () => Promise<Office>): UtilityHandler<Off
       maxBytes: OFFICE_PDF_LIMITS.maxBytes,
       what: 'document',
     })
-    const bytes = unprotected(await readWhole(source.body), input.password)
+    const bytes = await unprotected(await readWhole(source.body), input.password)
     const format = await detectOffice(bytes, source.name)
     const reading = importFilterOf(format, bytes)
     const work = await mkdtemp(join(config.scratchDir, 'office-'))

@@ -9,6 +9,12 @@ import { makeHeavyPdf, makePdf } from '../support/pdfs.js'
 import { runRunner } from '../support/runner-harness.js'
 import { benchPage, benchWorkbook, textFile } from './bench-inputs.js'
 import { stampPage, stampSourceOf } from '../../runners/edit-pdf/stamp.js'
+import {
+  GHOSTSCRIPT,
+  ghostscriptArgs,
+  pdfaDefinition,
+  type RewriteOptions,
+} from '../../runners/edit-pdf/ghostscript.js'
 import { noisePng } from '../support/office-documents.js'
 import { BIN_DIR, REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 
@@ -360,6 +366,41 @@ try {
         { utility: 'edit-pdf', input: row.input, tool: 'qpdf', target: { against: 'anchor', ratio: 1.3 } },
         {
           native: () => timed('qpdf', [row.file, ...row.qpdf, join(out, row.file)], { cwd: WORK }),
+          output: `${out}/`,
+          before: fresh(out),
+          runner: runner('edit-pdf', { url, ...row.edit }),
+          platformInput: { url, ...row.edit },
+        },
+      )
+    }
+    // Ghostscript's rewrites against Ghostscript run with the same arguments (the runner adds
+    // qpdf's description before and its information pass after a PDF/A rewrite).
+    writeFileSync(join(WORK, 'pdfa.ps'), pdfaDefinition())
+    const rewrites: Array<{ input: string; file: string; bytes: Buffer; edit: RewriteOptions }> = [
+      {
+        input: `500 pages (${(plain.length / 1024).toFixed(0)} KB), made PDF/A-2b`,
+        file: 'edit.pdf',
+        bytes: plain,
+        edit: { pdfa: 'PDF/A-2b' },
+      },
+      {
+        input: `50 scanned pages (${(scans.length / 1024 ** 2).toFixed(1)} MB), pictures as JPEG of quality 50`,
+        file: 'scans.pdf',
+        bytes: scans,
+        edit: { imageQuality: 50 },
+      },
+    ]
+    for (const row of rewrites) {
+      const url = files.add(`bench-${row.file}`, row.bytes)
+      await measure(
+        { utility: 'edit-pdf', input: row.input, tool: 'gs', target: { against: 'anchor', ratio: 1.3 } },
+        {
+          native: () =>
+            timed(
+              GHOSTSCRIPT,
+              ghostscriptArgs(row.edit, { input: row.file, output: join(out, row.file), pdfaDefinition: 'pdfa.ps' }),
+              { cwd: WORK },
+            ),
           output: `${out}/`,
           before: fresh(out),
           runner: runner('edit-pdf', { url, ...row.edit }),

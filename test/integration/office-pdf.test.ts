@@ -19,6 +19,7 @@ import { jobOutputs } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { REPO_ROOT } from '../platform/platform.js'
+import { verapdf } from '../support/verapdf.js'
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -165,6 +166,8 @@ describe('office-pdf through the whole platform', () => {
     expect(pdf.firstPage).toContain('dutil office fixture, page 2')
     expect(pdf.width).toBeGreaterThan(pdf.height)
     expect(Buffer.from(got.bytes).toString('latin1')).toMatch(/pdfaid:part>2</)
+    // The claim holds: the PDF Association's validator passes it.
+    expect(await verapdf(Buffer.from(got.bytes))).toEqual({ compliant: true, level: '2b', failed: [] })
   })
 
   it("takes the PDF export's options: a picture scaled down and compressed, the rest refused before any job exists when invalid", async () => {
@@ -195,7 +198,7 @@ describe('office-pdf through the whole platform', () => {
   })
 
   it.each([
-    ['encrypted.odt', 'protected by a password'],
+    ['encrypted.odt', 'send its password'],
     ['encrypted.doc', 'protected by a password'],
   ])('given %s, fails once as upstream_rejected (%s), with no retry and no output', async (fixture, why) => {
     const res = await run({ url: files.add(`office-${fixture}`, officeDocument(fixture), OFFICE_TYPE) })
@@ -206,7 +209,7 @@ describe('office-pdf through the whole platform', () => {
     expect(await runnerPods(res.body.id)).toBe(1)
   })
 
-  it('opens a protected docx, xlsx and pptx with its password, converts what is inside, and refuses one without it or with a wrong one', async () => {
+  it('opens a protected docx, xlsx, pptx and odt with its password, converts what is inside, and refuses one without it or with a wrong one', async () => {
     const docx = files.add('protected.docx', officeDocument('encrypted.docx'), OFFICE_TYPE)
     const opened = await run({ url: docx, password: 'dutil' })
     expect(opened.status, JSON.stringify(opened.body)).toBe(200)
@@ -238,13 +241,27 @@ describe('office-pdf through the whole platform', () => {
       message: 'The password given does not open the document.',
     })
     expect(await jobOutputs(wrong.body)).toEqual([])
-    // A protected OpenDocument file is refused even with its password; a password a document does not need goes unused.
-    const odt = await run({
-      url: files.add('protected.odt', officeDocument('encrypted.odt'), OFFICE_TYPE),
+    // A protected OpenDocument file opens with its password too, and asks for it without; a
+    // protected .doc is refused even with its password; a password a document does not need goes unused.
+    const odtUrl = files.add('protected.odt', officeDocument('encrypted.odt'), OFFICE_TYPE)
+    const odt = await run({ url: odtUrl, password: 'dutil' })
+    expect(odt.status, JSON.stringify(odt.body)).toBe(200)
+    expect(odt.body.result).toMatchObject({ pageCount: 1, format: 'odt' })
+    expect(readPdf((await download(odt.body.result.files[0].url)).bytes).firstPage).toContain(
+      'dutil office fixture, page 1',
+    )
+    expect((await run({ url: odtUrl })).body.error.message).toBe(
+      'The document is protected by a password: send its password as `password`.',
+    )
+    expect((await run({ url: odtUrl, password: 'not it' })).body.error.message).toBe(
+      'The password given does not open the document.',
+    )
+    const legacy = await run({
+      url: files.add('protected.doc', officeDocument('encrypted.doc'), OFFICE_TYPE),
       password: 'dutil',
     })
-    expect(odt.status).toBe(422)
-    expect(odt.body.error.message).toContain('not a protected doc, xls, ppt or OpenDocument file')
+    expect(legacy.status).toBe(422)
+    expect(legacy.body.error.message).toContain('not a protected doc, xls or ppt file')
     const plain = await run({
       url: files.add('plain.docx', officeDocument('text.docx'), OFFICE_TYPE),
       password: 'dutil',
