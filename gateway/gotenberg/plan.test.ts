@@ -186,6 +186,19 @@ describe('planOf', () => {
     )
   })
 
+  it("maps pdfa and pdfua onto html-pdf's archival and accessible PDFs, and refuses PDF/A-1b there", () => {
+    expect(
+      planOf('chromium-html', fields({ pdfa: 'PDF/A-3b', pdfua: 'true' }), [file('index.html')]).runs[0].input,
+    ).toMatchObject({ pdfOptions: { pdfa: 'PDF/A-3b', pdfua: true } })
+    expect(refusal(() => planOf('chromium-html', fields({ pdfa: 'PDF/A-1b' }), [file('index.html')]))).toMatchObject({
+      field: 'pdfa',
+      message: expect.stringMatching(/transparency/),
+    })
+    expect(refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', pdfa: 'A' }), []))).toMatchObject({
+      field: 'pdfa',
+    })
+  })
+
   it('maps page ranges, header and footer, tags and outline, the media type and the waits', () => {
     const plan = planOf(
       'chromium-html',
@@ -236,9 +249,9 @@ describe('planOf', () => {
     expect(r).toMatchObject({ field: 'userAgent' })
     expect(r.message).toMatch(/'userAgent' is not supported by dutil/)
     expect(
-      refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', pdfa: 'PDF/A-2b' }), [])),
+      refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', failOnConsoleExceptions: 'true' }), [])),
     ).toMatchObject({
-      field: 'pdfa',
+      field: 'failOnConsoleExceptions',
     })
     expect(refusal(() => planOf('chromium-url', fields({ url: 'https://x.test/', colour: 'red' }), []))).toMatchObject({
       field: 'colour',

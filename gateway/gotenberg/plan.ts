@@ -349,6 +349,8 @@ const CHROMIUM_FIELDS = [
   'waitForExpression',
   'generateTaggedPdf',
   'generateDocumentOutline',
+  'pdfa',
+  'pdfua',
   'singlePage',
   'omitBackground',
   'paperWidth',
@@ -403,6 +405,18 @@ function pdfOptionsOf(given: Map<string, string>, templates?: Templates): Record
   }
   bool('generateTaggedPdf', 'tagged')
   bool('generateDocumentOutline', 'outline')
+  const pdfa = given.get('pdfa')
+  if (pdfa !== undefined) {
+    if (pdfa === 'PDF/A-1b')
+      throw new FormRefused(
+        'pdfa',
+        "form field 'pdfa' is not supported by dutil with 'PDF/A-1b' on Chromium's routes (its pages use transparency, which PDF/A-1 lacks): PDF/A-2b or PDF/A-3b",
+      )
+    if (pdfa !== 'PDF/A-2b' && pdfa !== 'PDF/A-3b')
+      throw new FormRefused('pdfa', `form field 'pdfa' is invalid (got '${clip(pdfa)}'): PDF/A-2b or PDF/A-3b`)
+    options.pdfa = pdfa
+  }
+  bool('pdfua', 'pdfua')
   bool('singlePage', 'singlePage')
   bool('omitBackground', 'omitBackground')
   if (templates?.header !== undefined) options.headerTemplate = templates.header

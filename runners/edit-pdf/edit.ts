@@ -4,7 +4,7 @@ import { selectedPages } from '../common/page-ranges.js'
 import { outlineObjects, type BookmarkToWrite } from './outline.js'
 import type { StampOptions } from './stamp.js'
 import type { RewriteOptions } from './ghostscript.js'
-import { xmpDate, xmpPacket, type PdfaLevel } from './xmp.js'
+import { xmpDate, xmpPacket, type PdfaLevel } from '../common/xmp.js'
 
 export interface EditPdfInput extends RewriteOptions {
   url: string
@@ -268,7 +268,7 @@ export function rewrittenInfoUpdate(
   if (!existing) trailer['/Info'] = infoRef
   let xmp: string | undefined
   if (o.pdfa) {
-    xmp = xmpPacket({ level: o.pdfa.level, info: o.info, created: xmpDate(created)!, modified: xmpDate(modified)! })
+    xmp = xmpPacket({ pdfa: o.pdfa.level, info: o.info, created: xmpDate(created)!, modified: xmpDate(modified)! })
     const current = o.pdfa.catalog.value['/Metadata']
     const metadataRef = typeof current === 'string' && /^\d+ \d+ R$/.test(current) ? current : `${++next} 0 R`
     objects[`obj:${metadataRef}`] = {

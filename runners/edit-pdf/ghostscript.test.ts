@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ghostscriptArgs, ghostscriptReason, pdfaDefinition, rewrites } from './ghostscript.js'
-import { xmpDate } from './xmp.js'
+import { xmpDate } from '../common/xmp.js'
 
 const files = { input: '/s/stage-1.pdf', output: '/s/rewritten.pdf', pdfaDefinition: '/s/pdfa.ps' }
 

@@ -1,6 +1,6 @@
 import { RunnerError, rejected } from '../common/runner-error.js'
 import { runBoundedChild } from '../common/bounded-child.js'
-import { pdfaPart, type PdfaLevel } from './xmp.js'
+import { pdfaPart, type PdfaLevel } from '../common/xmp.js'
 
 export const GHOSTSCRIPT = process.env.DUTIL_GS_PATH || '/usr/bin/gs'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { assetContentType, assetNameOf, assetPathOf } from './assets.js'
+import { assetContentType, assetNameOf, assetPathOf, readsAsUtf8 } from './assets.js'
 
 describe('page assets', () => {
   it('are called by their name, else by their file name', () => {
@@ -18,5 +18,15 @@ describe('page assets', () => {
     expect(assetContentType('css/site.CSS')).toBe('text/css')
     expect(assetContentType('fonts/a.woff2')).toBe('font/woff2')
     expect(assetContentType('README')).toBe('application/octet-stream')
+  })
+})
+
+describe('readsAsUtf8', () => {
+  it('sends an undeclared UTF-8 document as UTF-8, and leaves a declared or other one to the browser', () => {
+    expect(readsAsUtf8(Buffer.from('<title>Zürich</title><p>ok</p>'))).toBe(true)
+    expect(readsAsUtf8(Buffer.from('<p>plain ASCII</p>'))).toBe(true)
+    expect(readsAsUtf8(Buffer.from('<title>Z\xfcrich</title>', 'latin1'))).toBe(false)
+    expect(readsAsUtf8(Buffer.from('<meta charset="iso-8859-1"><title>Zürich</title>'))).toBe(false)
+    expect(readsAsUtf8(Buffer.from('\ufeff<title>Zürich</title>'))).toBe(false)
   })
 })

@@ -53,3 +53,19 @@ export function assetContentType(name: string): string {
 
 /** Whether a document's name says it is Markdown (an upload or output named *.md or *.markdown). */
 export const isMarkdownName = (name: string): boolean => /\.(md|markdown)$/i.test(name)
+
+/**
+ * Whether an HTML document without a declared encoding (a byte order mark, or a <meta> naming a
+ * charset in its first 1024 bytes, where browsers look) is valid UTF-8: then it is sent as UTF-8,
+ * where a browser would read it as windows-1252 and show "ZÃ¼rich" for "Zürich".
+ */
+export function readsAsUtf8(document: Buffer): boolean {
+  const head = document.subarray(0, 1024).toString('latin1')
+  if (/^(\xef\xbb\xbf|\xfe\xff|\xff\xfe)/.test(head) || /<meta[^>]+charset/i.test(head)) return false
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(document)
+    return true
+  } catch {
+    return false
+  }
+}

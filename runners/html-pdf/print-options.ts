@@ -21,6 +21,8 @@ export interface PdfOptionsInput {
   footerTemplate?: string
   tagged?: boolean
   outline?: boolean
+  pdfa?: 'PDF/A-2b' | 'PDF/A-3b'
+  pdfua?: boolean
   singlePage?: boolean
   omitBackground?: boolean
 }
@@ -63,6 +65,8 @@ export function printOptions(o: PdfOptionsInput = {}): PDFOptions {
     out.outline = true
     out.tagged = true
   }
+  // An accessible PDF is a tagged one.
+  if (o.pdfua) out.tagged = true
   return out
 }
 

@@ -9,8 +9,9 @@ import { type RunContext, runUtility, type UtilityOutcome } from '../common/run-
 import { CHROMIUM_SANDBOX, type StartedChromium } from './chromium.js'
 import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions, singlePageLayout } from './print-options.js'
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
-import { assetContentType, assetNameOf, assetPathOf, isMarkdownName } from './assets.js'
+import { assetContentType, assetNameOf, assetPathOf, isMarkdownName, readsAsUtf8 } from './assets.js'
 import { renderMarkdown } from './markdown-in-worker.js'
+import { MAX_ARCHIVAL_BYTES } from './archival-limits.js'
 
 /** A page to load, as html-pdf and html-image take it. */
 export interface PageInput {
@@ -79,8 +80,12 @@ export type StartupFields = Record<string, number>
  * storage. Job mode gives it the browser's first page; pool mode a page of a fresh context.
  */
 export const renderInPage: PageJob<HtmlPdfInput> = async (page, ctx, startup) => {
-  const { input, storeStream, log } = ctx
+  const { input, store, storeStream, log } = ctx
   const loaded = await loadPage(page, ctx)
+  // Chromium states its own locale as the language of a page that declares none: an accessible
+  // PDF states the page's own.
+  if (input.pdfOptions?.pdfua && !String(await page.evaluate('document.documentElement.lang.trim()')))
+    throw rejected('pdfOptions.pdfua: the page declares no language (<html lang="…">), which an accessible PDF states.')
   // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
   // each chunk goes on to storage: a 200-page document is never held whole in this process.
   const print = input.pdfOptions?.singlePage
@@ -99,8 +104,30 @@ export const renderInPage: PageJob<HtmlPdfInput> = async (page, ctx, startup) =>
   }
   loaded.checkRefused()
   log.info({ ...startup(), ...loaded.stats() }, 'page rendered')
-  const file = await storeStream(pdfFileName(loaded.inputName), pdf, 'application/pdf')
+  const name = pdfFileName(loaded.inputName)
+  const { pdfa, pdfua } = input.pdfOptions ?? {}
+  if (pdfa || pdfua) {
+    // Made archival or accessible whole, in memory (pdf-lib: loaded only by a job that asks).
+    const whole = await collectBounded(pdf, MAX_ARCHIVAL_BYTES)
+    const { archivalPdf } = await import('./archival.js')
+    const file = await store(name, Buffer.from(await archivalPdf(whole, { pdfa, pdfua })), 'application/pdf')
+    return { files: [file] }
+  }
+  const file = await storeStream(name, pdf, 'application/pdf')
   return { files: [file] }
+}
+
+/** A stream's bytes, whole, refused past `max` (the PDF of a page made archival or accessible). */
+async function collectBounded(stream: AsyncIterable<Uint8Array>, max: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for await (const chunk of stream) {
+    total += chunk.length
+    if (total > max)
+      throw rejected(`The PDF passes ${max / 1024 ** 2} MB: dutil makes PDF/A and PDF/UA of smaller documents only.`)
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
 }
 
 /**
@@ -151,6 +178,12 @@ export async function loadPage(
   }
   let requests = 0
   let totalBytes = 0
+  // The page given in the request (JSON text) and Markdown's page are UTF-8; a stored document
+  // is sent as it came, its own <meta charset> deciding, unless it declares none and reads as UTF-8.
+  const documentType =
+    storedDocument && (input.html !== undefined || input.markdown !== undefined || readsAsUtf8(storedDocument))
+      ? 'text/html; charset=utf-8'
+      : 'text/html'
 
   async function handle(req: HTTPRequest): Promise<void> {
     const url = req.url()
@@ -161,7 +194,7 @@ export async function loadPage(
       return req.abort('accessdenied')
     }
     if (storedDocument && url === mainUrl) {
-      return req.respond({ status: 200, contentType: 'text/html', body: storedDocument })
+      return req.respond({ status: 200, contentType: documentType, body: storedDocument })
     }
     if (++requests > limits.maxRequests) {
       refuse(url, `the page makes more than ${limits.maxRequests} requests`)

@@ -78,6 +78,18 @@ export const PdfOptionsSchema = Type.Object(
     outline: Type.Optional(
       Type.Boolean({ description: "The document's outline (bookmarks) from its headings; makes the PDF tagged." }),
     ),
+    pdfa: Type.Optional(
+      Type.Union([Type.Literal('PDF/A-2b'), Type.Literal('PDF/A-3b')], {
+        description:
+          "An archival PDF of this PDF/A level: Chromium's PDF (its fonts embedded) with an sRGB output intent and XMP metadata agreeing with its document information. PDF/A-1b is not offered: Chromium's pages use transparency, which PDF/A-1 lacks.",
+      }),
+    ),
+    pdfua: Type.Optional(
+      Type.Boolean({
+        description:
+          'An accessible PDF (PDF/UA-1): tagged, its title shown by readers, its links described, declared in its metadata. The page needs a <title> and a language (<html lang>).',
+      }),
+    ),
   },
   { additionalProperties: false, description: 'Chromium print options.' },
 )
@@ -241,6 +253,8 @@ export function checkPdfOptions(input: unknown): InputProblem[] {
   if (o.singlePage === true)
     for (const key of ['pageRanges', 'preferCSSPageSize'] as const)
       if (o[key] !== undefined) problems.push({ path: `pdfOptions.${key}`, message: 'is not taken with singlePage' })
+  if (o.pdfua === true && o.tagged === false)
+    problems.push({ path: 'pdfOptions.tagged', message: 'cannot be false with pdfua: an accessible PDF is tagged' })
   return problems
 }
 

@@ -10,6 +10,7 @@ import { jobOutputs } from './helpers/storage.js'
 import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
+import { verapdf } from '../support/verapdf.js'
 
 let files: FileServer
 let key: string
@@ -65,6 +66,31 @@ describe('html-pdf through the whole platform', () => {
     expect(pdf.getPageCount()).toBe(1)
     expectSize(pdf.getPage(0).getSize(), 595.3, 841.9) // A4
     expect(pdf.getTitle()).toBe('Invoice 42')
+  })
+
+  it('makes an archival (PDF/A-2b, -3b) and an accessible (PDF/UA-1) PDF that veraPDF passes, and says what a page lacks for PDF/UA', async () => {
+    const html = `<!doctype html><html lang="en"><head><title>Invoice 42 – Zürich</title></head><body>
+      <h1>Invoice 42</h1><p>Total: 12.00 CHF</p><p><a href="https://example.com/pay">Pay online</a></p></body></html>`
+    const bytesOf = async (pdfOptions: object) => {
+      const res = await render({ html, pdfOptions })
+      expect(res.status, JSON.stringify(res.body)).toBe(200)
+      return Buffer.from((await download(res.body.result.files[0].url)).bytes)
+    }
+    expect(await verapdf(await bytesOf({ pdfa: 'PDF/A-2b' }))).toEqual({ compliant: true, level: '2b', failed: [] })
+    const accessible = await bytesOf({ pdfua: true })
+    expect(await verapdf(accessible, 'ua1')).toEqual({ compliant: true, level: 'ua1', failed: [] })
+    expect((await PDFDocument.load(accessible)).getTitle()).toBe('Invoice 42 – Zürich')
+    const both = await bytesOf({ pdfa: 'PDF/A-3b', pdfua: true, format: 'A4' })
+    expect(await verapdf(both)).toEqual({ compliant: true, level: '3b', failed: [] })
+    expect(await verapdf(both, 'ua1')).toEqual({ compliant: true, level: 'ua1', failed: [] })
+    expect(pdfText(both)).toContain('Total: 12.00 CHF')
+    // A page without a language cannot be an accessible PDF: the job says so.
+    const noLang = await render({ html: '<title>T</title><p>x</p>', pdfOptions: { pdfua: true } })
+    expect(noLang.body).toMatchObject({ status: 'failed', error: { code: 'upstream_rejected' } })
+    expect(noLang.body.error.message).toMatch(/declares no language/)
+    const untagged = await render({ html, pdfOptions: { pdfua: true, tagged: false } })
+    expect(untagged.status).toBe(400)
+    expect(JSON.stringify(untagged.body.error.details)).toContain('pdfOptions.tagged')
   })
 
   it('maps orientation, width/height and scale onto the page', async () => {

@@ -97,7 +97,7 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
       .toEqual({ url: callbackUrl, status: 'delivered', attempts: 1 })
   })
 
-  it('renders HTML and Markdown to PDF with the Chromium in the html-pdf runner image', async () => {
+  it('renders HTML and Markdown to PDF with the Chromium in the html-pdf runner image, archival and accessible when asked', async () => {
     const url = await putFile(
       'page.html',
       '<!doctype html><title>r</title><h1>Quarterly report</h1><p>Rendered on a real node.</p>',
@@ -119,6 +119,20 @@ describe.skipIf(inject('nodeBlocker'))('the README walkthrough on a real node (k
     expect(md.status, JSON.stringify(md.body)).toBe(200)
     const notes = await PDFDocument.load((await download(md.body.result.files[0].url)).bytes)
     expect(notes.getTitle()).toBe('Release notes')
+    // Archival and accessible at once, completed in the same runner (pdf-lib, loaded for such a job).
+    const both = await api('POST', '/v1/utilities/html-pdf', {
+      key,
+      body: {
+        input: {
+          html: '<!doctype html><html lang="en"><title>Report</title><h1>Report</h1><p>Kept for years.</p></html>',
+          pdfOptions: { pdfa: 'PDF/A-2b', pdfua: true },
+        },
+      },
+    })
+    expect(both.status, JSON.stringify(both.body)).toBe(200)
+    const archived = Buffer.from((await download(both.body.result.files[0].url)).bytes)
+    expect(await verapdf(archived)).toEqual({ compliant: true, level: '2b', failed: [] })
+    expect(await verapdf(archived, 'ua1')).toEqual({ compliant: true, level: 'ua1', failed: [] })
   })
 
   it("takes a picture of a page with html-image, whose program runs in html-pdf's runner image", async () => {

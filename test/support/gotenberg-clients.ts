@@ -110,6 +110,15 @@ export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundT
   expect(shapedText).not.toContain('Print layout')
   expect(shapedText).toContain('Sheet 2')
 
+  // PDF/A and PDF/UA as chromiumly asks for them: html-pdf's archival, accessible PDF.
+  const archived = await new c.HtmlConverter().convert({
+    html: Buffer.from('<!doctype html><html lang="en"><title>Invoice 2026-118</title><h1>Invoice 2026-118</h1></html>'),
+    pdfFormat: c.PdfFormat.A_2b,
+    pdfUA: true,
+  })
+  expect(await verapdf(archived)).toEqual({ compliant: true, level: '2b', failed: [] })
+  expect(await verapdf(archived, 'ua1')).toEqual({ compliant: true, level: 'ua1', failed: [] })
+
   const url = await new c.UrlConverter().convert({ url: pageUrl })
   expect(await pageSizes(url)).toEqual([[612, 792]]) // Gotenberg's default paper: Letter
   expect(textOf(url)).toContain('Served page')
@@ -140,6 +149,7 @@ export async function chromiumlyConversions({ gatewayUrl, key, pageUrl }: RoundT
   const jobs = await jobsOf(gatewayUrl, key)
   expect(jobs.map((j) => j.utility).sort()).toEqual(
     [
+      'html-pdf',
       'html-pdf',
       'html-pdf',
       'html-pdf',

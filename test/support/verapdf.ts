@@ -10,7 +10,7 @@ const lib = join(process.env.DUTIL_CACHE ?? join(homedir(), '.cache', 'dutil'), 
 export interface PdfaVerdict {
   /** Whether veraPDF found the document compliant with the level it claims. */
   compliant: boolean
-  /** The level veraPDF checked it against, as it prints it ("1b", "2b", "3b"). */
+  /** The level veraPDF checked it against, as it prints it ("1b", "2b", "3b", "ua1"). */
   level: string
   /** The clauses of ISO 19005 it found broken ("6.8-5"). */
   failed: string[]
@@ -18,16 +18,26 @@ export interface PdfaVerdict {
 
 /**
  * veraPDF's verdict on a PDF/A document, against the level its metadata claims (the PDF
- * Association's validator, the one archives run). A document that claims none is checked as 1b.
+ * Association's validator, the one archives run; a document that claims none is checked as 1b),
+ * or with `ua1` on an accessible one against PDF/UA-1's machine-checkable rules.
  */
-export async function verapdf(pdf: Buffer): Promise<PdfaVerdict> {
+export async function verapdf(pdf: Buffer, flavour?: 'ua1'): Promise<PdfaVerdict> {
   const dir = mkdtempSync(join(tmpdir(), 'dutil-verapdf-'))
   try {
     const file = join(dir, 'document.pdf')
     writeFileSync(file, pdf)
     const { stdout } = await promisify(execFile)(
       'java',
-      ['-cp', `${lib}/*`, 'org.verapdf.apps.GreenfieldCliWrapper', '--format', 'text', '-v', file],
+      [
+        '-cp',
+        `${lib}/*`,
+        'org.verapdf.apps.GreenfieldCliWrapper',
+        '--format',
+        'text',
+        '-v',
+        ...(flavour ? ['--flavour', flavour] : []),
+        file,
+      ],
       { maxBuffer: 16 * 1024 * 1024 },
     ).catch((err: { stdout?: string; code?: number }) => {
       // veraPDF exits 1 for a document that is not compliant: its verdict is still printed.

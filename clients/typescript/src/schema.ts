@@ -881,6 +881,10 @@ export interface operations {
                             omitBackground?: boolean;
                             /** @description The document's outline (bookmarks) from its headings; makes the PDF tagged. */
                             outline?: boolean;
+                            /** @description An archival PDF of this PDF/A level: Chromium's PDF (its fonts embedded) with an sRGB output intent and XMP metadata agreeing with its document information. PDF/A-1b is not offered: Chromium's pages use transparency, which PDF/A-1 lacks. */
+                            pdfa?: "PDF/A-2b" | "PDF/A-3b";
+                            /** @description An accessible PDF (PDF/UA-1): tagged, its title shown by readers, its links described, declared in its metadata. The page needs a <title> and a language (<html lang>). */
+                            pdfua?: boolean;
                         };
                         /** @description The CSS media type the page is laid out for (default print). */
                         media?: "print" | "screen";
@@ -1150,6 +1154,10 @@ export interface operations {
                             omitBackground?: boolean;
                             /** @description The document's outline (bookmarks) from its headings; makes the PDF tagged. */
                             outline?: boolean;
+                            /** @description An archival PDF of this PDF/A level: Chromium's PDF (its fonts embedded) with an sRGB output intent and XMP metadata agreeing with its document information. PDF/A-1b is not offered: Chromium's pages use transparency, which PDF/A-1 lacks. */
+                            pdfa?: "PDF/A-2b" | "PDF/A-3b";
+                            /** @description An accessible PDF (PDF/UA-1): tagged, its title shown by readers, its links described, declared in its metadata. The page needs a <title> and a language (<html lang>). */
+                            pdfua?: boolean;
                         };
                         /** @description The CSS media type the page is laid out for (default print). */
                         media?: "print" | "screen";

@@ -489,6 +489,18 @@ class PdfOptions(BaseModel):
             description="The document's outline (bookmarks) from its headings; makes the PDF tagged."
         ),
     ] = None
+    pdfa: Annotated[
+        Literal['PDF/A-2b', 'PDF/A-3b'] | None,
+        Field(
+            description="An archival PDF of this PDF/A level: Chromium's PDF (its fonts embedded) with an sRGB output intent and XMP metadata agreeing with its document information. PDF/A-1b is not offered: Chromium's pages use transparency, which PDF/A-1 lacks."
+        ),
+    ] = None
+    pdfua: Annotated[
+        bool | None,
+        Field(
+            description='An accessible PDF (PDF/UA-1): tagged, its title shown by readers, its links described, declared in its metadata. The page needs a <title> and a language (<html lang>).'
+        ),
+    ] = None
 
 
 class Wait(BaseModel):
