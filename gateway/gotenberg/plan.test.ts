@@ -459,20 +459,21 @@ describe('planOf', () => {
     expect(refusal(() => planOf('bookmarks-write', fields(), [a]))).toMatchObject({ field: 'bookmarks' })
   })
 
-  it('converts each PDF to PDF/A as an edit-pdf job, and refuses PDF/UA of an existing PDF', () => {
+  it('converts each PDF to PDF/A or PDF/UA as an edit-pdf job, one of the two', () => {
     const pdf = file('a.pdf')
     expect(planOf('convert', fields({ pdfa: 'PDF/A-2b', pdfua: 'false' }), [pdf])).toEqual({
       runs: [{ utility: 'edit-pdf', input: { url: pdf.url, pdfa: 'PDF/A-2b' }, stem: 'a' }],
       merge: false,
       split: false,
     })
+    expect(planOf('convert', fields({ pdfua: 'true' }), [pdf]).runs[0].input).toEqual({ url: pdf.url, pdfua: true })
     expect(refusal(() => planOf('convert', fields({ pdfa: 'PDF/A-2b', pdfua: 'true' }), [pdf]))).toMatchObject({
       field: 'pdfua',
-      message: expect.stringMatching(/does not make PDF\/UA of an existing PDF/),
+      message: expect.stringMatching(/drops the tags/),
     })
     expect(refusal(() => planOf('convert', fields(), [pdf]))).toMatchObject({
       field: 'pdfa',
-      message: "form field 'pdfa' is required",
+      message: "either form field 'pdfa' or 'pdfua' is required",
     })
     expect(refusal(() => planOf('convert', fields({ pdfa: 'PDF/A-4' }), [pdf]))).toMatchObject({ field: 'pdfa' })
   })

@@ -813,23 +813,23 @@ function editOf(
       checkFields(fields, new Set())
       return { flatten: true }
     case 'convert': {
-      // An existing PDF made archival (edit-pdf's pdfa, by Ghostscript). PDF/UA is not made of an
-      // existing PDF: its structure cannot be invented by a rewrite (docs/adr/0044).
+      // An existing PDF made archival (edit-pdf's pdfa, by Ghostscript) or, when tagged,
+      // accessible (edit-pdf's pdfua); not both: Ghostscript's rewrite drops the tags.
       const given = checkFields(fields, new Set(['pdfa', 'pdfua']))
-      const pdfua = given.get('pdfua')
-      if (pdfua !== undefined && parseBool('pdfua', pdfua))
-        throw new FormRefused(
-          'pdfua',
-          "form field 'pdfua' is not taken: dutil does not make PDF/UA of an existing PDF (a rewrite cannot give it the structure accessibility needs); make it accessible where it is made (html-pdf's tagged, office-pdf's pdfua)",
-        )
+      const pdfua = given.has('pdfua') && parseBool('pdfua', given.get('pdfua')!)
       const pdfa = given.get('pdfa')
-      if (pdfa === undefined || pdfa === '') throw new FormRefused('pdfa', "form field 'pdfa' is required")
-      if (!PDFA_LEVELS.has(pdfa))
+      if (pdfa !== undefined && !PDFA_LEVELS.has(pdfa))
         throw new FormRefused(
           'pdfa',
           `form field 'pdfa' is invalid (got '${clip(pdfa)}'): PDF/A-1b, PDF/A-2b or PDF/A-3b`,
         )
-      return { pdfa }
+      if (pdfa !== undefined && pdfua)
+        throw new FormRefused(
+          'pdfua',
+          "form field 'pdfua' is not supported by dutil together with 'pdfa' on an existing PDF (Ghostscript's rewrite drops the tags PDF/UA needs): convert to one of the two",
+        )
+      if (pdfa === undefined && !pdfua) throw new FormRefused('pdfa', "either form field 'pdfa' or 'pdfua' is required")
+      return pdfa !== undefined ? { pdfa } : { pdfua: true }
     }
     case 'rotate': {
       const given = checkFields(fields, new Set(['rotateAngle', 'rotatePages']))

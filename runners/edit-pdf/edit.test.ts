@@ -396,3 +396,23 @@ describe('checkEditPdf and PDF/A', () => {
     expect(checkEditPdf({ url: 'u', pdfa: 'PDF/A-2b', stamp: { text: 'X' } })).toEqual([])
   })
 })
+
+describe('checkEditPdf and PDF/UA', () => {
+  it('takes pdfua with the edits that keep the tags, and refuses those that do not, naming each', () => {
+    expect(
+      checkEditPdf({ url: 'u', pdfua: true, info: { title: 'T' }, rotate: { angle: 90 }, linearize: true }),
+    ).toEqual([])
+    expect(
+      checkEditPdf({
+        url: 'u',
+        pdfua: true,
+        maxImageResolution: 150,
+        stamp: { text: 'X' },
+        flatten: true,
+        encrypt: { userPassword: 'x' },
+      }).map((p) => p.path),
+    ).toEqual(['maxImageResolution', 'stamp', 'flatten', 'encrypt'])
+    expect(checkEditPdf({ url: 'u', pdfua: true, pdfa: 'PDF/A-2b' }).map((p) => p.path)).toEqual(['pdfa'])
+    expect(checkEditPdf({ url: 'u', pdfua: true, flatten: false })).toEqual([])
+  })
+})

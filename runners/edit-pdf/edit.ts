@@ -21,6 +21,8 @@ export interface EditPdfInput extends RewriteOptions {
   attachments?: Array<{ url: string; name?: string; description?: string; mimeType?: string }>
   /** Opens a protected input (its owner password). */
   password?: string
+  /** Makes a tagged PDF accessible (PDF/UA-1). */
+  pdfua?: boolean
 }
 
 export interface EncryptOptions {

@@ -13,6 +13,7 @@ import { bookmarkCount, pageOutside, pageRefsOf } from './outline.js'
 import { EDIT_PDF_LIMITS } from './limits.js'
 import { rewrites } from './ghostscript.js'
 import { attachmentKeysOf, rewriteAndFinish } from './rewrite.js'
+import { identifyAndFinish } from './identify.js'
 
 /**
  * The page qpdf lays on the pages stamped: the text or the picture drawn on a page of its own
@@ -159,16 +160,18 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       files.attachments = await spooledAttachments(input.attachments, work, { storage, ...config.outbound })
     // Ghostscript's rewrite (pdfa, pictures) splits the edit in two: qpdf's edits of the pages
     // before it (when there are any), of the file after it.
+    // So does making it accessible (pdfua, by pdf-lib): the information is written before it.
     const rewrite = rewrites(input)
+    const split = rewrite || input.pdfua === true
     if (input.pdfa) files.removeAttachments = attachmentKeysOf(report)
+    const writesInfo = input.info !== undefined && !rewrite
     const pageEdits =
-      !rewrite ||
-      Boolean(input.flatten || input.rotate || input.stamp || input.bookmarks || input.attachments) ||
+      !split ||
+      Boolean(input.flatten || input.rotate || input.stamp || input.bookmarks || input.attachments || writesInfo) ||
       files.passwordFile !== undefined ||
       (files.removeAttachments?.length ?? 0) > 0
-    const edited = rewrite ? join(work, 'stage-1.pdf') : files.output
-    const args = () => qpdfArgs(input, facts.pageCount, { ...files, output: edited }, rewrite ? 'before' : 'whole')
-    const writesInfo = input.info !== undefined && !rewrite
+    const edited = split ? join(work, 'stage-1.pdf') : files.output
+    const args = () => qpdfArgs(input, facts.pageCount, { ...files, output: edited }, split ? 'before' : 'whole')
     let objects: unknown
     if (writesInfo || input.bookmarks) {
       // The update is written from what the document has: read first, then the edit.
@@ -197,6 +200,15 @@ export const handler: UtilityHandler<EditPdfInput> = async ({ config, input, sto
       ;[objects] = await Promise.all([objectsRead, pageEdits ? qpdf(args()) : undefined])
     }
     const current = ref ? objectValueOf(objects, ref) : undefined
+    if (input.pdfua)
+      await identifyAndFinish({
+        input,
+        pageCount: facts.pageCount,
+        source: pageEdits ? edited : files.input,
+        output: files.output,
+        work,
+        qpdf,
+      })
     const info = rewrite
       ? await rewriteAndFinish({
           input,

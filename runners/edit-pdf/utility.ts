@@ -30,6 +30,7 @@ export const EDITS = [
   'maxImageResolution',
   'pdfa',
   'info',
+  'pdfua',
   'compress',
   'linearize',
   'encrypt',
@@ -82,6 +83,23 @@ export function checkEditPdf(input: unknown): InputProblem[] {
         message:
           'cannot go with pdfa: an archival PDF as dutil writes it embeds no files (PDF/A-1 forbids them, PDF/A-2 takes PDF/A files only)',
       })
+  }
+  if (i.pdfua === true) {
+    // Ghostscript's rewrite drops a PDF's tags; a stamp or flattened fields would be content no tag names.
+    const clashes: Array<[string, string]> = [
+      [
+        'pdfa',
+        "Ghostscript's rewrite drops the tags an accessible PDF needs (html-pdf and office-pdf make both at once)",
+      ],
+      ['imageQuality', "Ghostscript's rewrite drops the tags an accessible PDF needs"],
+      ['maxImageResolution', "Ghostscript's rewrite drops the tags an accessible PDF needs"],
+      ['stamp', 'a stamp is content no tag of the PDF names'],
+      ['flatten', 'flattened fields become content no tag of the PDF names'],
+      ['encrypt', 'make the PDF accessible first, then protect it in an edit of its own'],
+    ]
+    for (const [field, why] of clashes)
+      if (i[field] !== undefined && i[field] !== false)
+        problems.push({ path: field, message: `cannot go with pdfua: ${why}` })
   }
   const names = (i.attachments as Array<{ name?: string }> | undefined)?.map((a) => a.name).filter((n) => n)
   if (names && new Set(names).size !== names.length)
@@ -296,6 +314,11 @@ export const editPdf: UtilityDefinition = {
         Type.Union([Type.Literal('PDF/A-1b'), Type.Literal('PDF/A-2b'), Type.Literal('PDF/A-3b')], {
           description:
             'Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments.',
+        }),
+      ),
+      pdfua: Type.Optional(
+        Type.Boolean({
+          description: `Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most ${EDIT_PDF_LIMITS.maxAccessibleBytes / 1024 ** 2} MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt.`,
         }),
       ),
       compress: Type.Optional(

@@ -11,7 +11,7 @@ import { MAX_WAIT_MS, pdfFileName, type PdfOptionsInput, printOptions, singlePag
 import { forwardHeaders, localResourceFromConsole, responseHeaders, routeRequest } from './request-policy.js'
 import { assetContentType, assetNameOf, assetPathOf, isMarkdownName, readsAsUtf8 } from './assets.js'
 import { renderMarkdown } from './markdown-in-worker.js'
-import { MAX_ARCHIVAL_BYTES } from './archival-limits.js'
+import { MAX_ARCHIVAL_BYTES } from '../common/pdf-identification-limits.js'
 
 /** A page to load, as html-pdf and html-image take it. */
 export interface PageInput {
@@ -109,12 +109,21 @@ export const renderInPage: PageJob<HtmlPdfInput> = async (page, ctx, startup) =>
   if (pdfa || pdfua) {
     // Made archival or accessible whole, in memory (pdf-lib: loaded only by a job that asks).
     const whole = await collectBounded(pdf, MAX_ARCHIVAL_BYTES)
-    const { archivalPdf } = await import('./archival.js')
-    const file = await store(name, Buffer.from(await archivalPdf(whole, { pdfa, pdfua })), 'application/pdf')
+    const { archivalPdf } = await import('../common/pdf-identification.js')
+    const made = await archivalPdf(whole, { pdfa, pdfua, refusal: PAGE_REFUSALS })
+    const file = await store(name, Buffer.from(made), 'application/pdf')
     return { files: [file] }
   }
   const file = await storeStream(name, pdf, 'application/pdf')
   return { files: [file] }
+}
+
+/** What a page lacks for an accessible PDF, said as html-pdf's caller gives it. */
+const PAGE_REFUSALS = {
+  field: 'pdfOptions.pdfua',
+  title: 'the page has no title (a <title> element), which an accessible PDF shows.',
+  language: 'the page declares no language (<html lang="…">), which an accessible PDF states.',
+  structure: 'Chromium wrote no structure for the page: it cannot be made accessible.',
 }
 
 /** A stream's bytes, whole, refused past `max` (the PDF of a page made archival or accessible). */

@@ -398,6 +398,44 @@ describe('edit-pdf through the whole platform', () => {
     expect(textOfPage(pdf, 1)).toContain('AdaLovelace')
   })
 
+  it('makes a tagged PDF accessible (PDF/UA-1) that veraPDF passes, titled, turned and linearized; refuses an untagged one', async () => {
+    // A tagged PDF as html-pdf makes it, then edited by its s3:// name.
+    const made = await api('POST', '/v1/utilities/html-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          html: '<!doctype html><html lang="en"><title>Draft</title><h1>Minutes</h1><p><a href="https://example.com/a">Agenda</a></p></html>',
+          pdfOptions: { tagged: true },
+        },
+      },
+    })
+    expect(made.status, JSON.stringify(made.body)).toBe(200)
+    const url = `s3://${inject('storage').bucket}/${made.body.result.files[0].key}`
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: {
+        input: { url, pdfua: true, info: { title: 'Minutes of 30 November' }, rotate: { angle: 90 }, linearize: true },
+      },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    expect(res.body.result.title).toBe('Minutes of 30 November')
+    const pdf = Buffer.from((await download(res.body.result.files[0].url)).bytes)
+    expect(await verapdf(pdf, 'ua1')).toEqual({ compliant: true, level: 'ua1', failed: [] })
+    expect(onPdf(pdf, 'pdfinfo', (p) => [p])).toMatch(/Title:\s+Minutes of 30 November/)
+    expect(onPdf(pdf, 'pdfinfo', (p) => [p])).toMatch(/Optimized:\s+yes/)
+    expect((await PDFDocument.load(pdf)).getPage(0).getRotation().angle).toBe(90)
+    const untagged = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url: files.add('untagged.pdf', await makePdf(1)), pdfua: true } },
+    })
+    expect(untagged.status).toBe(422)
+    expect(untagged.body.error).toMatchObject({
+      code: 'upstream_rejected',
+      message: expect.stringMatching(/^pdfua: the PDF/),
+    })
+    expect(await jobOutputs(untagged.body)).toEqual([])
+  })
+
   it('makes a PDF/A-1b of an edited PDF: stamped, compressed and linearized, its embedded files left out', async () => {
     const withFile = onPdfFile(await makePdf(2), (p, out) => [
       'qpdf',

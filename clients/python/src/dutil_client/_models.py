@@ -1297,6 +1297,12 @@ class EditPdfInput(BaseModel):
             description='Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments.'
         ),
     ] = None
+    pdfua: Annotated[
+        bool | None,
+        Field(
+            description="Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most 30 MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt."
+        ),
+    ] = None
     compress: Annotated[
         bool | None,
         Field(

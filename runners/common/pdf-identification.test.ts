@@ -1,6 +1,6 @@
 import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFRawStream, PDFString } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
-import { archivalPdf } from './archival.js'
+import { archivalPdf } from './pdf-identification.js'
 
 /** A PDF as Chromium writes a tagged page: a title, a language, a structure tree, a link without words. */
 async function chromiumLike(o: { title?: string; lang?: string; tagged?: boolean } = {}): Promise<Uint8Array> {
@@ -12,8 +12,10 @@ async function chromiumLike(o: { title?: string; lang?: string; tagged?: boolean
   doc.setCreationDate(new Date('2026-11-30T10:00:00Z'))
   doc.setModificationDate(new Date('2026-11-30T10:00:00Z'))
   if (o.lang !== undefined) doc.catalog.set(PDFName.of('Lang'), PDFString.of(o.lang))
-  if (o.tagged !== false)
+  if (o.tagged !== false) {
     doc.catalog.set(PDFName.of('StructTreeRoot'), doc.context.register(doc.context.obj({ Type: 'StructTreeRoot' })))
+    doc.catalog.set(PDFName.of('MarkInfo'), doc.context.obj({ Marked: true }))
+  }
   const link = doc.context.register(
     doc.context.obj({
       Type: 'Annot',
@@ -29,12 +31,20 @@ async function chromiumLike(o: { title?: string; lang?: string; tagged?: boolean
 const xmpOf = (doc: PDFDocument) =>
   Buffer.from((doc.catalog.lookup(PDFName.of('Metadata')) as PDFRawStream).contents).toString('utf8')
 
+const refusal = {
+  field: 'pdfua',
+  title: 'it has no title.',
+  language: 'it declares no language.',
+  structure: 'it has no structure.',
+}
+
 describe('archivalPdf', () => {
   it('adds what PDF/A and PDF/UA ask and Chromium lacks: metadata, an output intent, an identifier, described links', async () => {
     const out = await PDFDocument.load(
       await archivalPdf(await chromiumLike({ title: 'Rechnung – Zürich', lang: 'de' }), {
         pdfa: 'PDF/A-3b',
         pdfua: true,
+        refusal,
       }),
       { updateMetadata: false },
     )
@@ -55,20 +65,20 @@ describe('archivalPdf', () => {
   })
 
   it('makes PDF/A alone without PDF/UA marks, and refuses PDF/UA of a page without a title, a language or tags', async () => {
-    const archival = await PDFDocument.load(await archivalPdf(await chromiumLike(), { pdfa: 'PDF/A-2b' }), {
+    const archival = await PDFDocument.load(await archivalPdf(await chromiumLike(), { pdfa: 'PDF/A-2b', refusal }), {
       updateMetadata: false,
     })
     expect(xmpOf(archival)).not.toContain('pdfuaid')
     expect(archival.catalog.has(PDFName.of('ViewerPreferences'))).toBe(false)
-    await expect(archivalPdf(await chromiumLike({ lang: 'en' }), { pdfua: true })).rejects.toMatchObject({
+    await expect(archivalPdf(await chromiumLike({ lang: 'en' }), { pdfua: true, refusal })).rejects.toMatchObject({
       code: 'upstream_rejected',
-      message: expect.stringMatching(/no title/),
+      message: 'pdfua: it has no title.',
     })
-    await expect(archivalPdf(await chromiumLike({ title: 'T' }), { pdfua: true })).rejects.toMatchObject({
-      message: expect.stringMatching(/declares no language/),
+    await expect(archivalPdf(await chromiumLike({ title: 'T' }), { pdfua: true, refusal })).rejects.toMatchObject({
+      message: 'pdfua: it declares no language.',
     })
     await expect(
-      archivalPdf(await chromiumLike({ title: 'T', lang: 'en', tagged: false }), { pdfua: true }),
-    ).rejects.toMatchObject({ message: expect.stringMatching(/no structure/) })
+      archivalPdf(await chromiumLike({ title: 'T', lang: 'en', tagged: false }), { pdfua: true, refusal }),
+    ).rejects.toMatchObject({ message: 'pdfua: it has no structure.' })
   })
 })

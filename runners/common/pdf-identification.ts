@@ -1,22 +1,25 @@
 import { randomBytes } from 'node:crypto'
 import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFString } from 'pdf-lib'
-import type { DocumentInfo } from '../common/document-info-schema.js'
-import { rejected } from '../common/runner-error.js'
-import { srgbProfile } from '../common/srgb-icc.js'
-import { xmpPacket, type PdfaLevel } from '../common/xmp.js'
+import type { DocumentInfo } from './document-info-schema.js'
+import { rejected } from './runner-error.js'
+import { srgbProfile } from './srgb-icc.js'
+import { xmpPacket, type PdfaLevel } from './xmp.js'
 
 /**
- * Chromium's PDF made archival (PDF/A-2b or -3b) or accessible (PDF/UA-1), or both, by what it
- * lacks: Chromium embeds its fonts, writes its pages in device RGB, tags them when asked, and
- * sets the document's language and title display; it writes no XMP metadata, no output intent
- * and no trailer identifier, and leaves its links undescribed. Those are added here with
- * pdf-lib (loaded only by a job that asks), the rest of the document copied as it is. The
- * documents this makes are checked by veraPDF in the tests.
+ * A PDF that has what PDF/A-2 or PDF/UA-1 ask of its content made archival or accessible, or
+ * both, by what the standards ask of its file. Chromium's PDF (html-pdf) embeds its fonts, writes
+ * its pages in device RGB, tags them when asked and sets the document's language; a tagged PDF
+ * from elsewhere (edit-pdf's pdfua) has its structure already. What they lack is added here with
+ * pdf-lib (loaded only by a job that asks): XMP metadata, an output intent, a trailer identifier,
+ * described links, the title shown; the rest of the document is copied as it is. The documents
+ * this makes are checked by veraPDF in the tests.
  */
 
 export interface ArchivalOptions {
   pdfa?: Extract<PdfaLevel, 'PDF/A-2b' | 'PDF/A-3b'>
   pdfua?: boolean
+  /** What a refusal names, and how the caller gives what is missing (html-pdf: the page's). */
+  refusal: { field: string; title: string; language: string; structure: string }
 }
 
 const text = (value: unknown): string | undefined =>
@@ -30,14 +33,12 @@ export async function archivalPdf(bytes: Uint8Array, o: ArchivalOptions): Promis
   const { catalog, context } = doc
   const title = doc.getTitle()
   if (o.pdfua) {
-    if (!title?.trim())
-      throw rejected('pdfOptions.pdfua: the page has no title (a <title> element), which an accessible PDF shows.')
-    if (!text(catalog.lookup(PDFName.of('Lang')))?.trim())
-      throw rejected(
-        'pdfOptions.pdfua: the page declares no language (<html lang="…">), which an accessible PDF states.',
-      )
-    if (!catalog.has(PDFName.of('StructTreeRoot')))
-      throw rejected('pdfOptions.pdfua: Chromium wrote no structure for the page: it cannot be made accessible.')
+    const { field, ...why } = o.refusal
+    if (!title?.trim()) throw rejected(`${field}: ${why.title}`)
+    if (!text(catalog.lookup(PDFName.of('Lang')))?.trim()) throw rejected(`${field}: ${why.language}`)
+    const marked = catalog.lookupMaybe(PDFName.of('MarkInfo'), PDFDict)?.get(PDFName.of('Marked'))
+    if (!catalog.has(PDFName.of('StructTreeRoot')) || marked?.toString() !== 'true')
+      throw rejected(`${field}: ${why.structure}`)
     catalog.set(PDFName.of('ViewerPreferences'), context.obj({ DisplayDocTitle: true }))
     describeLinks(doc)
   }
