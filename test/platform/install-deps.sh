@@ -17,6 +17,9 @@ if [ "${1:-}" = "--node" ]; then
   command -v ipset >/dev/null || need+=(ipset)
   # htpasswd (bcrypt) for the basic auth of the registry the node tier runs.
   command -v htpasswd >/dev/null || need+=(apache2-utils)
+  # A Java runtime and Maven for veraPDF, the PDF/A and PDF/UA validator the tests run (below).
+  command -v java >/dev/null || need+=(default-jre-headless)
+  command -v mvn >/dev/null || need+=(maven)
 fi
 if [ "${1:-}" = "--bench" ]; then
   command -v zip >/dev/null || need+=(zip)
@@ -63,10 +66,10 @@ if [ "$(cat "$cache/venv/.schemathesis" 2>/dev/null)" != "$st_version" ]; then
   echo "$st_version" >"$cache/venv/.schemathesis"
 fi
 
-# veraPDF (Java, from Maven Central): the tests validate every PDF/A document made with it.
+# veraPDF (Java, from Maven Central) for `make test` (--node): the tests validate every PDF/A and
+# PDF/UA document made with it.
 vera_sum=$(sha256sum test/platform/verapdf/pom.xml | cut -c1-16)
-if [ "$(cat "$cache/verapdf/.pom" 2>/dev/null)" != "$vera_sum" ]; then
-  command -v mvn >/dev/null || { echo "[deps] Maven (and a Java runtime) are required to fetch veraPDF"; exit 1; }
+if [ "${1:-}" = "--node" ] && [ "$(cat "$cache/verapdf/.pom" 2>/dev/null)" != "$vera_sum" ]; then
   echo "[deps] fetching veraPDF into $cache/verapdf"
   rm -rf "$cache/verapdf"
   mvn -q -B -f test/platform/verapdf/pom.xml dependency:copy-dependencies -DoutputDirectory="$cache/verapdf/lib"
