@@ -5,8 +5,8 @@ export const EDIT_PDF_LIMITS = {
   maxPages: 2000,
   /** The longest one qpdf run may take (the job's own time limit stops it too). */
   qpdfTimeoutMs: 120_000,
-  /** A PDF made accessible (pdfua) is read whole by pdf-lib, within the runner's heap. */
-  maxAccessibleBytes: 30 * 1024 * 1024,
+  /** A PDF made accessible (pdfua) is read whole by pdf-lib: about eight times its size in heap, within the runner's 192 MB. */
+  maxAccessibleBytes: 15 * 1024 * 1024,
   /** The longest Ghostscript's rewrite (pdfa, pictures) may take: it redraws every page. */
   rewriteTimeoutMs: 600_000,
   /** What qpdf may write on its standard output (the document's structure as JSON) or error. */

@@ -3041,7 +3041,7 @@ export interface operations {
                         maxImageResolution?: 75 | 150 | 300 | 600 | 1200;
                         /** @description Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments. */
                         pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
-                        /** @description Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most 30 MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt. */
+                        /** @description Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most 15 MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt. */
                         pdfua?: boolean;
                         /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
                         compress?: boolean;
@@ -3357,7 +3357,7 @@ export interface operations {
                         maxImageResolution?: 75 | 150 | 300 | 600 | 1200;
                         /** @description Makes the PDF an archival PDF of this PDF/A level, with Ghostscript: fonts embedded, colours in sRGB, what the level forbids left out (embedded files, JavaScript; under PDF/A-1, which has no transparency, a page that uses it is drawn as a picture); its document information kept. A tagged PDF loses its tags. Not with encrypt or attachments. */
                         pdfa?: "PDF/A-1b" | "PDF/A-2b" | "PDF/A-3b";
-                        /** @description Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most 30 MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt. */
+                        /** @description Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most 15 MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt. */
                         pdfua?: boolean;
                         /** @description Packs objects into compressed object streams and compresses every stream at the highest level, losslessly (pictures are kept as they are). */
                         compress?: boolean;

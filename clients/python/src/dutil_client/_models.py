@@ -1300,7 +1300,7 @@ class EditPdfInput(BaseModel):
     pdfua: Annotated[
         bool | None,
         Field(
-            description="Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most 30 MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt."
+            description="Makes a tagged PDF accessible (PDF/UA-1): its metadata declares it, readers show its title, its links are described. The PDF must be tagged (as html-pdf's tagged and office-pdf's pdfua make it) and state its language; its title is info.title or its own. At most 15 MB. Not with pdfa, imageQuality, maxImageResolution, stamp, flatten or encrypt."
         ),
     ] = None
     compress: Annotated[
