@@ -126,8 +126,10 @@ export function checkEditPdf(input: unknown): InputProblem[] {
 /**
  * A bookmark to write, with the bookmarks under it to `levels` levels in all (the schema spelled
  * out level by level: no recursive reference for the OpenAPI, the CRD or the clients to follow).
+ * Each level is titled after its depth, so a generated client names its types Bookmark,
+ * BookmarkLevel2 … rather than numbering look-alikes.
  */
-function bookmarkSchema(levels: number): TSchema {
+function bookmarkSchema(levels: number, depth = 1): TSchema {
   return Type.Object(
     {
       title: Type.String({
@@ -143,7 +145,7 @@ function bookmarkSchema(levels: number): TSchema {
       ...(levels > 1
         ? {
             children: Type.Optional(
-              Type.Array(bookmarkSchema(levels - 1), {
+              Type.Array(bookmarkSchema(levels - 1, depth + 1), {
                 maxItems: EDIT_PDF_LIMITS.maxBookmarks,
                 description: 'The bookmarks under it.',
               }),
@@ -151,7 +153,7 @@ function bookmarkSchema(levels: number): TSchema {
           }
         : {}),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, title: depth === 1 ? 'Bookmark' : `BookmarkLevel${depth}` },
   )
 }
 

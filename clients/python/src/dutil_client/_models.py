@@ -1099,7 +1099,7 @@ class Attachment(BaseModel):
     ] = None
 
 
-class Child3(BaseModel):
+class BookmarkLevel5(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -1112,7 +1112,7 @@ class Child3(BaseModel):
     ]
 
 
-class Child2(BaseModel):
+class BookmarkLevel4(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -1124,12 +1124,12 @@ class Child2(BaseModel):
         Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
     ]
     children: Annotated[
-        list[Child3] | None,
+        list[BookmarkLevel5] | None,
         Field(description='The bookmarks under it.', max_length=10000),
     ] = None
 
 
-class Child1(BaseModel):
+class BookmarkLevel3(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -1141,12 +1141,12 @@ class Child1(BaseModel):
         Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
     ]
     children: Annotated[
-        list[Child2] | None,
+        list[BookmarkLevel4] | None,
         Field(description='The bookmarks under it.', max_length=10000),
     ] = None
 
 
-class Child(BaseModel):
+class BookmarkLevel2(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -1158,7 +1158,7 @@ class Child(BaseModel):
         Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
     ]
     children: Annotated[
-        list[Child1] | None,
+        list[BookmarkLevel3] | None,
         Field(description='The bookmarks under it.', max_length=10000),
     ] = None
 
@@ -1175,7 +1175,7 @@ class Bookmark(BaseModel):
         Field(description='The page it opens, from 1 (shown whole).', ge=1, le=2000),
     ]
     children: Annotated[
-        list[Child] | None,
+        list[BookmarkLevel2] | None,
         Field(description='The bookmarks under it.', max_length=10000),
     ] = None
 
