@@ -110,6 +110,13 @@ describe('protected OpenDocument files', () => {
     const bomb = await protectedOdt('x', { content: Buffer.alloc(100 * 1024 ** 2), declaredSize: 1024 })
     await expect(decryptOdf(bomb, 'x')).rejects.toMatchObject({ reason: 'damaged' })
     await expect(unprotected(bomb, 'x')).rejects.toMatchObject({ code: 'upstream_rejected' })
+    // Everything held at once (the parts as read, and inflated) stays within its bound.
+    const large = await protectedOdt('x', { content: Buffer.alloc(2 * 1024 ** 2, 0x20) })
+    expect(await decryptOdf(large, 'x', 4 * 1024 ** 2)).not.toBeNull()
+    await expect(decryptOdf(large, 'x', 1024 ** 2)).rejects.toMatchObject({
+      reason: 'damaged',
+      message: expect.stringMatching(/within 1 MB in all/),
+    })
   })
 
   it('reads the manifest with any namespace prefix, and leaves nothing of the encryption in the plain one', () => {

@@ -24,8 +24,12 @@ const MAX_MANIFEST_BYTES = 1024 * 1024
 const MAX_ENTRIES = 10_000
 /** PBKDF2 rounds of all the parts together: LibreOffice uses 100,000 a part; a file asking far more costs the runner's CPU for nothing. */
 const MAX_TOTAL_ITERATIONS = 20_000_000
-/** What the decrypted parts may expand to, in all (detect.ts's own bound on any document). */
-const MAX_EXPANDED_BYTES = 1024 ** 3
+/**
+ * What the document's parts may take in memory, in all, as read and once decrypted and inflated
+ * (they are held together to be written into the plain zip): more than a document of office-pdf's
+ * 100 MB holds unless its text compresses past what LibreOffice would load in the pod anyway.
+ */
+export const MAX_HELD_BYTES = 256 * 1024 ** 2
 
 const AES_CBC: Record<string, string> = {
   'http://www.w3.org/2001/04/xmlenc#aes256-cbc': 'aes-256-cbc',
@@ -169,7 +173,7 @@ interface ZipPart {
 }
 
 /** Every entry of the zip, read whole (the document is within its size limit, in memory already). */
-async function readEntries(file: Buffer): Promise<ZipPart[] | null> {
+async function readEntries(file: Buffer, maxHeld: number): Promise<ZipPart[] | null> {
   let zip: yauzl.ZipFile
   try {
     zip = await promisify<Buffer, yauzl.Options, yauzl.ZipFile>(yauzl.fromBuffer)(file, {
@@ -193,7 +197,10 @@ async function readEntries(file: Buffer): Promise<ZipPart[] | null> {
     zip.on('entry', (e: yauzl.Entry) => {
       if (e.fileName.endsWith('/')) return zip.readEntry()
       total += e.uncompressedSize
-      if (total > MAX_EXPANDED_BYTES) return fail()
+      if (total > maxHeld) {
+        zip.close()
+        return reject(damaged(`its parts take more than ${maxHeld / 1024 ** 2} MB`))
+      }
       zip.openReadStream(e, (err, s) => {
         if (err || !s) return fail()
         const chunks: Buffer[] = []
@@ -216,9 +223,13 @@ async function readEntries(file: Buffer): Promise<ZipPart[] | null> {
  * no OpenDocument zip with encrypted parts; or ProtectedDocumentError (a wrong password, a kind
  * of encryption dutil does not open, damage).
  */
-export async function decryptOdf(file: Buffer, password: string): Promise<Buffer | null> {
+export async function decryptOdf(
+  file: Buffer,
+  password: string,
+  maxHeld: number = MAX_HELD_BYTES,
+): Promise<Buffer | null> {
   if (file.length < 38 || file.toString('latin1', 30, 38) !== 'mimetype') return null
-  const entries = await readEntries(file)
+  const entries = await readEntries(file, maxHeld)
   const manifestEntry = entries?.find((e) => e.name === 'META-INF/manifest.xml')
   if (!entries || !manifestEntry || manifestEntry.data.length > MAX_MANIFEST_BYTES) return null
   const manifest = manifestEntry.data.toString('utf8')
@@ -229,7 +240,8 @@ export async function decryptOdf(file: Buffer, password: string): Promise<Buffer
   const byPath = new Map(parts.map((p) => [p.path, p]))
   const derive = promisify(pbkdf2)
   const startKeys = new Map<string, Buffer>()
-  let expanded = 0
+  // What is held: every part as read, then each decrypted part inflated beside them.
+  let held = entries.reduce((sum, e) => sum + e.data.length, 0)
   const plain: ZipPart[] = []
   for (const entry of entries) {
     const part = byPath.get(entry.name)
@@ -246,14 +258,17 @@ export async function decryptOdf(file: Buffer, password: string): Promise<Buffer
     const key = await derive(start, part.salt, part.iterations, part.keySize, 'sha1')
     const deflated = decryptPart(part, key, entry.data)
     if (!deflated) throw new ProtectedDocumentError('wrong_password', 'The password given does not open the document.')
-    const room = MAX_EXPANDED_BYTES - expanded
+    const room = maxHeld - held
+    if (room <= 0) throw damaged(`its parts take more than ${maxHeld / 1024 ** 2} MB`)
     let data: Buffer
     try {
-      data = inflateRawSync(deflated, { maxOutputLength: Math.min(room, part.size ?? room) || 1 })
+      data = inflateRawSync(deflated, { maxOutputLength: Math.min(room, part.size ?? room) })
     } catch {
-      throw damaged(`its part ${entry.name} does not inflate to what its manifest says`)
+      throw damaged(
+        `its part ${entry.name} does not inflate to what its manifest says, within ${maxHeld / 1024 ** 2} MB in all`,
+      )
     }
-    expanded += data.length
+    held += data.length
     plain.push({ name: entry.name, data })
   }
   for (const path of byPath.keys())
