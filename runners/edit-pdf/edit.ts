@@ -253,32 +253,23 @@ export function rewrittenInfoUpdate(
     pdfa?: { level: PdfaLevel; catalog: { ref: string; value: Record<string, unknown> }; xmpFile: string }
   },
 ): { update: object; xmp?: string } {
-  const value: Record<string, unknown> = {}
-  for (const [field, key] of Object.entries(INFO_KEYS) as Array<[keyof DocumentInfo, string]>) {
-    const given = o.info[field]
-    if (given !== undefined) value[key] = `u:${Array.isArray(given) ? given.join(', ') : given}`
-  }
   const modified = pdfDate(o.now)
   const created = o.created !== undefined && xmpDate(o.created) ? o.created : modified
-  value['/CreationDate'] = `u:${created}`
-  value['/ModDate'] = `u:${modified}`
-  const existing = infoRefOf(facts.trailer)
-  let next = facts.maxObjectId
-  const infoRef = existing ?? `${++next} 0 R`
-  const objects: Record<string, unknown> = { [`obj:${infoRef}`]: { value } }
-  const trailer: Record<string, unknown> = { ...facts.trailer }
-  if (!existing) trailer['/Info'] = infoRef
-  let xmp: string | undefined
-  if (o.pdfa) {
-    xmp = xmpPacket({ pdfa: o.pdfa.level, info: o.info, created: xmpDate(created)!, modified: xmpDate(modified)! })
-    const current = o.pdfa.catalog.value['/Metadata']
-    const metadataRef = typeof current === 'string' && /^\d+ \d+ R$/.test(current) ? current : `${++next} 0 R`
-    objects[`obj:${metadataRef}`] = {
-      stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, datafile: o.pdfa.xmpFile },
-    }
-    if (metadataRef !== current)
-      objects[`obj:${o.pdfa.catalog.ref}`] = { value: { ...o.pdfa.catalog.value, '/Metadata': metadataRef } }
+  // The Info dictionary whole: nothing of Ghostscript's kept but the creation date given back.
+  const update = infoUpdate(facts, { '/CreationDate': `u:${created}` }, o.info, o.now) as {
+    qpdf: [object, Record<string, unknown>]
   }
-  if (!existing) objects.trailer = { value: trailer }
-  return { update: { qpdf: [updateHeader(facts.maxObjectId), objects] }, ...(xmp !== undefined ? { xmp } : {}) }
+  if (!o.pdfa) return { update }
+  const objects = update.qpdf[1]
+  const xmp = xmpPacket({ pdfa: o.pdfa.level, info: o.info, created: xmpDate(created)!, modified: xmpDate(modified)! })
+  const current = o.pdfa.catalog.value['/Metadata']
+  // A new stream is numbered after the Info dictionary infoUpdate may have made.
+  const next = facts.maxObjectId + (infoRefOf(facts.trailer) ? 1 : 2)
+  const metadataRef = typeof current === 'string' && /^\d+ \d+ R$/.test(current) ? current : `${next} 0 R`
+  objects[`obj:${metadataRef}`] = {
+    stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, datafile: o.pdfa.xmpFile },
+  }
+  if (metadataRef !== current)
+    objects[`obj:${o.pdfa.catalog.ref}`] = { value: { ...o.pdfa.catalog.value, '/Metadata': metadataRef } }
+  return { update, xmp }
 }

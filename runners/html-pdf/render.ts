@@ -85,7 +85,7 @@ export const renderInPage: PageJob<HtmlPdfInput> = async (page, ctx, startup) =>
   // Chromium states its own locale as the language of a page that declares none: an accessible
   // PDF states the page's own.
   if (input.pdfOptions?.pdfua && !String(await page.evaluate('document.documentElement.lang.trim()')))
-    throw rejected('pdfOptions.pdfua: the page declares no language (<html lang="…">), which an accessible PDF states.')
+    throw rejected(`${PAGE_REFUSALS.field}: ${PAGE_REFUSALS.language}`)
   // Chromium hands the finished PDF over in chunks (Page.printToPDF with ReturnAsStream), and
   // each chunk goes on to storage: a 200-page document is never held whole in this process.
   const print = input.pdfOptions?.singlePage

@@ -42,7 +42,7 @@ export const PASSWORD_UNSUPPORTED =
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
 const ZIP_MAGIC = Buffer.from('PK\x03\x04', 'latin1')
 /** Entries a document's zip may have before it is refused unread (an OOXML file has tens). */
-const MAX_ZIP_ENTRIES = 10_000
+export const MAX_ZIP_ENTRIES = 10_000
 /** The OpenDocument manifest is read whole to see whether the document is encrypted. */
 const MAX_MANIFEST_BYTES = 1024 * 1024
 /**

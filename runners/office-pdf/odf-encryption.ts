@@ -3,6 +3,7 @@ import { promisify } from 'node:util'
 import { inflateRawSync } from 'node:zlib'
 import yauzl from 'yauzl'
 import { zipArchive } from '../../platform/zip-writer.js'
+import { MAX_ZIP_ENTRIES } from './detect.js'
 import { ProtectedDocumentError } from './ooxml-encryption.js'
 
 /**
@@ -20,8 +21,6 @@ import { ProtectedDocumentError } from './ooxml-encryption.js'
 
 /** The manifest is read whole (a document's is a few KB per part). */
 const MAX_MANIFEST_BYTES = 1024 * 1024
-/** Entries read at most (an OpenDocument file has tens; detect.ts refuses more than this too). */
-const MAX_ENTRIES = 10_000
 /** PBKDF2 rounds of all the parts together: LibreOffice uses 100,000 a part; a file asking far more costs the runner's CPU for nothing. */
 const MAX_TOTAL_ITERATIONS = 20_000_000
 /**
@@ -183,7 +182,7 @@ async function readEntries(file: Buffer, maxHeld: number): Promise<ZipPart[] | n
   } catch {
     return null
   }
-  if (zip.entryCount > MAX_ENTRIES) {
+  if (zip.entryCount > MAX_ZIP_ENTRIES) {
     zip.close()
     return null
   }
