@@ -5,7 +5,8 @@
 # What a run writes (measured 2026-11-28): about 5 GB in the checkout (the real node's containers,
 # the test registry's copy of every image, the platforms' state); and once, into caches kept
 # between runs, about 21 GB for the Go programs (Go's module and build caches and the binaries),
-# 9 GB for Docker's images and 6 GB for the real node's image store. What must stay free besides:
+# 9 GB for Docker's images, 6 GB for the real node's image store and about 1 GB for the registry the
+# images reach that store through (at most 4 GB: test/real-node/real-node.ts). What must stay free besides:
 # MinIO refuses every write once a write would leave less than 1% of its disk (and it counts a
 # stream of unknown length as 1 GiB); the test kubelet evicts pods below 1% free.
 #
@@ -27,6 +28,7 @@ cache_need=0
 [ -x "$cache/bin/kube-apiserver" ] || cache_need=$((cache_need + 21 * gib))
 [ -d "$cache/docker/image" ] || cache_need=$((cache_need + 9 * gib))
 [ -f "$cache/real-node/containerd/dutil-imported.json" ] || cache_need=$((cache_need + 6 * gib))
+[ -d "$cache/real-node/transfer-registry/data" ] || cache_need=$((cache_need + 1 * gib))
 
 short=0
 check() { # path, KiB the run writes there

@@ -132,7 +132,8 @@ async function startAll(project: TestProject): Promise<void> {
   })
   say('node Ready, cluster DNS up')
 
-  // Our images, as `make images` built them, into the node's containerd (no registry, no pulls).
+  // Our images, as `make images` built them, into the node's containerd (through a registry of
+  // the run's own on loopback: only the layers the store lacks move).
   const images = execFileSync(
     'docker',
     ['images', '--format', '{{.Repository}}:{{.Tag}}', '--filter', `reference=${imageRef('*', tag)}`],
@@ -142,7 +143,7 @@ async function startAll(project: TestProject): Promise<void> {
     .filter(Boolean)
   if (!images.some((i) => i.endsWith(`/dutil-gateway:${tag}`)))
     throw new Error(`no images tagged ${tag}: build them first (images/build-images.sh)`)
-  const { imported, named } = importDockerImages(node, images)
+  const { imported, named } = await importDockerImages(node, images, `127.0.0.1:${NODE_PORTS.minio + 11}`)
   say(
     `images: ${imported.length} of ${images.length} imported, ${named.length} named anew (the node's store had them), ${images.length - imported.length - named.length} there already`,
   )

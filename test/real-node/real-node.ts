@@ -1,6 +1,17 @@
-import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import type { Supervisor } from '../platform/supervisor.js'
@@ -417,12 +428,25 @@ export function removeAllContainers(ctr: (...args: string[]) => string): number 
   return ids.length
 }
 
+/** How large the transfer registry's storage may grow before a run starts it empty (it then holds one run's layers). */
+const TRANSFER_REGISTRY_MAX_BYTES = 4 * 1024 ** 3
+
 /**
  * Imports images from the Docker engine into the node's image store, skipping those already
  * there with the same image id (the store outlives the run: a warm run imports only what changed).
  * Returns the names imported, and those named anew for content the store had under another name.
+ *
+ * The images go through a registry of the run's own on loopback (distribution's, storage in the
+ * cache beside the store): Docker pushes only the layers that registry lacks and containerd pulls
+ * only the blobs its store lacks, so a change of the code moves the code's layers, not the
+ * gigabytes of Debian packages under them (a `docker save` into `ctr import` streams and hashes
+ * every layer of every image each time).
  */
-export function importDockerImages(layout: RealNodeLayout, names: string[]): { imported: string[]; named: string[] } {
+export async function importDockerImages(
+  layout: RealNodeLayout,
+  names: string[],
+  transferAddress: string,
+): Promise<{ imported: string[]; named: string[] }> {
   const stampFile = join(layout.imageStore, 'dutil-imported.json')
   const stamps: Record<string, string> = existsSync(stampFile) ? JSON.parse(readFileSync(stampFile, 'utf8')) : {}
   const ctr = nodeCtr(paths(layout).containerdSocket, 600_000)
@@ -450,27 +474,81 @@ export function importDockerImages(layout: RealNodeLayout, names: string[]): { i
     stamps[n] = ids[n]
   }
   if (changed.length > 0) {
-    // Streamed from `docker save` into the import: no archive of every layer written to disk first.
-    execFileSync(
-      'bash',
-      [
-        '-o',
-        'pipefail',
-        '-c',
-        'docker save "${@:2}" | ctr --address "$1" -n k8s.io images import -',
-        'import',
-        paths(layout).containerdSocket,
-        ...changed,
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        timeout: 900_000,
-      },
-    )
+    await transferThroughRegistry(join(dirname(layout.imageStore), 'transfer-registry'), transferAddress, changed, ctr)
     for (const n of changed) stamps[n] = ids[n]
   }
   if (missing.length > 0) writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
   return { imported: changed, named: missing.filter((n) => !changed.includes(n)) }
+}
+
+/** `name` (`registry/repository:tag`) as the transfer registry names it. */
+const transferRef = (address: string, name: string) => `${address}/${name.slice(name.indexOf('/') + 1)}`
+
+/**
+ * Pushes `names` from the Docker engine to a registry started here on `address` (loopback, plain
+ * http, no auth: only this machine reaches it), pulls them into the node's store and names them
+ * as Docker does. Docker treats a loopback registry as insecure (plain http) by default.
+ */
+async function transferThroughRegistry(
+  dir: string,
+  address: string,
+  names: string[],
+  ctr: (...args: string[]) => string,
+): Promise<void> {
+  const data = join(dir, 'data')
+  if (
+    existsSync(data) &&
+    Number(execFileSync('du', ['-sb', data], { encoding: 'utf8' }).split('\t')[0]) > TRANSFER_REGISTRY_MAX_BYTES
+  )
+    rmSync(data, { recursive: true, force: true })
+  mkdirSync(data, { recursive: true })
+  const config = join(dir, 'config.yml')
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log: { level: warn }',
+      `storage: { filesystem: { rootdirectory: ${data} }, delete: { enabled: true } }`,
+      `http: { addr: "${address}" }`,
+      '',
+    ].join('\n'),
+  )
+  const logFd = openSync(join(dir, 'registry.log'), 'w')
+  const registry = spawn(join(BIN_DIR, 'registry'), ['serve', config], {
+    stdio: ['ignore', 'ignore', logFd],
+    env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
+  })
+  closeSync(logFd)
+  try {
+    await until(
+      `the transfer registry answers on ${address} (its log: ${join(dir, 'registry.log')})`,
+      async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 200,
+      30_000,
+      200,
+    )
+    const run = promisify(execFile)
+    // Docker pushes at most a few layers at once per image and waits on a layer another push
+    // is sending: the images go together.
+    await Promise.all(
+      names.map(async (n) => {
+        const ref = transferRef(address, n)
+        await run('docker', ['tag', n, ref])
+        try {
+          await run('docker', ['push', ref], { maxBuffer: 16 * 1024 * 1024, timeout: 900_000 })
+        } finally {
+          await run('docker', ['rmi', ref]).catch(() => undefined)
+        }
+      }),
+    )
+    for (const n of names) {
+      const ref = transferRef(address, n)
+      ctr('images', 'pull', '--plain-http', ref)
+      ctr('images', 'tag', '--force', ref, n)
+      ctr('images', 'rm', ref)
+    }
+  } finally {
+    registry.kill()
+  }
 }
 
 /** Each dutil pod that is not ready, with what its own /readyz answers (the reason it gives). */
