@@ -12,12 +12,13 @@
 #   lint         ESLint (typescript-eslint, type-aware) and Prettier's check: `make lint`
 #   unit         vitest --project unit
 #   faults       vitest --project integration test/faults: faults during bursts of jobs, on a
-#                platform of their own (.test-faults, ports 600 up)
+#                platform of their own (.test-faults, ports 600 up), and then the integration
+#                files of SIDE_FILES on that platform (the lines' lengths even out)
 #   node         vitest --project node: the chart's images on a real kubelet + containerd
 #                (test/node/, docs/adr/0015); skipped with the reason printed where the host cannot
 #   beside them:
-#   integration  vitest --project integration test/integration, on the real local platform
-#                (from the start; its images test waits for the images phase)
+#   integration  vitest --project integration test/integration but SIDE_FILES, on the real local
+#                platform (from the start; its images test waits for the images phase)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,11 @@ status=0
 
 export PHASES_FILE=$phases
 source test/phase.sh
+
+# Integration files that run in the first line, on the fault tests' platform after them: the
+# integration line is the longer one, and these need nothing of it (no image, no state of another
+# file). Every file of test/integration runs once, in one line or the other.
+export SIDE_FILES="test/integration/fuzz.test.ts"
 
 started=$(date +%s%N)
 report() {
@@ -80,19 +86,20 @@ images/docker-engine.sh run bash -c '
     # Each fault of test/faults/ strikes a burst of DUTIL_FAULT_BURST jobs (make test-faults: 200),
     # the operator killed DUTIL_FAULT_KILLS times (make test-faults: 20), on a platform of their
     # own (its state in .test-faults, its ports 600 up): the integration tests run beside them.
+    # SIDE_FILES follow on the same platform.
     DUTIL_TEST_DIR=.test-faults DUTIL_TEST_PORT_OFFSET=600 DUTIL_FAULT_BURST=${DUTIL_FAULT_BURST:-30} DUTIL_FAULT_KILLS=${DUTIL_FAULT_KILLS:-8} \
-      phase faults node_modules/.bin/vitest run --project integration test/faults --reporter=default --reporter=json --outputFile.json=.test-results.faults.json >.test-results.faults.log 2>&1 || rc=1
+      phase faults node_modules/.bin/vitest run --project integration test/faults $SIDE_FILES --reporter=default --reporter=json --outputFile.json=.test-results.faults.json >.test-results.faults.log 2>&1 || rc=1
     phase node node_modules/.bin/vitest run --project node --reporter=default --reporter=json --outputFile.json=.test-results.node.json >.test-results.node.log 2>&1 || rc=1
     exit $rc
   ) >.test-results.side.log 2>&1 &
   side=$!
-  phase integration node_modules/.bin/vitest run --project integration test/integration --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
+  phase integration node_modules/.bin/vitest run --project integration test/integration $(printf -- "--exclude %s " $SIDE_FILES) --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
   wait $side
   side_rc=$?
   printf "\n[make test] images, lint and unit (beside the integration tests):\n"
   cat .test-results.side.log
-  printf "\n[faults] the fault tests (test/faults/, after unit, on a platform of their own):\n"
+  printf "\n[faults] the fault tests (test/faults/, after unit, on a platform of their own) and %s:\n" "$SIDE_FILES"
   cat .test-results.faults.log
   printf "\n[node] the real-node tier (test/node/, after the fault tests):\n"
   cat .test-results.node.log
