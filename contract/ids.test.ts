@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createdAtOfId, FILE_BATCH_CHARS, newFileBatch, newFileId, ulidOf } from './ids.js'
+import { createdAtOfId, FILE_BATCH_CHARS, newFileBatch, newFileId, newId, ulidOf } from './ids.js'
 
 describe('file ids', () => {
   it("a batch's ids are valid, distinct, of its time, and share exactly the batch's 22 characters", () => {
@@ -22,5 +22,19 @@ describe('file ids', () => {
     const at = Date.now()
     const ids = Array.from({ length: 1000 }, () => newFileId(at))
     expect(new Set(ids.map((id) => id.slice(0, 5 + FILE_BATCH_CHARS))).size).toBe(1000)
+  })
+})
+
+describe('public ids', () => {
+  it('carry the time they were made at, also when the clock stepped back; ids of one millisecond increase', () => {
+    const later = Date.parse('2026-11-30T10:00:00.500Z')
+    const earlier = later - 1500
+    const first = newId('job', later)
+    const back = newId('job', earlier)
+    expect(createdAtOfId(first, 'job')).toBe('2026-11-30T10:00:00.500Z')
+    expect(createdAtOfId(back, 'job')).toBe('2026-11-30T09:59:59.000Z')
+    const same = [newId('job', later), newId('job', later), newId('job', later)]
+    expect([...same].sort()).toEqual(same)
+    expect(same.every((id) => createdAtOfId(id, 'job') === '2026-11-30T10:00:00.500Z')).toBe(true)
   })
 })

@@ -1,6 +1,8 @@
 import { decodeTime, encodeTime, monotonicFactory, ulid } from 'ulid'
 
 const nextUlid = monotonicFactory()
+/** The latest time {@link nextUlid} was given: it makes an earlier time's ULID with its own later time. */
+let monotonicSince = -Infinity
 /** 26 Crockford base-32 characters; the first at most 7 (a ULID's 48-bit time ends there). */
 const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 
@@ -8,8 +10,16 @@ export type IdPrefix = 'job' | 'key' | 'usr' | 'inv' | 'file'
 
 /** A new public id of the kinds made one at a time (files: {@link newFileId}). */
 
-/** A new public id: `<prefix>_` + ULID (26 Crockford base-32 characters, sortable by time). */
+/**
+ * A new public id: `<prefix>_` + ULID (26 Crockford base-32 characters, sortable by time) whose
+ * time is `now` (a job's creation time is read back from its id: the job record's partition key
+ * and its list's keyset). Ids of one millisecond increase; a time earlier than one already used
+ * (the clock stepped back) gets a ULID of its own time, where a monotonic ULID would carry the
+ * later one.
+ */
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
+  if (now < monotonicSince) return `${prefix}_${ulid(now)}`
+  monotonicSince = now
   return `${prefix}_${nextUlid(now)}`
 }
 
