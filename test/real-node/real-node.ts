@@ -474,7 +474,33 @@ export async function importDockerImages(
     stamps[n] = ids[n]
   }
   if (changed.length > 0) {
-    await transferThroughRegistry(join(dirname(layout.imageStore), 'transfer-registry'), transferAddress, changed, ctr)
+    try {
+      await transferThroughRegistry(
+        join(dirname(layout.imageStore), 'transfer-registry'),
+        transferAddress,
+        changed,
+        ctr,
+      )
+    } catch (err) {
+      // An engine that cannot reach this machine's loopback (rootless Docker, a remote one):
+      // every layer streamed from `docker save` into the import instead.
+      process.stderr.write(
+        `[real-node] the transfer registry failed (${(err as Error).message}): docker save into ctr import\n`,
+      )
+      execFileSync(
+        'bash',
+        [
+          '-o',
+          'pipefail',
+          '-c',
+          'docker save "${@:2}" | ctr --address "$1" -n k8s.io images import -',
+          'import',
+          paths(layout).containerdSocket,
+          ...changed,
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'], timeout: 900_000 },
+      )
+    }
     for (const n of changed) stamps[n] = ids[n]
   }
   if (missing.length > 0) writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
