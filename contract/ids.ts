@@ -8,12 +8,10 @@ const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 
 export type IdPrefix = 'job' | 'key' | 'usr' | 'inv' | 'file'
 
-/** A new public id of the kinds made one at a time (files: {@link newFileId}). */
-
 /**
- * A new public id: `<prefix>_` + ULID (26 Crockford base-32 characters, sortable by time) whose
- * time is `now` (a job's creation time is read back from its id: the job record's partition key
- * and its list's keyset). Ids of one millisecond increase; a time earlier than one already used
+ * A new public id of the kinds made one at a time (files: {@link newFileId}): `<prefix>_` + ULID
+ * (26 Crockford base-32 characters, sortable by time) whose time is `now` (a job's creation time
+ * is read back from its id: the job record's partition key and its list's keyset). Ids of one millisecond increase; a time earlier than one already used
  * (the clock stepped back) gets a ULID of its own time, where a monotonic ULID would carry the
  * later one.
  */

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { cpSync, existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { catalog } from './catalog.js'
 
@@ -6,8 +6,7 @@ import { catalog } from './catalog.js'
  * What a runner image holds of the build (its Dockerfile's build stage runs this after the
  * bundles are made): the bundles of the runners the catalog puts in that image, the packages
  * they load by name at run time (`runner.external`, with the production dependencies those
- * packages need), package.json (the bundles are ES modules), and the image's default entry.
- * Nothing else: every runner's bundle already holds the code it imports (docs/adr/0017), so
+ * packages need), and package.json (the bundles are ES modules). Nothing else: every runner's bundle already holds the code it imports (docs/adr/0017), so
  * node_modules and the other runners' bundles would only make the image larger.
  *
  *   node dist/runners/image-contents.js <image, e.g. dutil-runner-split-pdf> <out dir>
@@ -42,7 +41,6 @@ function main(): void {
   const external = [...new Set(runners.flatMap((u) => u.runner.external ?? []))]
   for (const name of packageClosure(external, join(ROOT, 'node_modules')))
     cpSync(join(ROOT, 'node_modules', name), join(out, 'node_modules', name), { recursive: true })
-  mkdirSync(out, { recursive: true })
   cpSync(join(ROOT, 'package.json'), join(out, 'package.json'))
   process.stdout.write(
     `[image-contents] ${image}: ${runners.map((u) => u.slug).join(', ')}${external.length ? `; packages ${external.join(', ')}` : ''}\n`,

@@ -1,7 +1,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
-import { chownSync, closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
@@ -12,9 +12,8 @@ import { BIN_DIR, REPO_ROOT } from '../platform/platform.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
 import { makePdf } from '../support/pdfs.js'
 import { CHART, imageRef } from './chart-values.js'
-import { nodeCtr } from '../real-node/real-node.js'
+import { nodeCtr, serveRegistry } from '../real-node/real-node.js'
 import { pushWithLabels } from './registry-push.js'
-import { until } from '../platform/wait-for.js'
 import { execShellWords, helm, helmAsync, kubectl, kubectlAsync, putFile } from './helpers.js'
 
 /**
@@ -409,34 +408,16 @@ interface Registry {
 async function startRegistry(): Promise<Registry> {
   const { address } = inject('registry')
   const dir = join(inject('platformDir'), 'registry')
-  mkdirSync(join(dir, 'data'), { recursive: true })
   const password = randomBytes(12).toString('hex')
+  mkdirSync(dir, { recursive: true })
   execFileSync('htpasswd', ['-Bbc', join(dir, 'htpasswd'), REGISTRY_USER, password], { stdio: 'ignore' })
-  writeFileSync(
-    join(dir, 'config.yml'),
-    [
-      'version: 0.1',
-      'log: { level: warn }',
-      `storage: { filesystem: { rootdirectory: ${join(dir, 'data')} } }`,
-      `http: { addr: "${address}" }`,
-      `auth: { htpasswd: { realm: dutil-test, path: ${join(dir, 'htpasswd')} } }`,
-      '',
-    ].join('\n'),
-  )
-  const log = join(dir, 'registry.log')
-  const logFd = openSync(log, 'w')
-  const child = spawn(join(BIN_DIR, 'registry'), ['serve', join(dir, 'config.yml')], {
-    stdio: ['ignore', 'ignore', logFd],
-    env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
-  })
-  closeSync(logFd) // the registry has its own copy
   // Anonymous requests are refused: Helm and the kubelet need the credentials.
-  await until(
-    `the registry answers on ${address} (its log: ${log})`,
-    async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 401,
-    30_000,
-    200,
-  )
+  const child = await serveRegistry({
+    dir,
+    address,
+    auth: `auth: { htpasswd: { realm: dutil-test, path: ${join(dir, 'htpasswd')} } }`,
+    answers: 401,
+  })
   // containerd reaches it over plain http (read at each pull).
   const { hostsDir } = inject('registry')
   mkdirSync(join(hostsDir, address), { recursive: true })

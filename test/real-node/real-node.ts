@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import {
   closeSync,
   copyFileSync,
@@ -507,6 +507,51 @@ export async function importDockerImages(
   return { imported: changed, named: missing.filter((n) => !changed.includes(n)) }
 }
 
+/**
+ * distribution's registry serving from `dir` (its storage in `dir/data`, its config and log
+ * beside) on `address`, over plain http; `auth` lines added to its config (an htpasswd realm).
+ * Resolves once `/v2/` answers `answers` (200 open, 401 behind auth); the caller kills it.
+ */
+export async function serveRegistry(o: {
+  dir: string
+  address: string
+  auth?: string
+  answers: 200 | 401
+}): Promise<ChildProcess> {
+  mkdirSync(join(o.dir, 'data'), { recursive: true })
+  const config = join(o.dir, 'config.yml')
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log: { level: warn }',
+      `storage: { filesystem: { rootdirectory: ${join(o.dir, 'data')} } }`,
+      `http: { addr: "${o.address}" }`,
+      ...(o.auth ? [o.auth] : []),
+      '',
+    ].join('\n'),
+  )
+  const log = join(o.dir, 'registry.log')
+  const logFd = openSync(log, 'w')
+  const child = spawn(join(BIN_DIR, 'registry'), ['serve', config], {
+    stdio: ['ignore', 'ignore', logFd],
+    env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
+  })
+  closeSync(logFd) // the registry has its own copy
+  try {
+    await until(
+      `the registry answers on ${o.address} (its log: ${log})`,
+      async () => (await fetch(`http://${o.address}/v2/`).catch(() => undefined))?.status === o.answers,
+      30_000,
+      200,
+    )
+  } catch (err) {
+    child.kill()
+    throw err
+  }
+  return child
+}
+
 /** `name` (`registry/repository:tag`) as the transfer registry names it. */
 const transferRef = (address: string, name: string) => `${address}/${name.slice(name.indexOf('/') + 1)}`
 
@@ -527,31 +572,8 @@ async function transferThroughRegistry(
     Number(execFileSync('du', ['-sb', data], { encoding: 'utf8' }).split('\t')[0]) > TRANSFER_REGISTRY_MAX_BYTES
   )
     rmSync(data, { recursive: true, force: true })
-  mkdirSync(data, { recursive: true })
-  const config = join(dir, 'config.yml')
-  writeFileSync(
-    config,
-    [
-      'version: 0.1',
-      'log: { level: warn }',
-      `storage: { filesystem: { rootdirectory: ${data} }, delete: { enabled: true } }`,
-      `http: { addr: "${address}" }`,
-      '',
-    ].join('\n'),
-  )
-  const logFd = openSync(join(dir, 'registry.log'), 'w')
-  const registry = spawn(join(BIN_DIR, 'registry'), ['serve', config], {
-    stdio: ['ignore', 'ignore', logFd],
-    env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
-  })
-  closeSync(logFd)
+  const registry = await serveRegistry({ dir, address, answers: 200 })
   try {
-    await until(
-      `the transfer registry answers on ${address} (its log: ${join(dir, 'registry.log')})`,
-      async () => (await fetch(`http://${address}/v2/`).catch(() => undefined))?.status === 200,
-      30_000,
-      200,
-    )
     const run = promisify(execFile)
     // Docker pushes at most a few layers at once per image and waits on a layer another push
     // is sending: the images go together.
