@@ -1,8 +1,9 @@
-import type { Page, ScreenshotClip } from 'puppeteer-core'
+import type { CDPSession, Page, ScreenshotClip } from 'puppeteer-core'
 import { TimeoutError } from 'puppeteer-core'
 import { outputFileName } from '../common/file-names.js'
 import { rejected } from '../common/runner-error.js'
 import { loadPage, type PageInput, type PageJob } from '../html-pdf/render.js'
+import { drawingFrames, WAIT_FRAME_MS } from './frames.js'
 import { DEFAULT_VIEWPORT, type ImageOptionsInput, pictureTooLarge } from './utility.js'
 
 export interface HtmlImageInput extends PageInput {
@@ -17,7 +18,10 @@ const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp'
 /**
  * One job in a page of a running browser: the viewport set, the page loaded as html-pdf loads
  * it (loadPage), then the picture of the viewport, the full page, a rectangle or one element,
- * its size checked before Chromium draws it, stored as one file.
+ * its size checked before Chromium draws it, stored as one file. The browser draws frames only
+ * when asked (frames.ts): a page with a wait is drawn at 60 Hz from its load to the wait's end
+ * (its animations and animation-frame callbacks run as in any browser), one without none until
+ * the picture, which is taken from frames drawn for it.
  */
 export const pictureInPage: PageJob<HtmlImageInput> = async (page, ctx, startup) => {
   const { input, store, log } = ctx
@@ -26,22 +30,29 @@ export const pictureInPage: PageJob<HtmlImageInput> = async (page, ctx, startup)
   const scale = o.deviceScaleFactor ?? 1
   const viewport = { width: o.width ?? DEFAULT_VIEWPORT.width, height: o.height ?? DEFAULT_VIEWPORT.height }
   await page.setViewport({ ...viewport, deviceScaleFactor: scale })
-  const loaded = await loadPage(page, ctx)
+  // The session that draws frames is opened once the page has loaded: a second DevTools session
+  // open while a navigation moves the page to a renderer of its site loses the media type emulated.
+  let frames: CDPSession | undefined
+  const session = async () => (frames ??= await page.createCDPSession())
+  const loaded = await loadPage(page, ctx, async (wait) => drawingFrames(await session(), wait(), WAIT_FRAME_MS))
   const clip = await regionOf(page, o)
   const size = clip ?? viewport
   const tooLarge = pictureTooLarge(size.width, size.height, scale)
   if (tooLarge) throw rejected(`The page is too large to picture: ${tooLarge}.`)
   let picture: Uint8Array
   try {
-    picture = await withTimeout(
-      page.screenshot({
-        type: format,
-        ...(format === 'png' ? {} : { quality: o.quality ?? 80 }),
-        omitBackground: o.omitBackground ?? false,
-        optimizeForSpeed: o.optimizeForSpeed ?? false,
-        ...(clip ? { clip, captureBeyondViewport: true } : { captureBeyondViewport: false }),
-      }),
-      PICTURE_MS,
+    picture = await drawingFrames(
+      await session(),
+      withTimeout(
+        page.screenshot({
+          type: format,
+          ...(format === 'png' ? {} : { quality: o.quality ?? 80 }),
+          omitBackground: o.omitBackground ?? false,
+          optimizeForSpeed: o.optimizeForSpeed ?? false,
+          ...(clip ? { clip, captureBeyondViewport: true } : { captureBeyondViewport: false }),
+        }),
+        PICTURE_MS,
+      ),
     )
   } catch (err) {
     if (err instanceof TimeoutError) throw rejected(`Taking the picture took longer than ${PICTURE_MS / 1000} s.`)

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Browser } from 'puppeteer-core'
+import type { Browser, BrowserContext, Page } from 'puppeteer-core'
 import { servePool } from '../common/pool-server.js'
 import { runJob } from '../common/run-utility.js'
 import { CHROMIUM, CHROMIUM_ARGS, startChromium, type StartedChromium } from './chromium.js'
@@ -11,11 +11,13 @@ import { closePopups, connectBrowser, type PageInput, type PageJob } from './ren
 /**
  * A browser utility in pool mode (docs/adr/0026-runner-pools.md): one browser kept warm for the
  * pod's life, which serves one tenant. Each job gets a fresh browser context (its own cookies,
- * storage and cache) with the same request policy as job mode, and `inPage` does its work there.
+ * storage and cache) with the same request policy as job mode, and `inPage` does its work there,
+ * in a page `openPage` opens in that context.
  */
 export async function serveBrowserPool<I extends PageInput>(
   inPage: PageJob<I>,
   args: readonly string[] = CHROMIUM_ARGS,
+  openPage: (browser: Browser, context: BrowserContext) => Promise<Page> = (_, context) => context.newPage(),
 ): Promise<void> {
   let warm: { chromium: StartedChromium; browser: Browser; profile: string } | undefined
 
@@ -51,7 +53,7 @@ export async function serveBrowserPool<I extends PageInput>(
           async (ctx) => {
             const context = await b.createBrowserContext()
             try {
-              const page = await context.newPage()
+              const page = await openPage(b, context)
               closePopups(context, page)
               return await inPage(page, ctx, () => ({}))
             } finally {

@@ -49,12 +49,13 @@ export const CHROMIUM_ARGS = [
 ]
 
 /**
- * What a browser that takes pictures adds (html-image): frames drawn as soon as they are asked
- * for, not at the next 60 Hz tick, so a picture does not wait for frames of the frame rate (a
- * small page's picture: 54 → 32 ms on the 2-core VM, docs/benchmarks.md). A page that animates
- * draws as fast as its job's CPU lets it, within the job's time and the pod's CPU limit.
+ * What a browser that takes pictures adds (html-image): Chromium's begin-frame control, so a
+ * page's frames are drawn only when the runner asks for them (runners/html-image/frames.ts), every
+ * compositor stage run before a frame is drawn, and no 60 Hz clock of its own. A page loads
+ * without rasterising frames nobody looks at, and a picture does not wait for the next tick: a
+ * small page's job in the browser took what its PDF takes (docs/adr/0047-pictures-drawn-on-demand.md).
  */
-export const PICTURE_ARGS = ['--disable-frame-rate-limit']
+export const PICTURE_ARGS = ['--enable-begin-frame-control', '--run-all-compositor-stages-before-draw']
 
 /**
  * The browser's environment: only what a browser needs, never the runner's (its storage

@@ -142,11 +142,13 @@ async function collectBounded(stream: AsyncIterable<Uint8Array>, max: number): P
 /**
  * Loads a job's page through the address guard (every request the page makes is intercepted and
  * fetched by this process, a page of dutil's own and its assets read from storage), in the media
- * type asked for, then waits for fonts and what input.wait names.
+ * type asked for, then waits for fonts and what input.wait names (through `waiting`, which may
+ * do more meanwhile: html-image draws the page's frames).
  */
 export async function loadPage(
   page: Page,
   { config, input, storage, log }: RunContext<PageInput>,
+  waiting: (wait: () => Promise<void>) => Promise<void> = (wait) => wait(),
 ): Promise<LoadedPage> {
   const limits = HTML_PDF_LIMITS
   const s3 = input.url === undefined ? null : parseS3Url(input.url)
@@ -305,7 +307,8 @@ export async function loadPage(
   const status = response?.status() ?? 0
   if (status >= 400) throw rejected(`Loading the page failed: the server answered ${status}.`, status)
   await page.evaluate('document.fonts.ready.then(() => true)').catch(() => {})
-  if (input.wait) await waitInPage(page, input.wait)
+  const { wait } = input
+  if (wait) await waiting(() => waitInPage(page, wait))
   const checkRefused = () => {
     const failure = refusedFailure()
     if (failure) throw failure

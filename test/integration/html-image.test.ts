@@ -99,6 +99,31 @@ describe('html-image through the whole platform', () => {
     expect(decodePng((await pictureOf(print.body)).bytes).rgba(10, 10)).toEqual([255, 255, 255, 255])
   })
 
+  it('draws a page while it waits: an animation the page runs frame by frame is pictured where the wait ends; a frame callback of a page without a wait is in its picture', async () => {
+    // 40 animation frames (two thirds of a second at 60 Hz) widen a red bar, then mark the page done.
+    const html =
+      '<!doctype html><body style="margin:0"><div id="bar" style="height:20px;width:0;background:red"></div><script>' +
+      "let n = 0; const bar = document.getElementById('bar');" +
+      "function step() { n++; bar.style.width = n * 5 + 'px'; if (n < 40) requestAnimationFrame(step); else document.body.dataset.done = 'yes' }" +
+      'requestAnimationFrame(step)</script></body>'
+    const waited = await picture({
+      html,
+      wait: { selector: 'body[data-done]' },
+      imageOptions: { width: 300, height: 50 },
+    })
+    expect(waited.status, JSON.stringify(waited.body)).toBe(200)
+    const png = decodePng((await pictureOf(waited.body)).bytes)
+    expect(png.rgba(195, 10)).toEqual(RED) // the bar's 40th step: 200 px wide
+    expect(png.rgba(205, 10)).toEqual([255, 255, 255, 255])
+
+    const once = await picture({
+      html: '<body style="margin:0"><script>requestAnimationFrame(() => { document.body.style.background = "red" })</script></body>',
+      imageOptions: { width: 50, height: 50 },
+    })
+    expect(once.status, JSON.stringify(once.body)).toBe(200)
+    expect(decodePng((await pictureOf(once.body)).bytes).rgba(25, 25)).toEqual(RED)
+  })
+
   it('refuses options that do not go together, and a picture too large, before any job; a page or element too large or missing fails naming it', async () => {
     const refused = await picture({
       html: '<p>x</p>',
