@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import XLSX from 'xlsx'
 import { fileEntry, writeZip, type RawEntry } from '../../test/support/zip-writer.js'
-import { detectOffice, MAX_EXPANDED_BYTES, PASSWORD_UNSUPPORTED } from './detect.js'
+import { detectOffice, MAX_EXPANDED_BYTES, PASSWORD_NEEDED, PROTECTED_PPT } from './detect.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const doc = (name: string) => readFileSync(join(REPO, 'test', 'fixtures', 'documents', name))
@@ -84,15 +84,31 @@ describe('detectOffice', () => {
     })
   })
 
-  it.each(['encrypted.doc', 'encrypted.xls'])(
-    'refuses %s, protected by a password, as upstream_rejected',
-    async (name) => {
+  it.each([
+    ['encrypted.doc', 'doc'],
+    ['encrypted.xls', 'xls'],
+  ])(
+    'refuses %s, protected by a password, asking for it; with a password it is a %s for LibreOffice to open',
+    async (name, format) => {
       await expect(detectOffice(doc(name))).rejects.toMatchObject({
         code: 'upstream_rejected',
-        message: PASSWORD_UNSUPPORTED,
+        message: PASSWORD_NEEDED,
       })
+      expect(await detectOffice(doc(name), name, true)).toBe(format)
     },
   )
+
+  it('refuses a protected ppt file, with a password or without', async () => {
+    const cfb = XLSX.CFB.utils.cfb_new()
+    XLSX.CFB.utils.cfb_add(cfb, '/PowerPoint Document', Buffer.alloc(8192, 3))
+    XLSX.CFB.utils.cfb_add(cfb, '/EncryptedSummary', Buffer.alloc(512, 5))
+    const file = Buffer.from(XLSX.CFB.write(cfb, { type: 'buffer' }) as Uint8Array)
+    for (const passwordGiven of [false, true])
+      await expect(detectOffice(file, 'deck.ppt', passwordGiven)).rejects.toMatchObject({
+        code: 'upstream_rejected',
+        message: PROTECTED_PPT,
+      })
+  })
 
   it('refuses an OOXML document encrypted with a password (a Compound File holding the encrypted package)', async () => {
     const cfb = XLSX.CFB.utils.cfb_new()

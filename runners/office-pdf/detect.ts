@@ -6,9 +6,10 @@ import { rejected } from '../common/runner-error.js'
  * What an office document is, told by its content: a zip of OOXML or OpenDocument parts, a
  * Compound File (legacy Word, Excel, PowerPoint), RTF, or flat OpenDocument XML. Plain text is
  * the one kind its content cannot tell apart (prose or a table?): it is taken only when its name
- * says which, `.txt` or `.csv`. Anything else, and a document protected by a password (a
- * protected docx, xlsx or pptx is decrypted before it comes here), is refused before LibreOffice
- * sees it.
+ * says which, `.txt` or `.csv`. Anything else is refused before LibreOffice sees it, and so is a
+ * document protected by a password when none was given (a protected docx, xlsx, pptx or
+ * OpenDocument file is decrypted before it comes here; a protected doc or xls file is opened by
+ * LibreOffice with the password; a protected ppt file is refused).
  */
 export type OfficeFormat =
   | 'docx'
@@ -33,11 +34,15 @@ export const ACCEPTED_FORMATS =
 const NOT_OFFICE = `The file is not an office document this utility converts (${ACCEPTED_FORMATS}).`
 export const DAMAGED_DOCUMENT = 'The document could not be opened: it is damaged, or protected by a password.'
 const DAMAGED_EMBEDDED = 'The document is refused: a package embedded in it is damaged.'
-/** A protected docx, xlsx, pptx or OpenDocument file without its password (with it, the handler decrypts it first: ooxml-encryption.ts, odf-encryption.ts). */
-const PASSWORD_NEEDED = 'The document is protected by a password: send its password as `password`.'
-/** A protected file of a kind dutil does not decrypt (its parts could not be checked before LibreOffice opens them). */
-export const PASSWORD_UNSUPPORTED =
-  'The document is protected by a password; dutil opens protected docx, xlsx, pptx and OpenDocument files with their `password`, not a protected doc, xls or ppt file.'
+/**
+ * A protected document without its password (with it, the handler decrypts a docx, xlsx, pptx or
+ * OpenDocument file first: ooxml-encryption.ts, odf-encryption.ts; LibreOffice opens a doc or
+ * xls file with it).
+ */
+export const PASSWORD_NEEDED = 'The document is protected by a password: send its password as `password`.'
+/** A protected PowerPoint 97–2003 file: LibreOffice does not open one, with its password or without. */
+export const PROTECTED_PPT =
+  'The presentation is protected by a password; dutil does not open a protected ppt file (save it as pptx with its password, which dutil opens).'
 
 const CFB_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
 const ZIP_MAGIC = Buffer.from('PK\x03\x04', 'latin1')
@@ -85,10 +90,10 @@ const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
  * The document's format; `name` is its file name (the upload's, or the last segment of its URL),
  * which only plain text needs.
  */
-export async function detectOffice(file: Buffer, name = ''): Promise<OfficeFormat> {
+export async function detectOffice(file: Buffer, name = '', passwordGiven = false): Promise<OfficeFormat> {
   const head = file.subarray(0, 8)
   if (head.equals(CFB_MAGIC)) {
-    const format = detectCompound(file)
+    const format = detectCompound(file, passwordGiven)
     await checkNested(file, newBudget(), 1)
     return format
   }
@@ -212,22 +217,31 @@ function stream(file: Buffer, name: string): Buffer | null {
   }
 }
 
-function detectCompound(file: Buffer): OfficeFormat {
+/**
+ * A Compound File's format. A protected Word or Excel 97–2003 file keeps its container and its
+ * streams' names and sizes in the clear (MS-OFFCRYPTO encrypts what the streams hold), so what is
+ * checked of an unprotected one (the container, a package at its root) is checked of it too;
+ * without a password it is refused asking for one.
+ */
+function detectCompound(file: Buffer, passwordGiven: boolean): OfficeFormat {
   // An encrypted OOXML document is a Compound File holding the encrypted package (MS-OFFCRYPTO).
   if (stream(file, 'EncryptedPackage')) throw rejected(PASSWORD_NEEDED)
+  const needsPassword = (encrypted: boolean) => {
+    if (encrypted && !passwordGiven) throw rejected(PASSWORD_NEEDED)
+  }
   const word = stream(file, 'WordDocument')
   if (word) {
     // The File Information Block's fEncrypted flag (MS-DOC 2.5.2).
-    if (word.length >= 12 && (word.readUInt16LE(10) & 0x0100) !== 0) throw rejected(PASSWORD_UNSUPPORTED)
+    needsPassword(word.length >= 12 && (word.readUInt16LE(10) & 0x0100) !== 0)
     return 'doc'
   }
   const book = stream(file, 'Workbook') ?? stream(file, 'Book')
   if (book) {
-    if (biffFilePass(book)) throw rejected(PASSWORD_UNSUPPORTED)
+    needsPassword(biffFilePass(book))
     return 'xls'
   }
   if (stream(file, 'PowerPoint Document')) {
-    if (stream(file, 'EncryptedSummary')) throw rejected(PASSWORD_UNSUPPORTED)
+    if (stream(file, 'EncryptedSummary')) throw rejected(PROTECTED_PPT)
     return 'ppt'
   }
   throw rejected(NOT_OFFICE)

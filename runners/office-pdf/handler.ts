@@ -5,8 +5,9 @@ import { outputFileName } from '../common/file-names.js'
 import { openInput, readWhole } from '../common/read-input.js'
 import type { UtilityHandler } from '../common/run-utility.js'
 import { rejected, RunnerError } from '../common/runner-error.js'
-import { DAMAGED_DOCUMENT, detectOffice, PASSWORD_UNSUPPORTED, type OfficeFormat } from './detect.js'
-import { decryptOoxml, ProtectedDocumentError } from './ooxml-encryption.js'
+import { DAMAGED_DOCUMENT, detectOffice, PASSWORD_NEEDED, type OfficeFormat } from './detect.js'
+import { decryptOoxml, ProtectedDocumentError, WRONG_PASSWORD } from './ooxml-encryption.js'
+import { checkLegacyPassword } from './legacy-encryption.js'
 import { decryptOdf } from './odf-encryption.js'
 import { OFFICE_PDF_LIMITS } from './limits.js'
 import type { Office, OfficeExportOptions, OfficeRequest } from './office.js'
@@ -14,7 +15,7 @@ import { countPdfPages } from './page-count.js'
 
 export interface OfficePdfInput extends OfficeExportOptions {
   url: string
-  /** Opens a protected docx, xlsx or pptx (sealed until the runner, docs/adr/0042). */
+  /** Opens a protected docx, xlsx, pptx, OpenDocument, doc or xls file (sealed until the runner, docs/adr/0042). */
   password?: string
   pageRanges?: string
   landscape?: boolean
@@ -63,13 +64,26 @@ export function csvColumns(document: Buffer): number {
   return Math.max(most, fields)
 }
 
-/** The conversion asked for, as LibreOffice's PDF export takes it. */
-export function officeRequest(input: OfficePdfInput, inputPath: string, outputPath: string): OfficeRequest {
+/** Formats LibreOffice decrypts itself: Word and Excel 97–2003 (RC4, and XOR obfuscation). */
+const OPENED_BY_OFFICE: ReadonlySet<OfficeFormat> = new Set(['doc', 'xls'])
+
+/**
+ * The conversion asked for, as LibreOffice's PDF export takes it. A password goes to LibreOffice
+ * only for a doc or xls file (it opens those itself, and ignores a password a document does not
+ * need); every other protected format was decrypted before (unprotected) or refused (detect.ts).
+ */
+export function officeRequest(
+  input: OfficePdfInput,
+  inputPath: string,
+  outputPath: string,
+  format: OfficeFormat,
+): OfficeRequest {
   // The export options pass as they are: the schema took no other keys.
-  const { url: _url, password: _password, pageRanges, landscape, pdfa, pdfua, ...exportOptions } = input
+  const { url: _url, password, pageRanges, landscape, pdfa, pdfua, ...exportOptions } = input
   return {
     input: inputPath,
     output: outputPath,
+    ...(password !== undefined && OPENED_BY_OFFICE.has(format) ? { password } : {}),
     ...(pageRanges ? { pageRange: pageRanges } : {}),
     landscape: landscape === true,
     pdfVersion: pdfa ? PDF_VERSIONS[pdfa] : 0,
@@ -80,25 +94,32 @@ export function officeRequest(input: OfficePdfInput, inputPath: string, outputPa
 
 /**
  * The document as it is checked and converted: a protected docx, xlsx or pptx, or a protected
- * OpenDocument file, decrypted with its password in memory; anything else as it came (a
- * password for a document without one is not needed, and goes unused).
+ * OpenDocument file, decrypted with its password in memory; a protected doc or xls file as it
+ * came, once its password is known to open it (LibreOffice decrypts it); anything else as it came
+ * (a password for a document without one is not needed, and goes unused).
  */
 export async function unprotected(bytes: Buffer, password: string | undefined): Promise<Buffer> {
   if (password === undefined) return bytes
   try {
-    return decryptOoxml(bytes, password) ?? (await decryptOdf(bytes, password)) ?? bytes
+    const decrypted = decryptOoxml(bytes, password) ?? (await decryptOdf(bytes, password))
+    if (decrypted) return decrypted
+    checkLegacyPassword(bytes, password)
+    return bytes
   } catch (err) {
     if (err instanceof ProtectedDocumentError) throw rejected(err.message)
     throw err
   }
 }
 
-/** LibreOffice's answer turned into the job's failure (null: it succeeded). */
-export function conversionFailure(answer: Awaited<ReturnType<Office['convert']>>): RunnerError | null {
+/** LibreOffice's answer turned into the job's failure (null: it succeeded); `req` is what it was asked. */
+export function conversionFailure(
+  answer: Awaited<ReturnType<Office['convert']>>,
+  req: OfficeRequest,
+): RunnerError | null {
   if (answer.ok) return null
   switch (answer.reason) {
     case 'password':
-      return rejected(PASSWORD_UNSUPPORTED)
+      return rejected(req.password === undefined ? PASSWORD_NEEDED : WRONG_PASSWORD)
     case 'load':
       return rejected(DAMAGED_DOCUMENT)
     case 'export':
@@ -123,20 +144,16 @@ export function officeHandler(office: () => Promise<Office>): UtilityHandler<Off
       what: 'document',
     })
     const bytes = await unprotected(await readWhole(source.body), input.password)
-    const format = await detectOffice(bytes, source.name)
+    const format = await detectOffice(bytes, source.name, input.password !== undefined)
     const reading = importFilterOf(format, bytes)
     const work = await mkdtemp(join(config.scratchDir, 'office-'))
     try {
       const inputPath = join(work, `input.${format}`)
       const outputPath = join(work, 'output.pdf')
       await writeFile(inputPath, bytes)
-      const answer = await (
-        await office()
-      ).convert({
-        ...officeRequest(input, inputPath, outputPath),
-        ...reading,
-      })
-      const failure = conversionFailure(answer)
+      const req = { ...officeRequest(input, inputPath, outputPath, format), ...reading }
+      const answer = await (await office()).convert(req)
+      const failure = conversionFailure(answer, req)
       if (failure) throw failure
       const pageCount = await countPdfPages(outputPath)
       if (pageCount === 0)

@@ -4,7 +4,7 @@ import { inflateRawSync } from 'node:zlib'
 import yauzl from 'yauzl'
 import { zipArchive } from '../../platform/zip-writer.js'
 import { MAX_ZIP_ENTRIES } from './detect.js'
-import { ProtectedDocumentError } from './ooxml-encryption.js'
+import { ProtectedDocumentError, WRONG_PASSWORD } from './ooxml-encryption.js'
 
 /**
  * A password-protected OpenDocument file (odt, ods, odp, and their templates) opened with its
@@ -256,7 +256,7 @@ export async function decryptOdf(
     if (!start) startKeys.set(part.startKey, (start = createHash(part.startKey).update(password, 'utf8').digest()))
     const key = await derive(start, part.salt, part.iterations, part.keySize, 'sha1')
     const deflated = decryptPart(part, key, entry.data)
-    if (!deflated) throw new ProtectedDocumentError('wrong_password', 'The password given does not open the document.')
+    if (!deflated) throw new ProtectedDocumentError('wrong_password', WRONG_PASSWORD)
     const room = maxHeld - held
     if (room <= 0) throw damaged(`its parts take more than ${maxHeld / 1024 ** 2} MB`)
     let data: Buffer

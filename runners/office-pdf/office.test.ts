@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -29,7 +29,7 @@ const fonts = (pdf: string) => execFileSync('pdffonts', [pdf], { encoding: 'utf8
 
 describe('officeRequest and conversionFailure', () => {
   it('asks LibreOffice for what the input says', () => {
-    expect(officeRequest({ url: 'x' }, '/in.docx', '/out.pdf')).toEqual({
+    expect(officeRequest({ url: 'x' }, '/in.docx', '/out.pdf', 'docx')).toEqual({
       input: '/in.docx',
       output: '/out.pdf',
       landscape: false,
@@ -37,8 +37,19 @@ describe('officeRequest and conversionFailure', () => {
       pdfua: false,
     })
     expect(
-      officeRequest({ url: 'x', pageRanges: '1-3,5', landscape: true, pdfa: 'PDF/A-2b', pdfua: true }, '/i', '/o'),
+      officeRequest(
+        { url: 'x', pageRanges: '1-3,5', landscape: true, pdfa: 'PDF/A-2b', pdfua: true },
+        '/i',
+        '/o',
+        'odt',
+      ),
     ).toEqual({ input: '/i', output: '/o', pageRange: '1-3,5', landscape: true, pdfVersion: 2, pdfua: true })
+    // A password reaches LibreOffice for the formats it decrypts itself, never for the others
+    // (decrypted before: handler.ts unprotected).
+    for (const format of ['doc', 'xls'] as const)
+      expect(officeRequest({ url: 'x', password: 's3cret' }, '/i', '/o', format).password).toBe('s3cret')
+    for (const format of ['docx', 'xlsx', 'pptx', 'odt', 'rtf', 'ppt'] as const)
+      expect(officeRequest({ url: 'x', password: 's3cret' }, '/i', '/o', format)).not.toHaveProperty('password')
     expect(
       officeRequest(
         {
@@ -53,6 +64,7 @@ describe('officeRequest and conversionFailure', () => {
         },
         '/i',
         '/o',
+        'docx',
       ),
     ).toMatchObject({
       imageQuality: 50,
@@ -66,13 +78,21 @@ describe('officeRequest and conversionFailure', () => {
   })
 
   it("classifies LibreOffice's failures: the document's are upstream_rejected, LibreOffice's own upstream_error", () => {
-    expect(conversionFailure({ ok: true, family: 'text', ms: 1 })).toBeNull()
-    expect(conversionFailure({ ok: false, reason: 'password', message: '' })?.code).toBe('upstream_rejected')
-    expect(conversionFailure({ ok: false, reason: 'load', message: '' })?.message).toBe(
+    const req = { input: '/i', output: '/o' }
+    expect(conversionFailure({ ok: true, family: 'text', ms: 1 }, req)).toBeNull()
+    expect(conversionFailure({ ok: false, reason: 'password', message: '' }, req)).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The document is protected by a password: send its password as `password`.',
+    })
+    expect(conversionFailure({ ok: false, reason: 'password', message: '' }, { ...req, password: 'x' })).toMatchObject({
+      code: 'upstream_rejected',
+      message: 'The password given does not open the document.',
+    })
+    expect(conversionFailure({ ok: false, reason: 'load', message: '' }, req)?.message).toBe(
       'The document could not be opened: it is damaged, or protected by a password.',
     )
-    expect(conversionFailure({ ok: false, reason: 'export', message: '' })?.code).toBe('upstream_rejected')
-    expect(conversionFailure({ ok: false, reason: 'office', message: '' })?.code).toBe('upstream_error')
+    expect(conversionFailure({ ok: false, reason: 'export', message: '' }, req)?.code).toBe('upstream_rejected')
+    expect(conversionFailure({ ok: false, reason: 'office', message: '' }, req)?.code).toBe('upstream_error')
   })
 
   it('gives LibreOffice an environment of its own: no credentials, its profile as HOME', () => {
@@ -89,8 +109,10 @@ describe('officeRequest and conversionFailure', () => {
 
 describe.skipIf(!existsSync('/usr/bin/soffice'))('one LibreOffice converting one document after another', () => {
   let office: Office
+  let profile: string
   beforeAll(async () => {
-    office = await Office.start(mkdtempSync(join(work, 'profile-')), `dutil-office-test-${process.pid}`)
+    profile = mkdtempSync(join(work, 'profile-'))
+    office = await Office.start(profile, `dutil-office-test-${process.pid}`)
   }, 60_000)
   afterAll(async () => {
     await office?.stop()
@@ -124,6 +146,29 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('one LibreOffice converting one
     },
   )
 
+  it.each([
+    ['encrypted.doc', 'text', /dutil office fixture, page 1/],
+    ['encrypted.xls', 'spreadsheet', /dutil office fixture, sheet Summary/],
+  ])(
+    'opens %s with its password (%s), not with a wrong one or none, and keeps no password in its profile',
+    async (name, family, text) => {
+      const output = join(work, `${name}.pdf`)
+      expect(await office.convert({ input: fixture(name), output, password: 'dutil' })).toMatchObject({
+        ok: true,
+        family,
+      })
+      expect(firstPageText(output)).toMatch(text)
+      // LibreOffice cannot tell a wrong password from damage (the runner checks the password first).
+      for (const password of ['not it', undefined])
+        expect(
+          await office.convert({ input: fixture(name), output: join(work, 'refused.pdf'), password }),
+        ).toMatchObject({ ok: false })
+      // Nothing of LibreOffice's profile (its settings, history, caches) holds either password.
+      for (const password of ['dutil', 'not it'])
+        expect(spawnSync('grep', ['-rlaF', password, profile], { encoding: 'utf8' }).stdout).toBe('')
+    },
+  )
+
   it('converts the page ranges asked for, landscape, as PDF/A-2b', async () => {
     const output = join(work, 'ranges.pdf')
     const answer = await office.convert({
@@ -154,7 +199,7 @@ describe.skipIf(!existsSync('/usr/bin/soffice'))('one LibreOffice converting one
     const small = join(work, 'picture-small.pdf')
     expect((await office.convert({ input: fixture('picture.fodt'), output: kept })).ok).toBe(true)
     const answer = await office.convert(
-      officeRequest({ url: 'x', imageQuality: 10, maxImageResolution: 75 }, fixture('picture.fodt'), small),
+      officeRequest({ url: 'x', imageQuality: 10, maxImageResolution: 75 }, fixture('picture.fodt'), small, 'fodt'),
     )
     expect(answer.ok).toBe(true)
     const [[w0, h0]] = pictures(kept)

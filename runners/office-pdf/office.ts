@@ -61,6 +61,8 @@ export interface OfficeRequest extends OfficeExportOptions {
   /** 0: plain PDF; 1, 2, 3: PDF/A-1b, PDF/A-2b, PDF/A-3b. */
   pdfVersion?: 0 | 1 | 2 | 3
   pdfua?: boolean
+  /** Opens a protected doc or xls file (LibreOffice decrypts those itself); never logged. */
+  password?: string
   /** The filter LibreOffice loads the document with, and its options (plain text only). */
   importFilter?: string
   importOptions?: string

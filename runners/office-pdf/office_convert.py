@@ -6,7 +6,7 @@ content is fetched), starts soffice headless listening on a pipe of its own, con
 answers one JSON request a line on stdin with one JSON line on stdout, one at a time:
 
   -> {"input": path, "output": path, "pageRange": str|null, "landscape": bool,
-      "pdfVersion": 0|1|2|3, "pdfua": bool}
+      "pdfVersion": 0|1|2|3, "pdfua": bool, "password": str (a protected doc or xls)}
   <- {"ok": true, "family": "text"|"spreadsheet"|"presentation"|"drawing", "ms": n}
   <- {"ok": false, "reason": "password"|"load"|"export"|"office", "message": str}
 
@@ -225,6 +225,10 @@ def convert(desktop, req, guards):
         prop("RepairPackage", False),
         prop("Silent", True),
     )
+    if req.get("password") is not None:
+        # LibreOffice decrypts Word and Excel 97-2003 files itself (the runner checked the
+        # password first where it can); the password is held by this load only.
+        load += (prop("Password", str(req["password"])),)
     if req.get("importFilter"):
         load += (prop("FilterName", req["importFilter"]), prop("FilterOptions", req.get("importOptions", "")))
     try:

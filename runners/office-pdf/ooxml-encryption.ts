@@ -43,8 +43,9 @@ const HASHES: Record<string, string> = {
 const damaged = (why: string) => new ProtectedDocumentError('damaged', `The protected document is damaged: ${why}.`)
 const unsupported = (what: string) =>
   new ProtectedDocumentError('unsupported', `The document is protected with ${what}, which dutil does not open.`)
-const wrongPassword = () =>
-  new ProtectedDocumentError('wrong_password', 'The password given does not open the document.')
+/** What a job given a password that opens nothing fails with, whatever the format. */
+export const WRONG_PASSWORD = 'The password given does not open the document.'
+const wrongPassword = () => new ProtectedDocumentError('wrong_password', WRONG_PASSWORD)
 
 /**
  * The decrypted package (a zip) of a protected docx, xlsx or pptx; null when the file is none (no

@@ -11,7 +11,7 @@ export const officePdf: UtilityDefinition = {
   slug: 'office-pdf',
   name: 'Office document to PDF',
   description:
-    'Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB; a protected docx, xlsx, pptx or OpenDocument file with its password), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA.',
+    'Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB; a protected docx, xlsx, pptx, OpenDocument, doc or xls file with its password), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA.',
   category: 'pdf',
   icon: 'description',
   target: 'pdf',
@@ -21,7 +21,7 @@ export const officePdf: UtilityDefinition = {
       url: StorageOrHttpUrl,
       password: Type.Optional(
         passwordSchema(
-          'Opens a password-protected docx, xlsx, pptx or OpenDocument file (a protected doc, xls or ppt is refused). Sealed until the runner opens it; never shown again.',
+          'Opens a password-protected docx, xlsx, pptx, OpenDocument, doc or xls file (a protected ppt is refused). Sealed until the runner opens it; never shown again.',
         ),
       ),
       pageRanges: Type.Optional(

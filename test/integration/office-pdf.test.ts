@@ -199,7 +199,7 @@ describe('office-pdf through the whole platform', () => {
 
   it.each([
     ['encrypted.odt', 'send its password'],
-    ['encrypted.doc', 'protected by a password'],
+    ['encrypted.doc', 'send its password'],
   ])('given %s, fails once as upstream_rejected (%s), with no retry and no output', async (fixture, why) => {
     const res = await run({ url: files.add(`office-${fixture}`, officeDocument(fixture), OFFICE_TYPE) })
     expect(res.status).toBe(422)
@@ -209,7 +209,7 @@ describe('office-pdf through the whole platform', () => {
     expect(await runnerPods(res.body.id)).toBe(1)
   })
 
-  it('opens a protected docx, xlsx, pptx and odt with its password, converts what is inside, and refuses one without it or with a wrong one', async () => {
+  it('opens a protected docx, xlsx, pptx, odt, doc and xls with its password, converts what is inside, and refuses one without it or with a wrong one', async () => {
     const docx = files.add('protected.docx', officeDocument('encrypted.docx'), OFFICE_TYPE)
     const opened = await run({ url: docx, password: 'dutil' })
     expect(opened.status, JSON.stringify(opened.body)).toBe(200)
@@ -242,7 +242,7 @@ describe('office-pdf through the whole platform', () => {
     })
     expect(await jobOutputs(wrong.body)).toEqual([])
     // A protected OpenDocument file opens with its password too, and asks for it without; a
-    // protected .doc is refused even with its password; a password a document does not need goes unused.
+    // password a document does not need goes unused.
     const odtUrl = files.add('protected.odt', officeDocument('encrypted.odt'), OFFICE_TYPE)
     const odt = await run({ url: odtUrl, password: 'dutil' })
     expect(odt.status, JSON.stringify(odt.body)).toBe(200)
@@ -256,12 +256,27 @@ describe('office-pdf through the whole platform', () => {
     expect((await run({ url: odtUrl, password: 'not it' })).body.error.message).toBe(
       'The password given does not open the document.',
     )
-    const legacy = await run({
-      url: files.add('protected.doc', officeDocument('encrypted.doc'), OFFICE_TYPE),
-      password: 'dutil',
-    })
-    expect(legacy.status).toBe(422)
-    expect(legacy.body.error.message).toContain('not a protected doc, xls or ppt file')
+    // A protected Word or Excel 97–2003 file: its password checked by the runner, LibreOffice
+    // decrypts it.
+    for (const [fixture, format, text] of [
+      ['encrypted.doc', 'doc', 'dutil office fixture, page 1'],
+      ['encrypted.xls', 'xls', 'dutil office fixture, sheet Summary'],
+    ]) {
+      const url = files.add(`protected-${fixture}`, officeDocument(fixture), OFFICE_TYPE)
+      const legacy = await run({ url, password: 'dutil' })
+      expect(legacy.status, JSON.stringify(legacy.body)).toBe(200)
+      expect(legacy.body.result.format).toBe(format)
+      expect(readPdf((await download(legacy.body.result.files[0].url)).bytes).firstPage).toContain(text)
+      const refused = await run({ url, password: 'not it' })
+      expect(refused.body.error).toMatchObject({
+        code: 'upstream_rejected',
+        message: 'The password given does not open the document.',
+      })
+      expect(await jobOutputs(refused.body)).toEqual([])
+      expect((await run({ url })).body.error.message).toBe(
+        'The document is protected by a password: send its password as `password`.',
+      )
+    }
     const plain = await run({
       url: files.add('plain.docx', officeDocument('text.docx'), OFFICE_TYPE),
       password: 'dutil',

@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Run Office document to PDF and wait for the result (up to 90 s)
-         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB; a protected docx, xlsx, pptx or OpenDocument file with its password), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
+         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB; a protected docx, xlsx, pptx, OpenDocument, doc or xls file with its password), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Time limit 300 s. With Prefer: respond-async it behaves as the async route.
          */
         post: operations["run_office_pdf"];
         delete?: never;
@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Start Office document to PDF as an async job
-         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB; a protected docx, xlsx, pptx or OpenDocument file with its password), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
+         * @description Converts a Word, Excel, PowerPoint or OpenDocument file (docx, doc, odt, fodt, rtf, xlsx, xls, ods, fods, pptx, ppt, odp, fodp), or plain text named .txt or .csv (at most 100 MB; a protected docx, xlsx, pptx, OpenDocument, doc or xls file with its password), to PDF with LibreOffice; optionally some pages, landscape, PDF/A or PDF/UA. Answers at once; fetch the job, long-poll with ?wait=, or give a callbackUrl.
          */
         post: operations["start_office_pdf"];
         delete?: never;
@@ -1792,7 +1792,7 @@ export interface operations {
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
-                        /** @description Opens a password-protected docx, xlsx, pptx or OpenDocument file (a protected doc, xls or ppt is refused). Sealed until the runner opens it; never shown again. */
+                        /** @description Opens a password-protected docx, xlsx, pptx, OpenDocument, doc or xls file (a protected ppt is refused). Sealed until the runner opens it; never shown again. */
                         password?: string;
                         /** @description The pages to convert, e.g. "1-3,5" or "2-" (to the end); all pages when absent. */
                         pageRanges?: string;
@@ -2020,7 +2020,7 @@ export interface operations {
                     input: {
                         /** @description http://, https:// or s3:// URL, at most 4096 characters. */
                         url: string;
-                        /** @description Opens a password-protected docx, xlsx, pptx or OpenDocument file (a protected doc, xls or ppt is refused). Sealed until the runner opens it; never shown again. */
+                        /** @description Opens a password-protected docx, xlsx, pptx, OpenDocument, doc or xls file (a protected ppt is refused). Sealed until the runner opens it; never shown again. */
                         password?: string;
                         /** @description The pages to convert, e.g. "1-3,5" or "2-" (to the end); all pages when absent. */
                         pageRanges?: string;

@@ -776,7 +776,7 @@ class OfficePdfInput(BaseModel):
     password: Annotated[
         str | None,
         Field(
-            description='Opens a password-protected docx, xlsx, pptx or OpenDocument file (a protected doc, xls or ppt is refused). Sealed until the runner opens it; never shown again.',
+            description='Opens a password-protected docx, xlsx, pptx, OpenDocument, doc or xls file (a protected ppt is refused). Sealed until the runner opens it; never shown again.',
             max_length=127,
             min_length=1,
             pattern='^[^\\u0000-\\u001f\\u007f]*$',
