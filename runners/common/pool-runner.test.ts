@@ -37,8 +37,10 @@ function fakeWorker() {
       runs.at(-1)?.finish({ ok: false, failure: { code: 'upstream_error', message: 'killed' }, exitCode: 1 })
     },
     kept: () => [],
+    between: () => void betweens++,
   }
-  return { worker, runs, started: () => started, aborted: () => aborted }
+  let betweens = 0
+  return { worker, runs, started: () => started, aborted: () => aborted, betweens: () => betweens }
 }
 
 describe('PoolRunner', () => {
@@ -152,6 +154,22 @@ describe('PoolRunner', () => {
     expect(r.take(assignment({ jobId: 'j3', tenant: 'tenant-a' }))).toEqual({ taken: false, why: 'retired' })
     await vi.advanceTimersByTimeAsync(100)
     expect(exit).toHaveBeenCalledWith(0)
+  })
+
+  it('lets its worker prepare the next job once an outcome was read, never while a job runs or once retiring', async () => {
+    const { r, f } = await runner({ settings: { restartEvery: 2 } })
+    expect(r.take(assignment({ jobId: 'job_1' }))).toEqual({ taken: true })
+    await settle()
+    r.state('job_1') // read while it runs
+    expect(f.betweens()).toBe(0)
+    f.runs[0].finish({ ok: true })
+    await settle()
+    expect(f.betweens()).toBe(0) // ended, not yet read
+    r.state('job_1')
+    r.state('job_1') // read again: nothing more
+    expect(f.betweens()).toBe(1)
+    await runOne(r, f, 'job_2') // the last of restartEvery: the pod retires
+    expect(f.betweens()).toBe(1)
   })
 
   it('retires after restartEvery jobs, once the last outcome was read', async () => {

@@ -26,6 +26,11 @@ export interface PoolWorker {
   abort(): void
   /** The processes the worker keeps between jobs (html-pdf: the browser); their descendants are its too. */
   kept(): number[]
+  /**
+   * Called once a job's outcome was read and the runner waits for its next job: work the next job
+   * would otherwise start with can be done here, off its path (html-pdf: its fresh browser context).
+   */
+  between?(): void
 }
 
 /** Why a pod retires: it takes no more jobs, and its process exits once its last job's outcome was read. */
@@ -184,6 +189,7 @@ export class PoolRunner {
     if (s && s.state !== 'running' && this.unread === jobId) {
       this.unread = null
       if (this.retiring && !this.current) this.exitSoon()
+      else if (!this.retiring && !this.current) this.worker.between?.()
     }
     return s
   }
