@@ -34,9 +34,11 @@ export async function readMultipartRun(
   utility: UtilityDefinition,
   /** Read and check only, storing nothing: a retry of an Idempotency-Key that already has its job. */
   checkOnly = false,
-): Promise<{ body: Record<string, unknown> }> {
+): Promise<{ body: Record<string, unknown>; stored: ReadonlyMap<string, string> }> {
   const fields: Record<string, string> = {}
   const stored: Array<Pick<Upload, 'storageKey' | 'name'> & { field: string }> = []
+  // The uploads this request stored, by id: the caller's own and unexpired, known without a read.
+  const storedKeys = new Map<string, string>()
   const fileFields = new Set([
     ...DOCUMENT_FIELDS,
     ...(takesList(utility, 'assets') ? ['assets'] : []),
@@ -55,16 +57,19 @@ export async function readMultipartRun(
             `Unknown part ${JSON.stringify(field.slice(0, 64))}: files go in parts named ${[...fileFields].join(', ')}.`,
             [{ path: field.slice(0, 64), message: 'is not a known part' }],
           )
-        const upload = checkOnly
-          ? await drained(stream, name)
-          : await uploads.store({
-              apiKeyId,
-              name,
-              expirySeconds: uploads.settings.defaultExpirySeconds,
-              body: stream,
-              nextId,
-            })
+        if (checkOnly) {
+          stored.push({ storageKey: (await drained(stream, name)).storageKey, name, field })
+          return
+        }
+        const upload = await uploads.store({
+          apiKeyId,
+          name,
+          expirySeconds: uploads.settings.defaultExpirySeconds,
+          body: stream,
+          nextId,
+        })
         stored.push({ storageKey: upload.storageKey, name, field })
+        storedKeys.set(upload.id, upload.storageKey)
       },
       field: (field, value) => {
         if (!FIELDS.has(field))
@@ -135,7 +140,7 @@ export async function readMultipartRun(
   const body: Record<string, unknown> = { input }
   if (fields.metadata !== undefined) body.metadata = json('metadata')
   if (fields.callbackUrl !== undefined) body.callbackUrl = fields.callbackUrl
-  return { body }
+  return { body, stored: storedKeys }
 }
 
 /** A file part read to its end and stored nowhere: the name a stored one would have. */

@@ -48,9 +48,8 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   // stored nowhere: it gets the original job (below) whatever its files. (A job its twin makes
   // meanwhile is found by the accept itself.)
   let earlier = multipart ? await findEarlier() : undefined
-  const body = multipart
-    ? (await readMultipartRun(ctx, deps.uploads, key.id, utility, earlier !== undefined)).body
-    : await readJsonBody(ctx)
+  const form = multipart ? await readMultipartRun(ctx, deps.uploads, key.id, utility, earlier !== undefined) : undefined
+  const body = form ? form.body : await readJsonBody(ctx)
   if (mode === 'sync' && body && typeof body === 'object' && 'callbackUrl' in body) {
     throw invalid('callbackUrl is only accepted by the async route (POST /v1/utilities/{slug}/jobs).', [
       { path: 'callbackUrl', message: 'is not allowed on a sync run' },
@@ -61,7 +60,14 @@ async function run(ctx: Context, deps: RouteDeps, asyncRoute: boolean): Promise<
   // The key alone identifies a valid request: a retry gets the original job whatever its body.
   if (!multipart) earlier = await findEarlier()
   if (earlier) return replay(ctx, deps, earlier, utility, mode)
-  const accepted = await acceptRun(ctx, deps, { utility, key, mode, request: body as RunRequest, hash })
+  const accepted = await acceptRun(ctx, deps, {
+    utility,
+    key,
+    mode,
+    request: body as RunRequest,
+    hash,
+    stored: form?.stored,
+  })
   if (accepted.kind === 'existing') return replay(ctx, deps, accepted.job, utility, mode)
   const created = accepted.job
   if (mode === 'async') return respondWithJob(ctx, deps, created, false)
@@ -101,6 +107,8 @@ export async function acceptRun(
     mode: 'sync' | 'async'
     request: RunRequest
     hash?: string
+    /** Uploads the request itself stored (a multipart run's parts), by id: the key's own, not read again. */
+    stored?: ReadonlyMap<string, string>
   },
 ): Promise<Accepted> {
   const { utility, key, mode, request: req } = run
@@ -108,7 +116,10 @@ export async function acceptRun(
     bucket: deps.bucket,
     find: (id) => deps.reader.find(id),
     owns: (job) => job.spec.apiKeyId === key.id,
-    upload: (id) => deps.uploads.find(key.id, id),
+    upload: (id) => {
+      const storageKey = run.stored?.get(id)
+      return storageKey ? Promise.resolve({ storageKey }) : deps.uploads.find(key.id, id)
+    },
   })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
   const now = Date.now()

@@ -1,4 +1,4 @@
-import { inTransaction, type Database, type Queryable } from './database.js'
+import type { Database, Queryable } from './database.js'
 
 /** The `uploads` table: every query the gateway and the operator make of uploads. */
 
@@ -75,42 +75,29 @@ export type InsertOutcome = { kind: 'inserted' } | { kind: 'over_quota'; files: 
  * no two uploads can both take the last room.
  */
 export async function insertUpload(db: Database, u: Upload, quota: UploadQuota, now: number): Promise<InsertOutcome> {
-  return inTransaction(db, async (client) => {
-    await client.query({
-      name: 'uploads_lock_key',
-      text: "SELECT pg_advisory_xact_lock(hashtext('uploads/' || $1))",
-      values: [u.apiKeyId],
-    })
-    const held = (
-      await client.query<{ files: number; bytes: number | null }>({
-        name: 'uploads_held',
-        text: 'SELECT count(*) AS files, sum(size)::bigint AS bytes FROM uploads WHERE api_key_id = $1 AND expires_at > $2',
-        values: [u.apiKeyId, new Date(now).toISOString()],
-      })
-    ).rows[0]
-    const files = Number(held.files)
-    const bytes = Number(held.bytes ?? 0)
-    if (files + 1 > quota.maxFiles || bytes + u.size > quota.maxBytes) return { kind: 'over_quota', files, bytes }
-    await client.query({
-      name: 'uploads_insert',
-      text: `INSERT INTO uploads (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      values: [
-        u.id,
-        u.apiKeyId,
-        u.name,
-        u.size,
-        u.contentType,
-        u.sha256,
-        u.storageKey,
-        u.createdAt,
-        u.expiresAt,
-        u.state,
-        u.multipartUploadId ?? null,
-        u.expirySeconds ?? null,
-      ],
-    })
-    return { kind: 'inserted' }
+  const row: UploadRow = {
+    id: u.id,
+    api_key_id: u.apiKeyId,
+    name: u.name,
+    size: u.size,
+    content_type: u.contentType,
+    sha256: u.sha256,
+    storage_key: u.storageKey,
+    created_at: u.createdAt,
+    expires_at: u.expiresAt,
+    state: u.state,
+    multipart_upload_id: u.multipartUploadId ?? null,
+    expiry_seconds: u.expirySeconds ?? null,
+  }
+  // One round trip (migrations/0010_upload-insert.sql): the lock, the count and the insert.
+  const { rows } = await db.query<{ held_files: string; held_bytes: string; inserted: boolean }>({
+    name: 'upload_insert',
+    text: 'SELECT held_files, held_bytes, inserted FROM upload_insert($1, $2, $3, $4)',
+    values: [JSON.stringify(row), new Date(now).toISOString(), quota.maxFiles, quota.maxBytes],
   })
+  const outcome = rows[0]
+  if (outcome.inserted) return { kind: 'inserted' }
+  return { kind: 'over_quota', files: Number(outcome.held_files), bytes: Number(outcome.held_bytes) }
 }
 
 /** An unexpired upload by id, pending or ready, or undefined (unknown, deleted or expired alike). */

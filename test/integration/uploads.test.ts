@@ -167,6 +167,13 @@ describe('upload limits', () => {
     expect(big.status).toBe(429)
     expect(big.body.error.message).toContain('4 MB')
     expect((await upload(key, Buffer.from('fits'), '?name=fits.txt')).status).toBe(201)
+    // Uploads of one key at once take turns at its quota: exactly 3 of 6 are stored.
+    const { key: racing } = await createKey()
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => upload(racing, Buffer.from(`racing ${i}`), `?name=r${i}.txt`)),
+    ).then((answers) => answers.map((a) => a.status).sort())
+    expect(statuses).toEqual([201, 201, 201, 429, 429, 429])
+    expect((await api('GET', '/v1/files', { key: racing })).body.items).toHaveLength(3)
   })
 
   it('refuses a body announced larger than 1 GiB before reading it, and ends one that trickles, leaving nothing usable', async () => {
