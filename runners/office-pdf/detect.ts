@@ -1,6 +1,7 @@
 import yauzl from 'yauzl'
 import { CfbError, readCfbStream } from '../common/cfb-reader.js'
 import { rejected } from '../common/runner-error.js'
+import { filePassRecord } from './legacy-encryption.js'
 
 /**
  * What an office document is, told by its content: a zip of OOXML or OpenDocument parts, a
@@ -237,7 +238,7 @@ function detectCompound(file: Buffer, passwordGiven: boolean): OfficeFormat {
   }
   const book = stream(file, 'Workbook') ?? stream(file, 'Book')
   if (book) {
-    needsPassword(biffFilePass(book))
+    needsPassword(filePassRecord(book) !== null)
     return 'xls'
   }
   if (stream(file, 'PowerPoint Document')) {
@@ -245,20 +246,6 @@ function detectCompound(file: Buffer, passwordGiven: boolean): OfficeFormat {
     return 'ppt'
   }
   throw rejected(NOT_OFFICE)
-}
-
-/** Whether a BIFF workbook's globals hold a FILEPASS record (the workbook is encrypted), read record by record up to its EOF. */
-function biffFilePass(book: Buffer): boolean {
-  const FILEPASS = 0x002f
-  const EOF = 0x000a
-  let at = 0
-  for (let records = 0; records < 10_000 && at + 4 <= book.length; records++) {
-    const type = book.readUInt16LE(at)
-    if (type === FILEPASS) return true
-    if (type === EOF) return false
-    at += 4 + book.readUInt16LE(at + 2)
-  }
-  return false
 }
 
 async function detectZip(file: Buffer): Promise<OfficeFormat> {

@@ -42,23 +42,28 @@ function rc4Header(file: Buffer): Buffer | null {
       return readCfbStream(file, flags & F_WHICH_TABLE ? '1Table' : '0Table')
     }
     const book = readCfbStream(file, 'Workbook') ?? readCfbStream(file, 'Book')
-    if (!book) return null
-    let at = 0
-    for (let records = 0; records < 10_000 && at + 4 <= book.length; records++) {
-      const type = book.readUInt16LE(at)
-      const size = book.readUInt16LE(at + 2)
-      if (type === BIFF_EOF) return null
-      if (type === FILEPASS) {
-        const body = book.subarray(at + 4, at + 4 + size)
-        return body.length >= 2 && body.readUInt16LE(0) === FILEPASS_RC4 ? body.subarray(2) : null
-      }
-      at += 4 + size
-    }
-    return null
+    const filePass = book && filePassRecord(book)
+    return filePass && filePass.length >= 2 && filePass.readUInt16LE(0) === FILEPASS_RC4 ? filePass.subarray(2) : null
   } catch (err) {
     if (err instanceof CfbError) return null
     throw err
   }
+}
+
+/**
+ * The body of a BIFF workbook's FILEPASS record (the workbook is encrypted), or null: its globals
+ * read record by record up to their EOF, at most 10,000 records.
+ */
+export function filePassRecord(book: Buffer): Buffer | null {
+  let at = 0
+  for (let records = 0; records < 10_000 && at + 4 <= book.length; records++) {
+    const type = book.readUInt16LE(at)
+    const size = book.readUInt16LE(at + 2)
+    if (type === BIFF_EOF) return null
+    if (type === FILEPASS) return book.subarray(at + 4, at + 4 + size)
+    at += 4 + size
+  }
+  return null
 }
 
 /** Whether the password opens the header; true for a header this check does not read. */
