@@ -398,6 +398,39 @@ describe('edit-pdf through the whole platform', () => {
     expect(textOfPage(pdf, 1)).toContain('AdaLovelace')
   })
 
+  it("makes html-pdf's PDF of a page without transparency a PDF/A-1b that veraPDF passes, its text still text in embedded fonts", async () => {
+    const made = await api('POST', '/v1/utilities/html-pdf', {
+      key: inputs.key,
+      body: {
+        input: {
+          html: '<!doctype html><html lang="en"><title>Invoice</title><h1>Invoice 42</h1><p>Total: 12.00 CHF</p></html>',
+        },
+      },
+    })
+    expect(made.status, JSON.stringify(made.body)).toBe(200)
+    const res = await api('POST', '/v1/utilities/edit-pdf', {
+      key: inputs.key,
+      body: { input: { url: `s3://${inject('storage').bucket}/${made.body.result.files[0].key}`, pdfa: 'PDF/A-1b' } },
+    })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const pdf = Buffer.from((await download(res.body.result.files[0].url)).bytes)
+    expect(await verapdf(pdf)).toEqual({ compliant: true, level: '1b', failed: [] })
+    expect(textOfPage(pdf, 1)).toContain('Total:12.00CHF')
+    // No page drawn as a picture: its fonts are embedded (pdffonts' "emb" column), no image on it.
+    const fonts = onPdf(pdf, 'pdffonts', (p) => [p])
+      .trim()
+      .split('\n')
+      .slice(2)
+    expect(fonts.length).toBeGreaterThan(0)
+    for (const row of fonts) expect(row, row).toMatch(/ yes +(yes|no) +(yes|no) +\d+ +\d+$/)
+    expect(
+      onPdf(pdf, 'pdfimages', (p) => ['-list', p])
+        .trim()
+        .split('\n')
+        .slice(2),
+    ).toEqual([])
+  })
+
   it('makes a tagged PDF accessible (PDF/UA-1) that veraPDF passes, titled, turned and linearized; refuses an untagged one', async () => {
     // A tagged PDF as html-pdf makes it, then edited by its s3:// name.
     const made = await api('POST', '/v1/utilities/html-pdf', {
