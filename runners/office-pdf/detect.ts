@@ -1,7 +1,7 @@
 import yauzl from 'yauzl'
 import { CfbError, readCfbStream } from '../common/cfb-reader.js'
 import { rejected } from '../common/runner-error.js'
-import { filePassRecord } from './legacy-encryption.js'
+import { filePassRecord, wordEncrypted } from './legacy-encryption.js'
 
 /**
  * What an office document is, told by its content: a zip of OOXML or OpenDocument parts, a
@@ -232,8 +232,7 @@ function detectCompound(file: Buffer, passwordGiven: boolean): OfficeFormat {
   }
   const word = stream(file, 'WordDocument')
   if (word) {
-    // The File Information Block's fEncrypted flag (MS-DOC 2.5.2).
-    needsPassword(word.length >= 12 && (word.readUInt16LE(10) & 0x0100) !== 0)
+    needsPassword(wordEncrypted(word))
     return 'doc'
   }
   const book = stream(file, 'Workbook') ?? stream(file, 'Book')

@@ -36,9 +36,9 @@ function rc4Header(file: Buffer): Buffer | null {
   try {
     const word = readCfbStream(file, 'WordDocument')
     if (word) {
-      if (word.length < 12) return null
+      if (!wordEncrypted(word)) return null
       const flags = word.readUInt16LE(10)
-      if (!(flags & F_ENCRYPTED) || flags & F_OBFUSCATED) return null
+      if (flags & F_OBFUSCATED) return null
       return readCfbStream(file, flags & F_WHICH_TABLE ? '1Table' : '0Table')
     }
     const book = readCfbStream(file, 'Workbook') ?? readCfbStream(file, 'Book')
@@ -48,6 +48,11 @@ function rc4Header(file: Buffer): Buffer | null {
     if (err instanceof CfbError) return null
     throw err
   }
+}
+
+/** Whether a Word document's File Information Block says it is encrypted (or obfuscated: MS-DOC 2.5.2 fEncrypted). */
+export function wordEncrypted(word: Buffer): boolean {
+  return word.length >= 12 && (word.readUInt16LE(10) & F_ENCRYPTED) !== 0
 }
 
 /**
