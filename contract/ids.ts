@@ -1,4 +1,5 @@
 import { decodeTime, encodeTime, monotonicFactory, ulid } from 'ulid'
+import { withTenantCode } from './tenants.js'
 
 const nextUlid = monotonicFactory()
 /** The latest time {@link nextUlid} was given: it makes an earlier time's ULID with its own later time. */
@@ -11,14 +12,20 @@ export type IdPrefix = 'job' | 'key' | 'usr' | 'inv' | 'file'
 /**
  * A new public id of the kinds made one at a time (files: {@link newFileId}): `<prefix>_` + ULID
  * (26 Crockford base-32 characters, sortable by time) whose time is `now` (a job's creation time
- * is read back from its id: the job record's partition key and its list's keyset). Ids of one millisecond increase; a time earlier than one already used
- * (the clock stepped back) gets a ULID of its own time, where a monotonic ULID would carry the
- * later one.
+ * is read back from its id: the job record's partition key and its list's keyset). Ids of one
+ * millisecond increase; a time earlier than one already used (the clock stepped back) gets a ULID
+ * of its own time, where a monotonic ULID would carry the later one. A job's id carries its
+ * tenant's code (`code`, contract/tenants.ts) in the first 40 bits of its random part: ids of one
+ * tenant in one millisecond still increase, and 40 random bits stay its own.
  */
-export function newId(prefix: IdPrefix, now: number = Date.now()): string {
-  if (now < monotonicSince) return `${prefix}_${ulid(now)}`
-  monotonicSince = now
-  return `${prefix}_${nextUlid(now)}`
+export function newId(prefix: IdPrefix, now: number = Date.now(), code?: string): string {
+  let id: string
+  if (now < monotonicSince) id = ulid(now)
+  else {
+    monotonicSince = now
+    id = nextUlid(now)
+  }
+  return `${prefix}_${code ? withTenantCode(id, code) : id}`
 }
 
 /** Characters of a file id's ULID that the files of one batch share: its time and 60 random bits. */

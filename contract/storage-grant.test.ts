@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { MERGE_PDF_LIMITS } from '../runners/merge-pdf/limits.js'
 import { newFileBatch, newFileId } from './ids.js'
-import { GrantRefused, MAX_SESSION_POLICY_CHARS, storageGrant, type GrantedJob } from './storage-grant.js'
+import { UTILITIES } from '../runners/catalog.js'
+import { newId } from './ids.js'
+import {
+  coveredByTenantGrant,
+  GrantRefused,
+  MAX_SESSION_POLICY_CHARS,
+  storageGrant,
+  tenantGrant,
+  type GrantedJob,
+} from './storage-grant.js'
+import { keyTenant, tenantCode } from './tenants.js'
 
 const job = (storageInputKeys?: string[]): GrantedJob => ({
   jobId: 'job_01M8ABCDEFGHJKMNPQRSTVWXYZ',
@@ -99,6 +109,69 @@ describe('storageGrant', () => {
     // One file of a batch alone is granted by its own id, not its batch's.
     expect(storageGrant(job([keys[3]]), 'dutil').Statement[0].Resource[1]).toBe(
       `arn:aws:s3:::dutil/uploads/2026-11-28/${ids[3]}/*`,
+    )
+  })
+
+  it("grants a coded upload by its batch's prefix under its code", () => {
+    const batch = newFileBatch(Date.parse('2026-11-28T10:00:00Z'))
+    const [a, b] = [batch(), batch()]
+    const reads = storageGrant(
+      job([`uploads/ABCDEFGH/2026-11-28/${a}/a.pdf`, `uploads/ABCDEFGH/2026-11-28/${b}/b.pdf`]),
+      'dutil',
+    ).Statement[0].Resource
+    expect(reads[1]).toBe(`arn:aws:s3:::dutil/uploads/ABCDEFGH/2026-11-28/${a.slice(0, 27)}*`)
+  })
+})
+
+describe('tenantGrant', () => {
+  const code = tenantCode(keyTenant('key_01M8ABCDEFGHJKMNPQRSTVWXYZ'))
+  const utilities = UTILITIES.map((u) => u.slug)
+  const at = Date.parse('2026-11-30T10:00:00.000Z')
+  const coded = (utility = 'split-pdf', c = code): GrantedJob => ({
+    jobId: newId('job', at, c),
+    utility,
+    createdAt: new Date(at).toISOString(),
+  })
+
+  it("reads the tenant's records, outputs and uploads, writes its utility's outputs, within storage's size", () => {
+    const policy = tenantGrant({ code, utility: 'split-pdf', utilities }, 'dutil')
+    const jobs = `job_??????????${code}????????`
+    expect(policy.Statement[0].Resource).toEqual([
+      `arn:aws:s3:::dutil/_jobs/${jobs}/input.json`,
+      ...utilities.map((u) => `arn:aws:s3:::dutil/${u}/????-??-??/${jobs}/*`),
+      `arn:aws:s3:::dutil/uploads/${code}/*`,
+    ])
+    expect(policy.Statement.slice(1).map((s) => s.Resource)).toEqual([
+      [`arn:aws:s3:::dutil/split-pdf/????-??-??/${jobs}/*`],
+      [`arn:aws:s3:::dutil/_jobs/${jobs}/result.json`],
+      [`arn:aws:s3:::dutil/_jobs/${jobs}/progress.json`],
+    ])
+    expect(JSON.stringify(policy).length).toBeLessThanOrEqual(MAX_SESSION_POLICY_CHARS)
+    // Every job id pattern is as long as a job id: each character is matched at its place.
+    expect(jobs).toHaveLength(coded().jobId.length)
+    expect(() => tenantGrant({ code: 'ABC*', utility: 'split-pdf', utilities }, 'dutil')).toThrow(GrantRefused)
+  })
+
+  it("covers a job of the tenant's code and its coded inputs, nothing else", () => {
+    const t = { code, utility: 'split-pdf', utilities }
+    const other = tenantCode(keyTenant('key_01M8ZZZZZZZZZZZZZZZZZZZZZZ'))
+    const output = (j: GrantedJob) => `${j.utility}/2026-11-30/${j.jobId}/page-1.pdf`
+    const upload = (c: string) => `uploads/${c}/2026-11-30/${newFileId(at)}/a.pdf`
+    expect(coveredByTenantGrant(coded(), t)).toBe(true)
+    expect(coveredByTenantGrant({ ...coded(), storageInputKeys: [output(coded('html-pdf')), upload(code)] }, t)).toBe(
+      true,
+    )
+    // Another tenant's code, an id without it, another utility, inputs of another code or none.
+    expect(coveredByTenantGrant(coded('split-pdf', other), t)).toBe(false)
+    expect(coveredByTenantGrant({ ...coded(), jobId: newId('job', at) }, t)).toBe(false)
+    expect(coveredByTenantGrant(coded('merge-pdf'), t)).toBe(false)
+    expect(coveredByTenantGrant({ ...coded(), storageInputKeys: [output(coded('html-pdf', other))] }, t)).toBe(false)
+    expect(coveredByTenantGrant({ ...coded(), storageInputKeys: [upload(other)] }, t)).toBe(false)
+    expect(
+      coveredByTenantGrant({ ...coded(), storageInputKeys: [`uploads/2026-11-30/${newFileId(at)}/a.pdf`] }, t),
+    ).toBe(false)
+    expect(coveredByTenantGrant({ ...coded(), storageInputKeys: [output({ ...coded(), utility: 'gone' })] }, t)).toBe(
+      false,
     )
   })
 })

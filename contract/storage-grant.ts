@@ -2,6 +2,7 @@ import { inputObjectKey, progressObjectKey, resultObjectKey } from './runner-pro
 import { FILE_BATCH_CHARS } from './ids.js'
 import { outputKeyOwner, uploadKeyOwner } from './storage-inputs.js'
 import { outputKey } from './storage-keys.js'
+import { codeOfJobId, jobIdPattern } from './tenants.js'
 import { parseTime } from './time.js'
 
 /**
@@ -40,9 +41,9 @@ export class GrantRefused extends Error {
 
 /**
  * The units s3:// inputs are granted by: a source job's whole output prefix
- * (`<utility>/<YYYY-MM-DD>/<job_id>/`), an upload's own (`uploads/<YYYY-MM-DD>/<file_id>/`), or,
- * for two or more files one request uploaded together, their batch's
- * (`uploads/<YYYY-MM-DD>/file_<first 22 characters of the ULID>`: contract/ids.ts newFileBatch),
+ * (`<utility>/<YYYY-MM-DD>/<job_id>/`), an upload's own (`uploads/<code>/<YYYY-MM-DD>/<file_id>/`),
+ * or, for two or more files one request uploaded together, their batch's
+ * (`uploads/<code>/<YYYY-MM-DD>/file_<first 22 characters of the ULID>`: contract/ids.ts newFileBatch),
  * never a file's own name. The gateway checked that the caller owns every source job and upload,
  * so every object under such a prefix is already the caller's (file ids share those 22
  * characters only within one batch); the grant does not depend on file names, so it neither
@@ -63,7 +64,7 @@ export function grantSourcesOf(keys: readonly string[]): string[] {
     const upload = uploadKeyOwner(key)
     if (!upload)
       throw new GrantRefused(`${JSON.stringify(key.slice(0, 200))} is not an output file of a job or an upload.`)
-    const batch = `uploads/${upload.day}/${upload.fileId.slice(0, 'file_'.length + FILE_BATCH_CHARS)}`
+    const batch = `uploads/${upload.code ? `${upload.code}/` : ''}${upload.day}/${upload.fileId.slice(0, 'file_'.length + FILE_BATCH_CHARS)}`
     const ids = batches.get(batch) ?? new Set<string>()
     batches.set(batch, ids.add(upload.fileId))
   }
@@ -113,5 +114,68 @@ export function storageGrant(job: GrantedJob, bucket: string): PolicyDocument {
     throw new GrantRefused(
       `The job's storage grant for ${sources.length} source jobs and uploads would be ${chars} characters, above the ${MAX_SESSION_POLICY_CHARS} storage takes; name files of fewer jobs, or upload them together in one request.`,
     )
+  return policy
+}
+
+/** What a tenant's grant is for: the pool pods of one utility bound to one tenant (docs/adr/0049). */
+export interface GrantedTenant {
+  /** The tenant's code (contract/tenants.ts). */
+  code: string
+  /** The utility whose outputs the pods write. */
+  utility: string
+  /** Every utility of the catalog: the outputs a job may chain from. */
+  utilities: readonly string[]
+}
+
+/**
+ * Whether a tenant's grant covers a job (pure): the job's id carries the tenant's code, and every
+ * s3:// input is an output of a job whose id carries it (of a utility of the catalog) or an
+ * upload stored under it. Anything else (a job or an upload made before codes, a job whose id was
+ * chosen by hand, a playground run of a person's key's outputs) takes a grant of its own.
+ */
+export function coveredByTenantGrant(job: GrantedJob, tenant: GrantedTenant): boolean {
+  if (codeOfJobId(job.jobId) !== tenant.code || job.utility !== tenant.utility) return false
+  return (job.storageInputKeys ?? []).every((key) => {
+    const owner = outputKeyOwner(key)
+    if (owner) return codeOfJobId(owner.jobId) === tenant.code && tenant.utilities.includes(owner.utility)
+    return uploadKeyOwner(key)?.code === tenant.code
+  })
+}
+
+/**
+ * What the pool pods of one utility bound to one tenant may do in storage (pure), for as long as
+ * they serve it. Read: the tenant's jobs' input records and outputs (of every utility) and its
+ * uploads. Write (and abort a multipart upload, remove a partial output): outputs of the tenant's
+ * jobs of this utility, and their result manifests and progress reports. Every pattern is anchored
+ * at each character (`?` for one character): a job id's code sits at a fixed place, outputs sit
+ * at `<utility>/<YYYY-MM-DD>/<job_id>/`, and only the gateway writes under `uploads/<code>/`, so no
+ * key of another tenant matches. Its size does not grow with a job's inputs.
+ */
+export function tenantGrant(t: GrantedTenant, bucket: string): PolicyDocument {
+  const jobs = jobIdPattern(t.code)
+  const outputs = (utility: string) => `${utility}/????-??-??/${jobs}/*`
+  const named = [bucket, t.code, ...t.utilities].find(hasGlob)
+  if (named) throw new GrantRefused(`${JSON.stringify(named.slice(0, 200))} holds a glob character.`)
+  const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
+  const policy: PolicyDocument = {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Effect: 'Allow',
+        Action: ['s3:GetObject'],
+        Resource: [inputObjectKey(jobs), ...t.utilities.map(outputs), `uploads/${t.code}/*`].map(arn),
+      },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
+        Resource: [arn(outputs(t.utility))],
+      },
+      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [arn(resultObjectKey(jobs))] },
+      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: [arn(progressObjectKey(jobs))] },
+    ],
+  }
+  const chars = JSON.stringify(policy).length
+  if (chars > MAX_SESSION_POLICY_CHARS)
+    throw new GrantRefused(`A tenant's storage grant for ${t.utilities.length} utilities would be ${chars} characters.`)
   return policy
 }

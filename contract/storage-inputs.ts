@@ -10,11 +10,16 @@ export function outputKeyOwner(key: string): { utility: string; day: string; job
   return { utility: m[1], day: m[2], jobId: m[3] }
 }
 
-/** The upload an upload key names (`uploads/<YYYY-MM-DD>/<file_id>/<name>`), or null when the key is not one. */
-export function uploadKeyOwner(key: string): { day: string; fileId: string } | null {
-  const m = /^uploads\/(\d{4}-\d{2}-\d{2})\/(file_[0-9A-HJKMNP-TV-Z]{26})\/[^/]+$/.exec(key)
-  if (!m || !ulidOf(m[2], 'file')) return null
-  return { day: m[1], fileId: m[2] }
+/**
+ * The upload an upload key names (`uploads/<tenant code>/<YYYY-MM-DD>/<file_id>/<name>`, or
+ * without the code for one stored before codes), or null when the key is not one.
+ */
+export function uploadKeyOwner(key: string): { code?: string; day: string; fileId: string } | null {
+  const m = /^uploads\/(?:([0-9A-HJKMNP-TV-Z]{8})\/)?(\d{4}-\d{2}-\d{2})\/(file_[0-9A-HJKMNP-TV-Z]{26})\/[^/]+$/.exec(
+    key,
+  )
+  if (!m || !ulidOf(m[3], 'file')) return null
+  return { ...(m[1] ? { code: m[1] } : {}), day: m[2], fileId: m[3] }
 }
 
 /** Every s3:// URL a run input names (its `url`, each `files[].url`, `assets[].url` and `attachments[].url`, edit-pdf's `stamp.image`), with its path in the body. */

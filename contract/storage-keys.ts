@@ -5,9 +5,13 @@ export function outputKey(utility: string, createdAtMs: number, jobId: string, f
   return `${utility}/${utcDay(createdAtMs)}/${jobId}/${file}`
 }
 
-/** Storage key of an upload: `uploads/<YYYY-MM-DD>/<file_id>/<name>` (day of upload, UTC). */
-export function uploadKey(createdAtMs: number, fileId: string, name: string): string {
-  return `uploads/${utcDay(createdAtMs)}/${fileId}/${name}`
+/**
+ * Storage key of an upload: `uploads/<tenant code>/<YYYY-MM-DD>/<file_id>/<name>` (day of upload,
+ * UTC; the owner's code, contract/tenants.ts). Uploads stored before codes have none
+ * (`uploads/<YYYY-MM-DD>/…`).
+ */
+export function uploadKey(code: string, createdAtMs: number, fileId: string, name: string): string {
+  return `uploads/${code}/${utcDay(createdAtMs)}/${fileId}/${name}`
 }
 
 /** Where and how to reach dutil's bucket (MinIO locally, any S3 in production). */

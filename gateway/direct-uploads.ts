@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Client } from 'minio'
 import { newFileId } from '../contract/ids.js'
 import { uploadKey } from '../contract/storage-keys.js'
+import { tenantCode, uploadTenant } from '../contract/tenants.js'
 import { isoMs } from '../contract/time.js'
 import { guarded, type Database } from '../platform/db/database.js'
 import {
@@ -65,7 +66,7 @@ export class DirectUploads {
       ])
     const now = this.now()
     const id = newFileId(now)
-    const key = uploadKey(now, id, a.name)
+    const key = uploadKey(tenantCode(uploadTenant(a.apiKeyId)), now, id, a.name)
     const multipart = a.size > DIRECT_PART_BYTES
     let multipartUploadId: string | undefined
     try {

@@ -107,8 +107,14 @@ describe('the files host', () => {
   })
 
   it("takes a PUT only of an upload's object, presigned (a direct upload or one of its parts)", () => {
-    const upload = '/dutil/uploads/2026-11-28/file_01JCZ8Y3E7XK2M9QW4T6R5S000/big.pdf'
+    const upload = '/dutil/uploads/7ZQK3M0D/2026-11-28/file_01JCZ8Y3E7XK2M9QW4T6R5S000/big%20one.pdf'
     expect(isPresignedRequest('PUT', `${upload}?${SIGNED}`, 'dutil')).toBe(true)
+    // One stored before tenant codes.
+    const uncoded = '/dutil/uploads/2026-11-28/file_01JCZ8Y3E7XK2M9QW4T6R5S000/big.pdf'
+    expect(isPresignedRequest('PUT', `${uncoded}?${SIGNED}`, 'dutil')).toBe(true)
+    expect(isPresignedRequest('PUT', `/dutil/uploads/7ZQK3M0D/x/2026-11-28/file_x/b.pdf?${SIGNED}`, 'dutil')).toBe(
+      false,
+    )
     expect(isPresignedRequest('PUT', `${upload}?partNumber=2&uploadId=abc&${SIGNED}`, 'dutil')).toBe(true)
     expect(isPresignedRequest('PUT', upload, 'dutil')).toBe(false)
     expect(isPresignedRequest('PUT', `/dutil/split-pdf/2026-11-26/job_x/page-001.pdf?${SIGNED}`, 'dutil')).toBe(false)

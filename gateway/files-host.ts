@@ -2,6 +2,7 @@ import http from 'node:http'
 import https from 'node:https'
 import { pipeline } from 'node:stream/promises'
 import type { Logger } from 'pino'
+import { uploadKeyOwner } from '../contract/storage-inputs.js'
 import type { UploadDigests } from './upload-digests.js'
 
 /**
@@ -84,8 +85,7 @@ export function isPresignedRequest(method: string | undefined, url: string | und
   if (!PRESIGNED_PARAMS.every((p) => query.getAll(p).length === 1)) return false
   const segments = path.split('/').slice(1)
   if (segments.length < 2 || segments[0] !== bucket) return false
-  if (method === 'PUT' && (segments[1] !== 'uploads' || segments.length !== 5)) return false
-  return segments.slice(1).every((s) => {
+  const decodedOk = segments.slice(1).every((s) => {
     if (s === '' || /%2f|%5c|\\/i.test(s)) return false
     let decoded: string
     try {
@@ -95,6 +95,9 @@ export function isPresignedRequest(method: string | undefined, url: string | und
     }
     return decoded !== '.' && decoded !== '..'
   })
+  if (!decodedOk) return false
+  // A PUT is an upload's: uploads/<tenant code>/<day>/<file_id>/<name> (or one stored before codes).
+  return method !== 'PUT' || uploadKeyOwner(segments.slice(1).map(decodeURIComponent).join('/')) !== null
 }
 
 /**

@@ -149,7 +149,7 @@ async function drained(stream: AsyncIterable<Buffer>, name: string): Promise<Pic
   for await (const chunk of stream) size += chunk.length
   if (size === 0)
     throw invalid('The file is empty: send its bytes as the part.', [{ path: 'body', message: 'is empty' }])
-  return { storageKey: uploadKey(Date.now(), `file_${'0'.repeat(26)}`, name) }
+  return { storageKey: uploadKey('00000000', Date.now(), `file_${'0'.repeat(26)}`, name) }
 }
 
 /** A utility's input fields as its schema declares them (the shapes the part names depend on). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Client } from 'minio'
 import { newFileId } from '../contract/ids.js'
 import { uploadKey } from '../contract/storage-keys.js'
+import { tenantCode, uploadTenant } from '../contract/tenants.js'
 import { isoMs } from '../contract/time.js'
 import { guarded, type Database } from '../platform/db/database.js'
 import {
@@ -73,7 +74,7 @@ export class Uploads {
     if (u.declaredBytes !== undefined && u.declaredBytes > max) throw tooLarge()
     const now = this.now()
     const id = u.nextId?.() ?? newFileId(now)
-    const key = uploadKey(now, id, u.name)
+    const key = uploadKey(tenantCode(uploadTenant(u.apiKeyId)), now, id, u.name)
     const hash = createHash('sha256')
     let size = 0
     let refused: ApiError | undefined

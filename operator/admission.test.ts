@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { describe, expect, it, vi } from 'vitest'
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
-import { Admission, capNow, planAdmissions, smallest, tenantCap, tenantOf, type AdmissionView } from './admission.js'
+import { Admission, capNow, planAdmissions, smallest, tenantCap, type AdmissionView } from './admission.js'
 
 const view = (name: string, tenant: string, createdAtMs: number, over: Partial<AdmissionView> = {}): AdmissionView => ({
   name,
@@ -139,13 +139,6 @@ describe('planAdmissions', () => {
       view('h2', 'A', 3, { utility: 'html-pdf' }),
     ]
     expect(names(planAdmissions(q, (u) => (u === 'html-pdf' ? 1 : 8))).sort()).toEqual(['h1', 'p1'])
-  })
-
-  it('names isolation tenants by key, or by person for playground runs', () => {
-    expect(tenantOf({ apiKeyId: 'key_1' })).toBe('key:key_1')
-    expect(tenantOf({ apiKeyId: '', source: 'playground', userEmail: 'a@example.com' })).toBe(
-      'playground:a@example.com',
-    )
   })
 })
 

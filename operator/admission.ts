@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { UtilityJobResource, UtilityJobSpec } from '../contract/crd-schemas.js'
+import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { effectiveStatus, isTerminal } from '../contract/job-view.js'
 import { ownerOfJob } from '../contract/owners.js'
 import { cancelWanted } from './next-status.js'
@@ -11,15 +11,6 @@ import { cancelWanted } from './next-status.js'
  * a key of its own: contract/owners.ts) holds more than its share of a utility's slots. In this
  * module a "tenant" is such an owner.
  */
-
-/**
- * The isolation tenant of a job: an API key, or one person's console playground (a pool pod
- * serves one for its whole life). Turns and shares are counted per owner instead (`ownerOfJob`).
- */
-export function tenantOf(spec: Pick<UtilityJobSpec, 'apiKeyId' | 'userEmail' | 'source'>): string {
-  if (spec.apiKeyId) return `key:${spec.apiKeyId}`
-  return `playground:${spec.userEmail ?? ''}`
-}
 
 /** What admission needs to know of one unfinished job. */
 export interface AdmissionView {

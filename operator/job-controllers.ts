@@ -13,7 +13,8 @@ import { runnerAtWork, waitsForNode } from './observe-job.js'
 import { httpPoolClient } from './pool-client.js'
 import { isPoolPod } from './pool-pod.js'
 import { type JobRecordWriter, UtilityJobReconciler } from './reconciler.js'
-import { stsCredentialIssuer, withInputKeys } from './runner-credentials.js'
+import { stsAssumeRole, stsCredentialIssuer, tenantCredentialIssuer, withInputKeys } from './runner-credentials.js'
+import { UTILITIES } from '../runners/catalog.js'
 import { InputSealingKey } from '../platform/input-sealing-key.js'
 import { RunnerPools } from './runner-pools.js'
 import { UnfinishedJobs } from './unfinished-jobs.js'
@@ -115,6 +116,14 @@ export function jobControllers(d: JobControllerDeps) {
     if (unfinished.apply(ev, uj)) admission.schedule()
   })
 
+  // Runners' storage grants: a batch Job's its own; a pool pod's its tenant's (docs/adr/0049).
+  const sts = {
+    ...config.sts,
+    region: config.storage.region,
+    accessKey: config.storage.accessKey,
+    secretKey: config.storage.secretKey,
+  }
+  const perJob = stsCredentialIssuer(sts, config.storage.bucket)
   const reconciler = new UtilityJobReconciler({
     events: d.events,
     fence: d.fence,
@@ -126,16 +135,15 @@ export function jobControllers(d: JobControllerDeps) {
     batch: d.kc.makeApiClient(BatchV1Api),
     custom: d.kc.makeApiClient(CustomObjectsApi),
     storage: d.storage,
-    issueCredentials: withInputKeys(
-      stsCredentialIssuer(
-        {
-          ...config.sts,
-          region: config.storage.region,
-          accessKey: config.storage.accessKey,
-          secretKey: config.storage.secretKey,
-        },
-        config.storage.bucket,
-      ),
+    issueCredentials: withInputKeys(perJob, sealing),
+    issuePoolCredentials: withInputKeys(
+      tenantCredentialIssuer({
+        assume: stsAssumeRole(sts),
+        bucket: config.storage.bucket,
+        utilities: UTILITIES.map((u) => u.slug),
+        perJob,
+        counted: (scope, source) => d.metrics.runnerGrants.inc({ scope, source }),
+      }),
       sealing,
     ),
     bucket: config.storage.bucket,

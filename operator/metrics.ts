@@ -9,6 +9,12 @@ export function operatorMetrics() {
   return {
     registry,
     exposition: new MetricsExposition(registry),
+    runnerGrants: new Counter({
+      name: 'dutil_runner_storage_grants_total',
+      help: 'Storage grants handed to runners: scope "job" (one job\'s, asked of STS) or "tenant" (a tenant\'s, for its pool pods), source "issued" (asked of STS) or "reused".',
+      labelNames: ['scope', 'source'],
+      registers: [registry],
+    }),
     reconcileErrors: new Counter({
       name: 'dutil_operator_reconcile_errors_total',
       help: 'Reconcile passes that failed and were requeued.',

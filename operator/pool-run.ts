@@ -6,7 +6,7 @@ import { POOL_RUNNER_LOST, type PoolJobState } from '../contract/runner-protocol
 import { parseTime } from '../contract/time.js'
 import type { UtilityDefinition } from '../contract/utility.js'
 import { inSpan, jobAttributes } from '../platform/tracing.js'
-import { tenantOf } from './admission.js'
+import { tenantOf } from '../contract/tenants.js'
 import { poolPodEnded, tenantHash } from './pool-pod.js'
 import type { RunBackend, RunObservation, RunStart } from './run-backend.js'
 import type { JobEvent } from './events.js'

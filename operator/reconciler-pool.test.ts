@@ -31,7 +31,7 @@ import { RunnerPools } from './runner-pools.js'
 import { UnfinishedJobs } from './unfinished-jobs.js'
 import { desiredPoolPod, POOL_SPEC_ANNOTATION, tenantHash, wantedSpecHash } from './pool-pod.js'
 import { catalog } from '../runners/catalog.js'
-import { tenantOf } from './admission.js'
+import { tenantOf } from '../contract/tenants.js'
 
 const NS = 'dutil'
 const NOW = Date.parse('2026-11-26T10:00:00.000Z')

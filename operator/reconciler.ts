@@ -56,6 +56,8 @@ export interface ReconcilerDeps {
     Partial<Pick<Admission, 'finishedEarly' | 'isFinishing' | 'heldBackBy' | 'hasWaiting'>>
   /** Each runner's own temporary storage credentials (STS with the job's session policy). */
   issueCredentials: IssueCredentials
+  /** A pooled job's credentials: its tenant's grant where it covers the job (default: `issueCredentials`). */
+  issuePoolCredentials?: IssueCredentials
   bucket: string
   runner: RunnerSettings
   log: Logger
@@ -156,7 +158,14 @@ export class UtilityJobReconciler {
       finishedEarly: d.admission.finishedEarly?.bind(d.admission),
       slotsWanted: d.admission.hasWaiting?.bind(d.admission),
     })
-    this.poolRun = d.pools && new PoolRun({ pools: d.pools, issueCredentials: d.issueCredentials, fence: d.fence, now })
+    this.poolRun =
+      d.pools &&
+      new PoolRun({
+        pools: d.pools,
+        issueCredentials: d.issuePoolCredentials ?? d.issueCredentials,
+        fence: d.fence,
+        now,
+      })
   }
 
   private now(): number {

@@ -1,7 +1,14 @@
 import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs'
 import type { JobError, UtilityJobResource } from '../contract/crd-schemas.js'
 import type { RunnerCredentials } from '../contract/runner-protocol.js'
-import { GrantRefused, storageGrant } from '../contract/storage-grant.js'
+import {
+  coveredByTenantGrant,
+  GrantRefused,
+  storageGrant,
+  tenantGrant,
+  type PolicyDocument,
+} from '../contract/storage-grant.js'
+import { tenantCode, tenantOf } from '../contract/tenants.js'
 import type { UtilityDefinition } from '../contract/utility.js'
 import { jobSealKey } from '../platform/sealed-input.js'
 import { deadlineSeconds } from './desired-job.js'
@@ -29,39 +36,128 @@ export interface StsSettings {
 
 export type IssueCredentials = (uj: UtilityJobResource, utility: UtilityDefinition) => Promise<RunnerCredentials>
 
+/** Asks storage for temporary credentials with `policy` as their session policy, for `seconds`. */
+export type AssumeRole = (policy: PolicyDocument, seconds: number, sessionName: string) => Promise<RunnerCredentials>
+
+/** One STS AssumeRole call per credential (GrantRefused when storage refuses the policy). */
+export const stsAssumeRole =
+  (sts: StsSettings): AssumeRole =>
+  (policy, seconds, sessionName) =>
+    assumeRole(sts, policy, seconds, sessionName)
+
+async function assumeRole(
+  sts: StsSettings,
+  policy: PolicyDocument,
+  seconds: number,
+  sessionName: string,
+): Promise<RunnerCredentials> {
+  const provider = new AssumeRoleProvider({
+    stsEndpoint: sts.endpoint,
+    accessKey: sts.accessKey,
+    secretKey: sts.secretKey,
+    region: sts.region,
+    durationSeconds: seconds,
+    policy: JSON.stringify(policy),
+    ...(sts.roleArn ? { roleArn: sts.roleArn, roleSessionName: sessionName.slice(0, 64) } : {}),
+  })
+  let c: Awaited<ReturnType<AssumeRoleProvider['getCredentials']>>
+  try {
+    c = await provider.getCredentials()
+  } catch (err) {
+    const code = stsRefusalCode(err)
+    if (code) throw new GrantRefused(`Storage refused the job's access grant (${code}).`)
+    throw err
+  }
+  return {
+    accessKey: c.accessKey,
+    secretKey: c.secretKey,
+    sessionToken: c.sessionToken ?? '',
+    expiresAt: new Date(Date.now() + seconds * 1000).toISOString(),
+  }
+}
+
 /**
  * Issues each runner its own temporary credentials with STS AssumeRole and the job's session
  * policy: the effective permissions are the intersection of the operator's and the policy's, so
  * they cover the job's objects only, and they expire soon after its deadline.
  */
 export function stsCredentialIssuer(sts: StsSettings, bucket: string): IssueCredentials {
+  // The grant the gateway checked at accept, for the job as it is in the cluster (one made with
+  // kubectl is checked here first): GrantRefused fails the job.
+  const assume = stsAssumeRole(sts)
+  return (uj, utility) => assume(storageGrant(uj.spec, bucket), sessionSeconds(uj, utility), uj.metadata.name)
+}
+
+export interface TenantGrantOptions {
+  assume: AssumeRole
+  bucket: string
+  /** Every utility of the catalog (the outputs a job may chain from). */
+  utilities: readonly string[]
+  /** The grant of a job the tenant's grant does not cover (contract/storage-grant.ts coveredByTenantGrant). */
+  perJob: IssueCredentials
+  /** How many tenants' grants are kept (the least recently used goes first). */
+  maxTenants?: number
+  now?: () => number
+  /** Counts each grant handed out: its scope, and whether storage was asked for it. */
+  counted?: (scope: 'job' | 'tenant', source: 'issued' | 'reused') => void
+}
+
+/** How long a refused tenant grant is not asked for again (its jobs take grants of their own meanwhile). */
+const TENANT_REFUSAL_MS = 10 * 60_000
+
+/**
+ * The credentials of pooled jobs (docs/adr/0049): one grant per tenant and utility, asked of STS
+ * once and handed with each of the tenant's jobs to the pool pods that serve it (bound to that
+ * tenant for life) while it has at least the job's own session left; a job it does not cover
+ * takes its own grant (`perJob`), as does every job while storage refuses the tenant's.
+ */
+export function tenantCredentialIssuer(o: TenantGrantOptions): IssueCredentials {
+  const now = o.now ?? Date.now
+  const max = o.maxTenants ?? 1000
+  const grants = new Map<string, { expiresAtMs: number; credentials?: Promise<RunnerCredentials> }>()
+  const perJob: IssueCredentials = (uj, utility) => {
+    o.counted?.('job', 'issued')
+    return o.perJob(uj, utility)
+  }
   return async (uj, utility) => {
-    // The grant the gateway checked at accept, for the job as it is in the cluster (one made
-    // with kubectl is checked here first): GrantRefused fails the job.
-    const policy = JSON.stringify(storageGrant(uj.spec, bucket))
-    const provider = new AssumeRoleProvider({
-      stsEndpoint: sts.endpoint,
-      accessKey: sts.accessKey,
-      secretKey: sts.secretKey,
-      region: sts.region,
-      durationSeconds: sessionSeconds(uj, utility),
-      policy,
-      ...(sts.roleArn ? { roleArn: sts.roleArn, roleSessionName: uj.metadata.name.slice(0, 64) } : {}),
-    })
-    let c: Awaited<ReturnType<AssumeRoleProvider['getCredentials']>>
+    const tenant = tenantOf(uj.spec)
+    const granted = { code: tenantCode(tenant), utility: utility.slug, utilities: o.utilities }
+    if (!coveredByTenantGrant(uj.spec, granted)) return perJob(uj, utility)
+    const key = `${tenant}\0${utility.slug}`
+    const at = now()
+    const kept = grants.get(key)
+    if (kept && !kept.credentials && kept.expiresAtMs > at) return perJob(uj, utility)
+    // A refused grant (storage takes no such policy) sends its jobs to grants of their own.
+    const orOwn = (credentials: Promise<RunnerCredentials>) =>
+      credentials.catch((err: unknown) => {
+        if (err instanceof GrantRefused) return perJob(uj, utility)
+        throw err
+      })
+    if (kept?.credentials && kept.expiresAtMs - at >= sessionSeconds(uj, utility) * 1000) {
+      o.counted?.('tenant', 'reused')
+      return orOwn(kept.credentials)
+    }
+    let policy: PolicyDocument
     try {
-      c = await provider.getCredentials()
-    } catch (err) {
-      const code = stsRefusalCode(err)
-      if (code) throw new GrantRefused(`Storage refused the job's access grant (${code}).`)
-      throw err
+      policy = tenantGrant(granted, o.bucket)
+    } catch {
+      return perJob(uj, utility)
     }
-    return {
-      accessKey: c.accessKey,
-      secretKey: c.secretKey,
-      sessionToken: c.sessionToken ?? '',
-      expiresAt: new Date(Date.now() + sessionSeconds(uj, utility) * 1000).toISOString(),
+    const entry = {
+      expiresAtMs: at + MAX_SESSION_SECONDS * 1000,
+      credentials: o.assume(policy, MAX_SESSION_SECONDS, `tenant-${granted.code}-${utility.slug}`),
     }
+    grants.delete(key)
+    grants.set(key, entry)
+    if (grants.size > max) grants.delete(grants.keys().next().value!)
+    o.counted?.('tenant', 'issued')
+    // Storage unreachable: the next job asks again. Refused: not again for a while.
+    entry.credentials.catch((err: unknown) => {
+      if (grants.get(key) !== entry) return
+      if (err instanceof GrantRefused) grants.set(key, { expiresAtMs: now() + TENANT_REFUSAL_MS })
+      else grants.delete(key)
+    })
+    return orOwn(entry.credentials)
   }
 }
 

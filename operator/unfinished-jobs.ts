@@ -1,6 +1,6 @@
 import type { UtilityJobResource } from '../contract/crd-schemas.js'
 import { isTerminal } from '../contract/job-view.js'
-import { tenantOf } from './admission.js'
+import { tenantOf } from '../contract/tenants.js'
 import { tenantHash } from './pool-pod.js'
 
 /** What the runner pools read of the unfinished UtilityJobs, without walking all of them. */

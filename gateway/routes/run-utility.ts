@@ -2,6 +2,7 @@ import { requestLogFields, type RequestLogFields } from '../request-id.js'
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { newId } from '../../contract/ids.js'
+import { keyTenant, tenantCode } from '../../contract/tenants.js'
 import { effectiveStatus, isTerminal, type JobRecord } from '../../contract/job-view.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import type { UtilityDefinition } from '../../contract/utility.js'
@@ -123,7 +124,7 @@ export async function acceptRun(
   })
   const testDeadline = deps.testHooks ? Number(ctx.get(TEST_DEADLINE_HEADER)) : NaN
   const now = Date.now()
-  const jobId = newId('job', now)
+  const jobId = newId('job', now, tenantCode(keyTenant(key.id)))
   ctx.state.jobId = jobId
   const spec = newJobSpec({
     jobId,

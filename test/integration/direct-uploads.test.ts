@@ -10,6 +10,11 @@ import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
 import { metricValue } from './helpers/processes.js'
 import { listKeys } from './helpers/storage.js'
+import { keyTenant, tenantCode } from '../../contract/tenants.js'
+
+/** Where a key's upload is stored: `uploads/<its code>/<day>/<file id>/`. */
+const uploadDir = (keyId: string, fileId: string) =>
+  `uploads/${tenantCode(keyTenant(keyId))}/${createdAtOfId(fileId, 'file')!.slice(0, 10)}/${fileId}/`
 
 /**
  * Direct uploads (POST /v1/files?size=, docs/api.md): the file goes straight to storage by the
@@ -56,7 +61,7 @@ async function digestSources() {
 
 describe('a direct upload', () => {
   it('goes to storage by one presigned PUT through the files host and is a file only once completed', async () => {
-    const { key } = await createKey()
+    const { key, id: keyId } = await createKey()
     const pdf = await makePdf(2)
     const res = await announce(key, pdf.length, 'direct.pdf')
     expect(res.status, JSON.stringify(res.body)).toBe(201)
@@ -65,7 +70,7 @@ describe('a direct upload', () => {
     expect(offer.parts).toHaveLength(1)
     // Through the files host, never storage's own endpoint.
     expect(new URL(offer.parts[0].url).origin).not.toBe(new URL(inject('storage').endpoint).origin)
-    const url = `s3://${inject('storage').bucket}/uploads/${createdAtOfId(offer.id, 'file')!.slice(0, 10)}/${offer.id}/direct.pdf`
+    const url = `s3://${inject('storage').bucket}/${uploadDir(keyId, offer.id)}direct.pdf`
     // Pending: not a file yet. No job can name it, nothing shows it, completing it early is refused.
     expect((await api('GET', `/v1/files/${offer.id}`, { key })).status).toBe(404)
     expect((await api('GET', '/v1/files', { key })).body.items).toEqual([])
@@ -141,14 +146,14 @@ describe('a direct upload', () => {
   })
 
   it('refuses a file other than announced, leaving nothing; and what is no upload link, or too large', async () => {
-    const { key } = await createKey()
+    const { key, id: keyId } = await createKey()
     const offer = (await announce(key, 1000, 'short.bin')).body as Offer
     await sendParts({ ...offer, partSize: 999 }, randomBytes(999))
     const res = await complete(key, offer)
     expect(res.status).toBe(400)
     expect(res.body.error.message).toMatch(/holds 999 bytes of this upload; 1000 were announced/)
     expect((await complete(key, offer)).status).toBe(404)
-    expect(await listKeys(`uploads/${createdAtOfId(offer.id, 'file')!.slice(0, 10)}/${offer.id}/`)).toEqual([])
+    expect(await listKeys(uploadDir(keyId, offer.id))).toEqual([])
     // A longer body than announced is refused alike.
     const long = (await announce(key, 1000, 'long.bin')).body as Offer
     await sendParts({ ...long, partSize: 1001 }, randomBytes(1001))
@@ -172,7 +177,7 @@ describe('a direct upload', () => {
   })
 
   it('is swept, parts and all, when its window closes uncompleted', async () => {
-    const { key } = await createKey()
+    const { key, id: keyId } = await createKey()
     const offer = (await announce(key, 65 * 1024 ** 2)).body as Offer
     await fetch(offer.parts[0].url, { method: 'PUT', body: randomBytes(64 * 1024 ** 2) })
     const s = inject('storage')
@@ -181,7 +186,7 @@ describe('a direct upload', () => {
       const list = storageClient(s).listIncompleteUploads(
         s.bucket,
         // MinIO lists a multipart upload by its object's whole name.
-        `uploads/${createdAtOfId(offer.id, 'file')!.slice(0, 10)}/${offer.id}/big.pdf`,
+        `${uploadDir(keyId, offer.id)}big.pdf`,
         true,
       )
       for await (const u of list as AsyncIterable<{ key: string }>) keys.push(u.key)

@@ -5,7 +5,19 @@ import { newId, objectNameOf } from '../../contract/ids.js'
 import { GrantRefused } from '../../contract/storage-grant.js'
 import { isoMs } from '../../contract/time.js'
 import { catalog } from '../../runners/catalog.js'
-import { stsCredentialIssuer, stsRefusalCode } from '../../operator/runner-credentials.js'
+import {
+  stsAssumeRole,
+  stsCredentialIssuer,
+  stsRefusalCode,
+  tenantCredentialIssuer,
+} from '../../operator/runner-credentials.js'
+import { newFileId } from '../../contract/ids.js'
+import { outputKey, uploadKey } from '../../contract/storage-keys.js'
+import { inputObjectKey, resultObjectKey } from '../../contract/runner-protocol.js'
+import { keyTenant, tenantCode } from '../../contract/tenants.js'
+import { UTILITIES } from '../../runners/catalog.js'
+import { ObjectStoreError, s3ObjectStore } from '../../runners/common/object-store.js'
+import { putObject } from './helpers/storage.js'
 import { until } from '../platform/wait-for.js'
 import { makePdf } from '../support/pdfs.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
@@ -145,5 +157,107 @@ describe('a grant storage refuses', () => {
     )
     expect(unreachable).toBeInstanceOf(Error)
     expect(unreachable).not.toBeInstanceOf(GrantRefused)
+  })
+})
+
+describe("a pool pod's grant: its tenant's objects, and nobody else's", () => {
+  it('reads and writes what the patterns name, as MinIO reads them, and is asked of storage once', async () => {
+    const storage = inject('storage')
+    const now = Date.now()
+    const [a, b] = ['key_01M8TENANTAAAAAAAAAAAAAAAA', 'key_01M8TENANTBBBBBBBBBBBBBBBB'].map((id) =>
+      tenantCode(keyTenant(id)),
+    )
+    const jobOf = (code: string) => newId('job', now, code)
+    const [jobA, olderA, jobB] = [jobOf(a), jobOf(a), jobOf(b)]
+    const pdf = Buffer.from('%PDF-1.4 grant')
+    // What each tenant holds: a job's input record and output, an upload; and what another
+    // tenant could shape to look like the first's (a zip entry's path inside its own job).
+    const held = {
+      ownInput: inputObjectKey(jobA),
+      ownOutput: outputKey('html-pdf', now, olderA, 'a.pdf'),
+      ownUpload: uploadKey(a, now, newFileId(now), 'a.pdf'),
+      otherInput: inputObjectKey(jobB),
+      otherOutput: outputKey('html-pdf', now, jobB, 'b.pdf'),
+      otherUpload: uploadKey(b, now, newFileId(now), 'b.pdf'),
+      otherShaped: outputKey('unzip-files', now, jobB, `x/${outputKey('html-pdf', now, olderA, 'a.pdf')}`),
+      uncodedUpload: `uploads/${new Date(now).toISOString().slice(0, 10)}/${newFileId(now)}/c.pdf`,
+    }
+    for (const key of Object.values(held)) await putObject(key, pdf, 'application/pdf')
+
+    const asked: string[] = []
+    const issue = tenantCredentialIssuer({
+      assume: stsAssumeRole({ ...storage }),
+      bucket: storage.bucket,
+      utilities: UTILITIES.map((u) => u.slug),
+      perJob: () => Promise.reject(new Error('a grant of its own was asked for')),
+      counted: (scope, source) => asked.push(`${scope}/${source}`),
+    })
+    const job = (jobId: string) =>
+      ({
+        metadata: { name: objectNameOf(jobId) },
+        spec: {
+          jobId,
+          utility: 'split-pdf',
+          mode: 'sync',
+          apiKeyId: 'key_01M8TENANTAAAAAAAAAAAAAAAA',
+          createdAt: isoMs(now),
+          storageInputKeys: [held.ownOutput, held.ownUpload],
+        },
+      }) as unknown as UtilityJobResource
+    const credentials = await issue(job(jobA), catalog.get('split-pdf')!)
+    expect(await issue(job(jobOf(a)), catalog.get('split-pdf')!)).toEqual(credentials)
+    expect(asked).toEqual(['tenant/issued', 'tenant/reused'])
+
+    // The runner's own storage client, with the pod's credentials.
+    const runner = s3ObjectStore({ ...storage, ...credentials })
+    const reads = async (key: string) =>
+      runner.getObject(key).then(
+        async (o) => {
+          for await (const _ of o.body);
+          return 'read'
+        },
+        (err: unknown) => (err instanceof ObjectStoreError ? err.code : String(err)),
+      )
+    const writes = (key: string) =>
+      runner.putObject(key, pdf, 'application/pdf').then(
+        () => 'written',
+        (err: unknown) => (err instanceof ObjectStoreError ? err.code : String(err)),
+      )
+    expect({
+      ownInput: await reads(held.ownInput),
+      ownOutput: await reads(held.ownOutput),
+      ownUpload: await reads(held.ownUpload),
+      otherInput: await reads(held.otherInput),
+      otherOutput: await reads(held.otherOutput),
+      otherUpload: await reads(held.otherUpload),
+      otherShaped: await reads(held.otherShaped),
+      uncodedUpload: await reads(held.uncodedUpload),
+    }).toEqual({
+      ownInput: 'read',
+      ownOutput: 'read',
+      ownUpload: 'read',
+      otherInput: 'AccessDenied',
+      otherOutput: 'AccessDenied',
+      otherUpload: 'AccessDenied',
+      otherShaped: 'AccessDenied',
+      uncodedUpload: 'AccessDenied',
+    })
+    expect({
+      ownOutput: await writes(outputKey('split-pdf', now, jobA, 'page-1.pdf')),
+      ownResult: await writes(resultObjectKey(jobA)),
+      otherUtility: await writes(outputKey('html-pdf', now, jobA, 'page-1.pdf')),
+      otherJob: await writes(outputKey('split-pdf', now, jobB, 'page-1.pdf')),
+      otherResult: await writes(resultObjectKey(jobB)),
+      otherShaped: await writes(outputKey('split-pdf', now, jobB, `x/${outputKey('split-pdf', now, jobA, 'p.pdf')}`)),
+      upload: await writes(uploadKey(a, now, newFileId(now), 'x.pdf')),
+    }).toEqual({
+      ownOutput: 'written',
+      ownResult: 'written',
+      otherUtility: 'AccessDenied',
+      otherJob: 'AccessDenied',
+      otherResult: 'AccessDenied',
+      otherShaped: 'AccessDenied',
+      upload: 'AccessDenied',
+    })
   })
 })

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import http from 'node:http'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { keyTenant, tenantCode } from '../../contract/tenants.js'
 import { openDatabase, type Database } from '../../platform/db/database.js'
 import { storageClient } from '../../platform/storage-client.js'
 import { UploadSweeper } from '../../operator/upload-sweep.js'
@@ -42,7 +43,7 @@ async function upload(key: string, body: Buffer, query = '', contentType = 'appl
 
 describe('an upload', () => {
   it('is stored whole with its size, SHA-256 and sniffed type, listed, and read by its own jobs by its s3:// name', async () => {
-    const { key } = await createKey()
+    const { key, id: keyId } = await createKey()
     const pdf = await makePdf(3)
     const res = await upload(key, pdf, '?name=report%202026.pdf', 'text/plain')
     expect(res.status).toBe(201)
@@ -54,7 +55,9 @@ describe('an upload', () => {
       sha256: createHash('sha256').update(pdf).digest('hex'),
       contentType: 'application/pdf', // by its content, not the Content-Type sent
       url: expect.stringMatching(
-        new RegExp(`^s3://${inject('storage').bucket}/uploads/\\d{4}-\\d{2}-\\d{2}/${file.id}/report%202026\\.pdf$`),
+        new RegExp(
+          `^s3://${inject('storage').bucket}/uploads/${tenantCode(keyTenant(keyId))}/\\d{4}-\\d{2}-\\d{2}/${file.id}/report%202026\\.pdf$`,
+        ),
       ),
     })
     expect(file.id).toMatch(/^file_[0-9A-HJKMNP-TV-Z]{26}$/)

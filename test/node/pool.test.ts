@@ -153,6 +153,20 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     await kubectlAsync(['-n', NS, 'delete', 'pods', '-l', LABELS.pool, '--wait=true'])
   })
 
+  /** The operators' count of runners' storage grants, `scope/source` (only the leader's move). */
+  function runnerGrants(): Record<string, number> {
+    const pods = JSON.parse(
+      kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/component=operator', '-o', 'json']),
+    ) as { items: Array<{ metadata: { name: string }; status: { phase?: string } }> }
+    const counted: Record<string, number> = {}
+    for (const pod of pods.items.filter((p) => p.status.phase === 'Running')) {
+      const text = kubectl(['get', '--raw', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}:8081/proxy/metrics`])
+      for (const m of text.matchAll(/^dutil_runner_storage_grants_total\{scope="(\w+)",source="(\w+)"\} (\d+)$/gm))
+        counted[`${m[1]}/${m[2]}`] = (counted[`${m[1]}/${m[2]}`] ?? 0) + Number(m[3])
+    }
+    return counted
+  }
+
   const run = (utility: string, key: string, headers: Record<string, string> = {}, input = inputs[utility]) =>
     api('POST', `/v1/utilities/${utility}`, { key, body: { input }, headers })
 
@@ -265,7 +279,8 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     expect(new Set(pods).size, pods.join(', ')).toBe(1)
   })
 
-  it(`never lets a pod serve a second tenant: two keys taking turns run on pods of their own, each retired after ${RESTART_EVERY} jobs`, async () => {
+  it(`never lets a pod serve a second tenant: two keys taking turns run on pods of their own, each retired after ${RESTART_EVERY} jobs; storage is asked for a grant once per key`, async () => {
+    const grantsBefore = runnerGrants()
     const podsOf = new Map<string, string[]>(keys.map((k) => [k, []]))
     for (let i = 0; i < 8; i++) {
       const key = keys[i % 2]
@@ -281,6 +296,14 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
     for (const [pod, n] of counts) expect(n, pod).toBeLessThanOrEqual(RESTART_EVERY)
     // Each live pod names one tenant at most, on its label.
     for (const pod of poolPods('split-pdf')) expect(pod.tenant ?? '').toMatch(/^([0-9a-f]{32})?$/)
+    // Each key's split-pdf grant was asked of storage once at most (an earlier test may have
+    // asked already), then handed with its next jobs (docs/adr/0049), also to the next pod when a
+    // retiring one turned a job away; no job took one of its own.
+    const grants = runnerGrants()
+    const delta = (k: string) => (grants[k] ?? 0) - (grantsBefore[k] ?? 0)
+    expect(delta('tenant/issued')).toBeLessThanOrEqual(2)
+    expect(delta('tenant/issued') + delta('tenant/reused')).toBeGreaterThanOrEqual(8)
+    expect(delta('job/issued')).toBe(0)
   })
 
   it('retires a pod in which a process it did not start is alive, before another job runs there', async () => {

@@ -1,6 +1,7 @@
 import Router from '@koa/router'
 import { catalog } from '../../../runners/catalog.js'
 import { newId } from '../../../contract/ids.js'
+import { playgroundTenant, tenantCode } from '../../../contract/tenants.js'
 import { utcDay } from '../../../contract/time.js'
 import { acceptJob } from '../../accept-job.js'
 import { ApiError, invalid } from '../../api-error.js'
@@ -86,7 +87,7 @@ export function workspaceRoutes(d: ConsoleDeps): Router {
       upload: (id) => d.uploads.find(uploadOwner, id),
     })
     const now = Date.now()
-    const jobId = newId('job', now)
+    const jobId = newId('job', now, tenantCode(playgroundTenant(s.user.spec.email)))
     const spec = newJobSpec({
       jobId,
       now,
