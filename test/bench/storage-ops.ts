@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from 'minio'
 import { AssumeRoleProvider } from 'minio/dist/esm/AssumeRoleProvider.mjs'
-import { storageGrant } from '../../contract/storage-grant.js'
+import { newId } from '../../contract/ids.js'
+import { storageGrant, tenantGrant } from '../../contract/storage-grant.js'
+import { keyTenant, tenantCode } from '../../contract/tenants.js'
+import { UTILITIES } from '../../runners/catalog.js'
 import type { UtilityJobSpec } from '../../contract/crd-schemas.js'
 import { BIN_DIR } from '../platform/platform.js'
 import { until } from '../platform/wait-for.js'
@@ -93,31 +96,45 @@ async function main(): Promise<void> {
         }),
       ),
     ]
-    // The runner writes its outputs with its job's credentials: each request is checked against
-    // the session policy.
-    const c = await new AssumeRoleProvider({
-      stsEndpoint: endpoint,
-      ...ROOT,
-      region: 'us-east-1',
-      durationSeconds: 960,
-      policy: JSON.stringify(storageGrant(spec(0), BUCKET)),
-    }).getCredentials()
-    const runner = new Client({
-      endPoint: '127.0.0.1',
-      port: PORT,
-      useSSL: false,
-      accessKey: c.accessKey,
-      secretKey: c.secretKey,
-      sessionToken: c.sessionToken,
-    })
-    const prefix = `split-pdf/${day}/${spec(0).jobId}`
-    rows.push(
-      await measure(minio.pid!, 'PUT of a 20 KB page with the job’s STS credentials', (i) =>
-        runner.putObject(BUCKET, `${prefix}/page-${i + 100}.pdf`, page, page.length, {
-          'Content-Type': 'application/pdf',
-        }),
-      ),
-    )
+    // The runner writes its outputs with its credentials: each request is checked against the
+    // session policy. A batch Job's are its job's; a pool pod's its tenant's (docs/adr/0049).
+    const runnerWith = async (policy: object) => {
+      const c = await new AssumeRoleProvider({
+        stsEndpoint: endpoint,
+        ...ROOT,
+        region: 'us-east-1',
+        durationSeconds: 960,
+        policy: JSON.stringify(policy),
+      }).getCredentials()
+      return new Client({
+        endPoint: '127.0.0.1',
+        port: PORT,
+        useSSL: false,
+        accessKey: c.accessKey,
+        secretKey: c.secretKey,
+        sessionToken: c.sessionToken,
+      })
+    }
+    const code = tenantCode(keyTenant('key_bench'))
+    const tenantJob = newId('job', Date.parse(`${day}T00:00:00.000Z`), code)
+    for (const [label, policy, jobId] of [
+      ['PUT of a 20 KB page with the job’s STS credentials', storageGrant(spec(0), BUCKET), spec(0).jobId],
+      [
+        'PUT of a 20 KB page with the tenant’s STS credentials',
+        tenantGrant({ code, utility: 'split-pdf', utilities: UTILITIES.map((u) => u.slug) }, BUCKET),
+        tenantJob,
+      ],
+    ] as const) {
+      const runner = await runnerWith(policy)
+      const prefix = `split-pdf/${day}/${jobId}`
+      rows.push(
+        await measure(minio.pid!, label, (i) =>
+          runner.putObject(BUCKET, `${prefix}/page-${i + 100}.pdf`, page, page.length, {
+            'Content-Type': 'application/pdf',
+          }),
+        ),
+      )
+    }
     process.stdout.write(
       [
         `make bench-storage-ops: ${N} requests of each kind, one after another, MinIO's own CPU per request`,
