@@ -67,17 +67,25 @@ export function addLeaderWork(program: Program, w: LeaderWork): Program {
           signal.addEventListener('abort', () => w.metrics.leader.set(0), { once: true })
         },
       })
-      // Tried until it is written: the gateway stores every input until then.
+      // Tried every 5 s until it is written (the gateway stores every input until then; the
+      // Secret exists once the gateway made its first key or sealing key), each reason told once.
       .leaderOnly({
         name: 'sealed inputs',
         run: (signal) => {
           let said = false
+          let told = ''
           const say = () => {
             if (!said)
-              void w.announceSealedInputs().then(() => (said = true), warnOnFailure('announcing sealed inputs'))
+              void w.announceSealedInputs().then(
+                () => (said = true),
+                (err: unknown) => {
+                  const why = (err as Error).message
+                  if (why !== told) warnOnFailure('announcing sealed inputs')(err)
+                  told = why
+                },
+              )
           }
-          say()
-          return every(30_000, say, signal)
+          return every(5_000, say, signal)
         },
       })
       .leaderOnly({

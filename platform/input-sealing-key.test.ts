@@ -14,6 +14,11 @@ function entries(initial: Record<string, string> = {}, failing = false) {
       return data[entry] ?? null
     },
     setIfAbsent: async (entry: string, value: string) => (data[entry] ??= value),
+    write: async (set: Record<string, string | null>) => {
+      for (const [k, v] of Object.entries(set))
+        if (v === null) delete data[k]
+        else data[k] = v
+    },
   }
 }
 

@@ -21,7 +21,7 @@ export class InputSealingKey {
   private operatorTakesSealed = false
 
   constructor(
-    private readonly entries: Pick<SecretEntries, 'get' | 'setIfAbsent'>,
+    private readonly entries: Pick<SecretEntries, 'get' | 'setIfAbsent' | 'write'>,
     private readonly mode: 'make' | 'read',
   ) {}
 
@@ -51,9 +51,13 @@ export class InputSealingKey {
     return this.operatorTakesSealed
   }
 
-  /** The operator's leader: says it runs jobs whose input rides with them (once it leads, so no earlier leader still acts). */
+  /**
+   * The operator's leader: says it runs jobs whose input rides with them (once it leads, so no
+   * earlier leader still acts). A merge patch of the one entry: the operator may patch the
+   * signing Secret, not replace it.
+   */
   async announceSealedInputs(): Promise<void> {
-    await this.entries.setIfAbsent(SEALED_INPUTS_ENTRY, 'v1')
+    await this.entries.write({ [SEALED_INPUTS_ENTRY]: 'v1' })
   }
 
   private async load(): Promise<Buffer> {

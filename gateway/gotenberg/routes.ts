@@ -124,7 +124,7 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
         [{ path: header, message: 'is not supported' }],
       )
   const key = ctx.state.key as AuthenticatedKey
-  const { fields, files, templates } = await readGotenbergForm(ctx, deps, key, route.startsWith('chromium'))
+  const { fields, files, templates, stored } = await readGotenbergForm(ctx, deps, key, route.startsWith('chromium'))
   let plan
   try {
     plan = planOf(route, fields, files, templates)
@@ -134,7 +134,7 @@ async function convert(ctx: Context, deps: GotenbergDeps, route: GotenbergRoute)
     throw err
   }
   const metadata = { gotenbergRoute: ctx.path }
-  const done = await Promise.all(plan.runs.map((run) => runOne(ctx, deps, key, run, metadata)))
+  const done = await Promise.all(plan.runs.map((run) => runOne(ctx, deps, key, run, metadata, stored)))
   if (plan.facts) {
     const named = done.map((d) => ({ name: d.run.name ?? `${d.run.stem}.pdf`, d }))
     const answers =
@@ -184,9 +184,16 @@ async function readGotenbergForm(
   key: AuthenticatedKey,
   /** Chromium's routes take header.html and footer.html as templates, read here, not stored. */
   takesTemplates: boolean,
-): Promise<{ fields: Map<string, string>; files: FormFile[]; templates: Templates }> {
+): Promise<{
+  fields: Map<string, string>
+  files: FormFile[]
+  templates: Templates
+  /** The uploads the form stored, by id: the key's own, known without a read (acceptRun). */
+  stored: ReadonlyMap<string, string>
+}> {
   const fields = new Map<string, string>()
   const files: FormFile[] = []
+  const stored = new Map<string, string>()
   const templates: Templates = {}
   const nextId = newFileBatch()
   await readForm(
@@ -210,6 +217,7 @@ async function readGotenbergForm(
           body: stream,
           nextId,
         })
+        stored.set(upload.id, upload.storageKey)
         files.push({ field, name, url: s3UrlOf(upload.storageKey, deps.bucket) })
       },
       field: (field, value) => {
@@ -217,7 +225,7 @@ async function readGotenbergForm(
       },
     },
   )
-  return { fields, files, templates }
+  return { fields, files, templates, stored }
 }
 
 const TEMPLATE_FILES: Record<string, keyof Templates> = { 'header.html': 'header', 'footer.html': 'footer' }
@@ -248,11 +256,12 @@ async function runOne(
   key: AuthenticatedKey,
   run: PlannedRun,
   metadata: Record<string, unknown>,
+  stored?: ReadonlyMap<string, string>,
 ): Promise<Done> {
   const utility = usableUtility(run.utility, key)
   const request = { input: run.input, metadata }
   validateRunRequest(request, utility, 'sync')
-  const accepted = await acceptRun(ctx, deps, { utility, key, mode: 'sync', request })
+  const accepted = await acceptRun(ctx, deps, { utility, key, mode: 'sync', request, stored })
   if (accepted.kind !== 'created') throw new Error('a run without an Idempotency-Key found an earlier job')
   // Every job of the request, as each is accepted: a failed answer names them too.
   const ids: string[] = (ctx.state.gotenbergJobIds ??= [])

@@ -17,7 +17,9 @@ import {
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest'
 import { parseAllDocuments, stringify } from 'yaml'
-import { API_GROUP, API_KEY, API_VERSION } from '../../contract/api-group.js'
+import { API_GROUP, API_KEY, API_VERSION, UTILITY_JOB } from '../../contract/api-group.js'
+import { objectNameOf } from '../../contract/ids.js'
+import { SEALED_INPUTS_ENTRY } from '../../platform/input-sealing-key.js'
 import { catalog } from '../../runners/catalog.js'
 import type { UtilityJobResource } from '../../contract/crd-schemas.js'
 import { apiStatus } from '../../platform/kube.js'
@@ -1421,6 +1423,34 @@ describe('helm install on the local platform: the programs run under the chart S
     )
     expect(table).toMatch(new RegExp(`${sync.body.id}\\s+split-pdf\\s+sync\\s+succeeded`))
     expect(table).toMatch(/cancelled/)
+  })
+
+  it("carries a small input sealed in its job once the operator's leader said, under its own ServiceAccount, that it runs such jobs", async () => {
+    // The leader says so at once if the signing Secret exists, else when it next tries (30 s).
+    await until(
+      'the operator says it runs jobs whose input rides with them',
+      async () =>
+        (await core().readNamespacedSecret({ name: SECRET_OBJECTS.signing, namespace: NS })).data?.[
+          SEALED_INPUTS_ENTRY
+        ] !== undefined,
+      45_000,
+      500,
+    )
+    const files = await new FileServer().start()
+    onTestFinished(() => files.stop())
+    const input = { url: files.add('sealed.pdf', await makePdf(1)) }
+    const res = await api('POST', '/v1/utilities/split-pdf', { key, baseUrl: baseUrl(), body: { input } })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const uj = (await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: NS,
+        plural: UTILITY_JOB.plural,
+        name: objectNameOf(res.body.id),
+      })) as UtilityJobResource
+    expect(uj.spec.sealedInput).toMatch(/^v1\./)
   })
 
   it('keeps signing secrets in the one named Secret the gateway made, with the workspace entry', async () => {

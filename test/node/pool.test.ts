@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import { BatchV1Api } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { LABELS } from '../../contract/api-group.js'
+import { SEALED_INPUTS_ENTRY } from '../../platform/input-sealing-key.js'
+import { SECRET_OBJECTS } from '../../platform/secret-entries.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { UTILITIES } from '../../runners/catalog.js'
 import { api } from '../integration/helpers/api.js'
@@ -103,6 +105,15 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
       500,
     )
     for (let i = 0; i < 2; i++) keys.push((await createKey()).key)
+    // The operator's leader says it runs jobs whose input rides with them once the signing Secret
+    // exists (the keys just made it): it tries every 5 s.
+    await until(
+      'the operator says it runs jobs whose input rides with them',
+      async () =>
+        kubectl(['-n', NS, 'get', 'secret', SECRET_OBJECTS.signing, '-o', 'json']).includes(`"${SEALED_INPUTS_ENTRY}"`),
+      30_000,
+      500,
+    )
     const pdf = await putFile('pool.pdf', await makePdf(2))
     const page = await putFile('pool-page.html', '<h1>Pooled</h1><p>One small page.</p>')
     const zip = await putFile(
@@ -193,12 +204,16 @@ describe.skipIf(inject('nodeBlocker'))('every utility in pool mode on a real nod
       const name = objectNameOf(res.body.id)
       await kubectlAsync(['-n', NS, 'wait', '--for=condition=Succeeded', '--timeout=5s', `utilityjob/${name}`])
       const shown = JSON.parse(kubectl(['-n', NS, 'get', 'utilityjob', name, '-o', 'json'])) as {
+        spec: { sealedInput?: string }
         status: {
           startedAt: string
           finishedAt: string
           conditions: Array<{ type: string; status: string; reason: string }>
         }
       }
+      // Its small input rode with it, sealed, never stored (docs/adr/0043): the chart's operator
+      // said it runs such jobs.
+      expect(shown.spec.sealedInput, utility).toMatch(/^v1\./)
       expect(
         shown.status.conditions.find((c) => c.type === 'Admitted'),
         utility,
