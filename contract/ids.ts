@@ -1,5 +1,4 @@
 import { decodeTime, encodeTime, monotonicFactory, ulid } from 'ulid'
-import { withTenantCode } from './tenants.js'
 
 const nextUlid = monotonicFactory()
 /** The latest time {@link nextUlid} was given: it makes an earlier time's ULID with its own later time. */
@@ -25,7 +24,20 @@ export function newId(prefix: IdPrefix, now: number = Date.now(), code?: string)
     monotonicSince = now
     id = nextUlid(now)
   }
-  return `${prefix}_${code ? withTenantCode(id, code) : id}`
+  return `${prefix}_${code ? `${id.slice(0, 10)}${code}${id.slice(10 + TENANT_CODE_CHARS)}` : id}`
+}
+
+/** Characters of a tenant's code (contract/tenants.ts): 40 bits, in the ULID alphabet. */
+export const TENANT_CODE_CHARS = 8
+
+/** The tenant code a job id carries after its time, or null when it is no job id. */
+export function codeOfJobId(jobId: string): string | null {
+  return ulidOf(jobId, 'job') ? jobId.slice('job_'.length + 10, 'job_'.length + 10 + TENANT_CODE_CHARS) : null
+}
+
+/** `?` for each character of a job id but its tenant's code: the pattern of a tenant's job ids in a grant. */
+export function jobIdPattern(code: string): string {
+  return `job_${'?'.repeat(10)}${code}${'?'.repeat(26 - 10 - TENANT_CODE_CHARS)}`
 }
 
 /** Characters of a file id's ULID that the files of one batch share: its time and 60 random bits. */
@@ -53,7 +65,8 @@ export function newFileBatch(now: number = Date.now()): () => string {
 /** One file's id: a random ULID (never monotonic: see {@link newFileBatch}). */
 export const newFileId = (now: number = Date.now()): string => `file_${ulid(now)}`
 
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+/** The ULID alphabet (Crockford's base 32). */
+export const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
 /** The ULID part of a public id, or null when the id is not of the given kind. */
 export function ulidOf(id: string, prefix: IdPrefix): string | null {

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createdAtOfId, newId, ulidOf } from './ids.js'
-import {
-  codeOfJobId,
-  jobIdPattern,
-  keyTenant,
-  playgroundTenant,
-  tenantCode,
-  tenantOf,
-  uploadTenant,
-} from './tenants.js'
+import { codeOfJobId, createdAtOfId, jobIdPattern, newId, ulidOf } from './ids.js'
+import { keyTenant, playgroundTenant, tenantCode, tenantOf, uploadTenant } from './tenants.js'
 
 describe('tenants', () => {
   it("a job's tenant is its key, else its person's playground; an upload's, its key's", () => {
