@@ -1,8 +1,7 @@
 import { inputObjectKey, progressObjectKey, resultObjectKey } from './runner-protocol.js'
-import { FILE_BATCH_CHARS } from './ids.js'
+import { codeOfJobId, FILE_BATCH_CHARS, jobIdPattern } from './ids.js'
 import { outputKeyOwner, uploadKeyOwner } from './storage-inputs.js'
 import { outputKey } from './storage-keys.js'
-import { codeOfJobId, jobIdPattern } from './tenants.js'
 import { parseTime } from './time.js'
 
 /**
@@ -76,6 +75,29 @@ export function grantSourcesOf(keys: readonly string[]): string[] {
 }
 
 /**
+ * The one shape of a runner's session policy (pure): read the input record of `jobId` (one job's
+ * id, or the pattern of a tenant's) and `reads`; write (and abort a multipart upload, remove a
+ * partial output) `outputs`; write the result manifest, and write and delete the progress report
+ * (rewritten as it goes, deleted if the run fails), of `jobId`. Keys, not ARNs.
+ */
+function runnerPolicy(bucket: string, jobId: string, reads: string[], outputs: string): PolicyDocument {
+  const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      { Effect: 'Allow', Action: ['s3:GetObject'], Resource: [inputObjectKey(jobId), ...reads].map(arn) },
+      {
+        Effect: 'Allow',
+        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
+        Resource: [arn(outputs)],
+      },
+      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [arn(resultObjectKey(jobId))] },
+      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: [arn(progressObjectKey(jobId))] },
+    ],
+  }
+}
+
+/**
  * What one job's runner may do in storage (pure). Read: its input record and the output
  * prefixes of the source jobs its s3:// inputs name. Write (and abort a multipart upload or
  * remove a partial output): objects under its own output prefix, and its result manifest and
@@ -86,29 +108,16 @@ export function storageGrant(job: GrantedJob, bucket: string): PolicyDocument {
   const createdAt = parseTime(job.createdAt)
   if (createdAt === null) throw new GrantRefused('The job has no valid creation time.')
   const own = outputKey(job.utility, createdAt, job.jobId, '')
-  const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
   const sources = grantSourcesOf(job.storageInputKeys ?? [])
   const ownKeys = [own, inputObjectKey(job.jobId), resultObjectKey(job.jobId), progressObjectKey(job.jobId)]
   const globbed = [bucket, ...ownKeys, ...sources].find(hasGlob)
   if (globbed) throw new GrantRefused(`${JSON.stringify(globbed.slice(0, 200))} holds a glob character.`)
-  const policy: PolicyDocument = {
-    Version: '2012-10-17',
-    Statement: [
-      {
-        Effect: 'Allow',
-        Action: ['s3:GetObject'],
-        Resource: [inputObjectKey(job.jobId), ...sources.map((p) => `${p}*`)].map(arn),
-      },
-      {
-        Effect: 'Allow',
-        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
-        Resource: [arn(`${own}*`)],
-      },
-      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [arn(resultObjectKey(job.jobId))] },
-      // Its progress report: rewritten as it goes, deleted if the run fails.
-      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: [arn(progressObjectKey(job.jobId))] },
-    ],
-  }
+  const policy = runnerPolicy(
+    bucket,
+    job.jobId,
+    sources.map((p) => `${p}*`),
+    `${own}*`,
+  )
   const chars = JSON.stringify(policy).length
   if (chars > MAX_SESSION_POLICY_CHARS)
     throw new GrantRefused(
@@ -156,24 +165,7 @@ export function tenantGrant(t: GrantedTenant, bucket: string): PolicyDocument {
   const outputs = (utility: string) => `${utility}/????-??-??/${jobs}/*`
   const named = [bucket, t.code, ...t.utilities].find(hasGlob)
   if (named) throw new GrantRefused(`${JSON.stringify(named.slice(0, 200))} holds a glob character.`)
-  const arn = (key: string) => `arn:aws:s3:::${bucket}/${key}`
-  const policy: PolicyDocument = {
-    Version: '2012-10-17',
-    Statement: [
-      {
-        Effect: 'Allow',
-        Action: ['s3:GetObject'],
-        Resource: [inputObjectKey(jobs), ...t.utilities.map(outputs), `uploads/${t.code}/*`].map(arn),
-      },
-      {
-        Effect: 'Allow',
-        Action: ['s3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts', 's3:DeleteObject'],
-        Resource: [arn(outputs(t.utility))],
-      },
-      { Effect: 'Allow', Action: ['s3:PutObject'], Resource: [arn(resultObjectKey(jobs))] },
-      { Effect: 'Allow', Action: ['s3:PutObject', 's3:DeleteObject'], Resource: [arn(progressObjectKey(jobs))] },
-    ],
-  }
+  const policy = runnerPolicy(bucket, jobs, [...t.utilities.map(outputs), `uploads/${t.code}/*`], outputs(t.utility))
   const chars = JSON.stringify(policy).length
   if (chars > MAX_SESSION_POLICY_CHARS)
     throw new GrantRefused(`A tenant's storage grant for ${t.utilities.length} utilities would be ${chars} characters.`)
