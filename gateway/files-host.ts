@@ -85,7 +85,8 @@ export function isPresignedRequest(method: string | undefined, url: string | und
   if (!PRESIGNED_PARAMS.every((p) => query.getAll(p).length === 1)) return false
   const segments = path.split('/').slice(1)
   if (segments.length < 2 || segments[0] !== bucket) return false
-  const decodedOk = segments.slice(1).every((s) => {
+  const key: string[] = []
+  for (const s of segments.slice(1)) {
     if (s === '' || /%2f|%5c|\\/i.test(s)) return false
     let decoded: string
     try {
@@ -93,11 +94,11 @@ export function isPresignedRequest(method: string | undefined, url: string | und
     } catch {
       return false
     }
-    return decoded !== '.' && decoded !== '..'
-  })
-  if (!decodedOk) return false
+    if (decoded === '.' || decoded === '..') return false
+    key.push(decoded)
+  }
   // A PUT is an upload's: uploads/<tenant code>/<day>/<file_id>/<name> (or one stored before codes).
-  return method !== 'PUT' || uploadKeyOwner(segments.slice(1).map(decodeURIComponent).join('/')) !== null
+  return method !== 'PUT' || uploadKeyOwner(key.join('/')) !== null
 }
 
 /**
