@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -25,9 +25,12 @@ let files: FileServer
 let receiver: CallbackReceiver
 let client: DutilClient
 let signingSecret: string
+/** The local files the tests upload (one of them 150 MB), removed when they end. */
+let scratch: string
 const gateway = () => inject('gatewayUrl')
 
 beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'dutil-client-files-'))
   files = await new FileServer().start()
   const tls = inject('callbackTls')
   receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
@@ -38,6 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await files.stop()
   await receiver.stop()
+  rmSync(scratch, { recursive: true, force: true })
 })
 
 describe('the TypeScript client', () => {
@@ -122,8 +126,7 @@ describe('the TypeScript client', () => {
 
   it('uploads a local file by path, bytes or stream, runs utilities on it in one call, lists and deletes it', async () => {
     const pdf = await makePdf(2)
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-client-upload-'))
-    const path = join(dir, 'local report.pdf')
+    const path = join(scratch, 'local report.pdf')
     writeFileSync(path, pdf)
     const sha256 = createHash('sha256').update(pdf).digest('hex')
     const fromPath = await client.uploadFile(path)
@@ -151,8 +154,7 @@ describe('the TypeScript client', () => {
 
   it('sends a large file straight to storage in parts, a few at once, reporting its progress', async () => {
     const bytes = Buffer.concat([await makePdf(1), randomBytes(150 * 1024 ** 2)])
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-client-direct-'))
-    const path = join(dir, 'large.pdf')
+    const path = join(scratch, 'large.pdf')
     writeFileSync(path, bytes)
     const seen: number[] = []
     const upload = await client.uploadFile(path, {
