@@ -1,8 +1,19 @@
-import { jobTotalMs } from './gotenberg-rounds.js'
 import { percentile } from './percentile.js'
 
 export const ONE_CALL_HEADER =
-  '| one call | from a URL p50 ms | file in the request p50 ms | difference ms | from a URL, outside its job p50 ms | file in the request, outside its job p50 ms | inside the job p50 ms (URL / file) |\n|---|---|---|---|---|---|---|'
+  "| one call | from a URL p50 ms | file in the request p50 ms | difference ms | p50 of the pairs' differences ms | from a URL, outside its job p50 ms | file in the request, outside its job p50 ms | inside the job p50 ms (URL / file) | the runner's work, its storage calls, the rest of the job p50 ms (URL; file) |\n|---|---|---|---|---|---|---|---|---|"
+
+interface JobTimings {
+  queueMs: number | null
+  upstreamMs: number | null
+  storageMs: number | null
+  totalMs: number
+}
+
+async function jobTimings(gatewayUrl: string, key: string, jobId: string): Promise<JobTimings> {
+  const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: { Authorization: `Bearer ${key}` } })
+  return ((await res.json()) as { timings: JobTimings }).timings
+}
 
 /**
  * What taking the file in the request costs a run: the same small split-pdf, sync, `calls` times
@@ -10,7 +21,10 @@ export const ONE_CALL_HEADER =
  * `file` part (multipart; the gateway stores it as an upload of the key first). Five warm-up pairs
  * first. Each call's time outside its job is its wall time less the job's totalMs (accepted →
  * succeeded, from the job record): the gateway's part (reading the form, storing the upload).
- * A table row under ONE_CALL_HEADER.
+ * Inside the job, its timings split it: the runner's work (upstreamMs: reading the input and
+ * splitting), its storage calls (storageMs: writing the pages) and the rest (admission, hand-over,
+ * status). A pair is one call each way, back to back: the p50 of their differences is the
+ * difference with the machine's drift taken out. A table row under ONE_CALL_HEADER.
  */
 export async function oneCallRound(
   gatewayUrl: string,
@@ -44,7 +58,7 @@ export async function oneCallRound(
     )
   }
   const times = { url: [] as number[], file: [] as number[] }
-  const inside = { url: [] as number[], file: [] as number[] }
+  const inside = { url: [] as JobTimings[], file: [] as JobTimings[] }
   for (let i = 0; i < 5; i++) {
     await fromUrl()
     await oneCall()
@@ -55,10 +69,18 @@ export async function oneCallRound(
       const t = performance.now()
       const id = await (name === 'url' ? fromUrl() : oneCall())
       times[name].push(performance.now() - t)
-      inside[name].push(await jobTotalMs(gatewayUrl, key, id))
+      inside[name].push(await jobTimings(gatewayUrl, key, id))
     }
   }
   const p50 = (xs: number[]) => percentile(xs, 50)
-  const outside = (name: 'url' | 'file') => p50(times[name].map((t, i) => t - inside[name][i])).toFixed(0)
-  return `| ${label}, ${calls} each | ${p50(times.url).toFixed(0)} | ${p50(times.file).toFixed(0)} | ${(p50(times.file) - p50(times.url)).toFixed(0)} | ${outside('url')} | ${outside('file')} | ${p50(inside.url).toFixed(0)} / ${p50(inside.file).toFixed(0)} |`
+  const total = (name: 'url' | 'file') => inside[name].map((t) => t.totalMs)
+  const outside = (name: 'url' | 'file') => p50(times[name].map((t, i) => t - inside[name][i].totalMs)).toFixed(0)
+  const split = (name: 'url' | 'file') => {
+    const work = inside[name].map((t) => t.upstreamMs ?? 0)
+    const storage = inside[name].map((t) => t.storageMs ?? 0)
+    const rest = inside[name].map((t) => t.totalMs - (t.upstreamMs ?? 0) - (t.storageMs ?? 0))
+    return [work, storage, rest].map((xs) => p50(xs).toFixed(0)).join(' / ')
+  }
+  const pairs = p50(times.file.map((t, i) => t - times.url[i])).toFixed(0)
+  return `| ${label}, ${calls} each | ${p50(times.url).toFixed(0)} | ${p50(times.file).toFixed(0)} | ${(p50(times.file) - p50(times.url)).toFixed(0)} | ${pairs} | ${outside('url')} | ${outside('file')} | ${p50(total('url')).toFixed(0)} / ${p50(total('file')).toFixed(0)} | ${split('url')}; ${split('file')} |`
 }

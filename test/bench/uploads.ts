@@ -4,6 +4,7 @@ import { mkdir, open, readFile, rm, stat } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import { promisify } from 'node:util'
 import http from 'node:http'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomFillSync } from 'node:crypto'
@@ -21,8 +22,9 @@ import { cpuSnapshot, type CpuSnapshot } from './cpu-shares.js'
 /**
  * `make bench-uploads`: uploads on the local platform, on loopback, side by side in one run.
  *
- * 1. Transfer: the same file (random bytes, on disk) sent four ways, in turns, BENCH_UPLOAD_REPS
- *    times each: a direct PUT to storage (a presigned URL of MinIO itself: the anchor), a multipart
+ * 1. Transfer: the same file (random bytes, on disk) sent five ways, in turns, BENCH_UPLOAD_REPS
+ *    times each: a direct PUT to storage (a presigned URL of MinIO itself: the anchor), the same PUT
+ *    through a bare TCP relay in this process (what a Node process in the path costs), a multipart
  *    upload straight to storage in the direct upload's parts (what multipart itself costs), through the
  *    gateway (POST /v1/files, streamed to storage), and as a direct upload (announce, PUT its parts
  *    through the files host one after another, which hashes them as they pass, then complete). Medians; ratios against the direct PUT.
@@ -162,6 +164,16 @@ const platform = await startPlatform({
 })
 const work = join(tmpdir(), `dutil-bench-uploads-${process.pid}`)
 const fileServer = await new FileServer().start()
+const storageAddress = new URL(platform.storage.endpoint)
+const relay = net.createServer((socket) => {
+  const upstream = net.connect(Number(storageAddress.port), storageAddress.hostname)
+  socket.pipe(upstream).on('error', () => upstream.destroy())
+  upstream.pipe(socket).on('error', () => socket.destroy())
+  socket.on('error', () => upstream.destroy())
+  upstream.on('error', () => socket.destroy())
+})
+await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
+const relayPort = (relay.address() as net.AddressInfo).port
 try {
   await mkdir(work, { recursive: true })
   const kc = new KubeConfig()
@@ -207,6 +219,15 @@ try {
       if (res.status !== 201) throw new Error(`gateway upload: ${res.status} ${res.body}`)
       return async () => void (await api('DELETE', `/v1/files/${(JSON.parse(res.body) as { id: string }).id}`))
     },
+    async relay(path: string, size: number) {
+      // The same PUT through a bare TCP relay in this process: what any Node process in the path costs.
+      const url = new URL(await storage.presignedUrl('PUT', s.bucket, `bench/relay-${size}`, 3600))
+      const signedHost = url.host
+      url.port = String(relayPort)
+      const res = await send('PUT', url.toString(), path, { start: 0, end: size - 1 }, { Host: signedHost })
+      if (res.status !== 200) throw new Error(`relayed PUT: ${res.status} ${res.body}`)
+      await storage.removeObject(s.bucket, `bench/relay-${size}`)
+    },
     async multipart(path: string, size: number) {
       const key = `bench/multipart-${size}`
       const uploadId = await storage.initiateNewMultipartUpload(s.bucket, key, {})
@@ -246,8 +267,8 @@ try {
   /** The direct upload's parts alone, without announcing and completing. */
   let partsSeconds: number[] = []
   const transferRows = [
-    '| file | direct PUT to storage MB/s | multipart straight to storage, 64 MiB parts (× direct) | through the gateway MB/s (× direct) | direct upload, announce to complete MB/s (× direct) | its parts alone through the files host MB/s (× direct) |',
-    '|---|---|---|---|---|---|',
+    '| file | direct PUT to storage MB/s | the same through a bare TCP relay (× direct) | multipart straight to storage, 64 MiB parts (× direct) | through the gateway MB/s (× direct) | direct upload, announce to complete MB/s (× direct) | its parts alone through the files host MB/s (× direct) |',
+    '|---|---|---|---|---|---|---|',
   ]
   const cpuRows = [
     `| file, way | MB/s | CPU s per GB: ${CPU_COMPONENTS.map(([, name]) => name).join(' / ')} |`,
@@ -261,8 +282,20 @@ try {
     if (CLIENT === 'curl' && size > DIRECT_PART_BYTES)
       for (let start = 0; start < size; start += DIRECT_PART_BYTES)
         await rangeFile(path, { start, end: Math.min(size, start + DIRECT_PART_BYTES) - 1 })
-    const seconds: Record<keyof typeof methods, number[]> = { direct: [], multipart: [], gateway: [], presigned: [] }
-    const cpu: Record<keyof typeof methods, number[][]> = { direct: [], multipart: [], gateway: [], presigned: [] }
+    const seconds: Record<keyof typeof methods, number[]> = {
+      direct: [],
+      relay: [],
+      multipart: [],
+      gateway: [],
+      presigned: [],
+    }
+    const cpu: Record<keyof typeof methods, number[][]> = {
+      direct: [],
+      relay: [],
+      multipart: [],
+      gateway: [],
+      presigned: [],
+    }
     partsSeconds = []
     for (let rep = 0; rep < REPS; rep++) {
       // Each rep in another order, so no method always goes first on a cold cache.
@@ -278,7 +311,7 @@ try {
     }
     const rate = (m: keyof typeof methods) => mb / percentile(seconds[m], 50)
     const partsRate = mb / percentile(partsSeconds, 50)
-    const row = `| ${mb} MB | ${rate('direct').toFixed(0)} | ${rate('multipart').toFixed(0)} (${(rate('multipart') / rate('direct')).toFixed(2)}×) | ${rate('gateway').toFixed(0)} (${(rate('gateway') / rate('direct')).toFixed(2)}×) | ${rate('presigned').toFixed(0)} (${(rate('presigned') / rate('direct')).toFixed(2)}×) | ${partsRate.toFixed(0)} (${(partsRate / rate('direct')).toFixed(2)}×) |`
+    const row = `| ${mb} MB | ${rate('direct').toFixed(0)} | ${rate('relay').toFixed(0)} (${(rate('relay') / rate('direct')).toFixed(2)}×) | ${rate('multipart').toFixed(0)} (${(rate('multipart') / rate('direct')).toFixed(2)}×) | ${rate('gateway').toFixed(0)} (${(rate('gateway') / rate('direct')).toFixed(2)}×) | ${rate('presigned').toFixed(0)} (${(rate('presigned') / rate('direct')).toFixed(2)}×) | ${partsRate.toFixed(0)} (${(partsRate / rate('direct')).toFixed(2)}×) |`
     transferRows.push(row)
     console.log(row)
     for (const m of Object.keys(methods) as Array<keyof typeof methods>) {
@@ -350,6 +383,7 @@ try {
   console.log(`\n${ONE_CALL_HEADER}\n${callRow}`)
 } finally {
   await fileServer.stop()
+  relay.close()
   await rm(work, { recursive: true, force: true })
   await platform.stop()
   // Storage keeps what the bench deleted (gigabytes) in its trash until it purges it: not after the bench.
