@@ -151,8 +151,10 @@ bench-latency: deps binaries build
 	node dist/test/bench/split-latency.js
 	node dist/test/bench/gateway-latency.js
 
-# Uploads side by side on loopback: a direct PUT to storage, through the gateway, and a direct upload
-# through the files host (10 MB, 200 MB, 1 GB); gateway RSS through 10 concurrent 500 MB uploads;
+# Uploads side by side on loopback, sent by curl: a direct PUT to storage, the same through a bare
+# TCP relay, a multipart upload straight to storage, through the gateway, and a direct upload
+# through the files host (10 MB, 200 MB, 1 GB), each with its CPU per GB by component; gateway RSS
+# through 10 concurrent 500 MB uploads;
 # a one-call split-pdf with the file in the request against the same job from a URL.
 bench-uploads: deps binaries build
 	node dist/test/bench/uploads.js
