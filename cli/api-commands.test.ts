@@ -1,9 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { inputFrom, optionsBesideFiles, outputPath, progressLine } from './api-commands.js'
 import { UsageError } from './usage-error.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-api-commands-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 describe('dutil run / jobs helpers', () => {
   it('builds the input from --url (a file list for zip-files), --input or --input-file, exactly one of them', () => {
@@ -45,7 +49,7 @@ describe('dutil run / jobs helpers', () => {
 
 describe('options beside local files', () => {
   it('come from --input or from --input-file (a password kept off the command line), not both', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-cli-'))
+    const dir = mkdtempSync(join(scratchRoot, 'dutil-cli-'))
     const file = join(dir, 'options.json')
     writeFileSync(file, '{"password":"from a file","rotate":{"angle":90}}')
     expect(optionsBesideFiles({ inputFile: file })).toEqual({ password: 'from a file', rotate: { angle: 90 } })

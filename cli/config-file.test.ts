@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import {
   activeContext,
   apiSettings,
@@ -15,6 +15,10 @@ import {
   writeConfig,
 } from './config-file.js'
 
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-config-file-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+
 const KEY = 'du_live_0123456789abcdef0123456789abcdef0123456789abcdef'
 
 describe('the CLI config file', () => {
@@ -25,7 +29,7 @@ describe('the CLI config file', () => {
   })
 
   it('round-trips contexts through a 0600 file in a 0700 folder, kubeconfig-style keys', () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'dutil-cfg-')), 'dutil', 'config.yaml')
+    const path = join(mkdtempSync(join(scratchRoot, 'dutil-cfg-')), 'dutil', 'config.yaml')
     let c = setContext({ contexts: [] }, 'prod', { url: 'https://d.example.com', apiKey: KEY, namespace: 'docs' })
     c = useContext(setContext(c, 'dev', { url: 'http://127.0.0.1:8080', kubeContext: 'kind-dev' }), 'prod')
     writeConfig(path, c)
@@ -69,7 +73,7 @@ describe('the CLI config file', () => {
   })
 
   it('names the file and the problem when it is malformed, and reads no YAML aliases', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-cfg-'))
+    const dir = mkdtempSync(join(scratchRoot, 'dutil-cfg-'))
     const write = (name: string, text: string) => {
       writeFileSync(join(dir, name), text)
       return join(dir, name)

@@ -1,12 +1,16 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { degrees, PDFDocument, PDFName } from 'pdf-lib'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { MERGE_PDF_LIMITS } from './limits.js'
 import { PIECE_BYTES, PdfMerger } from './merge.js'
+
+/** The files this file's tests hand to command-line tools, removed when they end. */
+const scratch = mkdtempSync(join(tmpdir(), 'merge-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -87,7 +91,7 @@ describe('merge-pdf', () => {
     const second = await m.add(await pdfWithPages(30, 200))
     expect(m.heldObjects).toBe(2)
     const rest = m.finish()
-    const dir = mkdtempSync(join(tmpdir(), 'merge-'))
+    const dir = mkdtempSync(join(scratch, 'merge-'))
     const out = join(dir, 'merged.pdf')
     writeFileSync(out, Buffer.concat([...first.pieces, ...second.pieces, ...rest.pieces]))
     // qpdf reads every object through the cross-reference table: each offset must be exact.
@@ -118,7 +122,7 @@ describe('merge-pdf', () => {
     const m = new PdfMerger({ ...MERGE_PDF_LIMITS, maxPages: 500, maxTotalPages: 2000 })
     const appendix = await PDFDocument.create()
     appendix.addPage([200, 200]).drawText('Appendix', { x: 10, y: 100, size: 12 })
-    const dir = mkdtempSync(join(tmpdir(), 'merge-'))
+    const dir = mkdtempSync(join(scratch, 'merge-'))
     writeFileSync(join(dir, 'out.pdf'), await mergeAll(m, [await doc.save(), await appendix.save()]))
     // qpdf's QDF form: every stream uncompressed, so page 1's text operator is readable.
     execFileSync('qpdf', ['--qdf', '--object-streams=disable', join(dir, 'out.pdf'), join(dir, 'qdf.pdf')])
@@ -152,7 +156,7 @@ describe('merge-pdf', () => {
       code: 'upstream_rejected',
       message: 'The file is not a valid PDF.',
     })
-    const dir = mkdtempSync(join(tmpdir(), 'merge-'))
+    const dir = mkdtempSync(join(scratch, 'merge-'))
     writeFileSync(join(dir, 'plain.pdf'), await pdfWithPages(1))
     execFileSync('qpdf', ['--encrypt', 'user', 'owner', '256', '--', join(dir, 'plain.pdf'), join(dir, 'locked.pdf')])
     await expect(m.add(readFileSync(join(dir, 'locked.pdf')))).rejects.toMatchObject({

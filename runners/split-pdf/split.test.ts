@@ -1,13 +1,17 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PDFDocument } from 'pdf-lib'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { pageGroups } from './groups.js'
 import { groupFileName, pageFileName } from './page-names.js'
 import { loadSplittable, splitPages } from './split.js'
+
+/** The files this file's tests hand to command-line tools, removed when they end. */
+const scratch = mkdtempSync(join(tmpdir(), 'split-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -65,7 +69,7 @@ describe('split-pdf', () => {
   })
 
   it('refuses a password-protected PDF', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'split-'))
+    const dir = mkdtempSync(join(scratch, 'split-'))
     writeFileSync(join(dir, 'plain.pdf'), await pdfWithPages(1))
     execFileSync('qpdf', ['--encrypt', 'user', 'owner', '256', '--', join(dir, 'plain.pdf'), join(dir, 'locked.pdf')])
     await expect(loadSplittable(readFileSync(join(dir, 'locked.pdf')), 500)).rejects.toMatchObject({

@@ -2,7 +2,7 @@ import { writeConfig } from '../../cli/config-file.js'
 import { LOOPBACK_RANGES, REFUSED_RANGES } from '../../contract/address-policy.js'
 import { SECRET_OBJECTS } from '../../platform/secret-entries.js'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import https from 'node:https'
@@ -41,6 +41,10 @@ import { createDatabase } from './helpers/database.js'
 import { kubeConfig } from './helpers/keys.js'
 import { whileCordoned } from './helpers/node.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-chart-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 /**
  * The Helm chart (charts/dutil): linted, rendered and checked, applied with a server-side dry
@@ -779,7 +783,7 @@ describe('dashboards and alerts', () => {
     ])
     expect(alerts.find((a: { alert: string }) => a.alert === 'DutilQueueWaitHigh').expr).toMatch(/> 300$/)
     expect(metricsIn(alerts.map((a: { expr: string }) => a.expr)).filter((m) => !exposed.has(m))).toEqual([])
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-rules-'))
+    const dir = mkdtempSync(join(scratchRoot, 'dutil-rules-'))
     writeFileSync(join(dir, 'rules.yaml'), stringify({ groups: rule.spec.groups }))
     copyFileSync(join(REPO_ROOT, 'test/fixtures/alerts/dutil-alerts.test.yaml'), join(dir, 'alerts.test.yaml'))
     const promtool = (...args: string[]) => spawnSync(join(BIN_DIR, 'promtool'), args, { cwd: dir, encoding: 'utf8' })
@@ -804,7 +808,7 @@ describe('dashboards and alerts', () => {
     const env = operator.spec.template.spec.containers[0].env as Array<{ name: string; value: string }>
     const graceSeconds = Number(env.find((e) => e.name === 'DUTIL_FAILED_JOB_GRACE_SECONDS')!.value)
     expect(graceSeconds).toBeGreaterThan(0)
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-kube-rules-'))
+    const dir = mkdtempSync(join(scratchRoot, 'dutil-kube-rules-'))
     copyFileSync(join(REPO_ROOT, 'test/fixtures/alerts/kube-job-failed.rules.yaml'), join(dir, 'rules.yaml'))
     const series = (minutes: number) => ({
       series: `kube_job_failed{job="kube-state-metrics",namespace="${NS}",job_name="job-01jdutil",condition="true"}`,

@@ -1,12 +1,16 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it } from 'vitest'
 import { parse } from 'yaml'
 import { REPO_ROOT } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
 import { jobInputs } from './helpers/job-inputs.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-cli-api-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 /** `dutil run` and `dutil jobs` against the running platform, as a shell script uses them. */
 const inputs = jobInputs()
@@ -36,7 +40,7 @@ function dutil(
 describe('dutil run and dutil jobs', () => {
   it('run --wait --out follows the job with a progress line, downloads its files and exits 0', async () => {
     files.add('cli.pdf', await makePdf(3))
-    const out = mkdtempSync(join(tmpdir(), 'dutil-cli-'))
+    const out = mkdtempSync(join(scratchRoot, 'dutil-cli-'))
     const r = await dutil([
       'run',
       'split-pdf',

@@ -1,14 +1,18 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
-import { describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it } from 'vitest'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { officeDocument } from '../support/fixtures.js'
 import { makeEncryptedPdf, makePdf, qpdfEncryption } from '../support/pdfs.js'
 import { jobInputs } from './helpers/job-inputs.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-cli-readme-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 /**
  * The CLI README's command blocks (contexts, jobs, keys), run by bash line by line as written
@@ -68,7 +72,7 @@ describe("the CLI README's commands", () => {
       ['page.html', Buffer.from('<html><body><h1>dutil</h1></body></html>'), 'text/html'],
     ] as const)
       files.add(name, body, type)
-    const scratch = mkdtempSync(join(tmpdir(), 'dutil-cli-readme-'))
+    const scratch = mkdtempSync(join(scratchRoot, 'dutil-cli-readme-'))
     // The local files of the README's examples, on the user's disk.
     writeFileSync(join(scratch, 'invoice.docx'), officeDocument('text.docx'))
     writeFileSync(join(scratch, 'cover.pdf'), await makePdf(1))

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { degrees, PDFDocument } from 'pdf-lib'
-import { describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { jobInputs } from './helpers/job-inputs.js'
 import { jobOutputs } from './helpers/storage.js'
@@ -29,15 +29,19 @@ async function formPdf(): Promise<Buffer> {
   return Buffer.from(await doc.save())
 }
 
+/** The files this file's tests hand to command-line tools, removed when they end. */
+const scratch = mkdtempSync(join(tmpdir(), 'dutil-edit-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
 /** Runs a command-line tool on the PDF's bytes (pdftotext, qpdf). */
 function onPdf(bytes: Buffer, tool: string, args: (path: string) => string[]): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), 'edited.pdf')
+  const path = join(mkdtempSync(join(scratch, 'f-')), 'edited.pdf')
   writeFileSync(path, bytes)
   return execFileSync(tool, args(path), { encoding: 'utf8' })
 }
 /** `bytes` in a file of its own named `name`. */
 function onDisk(bytes: Buffer, name: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), name)
+  const path = join(mkdtempSync(join(scratch, 'f-')), name)
   writeFileSync(path, bytes)
   return path
 }
@@ -51,7 +55,7 @@ function onPdfFile(bytes: Buffer, command: (path: string, out: string) => string
 }
 /** Runs pdftoppm on the PDF's bytes, and returns the picture it wrote. */
 function onPdfBytes(bytes: Buffer, args: (path: string, out: string) => string[], extension: string): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-edit-'))
+  const dir = mkdtempSync(join(scratch, 'f-'))
   const path = join(dir, 'source.pdf')
   writeFileSync(path, bytes)
   execFileSync('pdftoppm', args(path, join(dir, 'out')))
@@ -332,7 +336,7 @@ describe('edit-pdf through the whole platform', () => {
     expect(listed).toContain('The invoice as data')
     expect(listed).toContain('lines.csv')
     const shown = (name: string) => {
-      const path = join(mkdtempSync(join(tmpdir(), 'dutil-edit-')), 'with.pdf')
+      const path = join(mkdtempSync(join(scratch, 'f-')), 'with.pdf')
       writeFileSync(path, pdf)
       return execFileSync('qpdf', [`--show-attachment=${name}`, path])
     }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -22,6 +22,10 @@ import { officeDocument } from '../support/fixtures.js'
 import { noisePng } from '../support/office-documents.js'
 import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-gotenberg-clients-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 /**
  * Gotenberg's published clients against the local platform's Gotenberg routes (on there, as a
@@ -149,7 +153,7 @@ describe('a plain form, as curl --form sends it', () => {
     form.append('watermarkPages', '2')
     const res = await post('/forms/pdfengines/watermark', form, { Authorization: `Bearer ${key}` })
     expect(res.status, await res.clone().text()).toBe(200)
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-watermark-'))
+    const dir = mkdtempSync(join(scratchRoot, 'dutil-watermark-'))
     writeFileSync(join(dir, 'out.pdf'), Buffer.from(await res.arrayBuffer()))
     // pdfimages -list: the picture, 24 px wide, on page 2 only.
     const images = execFileSync('pdfimages', ['-list', join(dir, 'out.pdf')], { encoding: 'utf8' })
@@ -169,7 +173,7 @@ describe('a plain form, as curl --form sends it', () => {
     form.append('embedsMetadata', JSON.stringify({ 'factur-x.xml': { mimeType: 'text/xml' } }))
     const res = await post('/forms/pdfengines/embed', form, { Authorization: `Bearer ${key}` })
     expect(res.status, await res.clone().text()).toBe(200)
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-embed-'))
+    const dir = mkdtempSync(join(scratchRoot, 'dutil-embed-'))
     const path = join(dir, 'out.pdf')
     writeFileSync(path, Buffer.from(await res.arrayBuffer()))
     const listed = execFileSync('qpdf', ['--list-attachments', '--verbose', path], { encoding: 'utf8' })

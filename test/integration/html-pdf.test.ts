@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
@@ -11,6 +11,10 @@ import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { verapdf } from '../support/verapdf.js'
+
+/** The files this file's tests hand to command-line tools, removed when they end. */
+const scratch = mkdtempSync(join(tmpdir(), 'dutil-html-pdf-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 let files: FileServer
 let key: string
@@ -39,7 +43,7 @@ function expectSize(size: { width: number; height: number }, width: number, heig
 
 /** The text of a PDF, as pdftotext reads it. */
 function pdfText(pdf: Buffer): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-html-pdf-'))
+  const dir = mkdtempSync(join(scratch, 'dutil-html-pdf-'))
   writeFileSync(join(dir, 'out.pdf'), pdf)
   return execFileSync('pdftotext', [join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
 }

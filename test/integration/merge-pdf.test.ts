@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PDFDocument, PDFName } from 'pdf-lib'
-import { describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { runnerPods } from './helpers/keys.js'
 import { makeEncryptedPdf, makePdf, pdfWithPackedObjects } from '../support/pdfs.js'
@@ -11,6 +11,10 @@ import { MERGE_PDF_LIMITS } from '../../runners/merge-pdf/limits.js'
 import { hostile } from '../support/fixtures.js'
 import { jobOutputs, unfinishedUploads } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-merge-pdf-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -78,7 +82,7 @@ describe('merge-pdf through the whole platform', () => {
     const got = await download(res.body.result.files[0].url)
     const doc = await PDFDocument.load(got.bytes, { updateMetadata: false })
     expect(doc.getPages().map((p) => p.getRotation().angle)).toEqual([0, 90, 90])
-    const dir = mkdtempSync(join(tmpdir(), 'dutil-merge-info-'))
+    const dir = mkdtempSync(join(scratchRoot, 'dutil-merge-info-'))
     writeFileSync(join(dir, 'merged.pdf'), got.bytes)
     const info = execFileSync('pdfinfo', [join(dir, 'merged.pdf')], { encoding: 'utf8' })
     expect(info).toMatch(/^Title: +Jahresbericht 2026 — Anhang$/m)

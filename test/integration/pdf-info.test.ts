@@ -1,21 +1,25 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
-import { describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { jobInputs } from './helpers/job-inputs.js'
 import { jobOutputs } from './helpers/storage.js'
 import { hostile } from '../support/fixtures.js'
 import { makePdf, outlinedPdf } from '../support/pdfs.js'
 
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-pdf-info-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+
 const inputs = jobInputs()
 const { files } = inputs
 
 /** `bytes` rewritten by qpdf with `args` (encrypted, linearized): how such PDFs come from other tools. */
 function qpdfMade(bytes: Buffer, args: string[]): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-info-'))
+  const dir = mkdtempSync(join(scratchRoot, 'dutil-info-'))
   writeFileSync(join(dir, 'in.pdf'), bytes)
   execFileSync('qpdf', [join(dir, 'in.pdf'), ...args, join(dir, 'out.pdf')])
   return readFileSync(join(dir, 'out.pdf'))

@@ -1,13 +1,17 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, inject, it, onTestFinished } from 'vitest'
+import { afterAll, describe, expect, inject, it, onTestFinished } from 'vitest'
 import { writeConfig } from '../../cli/config-file.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { NAMESPACE, REPO_ROOT, writeKubectl } from '../platform/platform.js'
 import { serveSamples } from '../platform/samples.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-walkthrough-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 /**
  * The README's walkthrough, its commands taken from the README itself and run by bash as
@@ -46,7 +50,7 @@ describe("the README's walkthrough", () => {
     const commands = walkthroughCommands()
     const samples = await serveSamples(0)
     onTestFinished(() => samples.close())
-    const scratch = mkdtempSync(join(tmpdir(), 'dutil-walkthrough-'))
+    const scratch = mkdtempSync(join(scratchRoot, 'dutil-walkthrough-'))
     // make dev's kubectl and CLI context, for this platform.
     const kubectl = join(scratch, 'kubectl')
     writeKubectl(kubectl, inject('kubeconfigPath'))

@@ -1,8 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { detectMemoryLimits, memoryBytes } from './memory-limits.js'
+
+/** The files this file's tests write for the tools and commands they run, removed when they end. */
+const scratchRoot = mkdtempSync(path.join(tmpdir(), 'dutil-test-memory-limits-'))
+afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
 
 describe('memoryBytes', () => {
   it('reads Kubernetes memory quantities', () => {
@@ -22,7 +26,7 @@ describe('memoryBytes', () => {
 
 describe('detectMemoryLimits (against a fake cgroup tree)', () => {
   it('on cgroup v1, writes the limit and reads the oom_kill counter', () => {
-    const sysfs = mkdtempSync(path.join(tmpdir(), 'cg1-'))
+    const sysfs = mkdtempSync(path.join(scratchRoot, 'cg1-'))
     mkdirSync(path.join(sysfs, 'memory'))
     writeFileSync(path.join(sysfs, 'memory', 'memory.limit_in_bytes'), '9223372036854771712')
     const limits = detectMemoryLimits('node-a', sysfs)!
@@ -39,7 +43,7 @@ describe('detectMemoryLimits (against a fake cgroup tree)', () => {
   })
 
   it('on cgroup v2, only with the memory controller delegated; memory.max and memory.events', () => {
-    const sysfs = mkdtempSync(path.join(tmpdir(), 'cg2-'))
+    const sysfs = mkdtempSync(path.join(scratchRoot, 'cg2-'))
     writeFileSync(path.join(sysfs, 'cgroup.controllers'), 'cpu memory pids')
     writeFileSync(path.join(sysfs, 'cgroup.subtree_control'), 'cpu pids')
     expect(detectMemoryLimits('node-a', sysfs)).toBeNull()
@@ -54,6 +58,6 @@ describe('detectMemoryLimits (against a fake cgroup tree)', () => {
   })
 
   it('is null without a memory controller', () => {
-    expect(detectMemoryLimits('node-a', mkdtempSync(path.join(tmpdir(), 'cg0-')))).toBeNull()
+    expect(detectMemoryLimits('node-a', mkdtempSync(path.join(scratchRoot, 'cg0-')))).toBeNull()
   })
 })

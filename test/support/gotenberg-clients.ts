@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { homedir, tmpdir } from 'node:os'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
 import { expect } from 'vitest'
@@ -11,6 +11,7 @@ import { makePdf, outlinedPdf, qpdfEncryption } from './pdfs.js'
 import { decodePng, pictureSize } from './pictures.js'
 import { readZip } from './zips.js'
 import { verapdf } from './verapdf.js'
+import { inScratch, inScratchAsync } from './scratch.js'
 
 /**
  * Gotenberg's published clients, installed from their registries as their users install them
@@ -66,9 +67,10 @@ async function pdfOfWidth(width: number, pages: number): Promise<Buffer> {
 }
 
 export function textOf(pdf: Buffer, raw = false): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-'))
-  writeFileSync(join(dir, 'out.pdf'), pdf)
-  return execFileSync('pdftotext', [...(raw ? ['-raw'] : []), join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
+  return inScratch('dutil-gotenberg-', (dir) => {
+    writeFileSync(join(dir, 'out.pdf'), pdf)
+    return execFileSync('pdftotext', [...(raw ? ['-raw'] : []), join(dir, 'out.pdf'), '-'], { encoding: 'utf8' })
+  })
 }
 
 /** The text in the order the pages draw it, without white space (text at an angle comes in pieces). */
@@ -299,8 +301,11 @@ export async function chromiumlyErrors({ gatewayUrl, key, pageUrl }: RoundTarget
 }
 
 /** gotenberg-client (Python): HTML, a URL, office documents merged, a merge, a split, health and an error. */
-export async function pythonClientRound({ gatewayUrl, key, pageUrl }: RoundTarget): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-gotenberg-py-'))
+export async function pythonClientRound(target: RoundTarget): Promise<void> {
+  await inScratchAsync('dutil-gotenberg-py-', (dir) => pythonClientRoundIn(dir, target))
+}
+
+async function pythonClientRoundIn(dir: string, { gatewayUrl, key, pageUrl }: RoundTarget): Promise<void> {
   writeFileSync(join(dir, 'index.html'), PAGE)
   writeFileSync(join(dir, 'logo.png'), noisePng(64))
   writeFileSync(join(dir, 'text.docx'), officeDocument('text.docx'))

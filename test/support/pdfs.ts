@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { deflateSync } from 'node:zlib'
@@ -14,6 +13,7 @@ import {
   scale,
   StandardFonts,
 } from 'pdf-lib'
+import { inScratch } from './scratch.js'
 
 /**
  * Two pages and an outline, as a word processor writes one: "Chapter ✓" (page 1) with "Section"
@@ -80,18 +80,20 @@ export async function makeHeavyPdf(pages: number, imageBytes: number): Promise<B
 
 /** The same, encrypted with a user password by qpdf. */
 export async function makeEncryptedPdf(pages: number): Promise<Buffer> {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-pdf-'))
-  writeFileSync(join(dir, 'in.pdf'), await makePdf(pages))
-  execFileSync('qpdf', [
-    '--encrypt',
-    'secret-user',
-    'secret-owner',
-    '256',
-    '--',
-    join(dir, 'in.pdf'),
-    join(dir, 'out.pdf'),
-  ])
-  return readFileSync(join(dir, 'out.pdf'))
+  const pdf = await makePdf(pages)
+  return inScratch('dutil-pdf-', (dir) => {
+    writeFileSync(join(dir, 'in.pdf'), pdf)
+    execFileSync('qpdf', [
+      '--encrypt',
+      'secret-user',
+      'secret-owner',
+      '256',
+      '--',
+      join(dir, 'in.pdf'),
+      join(dir, 'out.pdf'),
+    ])
+    return readFileSync(join(dir, 'out.pdf'))
+  })
 }
 
 /**
@@ -133,15 +135,16 @@ export function pdfWithPackedObjects(count: number): Buffer {
 
 /** What qpdf says of a PDF's protection, opened with `password` (none: without one), or why it could not open it. */
 export function qpdfEncryption(pdf: Buffer, password?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dutil-encrypted-'))
-  writeFileSync(join(dir, 'f.pdf'), pdf)
-  try {
-    return execFileSync(
-      'qpdf',
-      [...(password === undefined ? [] : [`--password=${password}`]), '--show-encryption', join(dir, 'f.pdf')],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-  } catch (err) {
-    return String((err as { stderr?: Buffer | string }).stderr ?? err)
-  }
+  return inScratch('dutil-encrypted-', (dir) => {
+    writeFileSync(join(dir, 'f.pdf'), pdf)
+    try {
+      return execFileSync(
+        'qpdf',
+        [...(password === undefined ? [] : [`--password=${password}`]), '--show-encryption', join(dir, 'f.pdf')],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      )
+    } catch (err) {
+      return String((err as { stderr?: Buffer | string }).stderr ?? err)
+    }
+  })
 }
