@@ -98,14 +98,17 @@ async function rangeFile(path: string, range: { start: number; end: number }): P
   return name
 }
 
-/** One HTTP request of a file's bytes (or a range of them) by curl, as a user sends one; its status, headers and body. */
-async function curlSend(
+/** One HTTP request of a file's bytes (or a range of them); the answer's status, headers and body. */
+type Send = (
   method: string,
   url: string,
   path: string,
   range: { start: number; end: number },
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  headers?: Record<string, string>,
+) => Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>
+
+/** A Send by curl, as a user sends one. */
+const curlSend: Send = async (method, url, path, range, headers = {}) => {
   const file = await rangeFile(path, range)
   const args = ['-sS', '-X', method, '-T', file, '-D', '-', '-o', `${file}.answer`]
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`)
@@ -122,15 +125,9 @@ async function curlSend(
   return { status: Number(lines[0].split(' ')[1]), headers: out, body }
 }
 
-/** One streamed HTTP request of a file's bytes (or a range of them) by this process; the answer's status, headers and body. */
-function nodeSend(
-  method: string,
-  url: string,
-  path: string,
-  range: { start: number; end: number },
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
-  return new Promise((resolve, reject) => {
+/** A Send streamed by this process. */
+const nodeSend: Send = (method, url, path, range, headers = {}) =>
+  new Promise((resolve, reject) => {
     const req = http.request(
       url,
       { method, headers: { ...headers, 'content-length': String(range.end - range.start + 1) } },
@@ -146,7 +143,6 @@ function nodeSend(
     req.on('error', reject)
     createReadStream(path, range).pipe(req)
   })
-}
 
 const send = CLIENT === 'curl' ? curlSend : nodeSend
 
