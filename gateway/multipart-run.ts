@@ -39,12 +39,8 @@ export async function readMultipartRun(
   const stored: Array<Pick<Upload, 'storageKey' | 'name'> & { field: string }> = []
   // The uploads this request stored, by id: the caller's own and unexpired, known without a read.
   const storedKeys = new Map<string, string>()
-  const fileFields = new Set([
-    ...DOCUMENT_FIELDS,
-    ...(takesList(utility, 'assets') ? ['assets'] : []),
-    ...(takesStampImage(utility) ? ['stamp'] : []),
-    ...(takesList(utility, 'attachments') ? ['attachments'] : []),
-  ])
+  const shape = partShapeOf(utility)
+  const fileFields = shape.fileFields
   // The request's files are one batch: one entry of its runner's storage grant for them all.
   const nextId = newFileBatch()
   await readForm(
@@ -98,15 +94,15 @@ export async function readMultipartRun(
   const documents = stored.filter((u) => DOCUMENT_FIELDS.has(u.field))
   const urls = documents.map(url)
   // A page given as html in the input needs no document part; everything else does.
-  const inline = takesList(utility, 'assets') && 'html' in (rest as object)
+  const inline = shape.assets && 'html' in (rest as object)
   if (urls.length === 0 && !inline)
     throw invalid('A multipart run needs at least one file part (named file).', [
       { path: 'file', message: 'is missing' },
     ])
   let input: Record<string, unknown>
-  if (takesFiles(utility)) {
+  if (shape.files) {
     // zip-files names each entry: a part's own file name.
-    const named = filesTakeNames(utility)
+    const named = shape.filesNamed
     input = { ...rest, files: documents.map((u) => (named ? { url: url(u), fileName: u.name } : { url: url(u) })) }
   } else if (urls.length > 1 || (inline && urls.length > 0))
     throw invalid(
@@ -152,33 +148,45 @@ async function drained(stream: AsyncIterable<Buffer>, name: string): Promise<Pic
   return { storageKey: uploadKey('00000000', Date.now(), `file_${'0'.repeat(26)}`, name) }
 }
 
-/** A utility's input fields as its schema declares them (the shapes the part names depend on). */
-function inputProperties(
-  utility: UtilityDefinition,
-): Record<string, { properties?: object; items?: { properties?: object } } | undefined> {
-  return (utility.inputSchema as { properties?: ReturnType<typeof inputProperties> }).properties ?? {}
+/** What a utility's multipart run takes, read off its input schema once per utility. */
+interface PartShape {
+  /** The names its file parts may go by. */
+  fileFields: ReadonlySet<string>
+  /** Takes `assets` (html-pdf: the files its page refers to) and so a page as `html`. */
+  assets: boolean
+  /** Takes its documents as a `files` list of `{ url }` (merge-pdf, zip-files) rather than one `url`. */
+  files: boolean
+  /** Its files carry a name of their own (zip-files' entries). */
+  filesNamed: boolean
 }
 
-/** Whether a utility's files carry a name of their own (zip-files' entries). */
-function filesTakeNames(utility: UtilityDefinition): boolean {
-  return 'fileName' in (inputProperties(utility).files?.items?.properties ?? {})
-}
+const partShapes = new WeakMap<UtilityDefinition, PartShape>()
 
-/**
- * Whether a utility takes a list of files beside its document, as parts of that name: html-pdf's
- * `assets` (the files its page refers to), edit-pdf's `attachments` (files to embed).
- */
-function takesList(utility: UtilityDefinition, field: 'assets' | 'attachments'): boolean {
-  return field in inputProperties(utility)
-}
-
-/** Whether a utility takes a stamp's picture or PDF (edit-pdf's `stamp.image`): a part named `stamp`. */
-function takesStampImage(utility: UtilityDefinition): boolean {
-  return 'image' in (inputProperties(utility).stamp?.properties ?? {})
-}
-
-/** Whether a utility takes its documents as a `files` list of `{ url }` (merge-pdf) rather than one `url`. */
-function takesFiles(utility: UtilityDefinition): boolean {
-  const props = inputProperties(utility)
-  return 'files' in props && !('url' in props)
+function partShapeOf(utility: UtilityDefinition): PartShape {
+  const known = partShapes.get(utility)
+  if (known) return known
+  const props =
+    (
+      utility.inputSchema as {
+        properties?: Record<string, { properties?: object; items?: { properties?: object } } | undefined>
+      }
+    ).properties ?? {}
+  // Lists of files beside the document, as parts of that name: html-pdf's assets, edit-pdf's attachments.
+  const assets = 'assets' in props
+  const attachments = 'attachments' in props
+  // edit-pdf's stamp.image: a stamp's picture or PDF, as a part named stamp.
+  const stamp = 'image' in (props.stamp?.properties ?? {})
+  const shape: PartShape = {
+    fileFields: new Set([
+      ...DOCUMENT_FIELDS,
+      ...(assets ? ['assets'] : []),
+      ...(stamp ? ['stamp'] : []),
+      ...(attachments ? ['attachments'] : []),
+    ]),
+    assets,
+    files: 'files' in props && !('url' in props),
+    filesNamed: 'fileName' in (props.files?.items?.properties ?? {}),
+  }
+  partShapes.set(utility, shape)
+  return shape
 }
