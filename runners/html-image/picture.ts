@@ -5,6 +5,7 @@ import { rejected } from '../common/runner-error.js'
 import { loadPage, type PageInput, type PageJob } from '../html-pdf/render.js'
 import { drawingFrames, WAIT_FRAME_MS } from './frames.js'
 import { DEFAULT_VIEWPORT, type ImageOptionsInput, pictureTooLarge } from './utility.js'
+import { pictureViewport, sameViewport } from './viewport.js'
 
 export interface HtmlImageInput extends PageInput {
   imageOptions?: ImageOptionsInput
@@ -29,7 +30,8 @@ export const pictureInPage: PageJob<HtmlImageInput> = async (page, ctx, startup)
   const format = o.format ?? 'png'
   const scale = o.deviceScaleFactor ?? 1
   const viewport = { width: o.width ?? DEFAULT_VIEWPORT.width, height: o.height ?? DEFAULT_VIEWPORT.height }
-  await page.setViewport({ ...viewport, deviceScaleFactor: scale })
+  if (!sameViewport(page.viewport(), viewport.width, viewport.height, scale))
+    await page.setViewport(pictureViewport(viewport.width, viewport.height, scale))
   // The session that draws frames is opened once the page has loaded: a second DevTools session
   // open while a navigation moves the page to a renderer of its site loses the media type emulated.
   let frames: CDPSession | undefined
