@@ -33,6 +33,8 @@ export async function oneCallRound(
   url: string,
   calls: number,
   label: string,
+  /** Filled with the measured jobs' ids, each way, for a caller that reads their logs. */
+  ids: { url: string[]; file: string[] } = { url: [], file: [] },
 ): Promise<string> {
   const auth = { Authorization: `Bearer ${key}` }
   const succeeded = async (res: Response, what: string) => {
@@ -69,6 +71,7 @@ export async function oneCallRound(
       const t = performance.now()
       const id = await (name === 'url' ? fromUrl() : oneCall())
       times[name].push(performance.now() - t)
+      ids[name].push(id)
       inside[name].push(await jobTimings(gatewayUrl, key, id))
     }
   }

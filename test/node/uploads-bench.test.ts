@@ -5,7 +5,10 @@ import { ONE_CALL_HEADER, oneCallRound } from '../bench/one-call-rounds.js'
 import { createKey } from '../integration/helpers/keys.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
-import { poolOff, poolOn, putFile } from './helpers.js'
+import { operatorTimes } from '../bench/job-timeline.js'
+import { percentile } from '../bench/percentile.js'
+import { kubectl, poolOff, poolOn, putFile } from './helpers.js'
+import { NS } from './chart-values.js'
 
 /**
  * `make bench-uploads-node`: what the file in the request adds to a small split-pdf on the real
@@ -13,6 +16,35 @@ import { poolOff, poolOn, putFile } from './helpers.js'
  * against the same job from a URL on the tests' file server. Printed and written to
  * .test-results.uploads-bench.md, never asserted: timing is for benchmarks.
  */
+/**
+ * The pooled jobs' time inside the cluster, each way, from the operator's log: accepted → handed
+ * to its pool pod → its outcome written (p50 ms).
+ */
+async function handOverRows(key: string, ids: { url: string[]; file: string[] }): Promise<string> {
+  const log = kubectl(['-n', NS, 'logs', '-l', 'app.kubernetes.io/component=operator', '--tail=-1'])
+  const logged = operatorTimes(log, [HANDED, 'status written'])
+  const row = async (name: 'url' | 'file') => {
+    const toHanded: number[] = []
+    const toWritten: number[] = []
+    for (const id of ids[name]) {
+      const res = await fetch(`${inject('gatewayUrl')}/v1/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })
+      const accepted = Date.parse(((await res.json()) as { createdAt: string }).createdAt)
+      const ops = logged.get(id) ?? {}
+      if (ops[HANDED] !== undefined) toHanded.push(ops[HANDED] - accepted)
+      if (ops[HANDED] !== undefined && ops['status written'] !== undefined)
+        toWritten.push(ops['status written'] - ops[HANDED])
+    }
+    return `| ${name === 'url' ? 'from a URL' : 'file in the request'} | ${percentile(toHanded, 50)} (${toHanded.length}) | ${percentile(toWritten, 50)} (${toWritten.length}) |`
+  }
+  return [
+    '| pooled jobs, p50 ms (jobs logged) | accepted → handed to its pool pod | handed → its outcome written |',
+    '|---|---|---|',
+    await row('url'),
+    await row('file'),
+  ].join('\n')
+}
+const HANDED = 'job handed to pool pod'
+
 const CALLS = Number(process.env.BENCH_ONE_CALL_CALLS ?? 40)
 const POOL = Number(process.env.BENCH_ONE_CALL_POOL ?? 2)
 
@@ -27,6 +59,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_UPLOADS_BENCH)(
         const pdf = await makePdf(2)
         const url = await putFile('one-call.pdf', pdf)
         await poolOn('split-pdf', POOL)
+        const ids = { url: [] as string[], file: [] as string[] }
         const pooled = await oneCallRound(
           inject('gatewayUrl'),
           key,
@@ -34,7 +67,9 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_UPLOADS_BENCH)(
           url,
           CALLS,
           `split-pdf, 2 pages, sync, pool of ${POOL}`,
+          ids,
         )
+        const handOver = await handOverRows(key, ids)
         await poolOff('split-pdf')
         const jobMode = await oneCallRound(
           inject('gatewayUrl'),
@@ -44,7 +79,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_UPLOADS_BENCH)(
           CALLS,
           'split-pdf, 2 pages, sync, job mode',
         )
-        const report = `${ONE_CALL_HEADER}\n${pooled}\n${jobMode}\n`
+        const report = `${ONE_CALL_HEADER}\n${pooled}\n${jobMode}\n\n${handOver}\n`
         console.log(report)
         writeFileSync(join(REPO_ROOT, '.test-results.uploads-bench.md'), report)
       },
