@@ -4,7 +4,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Client } from 'minio'
 
-/** The part an upload of unknown length is cut into (S3's smallest is 5 MiB): what it holds in memory, twice. */
+/** The part an upload of unknown length is cut into (S3's smallest is 5 MiB): what it holds in memory, twice at most. */
 export const STREAMED_PART_BYTES = 8 * 1024 * 1024
 /** How long the presigned requests of one upload stay valid: longer than any request may take. */
 const PRESIGN_SECONDS = 3600
@@ -24,8 +24,9 @@ export class StreamedPutError extends Error {
 
 /**
  * Streams bytes into one object, as they come, without holding them: with a known length one PUT
- * whose body is the stream itself; else parts of {@link STREAMED_PART_BYTES} (one filling while
- * the one before is sent), or one PUT when it all fits in the first part. The requests are
+ * whose body is the stream itself; else parts of {@link STREAMED_PART_BYTES}, each held as the
+ * chunks that came (one filling while the one before is sent), or one PUT when it all fits in the
+ * first part. The requests are
  * presigned by the S3 client (signing is local: no request of its own), so the bytes are neither
  * buffered whole per part nor hashed for a payload signature, as the client's own putObject does
  * (a 64 MiB buffer per upload, and for an unknown length up to 550 MiB). A failure of the source
@@ -43,7 +44,9 @@ export async function putStreamed(
     await put(url, Readable.from(body), { 'content-length': String(target.size), 'content-type': contentType })
     return
   }
-  let buffer = Buffer.allocUnsafe(partBytes)
+  // The part being filled: the body's own chunks, held as they came (no buffer of the part's
+  // size is set aside, so a small file costs what it weighs).
+  let chunks: Buffer[] = []
   let filled = 0
   let uploadId: string | undefined
   let inFlight: Promise<void> | undefined
@@ -58,28 +61,31 @@ export async function putStreamed(
       partNumber: String(part),
       uploadId,
     })
-    const payload = buffer.subarray(0, filled)
-    inFlight = put(url, payload, { 'content-length': String(payload.length) }).then((etag) => {
+    inFlight = put(url, chunks, { 'content-length': String(filled) }).then((etag) => {
       entry.etag = etag
     })
     inFlight.catch(() => {}) // awaited before the next part or at the end
-    buffer = Buffer.allocUnsafe(partBytes)
+    chunks = []
     filled = 0
   }
   try {
     for await (const chunk of body) {
-      for (let offset = 0; offset < chunk.length;) {
-        const n = Math.min(partBytes - filled, chunk.length - offset)
-        chunk.copy(buffer, filled, offset, offset + n)
+      let rest = chunk
+      while (filled + rest.length >= partBytes) {
+        const n = partBytes - filled
+        chunks.push(rest.subarray(0, n))
         filled += n
-        offset += n
-        if (filled === partBytes) await send()
+        rest = rest.subarray(n)
+        await send()
+      }
+      if (rest.length > 0) {
+        chunks.push(rest)
+        filled += rest.length
       }
     }
     if (!uploadId) {
       const url = await client.presignedUrl('PUT', bucket, key, PRESIGN_SECONDS)
-      const payload = buffer.subarray(0, filled)
-      await put(url, payload, { 'content-length': String(payload.length), 'content-type': contentType })
+      await put(url, chunks, { 'content-length': String(filled), 'content-type': contentType })
       return
     }
     if (filled > 0) await send()
@@ -93,7 +99,7 @@ export async function putStreamed(
 }
 
 /** One presigned PUT; the ETag storage answered. */
-function put(url: string, body: Buffer | Readable, headers: Record<string, string>): Promise<string> {
+function put(url: string, body: Buffer[] | Readable, headers: Record<string, string>): Promise<string> {
   const target = new URL(url)
   const mod = target.protocol === 'https:' ? https : http
   return new Promise<string>((resolve, reject) => {
@@ -116,8 +122,10 @@ function put(url: string, body: Buffer | Readable, headers: Record<string, strin
       },
     )
     req.on('error', reject)
-    if (Buffer.isBuffer(body)) req.end(body)
-    else
+    if (Array.isArray(body)) {
+      for (const chunk of body) req.write(chunk)
+      req.end()
+    } else
       pipeline(body, req).catch((err: unknown) => {
         req.destroy()
         reject(err)
