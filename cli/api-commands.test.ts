@@ -1,13 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { inputFrom, optionsBesideFiles, outputPath, progressLine } from './api-commands.js'
 import { UsageError } from './usage-error.js'
+import { fileScratch } from '../test/support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-api-commands-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-api-commands-')
 
 describe('dutil run / jobs helpers', () => {
   it('builds the input from --url (a file list for zip-files), --input or --input-file, exactly one of them', () => {

@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   activeContext,
   apiSettings,
@@ -14,10 +13,10 @@ import {
   useContext,
   writeConfig,
 } from './config-file.js'
+import { fileScratch } from '../test/support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-config-file-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-config-file-')
 
 const KEY = 'du_live_0123456789abcdef0123456789abcdef0123456789abcdef'
 

@@ -1,16 +1,15 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { degrees, PDFDocument, PDFName } from 'pdf-lib'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MERGE_PDF_LIMITS } from './limits.js'
 import { PIECE_BYTES, PdfMerger } from './merge.js'
+import { fileScratch } from '../../test/support/scratch.js'
 
-/** The files this file's tests hand to command-line tools, removed when they end. */
-const scratch = mkdtempSync(join(tmpdir(), 'merge-'))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratch = fileScratch('merge-')
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 

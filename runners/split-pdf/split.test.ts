@@ -1,17 +1,16 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PDFDocument } from 'pdf-lib'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { pageGroups } from './groups.js'
 import { groupFileName, pageFileName } from './page-names.js'
 import { loadSplittable, splitPages } from './split.js'
+import { fileScratch } from '../../test/support/scratch.js'
 
-/** The files this file's tests hand to command-line tools, removed when they end. */
-const scratch = mkdtempSync(join(tmpdir(), 'split-'))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratch = fileScratch('split-')
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 

@@ -2,8 +2,7 @@ import { writeConfig } from '../../cli/config-file.js'
 import { LOOPBACK_RANGES, REFUSED_RANGES } from '../../contract/address-policy.js'
 import { SECRET_OBJECTS } from '../../platform/secret-entries.js'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import https from 'node:https'
 import {
@@ -41,10 +40,10 @@ import { createDatabase } from './helpers/database.js'
 import { kubeConfig } from './helpers/keys.js'
 import { whileCordoned } from './helpers/node.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
+import { fileScratch } from '../support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-chart-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-chart-')
 
 /**
  * The Helm chart (charts/dutil): linted, rendered and checked, applied with a server-side dry

@@ -1,16 +1,16 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { parse } from 'yaml'
 import { REPO_ROOT } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
 import { jobInputs } from './helpers/job-inputs.js'
+import { fileScratch } from '../support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-cli-api-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-cli-api-')
 
 /** `dutil run` and `dutil jobs` against the running platform, as a shell script uses them. */
 const inputs = jobInputs()

@@ -1,18 +1,17 @@
 import { execFile } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { officeDocument } from '../support/fixtures.js'
 import { makeEncryptedPdf, makePdf, qpdfEncryption } from '../support/pdfs.js'
 import { jobInputs } from './helpers/job-inputs.js'
+import { fileScratch } from '../support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-cli-readme-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-cli-readme-')
 
 /**
  * The CLI README's command blocks (contexts, jobs, keys), run by bash line by line as written

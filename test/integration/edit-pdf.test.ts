@@ -1,9 +1,8 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { degrees, PDFDocument } from 'pdf-lib'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { jobInputs } from './helpers/job-inputs.js'
 import { jobOutputs } from './helpers/storage.js'
@@ -12,6 +11,7 @@ import { makePdf, outlinedPdf } from '../support/pdfs.js'
 import { noisePng } from '../support/office-documents.js'
 import { createKey } from './helpers/keys.js'
 import { verapdf } from '../support/verapdf.js'
+import { fileScratch } from '../support/scratch.js'
 
 const inputs = jobInputs()
 const { files } = inputs
@@ -29,9 +29,8 @@ async function formPdf(): Promise<Buffer> {
   return Buffer.from(await doc.save())
 }
 
-/** The files this file's tests hand to command-line tools, removed when they end. */
-const scratch = mkdtempSync(join(tmpdir(), 'dutil-edit-'))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratch = fileScratch('dutil-edit-')
 
 /** Runs a command-line tool on the PDF's bytes (pdftotext, qpdf). */
 function onPdf(bytes: Buffer, tool: string, args: (path: string) => string[]): string {

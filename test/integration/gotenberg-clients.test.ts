@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { objectNameOf } from '../../contract/ids.js'
@@ -22,10 +21,10 @@ import { officeDocument } from '../support/fixtures.js'
 import { noisePng } from '../support/office-documents.js'
 import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
+import { fileScratch } from '../support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-gotenberg-clients-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-gotenberg-clients-')
 
 /**
  * Gotenberg's published clients against the local platform's Gotenberg routes (on there, as a

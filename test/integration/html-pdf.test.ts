@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PDFDocument } from 'pdf-lib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -11,10 +10,10 @@ import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { verapdf } from '../support/verapdf.js'
+import { fileScratch } from '../support/scratch.js'
 
-/** The files this file's tests hand to command-line tools, removed when they end. */
-const scratch = mkdtempSync(join(tmpdir(), 'dutil-html-pdf-'))
-afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratch = fileScratch('dutil-html-pdf-')
 
 let files: FileServer
 let key: string

@@ -1,9 +1,8 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PDFDocument, PDFName } from 'pdf-lib'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { api, download } from './helpers/api.js'
 import { runnerPods } from './helpers/keys.js'
 import { makeEncryptedPdf, makePdf, pdfWithPackedObjects } from '../support/pdfs.js'
@@ -11,10 +10,10 @@ import { MERGE_PDF_LIMITS } from '../../runners/merge-pdf/limits.js'
 import { hostile } from '../support/fixtures.js'
 import { jobOutputs, unfinishedUploads } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
+import { fileScratch } from '../support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-merge-pdf-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-merge-pdf-')
 
 const inputs = jobInputs()
 const { files } = inputs

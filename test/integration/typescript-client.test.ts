@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import {
@@ -18,6 +17,7 @@ import {
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
+import { fileScratch } from '../support/scratch.js'
 import { createKey } from './helpers/keys.js'
 
 /** clients/typescript against the running platform: what an API client's code sees. */
@@ -26,11 +26,10 @@ let receiver: CallbackReceiver
 let client: DutilClient
 let signingSecret: string
 /** The local files the tests upload (one of them 150 MB), removed when they end. */
-let scratch: string
+const scratch = fileScratch('dutil-client-files-')
 const gateway = () => inject('gatewayUrl')
 
 beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'dutil-client-files-'))
   files = await new FileServer().start()
   const tls = inject('callbackTls')
   receiver = await new CallbackReceiver({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }).start()
@@ -41,7 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await files.stop()
   await receiver.stop()
-  rmSync(scratch, { recursive: true, force: true })
 })
 
 describe('the TypeScript client', () => {

@@ -1,17 +1,16 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, inject, it, onTestFinished } from 'vitest'
+import { describe, expect, inject, it, onTestFinished } from 'vitest'
 import { writeConfig } from '../../cli/config-file.js'
 import { objectNameOf } from '../../contract/ids.js'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { NAMESPACE, REPO_ROOT, writeKubectl } from '../platform/platform.js'
 import { serveSamples } from '../platform/samples.js'
+import { fileScratch } from '../support/scratch.js'
 
-/** The files this file's tests write for the tools and commands they run, removed when they end. */
-const scratchRoot = mkdtempSync(join(tmpdir(), 'dutil-test-walkthrough-'))
-afterAll(() => rmSync(scratchRoot, { recursive: true, force: true }))
+/** The files this file's tests hand to tools and commands, removed when they end. */
+const scratchRoot = fileScratch('dutil-test-walkthrough-')
 
 /**
  * The README's walkthrough, its commands taken from the README itself and run by bash as
