@@ -1,6 +1,4 @@
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core'
-import { DEFAULT_VIEWPORT } from './utility.js'
-import { pictureViewport } from './viewport.js'
 
 /**
  * html-image's browser draws a page's frames only when it is asked to (PICTURE_ARGS: Chromium's
@@ -21,8 +19,6 @@ export async function openPicturePage(browser: Browser, context: BrowserContext)
     const target = await context.waitForTarget((t) => t.type() === 'page', { timeout: 10_000 })
     const page = await target.page()
     if (!page) throw new Error('the picture page has no page')
-    // Sized ahead for the picture most jobs take: such a job starts without resizing its page.
-    await page.setViewport(pictureViewport(DEFAULT_VIEWPORT.width, DEFAULT_VIEWPORT.height, 1))
     return page
   } finally {
     await session.detach().catch(() => {})

@@ -30,6 +30,8 @@ export const pictureInPage: PageJob<HtmlImageInput> = async (page, ctx, startup)
   const format = o.format ?? 'png'
   const scale = o.deviceScaleFactor ?? 1
   const viewport = { width: o.width ?? DEFAULT_VIEWPORT.width, height: o.height ?? DEFAULT_VIEWPORT.height }
+  // Puppeteer opens every page at its default viewport, which is DEFAULT_VIEWPORT: a job of that
+  // size starts without resizing its page.
   if (!sameViewport(page.viewport(), viewport.width, viewport.height, scale))
     await page.setViewport(pictureViewport(viewport.width, viewport.height, scale))
   // The session that draws frames is opened once the page has loaded: a second DevTools session
