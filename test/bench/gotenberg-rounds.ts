@@ -12,10 +12,22 @@ export const OVERHEAD_HEADER =
   '| through | own route p50 ms | Gotenberg route p50 ms | own route outside its job p50 ms | Gotenberg route outside its job p50 ms | difference ms |\n|---|---|---|---|---|---|'
 export const OFFICE_HEADER = '| /forms/libreoffice/convert | documents/s | converted | failed |\n|---|---|---|---|'
 
+/** What a finished job's record says of its time: its acceptance and its timings. */
+export interface JobTimes {
+  id: string
+  createdAt: string
+  timings: { queueMs: number | null; upstreamMs: number | null; storageMs: number | null; totalMs: number }
+}
+
+/** A finished job's times, from its record. */
+export async function jobTimes(gatewayUrl: string, key: string, jobId: string): Promise<JobTimes> {
+  const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: { Authorization: `Bearer ${key}` } })
+  return (await res.json()) as JobTimes
+}
+
 /** A finished job's time from accept to its end (its record's `timings.totalMs`). */
 export async function jobTotalMs(gatewayUrl: string, key: string, jobId: string): Promise<number> {
-  const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: { Authorization: `Bearer ${key}` } })
-  return ((await res.json()) as { timings: { totalMs: number } }).timings.totalMs
+  return (await jobTimes(gatewayUrl, key, jobId)).timings.totalMs
 }
 
 /**

@@ -1,19 +1,8 @@
+import { jobTimes, type JobTimes } from './gotenberg-rounds.js'
 import { percentile } from './percentile.js'
 
 export const ONE_CALL_HEADER =
   "| one call | from a URL p50 ms | file in the request p50 ms | difference ms | p50 of the pairs' differences ms | from a URL, outside its job p50 ms | file in the request, outside its job p50 ms | inside the job p50 ms (URL / file) | the runner's work, its storage calls, the rest of the job p50 ms (URL; file) |\n|---|---|---|---|---|---|---|---|---|"
-
-interface JobTimings {
-  queueMs: number | null
-  upstreamMs: number | null
-  storageMs: number | null
-  totalMs: number
-}
-
-async function jobTimings(gatewayUrl: string, key: string, jobId: string): Promise<JobTimings> {
-  const res = await fetch(`${gatewayUrl}/v1/jobs/${jobId}`, { headers: { Authorization: `Bearer ${key}` } })
-  return ((await res.json()) as { timings: JobTimings }).timings
-}
 
 /**
  * What taking the file in the request costs a run: the same small split-pdf, sync, `calls` times
@@ -33,8 +22,8 @@ export async function oneCallRound(
   url: string,
   calls: number,
   label: string,
-  /** Filled with the measured jobs' ids, each way, for a caller that reads their logs. */
-  ids: { url: string[]; file: string[] } = { url: [], file: [] },
+  /** Filled with the measured jobs' records, each way, for a caller that reads their logs. */
+  jobs: { url: JobTimes[]; file: JobTimes[] } = { url: [], file: [] },
 ): Promise<string> {
   const auth = { Authorization: `Bearer ${key}` }
   const succeeded = async (res: Response, what: string) => {
@@ -60,7 +49,6 @@ export async function oneCallRound(
     )
   }
   const times = { url: [] as number[], file: [] as number[] }
-  const inside = { url: [] as JobTimings[], file: [] as JobTimings[] }
   for (let i = 0; i < 5; i++) {
     await fromUrl()
     await oneCall()
@@ -71,11 +59,11 @@ export async function oneCallRound(
       const t = performance.now()
       const id = await (name === 'url' ? fromUrl() : oneCall())
       times[name].push(performance.now() - t)
-      ids[name].push(id)
-      inside[name].push(await jobTimings(gatewayUrl, key, id))
+      jobs[name].push(await jobTimes(gatewayUrl, key, id))
     }
   }
   const p50 = (xs: number[]) => percentile(xs, 50)
+  const inside = { url: jobs.url.map((j) => j.timings), file: jobs.file.map((j) => j.timings) }
   const total = (name: 'url' | 'file') => inside[name].map((t) => t.totalMs)
   const outside = (name: 'url' | 'file') => p50(times[name].map((t, i) => t - inside[name][i].totalMs)).toFixed(0)
   const split = (name: 'url' | 'file') => {

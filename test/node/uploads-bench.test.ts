@@ -6,6 +6,7 @@ import { createKey } from '../integration/helpers/keys.js'
 import { REPO_ROOT } from '../platform/platform.js'
 import { makePdf } from '../support/pdfs.js'
 import { operatorTimes } from '../bench/job-timeline.js'
+import type { JobTimes } from '../bench/gotenberg-rounds.js'
 import { percentile } from '../bench/percentile.js'
 import { kubectl, poolOff, poolOn, putFile } from './helpers.js'
 import { NS } from './chart-values.js'
@@ -16,42 +17,6 @@ import { NS } from './chart-values.js'
  * against the same job from a URL on the tests' file server. Printed and written to
  * .test-results.uploads-bench.md, never asserted: timing is for benchmarks.
  */
-/**
- * The pooled jobs' time inside the cluster, each way, from the gateway's and the operator's logs:
- * accepted → its UtilityJob created → handed to its pool pod → its outcome written (p50 ms).
- */
-async function handOverRows(key: string, ids: { url: string[]; file: string[] }): Promise<string> {
-  const logOf = (component: string) =>
-    kubectl(['-n', NS, 'logs', '-l', `app.kubernetes.io/component=${component}`, '--tail=-1'])
-  const logged = operatorTimes(logOf('operator'), [HANDED, 'status written'])
-  const created = operatorTimes(logOf('gateway'), [CREATED])
-  const row = async (name: 'url' | 'file') => {
-    const toCreated: number[] = []
-    const toHanded: number[] = []
-    const toWritten: number[] = []
-    for (const id of ids[name]) {
-      const res = await fetch(`${inject('gatewayUrl')}/v1/jobs/${id}`, { headers: { Authorization: `Bearer ${key}` } })
-      const accepted = Date.parse(((await res.json()) as { createdAt: string }).createdAt)
-      const ops = logged.get(id) ?? {}
-      const made = created.get(id)?.[CREATED]
-      if (made !== undefined) toCreated.push(made - accepted)
-      if (ops[HANDED] !== undefined && made !== undefined) toHanded.push(ops[HANDED] - made)
-      if (ops[HANDED] !== undefined && ops['status written'] !== undefined)
-        toWritten.push(ops['status written'] - ops[HANDED])
-    }
-    const cell = (xs: number[]) => `${percentile(xs, 50)} (${xs.length})`
-    return `| ${name === 'url' ? 'from a URL' : 'file in the request'} | ${cell(toCreated)} | ${cell(toHanded)} | ${cell(toWritten)} |`
-  }
-  return [
-    '| pooled jobs, p50 ms (jobs logged) | accepted → its UtilityJob created (the gateway) | → handed to its pool pod (the operator) | handed → its outcome written |',
-    '|---|---|---|---|',
-    await row('url'),
-    await row('file'),
-  ].join('\n')
-}
-const HANDED = 'job handed to pool pod'
-const CREATED = 'job accepted'
-
 const CALLS = Number(process.env.BENCH_ONE_CALL_CALLS ?? 40)
 const POOL = Number(process.env.BENCH_ONE_CALL_POOL ?? 2)
 
@@ -66,7 +31,7 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_UPLOADS_BENCH)(
         const pdf = await makePdf(2)
         const url = await putFile('one-call.pdf', pdf)
         await poolOn('split-pdf', POOL)
-        const ids = { url: [] as string[], file: [] as string[] }
+        const jobs = { url: [] as JobTimes[], file: [] as JobTimes[] }
         const pooled = await oneCallRound(
           inject('gatewayUrl'),
           key,
@@ -74,9 +39,9 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_UPLOADS_BENCH)(
           url,
           CALLS,
           `split-pdf, 2 pages, sync, pool of ${POOL}`,
-          ids,
+          jobs,
         )
-        const handOver = await handOverRows(key, ids)
+        const handOver = handOverRows(jobs)
         await poolOff('split-pdf')
         const jobMode = await oneCallRound(
           inject('gatewayUrl'),
@@ -93,3 +58,39 @@ describe.skipIf(inject('nodeBlocker') || !process.env.DUTIL_NODE_UPLOADS_BENCH)(
     )
   },
 )
+
+const HANDED = 'job handed to pool pod'
+const CREATED = 'job accepted'
+
+/**
+ * The pooled jobs' time inside the cluster, each way, from the gateway's and the operator's logs:
+ * accepted → its UtilityJob created → handed to its pool pod → its outcome written (p50 ms).
+ */
+function handOverRows(jobs: { url: JobTimes[]; file: JobTimes[] }): string {
+  const logOf = (component: string) =>
+    kubectl(['-n', NS, 'logs', '-l', `app.kubernetes.io/component=${component}`, '--tail=-1'])
+  const logged = operatorTimes(logOf('operator'), [HANDED, 'status written'])
+  const created = operatorTimes(logOf('gateway'), [CREATED])
+  const row = (name: 'url' | 'file') => {
+    const toCreated: number[] = []
+    const toHanded: number[] = []
+    const toWritten: number[] = []
+    for (const job of jobs[name]) {
+      const accepted = Date.parse(job.createdAt)
+      const ops = logged.get(job.id) ?? {}
+      const made = created.get(job.id)?.[CREATED]
+      if (made !== undefined) toCreated.push(made - accepted)
+      if (ops[HANDED] !== undefined && made !== undefined) toHanded.push(ops[HANDED] - made)
+      if (ops[HANDED] !== undefined && ops['status written'] !== undefined)
+        toWritten.push(ops['status written'] - ops[HANDED])
+    }
+    const cell = (xs: number[]) => `${percentile(xs, 50)} (${xs.length})`
+    return `| ${name === 'url' ? 'from a URL' : 'file in the request'} | ${cell(toCreated)} | ${cell(toHanded)} | ${cell(toWritten)} |`
+  }
+  return [
+    '| pooled jobs, p50 ms (jobs logged) | accepted → its UtilityJob created (the gateway) | → handed to its pool pod (the operator) | handed → its outcome written |',
+    '|---|---|---|---|',
+    row('url'),
+    row('file'),
+  ].join('\n')
+}
