@@ -27,7 +27,8 @@ import { cpuSnapshot, type CpuSnapshot } from './cpu-shares.js'
  *    through a bare TCP relay in this process (what a Node process in the path costs), a multipart
  *    upload straight to storage in the direct upload's parts (what multipart itself costs), through the
  *    gateway (POST /v1/files, streamed to storage), and as a direct upload (announce, PUT its parts
- *    through the files host one after another, which hashes them as they pass, then complete). Medians; ratios against the direct PUT.
+ *    through the files host one after another, which hashes them as they pass, then complete).
+ *    Medians; ratios against the direct PUT.
  * 2. Memory: the gateway's resident memory (its /metrics) through BENCH_UPLOAD_CONCURRENT uploads of
  *    BENCH_UPLOAD_CONCURRENT_MB at once through the gateway.
  * 3. One call: a small split-pdf, sync, with the file in the request (multipart) against the same
@@ -163,8 +164,8 @@ const fileServer = await new FileServer().start()
 const storageAddress = new URL(platform.storage.endpoint)
 const relay = net.createServer((socket) => {
   const upstream = net.connect(Number(storageAddress.port), storageAddress.hostname)
-  socket.pipe(upstream).on('error', () => upstream.destroy())
-  upstream.pipe(socket).on('error', () => socket.destroy())
+  socket.pipe(upstream)
+  upstream.pipe(socket)
   socket.on('error', () => upstream.destroy())
   upstream.on('error', () => socket.destroy())
 })
