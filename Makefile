@@ -26,7 +26,7 @@ format:
 	npx prettier --write --log-level warn '**/*.{ts,js,mjs}'
 
 test-unit: deps build
-	npx vitest run --project unit
+	npx vitest run --project unit --no-isolate
 
 # The real-node tier (docs/adr/0015): a kubelet with Debian's containerd and runc, kube-proxy,
 # CoreDNS and kube-router's NetworkPolicy firewall joined to a control plane of its own; the

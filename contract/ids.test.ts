@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createdAtOfId, FILE_BATCH_CHARS, newFileBatch, newFileId, newId, ulidOf } from './ids.js'
+import { createdAtOfId, FILE_BATCH_CHARS, newFileBatch, newFileId, idMaker, ulidOf } from './ids.js'
 
 describe('file ids', () => {
   it("a batch's ids are valid, distinct, of its time, and share exactly the batch's 22 characters", () => {
@@ -27,6 +27,7 @@ describe('file ids', () => {
 
 describe('public ids', () => {
   it('carry the time they were made at, also when the clock stepped back; ids of one millisecond increase', () => {
+    const newId = idMaker()
     const later = Date.parse('2026-11-30T10:00:00.500Z')
     const earlier = later - 1500
     const first = newId('job', later)

@@ -1,31 +1,36 @@
 import { decodeTime, encodeTime, monotonicFactory, ulid } from 'ulid'
 
-const nextUlid = monotonicFactory()
-/** The latest time {@link nextUlid} was given: it makes an earlier time's ULID with its own later time. */
-let monotonicSince = -Infinity
 /** 26 Crockford base-32 characters; the first at most 7 (a ULID's 48-bit time ends there). */
 const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/
 
 export type IdPrefix = 'job' | 'key' | 'usr' | 'inv' | 'file'
 
 /**
- * A new public id of the kinds made one at a time (files: {@link newFileId}): `<prefix>_` + ULID
- * (26 Crockford base-32 characters, sortable by time) whose time is `now` (a job's creation time
- * is read back from its id: the job record's partition key and its list's keyset). Ids of one
- * millisecond increase; a time earlier than one already used (the clock stepped back) gets a ULID
- * of its own time, where a monotonic ULID would carry the later one. A job's id carries its
- * tenant's code (`code`, contract/tenants.ts) in the first 40 bits of its random part: ids of one
- * tenant in one millisecond still increase, and 40 random bits stay its own.
+ * A maker of public ids of the kinds made one at a time (files: {@link newFileBatch}), with its own
+ * monotonic state: `<prefix>_` + ULID (26 Crockford base-32 characters, sortable by time) whose time
+ * is `now` (a job's creation time is read back from its id: the job record's partition key and its
+ * list's keyset). Ids of one millisecond increase; a time earlier than one already used (the clock
+ * stepped back) gets a ULID of its own time, where a monotonic ULID would carry the later one. A
+ * job's id carries its tenant's code (`code`, contract/tenants.ts) in the first 40 bits of its
+ * random part: ids of one tenant in one millisecond still increase, and 40 random bits stay its own.
  */
-export function newId(prefix: IdPrefix, now: number = Date.now(), code?: string): string {
-  let id: string
-  if (now < monotonicSince) id = ulid(now)
-  else {
-    monotonicSince = now
-    id = nextUlid(now)
+export function idMaker(): (prefix: IdPrefix, now?: number, code?: string) => string {
+  const nextUlid = monotonicFactory()
+  // The latest time nextUlid was given: it makes an earlier time's ULID with its own later time.
+  let monotonicSince = -Infinity
+  return (prefix, now = Date.now(), code) => {
+    let id: string
+    if (now < monotonicSince) id = ulid(now)
+    else {
+      monotonicSince = now
+      id = nextUlid(now)
+    }
+    return `${prefix}_${code ? `${id.slice(0, 10)}${code}${id.slice(10 + TENANT_CODE_CHARS)}` : id}`
   }
-  return `${prefix}_${code ? `${id.slice(0, 10)}${code}${id.slice(10 + TENANT_CODE_CHARS)}` : id}`
 }
+
+/** The process's public ids ({@link idMaker}). */
+export const newId = idMaker()
 
 /** Characters of a tenant's code (contract/tenants.ts): 40 bits, in the ULID alphabet. */
 export const TENANT_CODE_CHARS = 8

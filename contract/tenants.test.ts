@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { codeOfJobId, createdAtOfId, jobIdPattern, newId, ulidOf } from './ids.js'
+import { codeOfJobId, createdAtOfId, jobIdPattern, idMaker, ulidOf } from './ids.js'
 import { keyTenant, playgroundTenant, tenantCode, tenantOf, uploadTenant } from './tenants.js'
 
 describe('tenants', () => {
@@ -21,6 +21,7 @@ describe('tenants', () => {
   })
 
   it("a job id carries its tenant's code after its time, stays a ULID of its time, and increases within a millisecond", () => {
+    const newId = idMaker()
     const code = tenantCode(keyTenant('key_1'))
     const at = Date.parse('2026-11-30T10:00:00.250Z')
     const ids = Array.from({ length: 50 }, () => newId('job', at, code))
