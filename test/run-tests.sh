@@ -97,7 +97,9 @@ images/docker-engine.sh run bash -c '
     exit $rc
   ) >.test-results.side.log 2>&1 &
   side=$!
-  phase integration node_modules/.bin/vitest run --project integration test/integration $(printf -- "--exclude %s " $SIDE_FILES) --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
+  # --no-isolate as for unit: the files run one after another in one process, importing the
+  # platform helpers once.
+  phase integration node_modules/.bin/vitest run --project integration --no-isolate test/integration $(printf -- "--exclude %s " $SIDE_FILES) --reporter=default --reporter=json --outputFile.json=.test-results.integration.json
   integration_rc=$?
   wait $side
   side_rc=$?
