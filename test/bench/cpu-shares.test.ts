@@ -17,7 +17,10 @@ describe('cpu shares', () => {
     fields[11] = '250' // utime
     fields[12] = '50' // stime
     fields[13] = '9999' // children's: not counted
+    fields[14] = '1' // children's
     expect(statSeconds(`42 (my (odd) prog) ${fields.join(' ')}`)).toBe(3)
+    // With its reaped children's (a client that ran curl): 250 + 50 + 9999 + 1 ticks.
+    expect(statSeconds(`42 (my (odd) prog) ${fields.join(' ')}`, true)).toBe(103)
   })
 
   it('charges the pod tree beyond named pods to runner pods and the busy rest to ended processes', () => {

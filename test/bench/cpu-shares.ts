@@ -51,10 +51,14 @@ function readOr(path: string, fallback: string): string {
   }
 }
 
-/** utime + stime of a /proc/<pid>/stat line, in seconds (its own, not its reaped children's). */
-export function statSeconds(stat: string): number {
+/**
+ * utime + stime of a /proc/<pid>/stat line, in seconds: the process's own, and with `children`
+ * its reaped children's too (cutime + cstime).
+ */
+export function statSeconds(stat: string, children = false): number {
   const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / TICKS
+  const own = Number(fields[11]) + Number(fields[12])
+  return (children ? own + Number(fields[13]) + Number(fields[14]) : own) / TICKS
 }
 
 /**

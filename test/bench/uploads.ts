@@ -17,7 +17,7 @@ import { makePdf } from '../support/pdfs.js'
 import { REPO_ROOT, startPlatform, TEST_PORTS } from '../platform/platform.js'
 import { ONE_CALL_HEADER, oneCallRound } from './one-call-rounds.js'
 import { percentile } from './percentile.js'
-import { cpuSnapshot, type CpuSnapshot } from './cpu-shares.js'
+import { cpuSnapshot, type CpuSnapshot, statSeconds } from './cpu-shares.js'
 
 /**
  * `make bench-uploads`: uploads on the local platform, on loopback, side by side in one run.
@@ -81,9 +81,7 @@ async function randomFile(path: string, mb: number): Promise<void> {
 
 /** CPU seconds of this process and of its reaped children (curl) so far: the client's. */
 function clientSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8')
-  const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100
+  return statSeconds(readFileSync('/proc/self/stat', 'utf8'), true)
 }
 
 /** The file holding a range of `path`'s bytes, for curl (which sends whole files): `path` itself or a part written beforehand. */
