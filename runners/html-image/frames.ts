@@ -1,5 +1,4 @@
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core'
-import type { Protocol } from 'puppeteer-core'
 
 /**
  * html-image's browser draws a page's frames only when it is asked to (PICTURE_ARGS: Chromium's
@@ -54,35 +53,4 @@ export async function drawingFrames<T>(frames: CDPSession, work: Promise<T>, int
   }
   void draw()
   return done
-}
-
-/**
- * The page's own DevTools session, which Puppeteer keeps (its CdpPage's `_client`): frames drawn
- * through it need no second session, whose opening cost a small page's picture some 5 ms
- * (docs/benchmarks.md). A Puppeteer that no longer keeps it there gives a session of its own.
- */
-export async function pageSession(page: Page): Promise<CDPSession> {
-  const own = (page as unknown as { _client?: () => CDPSession })._client?.()
-  return own ?? (await page.createCDPSession())
-}
-
-/** Attempts at a frame with the picture in it before giving up (one is the rule). */
-const FRAME_ATTEMPTS = 5
-
-/**
- * The viewport's picture, taken in the frame drawn for it: one DevTools call, where a screenshot
- * waits for a frame drawn beside it (the picture is the same, byte for byte). Chromium captures
- * the view as drawn, at the window's scale: a picture at another device scale, or of a region
- * beyond the viewport, is the screenshot's. A frame with nothing new to draw carries no picture
- * (a browser's first page can draw one): the next is asked for.
- */
-export async function viewportPicture(
-  frames: CDPSession,
-  screenshot: Protocol.HeadlessExperimental.ScreenshotParams,
-): Promise<Buffer> {
-  for (let i = 0; i < FRAME_ATTEMPTS; i++) {
-    const { screenshotData } = await frames.send('HeadlessExperimental.beginFrame', { screenshot })
-    if (screenshotData) return Buffer.from(screenshotData, 'base64')
-  }
-  throw new Error(`the browser drew no picture in ${FRAME_ATTEMPTS} frames`)
 }

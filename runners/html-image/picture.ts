@@ -3,7 +3,7 @@ import { TimeoutError } from 'puppeteer-core'
 import { outputFileName } from '../common/file-names.js'
 import { rejected } from '../common/runner-error.js'
 import { loadPage, type PageInput, type PageJob } from '../html-pdf/render.js'
-import { drawingFrames, pageSession, viewportPicture, WAIT_FRAME_MS } from './frames.js'
+import { drawingFrames, WAIT_FRAME_MS } from './frames.js'
 import { DEFAULT_VIEWPORT, type ImageOptionsInput, pictureTooLarge } from './utility.js'
 import { pictureViewport, sameViewport } from './viewport.js'
 
@@ -13,9 +13,6 @@ export interface HtmlImageInput extends PageInput {
 
 /** How long Chromium may take to encode the picture. */
 const PICTURE_MS = 120_000
-
-/** A page's background where none is drawn, for a transparent picture (what Puppeteer's screenshot sets). */
-const TRANSPARENT = { r: 0, g: 0, b: 0, a: 0 }
 
 const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const
 
@@ -37,43 +34,30 @@ export const pictureInPage: PageJob<HtmlImageInput> = async (page, ctx, startup)
   // size starts without resizing its page.
   if (!sameViewport(page.viewport(), viewport.width, viewport.height, scale))
     await page.setViewport(pictureViewport(viewport.width, viewport.height, scale))
-  // The session that draws frames is the page's own (pageSession), taken once the page has
-  // loaded: were it a second one, opened while a navigation moves the page to a renderer of its
-  // site, the media type emulated would be lost.
+  // The session that draws frames is opened once the page has loaded: a second DevTools session
+  // open while a navigation moves the page to a renderer of its site loses the media type emulated.
   let frames: CDPSession | undefined
-  const session = async () => (frames ??= await pageSession(page))
+  const session = async () => (frames ??= await page.createCDPSession())
   const loaded = await loadPage(page, ctx, async (wait) => drawingFrames(await session(), wait(), WAIT_FRAME_MS))
   const clip = await regionOf(page, o)
   const size = clip ?? viewport
   const tooLarge = pictureTooLarge(size.width, size.height, scale)
   if (tooLarge) throw rejected(`The page is too large to picture: ${tooLarge}.`)
-  const quality = format === 'png' ? {} : { quality: o.quality ?? 80 }
-  const optimizeForSpeed = o.optimizeForSpeed ?? false
   let picture: Uint8Array
   try {
-    if (!clip && scale === 1) {
-      // The viewport at the window's scale: taken in the frame drawn for it (viewportPicture).
-      if (o.omitBackground)
-        await (await session()).send('Emulation.setDefaultBackgroundColorOverride', { color: TRANSPARENT })
-      picture = await withTimeout(
-        viewportPicture(await session(), { format, ...quality, optimizeForSpeed }),
+    picture = await drawingFrames(
+      await session(),
+      withTimeout(
+        page.screenshot({
+          type: format,
+          ...(format === 'png' ? {} : { quality: o.quality ?? 80 }),
+          omitBackground: o.omitBackground ?? false,
+          optimizeForSpeed: o.optimizeForSpeed ?? false,
+          ...(clip ? { clip, captureBeyondViewport: true } : { captureBeyondViewport: false }),
+        }),
         PICTURE_MS,
-      )
-    } else {
-      picture = await drawingFrames(
-        await session(),
-        withTimeout(
-          page.screenshot({
-            type: format,
-            ...quality,
-            omitBackground: o.omitBackground ?? false,
-            optimizeForSpeed,
-            ...(clip ? { clip, captureBeyondViewport: true } : { captureBeyondViewport: false }),
-          }),
-          PICTURE_MS,
-        ),
-      )
-    }
+      ),
+    )
   } catch (err) {
     if (err instanceof TimeoutError) throw rejected(`Taking the picture took longer than ${PICTURE_MS / 1000} s.`)
     throw err
