@@ -33,7 +33,7 @@ source test/phase.sh
 # Integration files that run in the first line, on the fault tests' platform after them: the
 # integration line is the longer one, and these need nothing of it (no image, no state of another
 # file). Every file of test/integration runs once, in one line or the other.
-export SIDE_FILES="test/integration/fuzz.test.ts"
+export SIDE_FILES="test/integration/fuzz.test.ts test/integration/gotenberg-clients.test.ts"
 
 started=$(date +%s%N)
 report() {
