@@ -27,10 +27,10 @@ export class StreamedPutError extends Error {
  * whose body is the stream itself; else parts of {@link STREAMED_PART_BYTES}, each held as the
  * chunks that came (one filling while the one before is sent), or one PUT when it all fits in the
  * first part. The requests are presigned by the S3 client (signing is local: no request of its
- * own), so the bytes are neither
- * buffered whole per part nor hashed for a payload signature, as the client's own putObject does
- * (a 64 MiB buffer per upload, and for an unknown length up to 550 MiB). A failure of the source
- * passes through unchanged; a multipart upload begun is aborted on any failure.
+ * own), so the bytes are neither copied into a buffer of the client's nor hashed for a payload
+ * signature, as the client's own putObject does (a 64 MiB buffer per upload, and for an unknown
+ * length up to 550 MiB). A failure of the source passes through unchanged; a multipart upload
+ * begun is aborted on any failure.
  */
 export async function putStreamed(
   client: Client,
