@@ -76,6 +76,8 @@ minio_ctx=$(mktemp -d /tmp/dutil-minio-image.XXXXXX)
 trap 'rm -rf "$minio_ctx"' EXIT
 cp "$bin/minio" "$minio_ctx/minio"
 build_in "$minio_ctx" dutil-minio images/minio/Dockerfile
-# Images a rebuild untagged are garbage (the build cache is kept apart and stays).
+# Test tags no checkout has built for a day go (images/prune-test-tags.sh); images a rebuild
+# untagged are garbage (the build cache is kept apart and stays).
+case $tag in test-*) images/prune-test-tags.sh "$tag" ;; esac
 "$docker" image prune -f >/dev/null
 log "done in $(($(date +%s) - started)) s"

@@ -503,8 +503,36 @@ export async function importDockerImages(
     }
     for (const n of changed) stamps[n] = ids[n]
   }
-  if (missing.length > 0) writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
+  // The store follows the engine: a test tag the engine no longer has (images/prune-test-tags.sh
+  // removes those no checkout built for a day) leaves the store too, and its layers with it once
+  // no other name holds them (containerd's collector).
+  const inEngine = new Set(
+    execFileSync('docker', ['image', 'ls', '--format', '{{.Repository}}:{{.Tag}}'], { encoding: 'utf8' }).split('\n'),
+  )
+  const stale = staleTestImages(imagesIn(ctr), names, inEngine)
+  for (const n of stale) {
+    try {
+      ctr('images', 'rm', n)
+      delete stamps[n]
+    } catch (err) {
+      process.stderr.write(`[real-node] ${n} stays in the store: ${(err as Error).message}\n`)
+    }
+  }
+  if (missing.length > 0 || stale.length > 0) writeFileSync(stampFile, JSON.stringify(stamps, null, 2))
   return { imported: changed, named: missing.filter((n) => !changed.includes(n)) }
+}
+
+/**
+ * The store's images under a test tag (test-<hex>) of the repositories `names` are in, that the
+ * engine has no more: what leaves the store. Other repositories and tags are not ours to remove.
+ */
+export function staleTestImages(store: Iterable<string>, names: string[], inEngine: Set<string>): string[] {
+  const repository = (ref: string) => ref.slice(0, ref.lastIndexOf(':'))
+  const ours = new Set(names.map(repository))
+  return [...store].filter(
+    (ref) =>
+      ours.has(repository(ref)) && /^test-[0-9a-f]+$/.test(ref.slice(ref.lastIndexOf(':') + 1)) && !inEngine.has(ref),
+  )
 }
 
 /**
