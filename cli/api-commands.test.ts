@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inputFrom, optionsBesideFiles, outputPath, progressLine } from './api-commands.js'
 import { UsageError } from './usage-error.js'
-import { fileScratch } from '../test/support/scratch.js'
+import { fileScratch } from '../test/support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-api-commands-')

@@ -13,7 +13,7 @@ import {
   useContext,
   writeConfig,
 } from './config-file.js'
-import { fileScratch } from '../test/support/scratch.js'
+import { fileScratch } from '../test/support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-config-file-')

@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { importsOf, layeringViolations } from './support/layering.js'
+import { importsOf, layeringViolations, packagesLoadedBy } from './support/layering.js'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..')
 const ROOTS = ['contract', 'platform', 'runners', 'gateway', 'operator', 'cli', 'clients/typescript/src']
@@ -71,5 +71,41 @@ describe('layering (docs/architecture.md)', () => {
       { specifier: './c.js', typeOnly: false },
       { specifier: './d.js', typeOnly: false },
     ])
+  })
+})
+
+describe('the programs make runs with node (make dev, the benches)', () => {
+  const fromDisk = (path: string) => (existsSync(join(REPO, path)) ? readFileSync(join(REPO, path), 'utf8') : undefined)
+  const testFramework = (pkg: string) => pkg === 'vitest' || pkg.startsWith('vitest/') || pkg.startsWith('@vitest/')
+  const programs = [
+    ...new Set(
+      [...readFileSync(join(REPO, 'Makefile'), 'utf8').matchAll(/\bnode dist\/([\w/.-]+)\.js\b/g)].map(
+        (m) => `${m[1]}.ts`,
+      ),
+    ),
+  ]
+
+  it('load no test framework: vitest imported outside a test run stops a program at its start', () => {
+    expect(programs).toContain('test/platform/dev.ts')
+    expect(programs.length).toBeGreaterThan(10)
+    const problems: string[] = []
+    for (const program of programs) {
+      expect(fromDisk(program), program).toBeDefined()
+      const loaded = packagesLoadedBy(program, fromDisk)
+      for (const [pkg, chain] of loaded) if (testFramework(pkg)) problems.push(`${pkg} ← ${chain.join(' ← ')}`)
+    }
+    expect(problems).toEqual([])
+  })
+
+  it('follows value imports, skips type-only ones, and names the chain that reaches a package', () => {
+    const files = new Map([
+      ['test/platform/dev.ts', "import { a } from './a.js'\nimport type { T } from '../support/typed.js'\n"],
+      ['test/platform/a.ts', "import { p } from '../support/pdfs.js'\nimport { join } from 'node:path'\n"],
+      ['test/support/pdfs.ts', "import { afterAll } from 'vitest'\nimport { a } from '../platform/a.js'\n"],
+      ['test/support/typed.ts', "import { expect } from '@vitest/expect'\n"],
+    ])
+    expect(packagesLoadedBy('test/platform/dev.ts', (path) => files.get(path))).toEqual(
+      new Map([['vitest', ['test/platform/dev.ts', 'test/platform/a.ts', 'test/support/pdfs.ts']]]),
+    )
   })
 })

@@ -6,7 +6,7 @@ import { degrees, PDFDocument, PDFName } from 'pdf-lib'
 import { describe, expect, it } from 'vitest'
 import { MERGE_PDF_LIMITS } from './limits.js'
 import { PIECE_BYTES, PdfMerger } from './merge.js'
-import { fileScratch } from '../../test/support/scratch.js'
+import { fileScratch } from '../../test/support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratch = fileScratch('merge-')

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { pageGroups } from './groups.js'
 import { groupFileName, pageFileName } from './page-names.js'
 import { loadSplittable, splitPages } from './split.js'
-import { fileScratch } from '../../test/support/scratch.js'
+import { fileScratch } from '../../test/support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratch = fileScratch('split-')

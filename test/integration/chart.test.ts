@@ -40,7 +40,7 @@ import { createDatabase } from './helpers/database.js'
 import { kubeConfig } from './helpers/keys.js'
 import { whileCordoned } from './helpers/node.js'
 import { firstKeyCommand } from '../support/chart-notes.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-chart-')

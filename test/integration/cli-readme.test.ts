@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../platform/platform.js'
 import { officeDocument } from '../support/fixtures.js'
 import { makeEncryptedPdf, makePdf, qpdfEncryption } from '../support/pdfs.js'
 import { jobInputs } from './helpers/job-inputs.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-cli-readme-')

@@ -11,7 +11,7 @@ import { makePdf, outlinedPdf } from '../support/pdfs.js'
 import { noisePng } from '../support/office-documents.js'
 import { createKey } from './helpers/keys.js'
 import { verapdf } from '../support/verapdf.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 const inputs = jobInputs()
 const { files } = inputs

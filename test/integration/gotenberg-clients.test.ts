@@ -21,7 +21,7 @@ import { officeDocument } from '../support/fixtures.js'
 import { noisePng } from '../support/office-documents.js'
 import { api } from './helpers/api.js'
 import { createKey } from './helpers/keys.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-gotenberg-clients-')

@@ -10,7 +10,7 @@ import { FileServer } from '../support/file-server.js'
 import { hostile } from '../support/fixtures.js'
 import { fileEntry, writeZip } from '../support/zip-writer.js'
 import { verapdf } from '../support/verapdf.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratch = fileScratch('dutil-html-pdf-')

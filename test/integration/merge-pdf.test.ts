@@ -10,7 +10,7 @@ import { MERGE_PDF_LIMITS } from '../../runners/merge-pdf/limits.js'
 import { hostile } from '../support/fixtures.js'
 import { jobOutputs, unfinishedUploads } from './helpers/storage.js'
 import { jobInputs } from './helpers/job-inputs.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-merge-pdf-')

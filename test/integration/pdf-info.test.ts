@@ -8,7 +8,7 @@ import { jobInputs } from './helpers/job-inputs.js'
 import { jobOutputs } from './helpers/storage.js'
 import { hostile } from '../support/fixtures.js'
 import { makePdf, outlinedPdf } from '../support/pdfs.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-pdf-info-')

@@ -17,7 +17,7 @@ import {
 import { CallbackReceiver } from '../support/callback-receiver.js'
 import { FileServer } from '../support/file-server.js'
 import { makePdf } from '../support/pdfs.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 import { createKey } from './helpers/keys.js'
 
 /** clients/typescript against the running platform: what an API client's code sees. */

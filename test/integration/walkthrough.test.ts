@@ -7,7 +7,7 @@ import { objectNameOf } from '../../contract/ids.js'
 import { shellQuote } from '../node-agent/mount-script.js'
 import { NAMESPACE, REPO_ROOT, writeKubectl } from '../platform/platform.js'
 import { serveSamples } from '../platform/samples.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-walkthrough-')

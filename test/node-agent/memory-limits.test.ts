@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { detectMemoryLimits, memoryBytes } from './memory-limits.js'
-import { fileScratch } from '../support/scratch.js'
+import { fileScratch } from '../support/file-scratch.js'
 
 /** The files this file's tests hand to tools and commands, removed when they end. */
 const scratchRoot = fileScratch('dutil-test-memory-limits-')

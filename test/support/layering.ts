@@ -111,3 +111,31 @@ export function layeringViolations(files: ReadonlyMap<string, string>): string[]
   }
   return problems
 }
+
+/**
+ * The packages a program loads as it runs: each package (a bare specifier) that a value import
+ * reaches from `entry` through the relative imports of our own files, with the chain of files
+ * that reaches it first (entry first). `read` gives a repository path's source, undefined for none.
+ */
+export function packagesLoadedBy(entry: string, read: (path: string) => string | undefined): Map<string, string[]> {
+  const found = new Map<string, string[]>()
+  const via = new Map<string, string[]>([[entry, [entry]]])
+  const queue = [entry]
+  while (queue.length > 0) {
+    const file = queue.shift()!
+    const source = read(file)
+    if (source === undefined) continue
+    for (const { specifier, typeOnly } of importsOf(file, source)) {
+      if (typeOnly || specifier.startsWith('node:')) continue
+      if (!specifier.startsWith('.')) {
+        if (!found.has(specifier)) found.set(specifier, via.get(file)!)
+        continue
+      }
+      const target = posix.join(posix.dirname(file), specifier.replace(/\.js$/, '.ts'))
+      if (via.has(target)) continue
+      via.set(target, [...via.get(file)!, target])
+      queue.push(target)
+    }
+  }
+  return found
+}

@@ -1,4 +1,3 @@
-import { afterAll } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,14 +24,4 @@ export async function inScratchAsync<T>(prefix: string, use: (dir: string) => Pr
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
-}
-
-/**
- * A directory for the scratch files of one test file, removed once its tests end: called at the
- * file's top level (it registers the file's afterAll hook).
- */
-export function fileScratch(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
 }
